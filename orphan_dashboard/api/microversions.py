@@ -1,0 +1,24 @@
+"""The one place for microversions: why each call uses the one it does."""
+
+# Placement
+PROVIDERS = '1.18'
+"""root/parent provider uuids (1.14) and ``required=`` trait filters (1.18)."""
+ALLOCATIONS = '1.28'
+"""Consumer generations in reads; project, user (1.12), Last-Modified (1.15)."""
+WRITE = '1.28'
+"""Generation-checked writes.  At >= 1.38 Nova's consumers read back as
+``consumer_type: unknown`` and echoing that is a 400, so stay below 1.37."""
+
+# Compute
+SERVERS = '2.69'
+"""Down-cell servers come back as UNKNOWN partial records (2.69) instead of
+vanishing; embedded flavor with extra specs (2.47).  2.69 lists about twice
+as fast as ``latest``."""
+INSTANCE_ACTIONS = '2.21'
+"""Instance actions answer for deleted servers (2.21)."""
+MIGRATIONS = '2.59'
+"""Migration uuids and paging (2.59)."""
+HYPERVISORS = '2.53'
+"""Hypervisor id == compute node uuid == resource provider uuid (2.53)."""
+SERVICES = '2.53'
+"""Service uuids (2.53), forced_down (2.11)."""

@@ -1,0 +1,81 @@
+"""Nova calls the audit needs, at the cheapest microversion that carries it.
+
+Raw REST over a keystoneauth ``Adapter`` rather than novaclient objects:
+listing thousands of servers is the most expensive call of a sweep.
+"""
+
+from keystoneauth1 import exceptions as ks_exc
+from orphan_dashboard.api import trace
+
+from orphan_dashboard.api import microversions as mv
+
+PAGE = 1000
+
+
+def _paged(client, path, key, version, **params):
+    """Follow ``limit``/``marker`` paging to the end.
+
+    Stops on the absence of a ``next`` link, not on a short page: Nova's
+    ``[api] max_limit`` may cut pages below what we asked for.
+    """
+    params = dict(params, limit=PAGE)
+    items = []
+    while True:
+        body = client.get(path, microversion=version, params=params).json()
+        page = body[key]
+        items.extend(page)
+        links = body.get(key + '_links') or []
+        if not page or not any(link.get('rel') == 'next' for link in links):
+            return items
+        params['marker'] = page[-1]['uuid' if key == 'migrations' else 'id']
+
+
+@trace
+def server_list(client, **filters):
+    """All servers of all projects (admin), including down-cell partials."""
+    return _paged(client, '/servers/detail', 'servers', mv.SERVERS,
+                  all_tenants=1, **filters)
+
+
+@trace
+def server_get(client, server_id):
+    """One server, or None when Nova answers 404."""
+    try:
+        return client.get('/servers/%s' % server_id,
+                          microversion=mv.SERVERS).json()['server']
+    except ks_exc.NotFound:
+        return None
+
+
+@trace
+def instance_known(client, server_id):
+    """Whether Nova still has instance actions for ``server_id``.
+
+    True for a server deleted the Nova way or marked deleted by hand in the
+    database; False once it is archived or never existed.
+    """
+    try:
+        client.get('/servers/%s/os-instance-actions' % server_id,
+                   microversion=mv.INSTANCE_ACTIONS)
+        return True
+    except ks_exc.NotFound:
+        return False
+
+
+@trace
+def migration_list(client, **filters):
+    return _paged(client, '/os-migrations', 'migrations', mv.MIGRATIONS,
+                  **filters)
+
+
+@trace
+def hypervisor_list(client):
+    """Hypervisors with their service host; id is the provider uuid."""
+    return client.get('/os-hypervisors/detail',
+                      microversion=mv.HYPERVISORS).json()['hypervisors']
+
+
+@trace
+def service_list(client, binary='nova-compute'):
+    return client.get('/os-services', microversion=mv.SERVICES,
+                      params={'binary': binary}).json()['services']

@@ -1,0 +1,274 @@
+"""Plain data the audit engine works on: no Django, no HTTP.
+
+The collector (I/O) fills a :class:`Snapshot`; the engine turns it into a
+:class:`Report`; the planner turns a finding into a :class:`Plan`.  Every
+class here is built from JSON-able values so a snapshot can be cached and a
+plan can round-trip through a form.
+"""
+
+import dataclasses
+import datetime
+import typing
+
+Resources = dict[str, int]
+"""``{resource class: amount}``."""
+
+ByProvider = dict[str, Resources]
+"""``{provider uuid: {resource class: amount}}``: one consumer's allocations."""
+
+# Verdicts, in the order of how much an operator should care.
+OK = 'ok'
+EVACUATED_SOURCE = 'evacuated_source'
+MOVED = 'moved'
+DELETED_INSTANCE = 'deleted_instance'
+STALE_MIGRATION = 'stale_migration'
+MISSING = 'missing'
+WRONG_AMOUNT = 'wrong_amount'
+PROTECTED = 'protected'
+UNKNOWN_CONSUMER = 'unknown_consumer'
+VERDICTS = (EVACUATED_SOURCE, MOVED, DELETED_INSTANCE, STALE_MIGRATION,
+            MISSING, WRONG_AMOUNT, UNKNOWN_CONSUMER, PROTECTED, OK)
+
+# Repairs.
+TRIM = 'trim'
+DELETE_AND_HEAL = 'delete_and_heal'
+DELETE = 'delete'
+HEAL = 'heal'
+ACTIONS = (TRIM, DELETE_AND_HEAL, DELETE, HEAL)
+
+# What each verdict lets an operator do, recommended repair first.  An
+# unknown consumer may only be deleted by an explicit per-row choice.
+ALLOWED_ACTIONS = {
+    EVACUATED_SOURCE: (TRIM, DELETE_AND_HEAL),
+    MOVED: (TRIM, DELETE_AND_HEAL),
+    DELETED_INSTANCE: (DELETE,),
+    STALE_MIGRATION: (DELETE,),
+    MISSING: (HEAL,),
+    WRONG_AMOUNT: (DELETE_AND_HEAL,),
+    UNKNOWN_CONSUMER: (DELETE,),
+    PROTECTED: (),
+    OK: (),
+}
+NOT_RECOMMENDED = frozenset({UNKNOWN_CONSUMER})
+
+# Migration statuses (nova/objects/migration.py and the compute manager).
+MIGRATION_FINAL = frozenset({'confirmed', 'reverted', 'completed', 'error',
+                             'failed', 'cancelled'})
+MIGRATION_IN_PROGRESS = frozenset({
+    'accepted', 'queued', 'preparing', 'running', 'pre-migrating',
+    'migrating', 'post-migrating', 'finished', 'confirming', 'reverting'})
+EVACUATION_DONE = frozenset({'done', 'completed'})
+
+
+@dataclasses.dataclass(frozen=True)
+class Provider:
+    uuid: str
+    name: str
+    generation: int
+    root_uuid: str
+    parent_uuid: typing.Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Flavor:
+    vcpus: int
+    ram: int
+    disk: int
+    ephemeral: int = 0
+    swap: int = 0
+    extra_specs: typing.Optional[dict] = None
+    """None when policy hid the extra specs: then amounts are not judged."""
+    name: str = ''
+
+
+@dataclasses.dataclass(frozen=True)
+class Server:
+    uuid: str
+    name: str = ''
+    status: str = ''
+    host: typing.Optional[str] = None
+    node: typing.Optional[str] = None
+    task_state: typing.Optional[str] = None
+    vm_state: typing.Optional[str] = None
+    project_id: typing.Optional[str] = None
+    user_id: typing.Optional[str] = None
+    flavor: typing.Optional[Flavor] = None
+    created: typing.Optional[str] = None
+    image_ref: typing.Optional[str] = None
+    volumes_attached: int = 0
+
+    @property
+    def down_cell(self):
+        """A partial record from a cell Nova cannot reach (microversion 2.69)."""
+        return self.status == 'UNKNOWN' and self.flavor is None
+
+
+@dataclasses.dataclass(frozen=True)
+class Migration:
+    uuid: str
+    instance_uuid: str
+    status: str
+    migration_type: str
+    source_node: typing.Optional[str] = None
+    dest_node: typing.Optional[str] = None
+    source_compute: typing.Optional[str] = None
+    dest_compute: typing.Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Hypervisor:
+    uuid: str
+    hostname: str
+    host: typing.Optional[str] = None
+    state: typing.Optional[str] = None
+    status: typing.Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Service:
+    host: str
+    state: str
+    status: str = 'enabled'
+    forced_down: bool = False
+    uuid: typing.Optional[str] = None
+
+
+@dataclasses.dataclass
+class Consumer:
+    """One consumer's allocations as Placement holds them."""
+
+    uuid: str
+    generation: typing.Optional[int]
+    allocations: ByProvider
+    project_id: typing.Optional[str] = None
+    user_id: typing.Optional[str] = None
+    modified: typing.Optional[datetime.datetime] = None
+    """``Last-Modified`` of ``GET /allocations/{consumer}``: the last write."""
+
+
+@dataclasses.dataclass
+class Snapshot:
+    """Everything the audit needs, read at one moment."""
+
+    providers: dict[str, Provider]
+    consumers: dict[str, Consumer]
+    servers: dict[str, Server]
+    migrations: dict[str, Migration]
+    hypervisors: dict[str, Hypervisor]
+    services: dict[str, Service]
+    sharing_providers: frozenset = frozenset()
+    known_instances: frozenset = frozenset()
+    """Consumers that are not live servers but whose instance actions still
+    answer: deleted the Nova way (``deleted=id``, not yet archived) or marked
+    deleted by hand (``deleted=1``), which ``deleted=True`` listings miss."""
+    taken_at: typing.Optional[datetime.datetime] = None
+
+    @property
+    def down_cells(self):
+        return any(s.down_cell for s in self.servers.values())
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """The verdict on one (consumer, provider) allocation."""
+
+    consumer: str
+    provider: str
+    verdict: str
+    reason: str
+    resources: Resources
+    actions: tuple = ()
+    nova: str = ''
+    """What Nova says about the consumer, e.g. "server web1 (ACTIVE)"."""
+    host: typing.Optional[str] = None
+    """The compute node the server lives on now, if any."""
+    instance: typing.Optional[str] = None
+    """The server uuid: the consumer itself, or the migration's instance."""
+    project_id: typing.Optional[str] = None
+
+    @property
+    def action(self):
+        """The recommended repair, if any."""
+        if self.verdict in NOT_RECOMMENDED or not self.actions:
+            return None
+        return self.actions[0]
+
+
+@dataclasses.dataclass
+class ProviderReport:
+    """One provider tree: what Placement holds against what is needed."""
+
+    provider: Provider
+    hypervisor: typing.Optional[Hypervisor]
+    service_state: str
+    servers: int
+    consumers: int
+    usage: Resources
+    needed: Resources
+    findings: list
+    sharing: bool = False
+
+    @property
+    def counts(self):
+        counts = {}
+        for finding in self.findings:
+            counts[finding.verdict] = counts.get(finding.verdict, 0) + 1
+        return counts
+
+    @property
+    def problems(self):
+        return [f for f in self.findings if f.verdict not in (OK, PROTECTED)]
+
+    @property
+    def orphaned_provider(self):
+        """A provider whose compute node Nova no longer has."""
+        return self.hypervisor is None and not self.sharing
+
+    @property
+    def mismatched(self):
+        return bool(self.problems) or self.usage != self.needed
+
+    @property
+    def severity(self):
+        """Sort key, worst first: findings, then the size of the gap."""
+        gap = sum(abs(self.usage.get(rc, 0) - self.needed.get(rc, 0)) /
+                  max(self.usage.get(rc, 0), self.needed.get(rc, 0), 1)
+                  for rc in set(self.usage) | set(self.needed))
+        return (len(self.problems), gap)
+
+
+@dataclasses.dataclass
+class Report:
+    providers: list
+    down_cells: bool = False
+    taken_at: typing.Optional[datetime.datetime] = None
+
+    @property
+    def findings(self):
+        return [f for p in self.providers for f in p.findings]
+
+    @property
+    def problems(self):
+        return [f for p in self.providers for f in p.problems]
+
+    def provider(self, uuid):
+        for report in self.providers:
+            if report.provider.uuid == uuid:
+                return report
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """One write: a consumer's allocations before and after a repair."""
+
+    action: str
+    consumer: str
+    provider: str
+    verdict: str
+    reason: str
+    generation: typing.Optional[int]
+    project_id: typing.Optional[str]
+    user_id: typing.Optional[str]
+    before: ByProvider
+    after: ByProvider

@@ -1,0 +1,88 @@
+"""API JSON to engine data: pure, so recorded responses test it."""
+
+from orphan_dashboard.audit import model as m
+
+
+def provider(body):
+    return m.Provider(uuid=body['uuid'], name=body['name'],
+                      generation=body['generation'],
+                      root_uuid=body.get('root_provider_uuid') or body['uuid'],
+                      parent_uuid=body.get('parent_provider_uuid'))
+
+
+def flavor(body):
+    if not body or 'vcpus' not in body:
+        return None
+    return m.Flavor(vcpus=body['vcpus'], ram=body['ram'], disk=body['disk'],
+                    ephemeral=body.get('ephemeral') or 0,
+                    swap=body.get('swap') or 0,
+                    extra_specs=body.get('extra_specs'),
+                    name=body.get('original_name', ''))
+
+
+def server(body):
+    image = body.get('image')
+    return m.Server(
+        uuid=body['id'], name=body.get('name') or '',
+        status=body.get('status') or '',
+        host=body.get('OS-EXT-SRV-ATTR:host'),
+        node=body.get('OS-EXT-SRV-ATTR:hypervisor_hostname'),
+        task_state=body.get('OS-EXT-STS:task_state'),
+        vm_state=body.get('OS-EXT-STS:vm_state'),
+        project_id=body.get('tenant_id'), user_id=body.get('user_id'),
+        flavor=flavor(body.get('flavor')), created=body.get('created'),
+        image_ref=image.get('id') if isinstance(image, dict) else None,
+        volumes_attached=len(
+            body.get('os-extended-volumes:volumes_attached') or []))
+
+
+def migration(body):
+    return m.Migration(uuid=body['uuid'], instance_uuid=body['instance_uuid'],
+                       status=body['status'],
+                       migration_type=body.get('migration_type', ''),
+                       source_node=body.get('source_node'),
+                       dest_node=body.get('dest_node'),
+                       source_compute=body.get('source_compute'),
+                       dest_compute=body.get('dest_compute'))
+
+
+def hypervisor(body):
+    service = body.get('service') or {}
+    return m.Hypervisor(uuid=body['id'], hostname=body['hypervisor_hostname'],
+                        host=service.get('host'), state=body.get('state'),
+                        status=body.get('status'))
+
+
+def service(body):
+    return m.Service(host=body['host'], state=body.get('state', ''),
+                     status=body.get('status', ''),
+                     forced_down=bool(body.get('forced_down')),
+                     uuid=body.get('id'))
+
+
+def consumers_from_providers(allocations_by_provider):
+    """Invert ``{provider: {consumer: {...}}}`` into consumers.
+
+    The per-provider listing has no project, user or age: those come from
+    :func:`consumer` for the consumers that need them.
+    """
+    consumers = {}
+    for rp, allocations in allocations_by_provider.items():
+        for uuid, alloc in allocations.items():
+            entry = consumers.get(uuid)
+            if entry is None:
+                entry = consumers[uuid] = m.Consumer(
+                    uuid=uuid, generation=alloc.get('consumer_generation'),
+                    allocations={})
+            entry.allocations[rp] = dict(alloc['resources'])
+    return consumers
+
+
+def consumer(uuid, body):
+    """``GET /allocations/{uuid}`` (with ``last_modified`` added)."""
+    return m.Consumer(
+        uuid=uuid, generation=body.get('consumer_generation'),
+        allocations={rp: dict(a['resources'])
+                     for rp, a in body.get('allocations', {}).items()},
+        project_id=body.get('project_id'), user_id=body.get('user_id'),
+        modified=body.get('last_modified'))

@@ -1,0 +1,160 @@
+"""``orphan-audit``: the panel's engine for cron, monitoring and scripts.
+
+Exit codes follow ``nova-manage placement audit``: 0 nothing found, 3
+findings, 4 repairs applied; 1 on errors (one line, no traceback), 2 on bad
+arguments.
+"""
+
+import argparse
+import json
+import sys
+
+from keystoneauth1 import exceptions as ks_exc
+
+from orphan_dashboard.api import client
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan as planner
+from orphan_dashboard import collect
+from orphan_dashboard import repair
+
+NOTHING, ERROR, FOUND, APPLIED = 0, 1, 3, 4
+
+
+def build_parser(parser=None):
+    parser = parser or argparse.ArgumentParser(
+        prog='orphan-audit',
+        description='Find (and with --apply, repair) orphaned allocations '
+                    'in Placement, using only the Nova and Placement APIs.')
+    parser.add_argument('--os-cloud', help='cloud in clouds.yaml '
+                        '(default: OS_CLOUD or the OS_* variables)')
+    parser.add_argument('--json', action='store_true',
+                        help='print the report as JSON')
+    parser.add_argument('--provider', metavar='UUID',
+                        help='only this provider tree')
+    parser.add_argument('--min-age', type=int, metavar='SECONDS',
+                        help='protect allocations younger than this '
+                             '(default %d)' % classify.DEFAULT_MIN_AGE)
+    parser.add_argument('--apply', action='store_true',
+                        help='perform the recommended repairs, re-verified '
+                             'consumer by consumer (default: report only)')
+    parser.add_argument('--concurrency', type=int,
+                        default=collect.DEFAULT_CONCURRENCY,
+                        help='Placement requests in flight (default %(default)s)')
+    return parser
+
+
+def report_json(report):
+    providers = [{
+        'uuid': p.provider.uuid, 'name': p.provider.name,
+        'service_state': p.service_state, 'servers': p.servers,
+        'consumers': p.consumers, 'usage': p.usage, 'needed': p.needed,
+        'mismatched': p.mismatched, 'orphaned_provider': p.orphaned_provider,
+        'findings': p.counts,
+    } for p in report.providers]
+    findings = [{
+        'consumer': f.consumer, 'provider': f.provider, 'verdict': f.verdict,
+        'reason': f.reason, 'action': f.action, 'resources': f.resources,
+    } for f in report.findings if f.verdict != m.OK]
+    return {'providers': providers, 'findings': findings,
+            'down_cells': report.down_cells}
+
+
+def print_text(report, out):
+    if report.down_cells:
+        print('WARNING: a cell is down; consumers that could live there are '
+              'protected', file=out)
+    for p in report.providers:
+        if not p.mismatched and not p.orphaned_provider:
+            continue
+        print('%s %s (%s)%s' % (p.provider.name, p.provider.uuid,
+                                p.service_state,
+                                ' orphaned provider' if p.orphaned_provider
+                                else ''), file=out)
+        for rc in sorted(set(p.usage) | set(p.needed)):
+            print('  %-10s usage %-8s needed %s' % (
+                rc, p.usage.get(rc, 0), p.needed.get(rc, 0)), file=out)
+        for f in p.findings:
+            if f.verdict != m.OK:
+                print('  %-16s %s %s: %s%s' % (
+                    f.verdict, f.consumer, f.nova, f.reason,
+                    ' -> %s' % f.action if f.action else ''), file=out)
+
+
+def run(args, clients, out=sys.stdout):
+    min_age = (classify.DEFAULT_MIN_AGE if args.min_age is None
+               else args.min_age)
+    snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                     concurrency=args.concurrency)
+    report = classify.audit(snapshot, min_age=min_age)
+    if args.provider:
+        report.providers = [p for p in report.providers
+                            if p.provider.uuid == args.provider]
+    if args.json and not args.apply:
+        json.dump(report_json(report), out, indent=2, sort_keys=True)
+        out.write('\n')
+    elif not args.apply:
+        print_text(report, out)
+    if not report.problems:
+        return NOTHING
+    if not args.apply:
+        return FOUND
+    selections = [repair.Selection(f.consumer, f.provider, action,
+                                   f.instance if f.instance != f.consumer
+                                   else None)
+                  for f, action in planner.recommended(report)]
+    rows = repair.preview(clients.placement, clients.nova, selections,
+                          min_age=min_age)
+    outcomes = repair.apply(clients.placement, clients.nova, selections,
+                            {r.selection.consumer: r.fingerprint
+                             for r in rows}, min_age=min_age)
+    if args.json:
+        json.dump({**report_json(report), 'outcomes': [{
+            'consumer': o.selection.consumer,
+            'provider': o.selection.provider,
+            'action': o.selection.action, 'status': o.status,
+            'message': o.message} for o in outcomes]},
+            out, indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        for o in outcomes:
+            print('%-8s %-16s %s on %s: %s' % (
+                o.status, o.selection.action, o.selection.consumer,
+                o.selection.provider, o.message), file=out)
+    if any(o.status == repair.FAILED for o in outcomes):
+        return ERROR
+    if any(o.status == repair.DONE for o in outcomes):
+        return APPLIED
+    return FOUND
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        clients = client.for_cloud(args.os_cloud)
+        return run(args, clients)
+    except ks_exc.Unauthorized:
+        print('orphan-audit: authentication failed: check the credentials',
+              file=sys.stderr)
+    except ks_exc.Forbidden:
+        print('orphan-audit: forbidden: an admin role is needed',
+              file=sys.stderr)
+    except ks_exc.EndpointNotFound as exc:
+        print('orphan-audit: service missing from the catalog: %s' % exc,
+              file=sys.stderr)
+    except (ks_exc.ConnectFailure, ks_exc.ConnectTimeout,
+            ks_exc.DiscoveryFailure) as exc:
+        print('orphan-audit: cannot reach the cloud: %s' % exc,
+              file=sys.stderr)
+    except ks_exc.ClientException as exc:
+        print('orphan-audit: %s' % exc, file=sys.stderr)
+    except Exception as exc:
+        if type(exc).__module__.startswith('openstack'):
+            print('orphan-audit: %s' % exc, file=sys.stderr)
+        else:
+            raise
+    return ERROR
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""What the panel's views call: the engine wired to the Horizon user.
+
+Views and tables only call these functions (tests mock them), and these
+only wire :mod:`collect`, :mod:`audit` and :mod:`repair` together.
+"""
+
+from django.conf import settings
+
+from orphan_dashboard.api import client
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
+from orphan_dashboard import collect
+from orphan_dashboard import repair
+
+
+def min_age():
+    return getattr(settings, 'ORPHAN_AUDIT_MIN_AGE',
+                   classify.DEFAULT_MIN_AGE)
+
+
+def concurrency():
+    return getattr(settings, 'ORPHAN_AUDIT_CONCURRENCY',
+                   collect.DEFAULT_CONCURRENCY)
+
+
+def report(request):
+    """The audit :class:`~audit.model.Report` of the whole cloud."""
+    clients = client.for_request(request)
+    snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                     concurrency=concurrency())
+    return classify.audit(snapshot, min_age=min_age())
+
+
+def preview(request, selections):
+    """A fresh plan (or the reason there is none) for each selection."""
+    clients = client.for_request(request)
+    return repair.preview(clients.placement, clients.nova, selections,
+                          min_age=min_age())
+
+
+def apply(request, selections, fingerprints):
+    """Re-verify and write each selection; one outcome per row."""
+    clients = client.for_request(request)
+    return repair.apply(clients.placement, clients.nova, selections,
+                        fingerprints, min_age=min_age())
+
+
+def inventories(request, provider_uuid):
+    return placement.provider_inventories(
+        client.for_request(request).placement, provider_uuid)
+
+
+def delete_provider(request, provider_uuid):
+    placement.delete_provider(client.for_request(request).placement,
+                              provider_uuid)

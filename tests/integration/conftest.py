@@ -1,0 +1,85 @@
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from keystoneauth1 import adapter
+from keystoneauth1 import session
+from keystoneauth1 import token_endpoint
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope='session')
+def placement_url(tmp_path_factory):
+    """A real Placement server for the whole session."""
+    state = tmp_path_factory.mktemp('placement')
+    port = free_port()
+    log = open(state / 'placement.log', 'w')
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'tests.integration.placement_server',
+         str(state), str(port)], stdout=log, stderr=subprocess.STDOUT)
+    url = 'http://127.0.0.1:%d' % port
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(('127.0.0.1', port), 1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError('placement did not start: %s' %
+                                   (state / 'placement.log').read_text())
+            time.sleep(0.2)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture
+def placement(placement_url):
+    """An admin adapter, as the panel and the CLI build them."""
+    return adapter.Adapter(
+        session.Session(), service_type='placement',
+        auth=token_endpoint.Token(placement_url, 'admin'))
+
+
+class Builder:
+    """Creates providers with inventory and allocations through the API."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def provider(self, name, parent=None, vcpus=64, ram=131072, disk=2000):
+        rp = str(uuid.uuid4())
+        body = {'name': '%s-%s' % (name, rp[:8]), 'uuid': rp}
+        if parent:
+            body['parent_provider_uuid'] = parent
+        self.client.post('/resource_providers', json=body,
+                         microversion='1.20')
+        inventories = {'VCPU': {'total': vcpus},
+                       'MEMORY_MB': {'total': ram},
+                       'DISK_GB': {'total': disk}}
+        self.client.put('/resource_providers/%s/inventories' % rp,
+                        json={'resource_provider_generation': 0,
+                              'inventories': inventories})
+        return rp
+
+    def allocate(self, allocations, consumer=None, project='p', user='u'):
+        consumer = consumer or str(uuid.uuid4())
+        self.client.put('/allocations/%s' % consumer, microversion='1.28',
+                        json={'allocations': {rp: {'resources': r} for rp, r
+                                              in allocations.items()},
+                              'consumer_generation': None,
+                              'project_id': project, 'user_id': user})
+        return consumer
+
+
+@pytest.fixture
+def build(placement):
+    return Builder(placement)

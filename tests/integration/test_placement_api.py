@@ -1,0 +1,180 @@
+"""The API layer, repair writes and the preview's osc commands against a
+real Placement server (openstack-placement 16 on loopback, sqlite)."""
+
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+from keystoneauth1 import exceptions as ks_exc
+
+from orphan_dashboard.api import placement as api
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
+from orphan_dashboard.audit import plan as planner
+from orphan_dashboard import repair
+
+SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+
+
+def test_providers_with_roots_and_sharing(placement, build):
+    root = build.provider('node')
+    child = build.provider('numa', parent=root)
+    shared = build.provider('ceph')
+    placement.put('/resource_providers/%s/traits' % shared,
+                  microversion='1.6',
+                  json={'resource_provider_generation': 1,
+                        'traits': [api.SHARING_TRAIT]})
+    providers = {p['uuid']: p for p in api.provider_list(placement)}
+    assert providers[child]['root_provider_uuid'] == root
+    assert providers[child]['parent_provider_uuid'] == root
+    assert shared in api.sharing_provider_uuids(placement)
+    assert root not in api.sharing_provider_uuids(placement)
+
+
+def test_reads_carry_generation_project_user_and_age(placement, build):
+    rp = build.provider('node')
+    consumer = build.allocate({rp: SMALL}, project='proj', user='usr')
+    by_provider = api.provider_allocations(placement, rp)
+    assert by_provider[consumer] == {'resources': SMALL,
+                                     'consumer_generation': 1}
+    body = api.consumer_allocations(placement, consumer)
+    assert (body['project_id'], body['user_id']) == ('proj', 'usr')
+    assert body['consumer_generation'] == 1
+    assert body['last_modified'] is not None
+    unknown = api.consumer_allocations(placement, '%s' % (
+        'aaaaaaaa-0000-4000-8000-000000000000'))
+    assert unknown['allocations'] == {} and unknown['last_modified'] is None
+
+
+def test_stale_generation_is_refused_and_nothing_changes(placement, build):
+    rp = build.provider('node')
+    consumer = build.allocate({rp: SMALL})
+    with pytest.raises(ks_exc.Conflict) as info:
+        api.put_allocations(placement, consumer, {}, 7, 'p', 'u')
+    detail, code = api.error_detail(info.value)
+    assert code == api.CONCURRENT_UPDATE
+    assert 'consumer generation conflict' in detail
+    plan = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 7, 'p',
+                  'u', {rp: SMALL}, {})
+    outcome = repair.write(placement, plan)
+    assert outcome.status == repair.SKIPPED
+    assert 'consumer generation conflict' in outcome.message
+    assert api.provider_allocations(placement, rp)[consumer]['resources'] \
+        == SMALL
+
+
+def test_empty_put_deletes_and_generations_restart(placement, build):
+    rp = build.provider('node')
+    consumer = build.allocate({rp: SMALL})
+    api.put_allocations(placement, consumer, {}, 1, 'p', 'u')
+    assert api.consumer_allocations(placement, consumer)['allocations'] == {}
+    before = parse.consumer(consumer,
+                            api.consumer_allocations(placement, consumer))
+    build.allocate({rp: {'VCPU': 2}}, consumer=consumer)
+    after = parse.consumer(consumer,
+                           api.consumer_allocations(placement, consumer))
+    assert after.generation == 1
+    old = m.Consumer(consumer, 1, {rp: SMALL})
+    assert repair.fingerprint(old) != repair.fingerprint(after)
+    assert repair.fingerprint(before) != repair.fingerprint(after)
+
+
+def test_post_allocations_is_all_or_nothing(placement, build):
+    rp = build.provider('node')
+    first = build.allocate({rp: SMALL})
+    second = build.allocate({rp: SMALL})
+    with pytest.raises(ks_exc.Conflict):
+        api.post_allocations(placement, {
+            first: dict(allocations={}, generation=1, project_id='p',
+                        user_id='u'),
+            second: dict(allocations={}, generation=5, project_id='p',
+                         user_id='u')})
+    assert set(api.provider_allocations(placement, rp)) == {first, second}
+    api.post_allocations(placement, {
+        c: dict(allocations={}, generation=1, project_id='p', user_id='u')
+        for c in (first, second)})
+    assert api.provider_allocations(placement, rp) == {}
+
+
+def test_consumer_type_at_138_and_why_we_write_at_128(placement, build):
+    rp = build.provider('node')
+    consumer = build.allocate({rp: SMALL})
+    body = placement.get('/allocations/%s' % consumer,
+                         microversion='1.38').json()
+    assert body['consumer_type'] == 'unknown'
+    with pytest.raises(ks_exc.BadRequest):
+        placement.put('/allocations/%s' % consumer, microversion='1.38',
+                      json={'allocations': {rp: {'resources': SMALL}},
+                            'consumer_generation': 1, 'project_id': 'p',
+                            'user_id': 'u', 'consumer_type': 'unknown'})
+    api.put_allocations(placement, consumer, {rp: {'VCPU': 1}}, 1, 'p', 'u')
+    assert api.consumer_allocations(placement, consumer)[
+        'allocations'][rp]['resources'] == {'VCPU': 1}
+
+
+def _snapshot(placement, consumer, server=None, hypervisors=()):
+    providers = {p['uuid']: parse.provider(p)
+                 for p in api.provider_list(placement)}
+    return m.Snapshot(
+        providers=providers,
+        consumers={consumer: parse.consumer(
+            consumer, api.consumer_allocations(placement, consumer))},
+        servers={server.uuid: server} if server else {},
+        migrations={}, services={},
+        hypervisors={h: m.Hypervisor(h, providers[h].name, host='h')
+                     for h in hypervisors},
+        known_instances=frozenset() if server else frozenset({consumer}))
+
+
+def _replay(placement_url, command):
+    args = shlex.split(command)
+    assert args[0] == 'openstack'
+    openstack = os.path.join(os.path.dirname(sys.executable), 'openstack')
+    subprocess.run([openstack, '--os-auth-type', 'admin_token',
+                    '--os-endpoint', placement_url, '--os-token', 'admin']
+                   + args[1:], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize('action', [m.TRIM, m.DELETE_AND_HEAL, m.DELETE])
+def test_osc_commands_leave_the_promised_state(placement, placement_url,
+                                               build, action):
+    old = build.provider('old')
+    new = build.provider('new')
+    gpu = build.provider('gpu', parent=new)
+    consumer = build.allocate({old: SMALL, new: SMALL, gpu: {'VCPU': 1}})
+    server = m.Server(consumer, name='vm', status='ACTIVE',
+                      node=api.provider_list(placement, uuid=new)[0]['name'],
+                      project_id='p', user_id='u', image_ref='img',
+                      flavor=m.Flavor(2, 1024, 10, extra_specs={}))
+    snapshot = _snapshot(placement, consumer,
+                         server if action != m.DELETE else None, [old, new])
+    finding = classify.Auditor(snapshot).finding(consumer, old, SMALL)
+    plan = planner.make_plan(snapshot, finding, action)
+    for command in planner.osc_commands(plan):
+        _replay(placement_url, command)
+    now = parse.consumer(consumer,
+                         api.consumer_allocations(placement, consumer))
+    assert now.allocations == plan.after
+
+
+@pytest.mark.parametrize('action', [m.TRIM, m.DELETE_AND_HEAL])
+def test_repair_write_applies_the_plan(placement, build, action):
+    old = build.provider('old')
+    new = build.provider('new')
+    consumer = build.allocate({old: SMALL, new: {'VCPU': 1}})
+    server = m.Server(consumer, name='vm', status='ACTIVE',
+                      node=api.provider_list(placement, uuid=new)[0]['name'],
+                      project_id='p', user_id='u', image_ref='img',
+                      flavor=m.Flavor(1, 512, 1, extra_specs={}))
+    snapshot = _snapshot(placement, consumer, server, [old, new])
+    finding = classify.Auditor(snapshot).finding(consumer, old, SMALL)
+    assert finding.verdict == m.MOVED
+    plan = planner.make_plan(snapshot, finding, action)
+    outcome = repair.write(placement, plan)
+    assert outcome.status == repair.DONE, outcome.message
+    body = api.consumer_allocations(placement, consumer)
+    assert parse.consumer(consumer, body).allocations == plan.after
+    assert body['consumer_generation'] == 2

@@ -1,0 +1,79 @@
+"""A tiny in-memory cloud for engine tests: builds Snapshots by hand."""
+
+import datetime
+import uuid as uuidlib
+
+from orphan_dashboard.audit import model as m
+
+NOW = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.timezone.utc)
+LONG_AGO = NOW - datetime.timedelta(hours=1)
+SMALL = m.Flavor(vcpus=1, ram=512, disk=1, extra_specs={}, name='small')
+
+
+def uid(name):
+    return str(uuidlib.uuid5(uuidlib.NAMESPACE_DNS, name))
+
+
+class Cloud:
+    def __init__(self, hosts=('host1', 'host2', 'host3')):
+        self.providers = {}
+        self.hypervisors = {}
+        self.services = {}
+        self.servers = {}
+        self.migrations = {}
+        self.consumers = {}
+        self.sharing = set()
+        self.known = set()
+        for host in hosts:
+            self.host(host)
+
+    def host(self, name, state='up', forced_down=False):
+        rp = uid(name)
+        self.providers[rp] = m.Provider(rp, name, 1, rp)
+        self.hypervisors[rp] = m.Hypervisor(rp, name, host=name, state=state)
+        self.services[name] = m.Service(name, state, forced_down=forced_down)
+        return rp
+
+    def child(self, parent, name):
+        rp = uid(name)
+        root = self.providers[parent].root_uuid
+        self.providers[rp] = m.Provider(rp, name, 1, root, parent)
+        return rp
+
+    def sharing_provider(self, name):
+        rp = uid(name)
+        self.providers[rp] = m.Provider(rp, name, 1, rp)
+        self.sharing.add(rp)
+        return rp
+
+    def server(self, name, host, flavor=SMALL, image='img', **kwargs):
+        server = m.Server(uuid=uid(name), name=name, status='ACTIVE',
+                          host=host, node=host, project_id='p', user_id='u',
+                          flavor=flavor, created=LONG_AGO.isoformat(),
+                          image_ref=image, **kwargs)
+        self.servers[server.uuid] = server
+        return server.uuid
+
+    def allocate(self, consumer, provider, resources=None, generation=1,
+                 modified=LONG_AGO):
+        if resources is None:
+            resources = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+        entry = self.consumers.setdefault(consumer, m.Consumer(
+            consumer, generation, {}, 'p', 'u', modified))
+        entry.allocations[provider] = dict(resources)
+
+    def migration(self, name, instance, status, kind='migration',
+                  source='host1', dest='host2'):
+        migration = m.Migration(uid(name), instance, status, kind,
+                                source_node=source, dest_node=dest,
+                                source_compute=source, dest_compute=dest)
+        self.migrations[migration.uuid] = migration
+        return migration.uuid
+
+    def snapshot(self):
+        return m.Snapshot(
+            providers=dict(self.providers), consumers=dict(self.consumers),
+            servers=dict(self.servers), migrations=dict(self.migrations),
+            hypervisors=dict(self.hypervisors), services=dict(self.services),
+            sharing_providers=frozenset(self.sharing),
+            known_instances=frozenset(self.known), taken_at=NOW)

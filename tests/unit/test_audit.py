@@ -1,0 +1,230 @@
+"""The pure engine: every verdict, the seeds' numbers, worst-first order."""
+
+import datetime
+
+import pytest
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from tests.unit.cloud import Cloud, NOW, uid
+
+H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
+
+
+def verdicts(cloud, **kwargs):
+    report = classify.audit(cloud.snapshot(), **kwargs)
+    return {(f.consumer, f.provider): f for f in report.findings}, report
+
+
+def test_healthy_cloud_has_no_findings():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H1)
+    found, report = verdicts(cloud)
+    assert found[(vm, H1)].verdict == m.OK
+    assert report.problems == []
+    assert not any(p.mismatched for p in report.providers)
+    assert report.provider(H1).usage == report.provider(H1).needed
+
+
+def test_evacuated_source_seed():
+    """Nova's orphaned-allocations page: vm1 evacuated devstack1→devstack2."""
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    vm = cloud.server('vm1', 'host2')
+    cloud.allocate(vm, H1)
+    cloud.allocate(vm, H2)
+    cloud.migration('evac', vm, 'done', kind='evacuation')
+    found, report = verdicts(cloud)
+    leftover = found[(vm, H1)]
+    assert leftover.verdict == m.EVACUATED_SOURCE
+    assert leftover.action == m.TRIM
+    assert 'evacuated from host1 to host2' in leftover.reason
+    assert found[(vm, H2)].verdict == m.OK
+    source = report.provider(H1)
+    assert source.service_state == 'forced down'
+    assert source.usage == {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+    assert source.needed == {}
+    assert report.providers[0].provider.uuid == H1  # worst first
+
+
+def test_failed_cold_migration_seed_numbers():
+    """The blog's leftover: VCPU 30 / MEMORY_MB 741376 / DISK_GB 1668."""
+    big = m.Flavor(vcpus=30, ram=741376, disk=1668, extra_specs={},
+                   name='big')
+    cloud = Cloud()
+    vm = cloud.server('dark-angel', 'host1', flavor=big)
+    needs = {'VCPU': 30, 'MEMORY_MB': 741376, 'DISK_GB': 1668}
+    cloud.allocate(vm, H1, needs)
+    cloud.allocate(vm, H3, needs)
+    found, report = verdicts(cloud)
+    assert found[(vm, H3)].verdict == m.MOVED
+    assert found[(vm, H3)].actions == (m.TRIM, m.DELETE_AND_HEAL)
+    assert report.provider(H3).usage == needs
+    assert report.provider(H3).needed == {}
+
+
+def test_moved_without_current_allocation_recommends_delete_and_heal():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H3)
+    found, _ = verdicts(cloud)
+    assert found[(vm, H3)].verdict == m.MOVED
+    assert found[(vm, H3)].action == m.DELETE_AND_HEAL
+
+
+def test_deleted_behind_novas_back_seed():
+    """Russian blog: deleted=1 by hand; 12 VCPU / 32768 MB / 80 GB left."""
+    cloud = Cloud()
+    ghost = uid('b32e5792')
+    cloud.allocate(ghost, H2, {'VCPU': 12, 'MEMORY_MB': 32768,
+                               'DISK_GB': 80})
+    cloud.known.add(ghost)
+    found, report = verdicts(cloud)
+    assert found[(ghost, H2)].verdict == m.DELETED_INSTANCE
+    assert found[(ghost, H2)].action == m.DELETE
+    assert report.provider(H2).usage == {'VCPU': 12, 'MEMORY_MB': 32768,
+                                         'DISK_GB': 80}
+
+
+@pytest.mark.parametrize('status', sorted(m.MIGRATION_FINAL))
+def test_stale_migration(status):
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host2')
+    cloud.allocate(vm, H2)
+    mig = cloud.migration('mig', vm, status)
+    cloud.allocate(mig, H1)
+    found, _ = verdicts(cloud)
+    assert found[(mig, H1)].verdict == m.STALE_MIGRATION
+    assert found[(mig, H1)].instance == vm
+    assert found[(vm, H2)].verdict == m.OK
+
+
+@pytest.mark.parametrize('status', sorted(m.MIGRATION_IN_PROGRESS))
+def test_migration_in_progress_is_protected(status):
+    """The mailing-list thread: an unconfirmed resize is on two hosts."""
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host2', )
+    cloud.allocate(vm, H2)
+    mig = cloud.migration('mig', vm, status, kind='resize')
+    cloud.allocate(mig, H1)
+    found, report = verdicts(cloud)
+    assert found[(mig, H1)].verdict == m.PROTECTED
+    assert found[(vm, H2)].verdict == m.PROTECTED
+    assert report.problems == []
+    assert not report.provider(H1).mismatched
+
+
+def test_missing_allocation():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    found, report = verdicts(cloud)
+    assert found[(vm, H1)].verdict == m.MISSING
+    assert found[(vm, H1)].action == m.HEAL
+    assert report.provider(H1).needed == {'VCPU': 1, 'MEMORY_MB': 512,
+                                          'DISK_GB': 1}
+    assert report.provider(H1).usage == {}
+
+
+def test_wrong_amount():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 1, 'DISK_GB': 1})
+    found, _ = verdicts(cloud)
+    assert found[(vm, H1)].verdict == m.WRONG_AMOUNT
+    assert found[(vm, H1)].action == m.DELETE_AND_HEAL
+
+
+def test_volume_backed_ambiguity_accepts_either_disk():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1', volumes_attached=1)
+    cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 512})
+    found, _ = verdicts(cloud)
+    assert found[(vm, H1)].verdict == m.OK
+
+
+def test_unknown_consumer_is_never_recommended():
+    cloud = Cloud()
+    stranger = uid('stranger')
+    cloud.allocate(stranger, H1)
+    found, _ = verdicts(cloud)
+    finding = found[(stranger, H1)]
+    assert finding.verdict == m.UNKNOWN_CONSUMER
+    assert finding.actions == (m.DELETE,)
+    assert finding.action is None
+
+
+def test_down_cell_withholds_destructive_verdicts():
+    cloud = Cloud()
+    cloud.servers[uid('lost')] = m.Server(uid('lost'), status='UNKNOWN')
+    cloud.allocate(uid('lost'), H1)
+    cloud.allocate(uid('stranger'), H1)
+    found, report = verdicts(cloud)
+    assert report.down_cells
+    assert found[(uid('lost'), H1)].verdict == m.PROTECTED
+    assert found[(uid('stranger'), H1)].verdict == m.PROTECTED
+
+
+@pytest.mark.parametrize('kwargs', [
+    {'task_state': 'migrating'}, {'status': 'BUILD'},
+    {'vm_state': 'building'}])
+def test_busy_server_is_protected(kwargs):
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.servers[vm] = m.Server(**{**cloud.servers[vm].__dict__, **kwargs})
+    cloud.allocate(vm, H2)
+    found, _ = verdicts(cloud)
+    assert found[(vm, H2)].verdict == m.PROTECTED
+
+
+def test_young_allocation_is_protected_until_min_age():
+    cloud = Cloud()
+    ghost = uid('ghost')
+    cloud.known.add(ghost)
+    cloud.allocate(ghost, H1, modified=NOW - datetime.timedelta(seconds=30))
+    found, _ = verdicts(cloud)
+    assert found[(ghost, H1)].verdict == m.PROTECTED
+    assert 'younger than the 600 s protection' in found[(ghost, H1)].reason
+    found, _ = verdicts(cloud, min_age=10)
+    assert found[(ghost, H1)].verdict == m.DELETED_INSTANCE
+
+
+def test_sharing_and_nested_providers_are_legitimate():
+    cloud = Cloud()
+    disk = cloud.sharing_provider('ceph')
+    numa = cloud.child(H1, 'host1_numa0')
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 512})
+    cloud.allocate(vm, disk, {'DISK_GB': 1})
+    cloud.allocate(vm, numa, {'CUSTOM_X': 1})
+    found, report = verdicts(cloud)
+    assert found[(vm, disk)].verdict == m.OK
+    assert found[(vm, numa)].verdict == m.OK
+    assert found[(vm, H1)].verdict == m.OK
+    assert not report.provider(disk).orphaned_provider
+    assert report.provider(H1).usage['CUSTOM_X'] == 1
+
+
+def test_orphaned_provider_without_compute_node():
+    cloud = Cloud()
+    dead = cloud.host('dead')
+    del cloud.hypervisors[dead]
+    _, report = verdicts(cloud)
+    assert report.provider(dead).orphaned_provider
+    assert report.provider(dead).service_state == 'no compute node'
+    assert not report.provider(dead).mismatched
+
+
+def test_worst_first():
+    cloud = Cloud()
+    a = cloud.server('a', 'host1')
+    b = cloud.server('b', 'host1')
+    cloud.allocate(a, H2)
+    cloud.allocate(b, H2)
+    cloud.allocate(a, H1)
+    cloud.allocate(b, H1)
+    cloud.allocate(uid('x'), H3)
+    cloud.known.add(uid('x'))
+    _, report = verdicts(cloud)
+    assert [p.provider.name for p in report.providers][:2] == ['host2',
+                                                               'host3']
