@@ -7,6 +7,7 @@ arguments.
 
 import argparse
 import json
+import logging
 import sys
 
 from keystoneauth1 import exceptions as ks_exc
@@ -41,6 +42,8 @@ def build_parser(parser=None):
     parser.add_argument('--concurrency', type=int,
                         default=collect.DEFAULT_CONCURRENCY,
                         help='Placement requests in flight (default %(default)s)')
+    parser.add_argument('--debug', action='store_true',
+                        help='log HTTP requests and library warnings')
     return parser
 
 
@@ -130,6 +133,9 @@ def run(args, clients, out=sys.stdout):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    # Library warnings (keystoneauth's discovery fallback...) would break
+    # the promise of one line per error.
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.CRITICAL)
     try:
         clients = client.for_cloud(args.os_cloud)
         return run(args, clients)

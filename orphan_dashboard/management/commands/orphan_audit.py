@@ -22,5 +22,6 @@ class Command(BaseCommand):
         for name in ('os_cloud', 'provider', 'min_age', 'concurrency'):
             if options.get(name) is not None:
                 argv += ['--' + name.replace('_', '-'), str(options[name])]
-        argv += ['--' + flag for flag in ('json', 'apply') if options[flag]]
+        argv += ['--' + flag for flag in ('json', 'apply', 'debug')
+                 if options[flag]]
         sys.exit(cli.main(argv))

@@ -1,0 +1,43 @@
+"""orphan-audit fails with one line and exit code 1, never a traceback."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.integration.conftest import free_port
+
+
+def audit(*args, **env):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith('OS_')}
+    clean.update(env)
+    return subprocess.run(
+        [sys.executable, '-m', 'orphan_dashboard.cli', *args],
+        capture_output=True, text=True, env=clean, timeout=120)
+
+
+def _one_line_error(result, text):
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith('orphan-audit: ')
+    assert text in lines[0]
+    assert 'Traceback' not in result.stderr
+
+
+def test_unknown_cloud():
+    _one_line_error(audit('--os-cloud', 'no-such-cloud'), 'no-such-cloud')
+
+
+def test_unreachable_keystone():
+    result = audit(OS_AUTH_URL='http://127.0.0.1:%d/v3' % free_port(),
+                   OS_USERNAME='admin', OS_PASSWORD='x',
+                   OS_PROJECT_NAME='admin', OS_USER_DOMAIN_NAME='Default',
+                   OS_PROJECT_DOMAIN_NAME='Default')
+    _one_line_error(result, 'cannot reach the cloud')
+
+
+@pytest.mark.parametrize('args', [['--min-age', 'soon'], ['--bogus']])
+def test_bad_arguments_exit_2(args):
+    assert audit(*args).returncode == 2
