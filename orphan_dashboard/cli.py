@@ -6,8 +6,10 @@ arguments.
 """
 
 import argparse
+import getpass
 import json
 import logging
+import os
 import sys
 
 from keystoneauth1 import exceptions as ks_exc
@@ -84,6 +86,28 @@ def print_text(report, out):
                     ' -> %s' % f.action if f.action else ''), file=out)
 
 
+def setup_django():
+    """Django just for the journal when no Horizon settings are around."""
+    import django
+    from django.conf import settings
+
+    if not settings.configured and 'DJANGO_SETTINGS_MODULE' not in os.environ:
+        settings.configure(INSTALLED_APPS=['orphan_dashboard'], USE_TZ=True,
+                           DATABASES={})
+    django.setup()
+
+
+def cli_journal(clients):
+    from orphan_dashboard import journal
+
+    adapter = clients.placement
+    return journal.Journal(
+        'cli', user_id=adapter.get_user_id(),
+        user_name=os.environ.get('OS_USERNAME') or getpass.getuser(),
+        project_id=adapter.get_project_id(),
+        project_name=os.environ.get('OS_PROJECT_NAME', ''))
+
+
 def run(args, clients, out=sys.stdout):
     min_age = (classify.DEFAULT_MIN_AGE if args.min_age is None
                else args.min_age)
@@ -108,7 +132,9 @@ def run(args, clients, out=sys.stdout):
                   for f, action in planner.recommended(report)]
     rows = repair.preview(clients.placement, clients.nova, selections,
                           min_age=min_age)
-    outcomes = repair.apply(clients.placement, clients.nova, selections,
+    setup_django()
+    outcomes = repair.apply(clients.placement, clients.nova,
+                            cli_journal(clients), selections,
                             {r.selection.consumer: r.fingerprint
                              for r in rows}, min_age=min_age)
     if args.json:

@@ -5,6 +5,7 @@ and re-plan.  At submit time a row is written only if its verdict still
 allows the action and its allocations are exactly what the operator saw in
 the preview (generation *and* body: generations restart at 1 when a consumer
 is emptied and recreated), and the write itself is generation-checked.
+Every write is journaled before it is sent (:mod:`orphan_dashboard.journal`).
 """
 
 import dataclasses
@@ -17,6 +18,7 @@ from keystoneauth1 import exceptions as ks_exc
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard import collect
 
@@ -56,9 +58,14 @@ class Outcome:
 
 
 def fingerprint(consumer):
-    """Identify a consumer's exact state: generation and whole body."""
-    state = {'generation': consumer.generation if consumer else None,
-             'allocations': consumer.allocations if consumer else {}}
+    """Identify a consumer's exact state: generation and whole body.
+
+    A consumer without allocations does not exist in Placement, whatever
+    generation it had.
+    """
+    held = consumer is not None and bool(consumer.allocations)
+    state = {'generation': consumer.generation if held else None,
+             'allocations': consumer.allocations if held else {}}
     return hashlib.sha256(
         json.dumps(state, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -111,7 +118,7 @@ def preview(placement_client, nova_client, selections,
     return _plan_rows(snapshot, selections, min_age)
 
 
-def apply(placement_client, nova_client, selections, fingerprints,
+def apply(placement_client, nova_client, journal, selections, fingerprints,
           min_age=classify.DEFAULT_MIN_AGE):
     """Re-read, re-plan and write each row; one :class:`Outcome` per row.
 
@@ -135,24 +142,76 @@ def apply(placement_client, nova_client, selections, fingerprints,
         if row.error:
             outcomes.append(Outcome(selection, SKIPPED, row.error))
             continue
-        outcomes.append(write(placement_client, row.plan))
+        outcomes.append(write(placement_client, journal, row.plan))
         written.add(selection.consumer)
     return outcomes
 
 
-def write(placement_client, plan):
-    """One generation-checked PUT; Placement's refusal becomes the message."""
+def write(placement_client, journal, plan, restores=None):
+    """Journal, then one generation-checked PUT, then journal the outcome.
+
+    Placement's refusal (409) skips the row with Placement's words; any
+    other error fails it.  After a success the consumer is read back for
+    its new generation.
+    """
     selection = Selection(plan.consumer, plan.provider, plan.action)
+    entry = journal.begin(plan, restores=restores)
     try:
         placement.put_allocations(placement_client, plan.consumer, plan.after,
                                   plan.generation, plan.project_id,
                                   plan.user_id)
     except ks_exc.Conflict as exc:
         detail, _code = placement.error_detail(exc)
+        journal.finish(entry, entry.REFUSED, detail)
         return Outcome(selection, SKIPPED, 'Placement refused: %s' % detail,
                        plan)
     except ks_exc.ClientException as exc:
         detail, _code = placement.error_detail(exc)
+        journal.finish(entry, entry.FAILED, detail)
         return Outcome(selection, FAILED, 'Placement failed: %s' % detail,
                        plan)
+    generation = None
+    try:
+        generation = placement.consumer_allocations(
+            placement_client, plan.consumer).get('consumer_generation')
+    except ks_exc.ClientException:
+        pass
+    journal.finish(entry, entry.APPLIED, new_generation=generation)
     return Outcome(selection, DONE, '%s done' % plan.action, plan)
+
+
+def _restore_row(placement_client, entry):
+    consumer = parse.consumer(entry.consumer, placement.consumer_allocations(
+        placement_client, entry.consumer))
+    row = Row(Selection(entry.consumer, entry.provider, m.RESTORE),
+              fingerprint=fingerprint(consumer))
+    try:
+        row.plan = planner.restore_plan(entry, consumer)
+    except planner.PlanError as exc:
+        row.error = str(exc)
+    return row
+
+
+def preview_restore(placement_client, entries):
+    """Restore plans for journal ``entries``, from a fresh read."""
+    return [_restore_row(placement_client, entry) for entry in entries]
+
+
+def restore(placement_client, journal, entries, fingerprints):
+    """Put each entry's consumer back as it was before; one outcome each.
+
+    A restore is itself journaled, so it can be undone too.
+    """
+    outcomes = []
+    for entry in entries:
+        row = _restore_row(placement_client, entry)
+        if row.fingerprint != fingerprints.get(entry.consumer):
+            outcomes.append(Outcome(row.selection, SKIPPED,
+                                    'allocations changed since the preview; '
+                                    'review them again', row.plan))
+        elif row.error:
+            outcomes.append(Outcome(row.selection, SKIPPED, row.error))
+        else:
+            outcomes.append(write(placement_client, journal, row.plan,
+                                  restores=entry))
+    return outcomes

@@ -10,6 +10,7 @@ from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard import collect
+from orphan_dashboard import journal
 from orphan_dashboard import repair
 
 
@@ -39,10 +40,33 @@ def preview(request, selections):
 
 
 def apply(request, selections, fingerprints):
-    """Re-verify and write each selection; one outcome per row."""
+    """Re-verify, journal and write each selection; one outcome per row."""
     clients = client.for_request(request)
-    return repair.apply(clients.placement, clients.nova, selections,
+    return repair.apply(clients.placement, clients.nova,
+                        journal.Journal.for_request(request), selections,
                         fingerprints, min_age=min_age())
+
+
+def history(request, provider=None, consumer=None):
+    """Journal entries, newest first."""
+    return journal.entries(provider=provider, consumer=consumer)
+
+
+def journal_entries(request, entry_ids):
+    """The entries with these ids; unknown ids raise ``DoesNotExist``."""
+    return [journal.get(entry_id) for entry_id in entry_ids]
+
+
+def preview_restore(request, entries):
+    return repair.preview_restore(client.for_request(request).placement,
+                                  entries)
+
+
+def restore(request, entries, fingerprints):
+    """Put each entry's consumer back as it was; journaled as well."""
+    return repair.restore(client.for_request(request).placement,
+                          journal.Journal.for_request(request), entries,
+                          fingerprints)
 
 
 def inventories(request, provider_uuid):

@@ -35,6 +35,8 @@ DELETE_AND_HEAL = 'delete_and_heal'
 DELETE = 'delete'
 HEAL = 'heal'
 ACTIONS = (TRIM, DELETE_AND_HEAL, DELETE, HEAL)
+RESTORE = 'restore'
+"""Put a journaled consumer back as it was before a repair."""
 
 # What each verdict lets an operator do, recommended repair first.  An
 # unknown consumer may only be deleted by an explicit per-row choice.

@@ -99,6 +99,39 @@ def make_plan(snapshot, finding, action, now=None, min_age=0):
                   before=before, after=after)
 
 
+def restore_plan(entry, consumer):
+    """Undo a journaled write: ``entry.after`` back to ``entry.before``.
+
+    ``consumer`` is the consumer as just re-read.  Refused unless it is
+    exactly as the entry left it, so a restore never clobbers a later
+    change by Nova or another admin.
+    """
+    now = consumer.allocations if consumer else {}
+    if now == entry.before:
+        raise PlanError('consumer %s is already as it was before' %
+                        entry.consumer)
+    if now != entry.after:
+        raise PlanError('consumer %s changed since this repair: it now holds '
+                        '%s, not %s' % (entry.consumer, _fmt_allocations(now),
+                                        _fmt_allocations(entry.after)))
+    return m.Plan(action=m.RESTORE, consumer=entry.consumer,
+                  provider=entry.provider, verdict=entry.verdict,
+                  reason='restore of journal entry %s' % entry.id,
+                  generation=consumer.generation if now else None,
+                  project_id=entry.consumer_project,
+                  user_id=entry.consumer_user,
+                  before={p: dict(r) for p, r in now.items()},
+                  after={p: dict(r) for p, r in entry.before.items()})
+
+
+def _fmt_allocations(allocations):
+    if not allocations:
+        return 'nothing'
+    return '; '.join('%s: %s' % (p, ', '.join(
+        '%s=%s' % (rc, n) for rc, n in sorted(r.items())))
+        for p, r in sorted(allocations.items()))
+
+
 def osc_commands(plan):
     """The osc-placement commands that leave Placement as ``plan.after``."""
     base = ['openstack', '--os-placement-api-version', PLACEMENT_CLI_VERSION,

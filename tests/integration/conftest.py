@@ -83,3 +83,13 @@ class Builder:
 @pytest.fixture
 def build(placement):
     return Builder(placement)
+
+
+@pytest.fixture
+def journal(request):
+    """A real journal, in the test database of its own alias."""
+    from orphan_dashboard import journal as journal_module
+    request.applymarker(pytest.mark.django_db(
+        databases=[journal_module.DATABASE]))
+    request.getfixturevalue('db')
+    return journal_module.Journal('test', 'uid', 'tester', 'pid', 'admin')

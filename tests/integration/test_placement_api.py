@@ -49,7 +49,8 @@ def test_reads_carry_generation_project_user_and_age(placement, build):
     assert unknown['allocations'] == {} and unknown['last_modified'] is None
 
 
-def test_stale_generation_is_refused_and_nothing_changes(placement, build):
+def test_stale_generation_is_refused_and_nothing_changes(placement, build,
+                                                        journal):
     rp = build.provider('node')
     consumer = build.allocate({rp: SMALL})
     with pytest.raises(ks_exc.Conflict) as info:
@@ -59,7 +60,7 @@ def test_stale_generation_is_refused_and_nothing_changes(placement, build):
     assert 'consumer generation conflict' in detail
     plan = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 7, 'p',
                   'u', {rp: SMALL}, {})
-    outcome = repair.write(placement, plan)
+    outcome = repair.write(placement, journal, plan)
     assert outcome.status == repair.SKIPPED
     assert 'consumer generation conflict' in outcome.message
     assert api.provider_allocations(placement, rp)[consumer]['resources'] \
@@ -161,7 +162,7 @@ def test_osc_commands_leave_the_promised_state(placement, placement_url,
 
 
 @pytest.mark.parametrize('action', [m.TRIM, m.DELETE_AND_HEAL])
-def test_repair_write_applies_the_plan(placement, build, action):
+def test_repair_write_applies_the_plan(placement, build, journal, action):
     old = build.provider('old')
     new = build.provider('new')
     consumer = build.allocate({old: SMALL, new: {'VCPU': 1}})
@@ -173,7 +174,7 @@ def test_repair_write_applies_the_plan(placement, build, action):
     finding = classify.Auditor(snapshot).finding(consumer, old, SMALL)
     assert finding.verdict == m.MOVED
     plan = planner.make_plan(snapshot, finding, action)
-    outcome = repair.write(placement, plan)
+    outcome = repair.write(placement, journal, plan)
     assert outcome.status == repair.DONE, outcome.message
     body = api.consumer_allocations(placement, consumer)
     assert parse.consumer(consumer, body).allocations == plan.after

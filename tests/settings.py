@@ -1,0 +1,22 @@
+"""Horizon's own test settings with this plugin enabled."""
+
+from openstack_dashboard.test.settings import *  # noqa: F401,F403
+
+from openstack_dashboard import enabled
+from openstack_dashboard.utils import settings as settings_utils
+
+from orphan_dashboard import enabled as orphan_enabled
+
+INSTALLED_APPS = list(INSTALLED_APPS)  # noqa: F405
+settings_utils.update_dashboards([enabled, orphan_enabled],
+                                 HORIZON_CONFIG,  # noqa: F405
+                                 INSTALLED_APPS)
+INSTALLED_APPS = list(dict.fromkeys(INSTALLED_APPS))
+
+ORPHAN_AUDIT_MIN_AGE = 0
+DATABASES = dict(DATABASES)  # noqa: F405
+# Tests get an in-memory copy (pytest-django); the name only has to differ
+# from the default database's.
+DATABASES['orphan_journal'] = {'ENGINE': 'django.db.backends.sqlite3',
+                               'NAME': 'orphan_journal.sqlite3',
+                               'TEST': {'DEPENDENCIES': []}}
