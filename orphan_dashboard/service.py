@@ -5,6 +5,8 @@ only wire :mod:`collect`, :mod:`audit` and :mod:`repair` together.
 """
 
 from django.conf import settings
+from django.core.cache import cache
+from openstack_dashboard.api import base
 
 from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
@@ -19,17 +21,41 @@ def min_age():
                    classify.DEFAULT_MIN_AGE)
 
 
+def snapshot_ttl():
+    return getattr(settings, 'ORPHAN_AUDIT_SNAPSHOT_TTL', 300)
+
+
 def concurrency():
     return getattr(settings, 'ORPHAN_AUDIT_CONCURRENCY',
                    collect.DEFAULT_CONCURRENCY)
 
 
-def report(request):
-    """The audit :class:`~audit.model.Report` of the whole cloud."""
-    clients = client.for_request(request)
-    snapshot = collect.full_snapshot(clients.placement, clients.nova,
-                                     concurrency=concurrency())
+def _cache_key(request):
+    return 'orphan_dashboard:snapshot:%s:%s' % (
+        request.user.services_region, base.url_for(request, 'placement'))
+
+
+def report(request, refresh=False):
+    """The audit :class:`~audit.model.Report` of the whole cloud.
+
+    Pages render from a snapshot cached for ``ORPHAN_AUDIT_SNAPSHOT_TTL``
+    seconds in Django's cache (shared by all workers when that is memcached
+    or redis); the report's ``taken_at`` says how old it is.  Repairs never
+    use it: they re-read what they touch.
+    """
+    key = _cache_key(request)
+    snapshot = None if refresh else cache.get(key)
+    if snapshot is None:
+        clients = client.for_request(request)
+        snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                         concurrency=concurrency())
+        cache.set(key, snapshot, snapshot_ttl())
     return classify.audit(snapshot, min_age=min_age())
+
+
+def forget_snapshot(request):
+    """Drop the cached snapshot, e.g. after a repair changed Placement."""
+    cache.delete(_cache_key(request))
 
 
 def preview(request, selections):
@@ -42,9 +68,12 @@ def preview(request, selections):
 def apply(request, selections, fingerprints):
     """Re-verify, journal and write each selection; one outcome per row."""
     clients = client.for_request(request)
-    return repair.apply(clients.placement, clients.nova,
-                        journal.Journal.for_request(request), selections,
-                        fingerprints, min_age=min_age())
+    try:
+        return repair.apply(clients.placement, clients.nova,
+                            journal.Journal.for_request(request), selections,
+                            fingerprints, min_age=min_age())
+    finally:
+        forget_snapshot(request)
 
 
 def history(request, provider=None, consumer=None):
@@ -64,9 +93,12 @@ def preview_restore(request, entries):
 
 def restore(request, entries, fingerprints):
     """Put each entry's consumer back as it was; journaled as well."""
-    return repair.restore(client.for_request(request).placement,
-                          journal.Journal.for_request(request), entries,
-                          fingerprints)
+    try:
+        return repair.restore(client.for_request(request).placement,
+                              journal.Journal.for_request(request), entries,
+                              fingerprints)
+    finally:
+        forget_snapshot(request)
 
 
 def inventories(request, provider_uuid):
@@ -75,5 +107,8 @@ def inventories(request, provider_uuid):
 
 
 def delete_provider(request, provider_uuid):
-    placement.delete_provider(client.for_request(request).placement,
-                              provider_uuid)
+    try:
+        placement.delete_provider(client.for_request(request).placement,
+                                  provider_uuid)
+    finally:
+        forget_snapshot(request)

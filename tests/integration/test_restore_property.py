@@ -1,0 +1,72 @@
+"""Property: any sequence of repairs and restores on a real Placement,
+followed by restoring every journal entry newest first, leaves every
+consumer exactly as it started, allocation for allocation."""
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from orphan_dashboard.api import placement as api
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
+from orphan_dashboard import journal as journal_module
+from orphan_dashboard import repair
+
+BIG = dict(vcpus=100000, ram=10 ** 8, disk=10 ** 6)
+amounts = st.fixed_dictionaries(
+    {}, optional={'VCPU': st.integers(1, 4),
+                  'MEMORY_MB': st.integers(1, 2048),
+                  'DISK_GB': st.integers(1, 20)}).filter(bool)
+allocation = st.dictionaries(st.integers(0, 2), amounts, min_size=1,
+                             max_size=3)
+operation = st.tuples(st.integers(0, 3),
+                      st.sampled_from(['replace', 'empty', 'restore']),
+                      st.dictionaries(st.integers(0, 2), amounts, max_size=3))
+
+
+def _state(placement, consumers):
+    return {c: parse.consumer(c, api.consumer_allocations(placement, c))
+            .allocations for c in consumers}
+
+
+def _restore(placement, journal, entry):
+    (row,) = repair.preview_restore(placement, [entry])
+    return repair.restore(placement, journal, [entry],
+                          {entry.consumer: row.fingerprint})[0]
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(initial=st.lists(allocation, min_size=1, max_size=4),
+       operations=st.lists(operation, max_size=6))
+def test_restoring_everything_gives_back_the_initial_state(
+        placement, build, journal, initial, operations):
+    providers = [build.provider('rp%d' % i, **BIG) for i in range(3)]
+    consumers = [build.allocate({providers[p]: r for p, r in a.items()})
+                 for a in initial]
+    start = _state(placement, consumers)
+
+    for index, kind, target in operations:
+        consumer = consumers[index % len(consumers)]
+        if kind == 'restore':
+            latest = journal_module.entries(consumer=consumer)
+            applied = [e for e in latest if e.status == e.APPLIED]
+            if applied:
+                _restore(placement, journal, applied[0])
+            continue
+        now = parse.consumer(consumer,
+                             api.consumer_allocations(placement, consumer))
+        after = ({} if kind == 'empty' else
+                 {providers[p]: r for p, r in target.items()})
+        if after == now.allocations:
+            continue
+        plan = m.Plan(m.DELETE_AND_HEAL, consumer, providers[0], m.MOVED,
+                      'property test',
+                      now.generation if now.allocations else None,
+                      'p', 'u', now.allocations, after)
+        assert repair.write(placement, journal, plan).status == repair.DONE
+
+    touched = [e for c in consumers for e in journal_module.entries(consumer=c)
+               if e.status == e.APPLIED]
+    for entry in sorted(touched, key=lambda e: e.id, reverse=True):
+        outcome = _restore(placement, journal, entry)
+        assert outcome.status == repair.DONE, outcome.message
+    assert _state(placement, consumers) == start
