@@ -24,6 +24,10 @@ from orphan_dashboard import repair
 NOTHING, ERROR, FOUND, APPLIED = 0, 1, 3, 4
 
 
+class Failure(Exception):
+    """An error worth one line to the operator."""
+
+
 def build_parser(parser=None):
     parser = parser or argparse.ArgumentParser(
         prog='orphan-audit',
@@ -46,6 +50,19 @@ def build_parser(parser=None):
                         help='Placement requests in flight (default %(default)s)')
     parser.add_argument('--debug', action='store_true',
                         help='log HTTP requests and library warnings')
+    journal = parser.add_argument_group(
+        'journal', 'every write is journaled before it is sent '
+        '(ORPHAN_JOURNAL_DIR)')
+    journal.add_argument('--history', action='store_true',
+                         help='list journal entries, newest first '
+                              '(--json or --csv to export)')
+    journal.add_argument('--csv', action='store_true',
+                         help='with --history: export as CSV')
+    journal.add_argument('--consumer', metavar='UUID',
+                         help='with --history: only this consumer')
+    journal.add_argument('--restore', metavar='ENTRY', type=int, nargs='+',
+                         help='put these entries\' consumers back as they '
+                              'were before (refused if changed since)')
     return parser
 
 
@@ -108,7 +125,69 @@ def cli_journal(clients):
         project_name=os.environ.get('OS_PROJECT_NAME', ''))
 
 
+def history(args, out):
+    from orphan_dashboard import journal
+
+    found = journal.entries(provider=args.provider, consumer=args.consumer)
+    if args.csv:
+        out.write(journal.export_csv(found))
+    elif args.json:
+        out.write(journal.export_json(found) + '\n')
+    else:
+        for e in found:
+            print('%5d %s %-8s %-10s %-16s %s on %s by %s: %s' % (
+                e.id, e.created.isoformat(timespec='seconds'), e.status,
+                e.source, e.action, e.consumer, e.provider, e.user_name,
+                e.message or e.reason), file=out)
+    return NOTHING
+
+
+def restore(args, clients, out):
+    from orphan_dashboard import journal
+
+    from django.core.exceptions import ObjectDoesNotExist
+
+    try:
+        entries = [journal.get(entry_id) for entry_id in args.restore]
+    except ObjectDoesNotExist:
+        raise Failure('no such journal entry among %s' % ' '.join(
+            map(str, args.restore)))
+    rows = repair.preview_restore(clients.placement, entries)
+    for row in rows:
+        for command in row.commands:
+            print('plan: %s' % command, file=out)
+    outcomes = repair.restore(clients.placement, cli_journal(clients),
+                              entries, {r.selection.consumer: r.fingerprint
+                                        for r in rows})
+    return report_outcomes(args, outcomes, out)
+
+
+def report_outcomes(args, outcomes, out, report=None):
+    if args.json:
+        json.dump({**(report_json(report) if report else {}), 'outcomes': [{
+            'consumer': o.selection.consumer,
+            'provider': o.selection.provider,
+            'action': o.selection.action, 'status': o.status,
+            'message': o.message} for o in outcomes]},
+            out, indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        for o in outcomes:
+            print('%-8s %-16s %s on %s: %s' % (
+                o.status, o.selection.action, o.selection.consumer,
+                o.selection.provider, o.message), file=out)
+    if any(o.status == repair.FAILED for o in outcomes):
+        return ERROR
+    if any(o.status == repair.DONE for o in outcomes):
+        return APPLIED
+    return FOUND
+
+
 def run(args, clients, out=sys.stdout):
+    """Audit (and with ``--apply`` repair); or ``--restore``."""
+    if args.restore:
+        setup_django()
+        return restore(args, clients, out)
     min_age = (classify.DEFAULT_MIN_AGE if args.min_age is None
                else args.min_age)
     snapshot = collect.full_snapshot(clients.placement, clients.nova,
@@ -137,24 +216,7 @@ def run(args, clients, out=sys.stdout):
                             cli_journal(clients), selections,
                             {r.selection.consumer: r.fingerprint
                              for r in rows}, min_age=min_age)
-    if args.json:
-        json.dump({**report_json(report), 'outcomes': [{
-            'consumer': o.selection.consumer,
-            'provider': o.selection.provider,
-            'action': o.selection.action, 'status': o.status,
-            'message': o.message} for o in outcomes]},
-            out, indent=2, sort_keys=True)
-        out.write('\n')
-    else:
-        for o in outcomes:
-            print('%-8s %-16s %s on %s: %s' % (
-                o.status, o.selection.action, o.selection.consumer,
-                o.selection.provider, o.message), file=out)
-    if any(o.status == repair.FAILED for o in outcomes):
-        return ERROR
-    if any(o.status == repair.DONE for o in outcomes):
-        return APPLIED
-    return FOUND
+    return report_outcomes(args, outcomes, out, report)
 
 
 def main(argv=None):
@@ -162,9 +224,14 @@ def main(argv=None):
     # Library warnings (keystoneauth's discovery fallback...) would break
     # the promise of one line per error.
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.CRITICAL)
+    if args.history:
+        setup_django()
+        return history(args, sys.stdout)
     try:
         clients = client.for_cloud(args.os_cloud)
         return run(args, clients)
+    except Failure as exc:
+        print('orphan-audit: %s' % exc, file=sys.stderr)
     except ks_exc.Unauthorized:
         print('orphan-audit: authentication failed: check the credentials',
               file=sys.stderr)

@@ -1,0 +1,78 @@
+"""An HTTP proxy in front of the real Placement that injects faults.
+
+Forwards every request unchanged, except the ``nth`` request matching a
+method and path prefix, which it answers with a 409, a 500, or not at all
+(it hangs until released or the client gives up).
+"""
+
+import threading
+
+import requests
+from werkzeug import serving
+from werkzeug import wrappers
+
+HANG = 'hang'
+
+
+class FaultProxy:
+    def __init__(self, upstream):
+        self.upstream = upstream.rstrip('/')
+        self.faults = []
+        self.seen = {}
+        self.forwarded = []
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+        self.server = serving.make_server('127.0.0.1', 0, self.app,
+                                          threaded=True)
+        self.url = 'http://127.0.0.1:%d' % self.server.server_port
+        threading.Thread(target=self.server.serve_forever,
+                         daemon=True).start()
+
+    def inject(self, method, prefix, nth, fault):
+        """Answer the ``nth`` (1-based) matching request with ``fault``."""
+        self.faults.append((method, prefix, nth, fault))
+
+    def _fault_for(self, request):
+        with self.lock:
+            for method, prefix, nth, fault in self.faults:
+                if request.method == method and request.path.startswith(
+                        prefix):
+                    key = (method, prefix)
+                    self.seen[key] = self.seen.get(key, 0) + 1
+                    if self.seen[key] == nth:
+                        return fault
+        return None
+
+    @wrappers.Request.application
+    def app(self, request):
+        fault = self._fault_for(request)
+        if fault == HANG:
+            self.release.wait(120)
+            return wrappers.Response('released', status=503)
+        if fault == 409:
+            return wrappers.Response(
+                '{"errors": [{"status": 409, "title": "Conflict", "detail":'
+                ' "injected conflict", "code": "placement.undefined_code"}]}',
+                status=409, content_type='application/json')
+        if fault == 500:
+            return wrappers.Response(
+                '{"errors": [{"status": 500, "title": "Internal Server Error",'
+                ' "detail": "injected failure"}]}', status=500,
+                content_type='application/json')
+        headers = {k: v for k, v in request.headers.items()
+                   if k.lower() not in ('host', 'content-length')}
+        upstream = requests.request(
+            request.method, self.upstream + request.full_path.rstrip('?'),
+            headers=headers, data=request.get_data(), timeout=60)
+        with self.lock:
+            self.forwarded.append((request.method, request.path))
+        excluded = ('content-encoding', 'transfer-encoding', 'connection',
+                    'content-length')
+        return wrappers.Response(
+            upstream.content, status=upstream.status_code,
+            headers=[(k, v) for k, v in upstream.headers.items()
+                     if k.lower() not in excluded])
+
+    def close(self):
+        self.release.set()
+        self.server.shutdown()
