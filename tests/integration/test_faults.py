@@ -109,8 +109,11 @@ def test_process_killed_mid_batch(placement, placement_url, build, proxy,
     db_path = tmp_path / 'journal.sqlite3'
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if db_path.exists() and len(_journal_rows(db_path)) == 3:
-            break
+        try:
+            if len(_journal_rows(db_path)) == 3:
+                break
+        except sqlite3.OperationalError:
+            pass  # not created or migrated yet, or locked by the writer
         time.sleep(0.1)
     time.sleep(0.5)
     worker.kill()
