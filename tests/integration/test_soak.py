@@ -1,0 +1,67 @@
+"""A short soak: repairs and restores in a loop, bounded in count and time,
+against the real Placement; prints the number of writes and of lost
+allocations (which must be zero)."""
+
+import random
+import time
+
+from orphan_dashboard.api import placement as api
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
+from orphan_dashboard import journal as journal_module
+from orphan_dashboard import repair
+
+ROUNDS = 150
+SECONDS = 45
+SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+
+
+def test_soak_repairs_and_restores_lose_nothing(placement, build, journal,
+                                                capsys):
+    rng = random.Random(2170)
+    providers = [build.provider('soak%d' % i) for i in range(3)]
+    consumers = [build.allocate({rp: SMALL for rp in rng.sample(
+        providers, rng.randint(1, 3))}) for _ in range(8)]
+
+    def state(consumer):
+        return parse.consumer(consumer,
+                              api.consumer_allocations(placement, consumer))
+
+    initial = {c: state(c).allocations for c in consumers}
+    writes = refused = rounds = 0
+    started = time.monotonic()
+    while rounds < ROUNDS and time.monotonic() - started < SECONDS:
+        rounds += 1
+        consumer = rng.choice(consumers)
+        now = state(consumer)
+        keep = rng.sample(sorted(now.allocations),
+                          rng.randint(0, len(now.allocations) - 1))
+        plan = m.Plan(m.TRIM if keep else m.DELETE, consumer, providers[0],
+                      m.MOVED, 'soak', now.generation, 'p', 'u',
+                      now.allocations, {rp: now.allocations[rp]
+                                        for rp in keep})
+        outcome = repair.write(placement, journal, plan)
+        writes += 1
+        assert outcome.status == repair.DONE, outcome.message
+        (entry,) = journal_module.entries(consumer=consumer)[:1]
+        (row,) = repair.preview_restore(placement, [entry])
+        (restored,) = repair.restore(placement, journal, [entry],
+                                     {consumer: row.fingerprint})
+        writes += 1
+        refused += restored.status != repair.DONE
+    final = {c: state(c).allocations for c in consumers}
+    lost = sum(abs(initial[c].get(rp, {}).get(rc, 0) -
+                   final[c].get(rp, {}).get(rc, 0))
+               for c in consumers
+               for rp in set(initial[c]) | set(final[c])
+               for rc in set(initial[c].get(rp, {})) |
+               set(final[c].get(rp, {})))
+    elapsed = time.monotonic() - started
+    with capsys.disabled():
+        print('\nsoak: %d rounds, %d writes (%d journal entries) in %.1f s, '
+              '%d restores refused, %d allocation units lost' % (
+                  rounds, writes, len(journal_module.entries(limit=10000)),
+                  elapsed, refused, lost))
+    assert refused == 0
+    assert lost == 0
+    assert final == initial
