@@ -135,6 +135,10 @@ class Auditor:
         if self.topology.legitimate(root, provider_uuid):
             return m.OK, 'server %s lives on %s' % (
                 server.name or server.uuid, server.node), ()
+        if root is None and server.node:
+            return (m.PROTECTED,
+                    'its compute node %s has no resource provider' %
+                    server.node, ())
         if root is None:
             return (m.MOVED,
                     'server has no compute node (status %s) yet holds '

@@ -228,3 +228,21 @@ def test_worst_first():
     _, report = verdicts(cloud)
     assert [p.provider.name for p in report.providers][:2] == ['host2',
                                                                'host3']
+
+
+def test_server_without_node_holding_resources_is_moved_to_nowhere():
+    cloud = Cloud()
+    vm = cloud.server('shelved', None)
+    cloud.allocate(vm, H1)
+    found, _ = verdicts(cloud)
+    assert found[(vm, H1)].verdict == m.MOVED
+    assert found[(vm, H1)].actions == (m.DELETE_AND_HEAL,)
+
+
+def test_server_on_a_node_placement_does_not_know_is_protected():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host9')
+    cloud.allocate(vm, H1)
+    found, _ = verdicts(cloud)
+    assert found[(vm, H1)].verdict == m.PROTECTED
+    assert 'host9 has no resource provider' in found[(vm, H1)].reason
