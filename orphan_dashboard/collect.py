@@ -30,21 +30,35 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
-def _topology(placement_client, nova_client):
+def _roots(providers):
+    return {p.root_uuid for p in providers.values()}
+
+
+def _topology(placement_client, nova_client, old=None):
+    """Providers, sharing providers, hypervisors and compute services.
+
+    The hypervisor listing is the costly one: it is reused from ``old``
+    while the set of root providers stays the same.
+    """
     providers = {p['uuid']: parse.provider(p)
                  for p in placement.provider_list(placement_client)}
+    if old is not None and _roots(old.providers) == _roots(providers):
+        hypervisors = dict(old.hypervisors)
+    else:
+        hypervisors = {h.uuid: h for h in map(
+            parse.hypervisor, nova.hypervisor_list(nova_client))}
     return dict(
         providers=providers,
         sharing_providers=frozenset(
             placement.sharing_provider_uuids(placement_client)),
-        hypervisors={h.uuid: h for h in map(
-            parse.hypervisor, nova.hypervisor_list(nova_client))},
+        hypervisors=hypervisors,
         services={s.host: s for s in map(
             parse.service, nova.service_list(nova_client))},
     )
 
 
-def _identify(snapshot, placement_client, nova_client, uuids, concurrency):
+def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
+              keep_known=False):
     """Read details of consumers the audit may act on.
 
     Project, user and age come only from ``GET /allocations/{consumer}``;
@@ -59,7 +73,9 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency):
                  snapshot.consumers.get(u) and snapshot.consumers[u].allocations]
     known = _map(lambda u: nova.instance_known(nova_client, u), strangers,
                  concurrency)
-    snapshot.known_instances = frozenset(u for u, k in known.items() if k)
+    base = snapshot.known_instances - set(known) if keep_known else set()
+    snapshot.known_instances = frozenset(
+        base | {u for u, k in known.items() if k})
 
 
 def full_snapshot(placement_client, nova_client,
@@ -76,10 +92,105 @@ def full_snapshot(placement_client, nova_client,
             parse.server, nova.server_list(nova_client))},
         migrations={g.uuid: g for g in map(
             parse.migration, nova.migration_list(nova_client))},
-        taken_at=taken_at, **topology)
-    suspects = {f.consumer for f in classify.audit(snapshot, min_age=0).problems}
-    _identify(snapshot, placement_client, nova_client, suspects, concurrency)
+        taken_at=taken_at, full_sweep_at=taken_at, **topology)
+    _identify(snapshot, placement_client, nova_client, _suspects(snapshot),
+              concurrency)
     return snapshot
+
+
+def _suspects(snapshot):
+    return {f.consumer for f in classify.audit(snapshot, min_age=0).problems}
+
+
+CLOCK_MARGIN = datetime.timedelta(seconds=5)
+"""Overlap between refreshes, for clock skew between us and Nova."""
+
+
+def refresh_snapshot(placement_client, nova_client, old,
+                     concurrency=DEFAULT_CONCURRENCY):
+    """Bring ``old`` up to date reading only what changed since.
+
+    Nova answers ``changes-since`` for servers (deleted ones included) and
+    migrations; Placement's provider list says whose generation moved.
+    Allocations are re-read only for those providers, new ones, and the
+    providers holding a consumer that changed in Nova.  A ``DELETE
+    /allocations`` bumps no generation, so a full sweep is still needed
+    now and then (see :func:`snapshot`).
+    """
+    taken_at = _now()
+    since = (old.taken_at - CLOCK_MARGIN).isoformat()
+    topology = _topology(placement_client, nova_client, old)
+    providers = topology['providers']
+
+    servers = dict(old.servers)
+    changed = set()
+    for body in nova.server_list(nova_client, **{'changes-since': since}):
+        changed.add(body['id'])
+        if body.get('status') == 'DELETED':
+            servers.pop(body['id'], None)
+        else:
+            servers[body['id']] = parse.server(body)
+    migrations = dict(old.migrations)
+    for migration in map(parse.migration, nova.migration_list(
+            nova_client, **{'changes-since': since})):
+        migrations[migration.uuid] = migration
+        changed.update((migration.uuid, migration.instance_uuid))
+
+    refetch = {uuid for uuid, provider in providers.items()
+               if uuid not in old.providers or
+               old.providers[uuid].generation != provider.generation}
+    for uuid in changed:
+        if uuid in old.consumers:
+            refetch.update(old.consumers[uuid].allocations)
+    refetch &= set(providers)
+    fresh = _map(lambda rp: placement.provider_allocations(
+        placement_client, rp), refetch, concurrency)
+
+    consumers = {}
+    for uuid, consumer in old.consumers.items():
+        kept = {rp: r for rp, r in consumer.allocations.items()
+                if rp in providers and rp not in refetch}
+        if kept:
+            consumers[uuid] = m.Consumer(
+                uuid, consumer.generation, kept, consumer.project_id,
+                consumer.user_id, consumer.modified)
+    for rp, allocations in fresh.items():
+        for uuid, alloc in allocations.items():
+            generation = alloc.get('consumer_generation')
+            previous = old.consumers.get(uuid)
+            entry = consumers.get(uuid)
+            if entry is None:
+                entry = consumers[uuid] = m.Consumer(uuid, generation, {})
+                if previous is not None and previous.generation == generation:
+                    entry.project_id = previous.project_id
+                    entry.user_id = previous.user_id
+                    entry.modified = previous.modified
+            entry.generation = generation
+            entry.allocations[rp] = dict(alloc['resources'])
+
+    snapshot = m.Snapshot(
+        consumers=consumers, servers=servers, migrations=migrations,
+        known_instances=frozenset(
+            u for u in old.known_instances if u in consumers),
+        taken_at=taken_at, full_sweep_at=old.full_sweep_at, **topology)
+    unidentified = {u for u in _suspects(snapshot)
+                    if u in changed or u not in old.consumers or
+                    consumers.get(u) is None or
+                    consumers[u].modified is None}
+    _identify(snapshot, placement_client, nova_client, unidentified,
+              concurrency, keep_known=True)
+    return snapshot
+
+
+def snapshot(placement_client, nova_client, cached=None,
+             full_sweep_interval=600, concurrency=DEFAULT_CONCURRENCY):
+    """A full sweep, or a refresh of ``cached`` while a full one isn't due."""
+    if cached is None or cached.full_sweep_at is None or (
+            _now() - cached.full_sweep_at).total_seconds() >= \
+            full_sweep_interval:
+        return full_snapshot(placement_client, nova_client, concurrency)
+    return refresh_snapshot(placement_client, nova_client, cached,
+                            concurrency)
 
 
 def consumer_snapshot(placement_client, nova_client, consumer_uuids,

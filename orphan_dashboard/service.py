@@ -4,6 +4,8 @@ Views and tables only call these functions (tests mock them), and these
 only wire :mod:`collect`, :mod:`audit` and :mod:`repair` together.
 """
 
+import datetime
+
 from django.conf import settings
 from django.core.cache import cache
 from openstack_dashboard.api import base
@@ -16,18 +18,17 @@ from orphan_dashboard import journal
 from orphan_dashboard import repair
 
 
-def min_age():
-    return getattr(settings, 'ORPHAN_AUDIT_MIN_AGE',
-                   classify.DEFAULT_MIN_AGE)
+DEFAULTS = {
+    'MIN_AGE': classify.DEFAULT_MIN_AGE,
+    'CONCURRENCY': collect.DEFAULT_CONCURRENCY,
+    'SNAPSHOT_TTL': 300,
+    'FULL_SWEEP': 1800,
+}
 
 
-def snapshot_ttl():
-    return getattr(settings, 'ORPHAN_AUDIT_SNAPSHOT_TTL', 300)
-
-
-def concurrency():
-    return getattr(settings, 'ORPHAN_AUDIT_CONCURRENCY',
-                   collect.DEFAULT_CONCURRENCY)
+def setting(name):
+    """``ORPHAN_AUDIT_<name>`` from Django settings, or its default."""
+    return getattr(settings, 'ORPHAN_AUDIT_' + name, DEFAULTS[name])
 
 
 def _cache_key(request):
@@ -35,34 +36,51 @@ def _cache_key(request):
         request.user.services_region, base.url_for(request, 'placement'))
 
 
-def report(request, refresh=False):
+def _age(snapshot):
+    return (datetime.datetime.now(datetime.timezone.utc) -
+            snapshot.taken_at).total_seconds()
+
+
+def report(request, refresh=False, full=False):
     """The audit :class:`~audit.model.Report` of the whole cloud.
 
-    Pages render from a snapshot cached for ``ORPHAN_AUDIT_SNAPSHOT_TTL``
-    seconds in Django's cache (shared by all workers when that is memcached
-    or redis); the report's ``taken_at`` says how old it is.  Repairs never
-    use it: they re-read what they touch.
+    Pages render from a snapshot in Django's cache (shared by all workers
+    when that is memcached or redis) while it is younger than
+    ``ORPHAN_AUDIT_SNAPSHOT_TTL``; then, or on ``refresh``, it is refreshed
+    incrementally, with a full sweep every ``ORPHAN_AUDIT_FULL_SWEEP``
+    seconds or on ``full``.  The report's ``taken_at`` says how old it is.
+    Repairs never use it: they re-read what they touch.
     """
     key = _cache_key(request)
-    snapshot = None if refresh else cache.get(key)
-    if snapshot is None:
+    cached = cache.get(key)
+    snapshot = cached and cached['snapshot']
+    if (full or refresh or snapshot is None or cached['stale'] or
+            _age(snapshot) >= setting('SNAPSHOT_TTL')):
         clients = client.for_request(request)
-        snapshot = collect.full_snapshot(clients.placement, clients.nova,
-                                         concurrency=concurrency())
-        cache.set(key, snapshot, snapshot_ttl())
-    return classify.audit(snapshot, min_age=min_age())
+        snapshot = collect.snapshot(
+            clients.placement, clients.nova,
+            cached=None if full else snapshot,
+            full_sweep_interval=setting('FULL_SWEEP'),
+            concurrency=setting('CONCURRENCY'))
+        cache.set(key, {'snapshot': snapshot, 'stale': False},
+                  2 * setting('FULL_SWEEP'))
+    return classify.audit(snapshot, min_age=setting('MIN_AGE'))
 
 
 def forget_snapshot(request):
-    """Drop the cached snapshot, e.g. after a repair changed Placement."""
-    cache.delete(_cache_key(request))
+    """Mark the cached snapshot stale after a write: the next page refreshes
+    it (our writes are PUTs, which bump provider generations)."""
+    key = _cache_key(request)
+    cached = cache.get(key)
+    if cached:
+        cache.set(key, dict(cached, stale=True), 2 * setting('FULL_SWEEP'))
 
 
 def preview(request, selections):
     """A fresh plan (or the reason there is none) for each selection."""
     clients = client.for_request(request)
     return repair.preview(clients.placement, clients.nova, selections,
-                          min_age=min_age())
+                          min_age=setting('MIN_AGE'))
 
 
 def apply(request, selections, fingerprints):
@@ -71,7 +89,7 @@ def apply(request, selections, fingerprints):
     try:
         return repair.apply(clients.placement, clients.nova,
                             journal.Journal.for_request(request), selections,
-                            fingerprints, min_age=min_age())
+                            fingerprints, min_age=setting('MIN_AGE'))
     finally:
         forget_snapshot(request)
 

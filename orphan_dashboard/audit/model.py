@@ -164,6 +164,9 @@ class Snapshot:
     answer: deleted the Nova way (``deleted=id``, not yet archived) or marked
     deleted by hand (``deleted=1``), which ``deleted=True`` listings miss."""
     taken_at: typing.Optional[datetime.datetime] = None
+    full_sweep_at: typing.Optional[datetime.datetime] = None
+    """When every provider's allocations were last read (an incremental
+    refresh cannot see a ``DELETE /allocations``: it bumps no generation)."""
 
     @property
     def down_cells(self):
