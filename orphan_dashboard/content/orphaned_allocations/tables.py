@@ -1,0 +1,329 @@
+"""Tables: hypervisors, one provider's allocations, the journal.
+
+Actions never write: they lead to a preview (``repair`` / ``restore``
+views) whose confirm re-reads and re-checks everything.  ``allowed()``
+looks only at the row's data, never at an API.
+"""
+
+from urllib import parse as urlparse
+
+from django import shortcuts
+from django.template import defaultfilters
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
+
+from horizon import exceptions
+from horizon import tables
+
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import forms
+from orphan_dashboard import repair
+from orphan_dashboard import service
+
+POLICY = (("compute", "os_compute_api:os-hypervisors:list"),)
+SHOWN_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
+
+
+def _url(name, **query):
+    url = reverse('horizon:admin:orphaned_allocations:%s' % name)
+    return url + '?' + urlparse.urlencode(query, doseq=True)
+
+
+def format_resources(resources):
+    return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
+
+
+def format_allocations(allocations, names=None):
+    if not allocations:
+        return _('nothing')
+    names = names or {}
+    return '; '.join('%s: %s' % (names.get(rp, rp), format_resources(r))
+                     for rp, r in sorted(allocations.items()))
+
+
+# -- hypervisors ------------------------------------------------------------
+
+class ViewAllocations(tables.LinkAction):
+    name = 'view'
+    verbose_name = _('View allocations')
+    policy_rules = POLICY
+
+    def get_link_url(self, datum):
+        return reverse('horizon:admin:orphaned_allocations:detail',
+                       args=[datum.provider.uuid])
+
+
+class FixRecommended(tables.Action):
+    name = 'fix_recommended'
+    verbose_name = _('Fix recommended')
+    classes = ('btn-danger',)
+    icon = 'wrench'
+    policy_rules = POLICY
+
+    def handle(self, table, request, obj_ids):
+        return shortcuts.redirect(_url('repair', provider=obj_ids))
+
+
+class Refresh(tables.LinkAction):
+    name = 'refresh'
+    verbose_name = _('Refresh')
+    icon = 'refresh'
+    policy_rules = POLICY
+
+    def get_link_url(self, datum=None):
+        return '?refresh=1'
+
+
+class ToggleAll(tables.LinkAction):
+    name = 'toggle_all'
+    verbose_name = _('Show all hypervisors')
+    policy_rules = POLICY
+
+    def allowed(self, request, datum=None):
+        if request.GET.get('show') == 'all':
+            self.verbose_name = _('Show mismatched only')
+        return True
+
+    def get_link_url(self, datum=None):
+        return '?' if self.table.request.GET.get('show') == 'all' else \
+            '?show=all'
+
+
+class DeleteProvider(tables.DeleteAction):
+    policy_rules = POLICY
+
+    @staticmethod
+    def action_present(count):
+        return ngettext_lazy('Delete Provider', 'Delete Providers', count)
+
+    @staticmethod
+    def action_past(count):
+        return ngettext_lazy('Deleted Provider', 'Deleted Providers', count)
+
+    def allowed(self, request, datum=None):
+        """Only providers with no compute node and no allocations left."""
+        return datum is None or (datum.orphaned_provider and
+                                 not datum.consumers)
+
+    def delete(self, request, obj_id):
+        service.delete_provider(request, obj_id)
+
+
+def _usage(rc):
+    def value(datum):
+        return '%s / %s' % (datum.usage.get(rc, 0), datum.needed.get(rc, 0))
+    return value
+
+
+def _findings(datum):
+    counts = datum.counts
+    return ', '.join('%s: %d' % (verdict, counts[verdict])
+                     for verdict in m.VERDICTS
+                     if verdict != m.OK and verdict in counts) or '-'
+
+
+def _state(datum):
+    if datum.orphaned_provider:
+        return _('%s (orphaned provider)') % datum.service_state
+    return datum.service_state
+
+
+class ProvidersTable(tables.DataTable):
+    name = tables.WrappingColumn(
+        lambda d: d.provider.name, verbose_name=_('Hypervisor'),
+        link=lambda d: reverse('horizon:admin:orphaned_allocations:detail',
+                               args=[d.provider.uuid]))
+    state = tables.Column(_state, verbose_name=_('Compute service'))
+    servers = tables.Column('servers', verbose_name=_('Servers in Nova'))
+    consumers = tables.Column('consumers',
+                              verbose_name=_('Consumers in Placement'))
+    findings = tables.WrappingColumn(_findings, verbose_name=_('Findings'))
+    vcpu = tables.Column(_usage('VCPU'), verbose_name=_('VCPU used / needed'))
+    memory = tables.Column(_usage('MEMORY_MB'),
+                           verbose_name=_('RAM (MB) used / needed'))
+    disk = tables.Column(_usage('DISK_GB'),
+                         verbose_name=_('Disk (GB) used / needed'))
+
+    def get_object_id(self, datum):
+        return datum.provider.uuid
+
+    def get_object_display(self, datum):
+        return datum.provider.name
+
+    class Meta(object):
+        name = 'providers'
+        verbose_name = _('Hypervisors')
+        table_actions = (Refresh, ToggleAll, FixRecommended)
+        row_actions = (ViewAllocations, DeleteProvider)
+
+
+# -- one provider's allocations ----------------------------------------------
+
+def _finding_id(finding):
+    return '%s:%s' % (finding.consumer, finding.provider)
+
+
+class RepairRow(tables.LinkAction):
+    """A repair of one row, previewed in a modal."""
+    classes = ('ajax-modal',)
+    policy_rules = POLICY
+    repair = None
+
+    def allowed(self, request, datum=None):
+        return datum is not None and self.repair in datum.actions
+
+    def get_link_url(self, datum):
+        return _url('repair', sel=forms.encode_selection(repair.Selection(
+            datum.consumer, datum.provider, self.repair,
+            datum.instance if datum.instance != datum.consumer else None)))
+
+
+class RepairRows(tables.Action):
+    """The same repair over the selected rows."""
+    policy_rules = POLICY
+    repair = None
+
+    def handle(self, table, request, obj_ids):
+        return shortcuts.redirect(_url('repair', sel=[
+            '%s:%s' % (obj_id, self.repair) for obj_id in obj_ids]))
+
+
+def _repair_actions(repair_name, label):
+    row = type('%sRow' % repair_name.title(), (RepairRow,), dict(
+        name=repair_name, verbose_name=label, repair=repair_name))
+    rows = type('%sRows' % repair_name.title(), (RepairRows,), dict(
+        name=repair_name + '_selected', verbose_name=label,
+        repair=repair_name))
+    return row, rows
+
+
+TrimRow, TrimRows = _repair_actions(m.TRIM, _('Trim to current host'))
+HealRow, HealRows = _repair_actions(m.DELETE_AND_HEAL, _('Delete and heal'))
+DeleteRow, DeleteRows = _repair_actions(m.DELETE, _('Delete'))
+CreateRow, CreateRows = _repair_actions(m.HEAL, _('Heal'))
+
+
+class AllocationsTable(tables.DataTable):
+    consumer = tables.Column('consumer', verbose_name=_('Consumer'))
+    nova = tables.WrappingColumn('nova', verbose_name=_('In Nova'))
+    host = tables.Column('host', verbose_name=_('Current host'),
+                         empty_value='-')
+    project = tables.Column('project_id', verbose_name=_('Project'),
+                            empty_value='-')
+    resources = tables.Column(lambda f: format_resources(f.resources),
+                              verbose_name=_('Resources here'))
+    verdict = tables.Column('verdict', verbose_name=_('Verdict'))
+    reason = tables.WrappingColumn('reason', verbose_name=_('Reason'))
+
+    def get_object_id(self, datum):
+        return _finding_id(datum)
+
+    class Meta(object):
+        name = 'allocations'
+        verbose_name = _('Allocations')
+        table_actions = (TrimRows, HealRows, DeleteRows, CreateRows)
+        row_actions = (TrimRow, HealRow, DeleteRow, CreateRow)
+
+
+# -- journal ----------------------------------------------------------------
+
+class RestoreRow(tables.LinkAction):
+    name = 'restore'
+    verbose_name = _('Restore')
+    classes = ('ajax-modal',)
+    policy_rules = POLICY
+
+    def allowed(self, request, datum=None):
+        return datum is not None and datum.status in (
+            datum.APPLIED, datum.PENDING, datum.FAILED)
+
+    def get_link_url(self, datum):
+        return _url('restore', entry=datum.id)
+
+
+class RestoreRows(tables.Action):
+    name = 'restore_selected'
+    verbose_name = _('Restore')
+    policy_rules = POLICY
+
+    def handle(self, table, request, obj_ids):
+        return shortcuts.redirect(_url('restore', entry=obj_ids))
+
+
+class Export(tables.LinkAction):
+    policy_rules = POLICY
+    fmt = None
+
+    def get_link_url(self, datum=None):
+        query = {k: v for k, v in self.table.kwargs.items()
+                 if k in ('provider', 'consumer') and v}
+        return reverse('horizon:admin:orphaned_allocations:export',
+                       args=[self.fmt]) + '?' + urlparse.urlencode(query)
+
+
+class ExportCSV(Export):
+    name = 'export_csv'
+    verbose_name = _('Export CSV')
+    fmt = 'csv'
+
+
+class ExportJSON(Export):
+    name = 'export_json'
+    verbose_name = _('Export JSON')
+    fmt = 'json'
+
+
+class HistoryFilter(tables.FilterAction):
+    filter_type = 'server'
+    filter_choices = (('provider', _('Provider ='), True),
+                      ('consumer', _('Consumer ='), True))
+
+
+def _change(entry):
+    return '%s → %s' % (format_allocations(entry.before),
+                        format_allocations(entry.after))
+
+
+def _outcome(entry):
+    text = entry.get_status_display()
+    return '%s: %s' % (text, entry.message) if entry.message else text
+
+
+class HistoryTable(tables.DataTable):
+    created = tables.Column(
+        'created', verbose_name=_('Time'),
+        filters=(lambda d: defaultfilters.date(d, 'Y-m-d H:i:s'),))
+    user = tables.Column('user_name', verbose_name=_('User'))
+    action = tables.Column('action', verbose_name=_('Action'))
+    consumer = tables.Column('consumer', verbose_name=_('Consumer'))
+    provider = tables.Column('provider', verbose_name=_('Provider'))
+    change = tables.WrappingColumn(_change, verbose_name=_('Before → after'))
+    outcome = tables.WrappingColumn(_outcome, verbose_name=_('Outcome'))
+
+    def __init__(self, request, data=None, needs_form_wrapper=None,
+                 **kwargs):
+        super().__init__(request, data, needs_form_wrapper, **kwargs)
+        self.kwargs = kwargs
+
+    class Meta(object):
+        name = 'history'
+        verbose_name = _('History')
+        table_actions = (HistoryFilter, ExportCSV, ExportJSON, RestoreRows)
+        row_actions = (RestoreRow,)
+
+
+def history_data(tab, provider=None):
+    """Journal entries for a history tab, honouring its filter."""
+    table = tab._tables['history']
+    field = table.get_filter_field()
+    value = table.get_filter_string().strip()
+    query = {'provider': provider}
+    if value and field in ('provider', 'consumer'):
+        query[field] = value
+    table.kwargs.update(query)
+    try:
+        return service.history(tab.request, **query)
+    except Exception:
+        exceptions.handle(tab.request, _('Unable to read the journal.'))
+        return []

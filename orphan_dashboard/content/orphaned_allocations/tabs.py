@@ -1,0 +1,87 @@
+from django.utils.translation import gettext_lazy as _
+
+from horizon import exceptions
+from horizon import tabs
+
+from orphan_dashboard.content.orphaned_allocations import tables
+from orphan_dashboard import service
+
+TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
+
+
+class ProvidersTab(tabs.TableTab):
+    name = _('Hypervisors')
+    slug = 'providers'
+    table_classes = (tables.ProvidersTable,)
+    template_name = TABLE_TEMPLATE
+    preload = False
+
+    def get_providers_data(self):
+        report = self.tab_group.kwargs.get('report')
+        if report is None:
+            return []
+        if self.request.GET.get('show') == 'all':
+            return report.providers
+        return [p for p in report.providers
+                if p.mismatched or p.orphaned_provider]
+
+
+class HistoryTab(tabs.TableTab):
+    name = _('History')
+    slug = 'history'
+    table_classes = (tables.HistoryTable,)
+    template_name = TABLE_TEMPLATE
+    preload = False
+
+    def get_history_data(self):
+        return tables.history_data(
+            self, provider=self.tab_group.kwargs.get('provider_uuid'))
+
+
+class IndexTabs(tabs.TabGroup):
+    slug = 'orphaned_allocations'
+    tabs = (ProvidersTab, HistoryTab)
+    sticky = True
+
+
+class AllocationsTab(tabs.TableTab):
+    name = _('Allocations')
+    slug = 'allocations'
+    table_classes = (tables.AllocationsTable,)
+    template_name = TABLE_TEMPLATE
+    preload = False
+
+    def get_allocations_data(self):
+        return self.tab_group.kwargs['provider_report'].findings
+
+
+class OverviewTab(tabs.Tab):
+    name = _('Overview')
+    slug = 'overview'
+    template_name = 'admin/orphaned_allocations/_overview.html'
+
+    def get_context_data(self, request):
+        report = self.tab_group.kwargs['provider_report']
+        try:
+            inventories = service.inventories(request,
+                                              report.provider.uuid)
+        except Exception:
+            inventories = {}
+            exceptions.handle(request,
+                              _('Unable to retrieve the inventory.'))
+        classes = sorted(set(inventories) | set(report.usage) |
+                         set(report.needed))
+        rows = [dict(rc=rc, total=inventories.get(rc, {}).get('total', '-'),
+                     reserved=inventories.get(rc, {}).get('reserved', '-'),
+                     ratio=inventories.get(rc, {}).get('allocation_ratio',
+                                                       '-'),
+                     usage=report.usage.get(rc, 0),
+                     needed=report.needed.get(rc, 0))
+                for rc in classes]
+        return {'report': report, 'rows': rows}
+
+
+class DetailTabs(tabs.TabGroup):
+    slug = 'provider'
+    tabs = (AllocationsTab, OverviewTab, HistoryTab)
+    sticky = True
