@@ -85,11 +85,20 @@ def build(placement):
     return Builder(placement)
 
 
+JOURNAL_DB = 'orphan_journal'
+
+
+def pytest_collection_modifyitems(items):
+    """Tests using the journal get its database (known at collection, so
+    pytest-django creates and migrates it before any test runs)."""
+    for item in items:
+        if 'journal' in getattr(item, 'fixturenames', ()):
+            item.add_marker(pytest.mark.django_db(databases=[JOURNAL_DB]))
+
+
 @pytest.fixture
-def journal(request):
+def journal(db):
     """A real journal, in the test database of its own alias."""
     from orphan_dashboard import journal as journal_module
-    request.applymarker(pytest.mark.django_db(
-        databases=[journal_module.DATABASE]))
-    request.getfixturevalue('db')
+    assert journal_module.DATABASE == JOURNAL_DB
     return journal_module.Journal('test', 'uid', 'tester', 'pid', 'admin')

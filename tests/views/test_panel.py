@@ -7,6 +7,7 @@ from django.test.utils import override_settings
 from django.urls import reverse
 
 import horizon
+from openstack_auth import utils as auth_utils
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
@@ -65,6 +66,7 @@ class RegistrationTests(AdminViewTests):
 class AdminPolicyTests(AdminViewTests):
     @override_settings(POLICY_CHECK_FUNCTION='openstack_auth.policy.check')
     def test_panel_visible_to_admin_with_policy(self):
+        self.request.user = auth_utils.get_user(self.request)
         panel = horizon.get_dashboard('admin').get_panel(
             'orphaned_allocations')
         self.assertTrue(panel.can_access({'request': self.request}))
@@ -269,6 +271,7 @@ class NonAdminTests(helpers.TestCase):
 
     @override_settings(POLICY_CHECK_FUNCTION='openstack_auth.policy.check')
     def test_panel_hidden_from_member_with_policy(self):
+        self.request.user = auth_utils.get_user(self.request)
         panel = horizon.get_dashboard('admin').get_panel(
             'orphaned_allocations')
         self.assertFalse(panel.can_access({'request': self.request}))
