@@ -1,5 +1,8 @@
 """Horizon's own test settings with this plugin enabled."""
 
+import os
+import tempfile
+
 from openstack_dashboard.test.settings import *  # noqa: F401,F403
 
 from openstack_dashboard import enabled
@@ -17,6 +20,7 @@ ORPHAN_AUDIT_MIN_AGE = 0
 DATABASES = dict(DATABASES)  # noqa: F405
 # Tests get an in-memory copy (pytest-django); the name only has to differ
 # from the default database's.
-DATABASES['orphan_journal'] = {'ENGINE': 'django.db.backends.sqlite3',
-                               'NAME': 'orphan_journal.sqlite3',
-                               'TEST': {'DEPENDENCIES': []}}
+DATABASES['orphan_journal'] = {
+    'ENGINE': 'django.db.backends.sqlite3',
+    'NAME': os.path.join(tempfile.gettempdir(), 'orphan_journal.sqlite3'),
+    'TEST': {'DEPENDENCIES': []}}
