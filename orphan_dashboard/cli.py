@@ -208,7 +208,7 @@ def run(args, clients, out=sys.stdout):
     selections = [repair.Selection(f.consumer, f.provider, action,
                                    f.instance if f.instance != f.consumer
                                    else None)
-                  for f, action in planner.recommended(report)]
+                  for f, action in planner.recommended(report.problems)]
     rows = repair.preview(clients.placement, clients.nova, selections,
                           min_age=min_age)
     setup_django()

@@ -155,6 +155,30 @@ def osc_commands(plan):
     return [shlex.join(args)]
 
 
-def recommended(report):
-    """Findings a "fix recommended" batch may act on, with their action."""
-    return [(f, f.action) for f in report.problems if f.action]
+_PRIORITY = (m.DELETE_AND_HEAL, m.DELETE, m.TRIM, m.HEAL)
+
+
+def recommended(findings):
+    """One recommended repair per consumer: ``[(finding, action)]``.
+
+    A consumer can have several findings (left on an old host *and*
+    missing on its current one, as after the failed cold migration of the
+    seeds): one write must fix them all, or the second would be refused for
+    a generation the first one moved.  Trim cannot add what is missing, so
+    that pair becomes a delete and heal.
+    """
+    groups = {}
+    for finding in findings:
+        if finding.action:
+            groups.setdefault(finding.consumer, []).append(finding)
+    chosen = []
+    for group in groups.values():
+        actions = {f.action for f in group}
+        if m.HEAL in actions and len(actions) > 1:
+            actions.add(m.DELETE_AND_HEAL)
+        for action in _PRIORITY:
+            candidates = [f for f in group if action in f.actions]
+            if action in actions and candidates:
+                chosen.append((candidates[0], action))
+                break
+    return chosen

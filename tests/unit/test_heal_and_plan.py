@@ -143,5 +143,23 @@ def test_recommended_skips_unknown_consumers():
     cloud, vm = _evacuated()
     cloud.allocate(uid('stranger'), H1)
     report = classify.audit(cloud.snapshot())
-    assert planner.recommended(report) == [
+    assert planner.recommended(report.problems) == [
         (f, m.TRIM) for f in report.problems if f.consumer == vm]
+
+
+def test_recommended_is_one_write_per_consumer():
+    """The failed cold migration: left on the target, missing on the
+    source: one delete and heal, not a heal then a refused trim."""
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host2')
+    cloud.allocate(vm, H3)
+    other = cloud.server('other', 'host1')
+    cloud.allocate(other, H1)
+    cloud.allocate(other, H2)
+    cloud.allocate(other, H3)
+    report = classify.audit(cloud.snapshot())
+    chosen = {f.consumer: (f.provider, a)
+              for f, a in planner.recommended(report.problems)}
+    assert chosen[vm] == (H3, m.DELETE_AND_HEAL)
+    assert chosen[other][1] == m.TRIM
+    assert len(chosen) == 2

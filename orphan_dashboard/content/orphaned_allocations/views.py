@@ -14,6 +14,7 @@ from horizon import forms
 from horizon import messages
 from horizon import tabs
 
+from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import tables
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
@@ -140,15 +141,17 @@ class RepairView(_PreviewView):
                 finding.instance != finding.consumer else None)
             selections.append(repair.Selection(s.consumer, s.provider,
                                                s.action, instance))
+        problems = []
         for uuid in providers:
             provider = report.provider(uuid)
             if provider is None:
                 raise repair_forms.BadSelection(
                     _('No such resource provider.'))
-            selections.extend(repair.Selection(
-                f.consumer, f.provider, f.action,
-                f.instance if f.instance != f.consumer else None)
-                for f in provider.problems if f.action)
+            problems.extend(provider.problems)
+        selections.extend(repair.Selection(
+            f.consumer, f.provider, action,
+            f.instance if f.instance != f.consumer else None)
+            for f, action in planner.recommended(problems))
         if not selections:
             raise repair_forms.BadSelection(
                 _('No recommended repair on the selected hypervisors.'))

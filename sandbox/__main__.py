@@ -1,0 +1,57 @@
+"""python -m sandbox {up,demo} ..."""
+import argparse
+import sys
+
+
+def _incidents(value):
+    from sandbox import incidents_names
+    if value in ('', 'none'):
+        return []
+    if value == 'all':
+        return list(incidents_names.NAMES)
+    names = [n.strip() for n in value.split(',') if n.strip()]
+    bad = [n for n in names if n not in incidents_names.NAMES]
+    if bad:
+        raise argparse.ArgumentTypeError(
+            'unknown incident(s) %s; known: %s'
+            % (', '.join(bad), ', '.join(incidents_names.NAMES)))
+    return names
+
+
+def _common(p):
+    p.add_argument('--state-dir', default='./.sandbox',
+                   help='where openrc, clouds.yaml, sandbox.json and the '
+                        'databases go (default ./.sandbox)')
+    p.add_argument('--keystone-port', type=int, default=5000)
+    p.add_argument('--nova-port', type=int, default=8774)
+    p.add_argument('--placement-port', type=int, default=8778)
+    p.add_argument('--control-port', type=int, default=8799)
+    p.add_argument('--password', default='sandbox-admin',
+                   help='the Keystone admin password')
+    p.add_argument('--debug', action='store_true')
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m sandbox')
+    sub = parser.add_subparsers(dest='cmd', required=True)
+    up = sub.add_parser('up', help='start Keystone, Nova and Placement')
+    _common(up)
+    up.add_argument('--incidents', type=_incidents, default=[],
+                    help="'all', 'none' or a comma list of: "
+                         "evacuation, deleted_behind_nova, failed_migration,"
+                         " unconfirmed_resize, healed_away, healthy")
+    demo = sub.add_parser('demo', help='the sandbox with all incidents, '
+                                       'plus Horizon')
+    _common(demo)
+    demo.add_argument('--port', type=int, default=8000,
+                      help='Horizon port (default 8000)')
+    args = parser.parse_args(argv)
+    if args.cmd == 'up':
+        from sandbox import up as up_mod
+        return up_mod.main(args)
+    from sandbox import demo as demo_mod
+    return demo_mod.main(args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

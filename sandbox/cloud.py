@@ -1,0 +1,265 @@
+"""Nova (API, conductor, scheduler, 3 fake computes) and Placement in-process.
+
+Built from Nova's own functional-test fixtures, with the Nova API and
+Placement WSGI apps served on real loopback ports behind keystonemiddleware.
+Compute periodic tasks never run on their own (``periodic_enable`` is False
+in Nova's ConfFixture); ``run_periodic`` runs one on demand.
+
+Import this module only after ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` is set
+(``sandbox.up`` does it).
+"""
+import os
+
+os.environ.setdefault('OS_NOVA_DISABLE_EVENTLET_PATCHING', '1')
+import nova.tests.functional  # noqa: E402,F401  (monkey_patch decision first)
+
+import contextlib  # noqa: E402
+import io
+import logging
+import sys
+import threading
+
+from keystoneauth1 import loading as ks_loading
+from keystonemiddleware.auth_token import _opts as ksm_opts
+from oslo_config import cfg
+from werkzeug import serving
+
+import nova.conf
+from nova import context as nova_context
+from nova.db.main import api as main_db_api
+from nova import objects
+from nova import test as nova_test
+from nova.tests import fixtures as nova_fixtures
+from nova.tests.functional import fixtures as func_fixtures
+from nova.virt import fake as fake_virt
+from nova.api import wsgi as nova_wsgi
+from nova.api.openstack import wsgi_app
+from placement import deploy as placement_deploy
+
+CONF = nova.conf.CONF
+LOG = logging.getLogger('sandbox')
+
+HOSTS = ('host1', 'host2', 'host3')
+
+
+class SandboxFakeDriver(fake_virt.FakeDriver):
+    """Nova's fake virt driver with a plausible hypervisor size.
+
+    ``FAULTS`` lets the incident stager make one operation fail the way the
+    seed incidents did (e.g. a disk copy that times out on the source).
+    """
+    vcpus = 64
+    memory_mb = 262144
+    local_gb = 4000
+
+    # instance uuid -> exception to raise from migrate_disk_and_power_off
+    MIGRATE_DISK_FAULTS = {}
+
+    def migrate_disk_and_power_off(self, context, instance, dest, flavor,
+                                   network_info, block_device_info=None,
+                                   timeout=0, retry_interval=0):
+        exc = self.MIGRATE_DISK_FAULTS.pop(instance.uuid, None)
+        if exc is not None:
+            raise exc
+        return super().migrate_disk_and_power_off(
+            context, instance, dest, flavor, network_info,
+            block_device_info, timeout, retry_interval)
+
+
+# Nova loads drivers as 'nova.virt.<name>': make ours 'fake.SandboxFakeDriver'.
+fake_virt.SandboxFakeDriver = SandboxFakeDriver
+
+
+def _register_authtoken_opts(conf, settings):
+    """Register keystonemiddleware's options on conf, then set them."""
+    group = 'keystone_authtoken'
+    opts = (list(ksm_opts._OPTS)
+            + ks_loading.get_auth_common_conf_options()
+            + ks_loading.get_auth_plugin_conf_options('password'))
+    for opt in opts:
+        try:
+            conf.register_opt(opt, group=group)
+        except cfg.DuplicateOptError:
+            pass
+    for key, value in settings.items():
+        conf.set_override(key, value, group=group)
+
+
+class _QuietHandler(serving.WSGIRequestHandler):
+    def log_request(self, *args, **kwargs):
+        if LOG.isEnabledFor(logging.DEBUG):
+            super().log_request(*args, **kwargs)
+
+
+def _serve(app, port, name):
+    server = serving.make_server('127.0.0.1', port, app, threaded=True,
+                                 request_handler=_QuietHandler)
+    t = threading.Thread(target=server.serve_forever, name='sandbox-' + name,
+                         daemon=True)
+    t.start()
+    return server
+
+
+class SandboxCloud(nova_test.TestCase):
+    """A Nova functional test that never ends: the sandbox cloud."""
+
+    compute_driver = 'fake.SandboxFakeDriver'
+
+    def runTest(self):  # testtools wants a test method name
+        pass
+
+    def setUp(self):
+        self.flags(compute_driver=self.compute_driver)
+        super().setUp()
+        self.useFixture(nova_fixtures.RealPolicyFixture())
+        self.neutron = self.useFixture(nova_fixtures.NeutronFixture(self))
+        self.glance = self.useFixture(nova_fixtures.GlanceFixture(self))
+        self.useFixture(nova_fixtures.CinderFixture(self))
+        self.placement_fixture = self.useFixture(
+            func_fixtures.PlacementFixture())
+        self.placement = self.placement_fixture.api
+        self.useFixture(nova_fixtures.AllServicesCurrent())
+        self.notifier = self.useFixture(
+            nova_fixtures.NotificationFixture(self))
+        self.start_service('conductor')
+        self.scheduler_service = self.start_service('scheduler')
+        for host in HOSTS:
+            self._start_compute(host)
+        self.stopped = set()
+        self.servers = []
+
+    # ----------------------------------------------------------- serving
+    def serve(self, nova_port, placement_port, keystone_url, password):
+        settings = {
+            'www_authenticate_uri': keystone_url,
+            'auth_url': keystone_url,
+            'auth_type': 'password',
+            'username': 'admin',
+            'password': password,
+            'project_name': 'admin',
+            'user_domain_name': 'Default',
+            'project_domain_name': 'Default',
+            'region_name': 'RegionOne',
+            'service_token_roles_required': True,
+        }
+        # Nova API: the real paste pipeline, 'keystone' flavour.
+        _register_authtoken_opts(CONF, settings)
+        paste = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
+        if os.path.exists(paste):
+            self.flags(api_paste_config=paste, group='wsgi')
+        nova_app = nova_wsgi.Loader().load_app('osapi_compute')
+        wsgi_app._setup_service(CONF.host, 'osapi_compute')
+        # Placement: the same database as the in-process fixture Nova uses,
+        # a second app built with auth_strategy=keystone.
+        pconf = self.placement_fixture.conf_fixture.conf
+        _register_authtoken_opts(pconf, settings)
+        pconf.set_override('auth_strategy', 'keystone', group='api')
+        try:
+            placement_app = placement_deploy.deploy(pconf)
+        finally:
+            pconf.set_override('auth_strategy', 'noauth2', group='api')
+        self.servers.append(_serve(nova_app, nova_port, 'nova'))
+        self.servers.append(_serve(placement_app, placement_port,
+                                   'placement'))
+
+    def shutdown(self):
+        for s in self.servers:
+            try:
+                s.shutdown()
+                s.server_close()
+            except Exception:
+                pass
+        self.servers = []
+
+    # ------------------------------------------------------------ control
+    def admin_ctxt(self):
+        return nova_context.get_admin_context()
+
+    def cell_ctxt(self):
+        ctxt = self.admin_ctxt()
+        nova_context.set_target_cell(ctxt, self.cell_mappings['cell1'])
+        return ctxt
+
+    def provider_uuids(self):
+        """host name -> compute node (= resource provider) uuid."""
+        ctxt = self.cell_ctxt()
+        out = {}
+        for host in HOSTS:
+            nodes = objects.ComputeNodeList.get_all_by_host(ctxt, host)
+            out[host] = nodes[0].uuid
+        return out
+
+    def stop_compute(self, host):
+        if host not in self.computes:
+            raise KeyError(host)
+        if host in self.stopped:
+            return {'host': host, 'state': 'stopped', 'changed': False}
+        self.computes[host].stop()
+        self.stopped.add(host)
+        # A crashed host stops heartbeating: make the servicegroup see the
+        # last heartbeat long ago so the service reports 'down' now rather
+        # than after service_down_time.
+        self._heartbeat(host, "'-1 day'")
+        return {'host': host, 'state': 'stopped', 'changed': True}
+
+    def start_compute(self, host):
+        if host not in self.computes:
+            raise KeyError(host)
+        if host not in self.stopped:
+            return {'host': host, 'state': 'running', 'changed': False}
+        old = self.computes[host]
+        old_driver = old.manager.driver
+        from unittest import mock
+        with mock.patch('nova.virt.driver.load_compute_driver') as load:
+            load.return_value = old_driver
+            new = self.start_service('compute', host=host, cell_name='cell1')
+        self.computes[host] = new
+        self.stopped.discard(host)
+        self._heartbeat(host, "'+0 seconds'")   # it reports in at once
+        return {'host': host, 'state': 'running', 'changed': True}
+
+    def _heartbeat(self, host, offset):
+        engine = main_db_api.get_engine(context=self.cell_ctxt())
+        with engine.begin() as conn:
+            conn.exec_driver_sql(
+                "UPDATE services SET last_seen_up = datetime('now', %s), "
+                "updated_at = datetime('now', %s) WHERE host = ? AND "
+                "\"binary\" = 'nova-compute'" % (offset, offset), (host,))
+
+    def run_periodic(self, host):
+        compute = self.computes[host]
+        if host in self.stopped:
+            raise RuntimeError('%s is stopped' % host)
+        compute.manager.update_available_resource(self.cell_ctxt())
+        return {'host': host, 'ran': 'update_available_resource'}
+
+    def soft_delete_behind_nova(self, uuid):
+        """The Russian blog's SQL: deleted=1, not Nova's deleted=id."""
+        ctxt = self.cell_ctxt()
+        engine = main_db_api.get_engine(context=ctxt)
+        with engine.begin() as conn:
+            res = conn.exec_driver_sql(
+                "UPDATE instances SET deleted=1, deleted_at=CURRENT_TIMESTAMP,"
+                " vm_state='deleted' WHERE uuid=?", (uuid,))
+            count = res.rowcount
+        return {'uuid': uuid, 'rows': count}
+
+    _audit_lock = threading.Lock()
+
+    def placement_audit(self):
+        from nova.cmd import manage
+        out = io.StringIO()
+        with self._audit_lock, contextlib.redirect_stdout(out):
+            try:
+                rc = manage.PlacementCommands().audit(verbose=True)
+            except Exception as e:  # report, don't crash the control API
+                print('audit raised %r' % e)
+                rc = 255
+        return {'exit_code': rc, 'output': out.getvalue()}
+
+
+def build():
+    """Set up the cloud; returns the SandboxCloud (call .cleanUp())."""
+    tc = SandboxCloud('runTest')
+    tc.setUp()
+    return tc

@@ -1,0 +1,76 @@
+"""Small helpers shared by the sandbox processes (no OpenStack imports)."""
+import ctypes
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent():
+    """preexec_fn: have the kernel SIGTERM this child when its parent dies."""
+    try:
+        libc = ctypes.CDLL('libc.so.6', use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except Exception:  # pragma: no cover - not Linux
+        pass
+
+
+def port_free(port, host='127.0.0.1'):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def free_port(host='127.0.0.1'):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((host, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def choose_port(wanted, taken=()):
+    """The wanted port if free (0 means any), else a free one."""
+    if wanted and wanted not in taken and port_free(wanted):
+        return wanted
+    while True:
+        p = free_port()
+        if p not in taken:
+            return p
+
+
+def wait_for_port(port, timeout=60, host='127.0.0.1', proc=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError('process exited with %s' % proc.returncode)
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError('nothing listening on %s:%s after %ss'
+                       % (host, port, timeout))
+
+
+def log(msg):
+    sys.stderr.write('[sandbox] %s\n' % msg)
+    sys.stderr.flush()
+
+
+def write_json(path, data):
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(data, f, indent=2, sort_keys=True)
+        f.write('\n')
+    os.replace(tmp, path)

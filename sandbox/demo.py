@@ -1,0 +1,130 @@
+"""``python -m sandbox demo``: the sandbox with every incident, then Horizon.
+
+Horizon runs as ``django-admin runserver --insecure --noreload`` with
+DJANGO_SETTINGS_MODULE=sandbox.horizon_settings in a child process.
+Ctrl-C / SIGTERM stops Horizon and the sandbox.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from sandbox import common
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PANEL = '/admin/orphaned_allocations/'
+
+
+def _wait_http(url, timeout, proc):
+    import urllib.request
+    import urllib.error
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError('horizon exited with %s' % proc.returncode)
+        try:
+            urllib.request.urlopen(url, timeout=5)
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError('horizon not answering at %s' % url)
+
+
+def horizon_command(port):
+    return [sys.executable, '-c',
+            'from django.core.management import execute_from_command_line;'
+            'import sys; execute_from_command_line(sys.argv)',
+            'runserver', '--insecure', '--noreload', '127.0.0.1:%d' % port]
+
+
+def horizon_env(sandbox_json):
+    env = dict(os.environ)
+    env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
+    env['DJANGO_SETTINGS_MODULE'] = 'sandbox.horizon_settings'
+    env['SANDBOX_JSON'] = sandbox_json
+    return env
+
+
+def main(args):
+    state_dir = os.path.abspath(args.state_dir)
+    port = common.choose_port(args.port)
+    if port != args.port:
+        common.log('port %d is busy; Horizon will use %d' % (args.port, port))
+    cmd = [sys.executable, '-m', 'sandbox', 'up', '--incidents', 'all',
+           '--state-dir', state_dir,
+           '--keystone-port', str(args.keystone_port),
+           '--nova-port', str(args.nova_port),
+           '--placement-port', str(args.placement_port),
+           '--control-port', str(args.control_port),
+           '--password', args.password]
+    env = dict(os.environ)
+    env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
+    env['PYTHONUNBUFFERED'] = '1'
+    children = []
+    stopping = []
+
+    def stop_all(*_):
+        if stopping:
+            return
+        stopping.append(1)
+        for p in reversed(children):
+            if p.poll() is None:
+                p.terminate()
+        for p in reversed(children):
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        sb = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                              text=True, preexec_fn=common.die_with_parent)
+        children.append(sb)
+        sandbox_json = None
+        for line in sb.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            if line.startswith('SANDBOX READY '):
+                sandbox_json = line.split(' ', 2)[2].strip()
+                break
+        if sandbox_json is None:
+            sb.wait()
+            return sb.returncode or 1
+        log = open(os.path.join(state_dir, 'horizon-server.log'), 'w')
+        hz = subprocess.Popen(horizon_command(port), cwd=REPO,
+                              env=horizon_env(sandbox_json), stdout=log,
+                              stderr=subprocess.STDOUT,
+                              preexec_fn=common.die_with_parent)
+        children.append(hz)
+        _wait_http('http://127.0.0.1:%d/auth/login/' % port, 120, hz)
+        import json
+        with open(sandbox_json) as f:
+            cfg = json.load(f)
+        print('HORIZON READY http://127.0.0.1:%d/' % port)
+        print('  log in as admin / %s (domain Default)'
+              % cfg['admin']['password'])
+        print('  panel: http://127.0.0.1:%d%s' % (port, PANEL))
+        print('  Ctrl-C stops everything')
+        sys.stdout.flush()
+        while True:
+            for p in children:
+                if p.poll() is not None:
+                    common.log('%s exited (%s); stopping'
+                               % ('sandbox' if p is sb else 'horizon',
+                                  p.returncode))
+                    return 1
+            # keep draining the sandbox's stdout (it prints little)
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        common.log('stopping Horizon and the sandbox')
+        stop_all()

@@ -1,0 +1,126 @@
+"""Django settings for Horizon against the sandbox cloud.
+
+Used by ``python -m sandbox demo`` (DJANGO_SETTINGS_MODULE=
+sandbox.horizon_settings).  Reads the running sandbox from the file named by
+``SANDBOX_JSON`` (default ``./.sandbox/sandbox.json``).
+
+The orphan_dashboard enabled files are added the Horizon way, without copying
+anything into site-packages: ``openstack_dashboard.settings`` calls
+``settings_utils.update_dashboards([enabled, local_enabled], ...)`` once;
+while it is imported we hand that call one more enabled package
+(``orphan_dashboard.enabled``), so its ``_2170_...`` file is merged in order
+with Horizon's own (INSTALLED_APPS, panel customisation, JS/SCSS files).
+"""
+import importlib
+import json
+import os
+import secrets
+import sys
+import types
+
+_SANDBOX_JSON = os.environ.get(
+    'SANDBOX_JSON', os.path.join('.sandbox', 'sandbox.json'))
+with open(_SANDBOX_JSON) as _f:
+    SANDBOX = json.load(_f)
+_STATE_DIR = SANDBOX['state_dir']
+
+# openstack_dashboard.settings imports `local.local_settings` and, failing a
+# SECRET_KEY, writes a key file into site-packages.  Give it a generated key
+# through an in-memory `local.local_settings` instead.
+_key_file = os.path.join(_STATE_DIR, 'horizon-secret-key')
+if not os.path.exists(_key_file):
+    with open(_key_file, 'w') as _f:
+        _f.write(secrets.token_urlsafe(48))
+with open(_key_file) as _f:
+    _SECRET = _f.read().strip()
+if 'local.local_settings' not in sys.modules:
+    _local = types.ModuleType('local')
+    _local.__path__ = []
+    _ls = types.ModuleType('local.local_settings')
+    _ls.SECRET_KEY = _SECRET
+    _local.local_settings = _ls
+    sys.modules['local'] = _local
+    sys.modules['local.local_settings'] = _ls
+
+EXTRA_ENABLED = []
+try:
+    EXTRA_ENABLED.append(importlib.import_module('orphan_dashboard.enabled'))
+except ImportError:
+    pass
+
+from openstack_dashboard.utils import settings as _settings_utils  # noqa
+
+_update_dashboards = _settings_utils.update_dashboards
+
+
+def _with_extra_enabled(modules, horizon_config, installed_apps):
+    return _update_dashboards(list(modules) + EXTRA_ENABLED, horizon_config,
+                              installed_apps)
+
+
+_settings_utils.update_dashboards = _with_extra_enabled
+try:
+    from openstack_dashboard.settings import *  # noqa: F401,F403,E402
+finally:
+    _settings_utils.update_dashboards = _update_dashboards
+
+SECRET_KEY = _SECRET
+DEBUG = False
+ALLOWED_HOSTS = ['127.0.0.1', 'localhost', '[::1]', 'testserver']
+
+OPENSTACK_KEYSTONE_URL = SANDBOX['keystone']['url']
+OPENSTACK_KEYSTONE_DEFAULT_DOMAIN = 'Default'
+OPENSTACK_KEYSTONE_DEFAULT_ROLE = 'member'
+OPENSTACK_ENDPOINT_TYPE = 'publicURL'
+AVAILABLE_REGIONS = []
+OPENSTACK_SSL_NO_VERIFY = True
+
+CACHES = {'default': {
+    'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}}
+
+# The cache session engine failed after login here; cookies work.
+SESSION_ENGINE = 'django.contrib.sessions.backends.signed_cookies'
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+
+# No Neutron (or Cinder, Glance) in the sandbox.
+OPENSTACK_NEUTRON_NETWORK = {
+    'enable_router': False,
+    'enable_quotas': False,
+    'enable_ipv6': False,
+    'enable_distributed_router': False,
+    'enable_ha_router': False,
+    'enable_fip_topology_check': False,
+    'enable_auto_allocated_network': False,
+}
+OPENSTACK_HYPERVISOR_FEATURES = {
+    'can_set_mount_point': False,
+    'can_set_password': False,
+    'requires_keypair': False,
+    'enable_quotas': False,
+}
+OPENSTACK_CINDER_FEATURES = {'enable_backup': False}
+
+# Static files: `runserver --insecure` serves them through the finders;
+# django-compressor compiles SCSS on the fly into COMPRESS_ROOT, which its
+# CompressorFinder serves.
+STATIC_ROOT = os.path.join(_STATE_DIR, 'horizon-static')
+COMPRESS_ROOT = STATIC_ROOT
+COMPRESS_ENABLED = True
+COMPRESS_OFFLINE = False
+if 'compressor.finders.CompressorFinder' not in STATICFILES_FINDERS:  # noqa
+    STATICFILES_FINDERS = list(STATICFILES_FINDERS) + [  # noqa
+        'compressor.finders.CompressorFinder']
+
+# The plugin: audit freshly staged incidents (no minimum age).
+ORPHAN_AUDIT_MIN_AGE = 0
+
+LOGGING = {
+    'version': 1,
+    'disable_existing_loggers': False,
+    'handlers': {'file': {
+        'class': 'logging.FileHandler',
+        'filename': os.path.join(_STATE_DIR, 'horizon.log'),
+    }},
+    'root': {'handlers': ['file'], 'level': 'INFO'},
+}

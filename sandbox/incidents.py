@@ -1,0 +1,402 @@
+"""Staged incidents: each one reproduced through real Nova code paths.
+
+Everything goes through the public Nova / Placement APIs with the admin's
+Keystone token, except where the incident itself began behind Nova's back
+(the blog's SQL, a crashed host) or with a fault (a disk copy timing out, a
+concurrent writer making Nova's Placement write fail with a 409).
+"""
+import threading
+
+from nova import exception as nova_exc
+from nova.scheduler.client import report
+
+from sandbox import cloud as sb_cloud
+from sandbox.incidents_names import NAMES  # noqa: F401
+
+IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'   # GlanceFixture.image1
+
+FLAVORS = {
+    # id: (name, vcpus, ram MB, disk GB)
+    'sb-small': ('sb.small', 1, 1024, 10),
+    'sb-medium': ('sb.medium', 2, 2048, 20),
+    'sb-big': ('sb.big-12c-32g', 12, 32768, 80),
+}
+
+VERDICTS = ('ok', 'evacuated_source', 'moved', 'deleted_instance',
+            'stale_migration', 'missing', 'wrong_amount', 'protected',
+            'unknown_consumer')
+
+
+class IncidentError(Exception):
+    status = 409
+
+
+class _PlacementRace:
+    """Make one of Nova's own Placement writes lose a race, for real.
+
+    Armed with a consumer uuid, just before Nova's next write touching that
+    consumer (POST /allocations or PUT /allocations/<uuid>), another writer
+    rewrites the consumer's allocations unchanged (a PUT at 1.28 with its
+    current generation), so the consumer generation moves and Placement
+    answers Nova's write with a genuine 409 placement.concurrent_update
+    ("consumer generation conflict").
+    """
+
+    def __init__(self, cloud):
+        self.cloud = cloud
+        self.armed = set()
+        self.fired = []
+        self.lock = threading.Lock()
+        cls = report.SchedulerReportClient
+        self._post = cls.post
+        self._put = cls.put
+        race = self
+
+        def post(client, url, data, *a, **kw):
+            if url == '/allocations' and isinstance(data, dict):
+                for consumer, body in list(data.items()):
+                    # only a POST that gives this consumer allocations (the
+                    # revert of a move), not the one that empties it
+                    if isinstance(body, dict) and body.get('allocations'):
+                        race._maybe_fire(consumer, 'POST /allocations',
+                                         'post')
+            return race._post(client, url, data, *a, **kw)
+
+        def put(client, url, data, *a, **kw):
+            if url.startswith('/allocations/'):
+                race._maybe_fire(url.split('/')[2], 'PUT ' + url, 'put')
+            return race._put(client, url, data, *a, **kw)
+
+        cloud.useFixture(_MonkeyPatch(cls, 'post', post))
+        cloud.useFixture(_MonkeyPatch(cls, 'put', put))
+
+    def arm(self, consumer, kind):
+        """kind: 'post' (a POST /allocations moving allocations *to* the
+        consumer) or 'put' (a PUT /allocations/<consumer>)."""
+        with self.lock:
+            self.armed.add((consumer, kind))
+
+    def _maybe_fire(self, consumer, what, kind):
+        with self.lock:
+            if (consumer, kind) not in self.armed:
+                return
+            self.armed.discard((consumer, kind))
+        pl = self.cloud.placement
+        cur = pl.get('/allocations/%s' % consumer, version='1.28').body
+        body = {
+            'allocations': {rp: {'resources': a['resources']}
+                            for rp, a in cur['allocations'].items()},
+            'consumer_generation': cur['consumer_generation'],
+            'project_id': cur['project_id'], 'user_id': cur['user_id'],
+        }
+        pl.put('/allocations/%s' % consumer, body, version='1.28')
+        self.fired.append({'consumer': consumer, 'before': what})
+
+
+def _MonkeyPatch(cls, name, func):
+    import fixtures
+    return fixtures.MonkeyPatch(
+        '%s.%s.%s' % (cls.__module__, cls.__name__, name), func)
+
+
+class Stager:
+    def __init__(self, cloud, api):
+        self.cloud = cloud
+        self.api = api
+        self.race = _PlacementRace(cloud)
+        self.manifest = {}
+        self.lock = threading.Lock()
+        self.flavors_done = False
+        self.rps = cloud.provider_uuids()
+
+    # ------------------------------------------------------------ helpers
+    def _flavors(self):
+        if self.flavors_done:
+            return
+        existing = {f['id'] for f in self.api.nova(
+            'GET', '/flavors?is_public=None')['flavors']}
+        for fid, (name, vcpus, ram, disk) in FLAVORS.items():
+            if fid not in existing:
+                self.api.nova('POST', '/flavors', {'flavor': {
+                    'id': fid, 'name': name, 'vcpus': vcpus, 'ram': ram,
+                    'disk': disk}})
+        self.flavors_done = True
+
+    def _name(self, base):
+        names = {s['name'] for e in self.manifest.values()
+                 for s in e['servers']}
+        if base not in names:
+            return base
+        i = 2
+        while '%s-%d' % (base, i) in names:
+            i += 1
+        return '%s-%d' % (base, i)
+
+    def boot(self, name, flavor, host):
+        body = {'server': {'name': self._name(name), 'imageRef': IMAGE,
+                           'flavorRef': flavor, 'networks': 'none',
+                           'host': host}}
+        server = self.api.nova('POST', '/servers', body, mv='2.74')['server']
+        return self.api.wait_server(
+            server['id'], lambda s: s['status'] in ('ACTIVE', 'ERROR'),
+            what='ACTIVE')
+
+    def _server_entry(self, uuid, name=None, deleted=False):
+        if deleted:
+            return {'uuid': uuid, 'name': name, 'status': 'DELETED',
+                    'host': None, 'task_state': None}
+        s = self.api.server(uuid)
+        return {'uuid': uuid, 'name': s['name'], 'status': s['status'],
+                'vm_state': s.get('OS-EXT-STS:vm_state'),
+                'task_state': s.get('OS-EXT-STS:task_state'),
+                'host': s.get('OS-EXT-SRV-ATTR:host'),
+                'flavor': s['flavor']}
+
+    def _mig_entry(self, m):
+        return {k: m.get(k) for k in (
+            'uuid', 'id', 'instance_uuid', 'migration_type', 'status',
+            'source_compute', 'dest_compute', 'source_node', 'dest_node')}
+
+    def _host_of(self, rp):
+        for h, u in self.rps.items():
+            if u == rp:
+                return h
+        return None
+
+    def _finish(self, name, description, servers, migrations, expected,
+                fault=None, checks=None, flavor='sb-small'):
+        consumers = [s['uuid'] for s in servers] + [m['uuid']
+                                                   for m in migrations]
+        allocs = {c: self.api.allocations(c) for c in consumers}
+        hosts = set()
+        for e in expected:
+            e['host'] = self._host_of(e['provider'])
+            hosts.add(e['host'])
+        for s in servers:
+            if s.get('host'):
+                hosts.add(s['host'])
+        for m in migrations:
+            hosts.update(h for h in (m['source_compute'], m['dest_compute'])
+                         if h)
+        entry = {
+            'name': name,
+            'description': description,
+            'flavor': dict(zip(('name', 'vcpus', 'ram', 'disk'),
+                               FLAVORS[flavor]), id=flavor),
+            'servers': servers,
+            'migrations': migrations,
+            'hosts': {h: self.rps[h] for h in sorted(hosts) if h},
+            'allocations': allocs,
+            'expected': expected,
+            'fault_injection': fault,
+            'checks': checks or {},
+        }
+        self.manifest[name] = entry
+        return entry
+
+    def _exp(self, consumer, kind, host, verdict):
+        assert verdict in VERDICTS
+        return {'consumer': consumer, 'consumer_type': kind,
+                'provider': self.rps[host], 'verdict': verdict}
+
+    # ---------------------------------------------------------- incidents
+    def stage(self, name):
+        func = getattr(self, 'stage_' + name, None)
+        if func is None or name not in NAMES:
+            raise KeyError(name)
+        with self.lock:
+            self._flavors()
+            return func()
+
+    def stage_evacuation(self):
+        if 'evacuation' in self.manifest:
+            raise IncidentError('evacuation is already staged (host1 is down)'
+                                '; start a fresh sandbox to stage it again')
+        s = self.boot('evacuation-vm', 'sb-small', 'host1')
+        self.cloud.stop_compute('host1')
+        svc = self.api.nova('GET', '/os-services?binary=nova-compute'
+                            '&host=host1', mv='2.53')['services'][0]
+        self.api.nova('PUT', '/os-services/%s' % svc['id'],
+                      {'forced_down': True}, mv='2.53')
+        # < 2.95 so the evacuated server ends ACTIVE, not SHUTOFF.
+        self.api.nova('POST', '/servers/%s/action' % s['id'],
+                      {'evacuate': {'host': 'host2'}}, mv='2.94')
+        self.api.wait_server(
+            s['id'], lambda x: x['status'] == 'ACTIVE' and
+            x.get('OS-EXT-SRV-ATTR:host') == 'host2' and
+            not x.get('OS-EXT-STS:task_state'), what='ACTIVE on host2')
+        mig = self.api.wait_migration(s['id'], ('done',))
+        return self._finish(
+            'evacuation',
+            'host1 crashed (compute stopped, service forced down); the '
+            'server was evacuated to host2; its allocation on host1 stays '
+            'until host1 compute restarts.',
+            [self._server_entry(s['id'])], [self._mig_entry(mig)],
+            [self._exp(s['id'], 'instance', 'host1', 'evacuated_source'),
+             self._exp(s['id'], 'instance', 'host2', 'ok')],
+            fault='host1 nova-compute stopped + os-services forced_down')
+
+    def stage_deleted_behind_nova(self):
+        s = self.boot('deleted-behind-nova-vm', 'sb-big', 'host2')
+        res = self.cloud.soft_delete_behind_nova(s['id'])
+        show = self.api.nova_raw('GET', '/servers/%s' % s['id'])
+        actions = self.api.nova_raw(
+            'GET', '/servers/%s/os-instance-actions' % s['id'], mv='2.21')
+        deleted_list = self.api.nova(
+            'GET', '/servers/detail?all_tenants=1&deleted=True', mv='2.69')
+        entry = self._server_entry(s['id'], s['name'], deleted=True)
+        entry['flavor'] = s['flavor']
+        return self._finish(
+            'deleted_behind_nova',
+            "Marked deleted in the cell DB with the blog's SQL "
+            "(deleted=1, deleted_at=now(), vm_state='deleted'); Nova never "
+            "deleted it, so its allocation on host2 stays.",
+            [entry], [],
+            [self._exp(s['id'], 'instance', 'host2', 'deleted_instance')],
+            fault="UPDATE instances SET deleted=1 ... (rows=%s)" % res['rows'],
+            flavor='sb-big',
+            checks={
+                'server_show_status': show.status_code,
+                'instance_actions_status_2_21': actions.status_code,
+                'instance_actions': [a.get('action') for a in (
+                    actions.json().get('instanceActions', [])
+                    if actions.status_code == 200 else [])],
+                'listed_with_deleted_true': s['id'] in [
+                    x['id'] for x in deleted_list['servers']],
+            })
+
+    def stage_failed_migration(self):
+        # (a) the seed: a cold migration to host3 whose disk copy times out
+        # on the source; the server stays SHUTOFF on host2.  Nova 34 would
+        # then swap the allocations back (migration consumer -> server);
+        # that revert's POST /allocations loses a race (real 409), which
+        # leaves the server's consumer on host3.
+        a = self.boot('failed-migration-vm', 'sb-small', 'host2')
+        self.api.nova('POST', '/servers/%s/action' % a['id'],
+                      {'os-stop': None})
+        self.api.wait_server(a['id'], lambda x: x['status'] == 'SHUTOFF',
+                             what='SHUTOFF')
+        sb_cloud.SandboxFakeDriver.MIGRATE_DISK_FAULTS[a['id']] = (
+            nova_exc.InstanceFaultRollback(
+                inner_exception=nova_exc.MigrationError(
+                    reason='Timeout copying ephemeral disk to host3')))
+        self.race.arm(a['id'], 'post')
+        self.api.nova('POST', '/servers/%s/action' % a['id'],
+                      {'migrate': {'host': 'host3'}}, mv='2.56')
+        mig_a = self.api.wait_migration(a['id'], ('error', 'failed'))
+        self.api.wait_server(
+            a['id'], lambda x: not x.get('OS-EXT-STS:task_state') and
+            x['status'] in ('SHUTOFF', 'ACTIVE', 'ERROR'), what='settled')
+        # the revert (and its 409) runs after the migration is set to error
+        self._wait_race(a['id'])
+        # (b) a cold migration host3 -> host2 whose confirm fails: the
+        # confirm's PUT /allocations/<migration> {} loses a race (real 409,
+        # AllocationDeleteFailed), leaking the migration consumer on host3.
+        b = self.boot('failed-confirm-vm', 'sb-small', 'host3')
+        self.api.nova('POST', '/servers/%s/action' % b['id'],
+                      {'migrate': {'host': 'host2'}}, mv='2.56')
+        self.api.wait_server(b['id'], lambda x: x['status'] ==
+                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
+        mig_b = self.api.wait_migration(b['id'], ('finished',))
+        self.race.arm(mig_b['uuid'], 'put')
+        self.api.nova('POST', '/servers/%s/action' % b['id'],
+                      {'confirmResize': None})
+        # The resource tracker sets the migration 'confirmed' before the
+        # allocation delete fails; @errors_out_migration then sets 'error'.
+        self.api.wait_server(
+            b['id'], lambda x: not x.get('OS-EXT-STS:task_state') and
+            x['status'] in ('ERROR', 'ACTIVE', 'SHUTOFF'),
+            what='confirm settled')
+        try:
+            mig_b = self.api.wait_migration(b['id'], ('error', 'failed'),
+                                            timeout=15)
+        except TimeoutError:
+            mig_b = self.api.migrations(b['id'])[0]
+
+        servers = [self._server_entry(a['id']), self._server_entry(b['id'])]
+        migs = [self._mig_entry(mig_a), self._mig_entry(mig_b)]
+        expected = []
+        # What Nova actually left behind decides the expected verdicts.
+        a_alloc = self.api.allocations(a['id'])
+        for rp in a_alloc:
+            host = self._host_of(rp)
+            verdict = 'ok' if host == servers[0]['host'] else 'moved'
+            expected.append(self._exp(a['id'], 'instance', host, verdict))
+        if self.rps[servers[0]['host']] not in a_alloc:
+            expected.append(self._exp(a['id'], 'instance', servers[0]['host'],
+                                      'missing'))
+        for m in (mig_a, mig_b):
+            for rp in self.api.allocations(m['uuid']):
+                expected.append(self._exp(m['uuid'], 'migration',
+                                          self._host_of(rp),
+                                          'stale_migration'))
+        for rp in self.api.allocations(b['id']):
+            host = self._host_of(rp)
+            expected.append(self._exp(
+                b['id'], 'instance', host,
+                'ok' if host == servers[1]['host'] else 'moved'))
+        return self._finish(
+            'failed_migration',
+            '(a) cold migration host2->host3 of a SHUTOFF server fails in '
+            'migrate_disk_and_power_off (timeout); the allocation revert '
+            'hits a 409, so the server keeps its allocation on host3 while '
+            'it stays on host2. (b) cold migration host3->host2 whose '
+            'confirm hits a 409 deleting the migration consumer on host3.',
+            servers, migs, expected,
+            fault='(a) SandboxFakeDriver.migrate_disk_and_power_off raises '
+                  'InstanceFaultRollback(MigrationError timeout) + concurrent '
+                  'PUT /allocations/<server> just before ComputeManager.'
+                  '_revert_allocation\'s POST /allocations (409); (b) '
+                  'concurrent PUT /allocations/<migration> just before '
+                  '_delete_allocation_after_move\'s PUT (409)',
+            checks={'races_fired': list(self.race.fired)})
+
+    def _wait_race(self, consumer, timeout=15):
+        import time
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(f['consumer'] == consumer for f in self.race.fired):
+                time.sleep(0.5)   # let Nova's failing write land
+                return
+            time.sleep(0.1)
+
+    def stage_unconfirmed_resize(self):
+        s = self.boot('unconfirmed-resize-vm', 'sb-small', 'host2')
+        self.api.nova('POST', '/servers/%s/action' % s['id'],
+                      {'resize': {'flavorRef': 'sb-medium'}})
+        self.api.wait_server(s['id'], lambda x: x['status'] ==
+                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
+        mig = self.api.wait_migration(s['id'], ('finished',))
+        return self._finish(
+            'unconfirmed_resize',
+            'resize sb.small -> sb.medium left in VERIFY_RESIZE (migration '
+            'finished): the server holds the destination, the migration '
+            'consumer holds the source. Nothing may be touched.',
+            [self._server_entry(s['id'])], [self._mig_entry(mig)],
+            [self._exp(s['id'], 'instance', mig['dest_compute'], 'protected'),
+             self._exp(mig['uuid'], 'migration', mig['source_compute'],
+                       'protected')],
+            flavor='sb-medium')
+
+    def stage_healed_away(self):
+        s = self.boot('healed-away-vm', 'sb-small', 'host3')
+        self.api.placement('DELETE', '/allocations/%s' % s['id'], mv='1.28')
+        return self._finish(
+            'healed_away',
+            'allocations deleted through the public Placement API '
+            '(openstack resource provider allocation delete) and never '
+            'healed.',
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host3', 'missing')],
+            fault='DELETE /allocations/<server> via the Placement API')
+
+    def stage_healthy(self):
+        a = self.boot('healthy-vm-1', 'sb-small', 'host2')
+        b = self.boot('healthy-vm-2', 'sb-small', 'host3')
+        return self._finish(
+            'healthy', 'two servers with correct allocations.',
+            [self._server_entry(a['id']), self._server_entry(b['id'])], [],
+            [self._exp(a['id'], 'instance', 'host2', 'ok'),
+             self._exp(b['id'], 'instance', 'host3', 'ok')])
+
+

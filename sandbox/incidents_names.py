@@ -1,0 +1,3 @@
+"""Names of the staged incidents (importable without Nova)."""
+NAMES = ('evacuation', 'deleted_behind_nova', 'failed_migration',
+         'unconfirmed_resize', 'healed_away', 'healthy')

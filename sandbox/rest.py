@@ -1,0 +1,93 @@
+"""A tiny REST helper over a keystoneauth session (used to stage incidents)."""
+import time
+
+from keystoneauth1 import session as ks_session
+from keystoneauth1.identity import v3
+
+
+def password_session(auth_url, username, password, project_name,
+                     domain='Default'):
+    auth = v3.Password(auth_url=auth_url, username=username,
+                       password=password, project_name=project_name,
+                       user_domain_name=domain, project_domain_name=domain)
+    return ks_session.Session(auth=auth)
+
+
+class ApiError(Exception):
+    def __init__(self, method, url, status, text):
+        super().__init__('%s %s -> %s: %s' % (method, url, status, text[:500]))
+        self.status = status
+        self.text = text
+
+
+class Api:
+    """Nova and Placement calls with an explicit microversion each time."""
+
+    def __init__(self, session, nova_url, placement_url):
+        self.session = session
+        self.nova_url = nova_url.rstrip('/')
+        self.placement_url = placement_url.rstrip('/')
+
+    def _call(self, base, service, method, path, body, mv, ok):
+        headers = {'OpenStack-API-Version': '%s %s' % (service, mv),
+                   'Accept': 'application/json'}
+        url = base + path
+        resp = self.session.request(url, method, json=body, headers=headers,
+                                    raise_exc=False)
+        if ok is not None and resp.status_code not in ok:
+            raise ApiError(method, url, resp.status_code, resp.text)
+        return resp
+
+    def nova(self, method, path, body=None, mv='2.94',
+             ok=(200, 201, 202, 204)):
+        resp = self._call(self.nova_url, 'compute', method, path, body, mv, ok)
+        return resp.json() if resp.content else None
+
+    def nova_raw(self, method, path, body=None, mv='2.94'):
+        return self._call(self.nova_url, 'compute', method, path, body, mv,
+                          None)
+
+    def placement(self, method, path, body=None, mv='1.28',
+                  ok=(200, 201, 204)):
+        resp = self._call(self.placement_url, 'placement', method, path, body,
+                          mv, ok)
+        return resp.json() if resp.content else None
+
+    # ---------------------------------------------------------- helpers
+    def server(self, uuid):
+        return self.nova('GET', '/servers/%s' % uuid)['server']
+
+    def wait_server(self, uuid, pred, timeout=60, what='condition'):
+        deadline = time.monotonic() + timeout
+        server = None
+        while time.monotonic() < deadline:
+            server = self.server(uuid)
+            if pred(server):
+                return server
+            time.sleep(0.2)
+        raise TimeoutError('server %s: %s not reached; last status=%s '
+                           'task_state=%s host=%s' % (
+                               uuid, what, server and server['status'],
+                               server and server.get('OS-EXT-STS:task_state'),
+                               server and server.get('OS-EXT-SRV-ATTR:host')))
+
+    def migrations(self, instance_uuid):
+        return self.nova('GET', '/os-migrations?instance_uuid=%s'
+                         % instance_uuid, mv='2.80')['migrations']
+
+    def wait_migration(self, instance_uuid, statuses, timeout=60):
+        deadline = time.monotonic() + timeout
+        migs = []
+        while time.monotonic() < deadline:
+            migs = self.migrations(instance_uuid)
+            if migs and migs[0]['status'] in statuses:
+                return migs[0]
+            time.sleep(0.2)
+        raise TimeoutError('migration of %s never reached %s: %s'
+                           % (instance_uuid, statuses, migs))
+
+    def allocations(self, consumer):
+        """{rp uuid: resources} of one consumer."""
+        body = self.placement('GET', '/allocations/%s' % consumer)
+        return {rp: a['resources']
+                for rp, a in body.get('allocations', {}).items()}

@@ -1,0 +1,314 @@
+"""``python -m sandbox up``: Keystone (child process) + Nova/Placement here."""
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from sandbox import common
+
+ADMIN_PASSWORD = 'sandbox-admin'
+MEMBER_PASSWORD = 'sandbox-member'
+
+
+def _out(msg):
+    # Nova's test fixtures may swap sys.stdout; write to the real one.
+    sys.__stdout__.write(msg + '\n')
+    sys.__stdout__.flush()
+
+
+class AlreadyRunning(Exception):
+    pass
+
+
+def lock_state_dir(state_dir):
+    os.makedirs(state_dir, exist_ok=True)
+    path = os.path.join(state_dir, 'sandbox.lock')
+    f = open(path, 'a+')
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        pid = f.read().strip()
+        f.close()
+        raise AlreadyRunning(pid)
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    return f
+
+
+class Running:
+    """The live sandbox (what the control API acts on)."""
+
+    def __init__(self, args):
+        self.args = args
+        self.state_dir = os.path.abspath(args.state_dir)
+        self.stop_event = threading.Event()
+        self.ready = False
+        self.keystone = None
+        self.cloud = None
+        self.stager = None
+        self.control_server = None
+        self.password = args.password
+
+    def request_stop(self):
+        self.stop_event.set()
+
+    # ------------------------------------------------------------- setup
+    def choose_ports(self):
+        a = self.args
+        taken = set()
+        self.ports = {}
+        for name, wanted in (('keystone', a.keystone_port),
+                             ('nova', a.nova_port),
+                             ('placement', a.placement_port),
+                             ('control', a.control_port)):
+            port = common.choose_port(wanted, taken)
+            taken.add(port)
+            self.ports[name] = port
+            if wanted and port != wanted:
+                common.log('port %d for %s is busy; using %d'
+                           % (wanted, name, port))
+        base = 'http://127.0.0.1:%d'
+        self.urls = {
+            'keystone': base % self.ports['keystone'] + '/v3',
+            'nova': base % self.ports['nova'] + '/v2.1',
+            'placement': base % self.ports['placement'],
+            'control': base % self.ports['control'],
+        }
+
+    def start_keystone(self):
+        log = open(os.path.join(self.state_dir, 'keystone.log'), 'w')
+        self.keystone = subprocess.Popen(
+            [sys.executable, '-m', 'sandbox.keystone_proc',
+             '--state-dir', self.state_dir,
+             '--port', str(self.ports['keystone']),
+             '--password', self.password],
+            stdout=log, stderr=subprocess.STDOUT,
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            preexec_fn=common.die_with_parent)
+
+    def setup_keystone_catalog(self):
+        from sandbox import rest
+        sess = rest.password_session(self.urls['keystone'], 'admin',
+                                     self.password, 'admin')
+        ks = self.urls['keystone']
+
+        def call(method, path, body=None):
+            r = sess.request(ks + path, method, json=body, raise_exc=False)
+            if r.status_code >= 400:
+                raise RuntimeError('keystone %s %s: %s %s'
+                                   % (method, path, r.status_code, r.text))
+            return r.json() if r.content else None
+
+        for stype, name, url in (('compute', 'nova', self.urls['nova']),
+                                 ('placement', 'placement',
+                                  self.urls['placement'])):
+            svc = call('POST', '/services', {'service': {
+                'type': stype, 'name': name, 'enabled': True}})['service']
+            for iface in ('public', 'internal', 'admin'):
+                call('POST', '/endpoints', {'endpoint': {
+                    'service_id': svc['id'], 'interface': iface,
+                    'url': url, 'region_id': 'RegionOne'}})
+        project = call('POST', '/projects', {'project': {
+            'name': 'demo', 'domain_id': 'default'}})['project']
+        user = call('POST', '/users', {'user': {
+            'name': 'member', 'password': MEMBER_PASSWORD,
+            'domain_id': 'default', 'default_project_id': project['id']}})[
+            'user']
+        role = call('GET', '/roles?name=member')['roles'][0]
+        call('PUT', '/projects/%s/users/%s/roles/%s'
+             % (project['id'], user['id'], role['id']))
+        self.demo_project_id = project['id']
+        self.admin_session = sess
+
+    def start_control(self):
+        from werkzeug import serving
+        from sandbox import control
+        from sandbox.cloud import _QuietHandler
+        self.control_server = serving.make_server(
+            '127.0.0.1', self.ports['control'], control.ControlApp(self),
+            threaded=True, request_handler=_QuietHandler)
+        threading.Thread(target=self.control_server.serve_forever,
+                         daemon=True, name='sandbox-control').start()
+
+    # ------------------------------------------------------------- files
+    def write_config(self):
+        admin = {'username': 'admin', 'password': self.password,
+                 'project_name': 'admin', 'user_domain_name': 'Default',
+                 'project_domain_name': 'Default'}
+        member = {'username': 'member', 'password': MEMBER_PASSWORD,
+                  'project_name': 'demo', 'user_domain_name': 'Default',
+                  'project_domain_name': 'Default'}
+        data = {
+            'pid': os.getpid(),
+            'state_dir': self.state_dir,
+            'region': 'RegionOne',
+            'keystone': {'url': self.urls['keystone'],
+                         'port': self.ports['keystone']},
+            'nova': {'url': self.urls['nova'], 'port': self.ports['nova']},
+            'placement': {'url': self.urls['placement'],
+                          'port': self.ports['placement']},
+            'control': {'url': self.urls['control'],
+                        'port': self.ports['control']},
+            'auth_url': self.urls['keystone'],
+            'admin': admin,
+            'member': dict(member, project_id=self.demo_project_id),
+            'hosts': self.cloud.provider_uuids(),
+            'image': __import__('sandbox.incidents').incidents.IMAGE,
+            'clouds_yaml': os.path.join(self.state_dir, 'clouds.yaml'),
+            'openrc': os.path.join(self.state_dir, 'openrc'),
+            'incidents': self.stager.manifest,
+        }
+        common.write_json(os.path.join(self.state_dir, 'sandbox.json'), data)
+
+        def cloud(creds):
+            return {'auth': dict(creds, auth_url=self.urls['keystone']),
+                    'region_name': 'RegionOne', 'interface': 'public',
+                    'identity_api_version': 3}
+        import yaml
+        with open(os.path.join(self.state_dir, 'clouds.yaml'), 'w') as f:
+            yaml.safe_dump({'clouds': {'sandbox': cloud(admin),
+                                       'sandbox-member': cloud(member)}},
+                           f, default_flow_style=False)
+        with open(os.path.join(self.state_dir, 'openrc'), 'w') as f:
+            f.write(
+                'export OS_AUTH_URL=%s\nexport OS_USERNAME=admin\n'
+                'export OS_PASSWORD=%s\nexport OS_PROJECT_NAME=admin\n'
+                'export OS_USER_DOMAIN_NAME=Default\n'
+                'export OS_PROJECT_DOMAIN_NAME=Default\n'
+                'export OS_REGION_NAME=RegionOne\n'
+                'export OS_IDENTITY_API_VERSION=3\n'
+                'export OS_INTERFACE=public\n'
+                % (self.urls['keystone'], self.password))
+        return data
+
+    # ---------------------------------------------------------- lifecycle
+    def run(self):
+        t0 = time.monotonic()
+        self.choose_ports()
+        tmp = os.path.join(self.state_dir, 'tmp')
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(os.path.join(self.state_dir, 'keystone'),
+                      ignore_errors=True)
+        for f in ('sandbox.json', 'openrc', 'clouds.yaml'):
+            try:
+                os.unlink(os.path.join(self.state_dir, f))
+            except FileNotFoundError:
+                pass
+        os.makedirs(tmp)
+        os.environ['TMPDIR'] = tmp      # fixtures' temp DBs live here
+        import tempfile
+        tempfile.tempdir = None
+        self.start_keystone()
+
+        import logging
+        os.environ.setdefault('OS_NOVA_DISABLE_EVENTLET_PATCHING', '1')
+        os.environ['OS_TEST_TIMEOUT'] = '0'
+        from sandbox import cloud as sb_cloud
+        self.cloud = sb_cloud.build()
+        handler = logging.FileHandler(os.path.join(self.state_dir,
+                                                   'sandbox.log'))
+        handler.setLevel(logging.DEBUG if self.args.debug else logging.INFO)
+        handler.setFormatter(logging.Formatter(
+            '%(asctime)s %(levelname)s %(name)s %(message)s'))
+        logging.getLogger().addHandler(handler)
+        t_nova = time.monotonic() - t0
+
+        common.wait_for_port(self.ports['keystone'], timeout=120,
+                             proc=self.keystone)
+        self.setup_keystone_catalog()
+        t_keystone = time.monotonic() - t0
+        self.cloud.serve(self.ports['nova'], self.ports['placement'],
+                         self.urls['keystone'], self.password)
+        from sandbox import incidents, rest
+        api = rest.Api(self.admin_session, self.urls['nova'],
+                       self.urls['placement'])
+        self.stager = incidents.Stager(self.cloud, api)
+        self.start_control()
+        names = self.args.incidents
+        for name in names:
+            t1 = time.monotonic()
+            self.stager.stage(name)
+            common.log('staged %s in %.1fs' % (name, time.monotonic() - t1))
+        self.write_config()
+        self.ready = True
+        common.log('nova/placement ready after %.1fs, keystone after %.1fs, '
+                   'total %.1fs' % (t_nova, t_keystone,
+                                    time.monotonic() - t0))
+        path = os.path.join(self.state_dir, 'sandbox.json')
+        _out('SANDBOX READY %s' % path)
+        for k in ('keystone', 'nova', 'placement', 'control'):
+            _out('  %-10s %s' % (k, self.urls[k]))
+        _out('  clouds.yaml %s (clouds: sandbox, sandbox-member)'
+             % os.path.join(self.state_dir, 'clouds.yaml'))
+        _out('  openrc      %s' % os.path.join(self.state_dir, 'openrc'))
+        _out('  admin / %s ; member / %s (project demo)'
+             % (self.password, MEMBER_PASSWORD))
+        if names:
+            _out('  incidents: %s' % ', '.join(names))
+        while not self.stop_event.wait(0.5):
+            if self.keystone.poll() is not None:
+                common.log('keystone exited (%s); stopping'
+                           % self.keystone.returncode)
+                break
+
+    def stop(self):
+        if self.control_server is not None:
+            try:
+                self.control_server.shutdown()
+                self.control_server.server_close()
+            except Exception:
+                pass
+        if self.cloud is not None:
+            self.cloud.shutdown()
+        if self.keystone is not None and self.keystone.poll() is None:
+            self.keystone.terminate()
+            try:
+                self.keystone.wait(10)
+            except subprocess.TimeoutExpired:
+                self.keystone.kill()
+                self.keystone.wait()
+
+
+def main(args):
+    state_dir = os.path.abspath(args.state_dir)
+    try:
+        lock = lock_state_dir(state_dir)
+    except AlreadyRunning as e:
+        sys.stderr.write('sandbox: another sandbox (pid %s) is already running '
+                         'with state dir %s; stop it first or use another '
+                         '--state-dir\n' % (e.args[0] or '?', state_dir))
+        return 3
+    running = Running(args)
+
+    def on_signal(signum, frame):
+        if running.ready:
+            running.request_stop()
+        else:
+            raise KeyboardInterrupt()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    rc = 0
+    try:
+        running.run()
+    except KeyboardInterrupt:
+        rc = 130
+    except BaseException as e:
+        import traceback
+        sys.__stderr__.write(traceback.format_exc())
+        sys.__stderr__.write('sandbox: failed: %s\n' % e)
+        rc = 1
+    finally:
+        common.log('stopping')
+        running.stop()
+        lock.close()
+    sys.__stdout__.flush()
+    sys.__stderr__.flush()
+    # Nova's service threads are not daemons; don't wait for them.
+    os._exit(rc)

@@ -1,0 +1,72 @@
+"""The sandbox cloud (real Keystone, Nova and Placement) for e2e tests."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+class Cloud:
+    """A running ``python -m sandbox up`` and what it wrote."""
+
+    def __init__(self, state_dir, incidents):
+        self.state_dir = str(state_dir)
+        self.log = open(os.path.join(self.state_dir, 'up.log'), 'w')
+        self.proc = subprocess.Popen(
+            [sys.executable, '-m', 'sandbox', 'up', '--incidents', incidents,
+             '--state-dir', self.state_dir, '--keystone-port', '0',
+             '--nova-port', '0', '--placement-port', '0',
+             '--control-port', '0'],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            start_new_session=True)
+        deadline = time.monotonic() + 300
+        for line in self.proc.stdout:
+            if line.startswith('SANDBOX READY'):
+                break
+            if time.monotonic() > deadline:
+                break
+        else:
+            self.stop()
+            raise RuntimeError('sandbox did not start, see %s' %
+                               self.log.name)
+        with open(os.path.join(self.state_dir, 'sandbox.json')) as f:
+            self.config = json.load(f)
+
+    @property
+    def incidents(self):
+        return self.config['incidents']
+
+    def control(self, method, path):
+        import requests
+        response = requests.request(method,
+                                    self.config['control']['url'] + path,
+                                    timeout=300)
+        response.raise_for_status()
+        return response.json()
+
+    def clients(self):
+        from orphan_dashboard.api import client
+        os.environ['OS_CLIENT_CONFIG_FILE'] = self.config['clouds_yaml']
+        return client.for_cloud('sandbox')
+
+    def stop(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(30)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope='module')
+def cloud(tmp_path_factory):
+    """A fresh sandbox with every incident staged, per test module."""
+    sandbox = Cloud(tmp_path_factory.mktemp('sandbox'), 'all')
+    yield sandbox
+    sandbox.stop()
