@@ -118,11 +118,16 @@ def cli_journal(clients):
     from orphan_dashboard import journal
 
     adapter = clients.placement
+    try:
+        access = adapter.session.auth.get_access(adapter.session)
+        user_name, project_name = access.username, access.project_name
+    except Exception:  # token-only auth knows no names
+        user_name = project_name = None
     return journal.Journal(
         'cli', user_id=adapter.get_user_id(),
-        user_name=os.environ.get('OS_USERNAME') or getpass.getuser(),
+        user_name=user_name or getpass.getuser(),
         project_id=adapter.get_project_id(),
-        project_name=os.environ.get('OS_PROJECT_NAME', ''))
+        project_name=project_name or '')
 
 
 def history(args, out):
