@@ -1,10 +1,17 @@
-"""Horizon-style view tests: engine objects in, service calls mocked."""
+"""Horizon-style view tests: engine objects in, service calls mocked.
 
-from unittest import mock
+``tests/views/conftest.py`` makes any call to a cloud fail the test and
+fails on unexpected error messages.
+"""
+
+from django.urls import reverse
 
 from openstack_dashboard.test import helpers
 
-from orphan_dashboard import service
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import repair
+from tests.unit.cloud import Cloud, uid
 
 PLACEMENT = {
     'type': 'placement', 'name': 'placement',
@@ -14,24 +21,97 @@ PLACEMENT = {
                   for interface in ('admin', 'internal', 'public')],
 }
 
+INDEX = reverse('horizon:admin:orphaned_allocations:index')
+REPAIR = reverse('horizon:admin:orphaned_allocations:repair')
+RESTORE = reverse('horizon:admin:orphaned_allocations:restore')
+H1, H2, H3, H4 = uid('host1'), uid('host2'), uid('host3'), uid('host4')
+GONE, GONE_BUSY = uid('gone'), uid('gone-busy')
+EVIL = '<script>alert(1)</script>'
+FP1, FP2 = '0123456789abcdef', 'fedcba9876543210'
+
+
+def detail(provider):
+    return reverse('horizon:admin:orphaned_allocations:detail',
+                   args=[provider])
+
+
+class Incidents:
+    """A small cloud with one of each verdict, audited by the real engine.
+
+    host1: dead and forced down; ``vm`` (named ``EVIL``) was evacuated from
+    it to host2 and still holds host1 (evacuated_source: trim).
+    host2: a resize in progress (protected) and a confirmed migration that
+    left its allocation (stale_migration, instance ``old``).
+    host3: ``bare`` has no allocation (missing: heal); ``stranger`` is a
+    consumer nobody knows (unknown_consumer: delete, never recommended).
+    host4: healthy.
+    gone: a provider whose compute node is gone, empty (deletable).
+    gone-busy: one without compute node still holding a deleted server.
+    """
+
+    def __init__(self, down_cell=False):
+        cloud = Cloud()
+        cloud.host('host1', state='down', forced_down=True)
+        self.vm = cloud.server(EVIL, 'host2')
+        cloud.allocate(self.vm, H1)
+        cloud.allocate(self.vm, H2)
+        cloud.migration('evac', self.vm, 'done', kind='evacuation')
+        self.ok = cloud.server('ok', 'host3')
+        cloud.allocate(self.ok, H3)
+        self.resizing = cloud.server('resizing', 'host3')
+        cloud.allocate(self.resizing, H3)
+        self.resize = cloud.migration('resize', self.resizing, 'finished',
+                                      kind='resize', source='host2',
+                                      dest='host3')
+        cloud.allocate(self.resize, H2)
+        self.old = cloud.server('old', 'host3')
+        cloud.allocate(self.old, H3)
+        self.stale = cloud.migration('stale', self.old, 'confirmed',
+                                     source='host2', dest='host3')
+        cloud.allocate(self.stale, H2)
+        self.bare = cloud.server('bare', 'host3')
+        self.stranger = uid('stranger')
+        cloud.allocate(self.stranger, H3)
+        cloud.host('host4')
+        self.fine = cloud.server('fine', 'host4')
+        cloud.allocate(self.fine, H4)
+        cloud.providers[GONE] = m.Provider(GONE, 'gone', 1, GONE)
+        cloud.providers[GONE_BUSY] = m.Provider(GONE_BUSY, 'gone-busy', 1,
+                                                GONE_BUSY)
+        self.dead = uid('dead')
+        cloud.allocate(self.dead, GONE_BUSY)
+        cloud.known.add(self.dead)
+        if down_cell:
+            cloud.servers[uid('lost')] = m.Server(uid('lost'),
+                                                  status='UNKNOWN')
+        self.report = classify.audit(cloud.snapshot())
+
+
+def plan_row(consumer, provider=H1, action=m.TRIM, fingerprint=FP1,
+             before=None, after=None, reason='evacuated'):
+    before = before or {H1: {'VCPU': 1}, H2: {'VCPU': 1}}
+    after = {H2: {'VCPU': 1}} if after is None else after
+    plan = m.Plan(action, consumer, provider, m.EVACUATED_SOURCE, reason, 1,
+                  'p', 'u', before, after)
+    return repair.Row(repair.Selection(consumer, provider, action),
+                      plan=plan, fingerprint=fingerprint)
+
+
+def encoded(consumer, provider, action, instance=''):
+    return '%s:%s:%s:%s' % (consumer, provider, action, instance)
+
 
 class AdminViewTests(helpers.BaseAdminViewTests):
-    """Admin tests with a placement endpoint and no way to reach a cloud.
-
-    Horizon's guard patches http.client, which urllib3 bypasses: patch
-    keystoneauth itself so an unmocked call fails the test.
-    """
+    """Admin tests with a placement endpoint in the service catalog."""
 
     def _setup_test_data(self):
         super()._setup_test_data()
         self.service_catalog.append(PLACEMENT)
 
-    def setUp(self):
-        super().setUp()
-        patcher = mock.patch('keystoneauth1.session.Session.request',
-                             side_effect=AssertionError('unmocked API call'))
-        patcher.start()
-        self.addCleanup(patcher.stop)
 
+class MemberViewTests(helpers.TestCase):
+    """A project member, placement in the catalog too."""
 
-__all__ = ['AdminViewTests', 'helpers', 'service']
+    def _setup_test_data(self):
+        super()._setup_test_data()
+        self.service_catalog.append(PLACEMENT)

@@ -13,6 +13,7 @@ from horizon import forms
 from horizon import messages
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard import repair
 from orphan_dashboard import service
 
@@ -25,7 +26,7 @@ class BadSelection(ValueError):
     """A selection that did not come from our own pages."""
 
 
-def _uuid(value):
+def parse_uuid(value):
     if not isinstance(value, str) or not UUID_RE.match(value):
         raise BadSelection(_('"%s" is not a UUID.') % value)
     return value.lower()
@@ -39,8 +40,8 @@ def parse_selection(text):
     consumer, provider, action = parts[:3]
     if action not in m.ACTIONS:
         raise BadSelection(_('Unknown action "%s".') % action)
-    instance = _uuid(parts[3]) if len(parts) == 4 and parts[3] else None
-    return repair.Selection(_uuid(consumer), _uuid(provider), action,
+    instance = parse_uuid(parts[3]) if len(parts) == 4 and parts[3] else None
+    return repair.Selection(parse_uuid(consumer), parse_uuid(provider), action,
                             instance)
 
 
@@ -49,45 +50,81 @@ def encode_selection(selection):
                      selection.action, selection.migration_instance or ''])
 
 
-def _report_outcomes(request, outcomes):
-    counts = {}
-    for outcome in outcomes:
-        counts[outcome.status] = counts.get(outcome.status, 0) + 1
-        text = '%s %s (%s): %s' % (outcome.selection.action,
-                                   outcome.selection.consumer,
-                                   outcome.selection.provider,
-                                   outcome.message)
-        if outcome.status == repair.DONE:
-            messages.success(request, _('Done: %s') % text)
-        elif outcome.status == repair.SKIPPED:
-            messages.warning(request, _('Skipped: %s') % text)
-        else:
-            messages.error(request, _('Failed: %s') % text)
-    done = counts.get(repair.DONE, 0)
-    if done:
-        messages.info(request, ngettext_lazy(
+ROW_MESSAGES = {
+    repair.DONE: (messages.success, _(
+        '%(action)s of consumer %(consumer)s on provider %(provider)s: done.'
+    )),
+    repair.SKIPPED: (messages.warning, _(
+        '%(action)s of consumer %(consumer)s on provider %(provider)s '
+        'skipped: %(reason)s')),
+    repair.FAILED: (messages.error, _(
+        '%(action)s of consumer %(consumer)s on provider %(provider)s '
+        'failed: %(reason)s')),
+}
+
+
+def _summary(status, count):
+    if status == repair.DONE:
+        return ngettext_lazy(
             '%(count)d allocation change written and journaled.',
             '%(count)d allocation changes written and journaled.',
-            done) % {'count': done})
-    return done
+            count) % {'count': count}
+    if status == repair.SKIPPED:
+        return ngettext_lazy(
+            '%(count)d change skipped: nothing was written for it.',
+            '%(count)d changes skipped: nothing was written for them.',
+            count) % {'count': count}
+    return ngettext_lazy('%(count)d change failed.',
+                         '%(count)d changes failed.',
+                         count) % {'count': count}
 
 
-class RepairForm(forms.SelfHandlingForm):
-    rows = forms.CharField(widget=forms.HiddenInput())
+def _report_outcomes(request, outcomes):
+    """One message per row (done, skipped with why, failed with
+    Placement's error), then the counts."""
+    counts = {}
+    for outcome in outcomes:
+        status = (outcome.status if outcome.status in ROW_MESSAGES
+                  else repair.FAILED)
+        counts[status] = counts.get(status, 0) + 1
+        add, text = ROW_MESSAGES[status]
+        add(request, text % {'action': labels.action(outcome.selection.action),
+                             'consumer': outcome.selection.consumer,
+                             'provider': outcome.selection.provider,
+                             'reason': outcome.message})
+    for status in (repair.DONE, repair.SKIPPED, repair.FAILED):
+        if counts.get(status):
+            messages.info(request, _summary(status, counts[status]))
+    return counts.get(repair.DONE, 0)
 
-    def clean_rows(self):
+
+class _RowsForm(forms.SelfHandlingForm):
+    """The preview's rows, echoed back in one hidden field.
+
+    Errors are the form's own (non-field) errors: a hidden field's errors
+    would not be shown.
+    """
+    rows = forms.CharField(widget=forms.HiddenInput(), required=False)
+
+    def clean(self):
+        data = super().clean()
+        data['rows'] = self.decode(data.get('rows') or '')
+        return data
+
+
+class RepairForm(_RowsForm):
+    def decode(self, text):
         """Decode ``[[selection, fingerprint], ...]``, refusing forgeries."""
         try:
-            raw = json.loads(self.cleaned_data['rows'])
-            rows = [(parse_selection(sel), fingerprint)
-                    for sel, fingerprint in raw]
+            rows = [(parse_selection(sel), str(fingerprint))
+                    for sel, fingerprint in json.loads(text or '[]')]
         except (ValueError, TypeError, BadSelection) as exc:
             raise forms.ValidationError(
                 _('The selection was not understood: %s') % exc)
         if not rows:
             raise forms.ValidationError(_('Nothing to repair.'))
         for _selection, fingerprint in rows:
-            if not FINGERPRINT_RE.match(str(fingerprint)):
+            if not FINGERPRINT_RE.match(fingerprint):
                 raise forms.ValidationError(_('Malformed preview state.'))
         return rows
 
@@ -104,15 +141,12 @@ class RepairForm(forms.SelfHandlingForm):
         return True
 
 
-class RestoreForm(forms.SelfHandlingForm):
-    rows = forms.CharField(widget=forms.HiddenInput())
-
-    def clean_rows(self):
+class RestoreForm(_RowsForm):
+    def decode(self, text):
         """Decode ``[[entry id, fingerprint], ...]``."""
         try:
-            raw = json.loads(self.cleaned_data['rows'])
             rows = [(int(entry_id), str(fingerprint))
-                    for entry_id, fingerprint in raw]
+                    for entry_id, fingerprint in json.loads(text or '[]')]
         except (ValueError, TypeError):
             raise forms.ValidationError(_('The selection was not understood.'))
         if not rows or not all(FINGERPRINT_RE.match(fp) for _e, fp in rows):

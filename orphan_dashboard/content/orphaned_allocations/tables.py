@@ -10,6 +10,7 @@ from urllib import parse as urlparse
 from django import shortcuts
 from django.template import defaultfilters
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
@@ -18,6 +19,7 @@ from horizon import tables
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import forms
+from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard import repair
 from orphan_dashboard import service
 
@@ -57,6 +59,7 @@ class ViewAllocations(tables.LinkAction):
 class FixRecommended(tables.Action):
     name = 'fix_recommended'
     verbose_name = _('Fix recommended')
+    verbose_name_plural = _('Fix recommended')
     classes = ('btn-danger',)
     icon = 'wrench'
     policy_rules = POLICY
@@ -72,7 +75,10 @@ class Refresh(tables.LinkAction):
     policy_rules = POLICY
 
     def get_link_url(self, datum=None):
-        return '?refresh=1'
+        query = {'refresh': 1}
+        if self.table.request.GET.get('show') == 'all':
+            query['show'] = 'all'
+        return '?' + urlparse.urlencode(query)
 
 
 class ToggleAll(tables.LinkAction):
@@ -118,15 +124,23 @@ def _usage(rc):
 
 def _findings(datum):
     counts = datum.counts
-    return ', '.join('%s: %d' % (verdict, counts[verdict])
+    return ', '.join('%s: %d' % (labels.verdict(verdict), counts[verdict])
                      for verdict in m.VERDICTS
                      if verdict != m.OK and verdict in counts) or '-'
 
 
 def _state(datum):
+    state = labels.service_state(datum.service_state)
     if datum.orphaned_provider:
-        return _('%s (orphaned provider)') % datum.service_state
-    return datum.service_state
+        return _('%s (orphaned provider)') % state
+    return state
+
+
+def _verdict(finding):
+    """The translated verdict; the engine's code stays in the markup."""
+    return format_html('<span class="orphan-verdict" data-verdict="{}">{}'
+                       '</span>', finding.verdict,
+                       labels.verdict(finding.verdict))
 
 
 class ProvidersTable(tables.DataTable):
@@ -194,14 +208,15 @@ def _repair_actions(repair_name, label):
         name=repair_name, verbose_name=label, repair=repair_name))
     rows = type('%sRows' % repair_name.title(), (RepairRows,), dict(
         name=repair_name + '_selected', verbose_name=label,
-        repair=repair_name))
+        verbose_name_plural=label, repair=repair_name))
     return row, rows
 
 
-TrimRow, TrimRows = _repair_actions(m.TRIM, _('Trim to current host'))
-HealRow, HealRows = _repair_actions(m.DELETE_AND_HEAL, _('Delete and heal'))
-DeleteRow, DeleteRows = _repair_actions(m.DELETE, _('Delete'))
-CreateRow, CreateRows = _repair_actions(m.HEAL, _('Heal'))
+TrimRow, TrimRows = _repair_actions(m.TRIM, labels.action(m.TRIM))
+HealRow, HealRows = _repair_actions(m.DELETE_AND_HEAL,
+                                    labels.action(m.DELETE_AND_HEAL))
+DeleteRow, DeleteRows = _repair_actions(m.DELETE, labels.action(m.DELETE))
+CreateRow, CreateRows = _repair_actions(m.HEAL, labels.action(m.HEAL))
 
 
 class AllocationsTable(tables.DataTable):
@@ -213,7 +228,7 @@ class AllocationsTable(tables.DataTable):
                             empty_value='-')
     resources = tables.Column(lambda f: format_resources(f.resources),
                               verbose_name=_('Resources here'))
-    verdict = tables.Column('verdict', verbose_name=_('Verdict'))
+    verdict = tables.Column(_verdict, verbose_name=_('Verdict'))
     reason = tables.WrappingColumn('reason', verbose_name=_('Reason'))
 
     def get_object_id(self, datum):
@@ -245,6 +260,7 @@ class RestoreRow(tables.LinkAction):
 class RestoreRows(tables.Action):
     name = 'restore_selected'
     verbose_name = _('Restore')
+    verbose_name_plural = _('Restore')
     policy_rules = POLICY
 
     def handle(self, table, request, obj_ids):
@@ -295,7 +311,8 @@ class HistoryTable(tables.DataTable):
         'created', verbose_name=_('Time'),
         filters=(lambda d: defaultfilters.date(d, 'Y-m-d H:i:s'),))
     user = tables.Column('user_name', verbose_name=_('User'))
-    action = tables.Column('action', verbose_name=_('Action'))
+    action = tables.Column(lambda e: labels.action(e.action),
+                           verbose_name=_('Action'))
     consumer = tables.Column('consumer', verbose_name=_('Consumer'))
     provider = tables.Column('provider', verbose_name=_('Provider'))
     change = tables.WrappingColumn(_change, verbose_name=_('Before → after'))

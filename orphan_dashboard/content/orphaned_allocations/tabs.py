@@ -3,6 +3,7 @@ from django.utils.translation import gettext_lazy as _
 from horizon import exceptions
 from horizon import tabs
 
+from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import tables
 from orphan_dashboard import service
 
@@ -59,6 +60,7 @@ class OverviewTab(tabs.Tab):
     name = _('Overview')
     slug = 'overview'
     template_name = 'admin/orphaned_allocations/_overview.html'
+    preload = False
 
     def get_context_data(self, request):
         report = self.tab_group.kwargs['provider_report']
@@ -78,7 +80,8 @@ class OverviewTab(tabs.Tab):
                      usage=report.usage.get(rc, 0),
                      needed=report.needed.get(rc, 0))
                 for rc in classes]
-        return {'report': report, 'rows': rows}
+        return {'report': report, 'rows': rows,
+                'service_state': labels.service_state(report.service_state)}
 
 
 class DetailTabs(tabs.TabGroup):

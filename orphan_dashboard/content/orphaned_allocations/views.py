@@ -6,6 +6,7 @@ from django import http
 from django.core.exceptions import ObjectDoesNotExist
 from django.urls import reverse
 from django.urls import reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext_lazy as _
 from django.views import generic
 
@@ -16,6 +17,7 @@ from horizon import tabs
 
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
+from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import tables
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
 from orphan_dashboard import repair
@@ -76,8 +78,9 @@ class DetailView(tabs.TabbedTableView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context['provider_report'] = self.provider_report
+        context['service_state'] = labels.service_state(
+            self.provider_report.service_state)
         context['custom_breadcrumb'] = [
-            (_('Orphaned Allocations'), INDEX_URL),
             (self.provider_report.provider.name, None)]
         return context
 
@@ -88,7 +91,13 @@ class _PreviewView(forms.ModalFormView):
     submit_label = _('Confirm')
 
     def get_success_url(self):
-        return self.request.GET.get('next') or str(INDEX_URL)
+        """Back where the action was taken (``next``), if it is ours."""
+        url = self.request.GET.get('next')
+        if url and url_has_allowed_host_and_scheme(
+                url, allowed_hosts={self.request.get_host()},
+                require_https=self.request.is_secure()):
+            return url
+        return str(INDEX_URL)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -117,6 +126,7 @@ class RepairView(_PreviewView):
     form_class = repair_forms.RepairForm
     template_name = 'admin/orphaned_allocations/repair.html'
     modal_id = 'repair_modal'
+    form_id = 'repair_form'
     modal_header = _('Review the allocation changes')
     page_title = _('Review the allocation changes')
 
@@ -127,12 +137,15 @@ class RepairView(_PreviewView):
         report; the engine re-reads and re-checks it anyway.
         """
         query = self.request.GET
-        chosen = [repair_forms.parse_selection(s) for s in query.getlist('sel')]
-        providers = [repair_forms._uuid(p) for p in query.getlist('provider')]
+        chosen = [repair_forms.parse_selection(s)
+                  for s in query.getlist('sel')]
+        providers = [repair_forms.parse_uuid(p)
+                     for p in query.getlist('provider')]
         if not chosen and not providers:
             raise repair_forms.BadSelection(_('Nothing selected.'))
-        report = service.report(self.request)
-        findings = {(f.consumer, f.provider): f for f in report.findings}
+        report = self.report = service.report(self.request)
+        findings = self.findings = {(f.consumer, f.provider): f
+                                    for f in report.findings}
         selections = []
         for s in chosen:
             finding = findings.get((s.consumer, s.provider))
@@ -160,6 +173,29 @@ class RepairView(_PreviewView):
     def preview_rows(self):
         return service.preview(self.request, self.selections())
 
+    def get_context_data(self, **kwargs):
+        """Each row with its provider names and what Nova says about it."""
+        context = super().get_context_data(**kwargs)
+        report = getattr(self, 'report', None)
+        names = {p.provider.uuid: p.provider.name
+                 for p in (report.providers if report else [])}
+        findings = getattr(self, 'findings', {})
+
+        def side(allocations):
+            return [(names.get(rp), rp, tables.format_resources(res))
+                    for rp, res in sorted(allocations.items())]
+
+        context['previews'] = [dict(
+            row=row, action=labels.action(row.selection.action),
+            nova=getattr(findings.get((row.selection.consumer,
+                                       row.selection.provider)), 'nova', ''),
+            provider=names.get(row.selection.provider),
+            before=side(row.plan.before) if row.plan else [],
+            after=side(row.plan.after) if row.plan else [])
+            for row in self.rows]
+        context['actionable'] = any(row.plan for row in self.rows)
+        return context
+
     def get_initial(self):
         return {'rows': json.dumps([
             [repair_forms.encode_selection(r.selection), r.fingerprint]
@@ -170,6 +206,7 @@ class RestoreView(_PreviewView):
     form_class = repair_forms.RestoreForm
     template_name = 'admin/orphaned_allocations/restore.html'
     modal_id = 'restore_modal'
+    form_id = 'restore_form'
     modal_header = _('Review the restore')
     page_title = _('Review the restore')
 

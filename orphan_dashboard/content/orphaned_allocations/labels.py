@@ -1,0 +1,53 @@
+"""Translatable names for the engine's verdict and action codes."""
+
+from django.utils.translation import gettext_lazy as _
+
+from orphan_dashboard.audit import model as m
+
+VERDICTS = {
+    m.OK: _('OK'),
+    m.EVACUATED_SOURCE: _('Evacuated source'),
+    m.MOVED: _('Moved'),
+    m.DELETED_INSTANCE: _('Deleted instance'),
+    m.STALE_MIGRATION: _('Stale migration'),
+    m.MISSING: _('Missing'),
+    m.WRONG_AMOUNT: _('Wrong amount'),
+    m.PROTECTED: _('Protected'),
+    m.UNKNOWN_CONSUMER: _('Unknown consumer'),
+}
+
+ACTIONS = {
+    m.TRIM: _('Trim to current host'),
+    m.DELETE_AND_HEAL: _('Delete and heal'),
+    m.DELETE: _('Delete'),
+    m.HEAL: _('Heal'),
+    m.RESTORE: _('Restore'),
+}
+
+
+def verdict(code):
+    return VERDICTS.get(code, code)
+
+
+def action(code):
+    return ACTIONS.get(code, code)
+
+
+SERVICE_STATES = {
+    'up': _('Up'),
+    'down': _('Down'),
+    'forced down': _('Forced down'),
+    'sharing provider': _('Sharing provider'),
+    'no compute node': _('No compute node'),
+    'unknown': _('Unknown'),
+}
+DISABLED_SUFFIX = ' (disabled)'
+
+
+def service_state(text):
+    """The engine's compute service state, e.g. ``up (disabled)``."""
+    if text and text.endswith(DISABLED_SUFFIX):
+        state = text[:-len(DISABLED_SUFFIX)]
+        return _('%(state)s (disabled)') % {
+            'state': SERVICE_STATES.get(state, state)}
+    return SERVICE_STATES.get(text, text)

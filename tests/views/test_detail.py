@@ -1,0 +1,126 @@
+"""One provider: its findings with only the repairs they allow, and its
+inventory against what its servers need."""
+
+from unittest import mock
+from urllib import parse
+
+from keystoneauth1 import exceptions as ks_exc
+import pytest
+
+from orphan_dashboard import service
+from tests.views.base import (AdminViewTests, EVIL, H1, H2, H3, INDEX,
+                              REPAIR, Incidents, detail, encoded, helpers)
+
+
+def sel_link(consumer, provider, action, instance=''):
+    return 'href="%s?%s"' % (REPAIR, parse.urlencode(
+        {'sel': encoded(consumer, provider, action, instance)}))
+
+
+class DetailTests(AdminViewTests):
+    @helpers.create_mocks({service: ['report']})
+    def test_verdict_reason_and_only_allowed_actions(self):
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        res = self.client.get(detail(H1))
+        self.assertTemplateUsed(res, 'admin/orphaned_allocations/detail.html')
+        self.assertContains(res, 'data-verdict="evacuated_source"')
+        self.assertContains(res, 'Evacuated source')
+        self.assertContains(res, 'evacuated from host1 to host2')
+        (row,) = res.context['allocations_table'].get_rows()
+        self.assertEqual('host2', row.cells['host'].data)  # current host
+        self.assertContains(res, sel_link(incidents.vm, H1, 'trim'))
+        self.assertContains(res, sel_link(incidents.vm, H1,
+                                          'delete_and_heal'))
+        self.assertNotContains(res, sel_link(incidents.vm, H1, 'delete'))
+        self.assertNotContains(res, sel_link(incidents.vm, H1, 'heal'))
+        # A server name is data: escaped, never markup.
+        self.assertNotContains(res, EVIL)
+        self.assertContains(res, '&lt;script&gt;alert(1)&lt;/script&gt;')
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_protected_rows_have_no_action(self):
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        res = self.client.get(detail(H2))
+        table = res.context['allocations_table']
+        protected = [r for r in table.get_rows()
+                     if r.datum.consumer == incidents.resize]
+        self.assertEqual(1, len(protected))
+        self.assertEqual([], table.get_row_actions(protected[0].datum))
+        self.assertContains(res, 'data-verdict="protected"')
+        self.assertNotContains(res, 'sel=%s' % incidents.resize)
+        # The stale migration's delete carries the server it belonged to.
+        self.assertContains(res, sel_link(incidents.stale, H2, 'delete',
+                                          incidents.old))
+
+    @helpers.create_mocks({service: ['report']})
+    def test_missing_allocation_offers_heal_unknown_offers_delete(self):
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        res = self.client.get(detail(H3))
+        self.assertContains(res, sel_link(incidents.bare, H3, 'heal'))
+        self.assertContains(res, sel_link(incidents.stranger, H3, 'delete'))
+        self.assertNotContains(res, sel_link(incidents.ok, H3, 'delete'))
+
+    @helpers.create_mocks({service: ['report']})
+    def test_batch_action_goes_to_the_preview(self):
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        res = self.client.post(detail(H3), {
+            'action': 'allocations__delete_selected',
+            'object_ids': ['%s:%s' % (incidents.stranger, H3)]})
+        self.assertRedirectsNoFollow(res, '%s?%s' % (REPAIR, parse.urlencode(
+            {'sel': '%s:%s:delete' % (incidents.stranger, H3)})))
+
+    @helpers.create_mocks({service: ['report', 'inventories']})
+    def test_overview_tab(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_inventories.return_value = {
+            'VCPU': {'total': 8, 'reserved': 0, 'allocation_ratio': 4.0},
+            'MEMORY_MB': {'total': 4096, 'reserved': 512,
+                          'allocation_ratio': 1.0}}
+        res = self.client.get(detail(H2), {'tab': 'provider__overview'})
+        self.assertTemplateUsed(
+            res, 'admin/orphaned_allocations/_overview.html')
+        self.mock_inventories.assert_called_once_with(mock.ANY, H2)
+        self.assertContains(res, '<td>4096</td>', html=False)
+        self.assertContains(res, '<td>3</td><td>2</td>')  # VCPU used/needed
+        self.assertContains(res, 'Up')
+        self.assertEqual([], self.messages_seen)
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'inventories']})
+    def test_overview_without_inventory(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_inventories.side_effect = ks_exc.ConnectFailure('down')
+        res = self.client.get(detail(H2), {'tab': 'provider__overview'})
+        self.assertEqual(200, res.status_code)
+        self.assertEqual(['Unable to retrieve the inventory.'],
+                         [t.split('…')[0]
+                          for t in self.messages_seen.texts('error')])
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report']})
+    def test_unknown_provider_redirects_with_error(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.get(detail('00000000-0000-0000-0000-000000000000'))
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual(['No such resource provider.'],
+                         self.messages_seen.texts('error'))
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report']})
+    def test_unreachable_cloud_redirects_with_error(self):
+        self.mock_report.side_effect = ks_exc.ConnectFailure('down')
+        res = self.client.get(detail(H1))
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual(1, len(self.messages_seen.texts('error')))
+
+    @helpers.create_mocks({service: ['report']})
+    def test_malformed_provider_is_404(self):
+        for bad in ('not-a-uuid', H1[:-1], H1 + 'a', '..%2F'):
+            res = self.client.get(INDEX + bad + '/')
+            self.assertEqual(404, res.status_code, bad)
+        self.mock_report.assert_not_called()

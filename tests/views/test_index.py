@@ -1,0 +1,128 @@
+"""The hypervisor list: mismatched providers, worst first."""
+
+from unittest import mock
+
+from keystoneauth1 import exceptions as ks_exc
+from horizon import exceptions as horizon_exc
+import pytest
+
+from orphan_dashboard import service
+from tests.views.base import (AdminViewTests, GONE, GONE_BUSY, H1, H3, H4,
+                              INDEX, REPAIR, Incidents, detail, helpers)
+
+
+class IndexTests(AdminViewTests):
+    @helpers.create_mocks({service: ['report']})
+    def test_lists_mismatched_providers_worst_first(self):
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        res = self.client.get(INDEX)
+        self.assertTemplateUsed(res, 'admin/orphaned_allocations/index.html')
+        rows = res.context['providers_table'].data
+        # The engine's order, healthy host4 left out, empty orphan kept.
+        self.assertEqual(
+            [p.provider.name for p in incidents.report.providers
+             if p.provider.uuid != H4],
+            [r.provider.name for r in rows])
+        self.assertEqual(['host3', 'gone-busy', 'host1', 'host2', 'gone'],
+                         [r.provider.name for r in rows])
+        self.assertContains(res, 'href="%s"' % detail(H1))
+        self.assertContains(res, 'Evacuated source: 1')
+        self.assertContains(res, 'Missing: 1, Unknown consumer: 1, '
+                                 'Protected: 1')
+        self.assertContains(res, 'Forced down')
+        self.assertContains(res, 'No compute node (orphaned provider)')
+        self.assertContains(res, '512 / 0')
+        self.assertNotContains(res, 'host4')
+        self.mock_report.assert_called_once_with(mock.ANY, refresh=False)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_show_all_and_refresh(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.get(INDEX, {'show': 'all', 'refresh': '1'})
+        names = [r.provider.name for r in res.context['providers_table'].data]
+        self.assertEqual('host4', names[-1])
+        self.assertEqual(6, len(names))
+        self.assertContains(res, 'Show mismatched only')
+        self.assertContains(res, '?refresh=1&amp;show=all')
+        self.mock_report.assert_called_once_with(mock.ANY, refresh=True)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_down_cell_warning(self):
+        self.mock_report.return_value = Incidents(down_cell=True).report
+        self.client.get(INDEX)
+        self.assertEqual(1, len(self.messages_seen.texts('warning')))
+        self.assertIn('A cell is down', self.messages_seen.texts('warning')[0])
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report']})
+    def test_unreachable_cloud_is_a_message_not_a_500(self):
+        for exc in (self.exceptions.nova,
+                    ks_exc.ConnectFailure('placement is down'),
+                    ks_exc.http.ServiceUnavailable(),
+                    horizon_exc.ServiceCatalogException('placement')):
+            self.messages_seen.clear()
+            self.mock_report.side_effect = exc
+            res = self.client.get(INDEX)
+            self.assertEqual(200, res.status_code, exc)
+            self.assertEqual([], res.context['providers_table'].data)
+            self.assertEqual(1, len(self.messages_seen.texts('error')), exc)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_fix_recommended_goes_to_the_preview(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.post(INDEX, {
+            'action': 'providers__fix_recommended',
+            'object_ids': [H1, H3]})
+        self.assertRedirectsNoFollow(
+            res, REPAIR + '?provider=%s&provider=%s' % (H1, H3))
+
+    @helpers.create_mocks({service: ['report']})
+    def test_fix_recommended_needs_a_selection(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.post(INDEX, {'action': 'providers__fix_recommended'})
+        self.assertEqual(200, res.status_code)
+        self.assertEqual(['Please select a row before taking that action.'],
+                         self.messages_seen.texts('info'))
+
+
+class DeleteProviderTests(AdminViewTests):
+    @helpers.create_mocks({service: ['report']})
+    def test_offered_only_for_an_empty_orphaned_provider(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.get(INDEX)
+        self.assertContains(res, 'providers__delete__%s' % GONE)
+        self.assertNotContains(res, 'providers__delete__%s' % GONE_BUSY)
+        self.assertNotContains(res, 'providers__delete__%s' % H1)
+
+    @helpers.create_mocks({service: ['report', 'delete_provider']})
+    def test_delete(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.post(INDEX, {'action': 'providers__delete__%s' %
+                                                 GONE})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.mock_delete_provider.assert_called_once_with(mock.ANY, GONE)
+        self.assertEqual(['Deleted Provider: gone'],
+                         self.messages_seen.texts('success'))
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'delete_provider']})
+    def test_forged_delete_of_a_busy_provider_is_refused(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.post(INDEX, {'action': 'providers__delete__%s' %
+                                                 GONE_BUSY})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.mock_delete_provider.assert_not_called()
+        self.assertEqual(1, len(self.messages_seen.texts('error')))
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'delete_provider']})
+    def test_placement_refusal_is_a_message(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_delete_provider.side_effect = ks_exc.http.Conflict(
+            'resource provider in use')
+        res = self.client.post(INDEX, {'action': 'providers__delete__%s' %
+                                                 GONE})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual(1, len(self.messages_seen.texts('error')))

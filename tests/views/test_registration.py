@@ -1,0 +1,43 @@
+"""Horizon drops a panel that fails to import with only a log warning."""
+
+import importlib
+
+from django.urls import reverse
+
+import horizon
+
+from orphan_dashboard.content.orphaned_allocations import panel as panel_mod
+from tests.views.base import AdminViewTests, INDEX, H1, detail
+
+
+class RegistrationTests(AdminViewTests):
+    def test_enabled_file(self):
+        enabled = importlib.import_module(
+            'orphan_dashboard.enabled._2170_admin_orphaned_allocations_panel')
+        self.assertEqual('admin', enabled.PANEL_DASHBOARD)
+        self.assertEqual('compute', enabled.PANEL_GROUP)
+        self.assertEqual('orphaned_allocations', enabled.PANEL)
+        self.assertIn('orphan_dashboard', enabled.ADD_INSTALLED_APPS)
+
+    def test_panel_is_registered_in_admin_compute(self):
+        dashboard = horizon.get_dashboard('admin')
+        panel = dashboard.get_panel('orphaned_allocations')
+        self.assertIsInstance(panel, panel_mod.OrphanedAllocations)
+        self.assertIn(panel, list(dashboard.get_panel_group('compute')))
+        self.assertEqual('Orphaned Allocations', str(panel.name))
+
+    def test_urls_reverse(self):
+        self.assertEqual('/admin/orphaned_allocations/', INDEX)
+        self.assertEqual('/admin/orphaned_allocations/%s/' % H1, detail(H1))
+        for name in ('repair', 'restore'):
+            self.assertTrue(reverse(
+                'horizon:admin:orphaned_allocations:%s' % name).startswith(
+                    INDEX))
+
+    def test_panel_needs_compute_and_placement_and_an_admin_rule(self):
+        panel = panel_mod.OrphanedAllocations
+        self.assertEqual({'openstack.services.compute',
+                          'openstack.services.placement'},
+                         set(panel.permissions))
+        self.assertTrue(all(scope == 'compute'
+                            for scope, _rule in panel.policy_rules))
