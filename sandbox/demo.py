@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from sandbox import common
@@ -98,6 +99,13 @@ def main(args):
         if sandbox_json is None:
             sb.wait()
             return sb.returncode or 1
+
+        def drain():   # echo the rest (endpoints) and never let the pipe fill
+            for rest in sb.stdout:
+                sys.stdout.write(rest)
+                sys.stdout.flush()
+        threading.Thread(target=drain, daemon=True).start()
+        time.sleep(0.2)
         log = open(os.path.join(state_dir, 'horizon-server.log'), 'w')
         hz = subprocess.Popen(horizon_command(port), cwd=REPO,
                               env=horizon_env(sandbox_json), stdout=log,

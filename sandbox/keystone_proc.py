@@ -5,9 +5,12 @@
 Run by ``python -m sandbox up``; not meant to be used alone.
 """
 import argparse
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from sandbox import common
@@ -54,28 +57,76 @@ def keystone_manage(conf, *cmds):
                              % (name, p.returncode))
 
 
+def _cache_dir(password):
+    """A set-up keystone (db + keys) to copy instead of redoing the ~10 s
+    of keystone-manage; keyed by keystone version and admin password.
+    SANDBOX_NO_CACHE=1 disables it."""
+    if os.environ.get('SANDBOX_NO_CACHE'):
+        return None
+    from importlib import metadata
+    try:
+        version = metadata.version('keystone')
+    except metadata.PackageNotFoundError:
+        return None
+    base = os.environ.get('XDG_CACHE_HOME') or os.path.join(
+        os.path.expanduser('~'), '.cache')
+    key = hashlib.sha256(password.encode()).hexdigest()[:12]
+    return os.path.join(base, 'orphan-dashboard-sandbox',
+                        'keystone-%s-%s' % (version, key))
+
+
+_PAYLOAD = ('keystone.db', 'fernet-keys', 'credential-keys')
+
+
+def _copy_payload(src, dst):
+    for name in _PAYLOAD:
+        s, d = os.path.join(src, name), os.path.join(dst, name)
+        if os.path.isdir(s):
+            shutil.copytree(s, d, dirs_exist_ok=True)
+        else:
+            shutil.copy2(s, d)
+
+
 def setup(kdir, port, password):
+    """db_sync, fernet/credential keys, bootstrap (admin, RegionOne).
+
+    The identity endpoints are not bootstrapped here (they carry the port);
+    ``sandbox.up`` creates them with the other catalog entries.
+    """
     os.makedirs(kdir, exist_ok=True)
     conf = os.path.join(kdir, 'keystone.conf')
     with open(conf, 'w') as f:
         f.write(CONF_TEMPLATE.format(dir=kdir))
     for sub in ('fernet-keys', 'credential-keys'):
         os.makedirs(os.path.join(kdir, sub), mode=0o700, exist_ok=True)
-    url = 'http://127.0.0.1:%d/v3/' % port
+    t0 = time.monotonic()
+    cache = _cache_dir(password)
+    if cache and os.path.isfile(os.path.join(cache, 'keystone.db')):
+        _copy_payload(cache, kdir)
+        common.log('keystone copied from cache %s in %.1fs'
+                   % (cache, time.monotonic() - t0))
+        return conf
     user = str(os.getuid())
     group = str(os.getgid())
-    t0 = time.monotonic()
     keystone_manage(conf, ('db_sync',),
                     ('fernet_setup', '--keystone-user', user,
                      '--keystone-group', group),
                     ('credential_setup', '--keystone-user', user,
                      '--keystone-group', group))
     keystone_manage(conf, ('bootstrap', '--bootstrap-password', password,
-                           '--bootstrap-admin-url', url,
-                           '--bootstrap-internal-url', url,
-                           '--bootstrap-public-url', url,
                            '--bootstrap-region-id', 'RegionOne'))
     common.log('keystone set up in %.1fs' % (time.monotonic() - t0))
+    if cache:
+        try:
+            os.makedirs(os.path.dirname(cache), exist_ok=True)
+            tmp = tempfile.mkdtemp(dir=os.path.dirname(cache))
+            _copy_payload(kdir, tmp)
+            try:
+                os.rename(tmp, cache)
+            except OSError:      # another sandbox filled it first
+                shutil.rmtree(tmp, ignore_errors=True)
+        except OSError as e:
+            common.log('not caching keystone: %s' % e)
     return conf
 
 

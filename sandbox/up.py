@@ -106,7 +106,9 @@ class Running:
                                    % (method, path, r.status_code, r.text))
             return r.json() if r.content else None
 
-        for stype, name, url in (('compute', 'nova', self.urls['nova']),
+        for stype, name, url in (('identity', 'keystone',
+                                  self.urls['keystone'] + '/'),
+                                 ('compute', 'nova', self.urls['nova']),
                                  ('placement', 'placement',
                                   self.urls['placement'])):
             svc = call('POST', '/services', {'service': {

@@ -1,0 +1,226 @@
+"""The sandbox cloud itself: one real Keystone/Nova/Placement for the module.
+
+Starts ``python -m sandbox up`` through sandbox.harness (temp state dir,
+free ports), then stages each incident and checks what Nova really left
+behind against the manifest.  About a minute on 2 cores.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip('nova')
+pytest.importorskip('placement')
+pytest.importorskip('keystone')
+
+from sandbox import harness  # noqa: E402
+
+SMALL = {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10}
+MEDIUM = {'VCPU': 2, 'MEMORY_MB': 2048, 'DISK_GB': 20}
+BIG = {'VCPU': 12, 'MEMORY_MB': 32768, 'DISK_GB': 80}
+
+
+@pytest.fixture(scope='module')
+def sb():
+    yield from harness.sandbox_fixture(timeout=240)
+
+
+def nova(sess, sb, path, mv='2.94', method='GET', **kw):
+    return sess.request(sb.nova_url + path, method, raise_exc=False,
+                        headers={'OpenStack-API-Version': 'compute ' + mv},
+                        **kw)
+
+
+def placement(sess, sb, path, mv='1.28', method='GET', **kw):
+    return sess.request(sb.placement_url + path, method, raise_exc=False,
+                        headers={'OpenStack-API-Version': 'placement ' + mv},
+                        **kw)
+
+
+def allocs(sb, consumer):
+    r = placement(sb.admin_session(), sb, '/allocations/%s' % consumer)
+    assert r.status_code == 200
+    return {rp: a['resources'] for rp, a in r.json()['allocations'].items()}
+
+
+def verdicts(entry):
+    return {(e['consumer'], e['host']): e['verdict']
+            for e in entry['expected']}
+
+
+def test_config_written(sb):
+    cfg = sb.config
+    for key in ('keystone', 'nova', 'placement', 'control'):
+        assert cfg[key]['url'].startswith('http://127.0.0.1:')
+    assert set(cfg['hosts']) == {'host1', 'host2', 'host3'}
+    for f in ('clouds.yaml', 'openrc', 'sandbox.json'):
+        assert os.path.exists(os.path.join(sb.state_dir, f))
+    assert sb.ready_seconds < 180
+
+
+@pytest.mark.parametrize('service', ['nova', 'placement'])
+@pytest.mark.parametrize('token', [None, 'not-a-token'])
+def test_401_without_valid_token(sb, service, token):
+    import requests
+    url = (sb.nova_url + '/servers' if service == 'nova'
+           else sb.placement_url + '/resource_providers')
+    headers = {'X-Auth-Token': token} if token else {}
+    assert requests.get(url, headers=headers, timeout=30).status_code == 401
+
+
+def test_admin_token_accepted(sb):
+    sess = sb.admin_session()
+    r = placement(sess, sb, '/resource_providers')
+    assert r.status_code == 200
+    assert {p['name'] for p in r.json()['resource_providers']} == {
+        'host1', 'host2', 'host3'}
+    assert nova(sess, sb, '/os-hypervisors', mv='2.53').status_code == 200
+
+
+def test_member_is_not_admin(sb):
+    sess = sb.member_session()
+    rp = sb.config['hosts']['host2']
+    assert placement(sess, sb, '/resource_providers').status_code == 403
+    assert placement(sess, sb, '/resource_providers/%s/allocations'
+                     % rp).status_code == 403
+    assert nova(sess, sb, '/os-hypervisors', mv='2.53').status_code == 403
+    assert nova(sess, sb, '/servers').status_code == 200
+
+
+def test_second_up_on_same_state_dir_refused(sb):
+    res = subprocess.run(
+        [sys.executable, '-m', 'sandbox', 'up', '--state-dir', sb.state_dir,
+         '--keystone-port', '0', '--nova-port', '0', '--placement-port', '0',
+         '--control-port', '0'],
+        cwd=harness.REPO, capture_output=True, text=True, timeout=60)
+    assert res.returncode != 0
+    assert 'already running' in res.stderr
+
+
+def test_unknown_incident_is_404(sb):
+    status, body = sb.control('POST', '/incidents/no-such-thing')
+    assert status == 404
+    assert 'evacuation' in body['known']
+
+
+def _service(sb, host):
+    r = nova(sb.admin_session(), sb, '/os-services?binary=nova-compute'
+             '&host=%s' % host, mv='2.53')
+    return r.json()['services'][0]
+
+
+def test_compute_stop_start(sb):
+    # host3 before any incident is staged on it
+    assert _service(sb, 'host3')['state'] == 'up'
+    assert sb.stop_compute('host3')['state'] == 'stopped'
+    assert _service(sb, 'host3')['state'] == 'down'
+    assert sb.start_compute('host3')['state'] == 'running'
+    assert _service(sb, 'host3')['state'] == 'up'
+
+
+def test_evacuation(sb):
+    e = sb.stage('evacuation')
+    h = sb.config['hosts']
+    s = e['servers'][0]
+    assert (s['status'], s['host'], s['task_state']) == ('ACTIVE', 'host2',
+                                                         None)
+    (m,) = e['migrations']
+    assert (m['migration_type'], m['status'], m['source_compute'],
+            m['dest_compute']) == ('evacuation', 'done', 'host1', 'host2')
+    assert allocs(sb, s['uuid']) == {h['host1']: SMALL, h['host2']: SMALL}
+    assert allocs(sb, m['uuid']) == {}
+    assert verdicts(e) == {(s['uuid'], 'host1'): 'evacuated_source',
+                           (s['uuid'], 'host2'): 'ok'}
+    assert _service(sb, 'host1')['forced_down'] is True
+
+
+def test_deleted_behind_nova(sb):
+    e = sb.stage('deleted_behind_nova')
+    h = sb.config['hosts']
+    uuid = e['servers'][0]['uuid']
+    assert allocs(sb, uuid) == {h['host2']: BIG}
+    sess = sb.admin_session()
+    assert nova(sess, sb, '/servers/%s' % uuid).status_code == 404
+    r = nova(sess, sb, '/servers/%s/os-instance-actions' % uuid, mv='2.21')
+    assert r.status_code == 200
+    assert [a['action'] for a in r.json()['instanceActions']] == ['create']
+    assert e['checks']['listed_with_deleted_true'] is False
+    assert verdicts(e) == {(uuid, 'host2'): 'deleted_instance'}
+
+
+def test_failed_migration(sb):
+    e = sb.stage('failed_migration')
+    h = sb.config['hosts']
+    a, b = e['servers']
+    mig_a, mig_b = e['migrations']
+    # (a) the seed: SHUTOFF on its source, its allocation on the target
+    assert (a['status'], a['host'], a['task_state']) == ('SHUTOFF', 'host2',
+                                                         None)
+    assert (mig_a['migration_type'], mig_a['status'], mig_a['source_compute'],
+            mig_a['dest_compute']) == ('migration', 'error', 'host2', 'host3')
+    assert allocs(sb, a['uuid']) == {h['host3']: SMALL}
+    assert allocs(sb, mig_a['uuid']) == {h['host2']: SMALL}
+    # (b) confirm failed with a 409: the migration consumer is leaked
+    assert (b['status'], b['host']) == ('ERROR', 'host2')
+    assert (mig_b['status'], mig_b['source_compute'],
+            mig_b['dest_compute']) == ('error', 'host3', 'host2')
+    assert allocs(sb, b['uuid']) == {h['host2']: SMALL}
+    assert allocs(sb, mig_b['uuid']) == {h['host3']: SMALL}
+    assert verdicts(e) == {
+        (a['uuid'], 'host3'): 'moved',
+        (a['uuid'], 'host2'): 'missing',
+        (mig_a['uuid'], 'host2'): 'stale_migration',
+        (mig_b['uuid'], 'host3'): 'stale_migration',
+        (b['uuid'], 'host2'): 'ok',
+    }
+    assert len(e['checks']['races_fired']) == 2
+
+
+def test_unconfirmed_resize(sb):
+    e = sb.stage('unconfirmed_resize')
+    h = sb.config['hosts']
+    s = e['servers'][0]
+    (m,) = e['migrations']
+    assert s['status'] == 'VERIFY_RESIZE'
+    assert (m['migration_type'], m['status']) == ('resize', 'finished')
+    assert s['host'] == m['dest_compute'] != m['source_compute']
+    assert allocs(sb, s['uuid']) == {h[m['dest_compute']]: MEDIUM}
+    assert allocs(sb, m['uuid']) == {h[m['source_compute']]: SMALL}
+    assert set(verdicts(e).values()) == {'protected'}
+
+
+def test_healed_away(sb):
+    e = sb.stage('healed_away')
+    s = e['servers'][0]
+    assert (s['status'], s['host']) == ('ACTIVE', 'host3')
+    assert allocs(sb, s['uuid']) == {}
+    assert verdicts(e) == {(s['uuid'], 'host3'): 'missing'}
+
+
+def test_healthy(sb):
+    e = sb.stage('healthy')
+    h = sb.config['hosts']
+    for s in e['servers']:
+        assert allocs(sb, s['uuid']) == {h[s['host']]: SMALL}
+    assert set(verdicts(e).values()) == {'ok'}
+
+
+def test_manifest_and_placement_audit(sb):
+    manifest = sb.incidents_manifest()
+    assert set(manifest) == {'evacuation', 'deleted_behind_nova',
+                             'failed_migration', 'unconfirmed_resize',
+                             'healed_away', 'healthy'}
+    assert sb.reload()['incidents'] == manifest
+    audit = sb.placement_audit()
+    out = audit['output']
+    assert audit['exit_code'] == 3, out
+    deleted = manifest['deleted_behind_nova']['servers'][0]['uuid']
+    stale = manifest['failed_migration']['migrations'][1]['uuid']
+    assert deleted in out and stale in out
+    # audit never flags the VERIFY_RESIZE migration or healthy servers
+    for name in ('unconfirmed_resize', 'healthy'):
+        for s in manifest[name]['servers']:
+            assert s['uuid'] not in out
+        for m in manifest[name]['migrations']:
+            assert m['uuid'] not in out
