@@ -256,3 +256,19 @@ class ConfirmTests(AdminViewTests):
         self.assertEqual(1, len(self.messages_seen.texts('error')))
         self.assertIn('nothing was written',
                       self.messages_seen.texts('error')[0])
+
+
+class CsrfTests(AdminViewTests):
+    @helpers.create_mocks({service: ['apply', 'restore']})
+    def test_confirm_without_csrf_token_is_refused(self):
+        from django.test import Client
+        client = Client(enforce_csrf_checks=True)
+        client.cookies = self.client.cookies
+        rows = [[encoded(uid('vm'), H1, m.TRIM), FP1]]
+        res = client.post(REPAIR, {'rows': json.dumps(rows)})
+        self.assertContains(res, 'CSRF', status_code=403)
+        res = client.post(REPAIR.replace('repair', 'restore'),
+                          {'rows': json.dumps([[7, FP1]])})
+        self.assertContains(res, 'CSRF', status_code=403)
+        self.mock_apply.assert_not_called()
+        self.mock_restore.assert_not_called()

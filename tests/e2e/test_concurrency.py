@@ -1,0 +1,116 @@
+"""Faults between preview and submit, on the real sandbox: the row is
+skipped with a reason and Placement is left exactly as it was."""
+
+import time
+
+import pytest
+
+from orphan_dashboard.api import placement as api
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import journal as journal_module
+from orphan_dashboard import repair
+
+pytestmark = pytest.mark.django_db(databases=['orphan_journal'])
+
+
+@pytest.fixture(scope='module')
+def cloud(tmp_path_factory):
+    from tests.e2e.conftest import Cloud
+    sandbox = Cloud(tmp_path_factory.mktemp('sandbox'),
+                    'evacuation,deleted_behind_nova,healthy')
+    yield sandbox
+    sandbox.stop()
+
+
+@pytest.fixture
+def journal():
+    return journal_module.Journal('test', user_name='tester')
+
+
+def _held(clients, consumer):
+    return api.consumer_allocations(clients.placement, consumer)
+
+
+def _preview(clients, selection):
+    (row,) = repair.preview(clients.placement, clients.nova, [selection],
+                            min_age=0)
+    assert row.plan is not None, row.error
+    return row
+
+
+def _apply(clients, journal, selection, row):
+    (outcome,) = repair.apply(clients.placement, clients.nova, journal,
+                              [selection],
+                              {selection.consumer: row.fingerprint},
+                              min_age=0)
+    return outcome
+
+
+def test_another_write_between_preview_and_submit(cloud, journal):
+    clients = cloud.clients()
+    incident = cloud.incidents['deleted_behind_nova']
+    ghost = incident['servers'][0]['uuid']
+    rp = incident['hosts']['host2']
+    selection = repair.Selection(ghost, rp, m.DELETE)
+    row = _preview(clients, selection)
+    before = _held(clients, ghost)
+    # Another admin rewrites it unchanged: only the generation moves.
+    api.put_allocations(
+        clients.placement, ghost,
+        {p: a['resources'] for p, a in before['allocations'].items()},
+        before['consumer_generation'], before['project_id'],
+        before['user_id'])
+    bumped = _held(clients, ghost)
+    outcome = _apply(clients, journal, selection, row)
+    assert outcome.status == repair.SKIPPED
+    assert 'changed since the preview' in outcome.message
+    assert _held(clients, ghost) == bumped
+    assert journal_module.entries(consumer=ghost) == []
+
+
+def test_migration_started_between_preview_and_submit(cloud, journal):
+    clients = cloud.clients()
+    incident = cloud.incidents['evacuation']
+    server = incident['servers'][0]['uuid']
+    host1 = incident['hosts']['host1']
+    selection = repair.Selection(server, host1, m.TRIM)
+    row = _preview(clients, selection)
+    clients.nova.post('/servers/%s/action' % server,
+                      json={'migrate': {'host': 'host3'}},
+                      microversion='2.56')
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        status = clients.nova.get('/servers/%s' % server).json()[
+            'server']['status']
+        if status == 'VERIFY_RESIZE':
+            break
+        time.sleep(0.5)
+    assert status == 'VERIFY_RESIZE'
+    held = _held(clients, server)
+    outcome = _apply(clients, journal, selection, row)
+    assert outcome.status == repair.SKIPPED
+    # Nova moved the server's allocations (the leftover went to the
+    # migration consumer with the rest): caught by the preview check, and
+    # a new preview no longer offers the trim.
+    assert 'changed since the preview' in outcome.message
+    assert _held(clients, server) == held
+    (row,) = repair.preview(clients.placement, clients.nova, [selection],
+                            min_age=0)
+    assert row.plan is None and 'trim is not allowed' in row.error
+
+
+def test_consumer_of_another_provider_is_refused(cloud, journal):
+    clients = cloud.clients()
+    healthy = cloud.incidents['healthy']['servers'][0]['uuid']
+    ghost_rp = cloud.incidents['deleted_behind_nova']['hosts']['host2']
+    elsewhere = [rp for rp in cloud.incidents['evacuation']['hosts'].values()
+                 if rp not in _held(clients, healthy)['allocations']]
+    held = _held(clients, healthy)
+    for rp in elsewhere + [ghost_rp]:
+        selection = repair.Selection(healthy, rp, m.DELETE)
+        (row,) = repair.preview(clients.placement, clients.nova,
+                                [selection], min_age=0)
+        assert row.plan is None and 'not allowed' in row.error
+        outcome = _apply(clients, journal, selection, row)
+        assert outcome.status == repair.SKIPPED
+    assert _held(clients, healthy) == held
