@@ -106,27 +106,37 @@ class _RowsForm(forms.SelfHandlingForm):
     """
     rows = forms.CharField(widget=forms.HiddenInput(), required=False)
 
+    nothing = _('Nothing selected.')
+
     def clean(self):
         data = super().clean()
         data['rows'] = self.decode(data.get('rows') or '')
         return data
 
+    def parse_key(self, key):
+        """What a row's first item must be; raise ValueError otherwise."""
+        raise NotImplementedError
 
-class RepairForm(_RowsForm):
     def decode(self, text):
-        """Decode ``[[selection, fingerprint], ...]``, refusing forgeries."""
+        """Decode ``[[key, fingerprint], ...]``, refusing forgeries."""
         try:
-            rows = [(parse_selection(sel), str(fingerprint))
-                    for sel, fingerprint in json.loads(text or '[]')]
-        except (ValueError, TypeError, BadSelection) as exc:
+            rows = [(self.parse_key(key), str(fingerprint))
+                    for key, fingerprint in json.loads(text or '[]')]
+        except (ValueError, TypeError) as exc:
             raise forms.ValidationError(
                 _('The selection was not understood: %s') % exc)
         if not rows:
-            raise forms.ValidationError(_('Nothing to repair.'))
-        for _selection, fingerprint in rows:
-            if not FINGERPRINT_RE.match(fingerprint):
-                raise forms.ValidationError(_('Malformed preview state.'))
+            raise forms.ValidationError(self.nothing)
+        if not all(FINGERPRINT_RE.match(fp) for _key, fp in rows):
+            raise forms.ValidationError(_('Malformed preview state.'))
         return rows
+
+
+class RepairForm(_RowsForm):
+    nothing = _('Nothing to repair.')
+
+    def parse_key(self, key):
+        return parse_selection(key)
 
     def handle(self, request, data):
         selections = [selection for selection, _fp in data['rows']]
@@ -142,16 +152,10 @@ class RepairForm(_RowsForm):
 
 
 class RestoreForm(_RowsForm):
-    def decode(self, text):
-        """Decode ``[[entry id, fingerprint], ...]``."""
-        try:
-            rows = [(int(entry_id), str(fingerprint))
-                    for entry_id, fingerprint in json.loads(text or '[]')]
-        except (ValueError, TypeError):
-            raise forms.ValidationError(_('The selection was not understood.'))
-        if not rows or not all(FINGERPRINT_RE.match(fp) for _e, fp in rows):
-            raise forms.ValidationError(_('Nothing to restore.'))
-        return rows
+    nothing = _('Nothing to restore.')
+
+    def parse_key(self, key):
+        return int(key)
 
     def handle(self, request, data):
         try:
