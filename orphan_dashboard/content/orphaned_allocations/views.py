@@ -80,8 +80,6 @@ class DetailView(tabs.TabbedTableView):
         context['provider_report'] = self.provider_report
         context['service_state'] = labels.service_state(
             self.provider_report.service_state)
-        context['custom_breadcrumb'] = [
-            (self.provider_report.provider.name, None)]
         return context
 
 
