@@ -107,15 +107,17 @@ CLOCK_MARGIN = datetime.timedelta(seconds=5)
 
 
 def refresh_snapshot(placement_client, nova_client, old,
-                     concurrency=DEFAULT_CONCURRENCY):
+                     concurrency=DEFAULT_CONCURRENCY, touched=()):
     """Bring ``old`` up to date reading only what changed since.
 
     Nova answers ``changes-since`` for servers (deleted ones included) and
     migrations; Placement's provider list says whose generation moved.
     Allocations are re-read only for those providers, new ones, and the
-    providers holding a consumer that changed in Nova.  A ``DELETE
-    /allocations`` bumps no generation, so a full sweep is still needed
-    now and then (see :func:`snapshot`).
+    providers holding a consumer that changed in Nova or that we wrote
+    (``touched``).  A ``DELETE /allocations``, or a PUT that drops a
+    provider, bumps no generation of the providers it empties: our own
+    writes are named in ``touched``, others' wait for the next full sweep
+    (see :func:`snapshot`).
     """
     taken_at = _now()
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
@@ -139,6 +141,7 @@ def refresh_snapshot(placement_client, nova_client, old,
     refetch = {uuid for uuid, provider in providers.items()
                if uuid not in old.providers or
                old.providers[uuid].generation != provider.generation}
+    changed.update(touched)
     for uuid in changed:
         if uuid in old.consumers:
             refetch.update(old.consumers[uuid].allocations)
@@ -183,14 +186,16 @@ def refresh_snapshot(placement_client, nova_client, old,
 
 
 def snapshot(placement_client, nova_client, cached=None,
-             full_sweep_interval=600, concurrency=DEFAULT_CONCURRENCY):
-    """A full sweep, or a refresh of ``cached`` while a full one isn't due."""
+             full_sweep_interval=600, concurrency=DEFAULT_CONCURRENCY,
+             touched=()):
+    """A full sweep, or a refresh of ``cached`` while a full one isn't due;
+    ``touched`` are the consumers written since ``cached`` was taken."""
     if cached is None or cached.full_sweep_at is None or (
             _now() - cached.full_sweep_at).total_seconds() >= \
             full_sweep_interval:
         return full_snapshot(placement_client, nova_client, concurrency)
     return refresh_snapshot(placement_client, nova_client, cached,
-                            concurrency)
+                            concurrency, touched)
 
 
 def consumer_snapshot(placement_client, nova_client, consumer_uuids,

@@ -41,39 +41,46 @@ def _age(snapshot):
             snapshot.taken_at).total_seconds()
 
 
-def report(request, refresh=False, full=False):
+def report(request, full=False):
     """The audit :class:`~audit.model.Report` of the whole cloud.
 
     Pages render from a snapshot in Django's cache (shared by all workers
     when that is memcached or redis) while it is younger than
-    ``ORPHAN_AUDIT_SNAPSHOT_TTL``; then, or on ``refresh``, it is refreshed
-    incrementally, with a full sweep every ``ORPHAN_AUDIT_FULL_SWEEP``
-    seconds or on ``full``.  The report's ``taken_at`` says how old it is.
-    Repairs never use it: they re-read what they touch.
+    ``ORPHAN_AUDIT_SNAPSHOT_TTL`` and nothing was written through us since;
+    then it is refreshed incrementally, with a full sweep every
+    ``ORPHAN_AUDIT_FULL_SWEEP`` seconds or on ``full`` (the operator's
+    *Refresh*, which must also see what others deleted).  The report's
+    ``taken_at`` says how old it is.  Repairs never use it: they re-read
+    what they touch.
     """
     key = _cache_key(request)
     cached = cache.get(key)
     snapshot = cached and cached['snapshot']
-    if (full or refresh or snapshot is None or cached['stale'] or
+    touched = cached['touched'] if cached else frozenset()
+    if (full or snapshot is None or cached['stale'] or
             _age(snapshot) >= setting('SNAPSHOT_TTL')):
         clients = client.for_request(request)
         snapshot = collect.snapshot(
             clients.placement, clients.nova,
             cached=None if full else snapshot,
             full_sweep_interval=setting('FULL_SWEEP'),
-            concurrency=setting('CONCURRENCY'))
-        cache.set(key, {'snapshot': snapshot, 'stale': False},
+            concurrency=setting('CONCURRENCY'), touched=touched)
+        cache.set(key, {'snapshot': snapshot, 'stale': False,
+                        'touched': frozenset()},
                   2 * setting('FULL_SWEEP'))
     return classify.audit(snapshot, min_age=setting('MIN_AGE'))
 
 
-def forget_snapshot(request):
-    """Mark the cached snapshot stale after a write: the next page refreshes
-    it (our writes are PUTs, which bump provider generations)."""
+def forget_snapshot(request, consumers=()):
+    """Mark the cached snapshot stale after a write, naming the consumers we
+    wrote so that the next page re-reads them: a PUT that drops a provider
+    bumps no generation of it."""
     key = _cache_key(request)
     cached = cache.get(key)
     if cached:
-        cache.set(key, dict(cached, stale=True), 2 * setting('FULL_SWEEP'))
+        cache.set(key, dict(cached, stale=True, touched=cached['touched'] |
+                            frozenset(consumers)),
+                  2 * setting('FULL_SWEEP'))
 
 
 def preview(request, selections):
@@ -91,7 +98,7 @@ def apply(request, selections, fingerprints):
                             journal.Journal.for_request(request), selections,
                             fingerprints, min_age=setting('MIN_AGE'))
     finally:
-        forget_snapshot(request)
+        forget_snapshot(request, {s.consumer for s in selections})
 
 
 def history(request, provider=None, consumer=None):
@@ -116,7 +123,7 @@ def restore(request, entries, fingerprints):
                               journal.Journal.for_request(request), entries,
                               fingerprints)
     finally:
-        forget_snapshot(request)
+        forget_snapshot(request, {e.consumer for e in entries})
 
 
 def inventories(request, provider_uuid):

@@ -6,6 +6,8 @@ import signal
 import socket
 import sys
 import time
+import urllib.error
+import urllib.request
 
 PR_SET_PDEATHSIG = 1
 
@@ -74,3 +76,20 @@ def write_json(path, data):
         json.dump(data, f, indent=2, sort_keys=True)
         f.write('\n')
     os.replace(tmp, path)
+
+
+def wait_http(url, timeout, proc):
+    """Until ``url`` answers at all (any HTTP status); ``proc`` must live."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError('%s exited with %s' % (proc.args[0],
+                                                      proc.returncode))
+        try:
+            urllib.request.urlopen(url, timeout=5)
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError('nothing answers at %s' % url)

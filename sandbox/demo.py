@@ -17,23 +17,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PANEL = '/admin/orphaned_allocations/'
 
 
-def _wait_http(url, timeout, proc):
-    import urllib.request
-    import urllib.error
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError('horizon exited with %s' % proc.returncode)
-        try:
-            urllib.request.urlopen(url, timeout=5)
-            return
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError('horizon not answering at %s' % url)
-
-
 def horizon_command(port):
     return [sys.executable, '-c',
             'from django.core.management import execute_from_command_line;'
@@ -112,7 +95,7 @@ def main(args):
                               stderr=subprocess.STDOUT,
                               preexec_fn=common.die_with_parent)
         children.append(hz)
-        _wait_http('http://127.0.0.1:%d/auth/login/' % port, 120, hz)
+        common.wait_http('http://127.0.0.1:%d/auth/login/' % port, 120, hz)
         import json
         with open(sandbox_json) as f:
             cfg = json.load(f)

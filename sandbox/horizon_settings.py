@@ -103,11 +103,14 @@ OPENSTACK_CINDER_FEATURES = {'enable_backup': False}
 
 # Static files: `runserver --insecure` serves them through the finders;
 # django-compressor compiles SCSS on the fly into COMPRESS_ROOT, which its
-# CompressorFinder serves.
-STATIC_ROOT = os.path.join(_STATE_DIR, 'horizon-static')
+# CompressorFinder serves.  SANDBOX_HORIZON_OFFLINE=1 runs as production
+# does: pages use only what `collectstatic` and `compress` wrote beforehand
+# into SANDBOX_HORIZON_STATIC_ROOT, so a broken static reference fails.
+STATIC_ROOT = os.environ.get('SANDBOX_HORIZON_STATIC_ROOT') or os.path.join(
+    _STATE_DIR, 'horizon-static')
 COMPRESS_ROOT = STATIC_ROOT
 COMPRESS_ENABLED = True
-COMPRESS_OFFLINE = False
+COMPRESS_OFFLINE = os.environ.get('SANDBOX_HORIZON_OFFLINE') == '1'
 if 'compressor.finders.CompressorFinder' not in STATICFILES_FINDERS:  # noqa
     STATICFILES_FINDERS = list(STATICFILES_FINDERS) + [  # noqa
         'compressor.finders.CompressorFinder']

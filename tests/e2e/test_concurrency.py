@@ -114,3 +114,46 @@ def test_consumer_of_another_provider_is_refused(cloud, journal):
         outcome = _apply(clients, journal, selection, row)
         assert outcome.status == repair.SKIPPED
     assert _held(clients, healthy) == held
+
+
+def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
+    """A PUT that drops a provider bumps no generation of that provider:
+    the refresh re-reads it only because the write names its consumer
+    (``touched``)."""
+    from orphan_dashboard.audit import classify
+    from orphan_dashboard import collect
+
+    def findings(snapshot):
+        return sorted((f.consumer, f.provider, f.verdict)
+                      for f in classify.audit(snapshot, min_age=0).findings)
+
+    clients = cloud.clients()
+    server = cloud.incidents['healthy']['servers'][0]['uuid']
+    held = _held(clients, server)
+    (home,) = held['allocations']
+    other = next(rp for rp in cloud.incidents['evacuation']['hosts'].values()
+                 if rp != home)
+    resources = {rp: a['resources'] for rp, a in held['allocations'].items()}
+    api.put_allocations(clients.placement, server,
+                        dict(resources, **{other: resources[home]}),
+                        held['consumer_generation'], held['project_id'],
+                        held['user_id'])
+    # Out of the refresh's changes-since window of the writes above.
+    time.sleep(collect.CLOCK_MARGIN.total_seconds() + 1)
+    before = collect.full_snapshot(clients.placement, clients.nova)
+    assert other in before.consumers[server].allocations
+
+    selection = repair.Selection(server, other, m.TRIM)
+    outcome = _apply(clients, journal, selection,
+                     _preview(clients, selection))
+    assert outcome.status == repair.DONE, outcome.message
+    assert set(_held(clients, server)['allocations']) == {home}
+
+    blind = collect.refresh_snapshot(clients.placement, clients.nova, before)
+    assert other in blind.consumers[server].allocations, \
+        'Placement now bumps the emptied provider: touched could go'
+    told = collect.refresh_snapshot(clients.placement, clients.nova, before,
+                                    touched={server})
+    assert set(told.consumers[server].allocations) == {home}
+    assert findings(told) == findings(
+        collect.full_snapshot(clients.placement, clients.nova))

@@ -1,6 +1,7 @@
 """One provider: its findings with only the repairs they allow, and its
 inventory against what its servers need."""
 
+import re
 from unittest import mock
 from urllib import parse
 
@@ -15,6 +16,12 @@ from tests.views.base import (AdminViewTests, EVIL, H1, H2, H3, INDEX,
 def sel_link(consumer, provider, action, instance=''):
     return 'href="%s?%s"' % (REPAIR, parse.urlencode(
         {'sel': encoded(consumer, provider, action, instance)}))
+
+
+def ticked(res):
+    """Consumers whose row has a batch checkbox."""
+    return [v.split(':')[0] for v in re.findall(
+        r'name="object_ids"[^>]*value="([^"]+)"', res.content.decode())]
 
 
 class DetailTests(AdminViewTests):
@@ -54,6 +61,13 @@ class DetailTests(AdminViewTests):
         # The stale migration's delete carries the server it belonged to.
         self.assertContains(res, sel_link(incidents.stale, H2, 'delete',
                                           incidents.old))
+        # Only rows with a repair can be ticked for the batch actions.
+        self.assertEqual(
+            {r.datum.consumer for r in table.get_rows() if r.datum.actions},
+            set(ticked(res)))
+        self.assertNotIn(incidents.resize, ticked(res))
+        self.assertIn(incidents.stale, ticked(res))
+        self.assertNotContains(res, 'hidden multi_select_column')
 
     @helpers.create_mocks({service: ['report']})
     def test_missing_allocation_offers_heal_unknown_offers_delete(self):

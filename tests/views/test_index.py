@@ -34,7 +34,7 @@ class IndexTests(AdminViewTests):
         self.assertContains(res, 'No compute node (orphaned provider)')
         self.assertContains(res, '512 / 0')
         self.assertNotContains(res, 'host4')
-        self.mock_report.assert_called_once_with(mock.ANY, refresh=False)
+        self.mock_report.assert_called_once_with(mock.ANY, full=False)
         self.assertEqual([], self.messages_seen)
 
     @helpers.create_mocks({service: ['report']})
@@ -46,7 +46,7 @@ class IndexTests(AdminViewTests):
         self.assertEqual(6, len(names))
         self.assertContains(res, 'Show mismatched only')
         self.assertContains(res, '?refresh=1&amp;show=all')
-        self.mock_report.assert_called_once_with(mock.ANY, refresh=True)
+        self.mock_report.assert_called_once_with(mock.ANY, full=True)
 
     @helpers.create_mocks({service: ['report']})
     def test_down_cell_warning(self):

@@ -25,6 +25,22 @@ from orphan_dashboard import service
 
 POLICY = (("compute", "os_compute_api:os-hypervisors:list"),)
 SHOWN_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
+ON_SELECTION = {'data-batch-action': 'true'}
+"""Horizon's table script keeps such buttons disabled until a row is
+ticked."""
+
+
+class SelectableTable(tables.DataTable):
+    """A table whose selection actions lead to a preview.
+
+    Horizon shows the checkbox column only for ``BatchAction`` subclasses,
+    which act at once; ours are plain actions marked :data:`ON_SELECTION`.
+    """
+
+    def set_multiselect_column_visibility(self, visible=True):
+        super().set_multiselect_column_visibility(visible or any(
+            action.attrs.get('data-batch-action')
+            for action in self.get_table_actions()))
 
 
 def _url(name, **query):
@@ -62,6 +78,7 @@ class FixRecommended(tables.Action):
     verbose_name_plural = _('Fix recommended')
     classes = ('btn-danger',)
     icon = 'wrench'
+    attrs = ON_SELECTION
     policy_rules = POLICY
 
     def handle(self, table, request, obj_ids):
@@ -143,7 +160,13 @@ def _verdict(finding):
                        labels.verdict(finding.verdict))
 
 
-class ProvidersTable(tables.DataTable):
+class ProviderRow(tables.Row):
+    def can_be_selected(self, datum):
+        """Only hypervisors with a repair to recommend get a checkbox."""
+        return any(finding.action for finding in datum.findings)
+
+
+class ProvidersTable(SelectableTable):
     name = tables.WrappingColumn(
         lambda d: d.provider.name, verbose_name=_('Hypervisor'),
         link=lambda d: reverse('horizon:admin:orphaned_allocations:detail',
@@ -170,6 +193,8 @@ class ProvidersTable(tables.DataTable):
         verbose_name = _('Hypervisors')
         table_actions = (Refresh, ToggleAll, FixRecommended)
         row_actions = (ViewAllocations, DeleteProvider)
+        row_class = ProviderRow
+        multi_select = True
 
 
 # -- one provider's allocations ----------------------------------------------
@@ -195,6 +220,7 @@ class RepairRow(tables.LinkAction):
 
 class RepairRows(tables.Action):
     """The same repair over the selected rows."""
+    attrs = ON_SELECTION
     policy_rules = POLICY
     repair = None
 
@@ -219,7 +245,13 @@ DeleteRow, DeleteRows = _repair_actions(m.DELETE, labels.action(m.DELETE))
 CreateRow, CreateRows = _repair_actions(m.HEAL, labels.action(m.HEAL))
 
 
-class AllocationsTable(tables.DataTable):
+class AllocationRow(tables.Row):
+    def can_be_selected(self, datum):
+        """Healthy and protected rows offer nothing to tick."""
+        return bool(datum.actions)
+
+
+class AllocationsTable(SelectableTable):
     consumer = tables.Column('consumer', verbose_name=_('Consumer'))
     nova = tables.WrappingColumn('nova', verbose_name=_('In Nova'))
     host = tables.Column('host', verbose_name=_('Current host'),
@@ -239,6 +271,8 @@ class AllocationsTable(tables.DataTable):
         verbose_name = _('Allocations')
         table_actions = (TrimRows, HealRows, DeleteRows, CreateRows)
         row_actions = (TrimRow, HealRow, DeleteRow, CreateRow)
+        row_class = AllocationRow
+        multi_select = True
 
 
 # -- journal ----------------------------------------------------------------
@@ -250,17 +284,22 @@ class RestoreRow(tables.LinkAction):
     policy_rules = POLICY
 
     def allowed(self, request, datum=None):
-        return datum is not None and datum.status in (
-            datum.APPLIED, datum.PENDING, datum.FAILED)
+        return datum is not None and _restorable(datum)
 
     def get_link_url(self, datum):
         return _url('restore', entry=datum.id)
+
+
+def _restorable(entry):
+    """A write that happened, or may have: its *before* can be put back."""
+    return entry.status in (entry.APPLIED, entry.PENDING, entry.FAILED)
 
 
 class RestoreRows(tables.Action):
     name = 'restore_selected'
     verbose_name = _('Restore')
     verbose_name_plural = _('Restore')
+    attrs = ON_SELECTION
     policy_rules = POLICY
 
     def handle(self, table, request, obj_ids):
@@ -306,7 +345,12 @@ def _outcome(entry):
     return '%s: %s' % (text, entry.message) if entry.message else text
 
 
-class HistoryTable(tables.DataTable):
+class HistoryRow(tables.Row):
+    def can_be_selected(self, datum):
+        return _restorable(datum)
+
+
+class HistoryTable(SelectableTable):
     created = tables.Column(
         'created', verbose_name=_('Time'),
         filters=(lambda d: defaultfilters.date(d, 'Y-m-d H:i:s'),))
@@ -328,6 +372,8 @@ class HistoryTable(tables.DataTable):
         verbose_name = _('History')
         table_actions = (HistoryFilter, ExportCSV, ExportJSON, RestoreRows)
         row_actions = (RestoreRow,)
+        row_class = HistoryRow
+        multi_select = True
 
 
 def history_data(tab, provider=None):

@@ -49,7 +49,7 @@ class IndexView(tabs.TabbedTableView):
     def get_tabs(self, request, **kwargs):
         if not hasattr(self, 'report'):
             self.report = _report(
-                request, refresh=bool(request.GET.get('refresh')))
+                request, full=bool(request.GET.get('refresh')))
         return super().get_tabs(request, report=self.report, **kwargs)
 
     def get_context_data(self, **kwargs):

@@ -1,0 +1,215 @@
+"""Real Chromium against real Horizon over the sandbox cloud.
+
+One sandbox (Keystone, Nova, Placement, every incident staged) and one
+Horizon process per session.  Horizon runs as production does:
+``collectstatic`` and ``compress`` first, then ``COMPRESS_OFFLINE=True``, so
+a template whose compressed block or static file is missing fails the page.
+
+Chromium is Debian's, driven by Debian's chromedriver (no selenium-manager
+download).  Every test saves screenshots into the artifacts directory
+(``ORPHAN_BROWSER_ARTIFACTS``, default ``.artifacts/browser``); a failing
+test also saves the page source there.  ``ORPHAN_SCREENSHOTS`` names a
+directory that receives the README's screenshots (``docs/screenshots``).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from sandbox import common
+from sandbox import demo
+from sandbox.harness import Sandbox
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+CHROMIUM = '/usr/bin/chromium'
+CHROMEDRIVER = '/usr/bin/chromedriver'
+ARTIFACTS = os.environ.get('ORPHAN_BROWSER_ARTIFACTS') or os.path.join(
+    ROOT, '.artifacts', 'browser')
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip without Chromium, unless ``./run test`` installed it (then its
+    absence is a failure, not a silent skip)."""
+    if os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER):
+        return
+    if os.environ.get('ORPHAN_BROWSER_REQUIRED') == '1':
+        return
+    skip = pytest.mark.skip(reason='Debian chromium and chromium-driver '
+                            'are not installed')
+    for item in items:
+        if 'tests/browser' in str(item.fspath):
+            item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if outcome.get_result().failed:
+        for number, browser in enumerate(Browser.running):
+            browser.save('%s-failed-%d' % (item.name, number))
+
+
+def _run(args, env, what):
+    result = subprocess.run(args, cwd=ROOT, env=env, capture_output=True,
+                            text=True)
+    if result.returncode:
+        raise RuntimeError('%s failed:\n%s%s' % (what, result.stdout[-3000:],
+                                                 result.stderr[-3000:]))
+
+
+class Site:
+    """The sandbox and a Horizon process serving the offline-compressed
+    static files."""
+
+    def __init__(self, sandbox, static_root):
+        self.sandbox = sandbox
+        self.config = sandbox.config
+        self.env = demo.horizon_env(os.path.join(sandbox.state_dir,
+                                                 'sandbox.json'))
+        self.env['SANDBOX_HORIZON_OFFLINE'] = '1'
+        self.env['SANDBOX_HORIZON_STATIC_ROOT'] = static_root
+        self.env['ORPHAN_JOURNAL_DIR'] = os.path.join(sandbox.state_dir,
+                                                      'journal')
+        django = [sys.executable, '-m', 'django']
+        _run(django + ['collectstatic', '--noinput', '-v', '0'], self.env,
+             'collectstatic')
+        _run(django + ['compress', '--force'], self.env, 'compress')
+        port = common.choose_port(0)
+        self.url = 'http://127.0.0.1:%d' % port
+        self.log = open(os.path.join(sandbox.state_dir, 'horizon-server.log'),
+                        'w')
+        self.proc = subprocess.Popen(
+            demo.horizon_command(port), cwd=ROOT, env=self.env,
+            stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        common.wait_http(self.url + '/auth/login/', 120, self.proc)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope='session')
+def site(tmp_path_factory):
+    sandbox = Sandbox(incidents=['all'],
+                      state_dir=str(tmp_path_factory.mktemp('sandbox')))
+    sandbox.start()
+    try:
+        horizon = Site(sandbox, str(tmp_path_factory.mktemp('static')))
+        try:
+            yield horizon
+        finally:
+            horizon.stop()
+            _keep_logs(sandbox.state_dir)
+    finally:
+        sandbox.stop()
+
+
+def _keep_logs(state_dir):
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    for name in ('horizon-server.log', 'horizon.log', 'sandbox.log'):
+        path = os.path.join(state_dir, name)
+        if os.path.exists(path):
+            shutil.copy(path, os.path.join(ARTIFACTS, name))
+
+
+class Browser:
+    """A headless Chromium session with the few waits Horizon needs."""
+
+    running = []
+
+    def __init__(self, site):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        self.site = site
+        self.profile = os.path.join(site.sandbox.state_dir,
+                                    'chromium-%d' % time.monotonic_ns())
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for flag in ('--headless=new', '--no-sandbox', '--disable-gpu',
+                     '--disable-dev-shm-usage', '--disable-quic',
+                     '--no-first-run', '--disable-background-networking',
+                     '--disable-component-update', '--disable-sync',
+                     '--window-size=1400,1000',
+                     '--user-data-dir=' + self.profile):
+            options.add_argument(flag)
+        self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER),
+                                       options=options)
+        self.driver.set_page_load_timeout(180)
+        self.running.append(self)
+
+    def open(self, path):
+        self.driver.get(self.site.url + path)
+
+    def wait(self, condition, timeout=60):
+        from selenium.webdriver.support.ui import WebDriverWait
+        return WebDriverWait(self.driver, timeout).until(condition)
+
+    def find(self, css, timeout=60):
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions as ec
+        return self.wait(ec.visibility_of_element_located(
+            (By.CSS_SELECTOR, css)), timeout)
+
+    def all(self, css):
+        from selenium.webdriver.common.by import By
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def click(self, css, timeout=60):
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions as ec
+        element = self.wait(ec.element_to_be_clickable(
+            (By.CSS_SELECTOR, css)), timeout)
+        element.click()
+        return element
+
+    def login(self, username, password):
+        self.open('/auth/login/')
+        self.find('#id_username').send_keys(username)
+        self.find('#id_password').send_keys(password)
+        self.click('#loginBtn')
+        self.wait(lambda d: '/auth/login' not in d.current_url)
+
+    def messages(self, kind):
+        return [m.text for m in self.all('.messages .alert-%s' % kind)]
+
+    def save(self, name, readme=False):
+        """A screenshot (and the page source) in the artifacts directory;
+        with ``readme``, a copy for the README's screenshots too."""
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        png = os.path.join(ARTIFACTS, name + '.png')
+        self.driver.save_screenshot(png)
+        with open(os.path.join(ARTIFACTS, name + '.html'), 'w') as page:
+            page.write(self.driver.page_source)
+        screenshots = os.environ.get('ORPHAN_SCREENSHOTS')
+        if readme and screenshots:
+            os.makedirs(screenshots, exist_ok=True)
+            shutil.copy(png, os.path.join(screenshots, name + '.png'))
+
+    def quit(self):
+        self.running.remove(self)
+        self.driver.quit()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@pytest.fixture(scope='session')
+def admin_browser(site):
+    browser = Browser(site)
+    browser.login('admin', site.config['admin']['password'])
+    yield browser
+    browser.quit()
+
+
+@pytest.fixture
+def browser(admin_browser):
+    return admin_browser

@@ -1,0 +1,249 @@
+"""An operator's session in Chromium: menu, drill-down, preview, confirm,
+batch repairs, protected rows, history and restore, and a member who must
+not see the panel.  The tests share one sandbox and run in file order, each
+starting from what the previous one left, as an operator's night would."""
+
+import pytest
+from keystoneauth1 import adapter
+
+from orphan_dashboard.api import placement as api
+
+INDEX = '/admin/orphaned_allocations/'
+
+
+@pytest.fixture(scope='module')
+def placement(site):
+    """Placement queried directly, as the admin, to check what the panel
+    claims."""
+    return adapter.Adapter(site.sandbox.admin_session(),
+                           service_type='placement', interface='public')
+
+
+def incident(site, name):
+    return site.config['incidents'][name]
+
+
+def expected_rows(site, name, verdict):
+    return [e for e in incident(site, name)['expected']
+            if e['verdict'] == verdict]
+
+
+def held(placement, consumer):
+    """{provider: resources} that Placement holds for ``consumer``."""
+    allocations = api.consumer_allocations(placement, consumer)['allocations']
+    return {rp: a['resources'] for rp, a in allocations.items()}
+
+
+def row(browser, table, object_id):
+    return browser.find('#%s tr[data-object-id="%s"]' % (table, object_id))
+
+
+def verdict_of(row_element):
+    from selenium.webdriver.common.by import By
+    return row_element.find_element(
+        By.CSS_SELECTOR, '.orphan-verdict').get_attribute('data-verdict')
+
+
+def row_actions(row_element):
+    """The row's action elements by action name."""
+    from selenium.webdriver.common.by import By
+    return {a.get_attribute('id').rsplit('__action_', 1)[1]: a
+            for a in row_element.find_elements(By.CSS_SELECTOR,
+                                               '[id*="__action_"]')}
+
+
+def tick(row_element):
+    from selenium.webdriver.common.by import By
+    # Horizon's themed checkbox: the label is what a user clicks.
+    row_element.find_element(
+        By.CSS_SELECTOR, '.themable-checkbox input.table-row-multi-select + '
+        'label').click()
+
+
+def confirm(browser):
+    """Submit the preview (modal or page) and wait for the page it leads
+    to: a modal's answer is a redirect that Horizon's JavaScript follows."""
+    browser.driver.execute_script('window.orphanPreviewPage = true;')
+    browser.click('form .btn-primary[type="submit"]')
+    browser.wait(lambda d: d.execute_script(
+        'return !window.orphanPreviewPage && '
+        'document.readyState === "complete";'))
+    browser.find('#content_body')
+
+
+def listed_providers(browser):
+    return {r.get_attribute('data-object-id')
+            for r in browser.all('#providers tbody tr[data-object-id]')}
+
+
+def test_admin_opens_the_panel_from_the_menu(site, browser):
+    browser.open('/')
+    browser.wait(lambda d: '/auth/login' not in d.current_url)
+    if not browser.all('#sidebar-accordion-admin.in'):
+        browser.click('a[data-target="#sidebar-accordion-admin"]')
+    panel = 'a.openstack-panel[href="%s"]' % INDEX
+    if not browser.all('#sidebar-accordion-admin-compute.in'):
+        browser.click('a[data-target="#sidebar-accordion-admin-compute"]')
+    assert browser.find(panel).text.strip() == 'Orphaned Allocations'
+    browser.click(panel)
+    browser.wait(lambda d: d.current_url.endswith(INDEX))
+    browser.find('#providers')
+    host1 = incident(site, 'evacuation')['hosts']['host1']
+    assert host1 in listed_providers(browser)
+    browser.save('index', readme=True)
+
+
+def test_trim_the_evacuated_servers_leftover(site, browser, placement):
+    evacuation = incident(site, 'evacuation')
+    host1 = evacuation['hosts']['host1']
+    server = evacuation['servers'][0]['uuid']
+    browser.open(INDEX)
+    browser.click('#providers tr[data-object-id="%s"] a[href$="%s/"]'
+                  % (host1, host1))
+    leftover = row(browser, 'allocations', '%s:%s' % (server, host1))
+    assert verdict_of(leftover) == 'evacuated_source'
+    assert 'evacuated from host1' in leftover.text
+    browser.save('detail', readme=True)
+
+    actions = row_actions(leftover)
+    assert set(actions) == {'trim', 'delete_and_heal'}, set(actions)
+    actions['trim'].click()
+    modal = browser.find('.modal-dialog table.orphan-preview')
+    assert 'Trim to current host' in modal.text
+    commands = [c.text
+                for c in browser.all('.modal-dialog code.orphan-command')]
+    assert any(c.startswith('openstack ') and
+               'resource provider allocation unset %s --provider %s'
+               % (server, host1) in c for c in commands), commands
+    before, after = [c.text for c in browser.all(
+        '.modal-dialog .orphan-preview-row td')[2:4]]
+    assert 'host1' in before and 'host1' not in after
+    browser.save('preview', readme=True)
+
+    confirm(browser)
+    assert browser.messages('success'), browser.messages('danger')
+    assert host1 not in held(placement, server)
+    assert held(placement, server), 'the server kept its current host'
+    browser.open(INDEX)
+    browser.find('#providers')
+    assert host1 not in listed_providers(browser)
+    browser.save('after-trim')
+
+
+def test_delete_the_server_deleted_behind_novas_back(site, browser,
+                                                     placement):
+    (leftover,) = expected_rows(site, 'deleted_behind_nova',
+                                'deleted_instance')
+    browser.open(INDEX + leftover['provider'] + '/')
+    line = row(browser, 'allocations', '%s:%s' % (leftover['consumer'],
+                                                  leftover['provider']))
+    assert verdict_of(line) == 'deleted_instance'
+    tick(line)
+    browser.click('#allocations__action_delete_selected')
+    preview = browser.find('table.orphan-preview')
+    assert leftover['consumer'] in preview.text
+    assert 'resource provider allocation delete %s' % leftover['consumer'] \
+        in preview.text
+    browser.save('delete-preview')
+    confirm(browser)
+    assert browser.messages('success'), browser.messages('danger')
+    assert held(placement, leftover['consumer']) == {}
+    browser.save('after-delete')
+
+
+def test_fix_the_failed_migration_in_one_batch(site, browser, placement):
+    failed = incident(site, 'failed_migration')
+    hosts = failed['hosts']
+    moved = expected_rows(site, 'failed_migration', 'moved')
+    stale = expected_rows(site, 'failed_migration', 'stale_migration')
+    assert moved and stale
+    browser.open(INDEX)
+    browser.find('#providers')
+    for provider in {e['provider'] for e in moved + stale}:
+        tick(row(browser, 'providers', provider))
+    browser.click('#providers__action_fix_recommended')
+    preview = browser.find('table.orphan-preview')
+    lines = [r.text for r in browser.all('.orphan-preview-row')]
+    for entry in moved:
+        assert any(entry['consumer'] in text and 'Delete and heal' in text
+                   for text in lines), lines
+    for entry in stale:
+        assert any(entry['consumer'] in text and 'Delete' in text
+                   for text in lines), lines
+    assert len(lines) >= len(moved) + len(stale)
+    assert 'Not possible' not in preview.text
+    browser.save('batch-preview')
+    confirm(browser)
+    assert browser.messages('success'), browser.messages('danger')
+    assert not browser.messages('danger')
+    for entry in stale:
+        assert held(placement, entry['consumer']) == {}
+    servers = {s['uuid']: s for s in failed['servers']}
+    for entry in moved:
+        home = hosts[servers[entry['consumer']]['host']]
+        assert set(held(placement, entry['consumer'])) == {home}
+    browser.save('after-batch')
+
+
+def test_unconfirmed_resize_is_protected_and_offers_no_repair(
+        site, browser, placement):
+    protected = expected_rows(site, 'unconfirmed_resize', 'protected')
+    assert protected
+    before = {e['consumer']: held(placement, e['consumer'])
+              for e in protected}
+    entry = protected[0]
+    browser.open(INDEX + entry['provider'] + '/')
+    line = row(browser, 'allocations', '%s:%s' % (entry['consumer'],
+                                                  entry['provider']))
+    assert verdict_of(line) == 'protected'
+    assert row_actions(line) == {}
+    assert not line.find_elements('css selector', 'input[type="checkbox"]')
+    browser.save('protected')
+    assert {c: held(placement, c) for c in before} == before
+
+
+def test_history_shows_the_changes_and_restore_puts_one_back(site, browser,
+                                                             placement):
+    (leftover,) = expected_rows(site, 'deleted_behind_nova',
+                                'deleted_instance')
+    consumer = leftover['consumer']
+    browser.open(INDEX)
+    browser.click('a[data-target="#orphaned_allocations__history"]')
+    table = browser.find('#history')
+    for trimmed in incident(site, 'evacuation')['servers']:
+        assert trimmed['uuid'] in table.text
+    entries = [r for r in browser.all('#history tbody tr[data-object-id]')
+               if consumer in r.text]
+    assert len(entries) == 1 and 'Applied' in entries[0].text
+    browser.save('history')
+    row_actions(entries[0])['restore'].click()
+    modal = browser.find('.modal-dialog table.orphan-preview')
+    assert consumer in modal.text
+    browser.save('restore-preview')
+    confirm(browser)
+    assert browser.messages('success'), browser.messages('danger')
+    restored = held(placement, consumer)
+    assert restored == {leftover['provider']: {
+        'VCPU': 12, 'MEMORY_MB': 32768, 'DISK_GB': 80}}
+
+
+@pytest.fixture
+def member(site):
+    from tests.browser.conftest import Browser
+    browser = Browser(site)
+    yield browser
+    browser.quit()
+
+
+def test_a_member_does_not_see_the_panel(site, member):
+    member.login('member', site.config['member']['password'])
+    member.open('/')
+    member.find('#sidebar-accordion')
+    assert not member.all('#sidebar-accordion-admin')
+    assert not member.all('a[href="%s"]' % INDEX)
+    member.save('member-menu')
+    member.open(INDEX)
+    member.wait(lambda d: 'You are not authorized to access this page' in
+                d.find_element('tag name', 'body').text)
+    assert not member.all('#providers')
+    member.save('member-panel-url')

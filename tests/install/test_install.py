@@ -1,0 +1,82 @@
+"""The production install, as the README tells it, into a plain virtualenv:
+pip install horizon and this package (a real wheel, not editable), copy the
+enabled file into openstack_dashboard/local/enabled/, then Django's check,
+collectstatic and offline compress; the panel must be registered."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+LOCAL_SETTINGS = '''
+CACHES = {'default': {
+    'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}}
+STATIC_ROOT = %(static)r
+COMPRESS_ENABLED = True
+COMPRESS_OFFLINE = True
+ORPHAN_JOURNAL_DIR = %(journal)r
+'''
+REGISTERED = '''
+import django
+django.setup()
+from django.urls import reverse
+import horizon
+print(reverse('horizon:admin:orphaned_allocations:index'))
+panel = horizon.get_dashboard('admin').get_panel('orphaned_allocations')
+group = horizon.get_dashboard('admin').get_panel_group('compute')
+assert panel in list(group), list(group)
+print(panel.name)
+'''
+
+
+def run(args, **kwargs):
+    result = subprocess.run(args, capture_output=True, text=True, **kwargs)
+    assert result.returncode == 0, (args, result.stdout[-3000:],
+                                    result.stderr[-3000:])
+    return result.stdout
+
+
+def test_pip_install_into_a_plain_virtualenv(tmp_path):
+    venv = tmp_path / 'venv'
+    run([sys.executable, '-m', 'venv', str(venv)])
+    python = str(venv / 'bin' / 'python')
+    constraints = os.path.join(ROOT, 'constraints.txt')
+    run([python, '-m', 'pip', 'install', '-q', '-c', constraints,
+         'horizon==27.0.0', 'Django<6', 'openstacksdk'])
+    wheels = tmp_path / 'wheels'
+    run([python, '-m', 'pip', 'wheel', '-q', '--no-deps', '-w', str(wheels),
+         ROOT])
+    (wheel,) = wheels.iterdir()
+    run([python, '-m', 'pip', 'install', '-q', '--no-deps', str(wheel)])
+    contents = run([python, '-m', 'zipfile', '-l', str(wheel)])
+    assert 'templates/orphaned_allocations/index.html' in contents
+    assert 'orphan_dashboard/migrations/0001_initial.py' in contents
+    assert 'tests/' not in contents and 'sandbox/' not in contents
+
+    dashboard = run([python, '-c', 'import openstack_dashboard, os; '
+                     'print(os.path.dirname(openstack_dashboard.__file__))'
+                     ]).strip()
+    package = run([python, '-c', 'import orphan_dashboard, os; '
+                   'print(os.path.dirname(orphan_dashboard.__file__))'
+                   ]).strip()
+    enabled = '_2170_admin_orphaned_allocations_panel.py'
+    shutil.copy(os.path.join(package, 'enabled', enabled),
+                os.path.join(dashboard, 'local', 'enabled', enabled))
+    with open(os.path.join(dashboard, 'local', 'local_settings.py'),
+              'w') as settings:
+        settings.write(LOCAL_SETTINGS % {'static': str(tmp_path / 'static'),
+                                         'journal': str(tmp_path / 'j')})
+    env = dict(os.environ,
+               DJANGO_SETTINGS_MODULE='openstack_dashboard.settings')
+    env.pop('PYTHONPATH', None)
+    django = [python, '-m', 'django']
+    run(django + ['check'], env=env, cwd=str(tmp_path))
+    run(django + ['collectstatic', '--noinput', '-v', '0'], env=env,
+        cwd=str(tmp_path))
+    run(django + ['compress', '--force'], env=env, cwd=str(tmp_path))
+    assert (tmp_path / 'static' / 'dashboard' / 'manifest.json').exists()
+    out = run([python, '-c', REGISTERED], env=env, cwd=str(tmp_path))
+    assert '/admin/orphaned_allocations/' in out
+    assert 'Orphaned Allocations' in out
