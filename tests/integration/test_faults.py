@@ -15,14 +15,11 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
 
-from orphan_dashboard.api import placement as api
-from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit import parse
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
+from tests.integration.batches import held
+from tests.integration.batches import trim_batch
 from tests.integration.fault_proxy import FaultProxy, HANG
-
-SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
 
 @pytest.fixture
@@ -38,21 +35,6 @@ def _client(url, timeout=None):
                            auth=token_endpoint.Token(url, 'admin'))
 
 
-def _setup(placement, build, count):
-    old, new = build.provider('old'), build.provider('new')
-    consumers = [build.allocate({old: SMALL, new: SMALL})
-                 for _ in range(count)]
-    plans = [m.Plan(m.TRIM, c, old, m.MOVED, 'moved', 1, 'p', 'u',
-                    {old: SMALL, new: SMALL}, {new: SMALL})
-             for c in consumers]
-    return consumers, plans
-
-
-def _state(placement, consumers):
-    return [parse.consumer(c, api.consumer_allocations(placement, c))
-            .allocations for c in consumers]
-
-
 def _restore_all(placement, journal, entries):
     rows = repair.preview_restore(placement, entries)
     return repair.restore(placement, journal, entries,
@@ -66,8 +48,8 @@ def _restore_all(placement, journal, entries):
 ])
 def test_fault_mid_batch_is_reported_per_row_and_restorable(
         placement, build, journal, proxy, fault, status, entry_status):
-    consumers, plans = _setup(placement, build, 4)
-    initial = _state(placement, consumers)
+    consumers, plans = trim_batch(build, 4)
+    initial = held(placement, consumers)
     proxy.inject('PUT', '/allocations/', 2, fault)
     client = _client(proxy.url, timeout=3)
     outcomes = [repair.write(client, journal, plan) for plan in plans]
@@ -76,7 +58,7 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
     entries = [journal_module.entries(consumer=c)[0] for c in consumers]
     assert [e.status for e in entries] == [
         'applied', entry_status, 'applied', 'applied']
-    after = _state(placement, consumers)
+    after = held(placement, consumers)
     assert after[1] == initial[1]
     assert all(after[i] == plans[i].after for i in (0, 2, 3))
 
@@ -84,7 +66,7 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
     assert [r.status for r in results] == [
         repair.DONE, repair.SKIPPED, repair.DONE, repair.DONE]
     assert 'already as it was before' in results[1].message
-    assert _state(placement, consumers) == initial
+    assert held(placement, consumers) == initial
 
 
 def _journal_rows(path):
@@ -96,8 +78,8 @@ def _journal_rows(path):
 
 def test_process_killed_mid_batch(placement, placement_url, build, proxy,
                                   tmp_path):
-    consumers, plans = _setup(placement, build, 4)
-    initial = _state(placement, consumers)
+    consumers, plans = trim_batch(build, 4)
+    initial = held(placement, consumers)
     proxy.inject('PUT', '/allocations/', 3, HANG)
     plans_file = tmp_path / 'plans.json'
     plans_file.write_text(json.dumps([dataclasses.asdict(p) for p in plans]))
@@ -123,7 +105,7 @@ def test_process_killed_mid_batch(placement, placement_url, build, proxy,
     assert [(c, s) for _, c, s in rows] == [
         (consumers[0], 'applied'), (consumers[1], 'applied'),
         (consumers[2], 'pending')]
-    after = _state(placement, consumers)
+    after = held(placement, consumers)
     assert after[:2] == [plans[0].after, plans[1].after]
     assert after[2:] == initial[2:]
 
@@ -134,7 +116,7 @@ def test_process_killed_mid_batch(placement, placement_url, build, proxy,
              'OS_ENDPOINT': placement_url, 'OS_TOKEN': 'admin'},
         capture_output=True, text=True, timeout=120)
     assert restore.returncode == 4, restore.stdout + restore.stderr
-    assert _state(placement, consumers) == initial
+    assert held(placement, consumers) == initial
     statuses = [s for _, _, s in _journal_rows(db_path)]
     assert statuses == ['applied', 'applied', 'pending', 'applied',
                         'applied']

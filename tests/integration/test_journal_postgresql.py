@@ -1,0 +1,121 @@
+"""The journal on a shared PostgreSQL database, as on a multi-node Horizon:
+one process applies a batch and journals it there, another (the
+``orphan-audit`` command, with the same settings) reads the history and
+restores every consumer from it.  A throwaway PostgreSQL cluster runs on
+loopback (Debian's ``postgresql``, installed by ``./run test`` as root)."""
+
+import dataclasses
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from tests.integration.batches import held
+from tests.integration.batches import trim_batch
+from tests.integration.conftest import free_port
+
+BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin'))
+SETTINGS = '''
+INSTALLED_APPS = ['orphan_dashboard']
+USE_TZ = True
+DATABASES = {'default': {},
+             'orphan_journal': {'ENGINE': 'django.db.backends.postgresql',
+                                'NAME': 'orphan_journal', 'USER': 'postgres',
+                                'HOST': '127.0.0.1', 'PORT': %d}}
+'''
+
+pytestmark = pytest.mark.skipif(
+    not BINARIES and os.environ.get('ORPHAN_POSTGRESQL_REQUIRED') != '1',
+    reason="Debian's postgresql is not installed")
+
+
+def _as_postgres(args):
+    """PostgreSQL refuses to run as root: drop to its own user then."""
+    if os.geteuid() == 0:
+        args = ['runuser', '-u', 'postgres', '--'] + args
+    subprocess.run(args, check=True, capture_output=True, text=True)
+
+
+@pytest.fixture(scope='module')
+def postgresql():
+    """The port of a fresh cluster with an empty ``orphan_journal``."""
+    bin_dir = BINARIES[-1]
+    home = tempfile.mkdtemp(prefix='orphan-pg-')
+    os.chmod(home, 0o755)
+    if os.geteuid() == 0:
+        shutil.chown(home, 'postgres', 'postgres')
+    data = os.path.join(home, 'data')
+    port = free_port()
+    _as_postgres([os.path.join(bin_dir, 'initdb'), '-D', data, '-U',
+                  'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync'])
+    _as_postgres([os.path.join(bin_dir, 'pg_ctl'), '-D', data, '-w', '-l',
+                  os.path.join(home, 'log'), '-o',
+                  '-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off'
+                  % (port, home), 'start'])
+    try:
+        import psycopg2
+        connection = psycopg2.connect(host='127.0.0.1', port=port,
+                                      user='postgres', dbname='postgres')
+        connection.autocommit = True
+        connection.cursor().execute('CREATE DATABASE orphan_journal')
+        connection.close()
+        yield port
+    finally:
+        _as_postgres([os.path.join(bin_dir, 'pg_ctl'), '-D', data, '-m',
+                      'immediate', 'stop'])
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_two_processes_share_the_journal_on_postgresql(
+        postgresql, placement, placement_url, build, tmp_path):
+    consumers, plans = trim_batch(build, 3)
+    initial = held(placement, consumers)
+    (tmp_path / 'pg_settings.py').write_text(SETTINGS % postgresql)
+    plans_file = tmp_path / 'plans.json'
+    plans_file.write_text(json.dumps([dataclasses.asdict(p) for p in plans]))
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE='pg_settings',
+               PYTHONPATH=os.pathsep.join([str(tmp_path), os.getcwd()]),
+               OS_AUTH_TYPE='admin_token', OS_ENDPOINT=placement_url,
+               OS_TOKEN='admin')
+    env.pop('ORPHAN_JOURNAL_DIR', None)
+
+    def run(*args):
+        return subprocess.run([sys.executable, '-m', *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    applied = run('tests.integration.batch_worker', placement_url,
+                  str(plans_file))
+    assert applied.returncode == 0, applied.stderr
+    assert held(placement, consumers) == [p.after for p in plans]
+
+    history = run('orphan_dashboard.cli', '--history', '--json')
+    assert history.returncode == 0, history.stderr
+    entries = json.loads(history.stdout)
+    assert sorted((e['consumer'], e['status']) for e in entries) == sorted(
+        (c, 'applied') for c in consumers)
+
+    restored = run('orphan_dashboard.cli', '--restore',
+                   *[str(e['id']) for e in entries])
+    assert restored.returncode == 4, restored.stdout + restored.stderr
+    assert held(placement, consumers) == initial
+    history = run('orphan_dashboard.cli', '--history', '--json')
+    assert len(json.loads(history.stdout)) == 2 * len(consumers)
+    assert _statuses(postgresql) == ['applied'] * (2 * len(consumers))
+
+
+def _statuses(port):
+    """Read straight from PostgreSQL: the journal is really there."""
+    import psycopg2
+    connection = psycopg2.connect(host='127.0.0.1', port=port,
+                                  user='postgres', dbname='orphan_journal')
+    with connection, connection.cursor() as cursor:
+        cursor.execute('SELECT status FROM orphan_dashboard_journalentry '
+                       'ORDER BY id')
+        rows = [status for status, in cursor.fetchall()]
+    connection.close()
+    return rows
