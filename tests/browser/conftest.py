@@ -136,6 +136,7 @@ class Browser:
                                     'chromium-%d' % time.monotonic_ns())
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
+        options.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
         for flag in ('--headless=new', '--no-sandbox', '--disable-gpu',
                      '--disable-dev-shm-usage', '--disable-quic',
                      '--no-first-run', '--disable-background-networking',
@@ -180,6 +181,12 @@ class Browser:
         self.click('#loginBtn')
         self.wait(lambda d: '/auth/login' not in d.current_url)
 
+    def console_errors(self):
+        """What the page logged as severe since the last call: a missing
+        static file or a script error."""
+        return [entry['message'] for entry in self.driver.get_log('browser')
+                if entry['level'] == 'SEVERE']
+
     def messages(self, kind):
         return [m.text for m in self.all('.messages .alert-%s' % kind)]
 
@@ -212,4 +219,6 @@ def admin_browser(site):
 
 @pytest.fixture
 def browser(admin_browser):
-    return admin_browser
+    admin_browser.console_errors()
+    yield admin_browser
+    assert admin_browser.console_errors() == []

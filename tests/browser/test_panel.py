@@ -232,7 +232,9 @@ def member(site):
     from tests.browser.conftest import Browser
     browser = Browser(site)
     yield browser
+    errors = browser.console_errors()
     browser.quit()
+    assert [e for e in errors if '403' not in e] == []
 
 
 def test_a_member_does_not_see_the_panel(site, member):
