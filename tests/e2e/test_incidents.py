@@ -34,20 +34,29 @@ def expected(cloud):
             for e in incident['expected']}
 
 
+def login(cloud, who):
+    """A Django test client logged in through the real Keystone."""
+    client = Client()
+    response = client.post('/auth/login/', {
+        'username': cloud.config[who]['username'], 'region': 'default',
+        'password': cloud.config[who]['password']})
+    assert response.status_code == 302, 'login failed'
+    return client
+
+
 @pytest.fixture
-def horizon(cloud):
-    """A Django test client logged in as admin through the real Keystone."""
+def keystone(cloud):
     with override_settings(
             OPENSTACK_KEYSTONE_URL=cloud.config['auth_url'],
             AVAILABLE_REGIONS=[], OPENSTACK_KEYSTONE_DEFAULT_DOMAIN='Default',
             OPENSTACK_KEYSTONE_MULTIDOMAIN_SUPPORT=False,
             ORPHAN_AUDIT_MIN_AGE=0):
-        client = Client()
-        response = client.post('/auth/login/', {
-            'username': 'admin', 'region': 'default',
-            'password': cloud.config['admin']['password']})
-        assert response.status_code == 302, 'login failed'
-        yield client
+        yield
+
+
+@pytest.fixture
+def horizon(cloud, keystone):
+    return login(cloud, 'admin')
 
 
 def test_every_seed_incident_gets_its_verdict_and_nothing_else(cloud):
@@ -86,6 +95,29 @@ def test_nova_manage_agrees_where_the_rules_overlap(cloud):
     protected = {f.consumer for f in report.findings
                  if f.verdict == m.PROTECTED}
     assert flagged_consumers <= ours | protected
+
+
+def test_a_member_can_neither_see_nor_post(cloud, keystone):
+    """The sandbox's ``member`` (role member in project demo): the rows an
+    admin's preview would submit, posted by the member, write nothing."""
+    clients = cloud.clients()
+    incident = cloud.incidents['deleted_behind_nova']
+    ghost = incident['servers'][0]['uuid']
+    selection = {'sel': '%s:%s:delete' % (ghost, incident['hosts']['host2'])}
+    preview = login(cloud, 'admin').get(INDEX + 'repair/', selection)
+    rows = preview.context['form'].initial['rows']
+    before = api.consumer_allocations(clients.placement, ghost)
+    assert before['allocations']
+
+    member = login(cloud, 'member')
+    for page, query in ((INDEX, {}), (INDEX + 'repair/', selection)):
+        response = member.get(page, query)
+        assert response.status_code in (302, 403), page
+        assert b'orphan-preview' not in response.content
+    response = member.post(INDEX + 'repair/', {'rows': rows})
+    assert response.status_code in (302, 403)
+    assert api.consumer_allocations(clients.placement, ghost) == before
+    assert journal_module.entries(consumer=ghost) == []
 
 
 def test_repair_everything_through_the_views(cloud, horizon):
