@@ -37,24 +37,32 @@ def _roots(providers):
 def _topology(placement_client, nova_client, old=None):
     """Providers, sharing providers, hypervisors and compute services.
 
-    The hypervisor listing is the costly one: it is reused from ``old``
-    while the set of root providers stays the same.
+    The four listings are independent: they go out together.  The
+    hypervisor listing is the costly one: it is reused from ``old`` while
+    the set of root providers stays the same.
     """
-    providers = {p['uuid']: parse.provider(p)
-                 for p in placement.provider_list(placement_client)}
-    if old is not None and _roots(old.providers) == _roots(providers):
-        hypervisors = dict(old.hypervisors)
-    else:
-        hypervisors = {h.uuid: h for h in map(
-            parse.hypervisor, nova.hypervisor_list(nova_client))}
-    return dict(
-        providers=providers,
-        sharing_providers=frozenset(
-            placement.sharing_provider_uuids(placement_client)),
-        hypervisors=hypervisors,
-        services={s.host: s for s in map(
-            parse.service, nova.service_list(nova_client))},
-    )
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        provider_list = pool.submit(placement.provider_list, placement_client)
+        sharing = pool.submit(placement.sharing_provider_uuids,
+                              placement_client)
+        services = pool.submit(nova.service_list, nova_client)
+        hypervisor_list = (pool.submit(nova.hypervisor_list, nova_client)
+                           if old is None else None)
+        providers = {p['uuid']: parse.provider(p)
+                     for p in provider_list.result()}
+        if old is not None and _roots(old.providers) == _roots(providers):
+            hypervisors = dict(old.hypervisors)
+        else:
+            hypervisors = {h.uuid: h for h in map(
+                parse.hypervisor, (hypervisor_list or pool.submit(
+                    nova.hypervisor_list, nova_client)).result())}
+        return dict(
+            providers=providers,
+            sharing_providers=frozenset(sharing.result()),
+            hypervisors=hypervisors,
+            services={s.host: s for s in map(
+                parse.service, services.result())},
+        )
 
 
 def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
@@ -63,16 +71,30 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
 
     Project, user and age come only from ``GET /allocations/{consumer}``;
     whether Nova knew a non-server consumer only from its instance actions.
+    Consumers the sweep already saw holding allocations are asked about in
+    the same round as the details; the rest once their details say so.
     """
-    details = _map(lambda u: placement.consumer_allocations(
-        placement_client, u), uuids, concurrency)
-    for uuid, body in details.items():
-        snapshot.consumers[uuid] = parse.consumer(uuid, body)
-    strangers = [u for u in uuids if u not in snapshot.servers and
-                 u not in snapshot.migrations and
-                 snapshot.consumers.get(u) and snapshot.consumers[u].allocations]
-    known = _map(lambda u: nova.instance_known(nova_client, u), strangers,
-                 concurrency)
+    def stranger(uuid):
+        return uuid not in snapshot.servers and \
+            uuid not in snapshot.migrations
+
+    def holds(uuid):
+        consumer = snapshot.consumers.get(uuid)
+        return bool(consumer and consumer.allocations)
+
+    early = {u for u in uuids if stranger(u) and holds(u)}
+    calls = [('details', u) for u in uuids] + [('known', u) for u in early]
+    answers = _map(lambda call: (
+        placement.consumer_allocations(placement_client, call[1])
+        if call[0] == 'details' else
+        nova.instance_known(nova_client, call[1])), calls, concurrency)
+    for uuid in uuids:
+        snapshot.consumers[uuid] = parse.consumer(
+            uuid, answers[('details', uuid)])
+    strangers = [u for u in uuids if stranger(u) and holds(u)]
+    known = {u: answers[('known', u)] for u in strangers if u in early}
+    known.update(_map(lambda u: nova.instance_known(nova_client, u),
+                      [u for u in strangers if u not in early], concurrency))
     base = snapshot.known_instances - set(known) if keep_known else set()
     snapshot.known_instances = frozenset(
         base | {u for u, k in known.items() if k})
@@ -82,17 +104,22 @@ def full_snapshot(placement_client, nova_client,
                   concurrency=DEFAULT_CONCURRENCY):
     """Everything, once: the input of the index page and ``orphan-audit``."""
     taken_at = _now()
-    topology = _topology(placement_client, nova_client)
-    allocations = _map(
-        lambda rp: placement.provider_allocations(placement_client, rp),
-        topology['providers'], concurrency)
-    snapshot = m.Snapshot(
-        consumers=parse.consumers_from_providers(allocations),
-        servers={s.uuid: s for s in map(
-            parse.server, nova.server_list(nova_client))},
-        migrations={g.uuid: g for g in map(
-            parse.migration, nova.migration_list(nova_client))},
-        taken_at=taken_at, full_sweep_at=taken_at, **topology)
+    with concurrent.futures.ThreadPoolExecutor(2) as nova_pool:
+        # Nova's server list is the longest read by far: Placement is read
+        # meanwhile.
+        server_list = nova_pool.submit(nova.server_list, nova_client)
+        migration_list = nova_pool.submit(nova.migration_list, nova_client)
+        topology = _topology(placement_client, nova_client)
+        allocations = _map(
+            lambda rp: placement.provider_allocations(placement_client, rp),
+            topology['providers'], concurrency)
+        snapshot = m.Snapshot(
+            consumers=parse.consumers_from_providers(allocations),
+            servers={s.uuid: s for s in map(
+                parse.server, server_list.result())},
+            migrations={g.uuid: g for g in map(
+                parse.migration, migration_list.result())},
+            taken_at=taken_at, full_sweep_at=taken_at, **topology)
     _identify(snapshot, placement_client, nova_client, _suspects(snapshot),
               concurrency)
     return snapshot
@@ -121,22 +148,26 @@ def refresh_snapshot(placement_client, nova_client, old,
     """
     taken_at = _now()
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
-    topology = _topology(placement_client, nova_client, old)
-    providers = topology['providers']
+    with concurrent.futures.ThreadPoolExecutor(2) as nova_pool:
+        server_changes = nova_pool.submit(
+            nova.server_list, nova_client, **{'changes-since': since})
+        migration_changes = nova_pool.submit(
+            nova.migration_list, nova_client, **{'changes-since': since})
+        topology = _topology(placement_client, nova_client, old)
+        providers = topology['providers']
 
-    servers = dict(old.servers)
-    changed = set()
-    for body in nova.server_list(nova_client, **{'changes-since': since}):
-        changed.add(body['id'])
-        if body.get('status') == 'DELETED':
-            servers.pop(body['id'], None)
-        else:
-            servers[body['id']] = parse.server(body)
-    migrations = dict(old.migrations)
-    for migration in map(parse.migration, nova.migration_list(
-            nova_client, **{'changes-since': since})):
-        migrations[migration.uuid] = migration
-        changed.update((migration.uuid, migration.instance_uuid))
+        servers = dict(old.servers)
+        changed = set()
+        for body in server_changes.result():
+            changed.add(body['id'])
+            if body.get('status') == 'DELETED':
+                servers.pop(body['id'], None)
+            else:
+                servers[body['id']] = parse.server(body)
+        migrations = dict(old.migrations)
+        for migration in map(parse.migration, migration_changes.result()):
+            migrations[migration.uuid] = migration
+            changed.update((migration.uuid, migration.instance_uuid))
 
     refetch = {uuid for uuid, provider in providers.items()
                if uuid not in old.providers or

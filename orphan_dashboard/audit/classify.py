@@ -274,12 +274,13 @@ class Auditor:
         return service.state
 
     def report(self):
-        findings_by_root = {}
+        findings_by_root, usage_by_root = {}, {}
         for consumer in self.snapshot.consumers.values():
             for provider_uuid, resources in consumer.allocations.items():
                 root = self.topology.root(provider_uuid)
                 findings_by_root.setdefault(root, []).append(
                     self.finding(consumer.uuid, provider_uuid, resources))
+                _add(usage_by_root.setdefault(root, {}), resources)
 
         servers_by_root = {}
         for server in self.snapshot.servers.values():
@@ -301,19 +302,16 @@ class Auditor:
         for root in roots:
             findings = sorted(findings_by_root.get(root, []), key=_row_order)
             reports.append(self._provider_report(
-                root, findings, servers_by_root.get(root, [])))
+                root, findings, servers_by_root.get(root, []),
+                usage_by_root.get(root, {})))
         reports.sort(key=lambda r: r.provider.name)
         reports.sort(key=lambda r: r.severity, reverse=True)
         return m.Report(providers=reports, down_cells=self.down_cells,
                         taken_at=self.snapshot.taken_at)
 
-    def _provider_report(self, root, findings, servers):
-        usage, needed = {}, {}
+    def _provider_report(self, root, findings, servers, usage):
+        needed = {}
         tree = self.topology.tree(root)
-        for consumer in self.snapshot.consumers.values():
-            for provider_uuid, resources in consumer.allocations.items():
-                if provider_uuid in tree:
-                    _add(usage, resources)
         for finding in findings:
             if finding.verdict in (m.OK, m.PROTECTED):
                 _add(needed, finding.resources)

@@ -1,0 +1,278 @@
+"""``python -m bench --sizes 1000,5000,10000``: the benchmark of issue 6.
+
+For each size, one bench cloud (see :mod:`bench.cloud`; seeded once, then
+restored from ``~/.cache/orphan-dashboard-bench``), and on the same data:
+our cold sweep and its floor, peak memory and snapshot size, nova-manage
+placement audit and the agreement with it, the panel's page cold and warm,
+Horizon's ``get_providers``, the server list split by host, then rounds of
+1 % churn each followed by a refresh and a full sweep that must find the
+same.  Timings are medians of ``--repeat`` runs.  Prints three tables (the
+numbers, the details, the targets met or missed); raw numbers go to
+``--json``.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from bench import measure
+from sandbox import harness
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.path.expanduser('~/.cache/orphan-dashboard-bench')
+
+
+def log(msg):
+    sys.stderr.write('[bench] %s\n' % msg)
+    sys.stderr.flush()
+
+
+class BenchSandbox(harness.Sandbox):
+    """``python -m bench.server`` instead of ``python -m sandbox up``."""
+
+    def __init__(self, size, cache_dir, **kwargs):
+        super().__init__(timeout=3600, **kwargs)
+        self.size = size
+        self.cache_dir = cache_dir
+
+    def command(self):
+        return [self.python, '-m', 'bench.server', '--size', str(self.size),
+                '--state-dir', self.state_dir, '--cache-dir', self.cache_dir]
+
+
+def horizon_env(sandbox, cache_dir):
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=REPO + os.pathsep + env.get('PYTHONPATH', ''),
+        DJANGO_SETTINGS_MODULE='bench.horizon_settings',
+        SANDBOX_JSON=os.path.join(sandbox.state_dir, 'sandbox.json'),
+        SANDBOX_HORIZON_OFFLINE='1',
+        SANDBOX_HORIZON_STATIC_ROOT=os.path.join(cache_dir, 'horizon-static'),
+        ORPHAN_JOURNAL_DIR=os.path.join(sandbox.state_dir, 'journal'))
+    return env
+
+
+def run_python(args, env, what):
+    proc = subprocess.run([sys.executable, '-W', 'ignore'] + args, cwd=REPO,
+                          env=env, capture_output=True, text=True)
+    if proc.returncode:
+        raise RuntimeError('%s failed:\n%s' % (what, proc.stderr[-3000:]))
+    return proc.stdout
+
+
+def compress_static(sandbox, cache_dir):
+    """collectstatic + compress, as production and the browser tests."""
+    env = horizon_env(sandbox, cache_dir)
+    run_python(['-m', 'django', 'collectstatic', '--noinput', '-v', '0'],
+               env, 'collectstatic')
+    run_python(['-m', 'django', 'compress', '--force'], env, 'compress')
+
+
+def bench_size(size, repeat, cache_dir, static_ready):
+    result = {'size': size}
+    sandbox = BenchSandbox(size, cache_dir)
+    t0 = time.monotonic()
+    sandbox.start()
+    result['start_s'] = time.monotonic() - t0
+    try:
+        status, info = sandbox.control('GET', '/bench/info')
+        result.update(hosts=len(info['hosts']), seed_s=info['seed_seconds'],
+                      restore_s=info['restored_seconds'],
+                      seeded=info['counts'])
+        log('%d servers on %d hypervisors (seeded in %s s, restored in %s s)'
+            % (size, len(info['hosts']), _round(info['seed_seconds']),
+               _round(info['restored_seconds'])))
+        clients = measure.Clients(sandbox)
+
+        log('peak memory (also warms the services up)')
+        result['peak_bytes'] = measure.peak_memory(clients)
+        log('cold sweeps and floors, alternating')
+        colds, floors = [], []
+        for _ in range(repeat):
+            colds.append(measure.cold_sweep(clients))
+            floors.append(measure.floor(clients, colds[0][3]))
+        result['cold_s'] = [c[0] for c in colds]
+        result['floor_s'] = floors
+        result['requests'] = len(colds[0][3])
+        _, snapshot, report, _ = colds[-1]
+        result['snapshot_bytes'] = measure.snapshot_bytes(snapshot)
+        result['servers_listed'] = len(snapshot.servers)
+        result['findings'] = len(report.findings)
+        found = {(f.consumer, f.provider): f.verdict
+                 for f in report.findings}
+        expected = info['expected']
+        result['seeded_verdicts_found'] = sum(
+            found.get((c, p)) == v for c, p, v in expected)
+        result['seeded_verdicts'] = len(expected)
+
+        log('nova-manage placement audit')
+        audits = []
+        for _ in range(repeat):
+            seconds, (status, body) = measure.timed(lambda: sandbox.control(
+                'POST', '/nova-manage/placement-audit', timeout=1800))
+            audits.append(seconds)
+        result['nova_manage_s'] = audits
+        result['nova_manage_exit'] = body['exit_code']
+        result['agreement'] = measure.agreement(
+            report, measure.nova_manage_pairs(body['output']))
+
+        log('Horizon page and get_providers')
+        env = horizon_env(sandbox, cache_dir)
+        if not static_ready:
+            compress_static(sandbox, cache_dir)
+        result['page'] = json.loads(run_python(
+            ['-m', 'bench.page', '--repeat', str(repeat)], env, 'bench.page'))
+
+        log('server list split by host (once)')
+        split = measure.server_list_split(clients, sorted(info['hosts']))
+        result['list_serial_s'] = [split[0]]
+        result['list_by_host_s'] = [split[1]]
+        result['list_counts'] = split[2:]
+
+        log('churn, refresh, full sweep')
+        churn = max(1, size // 100)
+        old = snapshot
+        rounds = []
+        for i in range(repeat):
+            status, counts = sandbox.control(
+                'POST', '/bench/churn?count=%d&seed=%d' % (churn, i + 1))
+            seconds, fresh, fresh_report, requests = measure.refresh(
+                clients, old)
+            full_s, full, full_report, _ = measure.cold_sweep(clients)
+            same = (measure.findings(fresh_report) ==
+                    measure.findings(full_report))
+            same_usage = (measure.usage(fresh_report) ==
+                          measure.usage(full_report))
+            diff = measure.findings(fresh_report) ^ measure.findings(
+                full_report)
+            rounds.append({'churn': counts, 'refresh_s': seconds,
+                           'refresh_requests': len(requests),
+                           'full_s': full_s, 'same_findings': same,
+                           'same_usage': same_usage,
+                           'differences': sorted(map(str, diff))[:10]})
+            old = fresh
+        result['rounds'] = rounds
+        result['refresh_s'] = [r['refresh_s'] for r in rounds]
+        result['refresh_requests'] = [r['refresh_requests'] for r in rounds]
+        result['refresh_equals_full'] = all(
+            r['same_findings'] and r['same_usage'] for r in rounds)
+    finally:
+        sandbox.stop()
+    return result
+
+
+def _round(value, digits=1):
+    return '-' if value is None else round(value, digits)
+
+
+def _fmt(seconds):
+    if seconds < 1:
+        return '%.3f' % seconds
+    return '%.2f' % seconds
+
+
+def tables(results):
+    med = measure.median
+    head = ('servers', 'hyp', 'cold sweep s', 'req', 'floor s',
+            'cold/floor', 'peak MB', 'refresh s', 'refresh/cold',
+            'refresh req', 'warm page s', 'nova-manage s',
+            'get_providers s', 'refresh==full', 'agree nova-manage',
+            'pickle MB/10k')
+    rows = []
+    for r in results:
+        cold, floor = med(r['cold_s']), med(r['floor_s'])
+        refresh = med(r['refresh_s'])
+        a = r['agreement']
+        rows.append((
+            str(r['size']), str(r['hosts']), _fmt(cold), str(r['requests']),
+            _fmt(floor), '%.2f' % (cold / floor),
+            '%.0f' % (r['peak_bytes'] / 2 ** 20), _fmt(refresh),
+            '%.1f%%' % (100 * refresh / cold),
+            '%d' % med(r['refresh_requests']),
+            _fmt(r['page']['warm_page_median_s']),
+            _fmt(med(r['nova_manage_s'])),
+            _fmt(r['page']['get_providers_median_s']),
+            'yes' if r['refresh_equals_full'] else 'NO',
+            '%d=%d' % (a['ours'], a['nova_manage']) if
+            a['ours'] == a['nova_manage'] == a['both'] else
+            '%d/%d both %d' % (a['ours'], a['nova_manage'], a['both']),
+            '%.1f' % (r['snapshot_bytes'] * 10000 / r['size'] / 2 ** 20)))
+    out = [_table(head, rows)]
+    head2 = ('servers', 'seed s', 'restore s', 'cold page s',
+             'report warm s', 'rows', 'list paged s', 'list by host s',
+             'nova-manage only (our verdict)', 'seeded verdicts found')
+    rows = []
+    for r in results:
+        page = r['page']
+        rows.append((
+            str(r['size']), str(_round(r['seed_s'])),
+            str(_round(r['restore_s'])), _fmt(page['cold_page_s']),
+            _fmt(measure.median(page['warm_report_s'])), str(page['rows']),
+            _fmt(med(r['list_serial_s'])), _fmt(med(r['list_by_host_s'])),
+            ', '.join('%s %d' % kv for kv in sorted(
+                r['agreement']['only_nova_manage_our_verdicts'].items()))
+            or '-',
+            '%d/%d' % (r['seeded_verdicts_found'], r['seeded_verdicts'])))
+    out.append(_table(head2, rows))
+    head3 = ('servers', 'cold <= 1.2x floor', 'warm page < 0.5 s',
+             'refresh <= 10% cold', 'refresh < nova-manage', 'refresh == full')
+    rows = []
+    for r in results:
+        cold, refresh = med(r['cold_s']), med(r['refresh_s'])
+        nova_manage = med(r['nova_manage_s'])
+        warm = r['page']['warm_page_median_s']
+        rows.append((
+            str(r['size']),
+            _verdict(cold <= 1.2 * med(r['floor_s']),
+                     '%.2fx' % (cold / med(r['floor_s']))),
+            _verdict(warm < 0.5, _fmt(warm) + ' s'),
+            _verdict(refresh <= 0.1 * cold, '%.1f%%' % (100 * refresh / cold)),
+            _verdict(refresh < nova_manage, '%s vs %s s' % (
+                _fmt(refresh), _fmt(nova_manage))),
+            _verdict(r['refresh_equals_full'], '%d rounds' % len(
+                r['rounds']))))
+    out.append(_table(head3, rows))
+    return '\n\n'.join(out)
+
+
+def _verdict(met, detail):
+    return '%s (%s)' % ('met' if met else 'MISSED', detail)
+
+
+def _table(head, rows):
+    widths = [max(len(head[i]), *(len(row[i]) for row in rows))
+              for i in range(len(head))]
+    line = lambda cells: '| ' + ' | '.join(  # noqa: E731
+        c.rjust(w) for c, w in zip(cells, widths)) + ' |'
+    return '\n'.join([line(head), '|' + '|'.join(
+        '-' * (w + 1) + ':' for w in widths) + '|'] + [line(r) for r in rows])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m bench',
+                                     description=__doc__.split('\n\n')[0])
+    parser.add_argument('--sizes', default='1000,5000,10000',
+                        help='comma list of server counts')
+    parser.add_argument('--repeat', type=int, default=3,
+                        help='runs per timing (the median is shown)')
+    parser.add_argument('--cache-dir', default=CACHE,
+                        help='seeded clouds and compressed static files')
+    parser.add_argument('--json', help='write the raw results here')
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(',') if s.strip()]
+    results = []
+    for n, size in enumerate(sizes):
+        log('size %d' % size)
+        results.append(bench_size(size, args.repeat, args.cache_dir,
+                                  static_ready=n > 0))
+        if args.json:
+            with open(args.json, 'w') as f:
+                json.dump(results, f, indent=2)
+    print(tables(results))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,245 @@
+"""Client-side measurements against a running bench cloud.
+
+Every function takes :class:`Clients` (a recording keystoneauth session and
+the adapters the panel uses) and returns plain numbers, so ``__main__``
+only formats them.
+"""
+import concurrent.futures
+import pickle
+import re
+import statistics
+import threading
+import time
+import tracemalloc
+import urllib.parse
+
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import session as ks_session
+
+from orphan_dashboard.api import client as api_client
+from orphan_dashboard.audit import classify
+from orphan_dashboard import collect
+
+CONCURRENCY = collect.DEFAULT_CONCURRENCY
+
+
+class RecordingSession(ks_session.Session):
+    """A keystoneauth session that notes every request it sends."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.records = []
+        self._lock = threading.Lock()
+
+    def request(self, url, method, *args, **kwargs):
+        response = None
+        try:
+            response = super().request(url, method, *args, **kwargs)
+            return response
+        except ks_exc.HttpError as exc:
+            response = exc.response
+            raise
+        finally:
+            if response is not None:
+                with self._lock:
+                    self.records.append((
+                        method, response.url,
+                        response.request.headers.get(
+                            'OpenStack-API-Version')))
+
+    def take(self):
+        with self._lock:
+            records, self.records = self.records, []
+        return records
+
+
+class Clients:
+    def __init__(self, sandbox):
+        from keystoneauth1.identity import v3
+        admin = sandbox.config['admin']
+        self.auth = v3.Password(
+            auth_url=sandbox.config['auth_url'],
+            username=admin['username'], password=admin['password'],
+            project_name=admin['project_name'],
+            user_domain_name=admin['user_domain_name'],
+            project_domain_name=admin['project_domain_name'])
+        self.session = RecordingSession(auth=self.auth)
+        kwargs = dict(region_name=sandbox.config['region'],
+                      interface='public')
+        self.placement = api_client._adapter(self.session, 'placement',
+                                             **kwargs)
+        self.nova = api_client._adapter(self.session, 'compute', **kwargs)
+        # Token validated by both services before anything is timed.
+        self.placement.get('/resource_providers', microversion='1.18')
+        self.nova.get('/os-services', microversion='2.53')
+        self.session.take()
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def timed(func):
+    t0 = time.perf_counter()
+    result = func()
+    return time.perf_counter() - t0, result
+
+
+def cold_sweep(clients, concurrency=CONCURRENCY):
+    """``full_snapshot`` + ``audit``: (seconds, snapshot, report, requests)."""
+    clients.session.take()
+
+    def sweep():
+        snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                         concurrency)
+        return snapshot, classify.audit(snapshot, min_age=0)
+    seconds, (snapshot, report) = timed(sweep)
+    return seconds, snapshot, report, clients.session.take()
+
+
+def peak_memory(clients, concurrency=CONCURRENCY):
+    """Peak bytes traced (tracemalloc) during a cold sweep + audit."""
+    tracemalloc.start()
+    try:
+        snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                         concurrency)
+        classify.audit(snapshot, min_age=0)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        clients.session.take()
+
+
+def snapshot_bytes(snapshot):
+    return len(pickle.dumps(snapshot, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+KINDS = ((r'/servers/detail$', 'servers'), (r'/os-migrations$', 'migrations'),
+         (r'/os-instance-actions$', 'known'),
+         (r'/resource_providers/[^/]+/allocations$', 'provider allocations'),
+         (r'/allocations/[^/]+$', 'details'))
+"""What a request is, by its path; the rest are topology listings."""
+
+
+def _kind(url):
+    path = urllib.parse.urlsplit(url).path
+    for pattern, kind in KINDS:
+        if re.search(pattern, path):
+            return kind
+    return 'other'
+
+
+def floor(clients, records, concurrency=CONCURRENCY):
+    """The same requests from a bare keystoneauth session, nothing parsed.
+
+    Sent on the sweep's schedule: the server and migration pages one after
+    another (a client needs each page's marker) alongside the topology
+    listings and then the providers' allocations, ``concurrency`` at a
+    time; once all are in, consumer details and instance actions.  Returns
+    seconds.
+    """
+    bare = ks_session.Session(auth=clients.auth)
+    bare.get_token()
+    kinds = {}
+    for record in records:
+        kinds.setdefault(_kind(record[1]), []).append(record)
+
+    def send(record):
+        method, url, version = record
+        headers = {'Accept': 'application/json'}
+        if version:
+            headers['OpenStack-API-Version'] = version
+        bare.request(url, method, headers=headers, raise_exc=False)
+
+    def chain(kind):
+        for record in kinds.get(kind, ()):
+            send(record)
+
+    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool, \
+            concurrent.futures.ThreadPoolExecutor(2) as listings:
+        t0 = time.perf_counter()
+        pages = [listings.submit(chain, 'servers'),
+                 listings.submit(chain, 'migrations')]
+        list(pool.map(send, kinds.get('other', ())))
+        list(pool.map(send, kinds.get('provider allocations', ())))
+        for future in pages:
+            future.result()
+        list(pool.map(send, kinds.get('details', []) +
+                      kinds.get('known', [])))
+        return time.perf_counter() - t0
+
+
+def refresh(clients, old, concurrency=CONCURRENCY):
+    """``refresh_snapshot`` + ``audit``: (seconds, snapshot, report,
+    requests)."""
+    clients.session.take()
+
+    def run():
+        snapshot = collect.refresh_snapshot(clients.placement, clients.nova,
+                                            old, concurrency)
+        return snapshot, classify.audit(snapshot, min_age=0)
+    seconds, (snapshot, report) = timed(run)
+    return seconds, snapshot, report, clients.session.take()
+
+
+def findings(report):
+    """Every finding as a comparable tuple."""
+    return {(f.consumer, f.provider, f.verdict, f.reason,
+             tuple(sorted(f.resources.items())), f.nova, f.host,
+             f.instance, f.project_id) for f in report.findings}
+
+
+def usage(report):
+    return {p.provider.uuid: (tuple(sorted(p.usage.items())),
+                              tuple(sorted(p.needed.items())))
+            for p in report.providers}
+
+
+NOVA_MANAGE_LINE = re.compile(
+    r'Allocations for consumer UUID (\S+) on Resource Provider (\S+) can '
+    r'be deleted')
+
+
+def nova_manage_pairs(output):
+    return set(NOVA_MANAGE_LINE.findall(output))
+
+
+OVERLAP = ('evacuated_source', 'moved', 'deleted_instance',
+           'stale_migration', 'unknown_consumer')
+"""Our verdicts for allocations nova-manage would also flag: the consumer
+is neither a server on that node nor an in-progress migration there."""
+
+
+def agreement(report, nova_manage):
+    """Both tools' sets where their rules overlap, and the differences with
+    our verdict for each pair only nova-manage flags."""
+    ours = {(f.consumer, f.provider) for f in report.findings
+            if f.verdict in OVERLAP}
+    verdicts = {(f.consumer, f.provider): f.verdict
+                for f in report.findings}
+    only_nova = nova_manage - ours
+    why = {}
+    for pair in only_nova:
+        verdict = verdicts.get(pair, 'none')
+        why[verdict] = why.get(verdict, 0) + 1
+    return {'ours': len(ours), 'nova_manage': len(nova_manage),
+            'both': len(ours & nova_manage),
+            'only_ours': len(ours - nova_manage),
+            'only_nova_manage': len(only_nova),
+            'only_nova_manage_our_verdicts': why}
+
+
+def server_list_split(clients, hosts, concurrency=CONCURRENCY):
+    """Seconds for the paged all-tenants server list, and for one list per
+    host (``host=`` filter) with ``concurrency`` in flight."""
+    from orphan_dashboard.api import nova
+    serial, servers = timed(lambda: nova.server_list(clients.nova))
+
+    def by_host():
+        with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+            return sum(map(len, pool.map(
+                lambda host: nova.server_list(clients.nova, host=host),
+                hosts)))
+    split, count = timed(by_host)
+    clients.session.take()
+    return serial, split, len(servers), count

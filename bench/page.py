@@ -1,0 +1,116 @@
+"""The panel's index page and Horizon's ``get_providers``, timed in Django.
+
+    SANDBOX_JSON=.../sandbox.json python -m bench.page --repeat 3
+
+Runs in a process of its own because Django's settings
+(``bench.horizon_settings``: the demo's, with the real Keystone)
+are per process and each size has its own sandbox.  Logs in through
+``openstack_auth`` with Django's test client, loads the index once cold (a
+full sweep behind ``service.report``) and ``repeat`` times warm (rendered
+from the cached snapshot), then times Horizon's own
+``openstack_dashboard.api.placement.get_providers`` with a minimal request.
+``service.report`` is timed on its own too (``warm_report_s``).  Prints one
+JSON object.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import types
+
+INDEX = '/admin/orphaned_allocations/'
+
+
+def _timed(func):
+    t0 = time.perf_counter()
+    result = func()
+    return time.perf_counter() - t0, result
+
+
+class _Request:
+    """What ``get_providers`` reads of a request: the user's token and
+    catalog (from a real Keystone login).  Hashable like Django's, so
+    Horizon's ``@memoized make_adapter`` builds one session per request."""
+
+    def __init__(self, session, sandbox):
+        access = session.auth.get_access(session)
+        self.user = types.SimpleNamespace(
+            token=types.SimpleNamespace(id=access.auth_token),
+            project_id=access.project_id, project_name=access.project_name,
+            domain_id=access.project_domain_id,
+            service_catalog=access.service_catalog.catalog,
+            services_region=sandbox['region'])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m bench.page')
+    parser.add_argument('--repeat', type=int, default=3)
+    args = parser.parse_args(argv)
+    os.environ['DJANGO_SETTINGS_MODULE'] = 'bench.horizon_settings'
+    import django
+    django.setup()
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+    from openstack_dashboard.api import placement as horizon_placement
+    from sandbox import rest
+
+    from orphan_dashboard import service
+
+    setup_test_environment()     # ALLOWED_HOSTS for the test client
+    report_times = []
+    report = service.report
+
+    def timed_report(*args, **kwargs):
+        elapsed, result = _timed(lambda: report(*args, **kwargs))
+        report_times.append(elapsed)
+        return result
+    service.report = timed_report
+    with open(os.environ['SANDBOX_JSON']) as f:
+        sandbox = json.load(f)
+    admin = sandbox['admin']
+    out = {}
+    client = Client()
+    form = client.get('/auth/login/').context['form']
+    out['login_s'], resp = _timed(lambda: client.post('/auth/login/', {
+        'username': admin['username'], 'password': admin['password'],
+        'domain': admin['user_domain_name'],
+        'region': form.fields['region'].initial or ''}))
+    if resp.status_code != 302:
+        raise SystemExit('login failed: %s %s' % (
+            resp.status_code, resp.context and resp.context['form'].errors))
+
+    def page():
+        resp = client.get(INDEX)
+        if resp.status_code != 200:
+            raise SystemExit('index answered %s' % resp.status_code)
+        return resp
+    out['cold_page_s'], resp = _timed(page)
+    out['rows'] = len(resp.context['providers_table'].data)
+    out['page_bytes'] = len(resp.content)
+    del report_times[:]
+    warm = [_timed(page)[0] for _ in range(args.repeat)]
+    out['warm_report_s'] = report_times
+    out['warm_page_s'] = warm
+    out['warm_page_median_s'] = statistics.median(warm)
+
+    session = rest.password_session(sandbox['auth_url'], admin['username'],
+                                    admin['password'], admin['project_name'])
+    session.get_token()
+    times = []
+    for _ in range(args.repeat):
+        request = _Request(session, sandbox)
+        elapsed, providers = _timed(
+            lambda: horizon_placement.get_providers(request))
+        times.append(elapsed)
+    out['get_providers_s'] = times
+    out['get_providers_median_s'] = statistics.median(times)
+    out['get_providers_requests'] = 1 + 2 * len(providers)
+    json.dump(out, sys.stdout)
+    sys.stdout.write('\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
