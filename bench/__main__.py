@@ -201,7 +201,7 @@ def tables(results):
             '%.1f' % (r['snapshot_bytes'] * 10000 / r['size'] / 2 ** 20)))
     out = [_table(head, rows)]
     head2 = ('servers', 'seed s', 'restore s', 'cold page s',
-             'report warm s', 'rows', 'list paged s', 'list by host s',
+             'report warm s', 'rows/listed', 'list paged s', 'list by host s',
              'nova-manage only (our verdict)', 'seeded verdicts found')
     rows = []
     for r in results:
@@ -209,7 +209,8 @@ def tables(results):
         rows.append((
             str(r['size']), str(_round(r['seed_s'])),
             str(_round(r['restore_s'])), _fmt(page['cold_page_s']),
-            _fmt(measure.median(page['warm_report_s'])), str(page['rows']),
+            _fmt(measure.median(page['warm_report_s'])),
+            '%s/%s' % (page['rows'], page['attention']),
             _fmt(med(r['list_serial_s'])), _fmt(med(r['list_by_host_s'])),
             ', '.join('%s %d' % kv for kv in sorted(
                 r['agreement']['only_nova_manage_our_verdicts'].items()))

@@ -87,7 +87,7 @@ def print_text(report, out):
         print('WARNING: a cell is down; consumers that could live there are '
               'protected', file=out)
     for p in report.providers:
-        if not p.mismatched and not p.orphaned_provider:
+        if not p.needs_attention:
             continue
         print('%s %s (%s)%s' % (p.provider.name, p.provider.uuid,
                                 p.service_state,

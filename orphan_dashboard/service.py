@@ -5,6 +5,8 @@ only wire :mod:`collect`, :mod:`audit` and :mod:`repair` together.
 """
 
 import datetime
+import typing
+import uuid
 
 from django.conf import settings
 from django.core.cache import cache
@@ -41,6 +43,42 @@ def _age(snapshot):
             snapshot.taken_at).total_seconds()
 
 
+class _Audited(typing.NamedTuple):
+    version: str
+    snapshot: object
+    min_age: typing.Optional[int] = None
+    report: object = None
+
+
+_audited = {}
+"""Per process and cache key: the last snapshot read from the cache and its
+report.  Unpickling and auditing 10,000 servers takes about a second; a
+page only pays for it when the shared snapshot's version changed."""
+
+
+def _state(key):
+    """The small shared entry every page reads: which snapshot is current
+    (``version``), whether our own writes made it ``stale``, and the
+    consumers they ``touched``."""
+    return cache.get(key + ':state') or {
+        'version': None, 'stale': True, 'touched': frozenset()}
+
+
+def _cached(key, state):
+    """The snapshot ``state`` names, from this process or the shared cache."""
+    audited = _audited.get(key)
+    if audited is not None and audited.version == state['version']:
+        return audited
+    cached = cache.get(key)
+    if cached and cached['version'] == state['version']:
+        return _Audited(state['version'], cached['snapshot'])
+    return None
+
+
+def _timeout():
+    return 2 * setting('FULL_SWEEP')
+
+
 def report(request, full=False):
     """The audit :class:`~audit.model.Report` of the whole cloud.
 
@@ -50,25 +88,34 @@ def report(request, full=False):
     then it is refreshed incrementally, with a full sweep every
     ``ORPHAN_AUDIT_FULL_SWEEP`` seconds or on ``full`` (the operator's
     *Refresh*, which must also see what others deleted).  The report's
-    ``taken_at`` says how old it is.  Repairs never use it: they re-read
-    what they touch.
+    ``taken_at`` says how old it is: its verdicts are as of that moment, so
+    it is kept with its snapshot.  Repairs never use it: they re-read what
+    they touch.
     """
     key = _cache_key(request)
-    cached = cache.get(key)
-    snapshot = cached and cached['snapshot']
-    touched = cached['touched'] if cached else frozenset()
-    if (full or snapshot is None or cached['stale'] or
+    state = _state(key)
+    audited = _cached(key, state)
+    snapshot = audited and audited.snapshot
+    if (full or snapshot is None or state['stale'] or
             _age(snapshot) >= setting('SNAPSHOT_TTL')):
         clients = client.for_request(request)
         snapshot = collect.snapshot(
             clients.placement, clients.nova,
             cached=None if full else snapshot,
             full_sweep_interval=setting('FULL_SWEEP'),
-            concurrency=setting('CONCURRENCY'), touched=touched)
-        cache.set(key, {'snapshot': snapshot, 'stale': False,
-                        'touched': frozenset()},
-                  2 * setting('FULL_SWEEP'))
-    return classify.audit(snapshot, min_age=setting('MIN_AGE'))
+            concurrency=setting('CONCURRENCY'), touched=state['touched'])
+        audited = _Audited(uuid.uuid4().hex, snapshot)
+        cache.set(key, {'version': audited.version, 'snapshot': snapshot},
+                  _timeout())
+        cache.set(key + ':state', {'version': audited.version,
+                                   'stale': False, 'touched': frozenset()},
+                  _timeout())
+    min_age = setting('MIN_AGE')
+    if audited.min_age != min_age:
+        audited = audited._replace(min_age=min_age, report=classify.audit(
+            snapshot, min_age=min_age))
+    _audited[key] = audited
+    return audited.report
 
 
 def forget_snapshot(request, consumers=()):
@@ -76,11 +123,10 @@ def forget_snapshot(request, consumers=()):
     wrote so that the next page re-reads them: a PUT that drops a provider
     bumps no generation of it."""
     key = _cache_key(request)
-    cached = cache.get(key)
-    if cached:
-        cache.set(key, dict(cached, stale=True, touched=cached['touched'] |
-                            frozenset(consumers)),
-                  2 * setting('FULL_SWEEP'))
+    state = _state(key)
+    cache.set(key + ':state', dict(
+        state, stale=True, touched=state['touched'] | frozenset(consumers)),
+        _timeout())
 
 
 def preview(request, selections):

@@ -234,6 +234,11 @@ class ProviderReport:
         return bool(self.problems) or self.usage != self.needed
 
     @property
+    def needs_attention(self):
+        """Listed on the index: mismatched, or a provider to delete."""
+        return self.mismatched or self.orphaned_provider
+
+    @property
     def severity(self):
         """Sort key, worst first: findings, then the size of the gap."""
         gap = sum(abs(self.usage.get(rc, 0) - self.needed.get(rc, 0)) /

@@ -84,7 +84,8 @@ class Incidents:
         if down_cell:
             cloud.servers[uid('lost')] = m.Server(uid('lost'),
                                                   status='UNKNOWN')
-        self.report = classify.audit(cloud.snapshot())
+        self.snapshot = cloud.snapshot()
+        self.report = classify.audit(self.snapshot)
 
 
 def plan_row(consumer, provider=H1, action=m.TRIM, fingerprint=FP1,

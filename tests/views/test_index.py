@@ -7,7 +7,7 @@ from horizon import exceptions as horizon_exc
 import pytest
 
 from orphan_dashboard import service
-from tests.views.base import (AdminViewTests, GONE, GONE_BUSY, H1, H3, H4,
+from tests.views.base import (AdminViewTests, GONE, GONE_BUSY, H1, H2, H3, H4,
                               INDEX, REPAIR, Incidents, detail, helpers)
 
 
@@ -47,6 +47,36 @@ class IndexTests(AdminViewTests):
         self.assertContains(res, 'Show mismatched only')
         self.assertContains(res, '?refresh=1&amp;show=all')
         self.mock_report.assert_called_once_with(mock.ANY, full=True)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_pages_worst_first_with_the_users_page_size(self):
+        self.mock_report.return_value = Incidents().report
+        names = lambda res: [  # noqa: E731
+            r.provider.name for r in res.context['providers_table'].data]
+        with self.settings(API_RESULT_PAGE_SIZE=2):
+            first = self.client.get(INDEX)
+            self.assertEqual(['host3', 'gone-busy'], names(first))
+            self.assertContains(first, '5 of 6 resource providers need '
+                                       'attention.')
+            self.assertContains(first, '?marker=%s"' % GONE_BUSY)
+            self.assertNotContains(first, 'prev_marker')
+            second = self.client.get(INDEX, {'marker': GONE_BUSY})
+            self.assertEqual(['host1', 'host2'], names(second))
+            self.assertContains(second, '?prev_marker=%s"' % H1)
+            self.assertContains(second, '?marker=%s"' % H2)
+            last = self.client.get(INDEX, {'marker': H2})
+            self.assertEqual(['gone'], names(last))
+            self.assertNotContains(last, 'href="?marker=')
+            back = self.client.get(INDEX, {'prev_marker': H1})
+            self.assertEqual(['host3', 'gone-busy'], names(back))
+            everything = self.client.get(INDEX, {'show': 'all',
+                                                 'marker': GONE})
+            self.assertEqual(['host4'], names(everything))
+            self.assertContains(everything,
+                                '?prev_marker=%s&amp;show=all"' % H4)
+            # A marker whose row is gone (repaired, or never there).
+            stale = self.client.get(INDEX, {'marker': H4})
+            self.assertEqual(['host3', 'gone-busy'], names(stale))
 
     @helpers.create_mocks({service: ['report']})
     def test_down_cell_warning(self):

@@ -188,6 +188,17 @@ class ProvidersTable(SelectableTable):
     def get_object_display(self, datum):
         return datum.provider.name
 
+    def _keep_show(self, pagination):
+        if self.request.GET.get('show') == 'all':
+            return pagination + '&show=all'
+        return pagination
+
+    def get_pagination_string(self):
+        return self._keep_show(super().get_pagination_string())
+
+    def get_prev_pagination_string(self):
+        return self._keep_show(super().get_prev_pagination_string())
+
     class Meta(object):
         name = 'providers'
         verbose_name = _('Hypervisors')

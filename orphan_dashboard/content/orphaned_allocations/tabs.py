@@ -2,8 +2,10 @@ from django.utils.translation import gettext_lazy as _
 
 from horizon import exceptions
 from horizon import tabs
+from horizon.utils import functions as utils
 
 from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import pages
 from orphan_dashboard.content.orphaned_allocations import tables
 from orphan_dashboard import service
 
@@ -11,6 +13,10 @@ TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
 
 
 class ProvidersTab(tabs.TableTab):
+    """The hypervisors that need attention, worst first, a page at a time
+    (the user's *Items Per Page*): Horizon renders a few milliseconds per
+    row, and a large cloud has hundreds of mismatched hypervisors."""
+
     name = _('Hypervisors')
     slug = 'providers'
     table_classes = (tables.ProvidersTable,)
@@ -21,10 +27,22 @@ class ProvidersTab(tabs.TableTab):
         report = self.tab_group.kwargs.get('report')
         if report is None:
             return []
-        if self.request.GET.get('show') == 'all':
-            return report.providers
-        return [p for p in report.providers
-                if p.mismatched or p.orphaned_provider]
+        rows = report.providers
+        if self.request.GET.get('show') != 'all':
+            rows = [p for p in rows if p.needs_attention]
+        meta = tables.ProvidersTable._meta
+        page, self._prev, self._more = pages.page(
+            rows, [p.provider.uuid for p in rows],
+            self.request.GET.get(meta.pagination_param),
+            self.request.GET.get(meta.prev_pagination_param),
+            utils.get_page_size(self.request))
+        return page
+
+    def has_prev_data(self, table):
+        return getattr(self, '_prev', False)
+
+    def has_more_data(self, table):
+        return getattr(self, '_more', False)
 
 
 class HistoryTab(tabs.TableTab):

@@ -55,6 +55,9 @@ class IndexView(tabs.TabbedTableView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context['report'] = self.report
+        if self.report is not None:
+            context['attention'] = sum(
+                1 for p in self.report.providers if p.needs_attention)
         return context
 
 
