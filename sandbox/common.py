@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 import urllib.error
@@ -93,3 +94,14 @@ def wait_http(url, timeout, proc):
         except OSError:
             time.sleep(0.3)
     raise TimeoutError('nothing answers at %s' % url)
+
+
+def stop_process(proc, timeout):
+    """SIGTERM ``proc``, and SIGKILL it if it has not exited in ``timeout``
+    seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -270,12 +270,7 @@ class Running:
         if self.cloud is not None:
             self.cloud.shutdown()
         if self.keystone is not None and self.keystone.poll() is None:
-            self.keystone.terminate()
-            try:
-                self.keystone.wait(10)
-            except subprocess.TimeoutExpired:
-                self.keystone.kill()
-                self.keystone.wait()
+            common.stop_process(self.keystone, 10)
 
 
 def main(args):

@@ -90,12 +90,7 @@ class Site:
         common.wait_http(self.url + '/auth/login/', 120, self.proc)
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        common.stop_process(self.proc, 20)
         self.log.close()
 
 
