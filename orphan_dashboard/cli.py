@@ -1,8 +1,11 @@
 """``orphan-audit``: the panel's engine for cron, monitoring and scripts.
 
+Subcommands: ``report`` (the default), ``apply``, ``history`` and
+``restore``.  ``manage.py orphan_audit`` is the same parser and the same
+code (:class:`~orphan_dashboard.management.commands.orphan_audit.Command`).
 Exit codes follow ``nova-manage placement audit``: 0 nothing found, 3
-findings, 4 repairs applied; 1 on errors (one line, no traceback), 2 on bad
-arguments.
+findings (or something to restore), 4 repairs applied; 1 on errors (one
+line, no traceback), 2 on bad arguments.
 """
 
 import argparse
@@ -21,50 +24,116 @@ from orphan_dashboard.audit import plan as planner
 from orphan_dashboard import collect
 from orphan_dashboard import repair
 
-NOTHING, ERROR, FOUND, APPLIED = 0, 1, 3, 4
+NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED = 0, 1, 2, 3, 4
+COMMANDS = ('report', 'apply', 'history', 'restore')
 
 
 class Failure(Exception):
     """An error worth one line to the operator."""
 
 
-def build_parser(parser=None):
-    parser = parser or argparse.ArgumentParser(
-        prog='orphan-audit',
-        description='Find (and with --apply, repair) orphaned allocations '
-                    'in Placement, using only the Nova and Placement APIs.')
-    parser.add_argument('--os-cloud', help='cloud in clouds.yaml '
-                        '(default: OS_CLOUD or the OS_* variables)')
+class BadArguments(Failure):
+    """Arguments that parse but name nothing that exists."""
+
+
+def _common(parser, suppress=False):
+    """Options every subcommand takes, before or after its name."""
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument('--os-cloud', default=default,
+                        help='cloud in clouds.yaml (default: OS_CLOUD or the '
+                             'OS_* variables)')
+    parser.add_argument('--timeout', type=float, default=default,
+                        metavar='SECONDS',
+                        help='seconds one API request may take (default: '
+                             'api_timeout of the cloud, else %d)' %
+                             client.DEFAULT_TIMEOUT)
+    parser.add_argument('--debug', action='store_true',
+                        default=argparse.SUPPRESS if suppress else False,
+                        help='log HTTP requests and library warnings')
+
+
+def _audit_options(parser, defaults):
     parser.add_argument('--json', action='store_true',
                         help='print the report as JSON')
-    parser.add_argument('--provider', metavar='UUID',
-                        help='only this provider tree')
+    parser.add_argument('--provider', metavar='UUID_OR_NAME',
+                        help='only this provider tree (an unknown one is an '
+                             'error)')
     parser.add_argument('--min-age', type=int, metavar='SECONDS',
+                        default=defaults.get('min_age'),
                         help='protect allocations younger than this '
                              '(default %d)' % classify.DEFAULT_MIN_AGE)
-    parser.add_argument('--apply', action='store_true',
-                        help='perform the recommended repairs, re-verified '
-                             'consumer by consumer (default: report only)')
     parser.add_argument('--concurrency', type=int,
                         default=collect.DEFAULT_CONCURRENCY,
-                        help='Placement requests in flight (default %(default)s)')
-    parser.add_argument('--debug', action='store_true',
-                        help='log HTTP requests and library warnings')
-    journal = parser.add_argument_group(
-        'journal', 'every write is journaled before it is sent '
-        '(ORPHAN_JOURNAL_DIR)')
-    journal.add_argument('--history', action='store_true',
-                         help='list journal entries, newest first '
-                              '(--json or --csv to export)')
-    journal.add_argument('--csv', action='store_true',
-                         help='with --history: export as CSV')
-    journal.add_argument('--consumer', metavar='UUID',
-                         help='with --history: only this consumer')
-    journal.add_argument('--restore', metavar='ENTRY', type=int, nargs='+',
-                         help='put these entries\' consumers back as they '
-                              'were before (refused if changed since)')
+                        help='Placement requests in flight (default '
+                             '%(default)s)')
+
+
+def build_parser(parser=None, defaults=None):
+    """The one parser of ``orphan-audit`` and ``manage.py orphan_audit``;
+    ``defaults`` come from Django settings in the latter."""
+    defaults = defaults or {}
+    parser = parser or argparse.ArgumentParser(prog='orphan-audit')
+    parser.description = ('Find (and with "apply", repair) orphaned '
+                          'allocations in Placement, using only the Nova and '
+                          'Placement APIs.  Every write is journaled first.')
+    _common(parser)
+    commands = parser.add_subparsers(dest='command', metavar='COMMAND')
+
+    report = commands.add_parser('report', help='audit and print the '
+                                 'findings (the default command)')
+    _common(report, suppress=True)
+    _audit_options(report, defaults)
+
+    apply = commands.add_parser('apply', help='audit, then perform the '
+                                'recommended repairs, each re-read and '
+                                'generation-checked')
+    _common(apply, suppress=True)
+    _audit_options(apply, defaults)
+
+    history = commands.add_parser('history', help="this cloud's journal, "
+                                  'newest first')
+    _common(history, suppress=True)
+    output = history.add_mutually_exclusive_group()
+    output.add_argument('--json', action='store_true', help='export as JSON')
+    output.add_argument('--csv', action='store_true', help='export as CSV')
+    history.add_argument('--provider', metavar='UUID',
+                         help='only entries touching this provider')
+    history.add_argument('--consumer', metavar='UUID',
+                         help='only this consumer')
+    history.add_argument('--all-clouds', action='store_true',
+                         help='entries of every cloud (no login needed)')
+
+    restore = commands.add_parser('restore', help='put journaled changes '
+                                  'back (previewed; --apply writes)')
+    _common(restore, suppress=True)
+    restore.add_argument('entries', metavar='ENTRY', type=int, nargs='+',
+                         help='journal entry ids (the latest change in '
+                              'effect of each consumer or provider)')
+    restore.add_argument('--apply', action='store_true',
+                         help='write the restore (default: preview only)')
+    restore.add_argument('--json', action='store_true',
+                         help='print the plans and outcomes as JSON')
+    restore.add_argument('--min-age', type=int, metavar='SECONDS',
+                         default=defaults.get('min_age'),
+                         help=argparse.SUPPRESS)
     return parser
 
+
+def normalize(argv):
+    """Scripts written for the flag-only interface keep working:
+    ``orphan-audit [--json]`` is ``report``, ``orphan-audit --apply`` is
+    ``apply``."""
+    argv = list(argv)
+    if any(arg in COMMANDS for arg in argv) or any(
+            arg in ('-h', '--help') for arg in argv):
+        return argv
+    if '--apply' in argv:
+        argv.remove('--apply')
+        return ['apply'] + argv
+    return ['report'] + argv
+
+
+# -- output ------------------------------------------------------------------
 
 def report_json(report):
     providers = [{
@@ -76,7 +145,8 @@ def report_json(report):
     } for p in report.providers]
     findings = [{
         'consumer': f.consumer, 'provider': f.provider, 'verdict': f.verdict,
-        'reason': f.reason, 'action': f.action, 'resources': f.resources,
+        'reason': f.reason, 'action': f.action, 'actions': list(f.actions),
+        'blocked': f.blocked, 'resources': f.resources,
     } for f in report.findings if f.verdict != m.OK]
     return {'providers': providers, 'findings': findings,
             'down_cells': report.down_cells}
@@ -97,11 +167,54 @@ def print_text(report, out):
             print('  %-10s usage %-8s needed %s' % (
                 rc, p.usage.get(rc, 0), p.needed.get(rc, 0)), file=out)
         for f in p.findings:
-            if f.verdict != m.OK:
-                print('  %-16s %s %s: %s%s' % (
-                    f.verdict, f.consumer, f.nova, f.reason,
-                    ' -> %s' % f.action if f.action else ''), file=out)
+            if f.verdict == m.OK:
+                continue
+            print('  %-19s %s %s: %s%s' % (
+                f.verdict, f.consumer, f.nova, f.reason,
+                ' -> %s' % planner.ACTION_NAMES[f.action] if f.action
+                else ''), file=out)
+            if f.blocked:
+                print('  %-19s no repair: %s' % ('', f.blocked), file=out)
 
+
+def print_rows(rows, out):
+    for row in rows:
+        for note in row.notes:
+            print('note: %s' % note, file=out)
+        if row.plan is None:
+            print('not possible: %s %s on %s: %s' % (
+                planner.ACTION_NAMES.get(row.selection.action,
+                                         row.selection.action),
+                row.selection.consumer, row.selection.provider, row.error),
+                file=out)
+        for command in row.commands:
+            print('plan: %s' % command, file=out)
+
+
+def outcomes_json(outcomes):
+    return [{'consumer': o.selection.consumer,
+             'provider': o.selection.provider,
+             'action': o.selection.action, 'status': o.status,
+             'message': o.message, 'journal_entry': o.entry_id}
+            for o in outcomes]
+
+
+def print_outcomes(outcomes, out):
+    for o in outcomes:
+        print('%-8s %-16s %s on %s: %s' % (
+            o.status, o.selection.action, o.selection.consumer or '-',
+            o.selection.provider, o.message), file=out)
+
+
+def outcome_code(outcomes):
+    if any(o.status == repair.FAILED for o in outcomes):
+        return ERROR
+    if any(o.status == repair.DONE for o in outcomes):
+        return APPLIED
+    return FOUND
+
+
+# -- commands ----------------------------------------------------------------
 
 def setup_django():
     """Django just for the journal when no Horizon settings are around."""
@@ -119,122 +232,154 @@ def cli_journal(clients):
 
     adapter = clients.placement
     try:
-        access = adapter.session.auth.get_access(adapter.session)
+        access = (adapter.auth or adapter.session.auth).get_access(
+            adapter.session)
         user_name, project_name = access.username, access.project_name
     except Exception:  # token-only auth knows no names
         user_name = project_name = None
     return journal.Journal(
-        'cli', user_id=adapter.get_user_id(),
+        'cli', client.cloud_for_clients(clients),
+        user_id=adapter.get_user_id(),
         user_name=user_name or getpass.getuser(),
         project_id=adapter.get_project_id(),
         project_name=project_name or '')
 
 
-def history(args, out):
+def _min_age(args):
+    return classify.DEFAULT_MIN_AGE if args.min_age is None else args.min_age
+
+
+def audit(args, clients):
+    """The report of the whole cloud, or of ``--provider``'s tree."""
+    snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                     concurrency=args.concurrency)
+    report = classify.audit(snapshot, min_age=_min_age(args))
+    if args.provider:
+        wanted = args.provider.lower()
+        report.providers = [p for p in report.providers
+                            if wanted in (p.provider.uuid,
+                                          p.provider.name.lower())]
+        if not report.providers:
+            raise BadArguments('no resource provider %s' % args.provider)
+    return report
+
+
+def cmd_report(args, clients, out):
+    report = audit(args, clients)
+    if args.json:
+        json.dump(report_json(report), out, indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        print_text(report, out)
+    return FOUND if report.problems else NOTHING
+
+
+def cmd_apply(args, clients, out):
+    report = audit(args, clients)
+    if not report.problems:
+        if args.json:
+            json.dump(dict(report_json(report), outcomes=[]), out, indent=2,
+                      sort_keys=True)
+            out.write('\n')
+        return NOTHING
+    selections = repair.recommended_selections(report.problems)
+    hints = repair.instance_hints(report.findings, selections)
+    rows = repair.preview(clients.placement, clients.nova, selections,
+                          min_age=_min_age(args), instance_hints=hints)
+    setup_django()
+    outcomes = repair.apply(clients.placement, clients.nova,
+                            cli_journal(clients),
+                            [r.plan for r in rows if r.plan],
+                            min_age=_min_age(args), instance_hints=hints)
+    outcomes += [repair.Outcome(r.selection, repair.SKIPPED, r.error)
+                 for r in rows if r.plan is None]
+    if args.json:
+        json.dump(dict(report_json(report), outcomes=outcomes_json(outcomes)),
+                  out, indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        print_rows(rows, out)
+        print_outcomes(outcomes, out)
+    return outcome_code(outcomes)
+
+
+def cmd_history(args, clients, out):
     from orphan_dashboard import journal
 
-    found = journal.entries(provider=args.provider, consumer=args.consumer)
+    cloud = None if args.all_clouds else client.cloud_for_clients(clients)
+    found = journal.all_entries(cloud, provider=args.provider,
+                                consumer=args.consumer)
     if args.csv:
-        out.write(journal.export_csv(found))
+        out.writelines(journal.export_csv(found))
     elif args.json:
-        out.write(journal.export_json(found) + '\n')
+        out.writelines(journal.export_json(found))
     else:
         for e in found:
-            print('%5d %s %-8s %-10s %-16s %s on %s by %s: %s' % (
+            print('%5d %s %-8s %-6s %-16s %s on %s by %s: %s' % (
                 e.id, e.created.isoformat(timespec='seconds'), e.status,
-                e.source, e.action, e.consumer, e.provider, e.user_name,
-                e.message or e.reason), file=out)
+                e.source, e.action, e.consumer or '-', e.provider,
+                e.user_name, e.message or e.reason), file=out)
     return NOTHING
 
 
-def restore(args, clients, out):
-    from orphan_dashboard import journal
-
+def cmd_restore(args, clients, out):
     from django.core.exceptions import ObjectDoesNotExist
 
+    from orphan_dashboard import journal
+
+    cloud = client.cloud_for_clients(clients)
     try:
-        entries = [journal.get(entry_id) for entry_id in args.restore]
+        entries = [journal.get(cloud, entry_id) for entry_id in args.entries]
     except ObjectDoesNotExist:
-        raise Failure('no such journal entry among %s' % ' '.join(
-            map(str, args.restore)))
-    rows = repair.preview_restore(clients.placement, entries)
-    for row in rows:
-        for command in row.commands:
-            print('plan: %s' % command, file=out)
-    outcomes = repair.restore(clients.placement, cli_journal(clients),
-                              entries, {r.selection.consumer: r.fingerprint
-                                        for r in rows})
-    return report_outcomes(args, outcomes, out)
-
-
-def report_outcomes(args, outcomes, out, report=None):
+        raise BadArguments('no journal entry of this cloud among %s' %
+                           ' '.join(map(str, args.entries)))
+    restorable = journal.restorable(cloud, {e.subject for e in entries})
+    pairs = repair.preview_restore(clients.placement, entries, restorable)
+    notes = repair.restore_notes(clients.placement, clients.nova, entries,
+                                 min_age=_min_age(args))
+    for entry, row in pairs:
+        row.notes = notes.get(entry.id, ())
+    rows = [row for _entry, row in pairs]
+    outcomes = []
+    if args.apply:
+        outcomes = repair.restore(
+            clients.placement, cli_journal(clients), entries,
+            {entry.id: row.plan for entry, row in pairs if row.plan},
+            restorable)
     if args.json:
-        json.dump({**(report_json(report) if report else {}), 'outcomes': [{
-            'consumer': o.selection.consumer,
-            'provider': o.selection.provider,
-            'action': o.selection.action, 'status': o.status,
-            'message': o.message} for o in outcomes]},
-            out, indent=2, sort_keys=True)
+        json.dump({'plans': [{'entry': entry.id, 'commands': row.commands,
+                              'error': row.error, 'notes': list(row.notes)}
+                             for entry, row in pairs],
+                   'outcomes': outcomes_json(outcomes)},
+                  out, indent=2, sort_keys=True)
         out.write('\n')
     else:
-        for o in outcomes:
-            print('%-8s %-16s %s on %s: %s' % (
-                o.status, o.selection.action, o.selection.consumer,
-                o.selection.provider, o.message), file=out)
-    if any(o.status == repair.FAILED for o in outcomes):
-        return ERROR
-    if any(o.status == repair.DONE for o in outcomes):
-        return APPLIED
-    return FOUND
+        print_rows(rows, out)
+        print_outcomes(outcomes, out)
+    if args.apply:
+        return outcome_code(outcomes)
+    return FOUND if any(row.plan for row in rows) else NOTHING
 
 
-def run(args, clients, out=sys.stdout):
-    """Audit (and with ``--apply`` repair); or ``--restore``."""
-    if args.restore:
-        setup_django()
-        return restore(args, clients, out)
-    min_age = (classify.DEFAULT_MIN_AGE if args.min_age is None
-               else args.min_age)
-    snapshot = collect.full_snapshot(clients.placement, clients.nova,
-                                     concurrency=args.concurrency)
-    report = classify.audit(snapshot, min_age=min_age)
-    if args.provider:
-        report.providers = [p for p in report.providers
-                            if p.provider.uuid == args.provider]
-    if args.json and not args.apply:
-        json.dump(report_json(report), out, indent=2, sort_keys=True)
-        out.write('\n')
-    elif not args.apply:
-        print_text(report, out)
-    if not report.problems:
-        return NOTHING
-    if not args.apply:
-        return FOUND
-    selections = [repair.Selection(f.consumer, f.provider, action,
-                                   f.instance if f.instance != f.consumer
-                                   else None)
-                  for f, action in planner.recommended(report.problems)]
-    rows = repair.preview(clients.placement, clients.nova, selections,
-                          min_age=min_age)
-    setup_django()
-    outcomes = repair.apply(clients.placement, clients.nova,
-                            cli_journal(clients), selections,
-                            {r.selection.consumer: r.fingerprint
-                             for r in rows}, min_age=min_age)
-    return report_outcomes(args, outcomes, out, report)
+HANDLERS = {'report': cmd_report, 'apply': cmd_apply,
+            'history': cmd_history, 'restore': cmd_restore}
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
-    # Library warnings (keystoneauth's discovery fallback...) would break
-    # the promise of one line per error.
-    logging.basicConfig(level=logging.DEBUG if args.debug else logging.CRITICAL)
-    if args.history:
-        setup_django()
-        return history(args, sys.stdout)
+def execute(args, out=sys.stdout):
+    """Run parsed ``args``; the exit code, errors as one line on stderr."""
+    logging.basicConfig(level=logging.DEBUG if args.debug
+                        else logging.CRITICAL)
+    command = args.command or 'report'
     try:
-        clients = client.for_cloud(args.os_cloud)
-        return run(args, clients)
+        if command in ('history', 'restore'):
+            setup_django()
+        clients = None
+        if not (command == 'history' and args.all_clouds):
+            clients = client.for_cloud(args.os_cloud, timeout=args.timeout)
+        return HANDLERS[command](args, clients, out)
+    except BadArguments as exc:
+        print('orphan-audit: %s' % exc, file=sys.stderr)
+        return BAD_ARGUMENTS
     except Failure as exc:
         print('orphan-audit: %s' % exc, file=sys.stderr)
     except ks_exc.Unauthorized:
@@ -253,11 +398,16 @@ def main(argv=None):
     except ks_exc.ClientException as exc:
         print('orphan-audit: %s' % exc, file=sys.stderr)
     except Exception as exc:
-        if type(exc).__module__.startswith('openstack'):
+        if type(exc).__module__.startswith(('openstack', 'orphan_dashboard')):
             print('orphan-audit: %s' % exc, file=sys.stderr)
         else:
             raise
     return ERROR
+
+
+def main(argv=None):
+    argv = normalize(sys.argv[1:] if argv is None else argv)
+    return execute(build_parser().parse_args(argv))
 
 
 if __name__ == '__main__':

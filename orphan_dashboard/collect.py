@@ -70,9 +70,10 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
     """Read details of consumers the audit may act on.
 
     Project, user and age come only from ``GET /allocations/{consumer}``;
-    whether Nova knew a non-server consumer only from its instance actions.
-    Consumers the sweep already saw holding allocations are asked about in
-    the same round as the details; the rest once their details say so.
+    whether Nova knew a non-server consumer only from its instance actions
+    (unresolved when Nova would not say).  Consumers the sweep already saw
+    holding allocations are asked about in the same round as the details;
+    the rest once their details say so.
     """
     def stranger(uuid):
         return uuid not in snapshot.servers and \
@@ -95,9 +96,13 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
     known = {u: answers[('known', u)] for u in strangers if u in early}
     known.update(_map(lambda u: nova.instance_known(nova_client, u),
                       [u for u in strangers if u not in early], concurrency))
-    base = snapshot.known_instances - set(known) if keep_known else set()
+    asked = set(known)
     snapshot.known_instances = frozenset(
-        base | {u for u, k in known.items() if k})
+        (snapshot.known_instances - asked if keep_known else set()) |
+        {u for u, k in known.items() if k})
+    snapshot.unresolved = frozenset(
+        (snapshot.unresolved - asked if keep_known else set()) |
+        {u for u, k in known.items() if k is None})
 
 
 def full_snapshot(placement_client, nova_client,
@@ -122,7 +127,25 @@ def full_snapshot(placement_client, nova_client,
             taken_at=taken_at, full_sweep_at=taken_at, **topology)
     _identify(snapshot, placement_client, nova_client, _suspects(snapshot),
               concurrency)
+    _identify_owners(snapshot, placement_client, concurrency)
     return snapshot
+
+
+def _identify_owners(snapshot, placement_client, concurrency):
+    """Read the owner of every consumer when some are incomplete.
+
+    The per-provider listing names no project: only ``GET /usages`` of the
+    pre-1.8 placeholder project tells, in one request, that such consumers
+    exist (they are rare: written before Pike); then each consumer whose
+    owner is not known yet is read.
+    """
+    if not placement.incomplete_usages(placement_client):
+        return
+    unknown = [u for u, c in snapshot.consumers.items()
+               if c.allocations and c.project_id is None]
+    for uuid, body in _map(lambda u: placement.consumer_allocations(
+            placement_client, u), unknown, concurrency).items():
+        snapshot.consumers[uuid] = parse.consumer(uuid, body)
 
 
 def _suspects(snapshot):
@@ -206,6 +229,7 @@ def refresh_snapshot(placement_client, nova_client, old,
         consumers=consumers, servers=servers, migrations=migrations,
         known_instances=frozenset(
             u for u in old.known_instances if u in consumers),
+        unresolved=frozenset(u for u in old.unresolved if u in consumers),
         taken_at=taken_at, full_sweep_at=old.full_sweep_at, **topology)
     unidentified = {u for u in _suspects(snapshot)
                     if u in changed or u not in old.consumers or
@@ -213,6 +237,7 @@ def refresh_snapshot(placement_client, nova_client, old,
                     consumers[u].modified is None}
     _identify(snapshot, placement_client, nova_client, unidentified,
               concurrency, keep_known=True)
+    _identify_owners(snapshot, placement_client, concurrency)
     return snapshot
 
 
@@ -230,25 +255,55 @@ def snapshot(placement_client, nova_client, cached=None,
 
 
 def consumer_snapshot(placement_client, nova_client, consumer_uuids,
-                      migration_instances=(), concurrency=DEFAULT_CONCURRENCY):
+                      instance_hints=(), providers=(),
+                      concurrency=DEFAULT_CONCURRENCY):
     """Just these consumers, read now, for a preview or a submit.
 
-    ``migration_instances`` are the instance uuids of consumers believed to
-    be migrations: Nova can only list migrations by instance, and if the
-    migration is no longer there the consumer simply becomes unknown.
+    What each consumer is comes from Nova, never from the request: a server
+    answers ``GET /servers/{id}``; a migration consumer is found among the
+    migrations of the compute hosts its allocations are on (Nova lists
+    migrations by host or instance, not by uuid), or those of ``providers``
+    (where a restore would put it).  ``instance_hints`` are server uuids
+    from the snapshot the operator was shown (server side) whose
+    migrations are read too.  Where a provider's host is unknown (no
+    compute node left), every migration is read, as a sweep does.
     """
     taken_at = _now()
     uuids = sorted(set(consumer_uuids))
-    topology = _topology(placement_client, nova_client)
-    servers = {u: parse.server(b) for u, b in _map(
-        lambda u: nova.server_get(nova_client, u), uuids,
-        concurrency).items() if b is not None}
-    instances = set(servers) | set(migration_instances)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        topology = pool.submit(_topology, placement_client, nova_client)
+        found = _map(lambda u: nova.server_get(nova_client, u), uuids,
+                     concurrency)
+        snapshot = m.Snapshot(
+            consumers={}, servers={u: parse.server(b)
+                                   for u, b in found.items() if b is not None},
+            migrations={}, taken_at=taken_at, **topology.result())
+    details = _map(lambda u: placement.consumer_allocations(
+        placement_client, u), uuids, concurrency)
+    snapshot.consumers.update(
+        (u, parse.consumer(u, body)) for u, body in details.items())
+
+    topo = classify.Topology(snapshot)
+    strangers = [u for u in uuids if u not in snapshot.servers]
+    places = set(providers) | {p for u in strangers
+                               for p in snapshot.consumers[u].allocations}
+    hosts = {topo.host(p) or topo.name(topo.root(p)) for p in places}
+    hostless = any(topo.host(p) is None for p in places)
+    queries = [('instance_uuid', u) for u in
+               sorted(set(snapshot.servers) | set(instance_hints))]
+    queries += [('host', h) for h in sorted(hosts)]
     migrations = {}
-    for found in _map(lambda u: nova.migration_list(
-            nova_client, instance_uuid=u), instances, concurrency).values():
-        migrations.update((g.uuid, g) for g in map(parse.migration, found))
-    snapshot = m.Snapshot(consumers={}, servers=servers,
-                          migrations=migrations, taken_at=taken_at, **topology)
-    _identify(snapshot, placement_client, nova_client, uuids, concurrency)
+    for listed in _map(lambda q: nova.migration_list(nova_client, **{
+            q[0]: q[1]}), queries, concurrency).values():
+        migrations.update((g.uuid, g) for g in map(parse.migration, listed))
+    if hostless and not all(u in migrations for u in strangers):
+        migrations.update((g.uuid, g) for g in map(
+            parse.migration, nova.migration_list(nova_client)))
+    snapshot.migrations = migrations
+
+    unknown = [u for u in strangers if u not in migrations]
+    known = _map(lambda u: nova.instance_known(nova_client, u), unknown,
+                 concurrency)
+    snapshot.known_instances = frozenset(u for u, k in known.items() if k)
+    snapshot.unresolved = frozenset(u for u, k in known.items() if k is None)
     return snapshot

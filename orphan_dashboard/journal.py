@@ -8,7 +8,6 @@ Placement, and Restore handles it like any other entry.
 """
 
 import csv
-import io
 import json
 import os
 import threading
@@ -66,31 +65,54 @@ def _model():
 
 
 class Journal:
-    """The journal as one actor (a Horizon user or a CLI run) writes it."""
+    """The journal as one actor (a Horizon user or a CLI run) writes it,
+    against one cloud (:class:`~api.client.Cloud`)."""
 
-    def __init__(self, source, user_id='', user_name='', project_id='',
+    def __init__(self, source, cloud, user_id='', user_name='', project_id='',
                  project_name=''):
+        self.cloud = cloud
         self.actor = dict(source=source, user_id=user_id or '',
                           user_name=user_name or '',
                           project_id=project_id or '',
-                          project_name=project_name or '')
+                          project_name=project_name or '',
+                          cloud=cloud.key, auth_url=cloud.auth_url,
+                          region=cloud.region,
+                          placement_url=cloud.placement_url)
 
     @classmethod
-    def for_request(cls, request):
+    def for_request(cls, request, cloud):
         user = request.user
-        return cls('panel', user.id, user.username, user.project_id,
+        return cls('panel', cloud, user.id, user.username, user.project_id,
                    user.project_name)
 
     def begin(self, plan, restores=None):
-        """Durably record a write about to happen; returns its entry."""
+        """Durably record a consumer write about to happen; its entry."""
         model = _model()
         with transaction.atomic(using=DATABASE):
             return model.objects.create(
+                kind=model.ALLOCATIONS, subject=plan.consumer,
+                touched=' '.join(sorted(set(plan.before) | set(plan.after) |
+                                        {plan.provider})),
                 action=plan.action, verdict=plan.verdict, reason=plan.reason,
                 provider=plan.provider, consumer=plan.consumer,
                 consumer_project=plan.project_id, consumer_user=plan.user_id,
+                before_project=plan.before_project,
+                before_user=plan.before_user,
                 generation=plan.generation, before=plan.before,
                 after=plan.after, restores=restores, **self.actor)
+
+    def begin_provider(self, action, record, after, reason, restores=None):
+        """Durably record a provider delete (``after`` empty) or re-create
+        (``record`` empty) about to happen, with everything it holds."""
+        model = _model()
+        provider = record or after
+        with transaction.atomic(using=DATABASE):
+            return model.objects.create(
+                kind=model.PROVIDER, subject=provider['uuid'],
+                touched=provider['uuid'], action=action, verdict='',
+                reason=reason, provider=provider['uuid'], consumer='',
+                generation=record.get('generation') if record else None,
+                before=record, after=after, restores=restores, **self.actor)
 
     def finish(self, entry, status, message='', new_generation=None):
         entry.status = status
@@ -102,26 +124,94 @@ class Journal:
         return entry
 
 
-def entries(provider=None, consumer=None, limit=500):
-    """Newest first; ``provider`` matches any provider an entry touched."""
+def _query(cloud, provider=None, consumer=None):
     query = _model().objects.all()
+    if cloud is not None:
+        query = query.filter(cloud=cloud.key)
     if consumer:
-        query = query.filter(consumer=consumer)
-    found = list(query[:limit * 4 if provider else limit])
+        query = query.filter(consumer=consumer.lower())
     if provider:
-        found = [e for e in found if provider in e.providers][:limit]
+        query = query.filter(touched__contains=provider.lower())
+    return query
+
+
+def entries(cloud, provider=None, consumer=None, marker=None,
+            prev_marker=None, limit=None):
+    """Newest first, of ``cloud`` (None: every cloud).
+
+    ``provider`` matches any provider an entry touched.  Pages the Horizon
+    way: ``marker`` is the last id of the page before, ``prev_marker`` the
+    first id of the page after.  Returns ``(entries, has_prev, has_more)``.
+    """
+    query = _query(cloud, provider, consumer).order_by('-id')
+    if prev_marker is not None:
+        found = list(query.filter(id__gt=prev_marker).order_by('id')[
+            :limit + 1 if limit else None])
+        has_prev = limit is not None and len(found) > limit
+        found = found[:limit] if limit else found
+        return found[::-1], has_prev, True
+    if marker is not None:
+        query = query.filter(id__lt=marker)
+    found = list(query[:limit + 1] if limit else query)
+    has_more = limit is not None and len(found) > limit
+    return found[:limit] if limit else found, marker is not None, has_more
+
+
+def all_entries(cloud, provider=None, consumer=None):
+    """Every matching entry, newest first, read in chunks (for export)."""
+    return _query(cloud, provider, consumer).order_by('-id').iterator(
+        chunk_size=500)
+
+
+def restorable(cloud, subjects):
+    """``{subject: ids of the entries that may be restored}``.
+
+    Changes are undone the way an editor's undo works: the latest change
+    still in effect can be restored, and so can the newest entry (when it
+    is a restore, restoring it is a redo).  A change is in effect unless
+    an odd number of applied restores goes back to it (a restore, a
+    restore of that restore...).  An older change never jumps the queue:
+    restoring it would clobber every change made since.  Refused writes
+    changed nothing: they are neither restorable nor in the way.
+    """
+    model = _model()
+    rows = _query(cloud).filter(subject__in=set(subjects)).exclude(
+        status=model.REFUSED).order_by('-id').values(
+        'id', 'subject', 'restores_id', 'status')
+    by_subject = {}
+    for row in rows:
+        by_subject.setdefault(row['subject'], []).append(row)
+    found = {}
+    for subject, rows in by_subject.items():
+        undoes = {r['id']: r['restores_id'] for r in rows}
+
+        def origin(entry_id):
+            while undoes.get(entry_id):
+                entry_id = undoes[entry_id]
+            return entry_id
+
+        toggles = {}
+        for row in rows:
+            if row['restores_id'] and row['status'] == model.APPLIED:
+                root = origin(row['id'])
+                toggles[root] = toggles.get(root, 0) + 1
+        in_effect = [r['id'] for r in rows if not r['restores_id'] and
+                     toggles.get(r['id'], 0) % 2 == 0]
+        found[subject] = {rows[0]['id']} | set(in_effect[:1])
     return found
 
 
-def get(entry_id):
-    return _model().objects.get(pk=entry_id)
+def get(cloud, entry_id):
+    """The entry with this id in ``cloud``; ``DoesNotExist`` otherwise."""
+    return _query(cloud).get(pk=entry_id)
 
 
-FIELDS = ('id', 'created', 'finished', 'source', 'user_name', 'user_id',
-          'project_name', 'project_id', 'action', 'verdict', 'reason',
-          'provider', 'consumer', 'consumer_project', 'consumer_user',
-          'generation', 'before', 'after', 'status', 'new_generation',
-          'message', 'restores_id')
+FIELDS = ('id', 'created', 'finished', 'auth_url', 'region', 'placement_url',
+          'source', 'user_name', 'user_id', 'project_name', 'project_id',
+          'kind', 'action', 'verdict', 'reason', 'provider', 'consumer',
+          'consumer_project', 'consumer_user', 'before_project',
+          'before_user', 'generation', 'before', 'after', 'status',
+          'new_generation', 'message', 'restores_id')
 
 
 def as_dict(entry):
@@ -132,16 +222,35 @@ def as_dict(entry):
 
 
 def export_json(found):
-    return json.dumps([as_dict(e) for e in found], indent=2, sort_keys=True)
+    """A JSON array, produced a piece at a time."""
+    yield '['
+    for i, entry in enumerate(found):
+        yield (',\n' if i else '\n') + json.dumps(as_dict(entry),
+                                                  sort_keys=True)
+    yield '\n]\n'
+
+
+FORMULA_START = ('=', '+', '-', '@', '\t', '\r')
+"""A spreadsheet runs a cell starting with these as a formula."""
+
+
+def _cell(value):
+    text = '' if value is None else str(value)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+class _Line:
+    def write(self, line):
+        return line
 
 
 def export_csv(found):
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=FIELDS)
-    writer.writeheader()
+    """CSV rows, produced a line at a time; cells a spreadsheet would run
+    as formulas are quoted with a leading apostrophe."""
+    writer = csv.writer(_Line())
+    yield writer.writerow(FIELDS)
     for entry in found:
         row = as_dict(entry)
         row['before'] = json.dumps(row['before'], sort_keys=True)
         row['after'] = json.dumps(row['after'], sort_keys=True)
-        writer.writerow(row)
-    return out.getvalue()
+        yield writer.writerow([_cell(row[f]) for f in FIELDS])

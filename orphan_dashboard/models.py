@@ -20,14 +20,32 @@ class JournalEntry(models.Model):
         (FAILED, _('Failed')),
     )
 
+    ALLOCATIONS = 'allocations'
+    PROVIDER = 'provider'
+
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     finished = models.DateTimeField(null=True)
+    cloud = models.CharField(max_length=255, db_index=True, default='')
+    """Which cloud was written: Keystone URL, region and the Placement
+    service's id in its catalog (:class:`journal.Cloud`)."""
+    auth_url = models.CharField(max_length=255, blank=True)
+    region = models.CharField(max_length=255, blank=True)
+    placement_url = models.CharField(max_length=255, blank=True)
     source = models.CharField(max_length=16)
     user_id = models.CharField(max_length=64, blank=True)
     user_name = models.CharField(max_length=255, blank=True)
     project_id = models.CharField(max_length=64, blank=True)
     project_name = models.CharField(max_length=255, blank=True)
 
+    kind = models.CharField(max_length=16, default=ALLOCATIONS)
+    """A consumer's allocations, or a whole provider (``before`` holds its
+    record: parent, inventories, traits, aggregates)."""
+    subject = models.CharField(max_length=36, db_index=True, default='')
+    """The consumer, or the provider of a provider entry: changes to a
+    subject are restored latest first (:func:`journal.restorable`)."""
+    touched = models.TextField(blank=True, default='')
+    """Every provider the entry touched, space-separated, for the
+    provider filter."""
     action = models.CharField(max_length=32)
     verdict = models.CharField(max_length=32)
     reason = models.TextField(blank=True)
@@ -35,6 +53,10 @@ class JournalEntry(models.Model):
     consumer = models.CharField(max_length=36, db_index=True)
     consumer_project = models.CharField(max_length=64, null=True)
     consumer_user = models.CharField(max_length=64, null=True)
+    """The owner the write gives the consumer."""
+    before_project = models.CharField(max_length=64, null=True)
+    before_user = models.CharField(max_length=64, null=True)
+    """The owner before, when the write changed it (``set_owner``)."""
     generation = models.IntegerField(null=True)
     before = models.JSONField()
     after = models.JSONField()
@@ -52,5 +74,4 @@ class JournalEntry(models.Model):
 
     @property
     def providers(self):
-        """Every provider this entry touched, for filtering by provider."""
-        return sorted(set(self.before) | set(self.after) | {self.provider})
+        return self.touched.split()

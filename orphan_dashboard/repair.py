@@ -1,20 +1,22 @@
 """Previewing and applying repairs (I/O), never on data older than the click.
 
-Both steps re-read the chosen consumers (:func:`collect.consumer_snapshot`)
-and re-plan.  At submit time a row is written only if its verdict still
-allows the action and its allocations are exactly what the operator saw in
-the preview (generation *and* body: generations restart at 1 when a consumer
+Both steps re-read the chosen consumers from Nova and Placement
+(:func:`collect.consumer_snapshot`) and plan through the one engine call,
+:meth:`classify.Auditor.plan`.  At submit time a row is written only if the
+fresh plan is exactly the one the operator confirmed (generation, the whole
+body before, and the body after: generations restart at 1 when a consumer
 is emptied and recreated), and the write itself is generation-checked.
-Every write is journaled before it is sent (:mod:`orphan_dashboard.journal`).
+Every write is journaled before it is sent (:mod:`orphan_dashboard.journal`)
+and every row gets an outcome, whatever happens to the rows around it.
 """
 
 import dataclasses
-import hashlib
-import json
+import shlex
 import typing
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
@@ -29,23 +31,57 @@ FAILED = 'failed'
 
 @dataclasses.dataclass(frozen=True)
 class Selection:
-    """One row an operator chose: a consumer, where, and what to do."""
+    """One row an operator chose: a consumer, where, and what to do.  Only
+    ids: what they stand for is re-read."""
 
     consumer: str
     provider: str
     action: str
-    migration_instance: typing.Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ProviderPlan:
+    """Delete a provider (``record`` is all it holds), or re-create it."""
+
+    action: str
+    provider: str
+    name: str
+    generation: typing.Optional[int]
+    record: dict
+    """What the provider holds before (delete) or after (restore)."""
+
+    @property
+    def consumer(self):
+        return ''
+
+    @property
+    def commands(self):
+        if self.action == m.DELETE_PROVIDER:
+            return [shlex.join(['openstack', 'resource', 'provider',
+                                'delete', self.provider])]
+        create = ['openstack', '--os-placement-api-version', '1.20',
+                  'resource', 'provider', 'create', '--uuid', self.provider]
+        if self.record.get('parent_provider_uuid'):
+            create += ['--parent-provider',
+                       self.record['parent_provider_uuid']]
+        return [shlex.join(create + [self.name])]
 
 
 @dataclasses.dataclass
 class Row:
     selection: Selection
-    plan: typing.Optional[m.Plan] = None
+    plan: typing.Any = None
+    """A :class:`~model.Plan`, a :class:`ProviderPlan`, or None."""
     error: typing.Optional[str] = None
-    fingerprint: typing.Optional[str] = None
+    notes: tuple = ()
+    """What the operator should know before confirming."""
+    finding: typing.Optional[m.Finding] = None
+    """The row's finding as just re-read (what Nova says of it now)."""
 
     @property
     def commands(self):
+        if isinstance(self.plan, ProviderPlan):
+            return self.plan.commands
         return planner.osc_commands(self.plan) if self.plan else []
 
 
@@ -54,164 +90,434 @@ class Outcome:
     selection: Selection
     status: str
     message: str
-    plan: typing.Optional[m.Plan] = None
+    plan: typing.Any = None
+    entry_id: typing.Optional[int] = None
 
 
-def fingerprint(consumer):
-    """Identify a consumer's exact state: generation and whole body.
+def dump(plan):
+    """A plan as JSON-able data, for the confirm form (which signs it)."""
+    kind = 'provider' if isinstance(plan, ProviderPlan) else 'allocations'
+    return dict(dataclasses.asdict(plan), kind=kind)
 
-    A consumer without allocations does not exist in Placement, whatever
-    generation it had.
-    """
-    held = consumer is not None and bool(consumer.allocations)
-    state = {'generation': consumer.generation if held else None,
-             'allocations': consumer.allocations if held else {}}
-    return hashlib.sha256(
-        json.dumps(state, sort_keys=True).encode()).hexdigest()[:16]
 
+def load(data):
+    """The plan :func:`dump` made; ``ValueError`` on anything else."""
+    try:
+        data = dict(data)
+        kind = data.pop('kind')
+        cls = ProviderPlan if kind == 'provider' else m.Plan
+        if kind not in ('provider', 'allocations'):
+            raise ValueError(kind)
+        return cls(**data)
+    except (TypeError, KeyError) as exc:
+        raise ValueError('not a plan: %s' % exc)
+
+
+def selection_of(plan):
+    return Selection(plan.consumer, plan.provider, plan.action)
+
+
+# -- consumer repairs --------------------------------------------------------
 
 def _plan_rows(snapshot, selections, min_age):
     auditor = classify.Auditor(snapshot, min_age=min_age)
     rows = []
     for selection in selections:
-        row = Row(selection, fingerprint=fingerprint(
-            snapshot.consumers.get(selection.consumer)))
-        rows.append(row)
-        finding = _finding(auditor, snapshot, selection)
-        if selection.action not in finding.actions:
-            row.error = 'now %s (%s): %s is not allowed' % (
-                finding.verdict, finding.reason, selection.action)
-            continue
+        row = Row(selection, finding=auditor.finding(selection.consumer,
+                                                     selection.provider))
         try:
-            row.plan = planner.make_plan(snapshot, finding, selection.action)
-        except planner.PlanError as exc:
+            row.plan = auditor.plan(selection.consumer, selection.provider,
+                                    selection.action)
+        except planner.CannotRepair as exc:
             row.error = str(exc)
+        rows.append(row)
     return rows
 
 
-def _finding(auditor, snapshot, selection):
-    consumer = snapshot.consumers.get(selection.consumer)
-    held = consumer.allocations if consumer else {}
-    if selection.provider in held:
-        return auditor.finding(selection.consumer, selection.provider,
-                               held[selection.provider])
-    server = snapshot.servers.get(selection.consumer)
-    root = auditor.topology.server_root(server) if server else None
-    if root == selection.provider:
-        missing = auditor.server_findings(server, root)
-        if missing is not None:
-            return missing
-    return m.Finding(selection.consumer, selection.provider, m.OK,
-                     'no longer holds anything on this provider', {}, ())
+def recommended_selections(findings):
+    """The recommended repair of each consumer among ``findings``."""
+    return [Selection(f.consumer, f.provider, action)
+            for f, action in planner.recommended(findings)]
 
 
-def _read(placement_client, nova_client, selections):
-    return collect.consumer_snapshot(
-        placement_client, nova_client, [s.consumer for s in selections],
-        [s.migration_instance for s in selections if s.migration_instance])
+def instance_hints(findings, selections):
+    """The servers behind the selected migration consumers, as the
+    snapshot the operator saw knew them (see :func:`preview`)."""
+    consumers = {s.consumer for s in selections}
+    return sorted({f.instance for f in findings
+                   if f.consumer in consumers and f.instance and
+                   f.instance != f.consumer})
+
+
+def _read(placement_client, nova_client, consumers, instance_hints):
+    return collect.consumer_snapshot(placement_client, nova_client,
+                                     consumers, instance_hints)
 
 
 def preview(placement_client, nova_client, selections,
-            min_age=classify.DEFAULT_MIN_AGE):
-    """Plans for ``selections`` from a fresh read, with per-row errors."""
-    snapshot = _read(placement_client, nova_client, selections)
+            min_age=classify.DEFAULT_MIN_AGE, instance_hints=()):
+    """Plans for ``selections`` from a fresh read, with per-row errors.
+
+    ``instance_hints``: servers whose migrations to read as well, from the
+    snapshot the operator was shown (never from the request).
+    """
+    snapshot = _read(placement_client, nova_client,
+                     [s.consumer for s in selections], instance_hints)
     return _plan_rows(snapshot, selections, min_age)
 
 
-def apply(placement_client, nova_client, journal, selections, fingerprints,
-          min_age=classify.DEFAULT_MIN_AGE):
-    """Re-read, re-plan and write each row; one :class:`Outcome` per row.
+def _differs(fresh, confirmed):
+    """Why a fresh plan is not the confirmed one, or None."""
+    if (fresh.before, fresh.generation) != (confirmed.before,
+                                            confirmed.generation):
+        return ('its allocations changed since the preview (it now holds '
+                '%s): review them again' % planner.fmt_allocations(
+                    fresh.before))
+    if (fresh.after, fresh.project_id, fresh.user_id) != (
+            confirmed.after, confirmed.project_id, confirmed.user_id):
+        return ('the repair would now write %s, not what you confirmed: '
+                'review it again' % planner.fmt_allocations(fresh.after))
+    return None
 
-    ``fingerprints`` maps a consumer to the :func:`fingerprint` shown in its
-    preview; a consumer that changed since is skipped.
+
+def apply(placement_client, nova_client, journal, confirmed,
+          min_age=classify.DEFAULT_MIN_AGE, instance_hints=()):
+    """Re-read, re-plan and write each confirmed plan; an outcome per row.
+
+    A row is written only if its fresh plan is the confirmed one.  If the
+    journal fails, nothing more is written (an unjournaled write could not
+    be undone), and the rows not attempted say so.
     """
-    snapshot = _read(placement_client, nova_client, selections)
+    selections = [selection_of(p) for p in confirmed]
+    snapshot = _read(placement_client, nova_client,
+                     [s.consumer for s in selections], instance_hints)
+    rows = _plan_rows(snapshot, selections, min_age)
     outcomes = []
     written = set()
-    for row in _plan_rows(snapshot, selections, min_age):
+    halted = None
+    for row, plan in zip(rows, confirmed):
         selection = row.selection
-        if selection.consumer in written:
+        if halted:
+            outcomes.append(Outcome(selection, SKIPPED, halted, plan))
+        elif selection.consumer in written:
             outcomes.append(Outcome(selection, SKIPPED, 'consumer already '
                                     'repaired by another row of this batch'))
-            continue
-        if row.fingerprint != fingerprints.get(selection.consumer):
-            outcomes.append(Outcome(
-                selection, SKIPPED, 'allocations changed since the preview; '
-                'review them again', row.plan))
-            continue
-        if row.error:
+        elif row.error:
             outcomes.append(Outcome(selection, SKIPPED, row.error))
-            continue
-        outcomes.append(write(placement_client, journal, row.plan))
-        written.add(selection.consumer)
+        elif _differs(row.plan, plan):
+            outcomes.append(Outcome(selection, SKIPPED,
+                                    _differs(row.plan, plan), row.plan))
+        else:
+            outcome = write(placement_client, journal, row.plan)
+            outcomes.append(outcome)
+            if outcome.status == DONE:
+                written.add(selection.consumer)
+            if outcome.entry_id is None:
+                halted = ('not attempted: the journal failed on an earlier '
+                          'row')
     return outcomes
 
 
 def write(placement_client, journal, plan, restores=None):
-    """Journal, then one generation-checked PUT, then journal the outcome.
+    """Journal, then one generation-checked PUT, then journal the outcome
+    with the consumer's new generation (see :func:`_journaled`)."""
+    return _journaled(
+        journal, plan, lambda: journal.begin(plan, restores=restores),
+        lambda: placement.put_allocations(
+            placement_client, plan.consumer, plan.after, plan.generation,
+            plan.project_id, plan.user_id),
+        lambda: _generation(placement_client, plan.consumer))
+
+
+def _generation(placement_client, consumer):
+    try:
+        return placement.consumer_allocations(
+            placement_client, consumer).get('consumer_generation')
+    except ks_exc.ClientException:
+        return None
+
+
+def _journaled(journal, plan, begin, send, read_back=lambda: None):
+    """``begin`` a journal entry, ``send`` the write, record the outcome.
 
     Placement's refusal (409) skips the row with Placement's words; any
-    other error fails it.  After a success the consumer is read back for
-    its new generation.
+    other error fails it.  A write the journal could not record first is
+    not sent; one whose outcome it could not record stays ``pending`` in
+    the journal, and the outcome says to look there.
     """
-    selection = Selection(plan.consumer, plan.provider, plan.action)
-    entry = journal.begin(plan, restores=restores)
+    selection = selection_of(plan)
     try:
-        placement.put_allocations(placement_client, plan.consumer, plan.after,
-                                  plan.generation, plan.project_id,
-                                  plan.user_id)
+        entry = begin()
+    except Exception as exc:
+        return Outcome(selection, FAILED, 'not written: the journal could '
+                       'not record it first (%s)' % exc, plan)
+    try:
+        send()
     except ks_exc.Conflict as exc:
         detail, _code = placement.error_detail(exc)
-        journal.finish(entry, entry.REFUSED, detail)
-        return Outcome(selection, SKIPPED, 'Placement refused: %s' % detail,
-                       plan)
+        return _finish(journal, entry, entry.REFUSED, Outcome(
+            selection, SKIPPED, 'Placement refused: %s' % detail, plan),
+            detail)
     except ks_exc.ClientException as exc:
         detail, _code = placement.error_detail(exc)
-        journal.finish(entry, entry.FAILED, detail)
-        return Outcome(selection, FAILED, 'Placement failed: %s' % detail,
-                       plan)
-    generation = None
-    try:
-        generation = placement.consumer_allocations(
-            placement_client, plan.consumer).get('consumer_generation')
-    except ks_exc.ClientException:
-        pass
-    journal.finish(entry, entry.APPLIED, new_generation=generation)
-    return Outcome(selection, DONE, '%s done' % plan.action, plan)
+        return _finish(journal, entry, entry.FAILED, Outcome(
+            selection, FAILED, 'Placement failed: %s' % detail, plan),
+            detail)
+    return _finish(journal, entry, entry.APPLIED, Outcome(
+        selection, DONE, 'done', plan), new_generation=read_back())
 
 
-def _restore_row(placement_client, entry):
-    consumer = parse.consumer(entry.consumer, placement.consumer_allocations(
-        placement_client, entry.consumer))
-    row = Row(Selection(entry.consumer, entry.provider, m.RESTORE),
-              fingerprint=fingerprint(consumer))
+def _finish(journal, entry, status, outcome, message='', new_generation=None):
+    outcome.entry_id = entry.id
     try:
-        row.plan = planner.restore_plan(entry, consumer)
-    except planner.PlanError as exc:
+        journal.finish(entry, status, message, new_generation=new_generation)
+    except Exception as exc:
+        outcome.message += ('; its journal entry %d could not be updated '
+                            '(%s) and stays "no answer recorded": see '
+                            'History' % (entry.id, exc))
+    return outcome
+
+
+# -- restore -----------------------------------------------------------------
+
+def _not_restorable(entry, restorable):
+    if entry.status == entry.REFUSED:
+        return 'entry %d changed nothing: Placement refused it' % entry.id
+    allowed = restorable.get(entry.subject, set())
+    if entry.id not in allowed:
+        return ('entry %d is not the latest change of %s %s still in effect '
+                '(restore entry %s first)' % (
+                    entry.id, 'provider' if entry.kind == entry.PROVIDER
+                    else 'consumer', entry.subject,
+                    ' or '.join(map(str, sorted(allowed))) or '-'))
+    return None
+
+
+def _restore_row(placement_client, entry, restorable, restored=()):
+    row = Row(Selection(entry.consumer, entry.provider, m.RESTORE))
+    row.error = _not_restorable(entry, restorable)
+    if row.error:
+        return row
+    try:
+        if entry.kind == entry.PROVIDER:
+            row.plan = _provider_restore_plan(placement_client, entry,
+                                              restored)
+        else:
+            consumer = parse.consumer(
+                entry.consumer, placement.consumer_allocations(
+                    placement_client, entry.consumer))
+            row.plan = planner.restore_plan(entry, consumer)
+    except planner.CannotRepair as exc:
         row.error = str(exc)
     return row
 
 
-def preview_restore(placement_client, entries):
-    """Restore plans for journal ``entries``, from a fresh read."""
-    return [_restore_row(placement_client, entry) for entry in entries]
+def _provider_restore_plan(placement_client, entry, restored):
+    record = entry.before
+    if entry.action != m.DELETE_PROVIDER or not record:
+        raise planner.CannotRepair('entry %d re-created provider %s; delete '
+                                   'the provider to undo it' % (
+                                       entry.id, entry.provider))
+    if placement.provider_record(placement_client, entry.provider):
+        raise planner.CannotRepair('provider %s (%s) exists again' % (
+            record['name'], entry.provider))
+    parent = record.get('parent_provider_uuid')
+    if parent and parent not in restored and not placement.provider_record(
+            placement_client, parent):
+        raise planner.CannotRepair('its parent provider %s is gone: restore '
+                                   'that one first' % parent)
+    return ProviderPlan(m.RESTORE, entry.provider, record['name'], None,
+                        record)
 
 
-def restore(placement_client, journal, entries, fingerprints):
-    """Put each entry's consumer back as it was before; one outcome each.
+def _parents_first(entries):
+    """Provider re-creations ordered so that a parent comes before its
+    children; consumer restores keep their order."""
+    depth = {}
 
-    A restore is itself journaled, so it can be undone too.
+    def level(entry):
+        parent = (entry.before or {}).get('parent_provider_uuid')
+        same = [e for e in entries if e.kind == e.PROVIDER and
+                e.provider == parent]
+        return 1 + level(same[0]) if same else 0
+
+    for entry in entries:
+        depth[entry.id] = level(entry) if entry.kind == entry.PROVIDER else 0
+    return sorted(entries, key=lambda e: depth[e.id])
+
+
+def preview_restore(placement_client, entries, restorable):
+    """Restore plans for journal ``entries``, from a fresh read.
+
+    ``restorable`` maps each entry's subject to the ids that may be
+    restored (:func:`journal.restorable`).
+    """
+    rows, restored = [], set()
+    for entry in _parents_first(entries):
+        row = _restore_row(placement_client, entry, restorable, restored)
+        if row.plan is not None and entry.kind == entry.PROVIDER:
+            restored.add(entry.provider)
+        rows.append((entry, row))
+    return rows
+
+
+def restore_notes(placement_client, nova_client, entries,
+                  min_age=classify.DEFAULT_MIN_AGE):
+    """``{entry id: notes}``: what Nova says of each consumer now, and the
+    verdict the restore would leave it with, when not ``ok``."""
+    consumers = [e for e in entries if e.kind != e.PROVIDER]
+    if not consumers:
+        return {}
+    try:
+        snapshot = collect.consumer_snapshot(
+            placement_client, nova_client, [e.consumer for e in consumers],
+            providers={p for e in consumers for p in e.before})
+    except ks_exc.ClientException as exc:
+        unknown = ('Nova could not be asked what this consumer is now (%s): '
+                   'the restore is checked against Placement only' % exc,)
+        return {e.id: unknown for e in consumers}
+    notes = {}
+    for entry in consumers:
+        found = []
+        server = snapshot.servers.get(entry.consumer)
+        migration = snapshot.migrations.get(entry.consumer)
+        if server is None and entry.consumer in snapshot.known_instances:
+            found.append('server %s is deleted: restoring gives a deleted '
+                         'server its allocations back' % entry.consumer)
+        elif migration is not None and migration.status in m.MIGRATION_FINAL:
+            found.append('migration %s has ended (%s): restoring puts back '
+                         'a stale migration allocation' %
+                         (migration.uuid, migration.status))
+        consumer = snapshot.consumers.get(entry.consumer)
+        restored = dataclasses.replace(snapshot, consumers={
+            **snapshot.consumers, entry.consumer: m.Consumer(
+                entry.consumer, None, dict(entry.before),
+                entry.before_project or entry.consumer_project,
+                entry.before_user or entry.consumer_user,
+                consumer.modified if consumer else None)})
+        auditor = classify.Auditor(restored, min_age=min_age)
+        for finding in auditor.consumer_findings(entry.consumer):
+            if finding.verdict not in (m.OK, m.PROTECTED):
+                found.append('after the restore it would be %s: %s' % (
+                    finding.verdict, finding.reason))
+                break
+        notes[entry.id] = tuple(found)
+    return notes
+
+
+def restore(placement_client, journal, entries, confirmed, restorable):
+    """Put each entry's subject back as it was before; one outcome each.
+
+    ``confirmed`` maps an entry id to the plan the operator confirmed.  A
+    restore is itself journaled, so it can be undone too.
     """
     outcomes = []
-    for entry in entries:
-        row = _restore_row(placement_client, entry)
-        if row.fingerprint != fingerprints.get(entry.consumer):
-            outcomes.append(Outcome(row.selection, SKIPPED,
-                                    'allocations changed since the preview; '
-                                    'review them again', row.plan))
-        elif row.error:
+    for entry, row in preview_restore(placement_client, entries, restorable):
+        expected = confirmed.get(entry.id)
+        if row.error:
             outcomes.append(Outcome(row.selection, SKIPPED, row.error))
+        elif expected is None or row.plan != expected:
+            outcomes.append(Outcome(row.selection, SKIPPED,
+                                    'changed since the preview: review it '
+                                    'again', row.plan))
+        elif isinstance(row.plan, ProviderPlan):
+            outcomes.append(recreate_provider(placement_client, journal,
+                                              row.plan, entry))
         else:
             outcomes.append(write(placement_client, journal, row.plan,
                                   restores=entry))
     return outcomes
+
+
+# -- providers ---------------------------------------------------------------
+
+def _tree_bottom_up(providers, root):
+    """The providers of ``root``'s tree, deepest first."""
+    parents = {p['uuid']: p.get('parent_provider_uuid') for p in providers
+               if (p.get('root_provider_uuid') or p['uuid']) == root}
+
+    def depth(uuid):
+        return 0 if not parents.get(uuid) else 1 + depth(parents[uuid])
+
+    return sorted(parents, key=lambda u: (-depth(u), u))
+
+
+def preview_provider_delete(placement_client, nova_client, roots):
+    """One row per provider of each tree in ``roots``, children first: its
+    record as Placement holds it now, or why it cannot be deleted."""
+    providers = placement.provider_list(placement_client)
+    nodes = {h['id'] for h in nova.hypervisor_list(nova_client)}
+    rows = []
+    for root in roots:
+        tree = _tree_bottom_up(providers, root)
+        if not tree:
+            rows.append(Row(Selection('', root, m.DELETE_PROVIDER),
+                            error='provider %s no longer exists' % root))
+            continue
+        for uuid in tree:
+            rows.append(_provider_row(placement_client, uuid, nodes))
+    return rows
+
+
+def _provider_row(placement_client, uuid, nodes):
+    row = Row(Selection('', uuid, m.DELETE_PROVIDER))
+    record = placement.provider_record(placement_client, uuid)
+    if record is None:
+        row.error = 'provider %s no longer exists' % uuid
+    elif uuid in nodes:
+        row.error = ('Nova still has compute node %s: delete its compute '
+                     'service instead, which deletes its provider' %
+                     record['name'])
+    elif placement.provider_allocations(placement_client, uuid):
+        row.error = ('provider %s still holds allocations: repair them '
+                     'first' % record['name'])
+    else:
+        row.plan = ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
+                                record['generation'], record)
+    return row
+
+
+def delete_providers(placement_client, nova_client, journal, confirmed):
+    """Re-read each confirmed provider, journal it whole, delete it.
+
+    Children come first (the preview's order); the first failure stops the
+    rest, since a parent with a child left cannot go.
+    """
+    outcomes = []
+    halted = None
+    nodes = {h['id'] for h in nova.hypervisor_list(nova_client)}
+    for plan in confirmed:
+        selection = selection_of(plan)
+        if halted:
+            outcomes.append(Outcome(selection, SKIPPED, halted, plan))
+            continue
+        row = _provider_row(placement_client, plan.provider, nodes)
+        if row.error or row.plan != plan:
+            outcomes.append(Outcome(selection, SKIPPED, row.error or (
+                'provider %s changed since the preview: review it again' %
+                plan.name), plan))
+            halted = 'not attempted: an earlier provider was not deleted'
+            continue
+        outcome = _provider_write(
+            journal, plan, m.DELETE_PROVIDER, plan.record, {},
+            lambda: placement.delete_provider(placement_client,
+                                              plan.provider))
+        outcomes.append(outcome)
+        if outcome.status != DONE:
+            halted = 'not attempted: an earlier provider was not deleted'
+    return outcomes
+
+
+def recreate_provider(placement_client, journal, plan, entry):
+    """Re-create a deleted provider as its journal entry recorded it."""
+    return _provider_write(
+        journal, plan, m.RESTORE, {}, plan.record,
+        lambda: placement.create_provider(placement_client, plan.record),
+        restores=entry)
+
+
+def _provider_write(journal, plan, action, before, after, call,
+                    restores=None):
+    return _journaled(journal, plan, lambda: journal.begin_provider(
+        action, before, after, 'provider %s' % plan.name, restores=restores),
+        call)

@@ -25,6 +25,9 @@ DEFAULTS = {
     'CONCURRENCY': collect.DEFAULT_CONCURRENCY,
     'SNAPSHOT_TTL': 300,
     'FULL_SWEEP': 1800,
+    'API_TIMEOUT': client.DEFAULT_TIMEOUT,
+    'MAX_ROWS': 200,
+    'PREVIEW_MAX_AGE': 600,
 }
 
 
@@ -98,7 +101,7 @@ def report(request, full=False):
     snapshot = audited and audited.snapshot
     if (full or snapshot is None or state['stale'] or
             _age(snapshot) >= setting('SNAPSHOT_TTL')):
-        clients = client.for_request(request)
+        clients = _clients(request)
         snapshot = collect.snapshot(
             clients.placement, clients.nova,
             cached=None if full else snapshot,
@@ -118,6 +121,11 @@ def report(request, full=False):
     return audited.report
 
 
+def provider_names(request):
+    """``{provider uuid: name}`` of every provider in the shown snapshot."""
+    return report(request).names
+
+
 def forget_snapshot(request, consumers=()):
     """Mark the cached snapshot stale after a write, naming the consumers we
     wrote so that the next page re-reads them: a PUT that drops a provider
@@ -129,57 +137,121 @@ def forget_snapshot(request, consumers=()):
         _timeout())
 
 
-def preview(request, selections):
+def _clients(request):
+    return client.for_request(request, timeout=setting('API_TIMEOUT'))
+
+
+def _journal(request):
+    return journal.Journal.for_request(request,
+                                       client.cloud_for_request(request))
+
+
+def selections(request, chosen, provider_uuids):
+    """The rows to repair: ``chosen`` as they are, plus the recommended
+    repair of every consumer with a finding on ``provider_uuids``.
+
+    Returns ``(selections, instance hints)``: the servers whose migrations
+    the engine reads too, from the snapshot the operator was shown.
+    Raises ``LookupError`` for a provider the report does not have.
+    """
+    report_ = report(request)
+    problems = []
+    for provider_uuid in provider_uuids:
+        provider = report_.provider(provider_uuid)
+        if provider is None:
+            raise LookupError(provider_uuid)
+        problems.extend(provider.problems)
+    found = list(chosen) + repair.recommended_selections(problems)
+    return found, repair.instance_hints(report_.findings, found)
+
+
+def preview(request, selections_, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection."""
-    clients = client.for_request(request)
-    return repair.preview(clients.placement, clients.nova, selections,
-                          min_age=setting('MIN_AGE'))
+    clients = _clients(request)
+    return repair.preview(clients.placement, clients.nova, selections_,
+                          min_age=setting('MIN_AGE'),
+                          instance_hints=instance_hints)
 
 
-def apply(request, selections, fingerprints):
-    """Re-verify, journal and write each selection; one outcome per row."""
-    clients = client.for_request(request)
+def apply(request, plans, instance_hints=()):
+    """Re-verify, journal and write each confirmed plan; an outcome each."""
+    clients = _clients(request)
     try:
         return repair.apply(clients.placement, clients.nova,
-                            journal.Journal.for_request(request), selections,
-                            fingerprints, min_age=setting('MIN_AGE'))
+                            _journal(request), plans,
+                            min_age=setting('MIN_AGE'),
+                            instance_hints=instance_hints)
     finally:
-        forget_snapshot(request, {s.consumer for s in selections})
+        forget_snapshot(request, {p.consumer for p in plans})
 
 
-def history(request, provider=None, consumer=None):
-    """Journal entries, newest first."""
-    return journal.entries(provider=provider, consumer=consumer)
+def history(request, provider=None, consumer=None, marker=None,
+            prev_marker=None, limit=None):
+    """This cloud's journal entries, newest first, a page at a time:
+    ``(entries, has_prev, has_more, {subject: restorable entry ids})``."""
+    cloud = client.cloud_for_request(request)
+    found, has_prev, has_more = journal.entries(
+        cloud, provider=provider, consumer=consumer, marker=marker,
+        prev_marker=prev_marker, limit=limit)
+    return found, has_prev, has_more, journal.restorable(
+        cloud, {e.subject for e in found})
+
+
+def history_export(request, provider=None, consumer=None):
+    """Every matching entry of this cloud, read as it is written out."""
+    return journal.all_entries(client.cloud_for_request(request),
+                               provider=provider, consumer=consumer)
 
 
 def journal_entries(request, entry_ids):
-    """The entries with these ids; unknown ids raise ``DoesNotExist``."""
-    return [journal.get(entry_id) for entry_id in entry_ids]
+    """This cloud's entries with these ids; others raise ``DoesNotExist``."""
+    cloud = client.cloud_for_request(request)
+    return [journal.get(cloud, entry_id) for entry_id in entry_ids]
+
+
+def _restorable(request, entries):
+    return journal.restorable(client.cloud_for_request(request),
+                              {e.subject for e in entries})
 
 
 def preview_restore(request, entries):
-    return repair.preview_restore(client.for_request(request).placement,
-                                  entries)
+    """``[(entry, row)]``: a fresh restore plan per entry, with what Nova
+    says of its consumer now."""
+    clients = _clients(request)
+    rows = repair.preview_restore(clients.placement, entries,
+                                  _restorable(request, entries))
+    notes = repair.restore_notes(clients.placement, clients.nova, entries,
+                                 min_age=setting('MIN_AGE'))
+    for entry, row in rows:
+        row.notes = notes.get(entry.id, ())
+    return rows
 
 
-def restore(request, entries, fingerprints):
-    """Put each entry's consumer back as it was; journaled as well."""
+def restore(request, entries, confirmed):
+    """Put each entry's subject back as it was; journaled as well."""
     try:
-        return repair.restore(client.for_request(request).placement,
-                              journal.Journal.for_request(request), entries,
-                              fingerprints)
+        return repair.restore(_clients(request).placement, _journal(request),
+                              entries, confirmed,
+                              _restorable(request, entries))
     finally:
         forget_snapshot(request, {e.consumer for e in entries})
 
 
 def inventories(request, provider_uuid):
-    return placement.provider_inventories(
-        client.for_request(request).placement, provider_uuid)
+    return placement.provider_inventories(_clients(request).placement,
+                                          provider_uuid)
 
 
-def delete_provider(request, provider_uuid):
+def preview_provider_delete(request, roots):
+    clients = _clients(request)
+    return repair.preview_provider_delete(clients.placement, clients.nova,
+                                          roots)
+
+
+def delete_providers(request, plans):
+    clients = _clients(request)
     try:
-        placement.delete_provider(client.for_request(request).placement,
-                                  provider_uuid)
+        return repair.delete_providers(clients.placement, clients.nova,
+                                       _journal(request), plans)
     finally:
         forget_snapshot(request)

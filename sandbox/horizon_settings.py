@@ -115,8 +115,10 @@ if 'compressor.finders.CompressorFinder' not in STATICFILES_FINDERS:  # noqa
     STATICFILES_FINDERS = list(STATICFILES_FINDERS) + [  # noqa
         'compressor.finders.CompressorFinder']
 
-# The plugin: audit freshly staged incidents (no minimum age).
+# The plugin: audit freshly staged incidents (no minimum age); the journal
+# lives with this sandbox, never mixed with another cloud's.
 ORPHAN_AUDIT_MIN_AGE = 0
+ORPHAN_JOURNAL_DIR = _STATE_DIR
 
 LOGGING = {
     'version': 1,

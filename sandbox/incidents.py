@@ -23,8 +23,9 @@ FLAVORS = {
 }
 
 VERDICTS = ('ok', 'evacuated_source', 'moved', 'deleted_instance',
-            'stale_migration', 'missing', 'wrong_amount', 'protected',
-            'unknown_consumer')
+            'stale_migration', 'missing', 'wrong_amount',
+            'incomplete_consumer', 'protected', 'unknown_consumer')
+BANDWIDTH = 'NET_BW_EGR_KILOBIT_PER_SEC'
 
 
 class IncidentError(Exception):
@@ -162,6 +163,35 @@ class Stager:
             if u == rp:
                 return h
         return None
+
+    def _put(self, consumer, allocations, current):
+        """Rewrite ``consumer``'s allocations through the Placement API,
+        generation-checked, as an operator's ``allocation set`` does."""
+        self.api.placement('PUT', '/allocations/%s' % consumer, {
+            'allocations': {rp: {'resources': r}
+                            for rp, r in allocations.items()},
+            'consumer_generation': current['consumer_generation'],
+            'project_id': current['project_id'],
+            'user_id': current['user_id']})
+
+    def _nic(self, host):
+        """The bandwidth provider Neutron's OVS agent reports under a
+        compute node (``<host>:br-phys``), created through the API."""
+        name = '%s:br-phys' % host
+        found = self.api.placement(
+            'GET', '/resource_providers?name=%s' % name, mv='1.14')[
+            'resource_providers']
+        if found:
+            return found[0]['uuid']
+        rp = self.api.placement('POST', '/resource_providers', {
+            'name': name, 'parent_provider_uuid': self.rps[host]},
+            mv='1.20')
+        self.api.placement(
+            'PUT', '/resource_providers/%s/inventories' % rp['uuid'], {
+                'resource_provider_generation': rp['generation'],
+                'inventories': {BANDWIDTH: {'total': 10000000}}})
+        self.rps[name] = rp['uuid']
+        return rp['uuid']
 
     def _finish(self, name, description, servers, migrations, expected,
                 fault=None, checks=None, flavor='sb-small'):
@@ -389,6 +419,67 @@ class Stager:
             [self._server_entry(s['id'])], [],
             [self._exp(s['id'], 'instance', 'host3', 'missing')],
             fault='DELETE /allocations/<server> via the Placement API')
+
+    def stage_wrong_amount(self):
+        s = self.boot('wrong-amount-vm', 'sb-small', 'host3')
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        rp = self.rps['host3']
+        held = dict(current['allocations'][rp]['resources'], MEMORY_MB=4096)
+        self._put(s['id'], {rp: held}, current)
+        return self._finish(
+            'wrong_amount',
+            'its allocation on host3 rewritten by hand with MEMORY_MB=4096 '
+            '(an allocation set typo) where sb.small needs 1024.',
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host3', 'wrong_amount')],
+            fault='PUT /allocations/<server> with MEMORY_MB=4096')
+
+    def stage_port_bandwidth_left(self):
+        s = self.boot('bandwidth-vm', 'sb-small', 'host2')
+        nic2, nic3 = self._nic('host2'), self._nic('host3')
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        held = {rp: a['resources']
+                for rp, a in current['allocations'].items()}
+        small = held[self.rps['host2']]
+        self._put(s['id'], dict(held, **{self.rps['host3']: small,
+                                         nic3: {BANDWIDTH: 1000}}), current)
+        return self._finish(
+            'port_bandwidth_left',
+            "moved from host3 to host2 with a QoS port whose bandwidth "
+            "stayed on host3's NIC provider (host3:br-phys) along with the "
+            "server's leftover on host3, and none on host2:br-phys: no "
+            "flavor can rebuild the bandwidth, so trim and delete-and-heal "
+            "refuse and name the heal_allocations command.",
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host2', 'ok'),
+             self._exp(s['id'], 'instance', 'host3', 'moved'),
+             self._exp(s['id'], 'instance', 'host3:br-phys', 'moved')],
+            fault='PUT /allocations/<server> holding host3 and '
+                  'host3:br-phys %s=1000' % BANDWIDTH,
+            checks={'nics': {'host2:br-phys': nic2, 'host3:br-phys': nic3}})
+
+    def stage_pre_pike_consumer(self):
+        s = self.boot('pre-pike-vm', 'sb-small', 'host2')
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        self.api.placement('DELETE', '/allocations/%s' % s['id'])
+        # Placement before 1.8 knew no project or user: it records the
+        # incomplete-consumer placeholders.
+        self.api.placement('PUT', '/allocations/%s' % s['id'], {
+            'allocations': [{'resource_provider': {'uuid': rp},
+                             'resources': a['resources']}
+                            for rp, a in current['allocations'].items()]},
+            mv=None)
+        now = self.api.placement('GET', '/allocations/%s' % s['id'])
+        return self._finish(
+            'pre_pike_consumer',
+            'its allocation written again without a microversion (as before '
+            'Placement 1.8): project and user are the incomplete-consumer '
+            'placeholders, so quota counted from Placement charges nobody.',
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host2', 'incomplete_consumer')],
+            fault='DELETE, then PUT /allocations/<server> at microversion 1.0',
+            checks={'project_id': now['project_id'],
+                    'user_id': now['user_id']})
 
     def stage_healthy(self):
         a = self.boot('healthy-vm-1', 'sb-small', 'host2')

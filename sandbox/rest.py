@@ -29,8 +29,10 @@ class Api:
         self.placement_url = placement_url.rstrip('/')
 
     def _call(self, base, service, method, path, body, mv, ok):
-        headers = {'OpenStack-API-Version': '%s %s' % (service, mv),
-                   'Accept': 'application/json'}
+        """``mv=None`` sends no microversion: the service's oldest."""
+        headers = {'Accept': 'application/json'}
+        if mv is not None:
+            headers['OpenStack-API-Version'] = '%s %s' % (service, mv)
         url = base + path
         resp = self.session.request(url, method, json=body, headers=headers,
                                     raise_exc=False)

@@ -3,10 +3,12 @@
 The panel uses the logged-in admin's token (:func:`for_request`, one
 session per request with connection reuse); ``orphan-audit`` uses the usual
 ``OS_*`` variables or ``clouds.yaml`` (:func:`for_cloud`).  Both return the
-same pair, so everything below them is shared.
+same pair, so everything below them is shared.  Every session has a
+timeout: a hung Nova must not hang a page or a cron job.
 """
 
 import collections
+import re
 
 from keystoneauth1 import adapter
 from keystoneauth1 import session as ks_session
@@ -15,6 +17,37 @@ from keystoneauth1 import token_endpoint
 Clients = collections.namedtuple('Clients', 'placement nova')
 
 USER_AGENT = 'orphan-dashboard'
+DEFAULT_TIMEOUT = 60
+"""Seconds one API request may take."""
+
+
+class Cloud(collections.namedtuple(
+        'Cloud', 'auth_url region placement_url service_id')):
+    """Which cloud a journal entry was written to.
+
+    Keyed by the Keystone URL, the region and the id of the Placement
+    service in Keystone's catalog: two clouds behind the same URL (a
+    re-installed lab, a sandbox) differ in that id.  The Placement URL is
+    recorded, not compared: Horizon and a CLI may use different interfaces
+    (public, internal) of the same cloud.
+    """
+
+    @property
+    def key(self):
+        return '%s|%s|%s' % (_normal_url(self.auth_url), self.region or '',
+                             self.service_id or '')
+
+
+def _normal_url(url):
+    url = (url or '').strip().rstrip('/')
+    return re.sub(r'/v(3|2\.0)$', '', url).lower()
+
+
+def _service_id(catalog):
+    for service in catalog or ():
+        if service.get('type') == 'placement':
+            return service.get('id') or ''
+    return ''
 
 
 def _adapter(session, service_type, **kwargs):
@@ -22,7 +55,7 @@ def _adapter(session, service_type, **kwargs):
                            user_agent=USER_AGENT, **kwargs)
 
 
-def for_request(request):
+def for_request(request, timeout=DEFAULT_TIMEOUT):
     """Adapters acting as the Horizon user, memoized on the request."""
     clients = getattr(request, '_orphan_clients', None)
     if clients is not None:
@@ -35,7 +68,7 @@ def for_request(request):
         verify = False
     elif settings.OPENSTACK_SSL_CACERT:
         verify = settings.OPENSTACK_SSL_CACERT
-    session = ks_session.Session(verify=verify)
+    session = ks_session.Session(verify=verify, timeout=timeout)
     token = request.user.token.id
     clients = Clients(*(
         _adapter(session, service_type, auth=token_endpoint.Token(
@@ -45,14 +78,49 @@ def for_request(request):
     return clients
 
 
-def for_cloud(cloud=None, **overrides):
-    """Adapters from ``clouds.yaml`` / ``OS_*`` (as ``openstack`` reads)."""
+def cloud_for_request(request):
+    """The :class:`Cloud` the Horizon user is logged in to."""
+    from django.conf import settings
+    from openstack_dashboard.api import base
+
+    user = request.user
+    return Cloud(getattr(user, 'endpoint', None) or
+                 settings.OPENSTACK_KEYSTONE_URL,
+                 user.services_region or '',
+                 base.url_for(request, 'placement'),
+                 _service_id(user.service_catalog))
+
+
+def for_cloud(cloud=None, timeout=None, **overrides):
+    """Adapters from ``clouds.yaml`` / ``OS_*`` (as ``openstack`` reads);
+    ``timeout`` defaults to the cloud's ``api_timeout``, else
+    :data:`DEFAULT_TIMEOUT`."""
     import openstack.config
 
     region = openstack.config.OpenStackConfig().get_one(
         cloud=cloud, **overrides)
     session = region.get_session()
+    session.timeout = float(timeout or region.config.get('api_timeout') or
+                            DEFAULT_TIMEOUT)
     kwargs = dict(region_name=region.region_name,
                   interface=region.get_interface())
     return Clients(_adapter(session, 'placement', **kwargs),
                    _adapter(session, 'compute', **kwargs))
+
+
+def cloud_for_clients(clients):
+    """The :class:`Cloud` of :func:`for_cloud` adapters (authenticates).
+
+    An admin token with a fixed endpoint (``OS_AUTH_TYPE=admin_token``)
+    has no Keystone and no catalog: the endpoint stands for the cloud.
+    """
+    placement = clients.placement
+    auth = placement.auth or placement.session.auth
+    get_access = getattr(auth, 'get_access', None)
+    catalog = (get_access(placement.session).service_catalog.catalog
+               if get_access else None)
+    return Cloud(getattr(auth, 'auth_url', None) or
+                 getattr(auth, 'endpoint', None) or '',
+                 placement.region_name or '',
+                 placement.get_endpoint() or '',
+                 _service_id(catalog))

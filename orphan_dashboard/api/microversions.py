@@ -8,6 +8,12 @@ ALLOCATIONS = '1.28'
 WRITE = '1.28'
 """Generation-checked writes.  At >= 1.38 Nova's consumers read back as
 ``consumer_type: unknown`` and echoing that is a 400, so stay below 1.37."""
+USAGES = '1.9'
+"""``GET /usages?project_id=``: tells whether pre-1.8 (incomplete)
+consumers exist at all."""
+PROVIDER_RECORD = '1.19'
+"""A provider's traits (1.6) and aggregates with its generation (1.19), to
+journal a provider before deleting it and to re-create it on restore."""
 
 # Compute
 SERVERS = '2.69'

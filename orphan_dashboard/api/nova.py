@@ -5,11 +5,15 @@ listing thousands of servers is the most expensive call of a sweep.
 """
 
 from keystoneauth1 import exceptions as ks_exc
-from orphan_dashboard.api import trace
 
 from orphan_dashboard.api import microversions as mv
+from orphan_dashboard.api import trace
 
 PAGE = 1000
+
+
+class PagingError(Exception):
+    """Nova's paging went round in circles."""
 
 
 def _paged(client, path, key, version, **params):
@@ -20,6 +24,7 @@ def _paged(client, path, key, version, **params):
     """
     params = dict(params, limit=PAGE)
     items = []
+    markers = set()
     while True:
         body = client.get(path, microversion=version, params=params).json()
         page = body[key]
@@ -27,7 +32,14 @@ def _paged(client, path, key, version, **params):
         links = body.get(key + '_links') or []
         if not page or not any(link.get('rel') == 'next' for link in links):
             return items
-        params['marker'] = page[-1]['uuid' if key == 'migrations' else 'id']
+        marker = page[-1]['uuid' if key == 'migrations' else 'id']
+        if marker in markers:
+            # A listing cut short would turn live servers into orphans.
+            raise PagingError('Nova repeated the page after %s while '
+                              'listing %s: the listing is incomplete' %
+                              (marker, path))
+        markers.add(marker)
+        params['marker'] = marker
 
 
 @trace
@@ -52,7 +64,8 @@ def instance_known(client, server_id):
     """Whether Nova still has instance actions for ``server_id``.
 
     True for a server deleted the Nova way or marked deleted by hand in the
-    database; False once it is archived or never existed.
+    database; False once it is archived or never existed; None when policy
+    forbids asking (then nobody can tell).
     """
     try:
         client.get('/servers/%s/os-instance-actions' % server_id,
@@ -60,6 +73,8 @@ def instance_known(client, server_id):
         return True
     except ks_exc.NotFound:
         return False
+    except ks_exc.Forbidden:
+        return None
 
 
 @trace

@@ -8,9 +8,11 @@ them.  Errors propagate as keystoneauth ``HttpError`` subclasses.
 
 import email.utils
 
-from orphan_dashboard.api import trace
+from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import microversions as mv
+from orphan_dashboard.api import trace
+from orphan_dashboard.audit.model import INCOMPLETE
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
@@ -84,22 +86,67 @@ def put_allocations(client, consumer_uuid, allocations, generation,
 
 
 @trace
-def post_allocations(client, consumers):
-    """Write several consumers in one transaction.
+def incomplete_usages(client):
+    """Usages of the pre-1.8 placeholder project: non-empty when
+    incomplete consumers exist."""
+    resp = _get(client, '/usages', mv.USAGES, project_id=INCOMPLETE)
+    return {rc: n for rc, n in resp.json()['usages'].items() if n}
 
-    ``consumers`` maps a consumer uuid to a dict with ``allocations``,
-    ``generation``, ``project_id`` and ``user_id``.
-    """
-    body = {uuid: _body(c['allocations'], c['generation'], c['project_id'],
-                        c['user_id'])
-            for uuid, c in consumers.items()}
-    client.post('/allocations', microversion=mv.WRITE, json=body)
+
+@trace
+def provider_record(client, provider_uuid):
+    """All of a provider Placement would lose on delete, or None if gone:
+    name, parent, generation, inventories, traits and aggregates."""
+    path = '/resource_providers/%s' % provider_uuid
+    try:
+        provider = _get(client, path, mv.PROVIDER_RECORD).json()
+    except ks_exc.NotFound:
+        return None
+    reads = {name: _get(client, path + '/' + name, mv.PROVIDER_RECORD).json()
+             for name in ('inventories', 'traits', 'aggregates')}
+    return {
+        'uuid': provider['uuid'], 'name': provider['name'],
+        'parent_provider_uuid': provider.get('parent_provider_uuid'),
+        'root_provider_uuid': provider.get('root_provider_uuid'),
+        'generation': provider['generation'],
+        'inventories': reads['inventories']['inventories'],
+        'traits': sorted(reads['traits']['traits']),
+        'aggregates': sorted(reads['aggregates']['aggregates']),
+    }
 
 
 @trace
 def delete_provider(client, provider_uuid):
     client.delete('/resource_providers/%s' % provider_uuid,
                   microversion=mv.PROVIDERS)
+
+
+@trace
+def create_provider(client, record):
+    """Re-create a provider from :func:`provider_record`, same uuid and
+    name, then its inventories, traits and aggregates."""
+    body = {'uuid': record['uuid'], 'name': record['name']}
+    if record.get('parent_provider_uuid'):
+        body['parent_provider_uuid'] = record['parent_provider_uuid']
+    client.post('/resource_providers', json=body,
+                microversion=mv.PROVIDER_RECORD)
+    path = '/resource_providers/%s' % record['uuid']
+    generation = _get(client, path, mv.PROVIDER_RECORD).json()['generation']
+    for rc in record['inventories']:
+        if rc.startswith('CUSTOM_'):
+            client.put('/resource_classes/%s' % rc,
+                       microversion=mv.PROVIDER_RECORD)
+    for trait in record['traits']:
+        if trait.startswith('CUSTOM_'):
+            client.put('/traits/%s' % trait, microversion=mv.PROVIDER_RECORD)
+    for name, value in (('inventories', record['inventories']),
+                        ('traits', record['traits']),
+                        ('aggregates', record['aggregates'])):
+        if value:
+            generation = client.put(path + '/' + name, json={
+                name: value, 'resource_provider_generation': generation},
+                microversion=mv.PROVIDER_RECORD).json()[
+                'resource_provider_generation']
 
 
 def error_detail(exc):

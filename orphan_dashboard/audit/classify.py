@@ -5,57 +5,21 @@ rules follow ``nova-manage placement audit`` and ``heal_allocations``
 (``nova/cmd/manage.py``) but only from what the public APIs show, and err on
 the side of :data:`~model.PROTECTED`: a wrong "orphaned" costs a running
 server its resources, a missed one only costs capacity.
+
+:meth:`Auditor.consumer_findings` is the only source of a finding: the
+report, the preview, the confirm, the CLI and restore all ask it.
 """
 
 import datetime
 
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit.topology import Topology
 
 DEFAULT_MIN_AGE = 600
-
-
-class Topology:
-    """Provider trees and the compute nodes they stand for."""
-
-    def __init__(self, snapshot):
-        self.snapshot = snapshot
-        self.providers = dict(snapshot.providers)
-        self.trees = {}
-        for provider in self.providers.values():
-            self.trees.setdefault(provider.root_uuid, set()).add(provider.uuid)
-        self.node_roots = {}
-        for provider in self.providers.values():
-            if provider.uuid == provider.root_uuid:
-                self.node_roots.setdefault(provider.name, provider.uuid)
-        for hypervisor in snapshot.hypervisors.values():
-            root = self.root(hypervisor.uuid)
-            self.node_roots[hypervisor.hostname] = root
-
-    def provider(self, uuid):
-        """The provider, or a stand-in for one that vanished since listing."""
-        return self.providers.get(uuid) or m.Provider(
-            uuid=uuid, name=uuid, generation=-1, root_uuid=uuid)
-
-    def root(self, uuid):
-        return self.provider(uuid).root_uuid
-
-    def tree(self, root_uuid):
-        return self.trees.get(root_uuid, {root_uuid})
-
-    def server_root(self, server):
-        """Root provider of the compute node ``server`` lives on, or None."""
-        if not server.node:
-            return None
-        return self.node_roots.get(server.node)
-
-    def is_sharing(self, uuid):
-        return uuid in self.snapshot.sharing_providers
-
-    def legitimate(self, server_root, uuid):
-        """May a server living under ``server_root`` hold ``uuid``?"""
-        return self.is_sharing(uuid) or (
-            server_root is not None and self.root(uuid) == server_root)
+MOVE_AWAITING_CONFIRM = 'finished'
+"""A resize or cold migration in VERIFY_RESIZE."""
 
 
 def _age(since, now):
@@ -69,6 +33,23 @@ def _age(since, now):
     if since.tzinfo is None:
         since = since.replace(tzinfo=datetime.timezone.utc)
     return (now - since).total_seconds()
+
+
+def _fmt(resources):
+    return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
+
+
+def _add(totals, resources):
+    for rc, amount in resources.items():
+        totals[rc] = totals.get(rc, 0) + amount
+
+
+def _move(migration):
+    """A migration in words: "resize 1f0e... host2 → host3"."""
+    return '%s %s (%s → %s)' % (
+        migration.migration_type or 'migration', migration.uuid,
+        migration.source_compute or migration.source_node or '?',
+        migration.dest_compute or migration.dest_node or '?')
 
 
 class Auditor:
@@ -90,11 +71,100 @@ class Auditor:
                     migration.status in m.EVACUATION_DONE):
                 self.evacuations[(migration.instance_uuid,
                                   migration.source_node)] = migration
+        self._findings = {}
+
+    # -- the one source of findings -----------------------------------------
+
+    def consumer_findings(self, consumer_uuid):
+        """Every finding on one consumer, each offering exactly the repairs
+        whose write leaves the whole consumer ``ok``."""
+        found = self._findings.get(consumer_uuid)
+        if found is None:
+            consumer = self.snapshot.consumers.get(consumer_uuid)
+            held = consumer.allocations if consumer else {}
+            owner = ((consumer.project_id, consumer.user_id) if consumer
+                     else (None, None))
+            found = self._findings[consumer_uuid] = [
+                self._offer(f) for f in self._judge(consumer_uuid, held,
+                                                    owner)]
+        return found
+
+    def finding(self, consumer_uuid, provider_uuid):
+        """The finding on one (consumer, provider) row: what a preview, a
+        confirm or the CLI checks a chosen repair against."""
+        for finding in self.consumer_findings(consumer_uuid):
+            if finding.provider == provider_uuid:
+                return finding
+        return m.Finding(consumer_uuid, provider_uuid, m.OK,
+                         'no longer holds anything on this provider', {}, (),
+                         **self.describe(consumer_uuid))
+
+    def plan(self, consumer_uuid, provider_uuid, action):
+        """The :class:`~model.Plan` of ``action`` on one row, or
+        :class:`~plan.CannotRepair` saying why not."""
+        finding = self.finding(consumer_uuid, provider_uuid)
+        if action not in finding.actions:
+            raise planner.CannotRepair(planner.refusal(
+                finding, action, self.topology.name(provider_uuid)))
+        return planner.plan(self.snapshot, finding, action, planner.target(
+            self.snapshot, self.topology, consumer_uuid, action))
+
+    def _offer(self, finding):
+        candidates = m.CANDIDATE_ACTIONS[finding.verdict]
+        if not candidates:
+            return finding
+        offered, refused = [], []
+        for action in candidates:
+            try:
+                target = planner.target(self.snapshot, self.topology,
+                                        finding.consumer, action)
+            except planner.CannotRepair as exc:
+                refused.append(str(exc))
+                continue
+            left = [f for f in self._judge(
+                finding.consumer, target.after,
+                (target.project_id, target.user_id), judge_age=False)
+                if f.verdict != m.OK]
+            if left:
+                refused.append('after %s it would still be %s: %s' % (
+                    planner.ACTION_NAMES[action], left[0].verdict,
+                    left[0].reason))
+            else:
+                offered.append(action)
+        return m.Finding(**{**finding.__dict__, 'actions': tuple(offered),
+                            'blocked': '' if offered else refused[0]})
+
+    def _judge(self, consumer_uuid, held, owner, judge_age=True):
+        """The verdicts on ``consumer_uuid`` holding ``held`` in the name of
+        ``owner``, before any repair is offered."""
+        findings = {p: self._allocation_finding(consumer_uuid, p, r,
+                                                judge_age)
+                    for p, r in held.items()}
+        server = self.snapshot.servers.get(consumer_uuid)
+        root = (self.topology.server_root(server) if server is not None
+                else None)
+        if root is not None:
+            extra = self._server_finding(server, root, held, judge_age)
+            if extra is not None:
+                findings[root] = extra
+        if (root is not None and m.INCOMPLETE in owner and
+                all(f.verdict == m.OK for f in findings.values())):
+            reason = ('written before Placement 1.8: its project and user '
+                      'are the incomplete-consumer placeholder, so quota '
+                      'counted from Placement charges nobody; its server '
+                      'belongs to project %s, user %s' % (
+                          server.project_id, server.user_id))
+            findings = {p: m.Finding(**{**f.__dict__,
+                                        'verdict': m.INCOMPLETE_CONSUMER,
+                                        'reason': reason,
+                                        'actions': (m.SET_OWNER,)})
+                        for p, f in findings.items()}
+        return list(findings.values())
 
     # -- single allocations -------------------------------------------------
 
-    def classify(self, consumer_uuid, provider_uuid):
-        """Return ``(verdict, reason, actions)`` for one allocation."""
+    def classify(self, consumer_uuid, provider_uuid, held=None):
+        """``(verdict, reason, candidate actions)`` of one allocation."""
         server = self.snapshot.servers.get(consumer_uuid)
         if server is not None:
             return self._classify_server(server, provider_uuid)
@@ -106,6 +176,10 @@ class Auditor:
                     'server %s is deleted (Nova still has its instance '
                     'actions) but its allocation was left behind' %
                     consumer_uuid, (m.DELETE,))
+        if consumer_uuid in self.snapshot.unresolved:
+            return (m.PROTECTED,
+                    'Nova could not tell what this consumer is (its '
+                    'instance actions could not be read)', ())
         if self.down_cells:
             return (m.PROTECTED,
                     'not a server or migration Nova knows, but a cell is '
@@ -117,14 +191,19 @@ class Auditor:
     def _server_protection(self, server):
         if server.down_cell:
             return 'server is in a cell Nova cannot reach right now'
+        migration = self.in_progress.get(server.uuid)
+        if server.status == 'VERIFY_RESIZE' or (
+                migration is not None and
+                migration.status == MOVE_AWAITING_CONFIRM):
+            return '%s awaiting confirm or revert' % (
+                _move(migration) if migration is not None else 'resize')
         if server.task_state:
             return 'task %s in progress' % server.task_state
         if server.status == 'BUILD' or server.vm_state == 'building':
             return 'server is still building'
-        migration = self.in_progress.get(server.uuid)
         if migration is not None:
-            return '%s %s in progress (status %s)' % (
-                migration.migration_type, migration.uuid, migration.status)
+            return '%s in progress (%s)' % (_move(migration),
+                                            migration.status)
         return None
 
     def _classify_server(self, server, provider_uuid):
@@ -142,36 +221,37 @@ class Auditor:
         if root is None:
             return (m.MOVED,
                     'server has no compute node (status %s) yet holds '
-                    'resources here' % server.status, (m.DELETE_AND_HEAL,))
+                    'resources here' % server.status,
+                    m.CANDIDATE_ACTIONS[m.MOVED])
         here = self.topology.provider(self.topology.root(provider_uuid))
-        consumer = self.snapshot.consumers.get(server.uuid)
-        holds_current = consumer is not None and any(
-            self.topology.legitimate(root, p) and not self.topology.is_sharing(p)
-            for p in consumer.allocations)
-        actions = ((m.TRIM, m.DELETE_AND_HEAL) if holds_current
-                   else (m.DELETE_AND_HEAL,))
         evacuation = self.evacuations.get((server.uuid, here.name))
         if evacuation is not None:
             return (m.EVACUATED_SOURCE,
                     'evacuated from %s to %s (migration %s, %s); the source '
                     'compute never cleaned up' % (
                         here.name, server.node, evacuation.uuid,
-                        evacuation.status), actions)
+                        evacuation.status),
+                    m.CANDIDATE_ACTIONS[m.EVACUATED_SOURCE])
         return (m.MOVED,
                 'server lives on %s with no migration in progress' %
-                server.node, actions)
+                server.node, m.CANDIDATE_ACTIONS[m.MOVED])
 
     def _classify_migration(self, migration):
         if migration.status in m.MIGRATION_FINAL:
             return (m.STALE_MIGRATION,
-                    '%s %s of server %s ended (%s) but its allocation was '
-                    'left behind' % (migration.migration_type, migration.uuid,
+                    '%s of server %s ended (%s) but its allocation was '
+                    'left behind' % (_move(migration),
                                      migration.instance_uuid,
                                      migration.status), (m.DELETE,))
+        if migration.status == MOVE_AWAITING_CONFIRM:
+            return (m.PROTECTED,
+                    'source side of %s of server %s, awaiting confirm or '
+                    'revert' % (_move(migration), migration.instance_uuid),
+                    ())
         return (m.PROTECTED,
-                '%s %s of server %s in progress (status %s)' % (
-                    migration.migration_type, migration.uuid,
-                    migration.instance_uuid, migration.status), ())
+                '%s of server %s in progress (%s)' % (
+                    _move(migration), migration.instance_uuid,
+                    migration.status), ())
 
     def _too_young(self, since):
         age = _age(since, self.now)
@@ -197,9 +277,10 @@ class Auditor:
             return dict(nova='deleted server', instance=consumer_uuid)
         return dict(nova='not known to Nova')
 
-    def finding(self, consumer_uuid, provider_uuid, resources):
+    def _allocation_finding(self, consumer_uuid, provider_uuid, resources,
+                            judge_age=True):
         verdict, reason, actions = self.classify(consumer_uuid, provider_uuid)
-        if verdict not in (m.OK, m.PROTECTED):
+        if verdict not in (m.OK, m.PROTECTED) and judge_age:
             consumer = self.snapshot.consumers.get(consumer_uuid)
             young = self._too_young(consumer and consumer.modified)
             if young:
@@ -220,31 +301,37 @@ class Auditor:
         except heal.CannotHeal:
             return None
 
-    def server_findings(self, server, root):
-        """Findings on ``root`` that only a server's whole picture shows."""
-        consumer = self.snapshot.consumers.get(server.uuid)
-        held = consumer.allocations if consumer else {}
+    def _elsewhere(self, held):
+        names = sorted({self.topology.name(self.topology.root(p))
+                        for p in held})
+        return ', '.join(names)
+
+    def _server_finding(self, server, root, held, judge_age=True):
+        """The finding on ``root`` only a server's whole picture shows."""
         in_tree = {p: r for p, r in held.items()
                    if self.topology.legitimate(root, p)}
         candidates = self.expected(server)
         if not in_tree:
             needs = candidates[0] if candidates else {}
-            protection = (self._server_protection(server) or
-                          self._too_young(server.created))
+            protection = self._server_protection(server) or (
+                judge_age and self._too_young(server.created))
             if protection:
                 return m.Finding(server.uuid, root, m.PROTECTED,
                                  'holds nothing here, but %s' % protection,
                                  needs, (), **self.describe(server.uuid))
-            return m.Finding(server.uuid, root, m.MISSING,
-                             'server lives on %s but holds no allocation '
-                             'there' % server.node, needs, (m.HEAL,),
+            reason = 'server lives on %s but holds no allocation there' % (
+                server.node)
+            if held:
+                reason += '; its allocation is on %s: see there' % (
+                    self._elsewhere(held))
+            return m.Finding(server.uuid, root, m.MISSING, reason, needs,
+                             m.CANDIDATE_ACTIONS[m.MISSING],
                              **self.describe(server.uuid))
         if candidates is None or self._server_protection(server):
             return None
         totals = {}
         for resources in in_tree.values():
-            for rc, amount in resources.items():
-                totals[rc] = totals.get(rc, 0) + amount
+            _add(totals, resources)
         for needs in candidates:
             judged = set(needs) | set(held.get(root, {}))
             if all(totals.get(rc, 0) == needs.get(rc, 0) for rc in judged):
@@ -253,7 +340,7 @@ class Auditor:
             server.uuid, root, m.WRONG_AMOUNT,
             'holds %s here but its flavor %s needs %s' % (
                 _fmt(totals), server.flavor.name, _fmt(candidates[0])),
-            held.get(root, {}), (m.DELETE_AND_HEAL,),
+            held.get(root, {}), m.CANDIDATE_ACTIONS[m.WRONG_AMOUNT],
             **self.describe(server.uuid))
 
     # -- whole report -------------------------------------------------------
@@ -277,24 +364,17 @@ class Auditor:
         findings_by_root, usage_by_root = {}, {}
         for consumer in self.snapshot.consumers.values():
             for provider_uuid, resources in consumer.allocations.items():
-                root = self.topology.root(provider_uuid)
-                findings_by_root.setdefault(root, []).append(
-                    self.finding(consumer.uuid, provider_uuid, resources))
-                _add(usage_by_root.setdefault(root, {}), resources)
-
+                _add(usage_by_root.setdefault(
+                    self.topology.root(provider_uuid), {}), resources)
         servers_by_root = {}
         for server in self.snapshot.servers.values():
             root = self.topology.server_root(server)
-            if root is None:
-                continue
-            servers_by_root.setdefault(root, []).append(server)
-            extra = self.server_findings(server, root)
-            if extra is None:
-                continue
-            rows = findings_by_root.setdefault(root, [])
-            rows[:] = [f for f in rows if not (
-                f.consumer == extra.consumer and f.provider == extra.provider)]
-            rows.append(extra)
+            if root is not None:
+                servers_by_root.setdefault(root, []).append(server)
+        for uuid in set(self.snapshot.consumers) | set(self.snapshot.servers):
+            for finding in self.consumer_findings(uuid):
+                findings_by_root.setdefault(
+                    self.topology.root(finding.provider), []).append(finding)
 
         roots = set(findings_by_root) | {
             p.root_uuid for p in self.snapshot.providers.values()}
@@ -307,13 +387,15 @@ class Auditor:
         reports.sort(key=lambda r: r.provider.name)
         reports.sort(key=lambda r: r.severity, reverse=True)
         return m.Report(providers=reports, down_cells=self.down_cells,
-                        taken_at=self.snapshot.taken_at)
+                        taken_at=self.snapshot.taken_at,
+                        names={u: p.name for u, p in
+                               self.snapshot.providers.items()})
 
     def _provider_report(self, root, findings, servers, usage):
         needed = {}
         tree = self.topology.tree(root)
         for finding in findings:
-            if finding.verdict in (m.OK, m.PROTECTED):
+            if finding.verdict in (m.OK, m.PROTECTED, m.INCOMPLETE_CONSUMER):
                 _add(needed, finding.resources)
             elif finding.verdict in (m.MISSING, m.WRONG_AMOUNT):
                 server = self.snapshot.servers[finding.consumer]
@@ -328,15 +410,6 @@ class Auditor:
             servers=len(servers), consumers=len(consumers),
             usage=usage, needed=needed, findings=findings,
             sharing=self.topology.is_sharing(root))
-
-
-def _add(totals, resources):
-    for rc, amount in resources.items():
-        totals[rc] = totals.get(rc, 0) + amount
-
-
-def _fmt(resources):
-    return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
 
 
 def _row_order(finding):

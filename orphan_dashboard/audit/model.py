@@ -24,34 +24,46 @@ DELETED_INSTANCE = 'deleted_instance'
 STALE_MIGRATION = 'stale_migration'
 MISSING = 'missing'
 WRONG_AMOUNT = 'wrong_amount'
+INCOMPLETE_CONSUMER = 'incomplete_consumer'
 PROTECTED = 'protected'
 UNKNOWN_CONSUMER = 'unknown_consumer'
 VERDICTS = (EVACUATED_SOURCE, MOVED, DELETED_INSTANCE, STALE_MIGRATION,
-            MISSING, WRONG_AMOUNT, UNKNOWN_CONSUMER, PROTECTED, OK)
+            MISSING, WRONG_AMOUNT, INCOMPLETE_CONSUMER, UNKNOWN_CONSUMER,
+            PROTECTED, OK)
 
 # Repairs.
 TRIM = 'trim'
 DELETE_AND_HEAL = 'delete_and_heal'
 DELETE = 'delete'
 HEAL = 'heal'
-ACTIONS = (TRIM, DELETE_AND_HEAL, DELETE, HEAL)
+SET_OWNER = 'set_owner'
+ACTIONS = (TRIM, DELETE_AND_HEAL, DELETE, HEAL, SET_OWNER)
 RESTORE = 'restore'
-"""Put a journaled consumer back as it was before a repair."""
+"""Put a journaled consumer (or provider) back as it was before."""
+DELETE_PROVIDER = 'delete_provider'
+"""Delete a resource provider nothing uses any more."""
 
-# What each verdict lets an operator do, recommended repair first.  An
-# unknown consumer may only be deleted by an explicit per-row choice.
-ALLOWED_ACTIONS = {
+# The repairs each verdict may offer, recommended first.  A finding offers
+# only those whose write leaves the whole consumer ``ok``
+# (:meth:`classify.Auditor.consumer_findings`).  An unknown consumer may
+# only be deleted by an explicit per-row choice.
+CANDIDATE_ACTIONS = {
     EVACUATED_SOURCE: (TRIM, DELETE_AND_HEAL),
     MOVED: (TRIM, DELETE_AND_HEAL),
     DELETED_INSTANCE: (DELETE,),
     STALE_MIGRATION: (DELETE,),
-    MISSING: (HEAL,),
+    MISSING: (HEAL, DELETE_AND_HEAL),
     WRONG_AMOUNT: (DELETE_AND_HEAL,),
+    INCOMPLETE_CONSUMER: (SET_OWNER,),
     UNKNOWN_CONSUMER: (DELETE,),
     PROTECTED: (),
     OK: (),
 }
 NOT_RECOMMENDED = frozenset({UNKNOWN_CONSUMER})
+
+INCOMPLETE = '00000000-0000-0000-0000-000000000000'
+"""Project and user Placement gives consumers written before 1.8
+(``[placement] incomplete_consumer_project_id`` / ``_user_id``)."""
 
 # Migration statuses (nova/objects/migration.py and the compute manager).
 MIGRATION_FINAL = frozenset({'confirmed', 'reverted', 'completed', 'error',
@@ -163,6 +175,9 @@ class Snapshot:
     """Consumers that are not live servers but whose instance actions still
     answer: deleted the Nova way (``deleted=id``, not yet archived) or marked
     deleted by hand (``deleted=1``), which ``deleted=True`` listings miss."""
+    unresolved: frozenset = frozenset()
+    """Consumers Nova could not be fully asked about (e.g. policy hides
+    instance actions): never judged orphaned."""
     taken_at: typing.Optional[datetime.datetime] = None
     full_sweep_at: typing.Optional[datetime.datetime] = None
     """When every provider's allocations were last read (an incremental
@@ -190,6 +205,8 @@ class Finding:
     instance: typing.Optional[str] = None
     """The server uuid: the consumer itself, or the migration's instance."""
     project_id: typing.Optional[str] = None
+    blocked: str = ''
+    """Why none of the verdict's repairs can be offered, if so."""
 
     @property
     def action(self):
@@ -252,6 +269,8 @@ class Report:
     providers: list
     down_cells: bool = False
     taken_at: typing.Optional[datetime.datetime] = None
+    names: dict = dataclasses.field(default_factory=dict)
+    """``{provider uuid: name}`` of every provider, children included."""
 
     @property
     def findings(self):
@@ -282,3 +301,12 @@ class Plan:
     user_id: typing.Optional[str]
     before: ByProvider
     after: ByProvider
+    before_project: typing.Optional[str] = None
+    before_user: typing.Optional[str] = None
+    """The owner before, when the repair changes it (``set_owner``)."""
+
+    @property
+    def changes_owner(self):
+        return (self.before_project is not None and
+                (self.before_project, self.before_user) !=
+                (self.project_id, self.user_id))

@@ -1,184 +1,311 @@
-"""Repairs as data: a consumer's allocations before and after.
+"""Repairs as data: what one write leaves a consumer holding.
 
-A plan is computed from the consumer as Placement holds it *now* (the caller
-re-reads it) and is written in one generation-checked PUT, so there is never
-a moment where a running server holds nothing.
+:func:`target` is the only place that decides what a repair writes; the
+auditor offers a repair only when its target puts the whole consumer right
+(:meth:`classify.Auditor.consumer_findings`), and plans it with the same
+function (:meth:`classify.Auditor.plan`).  A target is computed from the
+consumer as Placement holds it in the snapshot (a repair re-reads it first)
+and is written in one generation-checked PUT, so a running server never
+holds nothing, not even for a moment.
 """
 
 import shlex
+import typing
 
-from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 
 PLACEMENT_CLI_VERSION = '1.28'
 
+ACTION_NAMES = {
+    m.TRIM: 'trim to current host',
+    m.DELETE_AND_HEAL: 'delete and heal',
+    m.DELETE: 'delete',
+    m.HEAL: 'heal',
+    m.SET_OWNER: 'set project and user',
+    m.RESTORE: 'restore',
+    m.DELETE_PROVIDER: 'delete provider',
+}
+"""English names, for the engine's own messages and the CLI."""
 
-class PlanError(Exception):
+
+class CannotRepair(Exception):
     """This repair cannot be planned; the message says why."""
 
 
-def _heal_target(auditor, server, before, root):
-    """The healed allocation on ``root``, leaving what we cannot rebuild."""
+class Target(typing.NamedTuple):
+    after: m.ByProvider
+    project_id: typing.Optional[str]
+    user_id: typing.Optional[str]
+
+
+def owner(snapshot, consumer_uuid):
+    """The project and user a write must name.
+
+    The consumer's own, except where Placement holds none or the pre-1.8
+    placeholder: then its server's, as ``heal_allocations`` does.
+    """
+    consumer = snapshot.consumers.get(consumer_uuid)
+    project = consumer.project_id if consumer else None
+    user = consumer.user_id if consumer else None
+    server = snapshot.servers.get(consumer_uuid)
+    if server is not None and server.project_id and server.user_id and (
+            not project or not user or m.INCOMPLETE in (project, user)):
+        return server.project_id, server.user_id
+    return project, user
+
+
+def _fmt(resources):
+    return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
+
+
+def _healed(topology, server, before, root):
+    """``before`` with the node's share rebuilt from the flavor.
+
+    Nested children (vGPU, ports, PCI) are kept as they are: the API cannot
+    rebuild them.  Classes a sharing provider serves stay there, at the
+    amount the flavor needs.
+    """
     if server.flavor is None or server.flavor.extra_specs is None:
-        raise PlanError('Nova does not show the flavor of server %s with its '
-                        'extra specs: cannot compute what it needs' %
-                        server.uuid)
+        raise CannotRepair(
+            'Nova does not show the flavor of server %s with its extra '
+            'specs: what it needs cannot be computed' % server.uuid)
     try:
         candidates = heal.expected_resources(server)
     except heal.CannotHeal as exc:
-        raise PlanError('cannot heal server %s: %s' % (server.uuid, exc))
+        raise CannotRepair('cannot heal server %s: %s' % (server.uuid, exc))
     current = before.get(root, {})
     needs = next((c for c in candidates
                   if c.get(heal.DISK_GB) == current.get(heal.DISK_GB)),
                  candidates[0])
-    topology = auditor.topology
     after = {}
-    on_sharing = set()
+    shared = {}
     for provider, resources in before.items():
         if topology.is_sharing(provider):
             after[provider] = dict(resources)
-            on_sharing.update(resources)
+            for rc in resources:
+                shared.setdefault(rc, []).append(provider)
         elif provider != root and topology.root(provider) == root:
-            # Nested children (vGPU, ports, PCI): not rebuildable from the
-            # API, so kept exactly as they are.
             after[provider] = dict(resources)
+    for rc, providers in shared.items():
+        if rc not in needs:
+            continue
+        if len(providers) > 1:
+            raise CannotRepair('%s is split over %d sharing providers: '
+                               'which one to heal is a choice to make by '
+                               'hand' % (rc, len(providers)))
+        after[providers[0]][rc] = needs[rc]
     in_children = {rc for p, r in after.items()
                    if not topology.is_sharing(p) for rc in r}
     root_needs = {rc: n for rc, n in needs.items()
-                  if rc not in on_sharing and rc not in in_children}
+                  if rc not in shared and rc not in in_children}
     if root_needs:
         after[root] = root_needs
     return after
 
 
-def make_plan(snapshot, finding, action, now=None, min_age=0):
-    """Plan ``action`` for ``finding`` against the consumer in ``snapshot``.
+def _keeps_what_cannot_be_rebuilt(topology, server, before, after):
+    """Refuse to drop what a flavor cannot rebuild.
 
-    ``snapshot`` must hold the consumer as just re-read from Placement; the
-    finding is re-derived from it, so a plan is never built on stale data.
+    Resources on nested children of another host (bandwidth of a port,
+    PCI devices, vGPUs, accelerators) may only go if the server's current
+    tree holds the same classes already.
     """
-    auditor = classify.Auditor(snapshot, now=now, min_age=min_age)
-    consumer = snapshot.consumers.get(finding.consumer) or m.Consumer(
-        uuid=finding.consumer, generation=None, allocations={})
-    before = {p: dict(r) for p, r in consumer.allocations.items()}
-    server = snapshot.servers.get(finding.consumer)
-    root = auditor.topology.server_root(server) if server else None
+    kept = {rc for resources in after.values() for rc in resources}
+    lost = []
+    for provider, resources in sorted(before.items()):
+        if provider in after or not topology.is_child(provider):
+            continue
+        gone = {rc: n for rc, n in resources.items() if rc not in kept}
+        if gone:
+            lost.append('%s on %s (a child of %s)' % (
+                _fmt(gone), topology.name(provider),
+                topology.name(topology.root(provider))))
+    if lost:
+        raise CannotRepair(
+            'it holds %s, which no flavor can rebuild, and its current host '
+            'holds none of it: heal those allocations first (nova-manage '
+            'placement heal_allocations --instance %s) or move them by '
+            'hand' % ('; '.join(lost), server.uuid))
 
+
+def target(snapshot, topology, consumer_uuid, action):
+    """What ``action`` leaves ``consumer_uuid`` holding, and in whose name.
+
+    Raises :class:`CannotRepair` when the repair cannot be made.
+    """
+    consumer = snapshot.consumers.get(consumer_uuid)
+    before = consumer.allocations if consumer else {}
+    server = snapshot.servers.get(consumer_uuid)
+    root = topology.server_root(server) if server is not None else None
     if action == m.DELETE:
         after = {}
     elif action == m.TRIM:
         if root is None:
-            raise PlanError('server has no current compute node to trim to')
+            raise CannotRepair('the server has no compute node to trim to')
         after = {p: dict(r) for p, r in before.items()
-                 if auditor.topology.legitimate(root, p)}
-        if not any(auditor.topology.root(p) == root for p in after):
-            raise PlanError('trimming would leave the server with nothing on '
-                            'its current host; use delete and heal')
+                 if topology.legitimate(root, p)}
+        if not any(topology.root(p) == root for p in after):
+            raise CannotRepair(
+                'trimming would leave it nothing on its current host %s: '
+                'delete and heal instead' % server.node)
+        _keeps_what_cannot_be_rebuilt(topology, server, before, after)
     elif action in (m.DELETE_AND_HEAL, m.HEAL):
-        if server is None or root is None:
+        if server is None:
+            raise CannotRepair('not a server: there is no flavor to heal '
+                               'from')
+        if root is None:
+            if action == m.HEAL:
+                raise CannotRepair('the server has no compute node to heal '
+                                   'on')
             after = {}
         else:
-            after = _heal_target(auditor, server, before, root)
+            after = _healed(topology, server, before, root)
             if action == m.HEAL:
-                after = {**before, **after}
+                after = {**{p: dict(r) for p, r in before.items()}, **after}
+        _keeps_what_cannot_be_rebuilt(topology, server, before, after)
+    elif action == m.SET_OWNER:
+        after = {p: dict(r) for p, r in before.items()}
     else:
-        raise PlanError('unknown action %r' % action)
-
-    if after == before:
-        raise PlanError('nothing to change')
-    project = consumer.project_id or (server.project_id if server else None)
-    user = consumer.user_id or (server.user_id if server else None)
+        raise CannotRepair('unknown action %r' % action)
+    project, user = owner(snapshot, consumer_uuid)
+    now = (consumer.project_id, consumer.user_id) if consumer else (None,
+                                                                    None)
+    if after == before and (not after or (project, user) == now):
+        raise CannotRepair('nothing to change')
     if after and not (project and user):
-        raise PlanError('project and user of consumer %s are unknown' %
-                        finding.consumer)
-    return m.Plan(action=action, consumer=finding.consumer,
-                  provider=finding.provider, verdict=finding.verdict,
-                  reason=finding.reason, generation=consumer.generation,
-                  project_id=project, user_id=user,
-                  before=before, after=after)
+        raise CannotRepair('the project and user of consumer %s are unknown'
+                           % consumer_uuid)
+    return Target(after, project, user)
+
+
+def plan(snapshot, finding, action, target_):
+    """The :class:`~model.Plan` writing ``target_`` for ``finding``."""
+    consumer = snapshot.consumers.get(finding.consumer)
+    before_owner = ((consumer.project_id, consumer.user_id) if consumer
+                    else (None, None))
+    after_owner = (target_.project_id, target_.user_id)
+    changed = bool(target_.after) and before_owner != after_owner
+    return m.Plan(
+        action=action, consumer=finding.consumer, provider=finding.provider,
+        verdict=finding.verdict, reason=finding.reason,
+        generation=consumer.generation if consumer and consumer.allocations
+        else None,
+        project_id=target_.project_id, user_id=target_.user_id,
+        before={p: dict(r) for p, r in (consumer.allocations
+                                        if consumer else {}).items()},
+        after=target_.after,
+        before_project=before_owner[0] if changed else None,
+        before_user=before_owner[1] if changed else None)
+
+
+def refusal(finding, action, provider_name):
+    """Why ``finding`` does not offer ``action``, in an operator's words."""
+    name = ACTION_NAMES.get(action, action)
+    if finding.verdict == m.OK and not finding.resources:
+        return 'Nothing to %s: consumer %s no longer holds anything on %s.' % (
+            name, finding.consumer, provider_name)
+    if finding.verdict == m.OK:
+        return 'Nothing to %s: %s.' % (name, finding.reason)
+    if finding.verdict == m.PROTECTED:
+        return 'Not now: %s.' % finding.reason
+    if finding.blocked:
+        return 'Cannot %s: %s.' % (name, finding.blocked)
+    if not finding.actions:
+        return 'Cannot %s: %s.' % (name, finding.reason)
+    return 'Cannot %s here (%s); what would put it right: %s.' % (
+        name, finding.reason,
+        ', '.join(ACTION_NAMES[a] for a in finding.actions))
 
 
 def restore_plan(entry, consumer):
     """Undo a journaled write: ``entry.after`` back to ``entry.before``.
 
     ``consumer`` is the consumer as just re-read.  Refused unless it is
-    exactly as the entry left it, so a restore never clobbers a later
-    change by Nova or another admin.
+    exactly as the entry left it (allocations and owner), so a restore
+    never clobbers a later change by Nova or another admin.
     """
     now = consumer.allocations if consumer else {}
-    if now == entry.before:
-        raise PlanError('consumer %s is already as it was before' %
-                        entry.consumer)
-    if now != entry.after:
-        raise PlanError('consumer %s changed since this repair: it now holds '
-                        '%s, not %s' % (entry.consumer, _fmt_allocations(now),
-                                        _fmt_allocations(entry.after)))
+    before_owner = (entry.before_project or entry.consumer_project,
+                    entry.before_user or entry.consumer_user)
+    now_owner = (consumer.project_id, consumer.user_id) if consumer and \
+        now else (None, None)
+    if now == entry.before and (not now or now_owner == before_owner):
+        raise CannotRepair('consumer %s is already as it was before' %
+                           entry.consumer)
+    if now != entry.after or (now and now_owner != (entry.consumer_project,
+                                                    entry.consumer_user)):
+        raise CannotRepair(
+            'consumer %s changed since this repair: it now holds %s, not %s'
+            % (entry.consumer, fmt_allocations(now),
+               fmt_allocations(entry.after)))
     return m.Plan(action=m.RESTORE, consumer=entry.consumer,
                   provider=entry.provider, verdict=entry.verdict,
                   reason='restore of journal entry %s' % entry.id,
                   generation=consumer.generation if now else None,
-                  project_id=entry.consumer_project,
-                  user_id=entry.consumer_user,
+                  project_id=before_owner[0], user_id=before_owner[1],
                   before={p: dict(r) for p, r in now.items()},
-                  after={p: dict(r) for p, r in entry.before.items()})
+                  after={p: dict(r) for p, r in entry.before.items()},
+                  before_project=now_owner[0] if entry.before_project
+                  else None,
+                  before_user=now_owner[1] if entry.before_project else None)
 
 
-def _fmt_allocations(allocations):
+def fmt_allocations(allocations, names=None):
     if not allocations:
         return 'nothing'
-    return '; '.join('%s: %s' % (p, ', '.join(
-        '%s=%s' % (rc, n) for rc, n in sorted(r.items())))
-        for p, r in sorted(allocations.items()))
+    names = names or {}
+    return '; '.join('%s: %s' % (names.get(p, p), _fmt(r))
+                     for p, r in sorted(allocations.items()))
 
 
-def osc_commands(plan):
-    """The osc-placement commands that leave Placement as ``plan.after``."""
+def osc_commands(plan_):
+    """The osc-placement commands that leave Placement as ``plan_.after``.
+
+    Generation-safe forms only: at 1.28 ``allocation set`` and ``unset``
+    send the consumer generation they read (``allocation delete`` sends
+    none, so an emptied consumer is shown as ``unset`` of everything).
+    """
     base = ['openstack', '--os-placement-api-version', PLACEMENT_CLI_VERSION,
             'resource', 'provider', 'allocation']
-    if not plan.after:
-        return [shlex.join(base + ['delete', plan.consumer])]
-    removed = sorted(set(plan.before) - set(plan.after))
-    kept_as_is = all(plan.before.get(p) == r for p, r in plan.after.items())
-    if removed and kept_as_is:
-        args = base + ['unset', plan.consumer]
+    if not plan_.after:
+        return [shlex.join(base + ['unset', plan_.consumer])]
+    removed = sorted(set(plan_.before) - set(plan_.after))
+    kept_as_is = all(plan_.before.get(p) == r for p, r in plan_.after.items())
+    if removed and kept_as_is and not plan_.changes_owner:
+        args = base + ['unset', plan_.consumer]
         for provider in removed:
             args += ['--provider', provider]
         return [shlex.join(args)]
-    args = base + ['set', plan.consumer, '--project-id', plan.project_id,
-                   '--user-id', plan.user_id]
-    for provider in sorted(plan.after):
-        resources = plan.after[provider]
+    args = base + ['set', plan_.consumer, '--project-id', plan_.project_id,
+                   '--user-id', plan_.user_id]
+    for provider in sorted(plan_.after):
+        resources = plan_.after[provider]
         args += ['--allocation', ','.join(
             ['rp=%s' % provider] +
             ['%s=%s' % (rc, resources[rc]) for rc in sorted(resources)])]
     return [shlex.join(args)]
 
 
-_PRIORITY = (m.DELETE_AND_HEAL, m.DELETE, m.TRIM, m.HEAL)
+_PRIORITY = (m.TRIM, m.HEAL, m.SET_OWNER, m.DELETE_AND_HEAL, m.DELETE)
+"""Least invasive first: every offered repair puts the whole consumer
+right, so the one that rewrites least is recommended."""
 
 
 def recommended(findings):
     """One recommended repair per consumer: ``[(finding, action)]``.
 
     A consumer can have several findings (left on an old host *and*
-    missing on its current one, as after the failed cold migration of the
-    seeds): one write must fix them all, or the second would be refused for
-    a generation the first one moved.  Trim cannot add what is missing, so
-    that pair becomes a delete and heal.
+    missing on its current one, as after a failed cold migration): one
+    write fixes them all, and a second would be refused for the generation
+    the first one moved.
     """
-    groups = {}
+    chosen = {}
     for finding in findings:
-        if finding.action:
-            groups.setdefault(finding.consumer, []).append(finding)
-    chosen = []
-    for group in groups.values():
-        actions = {f.action for f in group}
-        if m.HEAL in actions and len(actions) > 1:
-            actions.add(m.DELETE_AND_HEAL)
-        for action in _PRIORITY:
-            candidates = [f for f in group if action in f.actions]
-            if action in actions and candidates:
-                chosen.append((candidates[0], action))
-                break
-    return chosen
+        if not finding.action:
+            continue
+        best = chosen.get(finding.consumer)
+        if best is None or (_PRIORITY.index(finding.action) <
+                            _PRIORITY.index(best.action)):
+            chosen[finding.consumer] = finding
+    return [(f, f.action) for f in chosen.values()]

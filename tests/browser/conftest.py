@@ -73,8 +73,6 @@ class Site:
                                                  'sandbox.json'))
         self.env['SANDBOX_HORIZON_OFFLINE'] = '1'
         self.env['SANDBOX_HORIZON_STATIC_ROOT'] = static_root
-        self.env['ORPHAN_JOURNAL_DIR'] = os.path.join(sandbox.state_dir,
-                                                      'journal')
         django = [sys.executable, '-m', 'django']
         _run(django + ['collectstatic', '--noinput', '-v', '0'], self.env,
              'collectstatic')

@@ -3,6 +3,8 @@ batch repairs, protected rows, history and restore, and a member who must
 not see the panel.  The tests share one sandbox and run in file order, each
 starting from what the previous one left, as an operator's night would."""
 
+import os
+
 import pytest
 from keystoneauth1 import adapter
 
@@ -142,8 +144,11 @@ def test_delete_the_server_deleted_behind_novas_back(site, browser,
     browser.click('#allocations__action_delete_selected')
     preview = browser.find('table.orphan-preview')
     assert leftover['consumer'] in preview.text
-    assert 'resource provider allocation delete %s' % leftover['consumer'] \
+    # Shown in its generation-safe form: "unset" of everything, not the
+    # unchecked "delete".
+    assert 'resource provider allocation unset %s' % leftover['consumer'] \
         in preview.text
+    assert 'allocation delete' not in preview.text
     browser.save('delete-preview')
     confirm(browser)
     assert browser.messages('success'), browser.messages('danger')
@@ -215,6 +220,9 @@ def test_history_shows_the_changes_and_restore_puts_one_back(site, browser,
     entries = [r for r in browser.all('#history tbody tr[data-object-id]')
                if consumer in r.text]
     assert len(entries) == 1 and 'Applied' in entries[0].text
+    # The demo's Horizon keeps its journal with its own sandbox.
+    assert os.path.exists(os.path.join(site.sandbox.state_dir,
+                                       'journal.sqlite3'))
     browser.save('history')
     row_actions(entries[0])['restore'].click()
     modal = browser.find('.modal-dialog table.orphan-preview')
@@ -225,6 +233,43 @@ def test_history_shows_the_changes_and_restore_puts_one_back(site, browser,
     restored = held(placement, consumer)
     assert restored == {leftover['provider']: {
         'VCPU': 12, 'MEMORY_MB': 32768, 'DISK_GB': 80}}
+
+
+def test_the_history_filter_finds_one_consumer(site, browser):
+    """Horizon keeps a tab's server-side filter nowhere by itself: ours
+    is stored by the view, applied to the journal, and shown again."""
+    (leftover,) = expected_rows(site, 'deleted_behind_nova',
+                                'deleted_instance')
+    consumer = leftover['consumer']
+    browser.open(INDEX + '?tab=orphaned_allocations__history')
+    browser.find('#history')
+    everything = browser.all('#history tbody tr[data-object-id]')
+    assert len({r.text for r in everything if consumer not in r.text}) > 0
+    browser.click('#history .themable-select button.dropdown-toggle')
+    browser.click('#history .themable-select a[data-select-value='
+                  '"consumer"]')
+    field = browser.find('#history input[name="history__filter__q"]')
+    field.clear()
+    field.send_keys(consumer)
+    browser.click('#history .table_search button[type="submit"]')
+    browser.wait(lambda d: d.execute_script(
+        'return document.readyState === "complete";'))
+    browser.find('#history')
+    rows = browser.all('#history tbody tr[data-object-id]')
+    assert rows and all(consumer in r.text for r in rows), \
+        [r.text for r in rows]
+    assert len(rows) == 2   # the delete, and its restore
+    assert browser.find('#history input[name="history__filter__q"]'
+                        ).get_attribute('value') == consumer
+    export = browser.find('#history a[href*="export/csv/"]')
+    assert 'consumer=%s' % consumer in export.get_attribute('href')
+    browser.save('history-filtered')
+    # Clearing it shows everything again.
+    field = browser.find('#history input[name="history__filter__q"]')
+    field.clear()
+    browser.click('#history .table_search button[type="submit"]')
+    browser.wait(lambda d: len(d.find_elements(
+        'css selector', '#history tbody tr[data-object-id]')) > 2)
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ import sys
 import time
 
 import pytest
+from django.test import Client
+from django.test.utils import override_settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -70,3 +72,28 @@ def cloud(tmp_path_factory):
     sandbox = Cloud(tmp_path_factory.mktemp('sandbox'), 'all')
     yield sandbox
     sandbox.stop()
+
+
+def login(cloud, who):
+    """A Django test client logged in through the real Keystone."""
+    client = Client()
+    response = client.post('/auth/login/', {
+        'username': cloud.config[who]['username'], 'region': 'default',
+        'password': cloud.config[who]['password']})
+    assert response.status_code == 302, 'login failed'
+    return client
+
+
+@pytest.fixture
+def keystone(cloud):
+    with override_settings(
+            OPENSTACK_KEYSTONE_URL=cloud.config['auth_url'],
+            AVAILABLE_REGIONS=[], OPENSTACK_KEYSTONE_DEFAULT_DOMAIN='Default',
+            OPENSTACK_KEYSTONE_MULTIDOMAIN_SUPPORT=False,
+            ORPHAN_AUDIT_MIN_AGE=0):
+        yield
+
+
+@pytest.fixture
+def horizon(cloud, keystone):
+    return login(cloud, 'admin')

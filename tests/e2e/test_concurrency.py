@@ -5,10 +5,13 @@ import time
 
 import pytest
 
+from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
+
+CLOUD = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
 
 pytestmark = pytest.mark.django_db(databases=['orphan_journal'])
 
@@ -24,7 +27,7 @@ def cloud(tmp_path_factory):
 
 @pytest.fixture
 def journal():
-    return journal_module.Journal('test', user_name='tester')
+    return journal_module.Journal('test', CLOUD, user_name='tester')
 
 
 def _held(clients, consumer):
@@ -38,11 +41,10 @@ def _preview(clients, selection):
     return row
 
 
-def _apply(clients, journal, selection, row):
+def _apply(clients, journal, row):
+    """Confirm exactly what ``row`` previewed."""
     (outcome,) = repair.apply(clients.placement, clients.nova, journal,
-                              [selection],
-                              {selection.consumer: row.fingerprint},
-                              min_age=0)
+                              [row.plan], min_age=0)
     return outcome
 
 
@@ -61,11 +63,11 @@ def test_another_write_between_preview_and_submit(cloud, journal):
         before['consumer_generation'], before['project_id'],
         before['user_id'])
     bumped = _held(clients, ghost)
-    outcome = _apply(clients, journal, selection, row)
+    outcome = _apply(clients, journal, row)
     assert outcome.status == repair.SKIPPED
     assert 'changed since the preview' in outcome.message
     assert _held(clients, ghost) == bumped
-    assert journal_module.entries(consumer=ghost) == []
+    assert journal_module.entries(None, consumer=ghost)[0] == []
 
 
 def test_migration_started_between_preview_and_submit(cloud, journal):
@@ -87,16 +89,14 @@ def test_migration_started_between_preview_and_submit(cloud, journal):
         time.sleep(0.5)
     assert status == 'VERIFY_RESIZE'
     held = _held(clients, server)
-    outcome = _apply(clients, journal, selection, row)
+    outcome = _apply(clients, journal, row)
     assert outcome.status == repair.SKIPPED
-    # Nova moved the server's allocations (the leftover went to the
-    # migration consumer with the rest): caught by the preview check, and
-    # a new preview no longer offers the trim.
-    assert 'changed since the preview' in outcome.message
+    # Nova moved all the server's allocations (the leftover on host1
+    # included) to the migration consumer: the confirm re-plans, finds
+    # nothing of the server's left there, and writes nothing.
+    assert 'no longer holds anything on host1' in outcome.message
     assert _held(clients, server) == held
-    (row,) = repair.preview(clients.placement, clients.nova, [selection],
-                            min_age=0)
-    assert row.plan is None and 'trim is not allowed' in row.error
+    assert journal_module.entries(None, consumer=server)[0] == []
 
 
 def test_consumer_of_another_provider_is_refused(cloud, journal):
@@ -110,10 +110,20 @@ def test_consumer_of_another_provider_is_refused(cloud, journal):
         selection = repair.Selection(healthy, rp, m.DELETE)
         (row,) = repair.preview(clients.placement, clients.nova,
                                 [selection], min_age=0)
-        assert row.plan is None and 'not allowed' in row.error
-        outcome = _apply(clients, journal, selection, row)
-        assert outcome.status == repair.SKIPPED
+        assert row.plan is None
+        assert row.error.startswith('Nothing to delete: '), row.error
+    # Even a confirmed plan made up to delete it (as a forged confirm
+    # would carry) is re-planned and refused: a live server's allocation
+    # is never deleted.
+    forged = m.Plan(m.DELETE, healthy, ghost_rp, m.DELETED_INSTANCE, '',
+                    held['consumer_generation'], held['project_id'],
+                    held['user_id'], {rp: a['resources'] for rp, a in
+                                      held['allocations'].items()}, {})
+    (outcome,) = repair.apply(clients.placement, clients.nova, journal,
+                              [forged], min_age=0)
+    assert outcome.status == repair.SKIPPED
     assert _held(clients, healthy) == held
+    assert journal_module.entries(None, consumer=healthy)[0] == []
 
 
 def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
@@ -144,8 +154,7 @@ def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
     assert other in before.consumers[server].allocations
 
     selection = repair.Selection(server, other, m.TRIM)
-    outcome = _apply(clients, journal, selection,
-                     _preview(clients, selection))
+    outcome = _apply(clients, journal, _preview(clients, selection))
     assert outcome.status == repair.DONE, outcome.message
     assert set(_held(clients, server)['allocations']) == {home}
 

@@ -6,8 +6,6 @@ Placement directly and against ``nova-manage placement audit``."""
 import re
 
 import pytest
-from django.test import Client
-from django.test.utils import override_settings
 
 from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import placement as api
@@ -15,6 +13,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
 from orphan_dashboard import journal as journal_module
+from tests.e2e.conftest import login
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
@@ -34,31 +33,6 @@ def expected(cloud):
             for e in incident['expected']}
 
 
-def login(cloud, who):
-    """A Django test client logged in through the real Keystone."""
-    client = Client()
-    response = client.post('/auth/login/', {
-        'username': cloud.config[who]['username'], 'region': 'default',
-        'password': cloud.config[who]['password']})
-    assert response.status_code == 302, 'login failed'
-    return client
-
-
-@pytest.fixture
-def keystone(cloud):
-    with override_settings(
-            OPENSTACK_KEYSTONE_URL=cloud.config['auth_url'],
-            AVAILABLE_REGIONS=[], OPENSTACK_KEYSTONE_DEFAULT_DOMAIN='Default',
-            OPENSTACK_KEYSTONE_MULTIDOMAIN_SUPPORT=False,
-            ORPHAN_AUDIT_MIN_AGE=0):
-        yield
-
-
-@pytest.fixture
-def horizon(cloud, keystone):
-    return login(cloud, 'admin')
-
-
 def test_every_seed_incident_gets_its_verdict_and_nothing_else(cloud):
     _, report = audit(cloud)
     found = {(f.consumer, f.provider): f.verdict for f in report.findings}
@@ -67,8 +41,8 @@ def test_every_seed_incident_gets_its_verdict_and_nothing_else(cloud):
     flagged = {k for k, v in found.items() if v != m.OK}
     assert flagged <= set(want), 'false positives: %s' % (flagged - set(want))
     assert {v for v in want.values()} >= {
-        m.EVACUATED_SOURCE, m.DELETED_INSTANCE, m.STALE_MIGRATION, m.MISSING,
-        m.PROTECTED, m.OK}
+        m.EVACUATED_SOURCE, m.MOVED, m.DELETED_INSTANCE, m.STALE_MIGRATION,
+        m.MISSING, m.WRONG_AMOUNT, m.INCOMPLETE_CONSUMER, m.PROTECTED, m.OK}
 
 
 def test_refresh_finds_what_a_full_sweep_finds(cloud):
@@ -117,7 +91,7 @@ def test_a_member_can_neither_see_nor_post(cloud, keystone):
     response = member.post(INDEX + 'repair/', {'rows': rows})
     assert response.status_code in (302, 403)
     assert api.consumer_allocations(clients.placement, ghost) == before
-    assert journal_module.entries(consumer=ghost) == []
+    assert journal_module.entries(None, consumer=ghost)[0] == []
 
 
 def test_repair_everything_through_the_views(cloud, horizon):
@@ -145,6 +119,32 @@ def test_repair_everything_through_the_views(cloud, horizon):
     assert host1 not in held['allocations']
     assert held['allocations'], 'the server kept its current host'
 
+    # The bandwidth a port left on host3's NIC: neither trim nor delete and
+    # heal would rebuild it, so both refuse and say what heals it.
+    bandwidth = incidents['port_bandwidth_left']
+    server = bandwidth['servers'][0]['uuid']
+    host2, host3 = bandwidth['hosts']['host2'], bandwidth['hosts']['host3']
+    for action in ('trim', 'delete_and_heal'):
+        preview = horizon.get(INDEX + 'repair/', {
+            'sel': '%s:%s:%s' % (server, host3, action)})
+        assert preview.status_code == 200
+        (row,) = preview.context['rows']
+        assert row.plan is None
+        assert 'NET_BW_EGR_KILOBIT_PER_SEC=1000 on host3:br-phys' in \
+            row.error
+        assert 'heal_allocations --instance %s' % server in row.error
+        assert 'rows' not in preview.context['form'].initial
+    # The operator moves the bandwidth to host2's NIC by hand (what Neutron
+    # and heal_allocations would do); then the leftover can be trimmed.
+    nics = bandwidth['checks']['nics']
+    held = api.consumer_allocations(clients.placement, server)
+    moved = {rp: a['resources'] for rp, a in held['allocations'].items()
+             if rp != nics['host3:br-phys']}
+    moved[nics['host2:br-phys']] = {'NET_BW_EGR_KILOBIT_PER_SEC': 1000}
+    api.put_allocations(clients.placement, server, moved,
+                        held['consumer_generation'], held['project_id'],
+                        held['user_id'])
+
     # Everything else recommended, through "Fix recommended" on all rows.
     page = horizon.get(INDEX)
     ids = [r.provider.uuid for r in page.context['providers_table'].data]
@@ -163,8 +163,18 @@ def test_repair_everything_through_the_views(cloud, horizon):
     after = cloud.control('POST', '/nova-manage/placement-audit')
     assert after['exit_code'] == 0, after
 
-    statuses = {e.status for e in journal_module.entries()}
+    statuses = {e.status for e in journal_module.all_entries(None)}
     assert statuses == {'applied'}
+    held = api.consumer_allocations(clients.placement, server)['allocations']
+    assert set(held) == {host2, nics['host2:br-phys']}
+    wrong = incidents['wrong_amount']['servers'][0]['uuid']
+    assert api.consumer_allocations(clients.placement, wrong)[
+        'allocations'][incidents['wrong_amount']['hosts']['host3']][
+        'resources']['MEMORY_MB'] == 1024
+    legacy = api.consumer_allocations(
+        clients.placement, incidents['pre_pike_consumer']['servers'][0][
+            'uuid'])
+    assert m.INCOMPLETE not in (legacy['project_id'], legacy['user_id'])
 
     # The dead host's compute service and provider can now be deleted.
     services = clients.nova.get('/os-services?binary=nova-compute&host=host1',
@@ -179,7 +189,7 @@ def test_repair_everything_through_the_views(cloud, horizon):
 
     # Restore puts the deleted instance's leftover back, from the History.
     ghost = incidents['deleted_behind_nova']['servers'][0]['uuid']
-    (entry,) = journal_module.entries(consumer=ghost)
+    (entry,) = journal_module.entries(None, consumer=ghost)[0]
     history = horizon.get(INDEX + '?tab=orphaned_allocations__history')
     assert ghost.encode() in history.content
     preview = horizon.get(INDEX + 'restore/', {'entry': entry.id})
@@ -190,4 +200,5 @@ def test_repair_everything_through_the_views(cloud, horizon):
     held = api.consumer_allocations(clients.placement, ghost)
     assert {rp: a['resources'] for rp, a in held['allocations'].items()} \
         == entry.before
-    assert journal_module.entries(consumer=ghost)[0].restores_id == entry.id
+    assert journal_module.entries(None, consumer=ghost)[0][0].restores_id \
+        == entry.id

@@ -1,7 +1,10 @@
 """A separate process applying a batch of plans, as the web process would.
 
-``python -m tests.integration.batch_worker PLACEMENT_URL PLANS_JSON``; the
-journal goes to ``ORPHAN_JOURNAL_DIR``.  Killed mid-batch by the tests.
+``python -m tests.integration.batch_worker URL PLANS_JSON [CLOUD_URL]``:
+writes through ``URL`` (a fault proxy, say) and journals them as written
+to the cloud whose Placement is at ``CLOUD_URL`` (default ``URL``), as
+``orphan-audit`` with an admin token names it.  The journal goes to
+``ORPHAN_JOURNAL_DIR``.  Killed mid-batch by the tests.
 """
 
 import json
@@ -11,18 +14,23 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
 
+from orphan_dashboard.api import client as clients
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import cli
 from orphan_dashboard import repair
 
 
-def main(url, plans_file):
+def main(url, plans_file, cloud_url=None):
     cli.setup_django()
     from orphan_dashboard import journal
 
     client = adapter.Adapter(session.Session(), service_type='placement',
                              auth=token_endpoint.Token(url, 'admin'))
-    log = journal.Journal('worker', user_name='worker')
+    named = adapter.Adapter(session.Session(), service_type='placement',
+                            auth=token_endpoint.Token(cloud_url or url,
+                                                      'admin'))
+    cloud = clients.cloud_for_clients(clients.Clients(named, named))
+    log = journal.Journal('worker', cloud, user_name='worker')
     with open(plans_file) as plans:
         for plan in json.load(plans):
             outcome = repair.write(client, log, m.Plan(**plan))

@@ -1,4 +1,11 @@
-"""Batches of trims over consumers on two providers, for the fault tests."""
+"""Batches of trims over consumers on two providers, for the fault and
+shared-journal tests."""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
 
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
@@ -23,3 +30,45 @@ def held(placement, consumers):
     """Each consumer's allocations, as Placement holds them now."""
     return [parse.consumer(c, api.consumer_allocations(placement, c))
             .allocations for c in consumers]
+
+
+def shared_journal(settings, placement, placement_url, build, tmp_path):
+    """Two processes, one journal database (``settings``, a Django
+    settings module's text): a worker applies three trims against the real
+    Placement and journals them; ``orphan-audit history`` in another
+    process lists them and ``orphan-audit restore --apply`` puts every
+    consumer back.  The caller then reads the rows straight from its
+    database."""
+    consumers, plans = trim_batch(build, 3)
+    initial = held(placement, consumers)
+    (tmp_path / 'shared_settings.py').write_text(settings)
+    plans_file = tmp_path / 'plans.json'
+    plans_file.write_text(json.dumps([dataclasses.asdict(p) for p in plans]))
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE='shared_settings',
+               PYTHONPATH=os.pathsep.join([str(tmp_path), os.getcwd()]),
+               OS_AUTH_TYPE='admin_token', OS_ENDPOINT=placement_url,
+               OS_TOKEN='admin')
+    env.pop('ORPHAN_JOURNAL_DIR', None)
+
+    def run(*args):
+        return subprocess.run([sys.executable, '-m', *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    applied = run('tests.integration.batch_worker', placement_url,
+                  str(plans_file))
+    assert applied.returncode == 0, applied.stderr
+    assert held(placement, consumers) == [p.after for p in plans]
+
+    history = run('orphan_dashboard.cli', 'history', '--json')
+    assert history.returncode == 0, history.stderr
+    entries = json.loads(history.stdout)
+    assert sorted((e['consumer'], e['status']) for e in entries) == sorted(
+        (c, 'applied') for c in consumers)
+    assert {e['placement_url'] for e in entries} == {placement_url}
+
+    restored = run('orphan_dashboard.cli', 'restore', '--apply',
+                   *[str(e['id']) for e in entries])
+    assert restored.returncode == 4, restored.stdout + restored.stderr
+    assert held(placement, consumers) == initial
+    history = run('orphan_dashboard.cli', 'history', '--json')
+    assert len(json.loads(history.stdout)) == 2 * len(consumers)

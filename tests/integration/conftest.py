@@ -9,6 +9,8 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
 
+from orphan_dashboard.api import client
+
 
 def free_port():
     with socket.socket() as sock:
@@ -96,9 +98,34 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.django_db(databases=[JOURNAL_DB]))
 
 
+CLOUD = client.Cloud('http://keystone.test:5000/v3', 'RegionOne',
+                     'http://placement.test', 'placement-service-id')
+"""The cloud the journal fixture writes to."""
+
+
 @pytest.fixture
 def journal(db):
     """A real journal, in the test database of its own alias."""
     from orphan_dashboard import journal as journal_module
     assert journal_module.DATABASE == JOURNAL_DB
-    return journal_module.Journal('test', 'uid', 'tester', 'pid', 'admin')
+    return journal_module.Journal('test', CLOUD, 'uid', 'tester', 'pid',
+                                  'admin')
+
+
+def logged(**filters):
+    """The journal fixture's entries, newest first."""
+    from orphan_dashboard import journal as journal_module
+    return journal_module.entries(CLOUD, **filters)[0]
+
+
+def restore_entries(placement, journal, entries):
+    """Preview, then confirm exactly what was previewed, as the panel does."""
+    from orphan_dashboard import journal as journal_module
+    from orphan_dashboard import repair
+    restorable = journal_module.restorable(CLOUD,
+                                           {e.subject for e in entries})
+    pairs = repair.preview_restore(placement, entries, restorable)
+    return [row for _entry, row in pairs], repair.restore(
+        placement, journal, entries,
+        {entry.id: row.plan for entry, row in pairs if row.plan},
+        restorable)

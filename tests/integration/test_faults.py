@@ -15,10 +15,10 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
 
-from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
 from tests.integration.batches import held
 from tests.integration.batches import trim_batch
+from tests.integration.conftest import logged, restore_entries
 from tests.integration.fault_proxy import FaultProxy, HANG
 
 
@@ -35,12 +35,6 @@ def _client(url, timeout=None):
                            auth=token_endpoint.Token(url, 'admin'))
 
 
-def _restore_all(placement, journal, entries):
-    rows = repair.preview_restore(placement, entries)
-    return repair.restore(placement, journal, entries,
-                          {r.selection.consumer: r.fingerprint for r in rows})
-
-
 @pytest.mark.parametrize('fault,status,entry_status', [
     (409, repair.SKIPPED, 'refused'),
     (500, repair.FAILED, 'failed'),
@@ -55,17 +49,20 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
     outcomes = [repair.write(client, journal, plan) for plan in plans]
     assert [o.status for o in outcomes] == [
         repair.DONE, status, repair.DONE, repair.DONE]
-    entries = [journal_module.entries(consumer=c)[0] for c in consumers]
+    entries = [logged(consumer=c)[0] for c in consumers]
     assert [e.status for e in entries] == [
         'applied', entry_status, 'applied', 'applied']
     after = held(placement, consumers)
     assert after[1] == initial[1]
     assert all(after[i] == plans[i].after for i in (0, 2, 3))
 
-    results = _restore_all(placement, journal, entries)
+    _, results = restore_entries(placement, journal, entries)
+    # The refused write changed nothing: nothing to restore.
     assert [r.status for r in results] == [
         repair.DONE, repair.SKIPPED, repair.DONE, repair.DONE]
-    assert 'already as it was before' in results[1].message
+    expected = ('changed nothing: Placement refused it' if fault == 409
+                else 'already as it was before')
+    assert expected in results[1].message
     assert held(placement, consumers) == initial
 
 
@@ -87,7 +84,8 @@ def test_process_killed_mid_batch(placement, placement_url, build, proxy,
     env.pop('DJANGO_SETTINGS_MODULE', None)
     worker = subprocess.Popen(
         [sys.executable, '-m', 'tests.integration.batch_worker', proxy.url,
-         str(plans_file)], env=env, stdout=subprocess.PIPE, text=True)
+         str(plans_file), placement_url], env=env, stdout=subprocess.PIPE,
+        text=True)
     db_path = tmp_path / 'journal.sqlite3'
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -110,7 +108,7 @@ def test_process_killed_mid_batch(placement, placement_url, build, proxy,
     assert after[2:] == initial[2:]
 
     restore = subprocess.run(
-        [sys.executable, '-m', 'orphan_dashboard.cli', '--restore',
+        [sys.executable, '-m', 'orphan_dashboard.cli', 'restore', '--apply',
          *[str(i) for i, _, _ in rows]],
         env={**env, 'OS_AUTH_TYPE': 'admin_token',
              'OS_ENDPOINT': placement_url, 'OS_TOKEN': 'admin'},
@@ -120,3 +118,54 @@ def test_process_killed_mid_batch(placement, placement_url, build, proxy,
     statuses = [s for _, _, s in _journal_rows(db_path)]
     assert statuses == ['applied', 'applied', 'pending', 'applied',
                         'applied']
+
+
+class FlakyJournal:
+    """The real journal, failing where a test says: its database gone."""
+
+    def __init__(self, journal, fail_begin=(), fail_finish=()):
+        self.journal = journal
+        self.fail_begin, self.fail_finish = set(fail_begin), set(fail_finish)
+        self.begun = self.finished = 0
+
+    def begin(self, plan, restores=None):
+        self.begun += 1
+        if self.begun in self.fail_begin:
+            raise RuntimeError('database is locked')
+        return self.journal.begin(plan, restores)
+
+    def finish(self, entry, *args, **kwargs):
+        self.finished += 1
+        if self.finished in self.fail_finish:
+            raise RuntimeError('server has gone away')
+        return self.journal.finish(entry, *args, **kwargs)
+
+
+def test_a_write_the_journal_cannot_record_is_not_sent(placement, build,
+                                                       journal):
+    consumers, plans = trim_batch(build, 2)
+    initial = held(placement, consumers)
+    flaky = FlakyJournal(journal, fail_begin={1})
+    outcomes = [repair.write(placement, flaky, plan) for plan in plans]
+    assert [o.status for o in outcomes] == [repair.FAILED, repair.DONE]
+    assert 'not written: the journal could not record it first' in \
+        outcomes[0].message
+    assert outcomes[0].entry_id is None
+    assert held(placement, consumers) == [initial[0], plans[1].after]
+    assert logged(consumer=consumers[0]) == []
+
+
+def test_a_write_whose_outcome_the_journal_lost_stays_pending(
+        placement, build, journal):
+    consumers, plans = trim_batch(build, 1)
+    flaky = FlakyJournal(journal, fail_finish={1})
+    (outcome,) = [repair.write(placement, flaky, plan) for plan in plans]
+    assert outcome.status == repair.DONE
+    assert held(placement, consumers) == [plans[0].after]
+    (entry,) = logged(consumer=consumers[0])
+    assert entry.status == entry.PENDING and outcome.entry_id == entry.id
+    assert ('journal entry %d could not be updated' % entry.id in
+            outcome.message and 'see History' in outcome.message)
+    # Pending: restorable all the same.
+    _, (restored,) = restore_entries(placement, journal, [entry])
+    assert restored.status == repair.DONE, restored.message

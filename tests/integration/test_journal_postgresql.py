@@ -4,19 +4,15 @@ one process applies a batch and journals it there, another (the
 restores every consumer from it.  A throwaway PostgreSQL cluster runs on
 loopback (Debian's ``postgresql``, installed by ``./run test`` as root)."""
 
-import dataclasses
 import glob
-import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import pytest
 
-from tests.integration.batches import held
-from tests.integration.batches import trim_batch
+from tests.integration.batches import shared_journal
 from tests.integration.conftest import free_port
 
 BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin'))
@@ -73,39 +69,9 @@ def postgresql():
 
 def test_two_processes_share_the_journal_on_postgresql(
         postgresql, placement, placement_url, build, tmp_path):
-    consumers, plans = trim_batch(build, 3)
-    initial = held(placement, consumers)
-    (tmp_path / 'pg_settings.py').write_text(SETTINGS % postgresql)
-    plans_file = tmp_path / 'plans.json'
-    plans_file.write_text(json.dumps([dataclasses.asdict(p) for p in plans]))
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE='pg_settings',
-               PYTHONPATH=os.pathsep.join([str(tmp_path), os.getcwd()]),
-               OS_AUTH_TYPE='admin_token', OS_ENDPOINT=placement_url,
-               OS_TOKEN='admin')
-    env.pop('ORPHAN_JOURNAL_DIR', None)
-
-    def run(*args):
-        return subprocess.run([sys.executable, '-m', *args], env=env,
-                              capture_output=True, text=True, timeout=120)
-
-    applied = run('tests.integration.batch_worker', placement_url,
-                  str(plans_file))
-    assert applied.returncode == 0, applied.stderr
-    assert held(placement, consumers) == [p.after for p in plans]
-
-    history = run('orphan_dashboard.cli', '--history', '--json')
-    assert history.returncode == 0, history.stderr
-    entries = json.loads(history.stdout)
-    assert sorted((e['consumer'], e['status']) for e in entries) == sorted(
-        (c, 'applied') for c in consumers)
-
-    restored = run('orphan_dashboard.cli', '--restore',
-                   *[str(e['id']) for e in entries])
-    assert restored.returncode == 4, restored.stdout + restored.stderr
-    assert held(placement, consumers) == initial
-    history = run('orphan_dashboard.cli', '--history', '--json')
-    assert len(json.loads(history.stdout)) == 2 * len(consumers)
-    assert _statuses(postgresql) == ['applied'] * (2 * len(consumers))
+    shared_journal(SETTINGS % postgresql, placement, placement_url, build,
+                   tmp_path)
+    assert _statuses(postgresql) == ['applied'] * 6
 
 
 def _statuses(port):

@@ -2,11 +2,16 @@
 
 import json
 
+from django.core.exceptions import ObjectDoesNotExist
+import pytest
+
+from orphan_dashboard.api import client
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
+from tests.integration.conftest import CLOUD, logged, restore_entries
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
@@ -25,9 +30,8 @@ def _trim(placement, journal, consumer, keep, drop):
 
 
 def _restore(placement, journal, entry):
-    (row,) = repair.preview_restore(placement, [entry])
-    return row, repair.restore(placement, journal, [entry],
-                               {entry.consumer: row.fingerprint})
+    (row,), outcomes = restore_entries(placement, journal, [entry])
+    return row, outcomes
 
 
 def test_write_is_journaled_with_before_after_and_new_generation(
@@ -36,16 +40,18 @@ def test_write_is_journaled_with_before_after_and_new_generation(
     consumer = build.allocate({old: SMALL, new: SMALL})
     outcome = _trim(placement, journal, consumer, new, old)
     assert outcome.status == repair.DONE
-    (entry,) = journal_module.entries(consumer=consumer)
+    (entry,) = logged(consumer=consumer)
     assert entry.status == entry.APPLIED
     assert entry.before == {old: SMALL, new: SMALL}
     assert entry.after == {new: SMALL}
     assert (entry.generation, entry.new_generation) == (1, 2)
     assert (entry.user_name, entry.source) == ('tester', 'test')
-    assert journal_module.entries(provider=old) == [entry]
-    exported = json.loads(journal_module.export_json([entry]))
+    assert logged(provider=old) == [entry]
+    exported = json.loads(''.join(journal_module.export_json([entry])))
     assert exported[0]['before'] == entry.before
-    assert consumer in journal_module.export_csv([entry])
+    assert consumer in ''.join(journal_module.export_csv([entry]))
+    assert (entry.auth_url, entry.region, entry.placement_url) == (
+        CLOUD.auth_url, CLOUD.region, CLOUD.placement_url)
 
 
 def test_refused_write_is_journaled_as_refused(placement, build, journal):
@@ -54,7 +60,7 @@ def test_refused_write_is_journaled_as_refused(placement, build, journal):
     plan = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 9, 'p',
                   'u', {rp: SMALL}, {})
     assert repair.write(placement, journal, plan).status == repair.SKIPPED
-    (entry,) = journal_module.entries(consumer=consumer)
+    (entry,) = logged(consumer=consumer)
     assert entry.status == entry.REFUSED
     assert 'consumer generation conflict' in entry.message
 
@@ -64,12 +70,12 @@ def test_restore_puts_the_consumer_back_and_is_undoable(placement, build,
     old, new = build.provider('old'), build.provider('new')
     consumer = build.allocate({old: SMALL, new: SMALL})
     _trim(placement, journal, consumer, new, old)
-    (entry,) = journal_module.entries(consumer=consumer)
+    (entry,) = logged(consumer=consumer)
     row, (outcome,) = _restore(placement, journal, entry)
     assert row.plan.after == {old: SMALL, new: SMALL}
     assert outcome.status == repair.DONE, outcome.message
     assert _now(placement, consumer).allocations == {old: SMALL, new: SMALL}
-    restore_entry = journal_module.entries(consumer=consumer)[0]
+    restore_entry = logged(consumer=consumer)[0]
     assert restore_entry.restores_id == entry.id
     assert restore_entry.action == m.RESTORE
     _restore(placement, journal, restore_entry)
@@ -85,7 +91,7 @@ def test_restore_of_a_delete_recreates_the_consumer(placement, build,
                   'usr', now.allocations, {})
     repair.write(placement, journal, plan)
     assert _now(placement, consumer).allocations == {}
-    (entry,) = journal_module.entries(consumer=consumer)
+    (entry,) = logged(consumer=consumer)
     _, (outcome,) = _restore(placement, journal, entry)
     assert outcome.status == repair.DONE, outcome.message
     body = api.consumer_allocations(placement, consumer)
@@ -98,7 +104,7 @@ def test_restore_refused_when_the_consumer_changed_since(placement, build,
     old, new = build.provider('old'), build.provider('new')
     consumer = build.allocate({old: SMALL, new: SMALL})
     _trim(placement, journal, consumer, new, old)
-    (entry,) = journal_module.entries(consumer=consumer)
+    (entry,) = logged(consumer=consumer)
     api.put_allocations(placement, consumer, {new: {'VCPU': 4}}, 2, 'p', 'u')
     row, (outcome,) = _restore(placement, journal, entry)
     assert row.plan is None and 'changed since this repair' in row.error
@@ -111,12 +117,101 @@ def test_restore_skipped_when_changed_between_preview_and_submit(
     old, new = build.provider('old'), build.provider('new')
     consumer = build.allocate({old: SMALL, new: SMALL})
     _trim(placement, journal, consumer, new, old)
-    (entry,) = journal_module.entries(consumer=consumer)
-    (row,) = repair.preview_restore(placement, [entry])
+    (entry,) = logged(consumer=consumer)
+    restorable = journal_module.restorable(CLOUD, [consumer])
+    ((_, row),) = repair.preview_restore(placement, [entry], restorable)
     # Emptied and recreated: same generation (1), different body.
     api.put_allocations(placement, consumer, {}, 2, 'p', 'u')
     build.allocate({new: {'VCPU': 1}}, consumer=consumer)
     (outcome,) = repair.restore(placement, journal, [entry],
-                                {consumer: row.fingerprint})
+                                {entry.id: row.plan}, restorable)
     assert outcome.status == repair.SKIPPED
     assert _now(placement, consumer).allocations == {new: {'VCPU': 1}}
+
+
+def test_entries_belong_to_their_cloud(placement, build, journal):
+    """History, export and restore see only the current cloud's entries."""
+    other_cloud = client.Cloud('http://keystone.test:5000/', 'RegionOne',
+                               'http://placement.test', 'another-service-id')
+    other = journal_module.Journal('test', other_cloud, user_name='other')
+    old, new = build.provider('old'), build.provider('new')
+    mine = build.allocate({old: SMALL, new: SMALL})
+    theirs = build.allocate({old: SMALL, new: SMALL})
+    _trim(placement, journal, mine, new, old)
+    _trim(placement, other, theirs, new, old)
+    assert [e.consumer for e in logged()] == [mine]
+    assert [e.consumer for e in journal_module.entries(other_cloud)[0]] == [
+        theirs]
+    assert [e.consumer for e in journal_module.all_entries(CLOUD)] == [mine]
+    assert {e.consumer for e in journal_module.all_entries(None)} == {
+        mine, theirs}
+    (foreign,) = journal_module.entries(other_cloud)[0]
+    with pytest.raises(ObjectDoesNotExist):
+        journal_module.get(CLOUD, foreign.id)
+    # The same Keystone written another way is the same cloud.
+    assert client.Cloud('HTTP://keystone.test:5000/v3/', 'RegionOne',
+                        'http://elsewhere', 'placement-service-id').key == \
+        CLOUD.key
+
+
+def test_only_the_latest_change_in_effect_is_restorable(placement, build,
+                                                        journal):
+    """Undo is a stack: the older change waits until the newer one is
+    undone; a restore can itself be restored (redo)."""
+    a, b, c = (build.provider(n) for n in 'abc')
+    consumer = build.allocate({a: SMALL, b: SMALL, c: SMALL})
+
+    def write(after):
+        now = _now(placement, consumer)
+        outcome = repair.write(placement, journal, m.Plan(
+            m.TRIM, consumer, c, m.MOVED, 'moved', now.generation, 'p', 'u',
+            now.allocations, after))
+        assert outcome.status == repair.DONE, outcome.message
+        return logged(consumer=consumer)[0]
+
+    first = write({b: SMALL, c: SMALL})
+    second = write({b: SMALL})
+
+    def allowed():
+        return journal_module.restorable(CLOUD, [consumer])[consumer]
+
+    assert allowed() == {second.id}
+    rows, (outcome,) = restore_entries(placement, journal, [first])
+    assert outcome.status == repair.SKIPPED
+    assert 'restore entry %d first' % second.id in rows[0].error
+    assert _now(placement, consumer).allocations == {b: SMALL}
+    _, (outcome,) = restore_entries(placement, journal, [second])
+    assert outcome.status == repair.DONE, outcome.message
+    undo = logged(consumer=consumer)[0]
+    assert allowed() == {undo.id, first.id}      # redo, or undo further
+    _, (outcome,) = restore_entries(placement, journal, [first])
+    assert outcome.status == repair.DONE
+    assert _now(placement, consumer).allocations == {a: SMALL, b: SMALL,
+                                                     c: SMALL}
+    assert allowed() == {logged(consumer=consumer)[0].id}
+
+
+def test_history_pages_and_filters_in_the_database(placement, build,
+                                                   journal):
+    old, new = build.provider('old'), build.provider('new')
+    consumers = [build.allocate({old: SMALL, new: SMALL}) for _ in range(5)]
+    for consumer in consumers:
+        _trim(placement, journal, consumer, new, old)
+    ids = [e.id for e in logged()]
+    page, has_prev, has_more = journal_module.entries(CLOUD, limit=2)
+    assert ([e.id for e in page], has_prev, has_more) == (ids[:2], False,
+                                                          True)
+    page, has_prev, has_more = journal_module.entries(CLOUD, limit=2,
+                                                      marker=ids[1])
+    assert ([e.id for e in page], has_prev, has_more) == (ids[2:4], True,
+                                                          True)
+    page, has_prev, has_more = journal_module.entries(CLOUD, limit=2,
+                                                      marker=ids[3])
+    assert ([e.id for e in page], has_more) == (ids[4:], False)
+    page, has_prev, _ = journal_module.entries(CLOUD, limit=2,
+                                               prev_marker=ids[2])
+    assert ([e.id for e in page], has_prev) == (ids[:2], False)
+    assert [e.consumer for e in logged(consumer=consumers[2].upper())] == [
+        consumers[2]]
+    assert len(logged(provider=new)) == 5
+    assert len(list(journal_module.all_entries(CLOUD, provider=old))) == 5

@@ -1,6 +1,7 @@
 """The API layer, repair writes and the preview's osc commands against a
 real Placement server (openstack-placement 16 on loopback, sqlite)."""
 
+import dataclasses
 import os
 import shlex
 import subprocess
@@ -77,27 +78,13 @@ def test_empty_put_deletes_and_generations_restart(placement, build):
     build.allocate({rp: {'VCPU': 2}}, consumer=consumer)
     after = parse.consumer(consumer,
                            api.consumer_allocations(placement, consumer))
-    assert after.generation == 1
-    old = m.Consumer(consumer, 1, {rp: SMALL})
-    assert repair.fingerprint(old) != repair.fingerprint(after)
-    assert repair.fingerprint(before) != repair.fingerprint(after)
-
-
-def test_post_allocations_is_all_or_nothing(placement, build):
-    rp = build.provider('node')
-    first = build.allocate({rp: SMALL})
-    second = build.allocate({rp: SMALL})
-    with pytest.raises(ks_exc.Conflict):
-        api.post_allocations(placement, {
-            first: dict(allocations={}, generation=1, project_id='p',
-                        user_id='u'),
-            second: dict(allocations={}, generation=5, project_id='p',
-                         user_id='u')})
-    assert set(api.provider_allocations(placement, rp)) == {first, second}
-    api.post_allocations(placement, {
-        c: dict(allocations={}, generation=1, project_id='p', user_id='u')
-        for c in (first, second)})
-    assert api.provider_allocations(placement, rp) == {}
+    assert after.generation == 1 and before.allocations == {}
+    # A confirm made on the first body must not pass for the second one:
+    # same generation, so the whole body is compared.
+    confirmed = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 1,
+                       'p', 'u', {rp: SMALL}, {})
+    fresh = dataclasses.replace(confirmed, before=after.allocations)
+    assert 'changed since the preview' in repair._differs(fresh, confirmed)
 
 
 def test_consumer_type_at_138_and_why_we_write_at_128(placement, build):
@@ -145,15 +132,20 @@ def test_osc_commands_leave_the_promised_state(placement, placement_url,
     old = build.provider('old')
     new = build.provider('new')
     gpu = build.provider('gpu', parent=new)
-    consumer = build.allocate({old: SMALL, new: SMALL, gpu: {'VCPU': 1}})
+    placement.put('/resource_classes/CUSTOM_GPU', microversion='1.7')
+    placement.put('/resource_providers/%s/inventories' % gpu, json={
+        'resource_provider_generation': 1,
+        'inventories': {'CUSTOM_GPU': {'total': 4}}})
+    consumer = build.allocate({old: SMALL, new: SMALL,
+                               gpu: {'CUSTOM_GPU': 1}})
     server = m.Server(consumer, name='vm', status='ACTIVE',
                       node=api.provider_list(placement, uuid=new)[0]['name'],
                       project_id='p', user_id='u', image_ref='img',
-                      flavor=m.Flavor(2, 1024, 10, extra_specs={}))
+                      flavor=m.Flavor(1, 512, 1, extra_specs={
+                          'resources1:CUSTOM_GPU': '1'}))
     snapshot = _snapshot(placement, consumer,
                          server if action != m.DELETE else None, [old, new])
-    finding = classify.Auditor(snapshot).finding(consumer, old, SMALL)
-    plan = planner.make_plan(snapshot, finding, action)
+    plan = classify.Auditor(snapshot).plan(consumer, old, action)
     for command in planner.osc_commands(plan):
         _replay(placement_url, command)
     now = parse.consumer(consumer,
@@ -165,17 +157,51 @@ def test_osc_commands_leave_the_promised_state(placement, placement_url,
 def test_repair_write_applies_the_plan(placement, build, journal, action):
     old = build.provider('old')
     new = build.provider('new')
-    consumer = build.allocate({old: SMALL, new: {'VCPU': 1}})
+    consumer = build.allocate({old: SMALL, new: SMALL})
     server = m.Server(consumer, name='vm', status='ACTIVE',
                       node=api.provider_list(placement, uuid=new)[0]['name'],
                       project_id='p', user_id='u', image_ref='img',
                       flavor=m.Flavor(1, 512, 1, extra_specs={}))
     snapshot = _snapshot(placement, consumer, server, [old, new])
-    finding = classify.Auditor(snapshot).finding(consumer, old, SMALL)
-    assert finding.verdict == m.MOVED
-    plan = planner.make_plan(snapshot, finding, action)
+    auditor = classify.Auditor(snapshot)
+    assert auditor.finding(consumer, old).verdict == m.MOVED
+    plan = auditor.plan(consumer, old, action)
     outcome = repair.write(placement, journal, plan)
     assert outcome.status == repair.DONE, outcome.message
     body = api.consumer_allocations(placement, consumer)
     assert parse.consumer(consumer, body).allocations == plan.after
     assert body['consumer_generation'] == 2
+
+
+def test_a_deleted_provider_comes_back_whole(placement, build):
+    """What Restore of a provider deletion relies on: the record holds
+    everything Placement loses, and re-creating from it gives it back."""
+    root = build.provider('dead-node')
+    child = build.provider('dead-node-nic', parent=root)
+    placement.put('/traits/CUSTOM_RACK_7', microversion='1.6')
+    generation = placement.get('/resource_providers/%s' % child,
+                               microversion='1.19').json()['generation']
+    placement.put('/resource_providers/%s/traits' % child,
+                  microversion='1.6', json={
+                      'resource_provider_generation': generation,
+                      'traits': ['CUSTOM_RACK_7', 'HW_CPU_X86_AVX2']})
+    generation += 1
+    aggregate = '4c0f8a10-7e4e-4b3e-9e7a-0d8c1a9b2f31'
+    placement.put('/resource_providers/%s/aggregates' % child,
+                  microversion='1.19', json={
+                      'resource_provider_generation': generation,
+                      'aggregates': [aggregate]})
+    records = [api.provider_record(placement, rp) for rp in (child, root)]
+    assert records[0]['parent_provider_uuid'] == root
+    assert records[0]['traits'] == ['CUSTOM_RACK_7', 'HW_CPU_X86_AVX2']
+    assert records[0]['aggregates'] == [aggregate]
+    assert records[0]['inventories']['VCPU']['total'] == 64
+    for rp in (child, root):
+        api.delete_provider(placement, rp)
+    assert api.provider_record(placement, child) is None
+    for record in reversed(records):
+        api.create_provider(placement, record)
+    again = [api.provider_record(placement, rp) for rp in (child, root)]
+    for before, after in zip(records, again):
+        assert {k: v for k, v in after.items() if k != 'generation'} == \
+            {k: v for k, v in before.items() if k != 'generation'}

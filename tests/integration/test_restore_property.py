@@ -1,6 +1,7 @@
 """Property: any sequence of repairs and restores on a real Placement,
-followed by restoring every journal entry newest first, leaves every
-consumer exactly as it started, allocation for allocation."""
+followed by undoing every change still in effect, latest first (the only
+order the History allows), leaves every consumer exactly as it started,
+allocation for allocation."""
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -9,6 +10,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
+from tests.integration.conftest import CLOUD, logged, restore_entries
 
 BIG = dict(vcpus=100000, ram=10 ** 8, disk=10 ** 6)
 amounts = st.fixed_dictionaries(
@@ -28,9 +30,7 @@ def _state(placement, consumers):
 
 
 def _restore(placement, journal, entry):
-    (row,) = repair.preview_restore(placement, [entry])
-    return repair.restore(placement, journal, [entry],
-                          {entry.consumer: row.fingerprint})[0]
+    return restore_entries(placement, journal, [entry])[1][0]
 
 
 @settings(max_examples=20, deadline=None,
@@ -47,10 +47,9 @@ def test_restoring_everything_gives_back_the_initial_state(
     for index, kind, target in operations:
         consumer = consumers[index % len(consumers)]
         if kind == 'restore':
-            latest = journal_module.entries(consumer=consumer)
-            applied = [e for e in latest if e.status == e.APPLIED]
-            if applied:
-                _restore(placement, journal, applied[0])
+            latest = logged(consumer=consumer)
+            if latest and latest[0].status == latest[0].APPLIED:
+                _restore(placement, journal, latest[0])
             continue
         now = parse.consumer(consumer,
                              api.consumer_allocations(placement, consumer))
@@ -64,9 +63,15 @@ def test_restoring_everything_gives_back_the_initial_state(
                       'p', 'u', now.allocations, after)
         assert repair.write(placement, journal, plan).status == repair.DONE
 
-    touched = [e for c in consumers for e in journal_module.entries(consumer=c)
-               if e.status == e.APPLIED]
-    for entry in sorted(touched, key=lambda e: e.id, reverse=True):
-        outcome = _restore(placement, journal, entry)
-        assert outcome.status == repair.DONE, outcome.message
+    # Undo everything, latest change first, as the History allows.
+    for consumer in consumers:
+        while True:
+            allowed = journal_module.restorable(CLOUD, [consumer]).get(
+                consumer, set())
+            entries = {e.id: e for e in logged(consumer=consumer)}
+            undo = [i for i in allowed if entries[i].action != m.RESTORE]
+            if not undo:
+                break
+            outcome = _restore(placement, journal, entries[max(undo)])
+            assert outcome.status == repair.DONE, outcome.message
     assert _state(placement, consumers) == start

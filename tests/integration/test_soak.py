@@ -8,8 +8,8 @@ import time
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
+from tests.integration.conftest import logged, restore_entries
 
 ROUNDS = 150
 SECONDS = 45
@@ -43,10 +43,8 @@ def test_soak_repairs_and_restores_lose_nothing(placement, build, journal,
         outcome = repair.write(placement, journal, plan)
         writes += 1
         assert outcome.status == repair.DONE, outcome.message
-        (entry,) = journal_module.entries(consumer=consumer)[:1]
-        (row,) = repair.preview_restore(placement, [entry])
-        (restored,) = repair.restore(placement, journal, [entry],
-                                     {consumer: row.fingerprint})
+        entry = logged(consumer=consumer)[0]
+        _, (restored,) = restore_entries(placement, journal, [entry])
         writes += 1
         refused += restored.status != repair.DONE
     final = {c: state(c).allocations for c in consumers}
@@ -60,7 +58,7 @@ def test_soak_repairs_and_restores_lose_nothing(placement, build, journal,
     with capsys.disabled():
         print('\nsoak: %d rounds, %d writes (%d journal entries) in %.1f s, '
               '%d restores refused, %d allocation units lost' % (
-                  rounds, writes, len(journal_module.entries(limit=10000)),
+                  rounds, writes, len(logged()),
                   elapsed, refused, lost))
     assert refused == 0
     assert lost == 0

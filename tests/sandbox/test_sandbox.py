@@ -206,11 +206,53 @@ def test_healthy(sb):
     assert set(verdicts(e).values()) == {'ok'}
 
 
+def test_wrong_amount(sb):
+    e = sb.stage('wrong_amount')
+    s = e['servers'][0]
+    h = sb.config['hosts']
+    assert allocs(sb, s['uuid']) == {h['host3']: dict(SMALL, MEMORY_MB=4096)}
+    assert verdicts(e) == {(s['uuid'], 'host3'): 'wrong_amount'}
+
+
+def test_port_bandwidth_left(sb):
+    e = sb.stage('port_bandwidth_left')
+    s = e['servers'][0]
+    h = sb.config['hosts']
+    nics = e['checks']['nics']
+    assert allocs(sb, s['uuid']) == {
+        h['host2']: SMALL, h['host3']: SMALL,
+        nics['host3:br-phys']: {'NET_BW_EGR_KILOBIT_PER_SEC': 1000}}
+    sess = sb.admin_session()
+    nic = placement(sess, sb, '/resource_providers/%s' %
+                    nics['host3:br-phys'], mv='1.14').json()
+    assert nic['parent_provider_uuid'] == h['host3']
+    assert verdicts(e) == {(s['uuid'], 'host2'): 'ok',
+                           (s['uuid'], 'host3'): 'moved',
+                           (s['uuid'], 'host3:br-phys'): 'moved'}
+
+
+def test_pre_pike_consumer(sb):
+    """A PUT without a microversion records the incomplete-consumer
+    placeholders, as Placement before 1.8 did."""
+    e = sb.stage('pre_pike_consumer')
+    s = e['servers'][0]
+    h = sb.config['hosts']
+    assert allocs(sb, s['uuid']) == {h['host2']: SMALL}
+    body = placement(sb.admin_session(), sb, '/allocations/%s' %
+                     s['uuid']).json()
+    placeholder = '00000000-0000-0000-0000-000000000000'
+    assert (body['project_id'], body['user_id']) == (placeholder,
+                                                     placeholder)
+    assert verdicts(e) == {(s['uuid'], 'host2'): 'incomplete_consumer'}
+
+
 def test_manifest_and_placement_audit(sb):
     manifest = sb.incidents_manifest()
     assert set(manifest) == {'evacuation', 'deleted_behind_nova',
                              'failed_migration', 'unconfirmed_resize',
-                             'healed_away', 'healthy'}
+                             'healed_away', 'wrong_amount',
+                             'port_bandwidth_left', 'pre_pike_consumer',
+                             'healthy'}
     assert sb.reload()['incidents'] == manifest
     audit = sb.placement_audit()
     out = audit['output']
@@ -218,8 +260,10 @@ def test_manifest_and_placement_audit(sb):
     deleted = manifest['deleted_behind_nova']['servers'][0]['uuid']
     stale = manifest['failed_migration']['migrations'][1]['uuid']
     assert deleted in out and stale in out
-    # audit never flags the VERIFY_RESIZE migration or healthy servers
-    for name in ('unconfirmed_resize', 'healthy'):
+    # audit never flags the VERIFY_RESIZE migration, healthy servers, nor
+    # the wrong amount or the incomplete consumer (nothing it can see)
+    for name in ('unconfirmed_resize', 'healthy', 'wrong_amount',
+                 'pre_pike_consumer'):
         for s in manifest[name]['servers']:
             assert s['uuid'] not in out
         for m in manifest[name]['migrations']:

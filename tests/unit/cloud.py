@@ -47,19 +47,20 @@ class Cloud:
         return rp
 
     def server(self, name, host, flavor=SMALL, image='img', **kwargs):
-        server = m.Server(uuid=uid(name), name=name, status='ACTIVE',
-                          host=host, node=host, project_id='p', user_id='u',
-                          flavor=flavor, created=LONG_AGO.isoformat(),
-                          image_ref=image, **kwargs)
+        server = m.Server(**{
+            'uuid': uid(name), 'name': name, 'status': 'ACTIVE',
+            'host': host, 'node': host, 'project_id': 'p', 'user_id': 'u',
+            'flavor': flavor, 'created': LONG_AGO.isoformat(),
+            'image_ref': image, **kwargs})
         self.servers[server.uuid] = server
         return server.uuid
 
     def allocate(self, consumer, provider, resources=None, generation=1,
-                 modified=LONG_AGO):
+                 modified=LONG_AGO, owner=('p', 'u')):
         if resources is None:
             resources = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
         entry = self.consumers.setdefault(consumer, m.Consumer(
-            consumer, generation, {}, 'p', 'u', modified))
+            consumer, generation, {}, owner[0], owner[1], modified))
         entry.allocations[provider] = dict(resources)
 
     def migration(self, name, instance, status, kind='migration',

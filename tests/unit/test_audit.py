@@ -246,3 +246,90 @@ def test_server_on_a_node_placement_does_not_know_is_protected():
     found, _ = verdicts(cloud)
     assert found[(vm, H1)].verdict == m.PROTECTED
     assert 'host9 has no resource provider' in found[(vm, H1)].reason
+
+
+def test_one_function_gives_the_report_and_the_preview_the_same_finding():
+    """A wrong amount is a per-server finding: the row a preview checks is
+    the report's own, with the same repair (it used to be re-derived from
+    the allocation alone, and its repair refused as "now ok")."""
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 1})
+    auditor = classify.Auditor(cloud.snapshot())
+    (row,) = [f for f in auditor.report().findings if f.consumer == vm]
+    assert row.verdict == m.WRONG_AMOUNT
+    assert auditor.finding(vm, H1) == row
+    plan = auditor.plan(vm, H1, m.DELETE_AND_HEAL)
+    assert plan.after == {H1: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}
+
+
+def test_missing_says_where_the_allocation_is_and_offers_one_write():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host2')
+    cloud.allocate(vm, H3)
+    found, _ = verdicts(cloud)
+    missing = found[(vm, H2)]
+    assert missing.verdict == m.MISSING
+    assert 'its allocation is on host3: see there' in missing.reason
+    # A heal would leave host3 held: only delete and heal fixes it.
+    assert missing.actions == (m.DELETE_AND_HEAL,)
+    assert found[(vm, H3)].actions == (m.DELETE_AND_HEAL,)
+
+
+def test_verify_resize_reads_as_awaiting_confirm():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host2', status='VERIFY_RESIZE')
+    cloud.allocate(vm, H2)
+    mig = cloud.migration('mig', vm, 'finished', kind='resize',
+                          source='host1', dest='host2')
+    cloud.allocate(mig, H1)
+    found, _ = verdicts(cloud)
+    assert found[(vm, H2)].verdict == m.PROTECTED
+    assert found[(vm, H2)].reason == (
+        'resize %s (host1 → host2) awaiting confirm or revert' % mig)
+    assert found[(mig, H1)].reason == (
+        'source side of resize %s (host1 → host2) of server %s, awaiting '
+        'confirm or revert' % (mig, vm))
+    assert 'status finished' not in found[(mig, H1)].reason
+
+
+def test_incomplete_consumer_gets_its_servers_owner():
+    """Written before Placement 1.8: project and user are the placeholder;
+    heal_allocations would give it its server's, resources unchanged."""
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
+    auditor = classify.Auditor(cloud.snapshot())
+    finding = auditor.finding(vm, H1)
+    assert finding.verdict == m.INCOMPLETE_CONSUMER
+    assert 'incomplete-consumer placeholder' in finding.reason
+    assert finding.actions == (m.SET_OWNER,)
+    plan = auditor.plan(vm, H1, m.SET_OWNER)
+    assert plan.after == plan.before
+    assert (plan.project_id, plan.user_id) == ('p', 'u')
+    assert (plan.before_project, plan.before_user) == (m.INCOMPLETE,
+                                                       m.INCOMPLETE)
+    _, report = verdicts(cloud)
+    assert report.provider(H1).needed == report.provider(H1).usage
+
+
+def test_any_repair_of_an_incomplete_consumer_sets_its_owner():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host2')
+    cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
+    cloud.allocate(vm, H2)
+    plan = classify.Auditor(cloud.snapshot()).plan(vm, H1, m.TRIM)
+    assert plan.after == {H2: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}
+    assert (plan.project_id, plan.user_id) == ('p', 'u')
+    assert plan.changes_owner
+
+
+def test_a_consumer_nova_cannot_be_asked_about_is_protected():
+    cloud = Cloud()
+    stranger = uid('stranger')
+    cloud.allocate(stranger, H1)
+    snapshot = cloud.snapshot()
+    snapshot.unresolved = frozenset({stranger})
+    finding = classify.Auditor(snapshot).finding(stranger, H1)
+    assert finding.verdict == m.PROTECTED
+    assert finding.actions == ()

@@ -63,12 +63,7 @@ def _evacuated():
 
 
 def _plan(cloud, consumer, provider, action):
-    snapshot = cloud.snapshot()
-    finding = classify.Auditor(snapshot).finding(
-        consumer, provider,
-        snapshot.consumers[consumer].allocations.get(provider, {})
-        if consumer in snapshot.consumers else {})
-    return planner.make_plan(snapshot, finding, action)
+    return classify.Auditor(cloud.snapshot()).plan(consumer, provider, action)
 
 
 def test_trim_keeps_only_the_current_tree_and_its_osc_command():
@@ -99,7 +94,7 @@ def test_trim_refused_when_nothing_would_remain():
     cloud = Cloud()
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H3)
-    with pytest.raises(planner.PlanError, match='delete and heal'):
+    with pytest.raises(planner.CannotRepair, match='delete and heal'):
         _plan(cloud, vm, H3, m.TRIM)
 
 
@@ -112,7 +107,7 @@ def test_delete_empties_the_consumer():
     assert plan.after == {} and plan.generation == 4
     assert planner.osc_commands(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
-        'allocation delete %s' % ghost]
+        'allocation unset %s' % ghost]
 
 
 def test_heal_missing_creates_the_consumer():
@@ -124,18 +119,20 @@ def test_heal_missing_creates_the_consumer():
     assert (plan.project_id, plan.user_id) == ('p', 'u')
 
 
-def test_delete_and_heal_of_a_deleted_server_is_a_delete():
+def test_a_deleted_server_cannot_be_healed():
     cloud = Cloud()
     ghost = uid('ghost')
     cloud.known.add(ghost)
     cloud.allocate(ghost, H2)
-    assert _plan(cloud, ghost, H2, m.DELETE_AND_HEAL).after == {}
+    with pytest.raises(planner.CannotRepair,
+                       match='Cannot delete and heal here.*: delete'):
+        _plan(cloud, ghost, H2, m.DELETE_AND_HEAL)
 
 
 def test_heal_needs_visible_extra_specs():
     cloud = Cloud()
     vm = cloud.server('vm', 'host1', flavor=m.Flavor(1, 512, 1))
-    with pytest.raises(planner.PlanError, match='extra specs'):
+    with pytest.raises(planner.CannotRepair, match='extra specs'):
         _plan(cloud, vm, H1, m.HEAL)
 
 
@@ -163,3 +160,80 @@ def test_recommended_is_one_write_per_consumer():
     assert chosen[vm] == (H3, m.DELETE_AND_HEAL)
     assert chosen[other][1] == m.TRIM
     assert len(chosen) == 2
+
+
+def _with_bandwidth_left_on_host1(moved_along=False):
+    """Evacuated from host1 with a port's bandwidth on host1's NIC."""
+    cloud, vm = _evacuated()
+    nic1 = cloud.child(H1, 'host1:br-phys')
+    cloud.allocate(vm, nic1, {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+    if moved_along:
+        nic2 = cloud.child(H2, 'host2:br-phys')
+        cloud.allocate(vm, nic2, {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+    return cloud, vm, nic1
+
+
+def test_trim_and_heal_refuse_to_drop_what_a_flavor_cannot_rebuild():
+    cloud, vm, nic1 = _with_bandwidth_left_on_host1()
+    auditor = classify.Auditor(cloud.snapshot())
+    leftover = auditor.finding(vm, H1)
+    assert leftover.verdict == m.EVACUATED_SOURCE
+    assert leftover.actions == ()
+    assert 'NET_BW_EGR_KILOBIT_PER_SEC=1000 on host1:br-phys' in \
+        leftover.blocked
+    assert ('nova-manage placement heal_allocations --instance %s' % vm
+            in leftover.blocked)
+    for action in (m.TRIM, m.DELETE_AND_HEAL):
+        with pytest.raises(planner.CannotRepair,
+                           match='NET_BW_EGR_KILOBIT_PER_SEC=1000 on '
+                                 'host1:br-phys .a child of host1.'):
+            auditor.plan(vm, H1, action)
+
+
+def test_trim_drops_a_child_allocation_the_new_host_already_holds():
+    cloud, vm, nic1 = _with_bandwidth_left_on_host1(moved_along=True)
+    auditor = classify.Auditor(cloud.snapshot())
+    plan = auditor.plan(vm, H1, m.TRIM)
+    assert H1 not in plan.after and nic1 not in plan.after
+    assert {r.get('NET_BW_EGR_KILOBIT_PER_SEC') for r in
+            plan.after.values()} >= {1000}
+
+
+def test_delete_and_heal_rewrites_a_wrong_amount_on_a_sharing_provider():
+    cloud = Cloud()
+    ceph = cloud.sharing_provider('ceph')
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 512})
+    cloud.allocate(vm, ceph, {'DISK_GB': 9})
+    auditor = classify.Auditor(cloud.snapshot())
+    assert auditor.finding(vm, H1).verdict == m.WRONG_AMOUNT
+    plan = auditor.plan(vm, H1, m.DELETE_AND_HEAL)
+    assert plan.after == {H1: {'VCPU': 1, 'MEMORY_MB': 512},
+                          ceph: {'DISK_GB': 1}}
+
+
+def test_set_owner_command_names_the_new_owner():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
+    plan = _plan(cloud, vm, H1, m.SET_OWNER)
+    (command,) = planner.osc_commands(plan)
+    assert ' set %s --project-id p --user-id u ' % vm in command
+
+
+@pytest.mark.parametrize('setup,action,message', [
+    ('gone', m.TRIM, 'Nothing to trim to current host: consumer .* no '
+                     'longer holds anything on host3'),
+    ('ok', m.DELETE, 'Nothing to delete: server vm lives on host1'),
+    ('busy', m.TRIM, 'Not now: task migrating in progress'),
+])
+def test_refusals_are_in_words(setup, action, message):
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1', task_state='migrating'
+                      if setup == 'busy' else None)
+    cloud.allocate(vm, H1)
+    if setup == 'busy':
+        cloud.allocate(vm, H3)
+    provider = H1 if setup == 'ok' else H3
+    with pytest.raises(planner.CannotRepair, match=message):
+        _plan(cloud, vm, provider, action)

@@ -15,6 +15,7 @@ from tests.unit.cloud import Cloud, uid
 
 PLACEMENT = {
     'type': 'placement', 'name': 'placement',
+    'id': 'f0b5e7a4c1d94e2f8a3b6c7d8e9f0a1b',
     'endpoints_links': [],
     'endpoints': [{'region': 'RegionOne', 'interface': interface,
                    'url': 'http://placement.example.com/placement'}
@@ -24,10 +25,11 @@ PLACEMENT = {
 INDEX = reverse('horizon:admin:orphaned_allocations:index')
 REPAIR = reverse('horizon:admin:orphaned_allocations:repair')
 RESTORE = reverse('horizon:admin:orphaned_allocations:restore')
+DELETE_PROVIDER = reverse(
+    'horizon:admin:orphaned_allocations:delete_provider')
 H1, H2, H3, H4 = uid('host1'), uid('host2'), uid('host3'), uid('host4')
 GONE, GONE_BUSY = uid('gone'), uid('gone-busy')
 EVIL = '<script>alert(1)</script>'
-FP1, FP2 = '0123456789abcdef', 'fedcba9876543210'
 
 
 def detail(provider):
@@ -44,17 +46,22 @@ class Incidents:
     left its allocation (stale_migration, instance ``old``).
     host3: ``bare`` has no allocation (missing: heal); ``stranger`` is a
     consumer nobody knows (unknown_consumer: delete, never recommended).
+    ``legacy``, written before Placement 1.8 (incomplete_consumer: set
+    project and user).
     host4: healthy.
     gone: a provider whose compute node is gone, empty (deletable).
     gone-busy: one without compute node still holding a deleted server.
     """
 
-    def __init__(self, down_cell=False):
+    def __init__(self, down_cell=False, bandwidth_left=False):
         cloud = Cloud()
         cloud.host('host1', state='down', forced_down=True)
         self.vm = cloud.server(EVIL, 'host2')
         cloud.allocate(self.vm, H1)
         cloud.allocate(self.vm, H2)
+        if bandwidth_left:
+            cloud.allocate(self.vm, cloud.child(H1, 'host1-nic'),
+                           {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
         cloud.migration('evac', self.vm, 'done', kind='evacuation')
         self.ok = cloud.server('ok', 'host3')
         cloud.allocate(self.ok, H3)
@@ -73,6 +80,8 @@ class Incidents:
         self.stranger = uid('stranger')
         cloud.allocate(self.stranger, H3)
         cloud.host('host4')
+        self.legacy = cloud.server('legacy', 'host3')
+        cloud.allocate(self.legacy, H3, owner=(m.INCOMPLETE, m.INCOMPLETE))
         self.fine = cloud.server('fine', 'host4')
         cloud.allocate(self.fine, H4)
         cloud.providers[GONE] = m.Provider(GONE, 'gone', 1, GONE)
@@ -88,18 +97,25 @@ class Incidents:
         self.report = classify.audit(self.snapshot)
 
 
-def plan_row(consumer, provider=H1, action=m.TRIM, fingerprint=FP1,
-             before=None, after=None, reason='evacuated'):
+def plan_row(consumer, provider=H1, action=m.TRIM, before=None, after=None,
+             reason='evacuated', nova='server vm (ACTIVE)'):
     before = before or {H1: {'VCPU': 1}, H2: {'VCPU': 1}}
     after = {H2: {'VCPU': 1}} if after is None else after
     plan = m.Plan(action, consumer, provider, m.EVACUATED_SOURCE, reason, 1,
                   'p', 'u', before, after)
+    finding = m.Finding(consumer, provider, m.EVACUATED_SOURCE, reason,
+                        before.get(provider, {}), (action,), nova=nova)
     return repair.Row(repair.Selection(consumer, provider, action),
-                      plan=plan, fingerprint=fingerprint)
+                      plan=plan, finding=finding)
 
 
-def encoded(consumer, provider, action, instance=''):
-    return '%s:%s:%s:%s' % (consumer, provider, action, instance)
+def encoded(consumer, provider, action):
+    return '%s:%s:%s' % (consumer, provider, action)
+
+
+def signed_rows(response):
+    """The signed rows a preview page hands its confirm."""
+    return response.context['form'].initial['rows']
 
 
 class AdminViewTests(helpers.BaseAdminViewTests):

@@ -13,9 +13,9 @@ from tests.views.base import (AdminViewTests, EVIL, H1, H2, H3, INDEX,
                               REPAIR, Incidents, detail, encoded, helpers)
 
 
-def sel_link(consumer, provider, action, instance=''):
+def sel_link(consumer, provider, action):
     return 'href="%s?%s"' % (REPAIR, parse.urlencode(
-        {'sel': encoded(consumer, provider, action, instance)}))
+        {'sel': encoded(consumer, provider, action)}))
 
 
 def ticked(res):
@@ -58,9 +58,8 @@ class DetailTests(AdminViewTests):
         self.assertEqual([], table.get_row_actions(protected[0].datum))
         self.assertContains(res, 'data-verdict="protected"')
         self.assertNotContains(res, 'sel=%s' % incidents.resize)
-        # The stale migration's delete carries the server it belonged to.
-        self.assertContains(res, sel_link(incidents.stale, H2, 'delete',
-                                          incidents.old))
+        # Ids only: what the consumer is, the engine asks Nova.
+        self.assertContains(res, sel_link(incidents.stale, H2, 'delete'))
         # Only rows with a repair can be ticked for the batch actions.
         self.assertEqual(
             {r.datum.consumer for r in table.get_rows() if r.datum.actions},
@@ -131,6 +130,43 @@ class DetailTests(AdminViewTests):
         res = self.client.get(detail(H1))
         self.assertRedirectsNoFollow(res, INDEX)
         self.assertEqual(1, len(self.messages_seen.texts('error')))
+
+    @helpers.create_mocks({service: ['report']})
+    def test_upper_case_uuid_in_the_url(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.get(detail(H1.upper()))
+        self.assertEqual(200, res.status_code)
+        self.assertContains(res, 'data-verdict="evacuated_source"')
+
+    @helpers.create_mocks({service: ['report']})
+    def test_a_blocked_row_says_why_and_offers_nothing(self):
+        """Bandwidth left on a NIC of the old host: no flavor rebuilds it,
+        so neither trim nor delete and heal is offered, and the row says
+        which command heals it."""
+        incidents = Incidents(bandwidth_left=True)
+        self.mock_report.return_value = incidents.report
+        res = self.client.get(detail(H1))
+        table = res.context['allocations_table']
+        blocked = [r for r in table.get_rows()
+                   if r.datum.consumer == incidents.vm]
+        self.assertTrue(blocked)
+        for row in blocked:
+            self.assertEqual([], table.get_row_actions(row.datum))
+        self.assertContains(res, 'No repair here: it holds '
+                                 'NET_BW_EGR_KILOBIT_PER_SEC=1000 on '
+                                 'host1-nic')
+        self.assertContains(res, 'nova-manage placement heal_allocations '
+                                 '--instance %s' % incidents.vm)
+        self.assertNotContains(res, sel_link(incidents.vm, H1, 'trim'))
+
+    @helpers.create_mocks({service: ['report']})
+    def test_incomplete_consumer_offers_set_owner(self):
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        res = self.client.get(detail(H3))
+        self.assertContains(res, 'data-verdict="incomplete_consumer"')
+        self.assertContains(res, sel_link(incidents.legacy, H3, 'set_owner'))
+        self.assertContains(res, 'Set project and user')
 
     @helpers.create_mocks({service: ['report']})
     def test_malformed_provider_is_404(self):

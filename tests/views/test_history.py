@@ -1,5 +1,8 @@
-"""The journal: history tabs, export, restore preview and confirm."""
+"""The journal: history tabs (filter, pages), export, restore preview and
+confirm."""
 
+import csv
+import io
 import json
 from unittest import mock
 
@@ -8,57 +11,144 @@ from django.urls import reverse
 import pytest
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard import journal
 from orphan_dashboard import repair
 from orphan_dashboard import service
-from tests.views.base import (AdminViewTests, FP1, H1, INDEX, RESTORE,
-                              Incidents, helpers, uid)
+from tests.views.base import (AdminViewTests, H1, H2, INDEX, RESTORE,
+                              Incidents, detail, helpers, signed_rows, uid)
+
+HISTORY_TAB = {'tab': 'orphaned_allocations__history'}
 
 
-def entry():
+def entry(id=7, consumer=None, reason='moved', **kwargs):
     from orphan_dashboard.models import JournalEntry
-    return JournalEntry(id=7, action=m.TRIM, verdict=m.MOVED, provider=H1,
-                        consumer=uid('vm'), before={H1: {'VCPU': 1}},
-                        after={}, status=JournalEntry.APPLIED,
-                        user_name='admin', source='panel')
+    consumer = consumer or uid('vm')
+    return JournalEntry(**{
+        'id': id, 'action': m.TRIM, 'verdict': m.MOVED, 'provider': H1,
+        'consumer': consumer, 'subject': consumer, 'reason': reason,
+        'touched': H1, 'before': {H1: {'VCPU': 1}}, 'after': {},
+        'status': JournalEntry.APPLIED, 'user_name': 'admin',
+        'source': 'panel', 'consumer_project': 'p', 'consumer_user': 'u',
+        **kwargs})
 
 
 class HistoryTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'history']})
-    def test_history_tab_and_export(self):
+    def test_history_tab_restores_only_the_latest_change(self):
         self.mock_report.return_value = Incidents().report
-        self.mock_history.return_value = [entry()]
-        res = self.client.get(INDEX, {'tab': 'orphaned_allocations__history'})
+        newer, older = entry(8), entry(7)
+        self.mock_history.return_value = ([newer, older], False, False,
+                                          {newer.subject: {8}})
+        res = self.client.get(INDEX, HISTORY_TAB)
         self.assertContains(res, uid('vm'))
         self.assertContains(res, 'Trim to current host')
-        self.assertContains(res, RESTORE + '?entry=7')
+        self.assertContains(res, RESTORE + '?entry=8')
+        self.assertNotContains(res, RESTORE + '?entry=7')
+        self.mock_history.assert_called_once_with(
+            mock.ANY, marker=None, prev_marker=None, limit=20, provider=None)
+
+    @helpers.create_mocks({service: ['report', 'history']})
+    def test_the_filter_is_kept_and_used(self):
+        """Horizon keeps a server-side filter only for a DataTableView:
+        the tab's filter is posted, stored and read back by our view."""
+        self.mock_report.return_value = Incidents().report
+        self.mock_history.return_value = ([], False, False, {})
+        res = self.client.post(INDEX + '?tab=orphaned_allocations__history', {
+            'history__filter__q_field': 'consumer',
+            'history__filter__q': uid('vm')})
+        self.assertRedirectsNoFollow(
+            res, INDEX + '?tab=orphaned_allocations__history')
+        self.mock_history.reset_mock()
+        res = self.client.get(INDEX, HISTORY_TAB)
+        self.mock_history.assert_called_once_with(
+            mock.ANY, marker=None, prev_marker=None, limit=20, provider=None,
+            consumer=uid('vm'))
+        # The filter shows what it filters by, and so do the export links.
+        self.assertContains(res, 'value="%s"' % uid('vm'))
+        self.assertContains(res, 'export/csv/?consumer=%s' % uid('vm'))
+        # On a provider's page: its own entries, with the same filter.
+        self.mock_history.reset_mock()
+        self.client.get(detail(H2), {'tab': 'provider__history'})
+        self.mock_history.assert_called_once_with(
+            mock.ANY, marker=None, prev_marker=None, limit=20, provider=H2,
+            consumer=uid('vm'))
+
+    @helpers.create_mocks({service: ['report', 'history']})
+    def test_pages(self):
+        self.mock_report.return_value = Incidents().report
+        page = [entry(i, consumer=uid('vm%d' % i)) for i in (9, 8)]
+        self.mock_history.return_value = (page, True, True, {})
+        with self.settings(API_RESULT_PAGE_SIZE=2):
+            res = self.client.get(INDEX, dict(HISTORY_TAB, marker=10))
+        self.mock_history.assert_called_once_with(
+            mock.ANY, marker=10, prev_marker=None, limit=2, provider=None)
+        self.assertContains(res, 'marker=8')
+        self.assertContains(res, 'prev_marker=9')
+
+    @helpers.create_mocks({service: ['history_export']})
+    def test_export_is_everything_asked_for(self):
+        many = [entry(i, consumer=uid('vm%d' % i)) for i in range(1200, 0, -1)]
+        many[0].reason = '=HYPERLINK("http://evil.example.com")'
+        self.mock_history_export.return_value = iter(many)
         res = self.client.get(reverse(
-            'horizon:admin:orphaned_allocations:export', args=['csv']))
+            'horizon:admin:orphaned_allocations:export', args=['csv']),
+            {'consumer': uid('vm5')})
+        self.mock_history_export.assert_called_once_with(
+            mock.ANY, provider=None, consumer=uid('vm5'))
         self.assertEqual('text/csv', res['Content-Type'])
-        self.assertIn(uid('vm'), res.content.decode())
+        rows = list(csv.DictReader(io.StringIO(
+            b''.join(res.streaming_content).decode())))
+        self.assertEqual(1200, len(rows))
+        self.assertEqual("'=HYPERLINK(\"http://evil.example.com\")",
+                         rows[0]['reason'])
+        self.mock_history_export.return_value = iter(many)
+        res = self.client.get(reverse(
+            'horizon:admin:orphaned_allocations:export', args=['json']))
+        self.assertEqual(1200, len(json.loads(
+            b''.join(res.streaming_content))))
+
+
+@pytest.mark.parametrize('text', ['=1+1', '+1', '-1', '@SUM(A1)', '\tx',
+                                  '\rx'])
+def test_csv_cells_a_spreadsheet_would_run_are_neutralized(text):
+    (header, row) = csv.reader(io.StringIO(''.join(journal.export_csv(
+        [entry(reason=text)]))))
+    assert row[header.index('reason')] == "'" + text
+
+
+def test_csv_keeps_plain_cells():
+    (header, row) = csv.reader(io.StringIO(''.join(journal.export_csv(
+        [entry(reason='server moved; 1 = 1')]))))
+    assert row[header.index('reason')] == 'server moved; 1 = 1'
 
 
 class RestoreTests(AdminViewTests):
     @helpers.create_mocks({service: ['journal_entries', 'preview_restore',
-                                     'restore']})
+                                     'restore', 'report']})
     def test_preview_and_confirm(self):
+        self.mock_report.return_value = Incidents().report
         journaled = entry()
         self.mock_journal_entries.return_value = [journaled]
         plan = m.Plan(m.RESTORE, journaled.consumer, H1, m.MOVED, '', None,
                       'p', 'u', {}, {H1: {'VCPU': 1}})
-        self.mock_preview_restore.return_value = [repair.Row(
-            repair.Selection(journaled.consumer, H1, m.RESTORE), plan=plan,
-            fingerprint=FP1)]
+        row = repair.Row(repair.Selection(journaled.consumer, H1, m.RESTORE),
+                         plan=plan, notes=('server %s is deleted'
+                                           % journaled.consumer,))
+        self.mock_preview_restore.return_value = [(journaled, row)]
         res = self.client.get(RESTORE, {'entry': 7})
         self.assertContains(res, 'VCPU=1')
+        self.assertContains(res, 'host1')
+        self.assertContains(res, 'is deleted')
         self.mock_restore.return_value = [repair.Outcome(
             repair.Selection(journaled.consumer, H1, m.RESTORE), repair.DONE,
-            'restore done')]
-        res = self.client.post(RESTORE, {'rows': json.dumps([[7, FP1]])})
+            'done')]
+        res = self.client.post(RESTORE, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
+        self.mock_journal_entries.assert_called_with(mock.ANY, [7])
         self.mock_restore.assert_called_once_with(
-            mock.ANY, [journaled], {journaled.consumer: FP1})
-        self.assertEqual(['Restore of consumer %s on provider %s: done.'
-                          % (journaled.consumer, H1)],
+            mock.ANY, [journaled], {7: plan})
+        self.assertEqual(['Restore of consumer %s on host1: done.'
+                          % journaled.consumer],
                          self.messages_seen.texts('success'))
 
     @pytest.mark.error_messages
@@ -69,8 +159,8 @@ class RestoreTests(AdminViewTests):
         for query in ({'entry': 'x'}, {}, {'entry': 99}):
             res = self.client.get(RESTORE, query)
             self.assertRedirectsNoFollow(res, INDEX)
-        for rows in ('not json', [['x', FP1]], [[7, 'nope']], []):
-            res = self.client.post(RESTORE, {'rows': json.dumps(rows)})
+        for rows in ('not json', json.dumps([[7, 'nope']]), ''):
+            res = self.client.post(RESTORE, {'rows': rows})
             self.assertEqual(200, res.status_code)
             self.assertTrue(res.context['form'].non_field_errors())
         self.mock_preview_restore.assert_not_called()

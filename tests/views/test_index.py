@@ -6,9 +6,12 @@ from keystoneauth1 import exceptions as ks_exc
 from horizon import exceptions as horizon_exc
 import pytest
 
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import repair
 from orphan_dashboard import service
-from tests.views.base import (AdminViewTests, GONE, GONE_BUSY, H1, H2, H3, H4,
-                              INDEX, REPAIR, Incidents, detail, helpers)
+from tests.views.base import (AdminViewTests, DELETE_PROVIDER, GONE,
+                              GONE_BUSY, H1, H2, H3, H4, INDEX, REPAIR,
+                              Incidents, detail, helpers, signed_rows)
 
 
 class IndexTests(AdminViewTests):
@@ -28,8 +31,8 @@ class IndexTests(AdminViewTests):
                          [r.provider.name for r in rows])
         self.assertContains(res, 'href="%s"' % detail(H1))
         self.assertContains(res, 'Evacuated source: 1')
-        self.assertContains(res, 'Missing: 1, Unknown consumer: 1, '
-                                 'Protected: 1')
+        self.assertContains(res, 'Missing: 1, Incomplete consumer: 1, '
+                                 'Unknown consumer: 1, Protected: 1')
         self.assertContains(res, 'Forced down')
         self.assertContains(res, 'No compute node (orphaned provider)')
         self.assertContains(res, '512 / 0')
@@ -117,42 +120,81 @@ class IndexTests(AdminViewTests):
                          self.messages_seen.texts('info'))
 
 
+def provider_plan(uuid=GONE, name='gone'):
+    record = {'uuid': uuid, 'name': name, 'generation': 3,
+              'parent_provider_uuid': None, 'root_provider_uuid': uuid,
+              'inventories': {'VCPU': {'total': 8}},
+              'traits': ['COMPUTE_STATUS_DISABLED'], 'aggregates': []}
+    return repair.ProviderPlan(m.DELETE_PROVIDER, uuid, name, 3, record)
+
+
 class DeleteProviderTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_offered_only_for_an_empty_orphaned_provider(self):
         self.mock_report.return_value = Incidents().report
         res = self.client.get(INDEX)
-        self.assertContains(res, 'providers__delete__%s' % GONE)
-        self.assertNotContains(res, 'providers__delete__%s' % GONE_BUSY)
-        self.assertNotContains(res, 'providers__delete__%s' % H1)
+        link = 'href="%s?provider=%%s"' % DELETE_PROVIDER
+        self.assertContains(res, link % GONE)
+        self.assertNotContains(res, link % GONE_BUSY)
+        self.assertNotContains(res, link % H1)
 
-    @helpers.create_mocks({service: ['report', 'delete_provider']})
-    def test_delete(self):
+    @helpers.create_mocks({service: ['report', 'preview_provider_delete',
+                                     'delete_providers']})
+    def test_preview_then_delete(self):
         self.mock_report.return_value = Incidents().report
-        res = self.client.post(INDEX, {'action': 'providers__delete__%s' %
-                                                 GONE})
+        plan = provider_plan()
+        self.mock_preview_provider_delete.return_value = [repair.Row(
+            repair.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
+        res = self.client.get(DELETE_PROVIDER, {'provider': GONE})
+        self.mock_preview_provider_delete.assert_called_once_with(
+            mock.ANY, [GONE])
+        self.assertContains(res, 'COMPUTE_STATUS_DISABLED')
+        self.assertContains(res, 'VCPU=8')
+        self.assertContains(res, 'openstack resource provider delete %s' %
+                            GONE)
+        self.assertContains(res, 'value="Delete"')
+        self.mock_delete_providers.return_value = [repair.Outcome(
+            repair.Selection('', GONE, m.DELETE_PROVIDER), repair.DONE,
+            'done', plan, entry_id=3)]
+        res = self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
-        self.mock_delete_provider.assert_called_once_with(mock.ANY, GONE)
-        self.assertEqual(['Deleted Provider: gone'],
+        self.mock_delete_providers.assert_called_once_with(mock.ANY, [plan])
+        self.assertEqual(['Delete provider of provider gone: done.'],
                          self.messages_seen.texts('success'))
 
-    @pytest.mark.error_messages
-    @helpers.create_mocks({service: ['report', 'delete_provider']})
-    def test_forged_delete_of_a_busy_provider_is_refused(self):
+    @helpers.create_mocks({service: ['report', 'preview_provider_delete',
+                                     'delete_providers']})
+    def test_a_tree_with_a_blocked_member_cannot_be_confirmed(self):
         self.mock_report.return_value = Incidents().report
-        res = self.client.post(INDEX, {'action': 'providers__delete__%s' %
-                                                 GONE_BUSY})
-        self.assertRedirectsNoFollow(res, INDEX)
-        self.mock_delete_provider.assert_not_called()
-        self.assertEqual(1, len(self.messages_seen.texts('error')))
+        self.mock_preview_provider_delete.return_value = [
+            repair.Row(repair.Selection('', GONE_BUSY, m.DELETE_PROVIDER),
+                       error='provider gone-busy still holds allocations: '
+                             'repair them first'),
+            repair.Row(repair.Selection('', GONE, m.DELETE_PROVIDER),
+                       plan=provider_plan())]
+        res = self.client.get(DELETE_PROVIDER, {'provider': GONE_BUSY})
+        self.assertContains(res, 'still holds allocations')
+        self.assertNotContains(res, 'value="Delete"')
+        self.assertNotIn('rows', res.context['form'].initial)
+        res = self.client.post(DELETE_PROVIDER, {'rows': ''})
+        self.assertTrue(res.context['form'].non_field_errors())
+        self.mock_delete_providers.assert_not_called()
 
     @pytest.mark.error_messages
-    @helpers.create_mocks({service: ['report', 'delete_provider']})
+    @helpers.create_mocks({service: ['report', 'preview_provider_delete',
+                                     'delete_providers']})
     def test_placement_refusal_is_a_message(self):
         self.mock_report.return_value = Incidents().report
-        self.mock_delete_provider.side_effect = ks_exc.http.Conflict(
-            'resource provider in use')
-        res = self.client.post(INDEX, {'action': 'providers__delete__%s' %
-                                                 GONE})
+        plan = provider_plan()
+        self.mock_preview_provider_delete.return_value = [repair.Row(
+            repair.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
+        signed = signed_rows(self.client.get(DELETE_PROVIDER,
+                                             {'provider': GONE}))
+        self.mock_delete_providers.return_value = [repair.Outcome(
+            repair.Selection('', GONE, m.DELETE_PROVIDER), repair.FAILED,
+            'Placement failed: resource provider in use', plan)]
+        res = self.client.post(DELETE_PROVIDER, {'rows': signed})
         self.assertRedirectsNoFollow(res, INDEX)
-        self.assertEqual(1, len(self.messages_seen.texts('error')))
+        self.assertEqual(['Delete provider of provider gone failed: '
+                          'Placement failed: resource provider in use'],
+                         self.messages_seen.texts('error'))

@@ -1,7 +1,5 @@
 """Only admins: the panel's permissions and compute policy, server-side."""
 
-import json
-
 from django.test.utils import override_settings
 
 import horizon
@@ -9,9 +7,9 @@ from openstack_auth import utils as auth_utils
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import service
-from tests.views.base import (AdminViewTests, FP1, H1, H2, INDEX,
-                              MemberViewTests, REPAIR, Incidents, detail,
-                              encoded, helpers)
+from tests.views.base import (AdminViewTests, DELETE_PROVIDER, H1, H2,
+                              INDEX, MemberViewTests, REPAIR, RESTORE,
+                              Incidents, detail, encoded, helpers)
 
 POLICY = 'openstack_auth.policy.check'
 
@@ -51,23 +49,67 @@ class MemberTests(MemberViewTests):
     """A project member can neither see the panel nor use it."""
 
     @helpers.create_mocks({service: ['report', 'preview', 'apply',
-                                     'delete_provider']})
+                                     'preview_provider_delete',
+                                     'delete_providers', 'restore']})
     def test_member_is_refused(self):
         sel = encoded(H1, H2, m.TRIM)
         for res in (self.client.get(INDEX),
                     self.client.get(detail(H1)),
                     self.client.get(REPAIR, {'sel': sel}),
-                    self.client.post(REPAIR, {'rows': json.dumps(
-                        [[sel, FP1]])}),
-                    self.client.post(INDEX, {
-                        'action': 'providers__delete__%s' % H1})):
+                    self.client.post(REPAIR, {'rows': 'x'}),
+                    self.client.post(RESTORE, {'rows': 'x'}),
+                    self.client.get(DELETE_PROVIDER, {'provider': H1}),
+                    self.client.post(DELETE_PROVIDER, {'rows': 'x'})):
             self.assertEqual(403, res.status_code)
         self.mock_report.assert_not_called()
         self.mock_preview.assert_not_called()
         self.mock_apply.assert_not_called()
-        self.mock_delete_provider.assert_not_called()
+        self.mock_preview_provider_delete.assert_not_called()
+        self.mock_delete_providers.assert_not_called()
+        self.mock_restore.assert_not_called()
 
     @override_settings(POLICY_CHECK_FUNCTION=POLICY)
     def test_hidden_from_member_with_policy(self):
         self.request.user = auth_utils.get_user(self.request)
         self.assertFalse(panel().can_access({'request': self.request}))
+
+
+class PlacementPolicyTests(AdminViewTests):
+    """The write actions declare Placement's rules too; with a placement
+    policy file registered they are enforced like Nova's."""
+
+    def policy(self, rules):
+        import os
+        import tempfile
+
+        from openstack_auth import policy
+        path = os.path.join(tempfile.mkdtemp(), 'placement_policy.yaml')
+        with open(path, 'w') as f:
+            f.write(rules)
+        files = dict(self._settings_policy_files(), placement=path)
+        policy.reset()
+        self.addCleanup(policy.reset)
+        return override_settings(POLICY_CHECK_FUNCTION=POLICY,
+                                 POLICY_FILES=files)
+
+    def _settings_policy_files(self):
+        from django.conf import settings
+        return settings.POLICY_FILES
+
+    @helpers.create_mocks({service: ['report']})
+    def test_repairs_follow_placements_rules(self):
+        import os
+
+        import orphan_dashboard
+        self.mock_report.return_value = Incidents().report
+        shipped = open(os.path.join(os.path.dirname(
+            orphan_dashboard.__file__), 'conf',
+            'placement_policy.yaml')).read()
+        with self.policy(shipped):
+            res = self.client.get(detail(H1))
+        self.assertContains(res, 'allocations__row_')
+        self.assertContains(res, REPAIR + '?sel=')
+        with self.policy('"placement:allocations:update": "!"\n'):
+            res = self.client.get(detail(H1))
+        self.assertEqual(200, res.status_code)
+        self.assertNotContains(res, REPAIR + '?sel=')

@@ -1,33 +1,38 @@
-"""Preview (GET) and confirm (POST): nothing is written without a preview,
-and nothing forged gets through."""
+"""Preview (GET) and confirm (POST): nothing is written without a preview
+of this session, and nothing forged, altered, foreign or stale gets
+through."""
 
 import json
 from unittest import mock
 
+from django.core import signing
 from keystoneauth1 import exceptions as ks_exc
 import pytest
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard import repair
 from orphan_dashboard import service
-from tests.views.base import (AdminViewTests, EVIL, FP1, FP2, H1, H2, H3,
-                              INDEX, REPAIR, Incidents, encoded, helpers,
-                              plan_row, uid)
+from tests.views.base import (AdminViewTests, EVIL, H1, H2, H3, INDEX,
+                              REPAIR, Incidents, encoded, helpers, plan_row,
+                              signed_rows, uid)
+
+NOT_OURS = 'does not come from a preview of yours'
 
 
 class PreviewTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview']})
-    def test_before_after_and_commands(self):
+    def test_before_after_commands_and_signed_rows(self):
         incidents = Incidents()
         self.mock_report.return_value = incidents.report
         row = plan_row(incidents.vm)
         self.mock_preview.return_value = [row]
-        res = self.client.get(REPAIR, {'sel': '%s:%s:trim' % (incidents.vm,
-                                                              H1)})
+        res = self.client.get(REPAIR, {'sel': '%s:%s:trim' % (
+            incidents.vm, H1.upper())})
         self.assertEqual(200, res.status_code)
         self.assertTemplateUsed(res, 'admin/orphaned_allocations/repair.html')
         self.mock_preview.assert_called_once_with(
-            mock.ANY, [repair.Selection(incidents.vm, H1, m.TRIM)])
+            mock.ANY, [repair.Selection(incidents.vm, H1, m.TRIM)], [])
         # Before on host1 and host2, after on host2 only, by name.
         previews = res.context['previews']
         self.assertEqual([('host1', H1, 'VCPU=1'), ('host2', H2, 'VCPU=1')],
@@ -37,13 +42,12 @@ class PreviewTests(AdminViewTests):
         self.assertEqual(1, len(row.commands))
         self.assertIn('resource provider allocation unset', row.commands[0])
         self.assertContains(res, row.commands[0].replace("'", '&#x27;'))
-        # The server's name is escaped.
-        self.assertNotContains(res, EVIL)
-        self.assertContains(res, 'server &lt;script&gt;alert(1)'
-                                 '&lt;/script&gt; (ACTIVE)')
         self.assertContains(res, 'type="submit" value="Confirm"')
-        self.assertEqual([[encoded(incidents.vm, H1, m.TRIM), FP1]],
-                         json.loads(res.context['form'].initial['rows']))
+        # The confirm carries the plan itself, signed, not a fingerprint.
+        signed = signing.loads(signed_rows(res), salt=forms._salt(
+            res.wsgi_request, 'repair'))
+        self.assertEqual([repair.dump(row.plan)], signed['plans'])
+        self.assertEqual('host1', signed['names'][H1])
         self.assertEqual([], self.messages_seen)
 
     @helpers.create_mocks({service: ['report', 'preview']})
@@ -63,7 +67,8 @@ class PreviewTests(AdminViewTests):
         incidents = Incidents()
         self.mock_report.return_value = incidents.report
         self.mock_preview.return_value = [
-            plan_row(incidents.vm, reason='server %s moved' % EVIL),
+            plan_row(incidents.vm, reason='server %s moved' % EVIL,
+                     nova='server %s (ACTIVE)' % EVIL),
             repair.Row(repair.Selection(incidents.bare, H3, m.HEAL),
                        error='flavor %s is gone' % EVIL)]
         res = self.client.get(REPAIR, {'sel': [
@@ -74,21 +79,22 @@ class PreviewTests(AdminViewTests):
         self.assertContains(res, 'flavor &lt;script&gt;')
 
     @helpers.create_mocks({service: ['report', 'preview']})
-    def test_rows_that_cannot_be_done_are_not_submitted(self):
+    def test_rows_that_cannot_be_done_are_not_signed(self):
         incidents = Incidents()
         self.mock_report.return_value = incidents.report
+        good = plan_row(incidents.vm)
         self.mock_preview.return_value = [
-            plan_row(incidents.vm),
-            repair.Row(repair.Selection(incidents.bare, H3, m.HEAL),
-                       error='now ok: heal is not allowed',
-                       fingerprint=FP2)]
+            good, repair.Row(repair.Selection(incidents.bare, H3, m.HEAL),
+                             error='Nothing to heal: server bare lives on '
+                                   'host3.')]
         res = self.client.get(REPAIR, {'sel': [
             encoded(incidents.vm, H1, m.TRIM),
             encoded(incidents.bare, H3, m.HEAL)]})
         self.assertContains(res, 'Not possible:')
-        self.assertContains(res, 'now ok: heal is not allowed')
-        self.assertEqual([[encoded(incidents.vm, H1, m.TRIM), FP1]],
-                         json.loads(res.context['form'].initial['rows']))
+        self.assertContains(res, 'Nothing to heal: server bare lives on')
+        signed = signing.loads(signed_rows(res), salt=forms._salt(
+            res.wsgi_request, 'repair'))
+        self.assertEqual([repair.dump(good.plan)], signed['plans'])
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_nothing_possible_means_no_confirm_button(self):
@@ -96,37 +102,28 @@ class PreviewTests(AdminViewTests):
         self.mock_report.return_value = incidents.report
         self.mock_preview.return_value = [repair.Row(
             repair.Selection(incidents.bare, H3, m.HEAL),
-            error='now ok: heal is not allowed')]
+            error='Nothing to heal.')]
         res = self.client.get(REPAIR, {'sel': encoded(incidents.bare, H3,
                                                       m.HEAL)})
         self.assertContains(res, 'nothing will be written')
         self.assertNotContains(res, 'value="Confirm"')
+        self.assertNotIn('rows', res.context['form'].initial)
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_fix_recommended_takes_recommended_rows_only(self):
-        """Of host2 and host3: the stale migration (with its server) and
-        the missing allocation; not the unknown consumer, not protected."""
+        """Of host2 and host3: the stale migration, the missing allocation
+        and the incomplete consumer; not the unknown consumer, not
+        protected.  The stale migration's server comes from the report
+        shown, not the request."""
         incidents = Incidents()
         self.mock_report.return_value = incidents.report
         self.mock_preview.return_value = []
         self.client.get(REPAIR, {'provider': [H2, H3]})
         self.mock_preview.assert_called_once_with(mock.ANY, [
-            repair.Selection(incidents.stale, H2, m.DELETE, incidents.old),
-            repair.Selection(incidents.bare, H3, m.HEAL)])
-
-    @helpers.create_mocks({service: ['report', 'preview']})
-    def test_a_migration_row_gets_its_instance(self):
-        """From the link, or from the report when a batch left it out."""
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview.return_value = []
-        expected = repair.Selection(incidents.stale, H2, m.DELETE,
-                                    incidents.old)
-        for sel in (encoded(incidents.stale, H2, m.DELETE, incidents.old),
-                    '%s:%s:delete' % (incidents.stale, H2)):
-            self.mock_preview.reset_mock()
-            self.client.get(REPAIR, {'sel': sel})
-            self.mock_preview.assert_called_once_with(mock.ANY, [expected])
+            repair.Selection(incidents.stale, H2, m.DELETE),
+            repair.Selection(incidents.bare, H3, m.HEAL),
+            repair.Selection(incidents.legacy, H3, m.SET_OWNER)],
+            [incidents.old])
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'preview']})
@@ -136,7 +133,7 @@ class PreviewTests(AdminViewTests):
         for query in ({'sel': 'x:y:trim'},
                       {'sel': '%s:%s:drop_table' % (vm, H1)},
                       {'sel': '%s:%s:restore' % (vm, H1)},
-                      {'sel': '%s:%s:trim:not-a-uuid' % (vm, H1)},
+                      {'sel': '%s:%s:trim:%s' % (vm, H1, vm)},
                       {'sel': '%s:%s:trim::extra' % (vm, H1)},
                       {'sel': 'garbage'},
                       {'sel': '<b>%s</b>:%s:trim' % (vm, H1)},
@@ -148,6 +145,12 @@ class PreviewTests(AdminViewTests):
             self.assertRedirectsNoFollow(res, INDEX)
             self.assertEqual(1, len(self.messages_seen.texts('error')),
                              query)
+        self.messages_seen.clear()
+        res = self.client.get(REPAIR, {'sel': [
+            encoded(uid(str(i)), H1, m.DELETE) for i in range(201)]})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual(['Too many rows (201): at most 200 at once.'],
+                         self.messages_seen.texts('error'))
         self.mock_preview.assert_not_called()
 
     @pytest.mark.error_messages
@@ -175,83 +178,119 @@ class PreviewTests(AdminViewTests):
 
 
 class ConfirmTests(AdminViewTests):
+    def preview(self, rows, hints=()):
+        """Sign ``rows`` through the real preview page, as a browser gets
+        them."""
+        with mock.patch.object(service, 'report') as report, \
+                mock.patch.object(service, 'preview') as preview:
+            report.return_value = Incidents().report
+            preview.return_value = rows
+            with mock.patch.object(service, 'selections',
+                                   return_value=([r.selection for r in rows],
+                                                 list(hints))):
+                res = self.client.get(REPAIR, {'sel': [
+                    encoded(*map(str, (r.selection.consumer,
+                                       r.selection.provider,
+                                       r.selection.action)))
+                    for r in rows]})
+        self.salt = forms._salt(res.wsgi_request, 'repair')
+        return signed_rows(res)
+
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['apply']})
-    def test_applies_and_reports_each_row(self):
-        vm, other, third, stale, old = (uid('vm'), uid('other'),
-                                        uid('third'), uid('stale'),
-                                        uid('old'))
+    def test_applies_the_signed_plans_and_reports_each_row(self):
+        vm, other, third, stale = (uid('vm'), uid('other'), uid('third'),
+                                   uid('stale'))
+        rows = [plan_row(vm), plan_row(stale, H2, m.DELETE, after={}),
+                plan_row(other, H1, m.DELETE, after={}),
+                plan_row(third, H1, m.HEAL)]
+        signed = self.preview(rows, hints=[uid('old')])
         self.mock_apply.return_value = [
-            repair.Outcome(repair.Selection(vm, H1, m.TRIM), repair.DONE,
-                           'trim done'),
-            repair.Outcome(repair.Selection(stale, H2, m.DELETE, old),
-                           repair.DONE, 'delete done'),
-            repair.Outcome(repair.Selection(other, H1, m.DELETE),
-                           repair.SKIPPED, 'allocations changed since the '
-                           'preview; review them again'),
-            repair.Outcome(repair.Selection(third, H1, m.HEAL),
-                           repair.FAILED, 'Placement failed: 500 boom')]
-        rows = [[encoded(vm, H1, m.TRIM), FP1],
-                [encoded(stale, H2, m.DELETE, old), FP1],
-                [encoded(other, H1, m.DELETE), FP2],
-                [encoded(third, H1, m.HEAL), FP2]]
-        res = self.client.post(REPAIR, {'rows': json.dumps(rows)})
+            repair.Outcome(rows[0].selection, repair.DONE, 'done'),
+            repair.Outcome(rows[1].selection, repair.DONE, 'done'),
+            repair.Outcome(rows[2].selection, repair.SKIPPED,
+                           'its allocations changed since the preview'),
+            repair.Outcome(rows[3].selection, repair.FAILED,
+                           'Placement failed: 500 boom')]
+        res = self.client.post(REPAIR, {'rows': signed})
         self.assertNoFormErrors(res)
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_apply.assert_called_once_with(
-            mock.ANY, [repair.Selection(vm, H1, m.TRIM),
-                       repair.Selection(stale, H2, m.DELETE, old),
-                       repair.Selection(other, H1, m.DELETE),
-                       repair.Selection(third, H1, m.HEAL)],
-            {vm: FP1, stale: FP1, other: FP2, third: FP2})
+            mock.ANY, [r.plan for r in rows], [uid('old')])
         seen = self.messages_seen
         self.assertEqual(
-            ['Trim to current host of consumer %s on provider %s: done.'
-             % (vm, H1),
-             'Delete of consumer %s on provider %s: done.' % (stale, H2)],
+            ['Trim to current host of consumer %s on host1: done.' % vm,
+             'Delete of consumer %s on host2: done.' % stale],
             seen.texts('success'))
         self.assertEqual(
-            ['Delete of consumer %s on provider %s skipped: allocations '
-             'changed since the preview; review them again' % (other, H1)],
-            seen.texts('warning'))
+            ['Delete of consumer %s on host1 skipped: its allocations '
+             'changed since the preview' % other], seen.texts('warning'))
         self.assertEqual(
-            ['Heal of consumer %s on provider %s failed: Placement failed: '
-             '500 boom' % (third, H1)], seen.texts('error'))
+            ['Heal of consumer %s on host1 failed: Placement failed: '
+             '500 boom' % third], seen.texts('error'))
         self.assertEqual(
-            ['2 allocation changes written and journaled.',
+            ['2 changes written and journaled.',
              '1 change skipped: nothing was written for it.',
              '1 change failed.'], seen.texts('info'))
 
+    def assert_refused(self, data, text):
+        res = self.client.post(REPAIR, data)
+        self.assertEqual(200, res.status_code, data)
+        errors = res.context['form'].non_field_errors()
+        self.assertTrue(errors, data)
+        self.assertIn(text, ' '.join(errors), data)
+        self.assertNotIn('Traceback', ' '.join(errors))
+        self.assertContains(res, 'alert-danger')
+        self.assertNotContains(res, 'value="Confirm"')
+
     @helpers.create_mocks({service: ['apply']})
-    def test_forged_post_is_refused_without_writing(self):
+    def test_forged_altered_foreign_and_stale_posts_write_nothing(self):
         vm = uid('vm')
-        for rows in ([[encoded('../../etc', H1, m.TRIM), FP1]],
-                     [['%s:%s:rm:' % (vm, H1), FP1]],
-                     [[encoded(vm, H1, m.RESTORE), FP1]],
-                     [[encoded(vm, 'not-a-uuid', m.TRIM), FP1]],
-                     [[encoded(vm, H1, m.TRIM, 'not-a-uuid'), FP1]],
-                     [[encoded(vm, H1, m.TRIM), 'not-a-fingerprint']],
-                     [[encoded(vm, H1, m.TRIM)]],
-                     [[encoded(vm, H1, m.TRIM), FP1, 'extra']],
-                     {'sel': FP1}, 'not json', [], 42):
-            res = self.client.post(REPAIR, {'rows': json.dumps(rows)})
-            self.assertEqual(200, res.status_code, rows)
-            self.assertTrue(res.context['form'].non_field_errors(), rows)
-            # Shown to the operator, and no way to submit it again.
-            self.assertContains(res, 'alert-danger')
-            self.assertNotContains(res, 'value="Confirm"')
-        for data in ({'rows': 'not json'}, {}):
-            res = self.client.post(REPAIR, data)
-            self.assertEqual(200, res.status_code)
-            self.assertTrue(res.context['form'].non_field_errors())
+        signed = self.preview([plan_row(vm)])
+        salt = self.salt
+        plan = repair.dump(plan_row(vm).plan)
+        deep = '[' * 100000 + ']' * 100000
+        for rows, text in (
+                # Old unsigned rows, and anything else made up.
+                (json.dumps([[encoded(vm, H1, m.TRIM), '0123456789abcdef']]),
+                 NOT_OURS),
+                (json.dumps({'plans': [plan]}), NOT_OURS),
+                ('not json', NOT_OURS), ('', NOT_OURS), (deep, NOT_OURS),
+                # The signed rows with one letter changed.
+                (signed[:-3] + ('A' if signed[-3] != 'A' else 'B') +
+                 signed[-2:], NOT_OURS),
+                # Signed for another session (or user), or another form.
+                (signing.dumps({'plans': [plan]}, salt=salt + 'x'),
+                 NOT_OURS),
+                (signing.dumps({'plans': [plan]},
+                               salt=salt.replace('repair', 'restore')),
+                 NOT_OURS),
+                # Signed by us, but not a plan: never Python's words.
+                (signing.dumps({'plans': [{'kind': 'allocations',
+                                           'rm': '-rf'}]}, salt=salt),
+                 'not understood'),
+                (signing.dumps({'plans': 42}, salt=salt), 'not understood'),
+                (signing.dumps({'plans': []}, salt=salt), 'Nothing to'),
+                (signing.dumps({'plans': [plan] * 201}, salt=salt),
+                 'Too many rows (201)')):
+            self.assert_refused({'rows': rows}, text)
+        self.assert_refused({}, NOT_OURS)
+        self.mock_apply.assert_not_called()
+
+    @helpers.create_mocks({service: ['apply']})
+    def test_a_preview_expires(self):
+        signed = self.preview([plan_row(uid('vm'))])
+        later = signing.time.time() + 601
+        with mock.patch.object(signing.time, 'time', return_value=later):
+            self.assert_refused({'rows': signed}, 'more than 10 minutes old')
         self.mock_apply.assert_not_called()
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['apply']})
     def test_apply_failure_is_a_message(self):
+        signed = self.preview([plan_row(uid('vm'))])
         self.mock_apply.side_effect = ks_exc.ConnectFailure('down')
-        res = self.client.post(REPAIR, {'rows': json.dumps(
-            [[encoded(uid('vm'), H1, m.TRIM), FP1]])})
+        res = self.client.post(REPAIR, {'rows': signed})
         self.assertEqual(200, res.status_code)
         self.assertEqual(1, len(self.messages_seen.texts('error')))
         self.assertIn('nothing was written',
@@ -259,16 +298,16 @@ class ConfirmTests(AdminViewTests):
 
 
 class CsrfTests(AdminViewTests):
-    @helpers.create_mocks({service: ['apply', 'restore']})
+    @helpers.create_mocks({service: ['apply', 'restore',
+                                     'delete_providers']})
     def test_confirm_without_csrf_token_is_refused(self):
         from django.test import Client
         client = Client(enforce_csrf_checks=True)
         client.cookies = self.client.cookies
-        rows = [[encoded(uid('vm'), H1, m.TRIM), FP1]]
-        res = client.post(REPAIR, {'rows': json.dumps(rows)})
-        self.assertContains(res, 'CSRF', status_code=403)
-        res = client.post(REPAIR.replace('repair', 'restore'),
-                          {'rows': json.dumps([[7, FP1]])})
-        self.assertContains(res, 'CSRF', status_code=403)
+        for url in (REPAIR, REPAIR.replace('repair', 'restore'),
+                    REPAIR.replace('repair', 'providers/delete')):
+            res = client.post(url, {'rows': 'x'})
+            self.assertContains(res, 'CSRF', status_code=403)
         self.mock_apply.assert_not_called()
         self.mock_restore.assert_not_called()
+        self.mock_delete_providers.assert_not_called()

@@ -1,9 +1,11 @@
-"""Confirm forms: what the preview showed comes back, is re-validated, and
-goes to the engine, which re-reads and re-checks everything itself."""
+"""Confirm forms: the preview's plans come back signed, bound to the
+session that saw them and to their age; the engine then re-reads and
+re-plans every row and writes only where nothing changed since."""
 
-import json
 import re
+import secrets
 
+from django.core import signing
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
@@ -19,7 +21,7 @@ from orphan_dashboard import service
 
 UUID_RE = re.compile(r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                      r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')
-FINGERPRINT_RE = re.compile(r'^[0-9a-f]{16}$')
+SESSION_KEY = 'orphan_dashboard_preview_key'
 
 
 class BadSelection(ValueError):
@@ -28,46 +30,84 @@ class BadSelection(ValueError):
 
 def parse_uuid(value):
     if not isinstance(value, str) or not UUID_RE.match(value):
-        raise BadSelection(_('"%s" is not a UUID.') % value)
+        raise BadSelection(_('"%s" is not a UUID.') % str(value)[:40])
     return value.lower()
 
 
 def parse_selection(text):
-    """``consumer:provider:action[:instance]`` into a Selection."""
+    """``consumer:provider:action`` into a Selection (ids only)."""
     parts = str(text).split(':')
-    if len(parts) not in (3, 4):
-        raise BadSelection(_('Malformed selection "%s".') % text)
-    consumer, provider, action = parts[:3]
+    if len(parts) != 3:
+        raise BadSelection(_('Malformed selection "%s".') % str(text)[:120])
+    consumer, provider, action = parts
     if action not in m.ACTIONS:
-        raise BadSelection(_('Unknown action "%s".') % action)
-    instance = parse_uuid(parts[3]) if len(parts) == 4 and parts[3] else None
-    return repair.Selection(parse_uuid(consumer), parse_uuid(provider), action,
-                            instance)
+        raise BadSelection(_('Unknown action "%s".') % action[:40])
+    return repair.Selection(parse_uuid(consumer), parse_uuid(provider),
+                            action)
 
 
 def encode_selection(selection):
     return ':'.join([selection.consumer, selection.provider,
-                     selection.action, selection.migration_instance or ''])
+                     selection.action])
+
+
+def check_count(count):
+    """Refuse more rows than one confirm may carry."""
+    limit = service.setting('MAX_ROWS')
+    if count > limit:
+        raise BadSelection(_('Too many rows (%(count)d): at most %(limit)d '
+                             'at once.') % {'count': count, 'limit': limit})
+
+
+def _salt(request, kind):
+    """Binds a signed preview to this user's session and to its form."""
+    key = request.session.get(SESSION_KEY)
+    if not key:
+        key = request.session[SESSION_KEY] = secrets.token_hex(16)
+    return 'orphan_dashboard:%s:%s:%s' % (kind, request.user.id, key)
+
+
+def sign(request, kind, data):
+    """What a preview showed, signed for its confirm."""
+    return signing.dumps(data, salt=_salt(request, kind), compress=True)
+
+
+def unsign(request, kind, text):
+    """The data :func:`sign` signed in this session, not older than
+    ``ORPHAN_AUDIT_PREVIEW_MAX_AGE``; a clear error otherwise."""
+    max_age = service.setting('PREVIEW_MAX_AGE')
+    try:
+        return signing.loads(text, salt=_salt(request, kind),
+                             max_age=max_age)
+    except signing.SignatureExpired:
+        raise forms.ValidationError(_(
+            'This preview is more than %d minutes old: nothing was written. '
+            'Open it again to see the allocations as they are now.') %
+            (max_age // 60))
+    except signing.BadSignature:
+        raise forms.ValidationError(_(
+            'This confirmation does not come from a preview of yours, or '
+            'was altered: nothing was written. Open the preview again.'))
+    except Exception:
+        raise forms.ValidationError(_('The selection was not understood: '
+                                      'nothing was written.'))
 
 
 ROW_MESSAGES = {
     repair.DONE: (messages.success, _(
-        '%(action)s of consumer %(consumer)s on provider %(provider)s: done.'
-    )),
+        '%(action)s of %(what)s: done.')),
     repair.SKIPPED: (messages.warning, _(
-        '%(action)s of consumer %(consumer)s on provider %(provider)s '
-        'skipped: %(reason)s')),
+        '%(action)s of %(what)s skipped: %(reason)s')),
     repair.FAILED: (messages.error, _(
-        '%(action)s of consumer %(consumer)s on provider %(provider)s '
-        'failed: %(reason)s')),
+        '%(action)s of %(what)s failed: %(reason)s')),
 }
 
 
 def _summary(status, count):
     if status == repair.DONE:
         return ngettext_lazy(
-            '%(count)d allocation change written and journaled.',
-            '%(count)d allocation changes written and journaled.',
+            '%(count)d change written and journaled.',
+            '%(count)d changes written and journaled.',
             count) % {'count': count}
     if status == repair.SKIPPED:
         return ngettext_lazy(
@@ -79,7 +119,15 @@ def _summary(status, count):
                          count) % {'count': count}
 
 
-def _report_outcomes(request, outcomes):
+def _what(selection, names):
+    provider = names.get(selection.provider) or selection.provider
+    if not selection.consumer:
+        return _('provider %s') % provider
+    return _('consumer %(consumer)s on %(provider)s') % {
+        'consumer': selection.consumer, 'provider': provider}
+
+
+def report_outcomes(request, outcomes, names=None):
     """One message per row (done, skipped with why, failed with
     Placement's error), then the counts."""
     counts = {}
@@ -89,8 +137,7 @@ def _report_outcomes(request, outcomes):
         counts[status] = counts.get(status, 0) + 1
         add, text = ROW_MESSAGES[status]
         add(request, text % {'action': labels.action(outcome.selection.action),
-                             'consumer': outcome.selection.consumer,
-                             'provider': outcome.selection.provider,
+                             'what': _what(outcome.selection, names or {}),
                              'reason': outcome.message})
     for status in (repair.DONE, repair.SKIPPED, repair.FAILED):
         if counts.get(status):
@@ -98,79 +145,82 @@ def _report_outcomes(request, outcomes):
     return counts.get(repair.DONE, 0)
 
 
-class _RowsForm(forms.SelfHandlingForm):
-    """The preview's rows, echoed back in one hidden field.
+class _SignedRowsForm(forms.SelfHandlingForm):
+    """The preview's rows, signed, in one hidden field.
 
     Errors are the form's own (non-field) errors: a hidden field's errors
     would not be shown.
     """
     rows = forms.CharField(widget=forms.HiddenInput(), required=False)
 
+    kind = None
     nothing = _('Nothing selected.')
+    failure = _('Unable to write: nothing was written.')
 
     def clean(self):
         data = super().clean()
-        data['rows'] = self.decode(data.get('rows') or '')
+        signed = unsign(self.request, self.kind, data.get('rows') or '')
+        try:
+            data['rows'] = self.decode(signed)
+        except (BadSelection, ValueError, TypeError, KeyError,
+                AttributeError, RecursionError):
+            raise forms.ValidationError(_('The selection was not understood: '
+                                          'nothing was written.'))
+        if not data['rows']:
+            raise forms.ValidationError(self.nothing)
+        try:
+            check_count(len(data['rows']))
+        except BadSelection as exc:
+            raise forms.ValidationError(str(exc))
+        data['signed'] = signed
         return data
 
-    def parse_key(self, key):
-        """What a row's first item must be; raise ValueError otherwise."""
-        raise NotImplementedError
-
-    def decode(self, text):
-        """Decode ``[[key, fingerprint], ...]``, refusing forgeries."""
-        try:
-            rows = [(self.parse_key(key), str(fingerprint))
-                    for key, fingerprint in json.loads(text or '[]')]
-        except (ValueError, TypeError) as exc:
-            raise forms.ValidationError(
-                _('The selection was not understood: %s') % exc)
-        if not rows:
-            raise forms.ValidationError(self.nothing)
-        if not all(FINGERPRINT_RE.match(fp) for _key, fp in rows):
-            raise forms.ValidationError(_('Malformed preview state.'))
-        return rows
-
-
-class RepairForm(_RowsForm):
-    nothing = _('Nothing to repair.')
-
-    def parse_key(self, key):
-        return parse_selection(key)
-
-    def handle(self, request, data):
-        selections = [selection for selection, _fp in data['rows']]
-        fingerprints = {s.consumer: fp for s, fp in data['rows']}
-        try:
-            outcomes = service.apply(request, selections, fingerprints)
-        except Exception:
-            exceptions.handle(request, _('Unable to apply the repairs: '
-                                         'nothing was written.'))
-            return False
-        _report_outcomes(request, outcomes)
-        return True
-
-
-class RestoreForm(_RowsForm):
-    nothing = _('Nothing to restore.')
-
-    def parse_key(self, key):
-        return int(key)
+    def decode(self, signed):
+        return [repair.load(plan) for plan in signed['plans']]
 
     def handle(self, request, data):
         try:
-            entries = service.journal_entries(
-                request, [entry_id for entry_id, _fp in data['rows']])
+            outcomes = self.write(request, data)
         except ObjectDoesNotExist:
             messages.error(request, _('No such journal entry.'))
             return False
-        fingerprints = {e.consumer: fp
-                        for e, (_id, fp) in zip(entries, data['rows'])}
-        try:
-            outcomes = service.restore(request, entries, fingerprints)
         except Exception:
-            exceptions.handle(request, _('Unable to restore: nothing was '
-                                         'written.'))
+            exceptions.handle(request, self.failure)
             return False
-        _report_outcomes(request, outcomes)
+        report_outcomes(request, outcomes, data['signed'].get('names'))
         return True
+
+
+class RepairForm(_SignedRowsForm):
+    kind = 'repair'
+    nothing = _('Nothing to repair.')
+    failure = _('Unable to read the cloud again before writing: nothing was '
+                'written.')
+
+    def write(self, request, data):
+        return service.apply(request, data['rows'],
+                             data['signed'].get('hints', ()))
+
+
+class RestoreForm(_SignedRowsForm):
+    kind = 'restore'
+    nothing = _('Nothing to restore.')
+    failure = _('Unable to restore: nothing was written.')
+
+    def decode(self, signed):
+        return [(int(entry_id), repair.load(plan))
+                for entry_id, plan in signed['plans']]
+
+    def write(self, request, data):
+        ids = [entry_id for entry_id, _plan in data['rows']]
+        entries = service.journal_entries(request, ids)
+        return service.restore(request, entries, dict(data['rows']))
+
+
+class DeleteProvidersForm(_SignedRowsForm):
+    kind = 'delete_provider'
+    nothing = _('Nothing to delete.')
+    failure = _('Unable to delete the providers: nothing was deleted.')
+
+    def write(self, request, data):
+        return service.delete_providers(request, data['rows'])

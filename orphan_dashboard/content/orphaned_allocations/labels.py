@@ -12,6 +12,7 @@ VERDICTS = {
     m.STALE_MIGRATION: _('Stale migration'),
     m.MISSING: _('Missing'),
     m.WRONG_AMOUNT: _('Wrong amount'),
+    m.INCOMPLETE_CONSUMER: _('Incomplete consumer'),
     m.PROTECTED: _('Protected'),
     m.UNKNOWN_CONSUMER: _('Unknown consumer'),
 }
@@ -21,7 +22,9 @@ ACTIONS = {
     m.DELETE_AND_HEAL: _('Delete and heal'),
     m.DELETE: _('Delete'),
     m.HEAL: _('Heal'),
+    m.SET_OWNER: _('Set project and user'),
     m.RESTORE: _('Restore'),
+    m.DELETE_PROVIDER: _('Delete provider'),
 }
 
 

@@ -12,10 +12,10 @@ from django.template import defaultfilters
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext_lazy
 
 from horizon import exceptions
 from horizon import tables
+from horizon.utils import functions as utils
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import forms
@@ -24,6 +24,11 @@ from orphan_dashboard import repair
 from orphan_dashboard import service
 
 POLICY = (("compute", "os_compute_api:os-hypervisors:list"),)
+WRITE_ALLOCATIONS = POLICY + (("placement", "placement:allocations:update"),)
+DELETE_PROVIDERS = POLICY + (
+    ("placement", "placement:resource_providers:delete"),)
+"""Placement's own rules: enforced where a placement policy file is
+registered in ``POLICY_FILES`` (see the README)."""
 SHOWN_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 ON_SELECTION = {'data-batch-action': 'true'}
 """Horizon's table script keeps such buttons disabled until a row is
@@ -113,24 +118,21 @@ class ToggleAll(tables.LinkAction):
             '?show=all'
 
 
-class DeleteProvider(tables.DeleteAction):
-    policy_rules = POLICY
-
-    @staticmethod
-    def action_present(count):
-        return ngettext_lazy('Delete Provider', 'Delete Providers', count)
-
-    @staticmethod
-    def action_past(count):
-        return ngettext_lazy('Deleted Provider', 'Deleted Providers', count)
+class DeleteProvider(tables.LinkAction):
+    """Delete a provider tree Nova no longer has, after a preview."""
+    name = 'delete_provider'
+    verbose_name = _('Delete Provider')
+    classes = ('ajax-modal', 'btn-danger')
+    icon = 'trash'
+    policy_rules = DELETE_PROVIDERS
 
     def allowed(self, request, datum=None):
         """Only providers with no compute node and no allocations left."""
-        return datum is None or (datum.orphaned_provider and
-                                 not datum.consumers)
+        return datum is not None and datum.orphaned_provider and \
+            not datum.consumers
 
-    def delete(self, request, obj_id):
-        service.delete_provider(request, obj_id)
+    def get_link_url(self, datum):
+        return _url('delete_provider', provider=datum.provider.uuid)
 
 
 def _usage(rc):
@@ -217,7 +219,7 @@ def _finding_id(finding):
 class RepairRow(tables.LinkAction):
     """A repair of one row, previewed in a modal."""
     classes = ('ajax-modal',)
-    policy_rules = POLICY
+    policy_rules = WRITE_ALLOCATIONS
     repair = None
 
     def allowed(self, request, datum=None):
@@ -225,14 +227,13 @@ class RepairRow(tables.LinkAction):
 
     def get_link_url(self, datum):
         return _url('repair', sel=forms.encode_selection(repair.Selection(
-            datum.consumer, datum.provider, self.repair,
-            datum.instance if datum.instance != datum.consumer else None)))
+            datum.consumer, datum.provider, self.repair)))
 
 
 class RepairRows(tables.Action):
     """The same repair over the selected rows."""
     attrs = ON_SELECTION
-    policy_rules = POLICY
+    policy_rules = WRITE_ALLOCATIONS
     repair = None
 
     def handle(self, table, request, obj_ids):
@@ -240,20 +241,71 @@ class RepairRows(tables.Action):
             '%s:%s' % (obj_id, self.repair) for obj_id in obj_ids]))
 
 
-def _repair_actions(repair_name, label):
-    row = type('%sRow' % repair_name.title(), (RepairRow,), dict(
-        name=repair_name, verbose_name=label, repair=repair_name))
-    rows = type('%sRows' % repair_name.title(), (RepairRows,), dict(
-        name=repair_name + '_selected', verbose_name=label,
-        verbose_name_plural=label, repair=repair_name))
-    return row, rows
+class TrimRow(RepairRow):
+    name = m.TRIM
+    verbose_name = labels.action(m.TRIM)
+    repair = m.TRIM
 
 
-TrimRow, TrimRows = _repair_actions(m.TRIM, labels.action(m.TRIM))
-HealRow, HealRows = _repair_actions(m.DELETE_AND_HEAL,
-                                    labels.action(m.DELETE_AND_HEAL))
-DeleteRow, DeleteRows = _repair_actions(m.DELETE, labels.action(m.DELETE))
-CreateRow, CreateRows = _repair_actions(m.HEAL, labels.action(m.HEAL))
+class TrimRows(RepairRows):
+    name = m.TRIM + '_selected'
+    verbose_name = verbose_name_plural = labels.action(m.TRIM)
+    repair = m.TRIM
+
+
+class DeleteAndHealRow(RepairRow):
+    name = m.DELETE_AND_HEAL
+    verbose_name = labels.action(m.DELETE_AND_HEAL)
+    repair = m.DELETE_AND_HEAL
+
+
+class DeleteAndHealRows(RepairRows):
+    name = m.DELETE_AND_HEAL + '_selected'
+    verbose_name = verbose_name_plural = labels.action(m.DELETE_AND_HEAL)
+    repair = m.DELETE_AND_HEAL
+
+
+class DeleteRow(RepairRow):
+    name = m.DELETE
+    verbose_name = labels.action(m.DELETE)
+    repair = m.DELETE
+
+
+class DeleteRows(RepairRows):
+    name = m.DELETE + '_selected'
+    verbose_name = verbose_name_plural = labels.action(m.DELETE)
+    repair = m.DELETE
+
+
+class HealRow(RepairRow):
+    name = m.HEAL
+    verbose_name = labels.action(m.HEAL)
+    repair = m.HEAL
+
+
+class HealRows(RepairRows):
+    name = m.HEAL + '_selected'
+    verbose_name = verbose_name_plural = labels.action(m.HEAL)
+    repair = m.HEAL
+
+
+class SetOwnerRow(RepairRow):
+    name = m.SET_OWNER
+    verbose_name = labels.action(m.SET_OWNER)
+    repair = m.SET_OWNER
+
+
+class SetOwnerRows(RepairRows):
+    name = m.SET_OWNER + '_selected'
+    verbose_name = verbose_name_plural = labels.action(m.SET_OWNER)
+    repair = m.SET_OWNER
+
+
+def _reason(finding):
+    if finding.blocked:
+        return _('%(reason)s. No repair here: %(blocked)s') % {
+            'reason': finding.reason, 'blocked': finding.blocked}
+    return finding.reason
 
 
 class AllocationRow(tables.Row):
@@ -272,7 +324,7 @@ class AllocationsTable(SelectableTable):
     resources = tables.Column(lambda f: format_resources(f.resources),
                               verbose_name=_('Resources here'))
     verdict = tables.Column(_verdict, verbose_name=_('Verdict'))
-    reason = tables.WrappingColumn('reason', verbose_name=_('Reason'))
+    reason = tables.WrappingColumn(_reason, verbose_name=_('Reason'))
 
     def get_object_id(self, datum):
         return _finding_id(datum)
@@ -280,8 +332,10 @@ class AllocationsTable(SelectableTable):
     class Meta(object):
         name = 'allocations'
         verbose_name = _('Allocations')
-        table_actions = (TrimRows, HealRows, DeleteRows, CreateRows)
-        row_actions = (TrimRow, HealRow, DeleteRow, CreateRow)
+        table_actions = (TrimRows, DeleteAndHealRows, DeleteRows, HealRows,
+                         SetOwnerRows)
+        row_actions = (TrimRow, DeleteAndHealRow, DeleteRow, HealRow,
+                       SetOwnerRow)
         row_class = AllocationRow
         multi_select = True
 
@@ -292,7 +346,7 @@ class RestoreRow(tables.LinkAction):
     name = 'restore'
     verbose_name = _('Restore')
     classes = ('ajax-modal',)
-    policy_rules = POLICY
+    policy_rules = WRITE_ALLOCATIONS
 
     def allowed(self, request, datum=None):
         return datum is not None and _restorable(datum)
@@ -302,8 +356,10 @@ class RestoreRow(tables.LinkAction):
 
 
 def _restorable(entry):
-    """A write that happened, or may have: its *before* can be put back."""
-    return entry.status in (entry.APPLIED, entry.PENDING, entry.FAILED)
+    """The latest change of its subject still in effect, which happened
+    or may have: its *before* can be put back."""
+    return getattr(entry, 'restorable', False) and entry.status in (
+        entry.APPLIED, entry.PENDING, entry.FAILED)
 
 
 class RestoreRows(tables.Action):
@@ -311,7 +367,7 @@ class RestoreRows(tables.Action):
     verbose_name = _('Restore')
     verbose_name_plural = _('Restore')
     attrs = ON_SELECTION
-    policy_rules = POLICY
+    policy_rules = WRITE_ALLOCATIONS
 
     def handle(self, table, request, obj_ids):
         return shortcuts.redirect(_url('restore', entry=obj_ids))
@@ -346,9 +402,25 @@ class HistoryFilter(tables.FilterAction):
                       ('consumer', _('Consumer ='), True))
 
 
+def _provider_summary(record):
+    return _('provider %(name)s (%(inventories)s)') % {
+        'name': record.get('name', ''),
+        'inventories': format_resources({
+            rc: inventory.get('total') for rc, inventory in
+            (record.get('inventories') or {}).items()}) or _('no inventory')}
+
+
 def _change(entry):
-    return '%s → %s' % (format_allocations(entry.before),
-                        format_allocations(entry.after))
+    if entry.kind == entry.PROVIDER:
+        if entry.before:
+            return _('%s → deleted') % _provider_summary(entry.before)
+        return _('deleted → %s') % _provider_summary(entry.after)
+    change = '%s → %s' % (format_allocations(entry.before),
+                          format_allocations(entry.after))
+    if entry.before_project:
+        change += ' ' + _('(project %(old)s → %(new)s)') % {
+            'old': entry.before_project, 'new': entry.consumer_project}
+    return change
 
 
 def _outcome(entry):
@@ -378,6 +450,9 @@ class HistoryTable(SelectableTable):
         super().__init__(request, data, needs_form_wrapper, **kwargs)
         self.kwargs = kwargs
 
+    def get_object_id(self, datum):
+        return str(datum.id)
+
     class Meta(object):
         name = 'history'
         verbose_name = _('History')
@@ -388,16 +463,34 @@ class HistoryTable(SelectableTable):
 
 
 def history_data(tab, provider=None):
-    """Journal entries for a history tab, honouring its filter."""
+    """A page of journal entries for a history tab, honouring its filter
+    (kept in the session by the view) and Horizon's ``marker`` paging."""
     table = tab._tables['history']
     field = table.get_filter_field()
     value = table.get_filter_string().strip()
+    action = table._meta._filter_action
+    action.filter_string, action.filter_field = value, field
     query = {'provider': provider}
     if value and field in ('provider', 'consumer'):
         query[field] = value
     table.kwargs.update(query)
+    meta = table._meta
     try:
-        return service.history(tab.request, **query)
+        found, tab.has_prev, tab.has_more, restorable = service.history(
+            tab.request, marker=_int(tab.request.GET.get(
+                meta.pagination_param)),
+            prev_marker=_int(tab.request.GET.get(meta.prev_pagination_param)),
+            limit=utils.get_page_size(tab.request), **query)
     except Exception:
         exceptions.handle(tab.request, _('Unable to read the journal.'))
         return []
+    for entry in found:
+        entry.restorable = entry.id in restorable.get(entry.subject, ())
+    return found
+
+
+def _int(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

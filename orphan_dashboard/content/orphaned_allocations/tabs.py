@@ -56,6 +56,12 @@ class HistoryTab(tabs.TableTab):
         return tables.history_data(
             self, provider=self.tab_group.kwargs.get('provider_uuid'))
 
+    def has_prev_data(self, table):
+        return getattr(self, 'has_prev', False)
+
+    def has_more_data(self, table):
+        return getattr(self, 'has_more', False)
+
 
 class IndexTabs(tabs.TabGroup):
     slug = 'orphaned_allocations'

@@ -1,10 +1,7 @@
 """Thin views: read the report, render tables, preview and confirm."""
 
-import json
-
 from django import http
 from django.core.exceptions import ObjectDoesNotExist
-from django.urls import reverse
 from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext_lazy as _
@@ -15,11 +12,11 @@ from horizon import forms
 from horizon import messages
 from horizon import tabs
 
-from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import tables
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
+from orphan_dashboard import journal
 from orphan_dashboard import repair
 from orphan_dashboard import service
 
@@ -41,7 +38,21 @@ def _report(request, **kwargs):
     return report
 
 
-class IndexView(tabs.TabbedTableView):
+class _FilteredTabsView(tabs.TabbedTableView):
+    """Keeps the History tab's server-side filter, as ``DataTableView``
+    does for its own table: Horizon stores the filter only there."""
+
+    def post(self, request, *args, **kwargs):
+        self.load_tabs()
+        for entry in self._table_dict.values():
+            if self.handle_server_filter(request, table=entry['table']):
+                return http.HttpResponseRedirect(
+                    request.get_full_path().split('?')[0] + '?tab=' +
+                    entry['tab'].get_id())
+        return super().post(request, *args, **kwargs)
+
+
+class IndexView(_FilteredTabsView):
     tab_group_class = panel_tabs.IndexTabs
     template_name = 'admin/orphaned_allocations/index.html'
     page_title = _('Orphaned Allocations')
@@ -61,12 +72,13 @@ class IndexView(tabs.TabbedTableView):
         return context
 
 
-class DetailView(tabs.TabbedTableView):
+class DetailView(_FilteredTabsView):
     tab_group_class = panel_tabs.DetailTabs
     template_name = 'admin/orphaned_allocations/detail.html'
     page_title = '{{ provider_report.provider.name }}'
 
     def get_tabs(self, request, **kwargs):
+        kwargs['provider_uuid'] = kwargs['provider_uuid'].lower()
         if not hasattr(self, 'provider_report'):
             report = _report(request)
             provider = report and report.provider(kwargs['provider_uuid'])
@@ -87,7 +99,7 @@ class DetailView(tabs.TabbedTableView):
 
 
 class _PreviewView(forms.ModalFormView):
-    """Shared modal plumbing: rows computed on GET, echoed back on POST."""
+    """Modal plumbing: rows computed on GET and signed for the confirm."""
     success_url = INDEX_URL
     submit_label = _('Confirm')
 
@@ -122,6 +134,33 @@ class _PreviewView(forms.ModalFormView):
         self.rows = []
         return super().post(request, *args, **kwargs)
 
+    def names(self):
+        try:
+            return service.provider_names(self.request)
+        except Exception:
+            return {}
+
+    def signed_plans(self):
+        """The plans the confirm may write, as JSON-able data."""
+        return [repair.dump(r.plan) for r in self.rows if r.plan]
+
+    def get_initial(self):
+        plans = self.signed_plans()
+        if not plans:
+            return {}
+        return {'rows': repair_forms.sign(self.request, self.form_class.kind,
+                                          dict(self.signed_extra(),
+                                               plans=plans,
+                                               names=self.names()))}
+
+    def signed_extra(self):
+        return {}
+
+
+def _side(allocations, names):
+    return [(names.get(rp), rp, tables.format_resources(res))
+            for rp, res in sorted(allocations.items())]
+
 
 class RepairView(_PreviewView):
     form_class = repair_forms.RepairForm
@@ -131,76 +170,42 @@ class RepairView(_PreviewView):
     modal_header = _('Review the allocation changes')
     page_title = _('Review the allocation changes')
 
-    def selections(self):
-        """From ``sel`` (rows) or ``provider`` (their recommended repairs).
-
-        The migration a consumer stands for is looked up in the cached
-        report; the engine re-reads and re-checks it anyway.
-        """
+    def preview_rows(self):
         query = self.request.GET
         chosen = [repair_forms.parse_selection(s)
                   for s in query.getlist('sel')]
         providers = [repair_forms.parse_uuid(p)
                      for p in query.getlist('provider')]
+        repair_forms.check_count(len(chosen) + len(providers))
         if not chosen and not providers:
             raise repair_forms.BadSelection(_('Nothing selected.'))
-        report = self.report = service.report(self.request)
-        findings = self.findings = {(f.consumer, f.provider): f
-                                    for f in report.findings}
-        selections = []
-        for s in chosen:
-            finding = findings.get((s.consumer, s.provider))
-            instance = s.migration_instance or (
-                finding.instance if finding is not None and
-                finding.instance != finding.consumer else None)
-            selections.append(repair.Selection(s.consumer, s.provider,
-                                               s.action, instance))
-        problems = []
-        for uuid in providers:
-            provider = report.provider(uuid)
-            if provider is None:
-                raise repair_forms.BadSelection(
-                    _('No such resource provider.'))
-            problems.extend(provider.problems)
-        selections.extend(repair.Selection(
-            f.consumer, f.provider, action,
-            f.instance if f.instance != f.consumer else None)
-            for f, action in planner.recommended(problems))
+        try:
+            selections, self.hints = service.selections(self.request, chosen,
+                                                        providers)
+        except LookupError:
+            raise repair_forms.BadSelection(_('No such resource provider.'))
         if not selections:
             raise repair_forms.BadSelection(
                 _('No recommended repair on the selected hypervisors.'))
-        return selections
+        repair_forms.check_count(len(selections))
+        return service.preview(self.request, selections, self.hints)
 
-    def preview_rows(self):
-        return service.preview(self.request, self.selections())
+    def signed_extra(self):
+        return {'hints': list(getattr(self, 'hints', ()))}
 
     def get_context_data(self, **kwargs):
-        """Each row with its provider names and what Nova says about it."""
+        """Each row with its provider names and what Nova says now."""
         context = super().get_context_data(**kwargs)
-        report = getattr(self, 'report', None)
-        names = {p.provider.uuid: p.provider.name
-                 for p in (report.providers if report else [])}
-        findings = getattr(self, 'findings', {})
-
-        def side(allocations):
-            return [(names.get(rp), rp, tables.format_resources(res))
-                    for rp, res in sorted(allocations.items())]
-
+        names = self.names() if self.rows else {}
         context['previews'] = [dict(
             row=row, action=labels.action(row.selection.action),
-            nova=getattr(findings.get((row.selection.consumer,
-                                       row.selection.provider)), 'nova', ''),
+            nova=row.finding.nova if row.finding else '',
             provider=names.get(row.selection.provider),
-            before=side(row.plan.before) if row.plan else [],
-            after=side(row.plan.after) if row.plan else [])
+            before=_side(row.plan.before, names) if row.plan else [],
+            after=_side(row.plan.after, names) if row.plan else [])
             for row in self.rows]
         context['actionable'] = any(row.plan for row in self.rows)
         return context
-
-    def get_initial(self):
-        return {'rows': json.dumps([
-            [repair_forms.encode_selection(r.selection), r.fingerprint]
-            for r in getattr(self, 'rows', []) if r.plan])}
 
 
 class RestoreView(_PreviewView):
@@ -218,37 +223,75 @@ class RestoreView(_PreviewView):
             raise repair_forms.BadSelection(_('Malformed journal entry.'))
         if not ids:
             raise repair_forms.BadSelection(_('Nothing selected.'))
+        repair_forms.check_count(len(ids))
         try:
-            self.entries = service.journal_entries(self.request, ids)
+            entries = service.journal_entries(self.request, ids)
         except ObjectDoesNotExist:
             raise repair_forms.BadSelection(_('No such journal entry.'))
-        return list(zip(self.entries,
-                        service.preview_restore(self.request, self.entries)))
+        return service.preview_restore(self.request, entries)
+
+    def signed_plans(self):
+        return [[entry.id, repair.dump(row.plan)]
+                for entry, row in self.rows if row.plan]
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        names = self.names() if self.rows else {}
+        context['previews'] = [dict(
+            entry=entry, row=row, action=labels.action(entry.action),
+            provider=names.get(entry.provider),
+            before=_side(row.plan.before, names)
+            if row.plan and entry.kind != entry.PROVIDER else [],
+            after=_side(row.plan.after, names)
+            if row.plan and entry.kind != entry.PROVIDER else [])
+            for entry, row in self.rows]
+        context['actionable'] = any(row.plan for _entry, row in self.rows)
+        return context
+
+
+class DeleteProviderView(_PreviewView):
+    form_class = repair_forms.DeleteProvidersForm
+    template_name = 'admin/orphaned_allocations/delete_provider.html'
+    modal_id = 'delete_provider_modal'
+    form_id = 'delete_provider_form'
+    modal_header = _('Review the provider deletion')
+    page_title = _('Review the provider deletion')
+    submit_label = _('Delete')
+
+    def preview_rows(self):
+        roots = [repair_forms.parse_uuid(p)
+                 for p in self.request.GET.getlist('provider')]
+        if not roots:
+            raise repair_forms.BadSelection(_('Nothing selected.'))
+        repair_forms.check_count(len(roots))
+        return service.preview_provider_delete(self.request, roots)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context['actionable'] = bool(self.rows) and all(
+            row.plan for row in self.rows)
+        return context
 
     def get_initial(self):
-        return {'rows': json.dumps([
-            [entry.id, row.fingerprint]
-            for entry, row in getattr(self, 'rows', []) if row.plan])}
+        """All or nothing: a tree is deleted whole, children first."""
+        if not all(row.plan for row in self.rows):
+            return {}
+        return super().get_initial()
 
 
 class ExportHistoryView(generic.View):
-    def get(self, request, fmt):
-        from orphan_dashboard import journal
+    """The whole matching history of this cloud, streamed."""
 
-        found = service.history(request,
-                                provider=request.GET.get('provider') or None,
-                                consumer=request.GET.get('consumer') or None)
+    def get(self, request, fmt):
+        found = service.history_export(
+            request, provider=request.GET.get('provider') or None,
+            consumer=request.GET.get('consumer') or None)
         if fmt == 'csv':
-            response = http.HttpResponse(journal.export_csv(found),
-                                         content_type='text/csv')
+            response = http.StreamingHttpResponse(
+                journal.export_csv(found), content_type='text/csv')
         else:
-            response = http.HttpResponse(journal.export_json(found),
-                                         content_type='application/json')
+            response = http.StreamingHttpResponse(
+                journal.export_json(found), content_type='application/json')
         response['Content-Disposition'] = (
             'attachment; filename="orphan-journal.%s"' % fmt)
         return response
-
-
-def detail_url(provider_uuid):
-    return reverse('horizon:admin:orphaned_allocations:detail',
-                   args=[provider_uuid])

@@ -1,5 +1,11 @@
-"""``manage.py orphan_audit``: ``orphan-audit`` on a Horizon node."""
+"""``manage.py orphan_audit``: ``orphan-audit`` on a Horizon node.
 
+The same parser (:func:`cli.build_parser`) and the same code
+(:func:`cli.execute`), with the journal in Horizon's settings and
+``ORPHAN_AUDIT_MIN_AGE`` as the default minimum age.
+"""
+
+import argparse
 import sys
 
 from django.conf import settings
@@ -10,18 +16,15 @@ from orphan_dashboard import cli
 
 
 class Command(BaseCommand):
-    help = cli.build_parser().description
+    help = 'Find and repair orphaned allocations in Placement (see ' \
+           '"orphan-audit --help").'
 
     def add_arguments(self, parser):
-        cli.build_parser(parser)
-        parser.set_defaults(min_age=getattr(
-            settings, 'ORPHAN_AUDIT_MIN_AGE', classify.DEFAULT_MIN_AGE))
+        cli.build_parser(parser, defaults={'min_age': getattr(
+            settings, 'ORPHAN_AUDIT_MIN_AGE', classify.DEFAULT_MIN_AGE)})
+
+    def run_from_argv(self, argv):
+        super().run_from_argv(argv[:2] + cli.normalize(argv[2:]))
 
     def handle(self, *args, **options):
-        argv = []
-        for name in ('os_cloud', 'provider', 'min_age', 'concurrency'):
-            if options.get(name) is not None:
-                argv += ['--' + name.replace('_', '-'), str(options[name])]
-        argv += ['--' + flag for flag in ('json', 'apply', 'debug')
-                 if options[flag]]
-        sys.exit(cli.main(argv))
+        sys.exit(cli.execute(argparse.Namespace(**options), out=self.stdout))

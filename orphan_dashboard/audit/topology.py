@@ -1,0 +1,59 @@
+"""Provider trees and the compute nodes they stand for (pure)."""
+
+from orphan_dashboard.audit import model as m
+
+
+class Topology:
+    """Which provider belongs to which tree, and which tree to which node."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.providers = dict(snapshot.providers)
+        self.trees = {}
+        for provider in self.providers.values():
+            self.trees.setdefault(provider.root_uuid, set()).add(provider.uuid)
+        self.node_roots = {}
+        for provider in self.providers.values():
+            if provider.uuid == provider.root_uuid:
+                self.node_roots.setdefault(provider.name, provider.uuid)
+        for hypervisor in snapshot.hypervisors.values():
+            root = self.root(hypervisor.uuid)
+            self.node_roots[hypervisor.hostname] = root
+
+    def provider(self, uuid):
+        """The provider, or a stand-in for one that vanished since listing."""
+        return self.providers.get(uuid) or m.Provider(
+            uuid=uuid, name=uuid, generation=-1, root_uuid=uuid)
+
+    def name(self, uuid):
+        return self.provider(uuid).name
+
+    def root(self, uuid):
+        return self.provider(uuid).root_uuid
+
+    def tree(self, root_uuid):
+        return self.trees.get(root_uuid, {root_uuid})
+
+    def server_root(self, server):
+        """Root provider of the compute node ``server`` lives on, or None."""
+        if not server.node:
+            return None
+        return self.node_roots.get(server.node)
+
+    def is_sharing(self, uuid):
+        return uuid in self.snapshot.sharing_providers
+
+    def is_child(self, uuid):
+        """A nested provider (vGPU, PCI, a NIC's bandwidth...)."""
+        return (not self.is_sharing(uuid) and
+                self.provider(uuid).parent_uuid is not None)
+
+    def legitimate(self, server_root, uuid):
+        """May a server living under ``server_root`` hold ``uuid``?"""
+        return self.is_sharing(uuid) or (
+            server_root is not None and self.root(uuid) == server_root)
+
+    def host(self, uuid):
+        """The compute service host of ``uuid``'s tree, or None."""
+        hypervisor = self.snapshot.hypervisors.get(self.root(uuid))
+        return hypervisor.host if hypervisor is not None else None

@@ -1,0 +1,43 @@
+"""Entries name their cloud, their subject, the providers they touched and
+the owner before; provider deletions are journaled too."""
+
+from django.db import migrations, models
+
+
+def fill(apps, schema_editor):
+    entry_model = apps.get_model('orphan_dashboard', 'JournalEntry')
+    for entry in entry_model.objects.using(
+            schema_editor.connection.alias).iterator():
+        entry.subject = entry.consumer
+        entry.touched = ' '.join(sorted(
+            set(entry.before) | set(entry.after) | {entry.provider}))
+        entry.save(update_fields=['subject', 'touched'])
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('orphan_dashboard', '0001_initial'),
+    ]
+
+    operations = [
+        migrations.AddField('journalentry', 'cloud', models.CharField(
+            db_index=True, default='', max_length=255)),
+        migrations.AddField('journalentry', 'auth_url', models.CharField(
+            blank=True, max_length=255)),
+        migrations.AddField('journalentry', 'region', models.CharField(
+            blank=True, max_length=255)),
+        migrations.AddField('journalentry', 'placement_url', models.CharField(
+            blank=True, max_length=255)),
+        migrations.AddField('journalentry', 'kind', models.CharField(
+            default='allocations', max_length=16)),
+        migrations.AddField('journalentry', 'subject', models.CharField(
+            db_index=True, default='', max_length=36)),
+        migrations.AddField('journalentry', 'touched', models.TextField(
+            blank=True, default='')),
+        migrations.AddField('journalentry', 'before_project',
+                            models.CharField(max_length=64, null=True)),
+        migrations.AddField('journalentry', 'before_user',
+                            models.CharField(max_length=64, null=True)),
+        migrations.RunPython(fill, migrations.RunPython.noop),
+    ]

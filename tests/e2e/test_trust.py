@@ -1,0 +1,270 @@
+"""Writes as trustworthy as the reads, on the sandbox through a real
+Keystone login: wrong amounts and incomplete consumers repaired through
+the panel and ``orphan-audit apply``; forged, foreign and replayed confirms
+write nothing; what a consumer is comes from Nova, not from the request;
+a provider deletion is previewed, journaled whole and restorable; restore
+says what Nova says of a consumer now.  The journal database rolls back
+after each test; Placement and Nova do not."""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+from django.core import signing
+import pytest
+
+from orphan_dashboard.api import placement as api
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import journal as journal_module
+from orphan_dashboard import repair
+from tests.e2e.conftest import ROOT, login
+from tests.e2e.test_incidents import INDEX
+
+pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
+REPAIR = INDEX + 'repair/'
+RESTORE = INDEX + 'restore/'
+DELETE_PROVIDER = INDEX + 'providers/delete/'
+
+
+@pytest.fixture(scope='module')
+def cloud(tmp_path_factory):
+    from tests.e2e.conftest import Cloud
+    sandbox = Cloud(tmp_path_factory.mktemp('sandbox'),
+                    'unconfirmed_resize,wrong_amount,pre_pike_consumer,'
+                    'deleted_behind_nova,healthy')
+    yield sandbox
+    sandbox.stop()
+
+
+def held(clients, consumer):
+    body = api.consumer_allocations(clients.placement, consumer)
+    return {rp: a['resources'] for rp, a in body['allocations'].items()}
+
+
+def owner(clients, consumer):
+    body = api.consumer_allocations(clients.placement, consumer)
+    return body.get('project_id'), body.get('user_id')
+
+
+def server_of(cloud, name):
+    incident = cloud.incidents[name]
+    return incident['servers'][0]['uuid'], incident['expected'][0][
+        'provider']
+
+
+def confirm(horizon, url, preview):
+    assert preview.status_code == 200
+    response = horizon.post(url, {'rows': preview.context['form'].initial[
+        'rows']})
+    assert response.status_code == 302
+    return response
+
+
+def test_a_wrong_amount_is_repaired_from_its_row(cloud, horizon):
+    clients = cloud.clients()
+    server, host3 = server_of(cloud, 'wrong_amount')
+    assert held(clients, server)[host3]['MEMORY_MB'] == 4096
+    detail = horizon.get(INDEX + host3 + '/')
+    assert b'data-verdict="wrong_amount"' in detail.content
+    link = REPAIR + '?sel=%s%%3A%s%%3Adelete_and_heal' % (server, host3)
+    assert link.encode() in detail.content
+    confirm(horizon, REPAIR, horizon.get(link))
+    assert held(clients, server) == {host3: {'VCPU': 1, 'MEMORY_MB': 1024,
+                                             'DISK_GB': 10}}
+    (entry,) = journal_module.entries(None, consumer=server)[0]
+    assert (entry.status, entry.verdict) == ('applied', m.WRONG_AMOUNT)
+
+
+def test_an_incomplete_consumer_gets_its_owner_from_the_batch_action(
+        cloud, horizon):
+    clients = cloud.clients()
+    server, host2 = server_of(cloud, 'pre_pike_consumer')
+    assert owner(clients, server) == (m.INCOMPLETE, m.INCOMPLETE)
+    before = held(clients, server)
+    batch = horizon.post(INDEX + host2 + '/', {
+        'action': 'allocations__set_owner_selected',
+        'object_ids': ['%s:%s' % (server, host2)]})
+    assert batch.status_code == 302
+    confirm(horizon, REPAIR, horizon.get(batch['location']))
+    nova = clients.nova.get('/servers/%s' % server).json()['server']
+    assert owner(clients, server) == (nova['tenant_id'], nova['user_id'])
+    assert held(clients, server) == before, 'resources left alone'
+    # Restorable like any repair: the placeholders come back.
+    (entry,) = journal_module.entries(None, consumer=server)[0]
+    assert (entry.before_project, entry.consumer_project) == (
+        m.INCOMPLETE, nova['tenant_id'])
+    confirm(horizon, RESTORE, horizon.get(RESTORE, {'entry': entry.id}))
+    assert owner(clients, server) == (m.INCOMPLETE, m.INCOMPLETE)
+
+
+def test_forged_foreign_and_replayed_confirms_write_nothing(cloud,
+                                                            horizon):
+    clients = cloud.clients()
+    ghost, host2 = server_of(cloud, 'deleted_behind_nova')
+    before = held(clients, ghost)
+    preview = horizon.get(REPAIR, {'sel': '%s:%s:delete' % (ghost, host2)})
+    signed = preview.context['form'].initial['rows']
+    plan = signing.loads(signed, salt=_salt(preview))['plans'][0]
+    unsigned = json.dumps({'plans': [plan]})
+    other_admin = login(cloud, 'admin')
+    for client, rows in ((horizon, unsigned),
+                         (horizon, signed[:-2] + 'xx'),
+                         (other_admin, signed),
+                         (horizon, json.dumps([['%s:%s:delete:' % (
+                             ghost, host2), '0123456789abcdef']]))):
+        response = client.post(REPAIR, {'rows': rows})
+        assert response.status_code == 200
+        assert response.context['form'].non_field_errors()
+    assert held(clients, ghost) == before
+    assert journal_module.entries(None, consumer=ghost)[0] == []
+
+    confirm(horizon, REPAIR, preview)
+    assert held(clients, ghost) == {}
+    replay = horizon.post(REPAIR, {'rows': signed}, follow=True)
+    assert b'skipped' in replay.content
+    assert held(clients, ghost) == {}
+    (entry,) = journal_module.entries(None, consumer=ghost)[0]
+    assert entry.status == 'applied'
+
+    # Restore says what Nova says of the consumer now.
+    preview = horizon.get(RESTORE, {'entry': entry.id})
+    (row,) = [row for _entry, row in preview.context['rows']]
+    assert row.plan is not None
+    assert any('server %s is deleted' % ghost in note for note in row.notes)
+    assert any('after the restore it would be deleted_instance' in note
+               for note in row.notes)
+
+
+def _salt(preview):
+    from orphan_dashboard.content.orphaned_allocations import forms
+    return forms._salt(preview.wsgi_request, 'repair')
+
+
+def test_a_migration_consumer_is_what_nova_says(cloud, horizon):
+    """The unconfirmed resize's migration consumer, selected with nothing
+    but its id: Nova's migrations on its host say it is in progress."""
+    clients = cloud.clients()
+    incident = cloud.incidents['unconfirmed_resize']
+    migration = incident['migrations'][0]['uuid']
+    source = next(e['provider'] for e in incident['expected']
+                  if e['consumer'] == migration)
+    before = held(clients, migration)
+    preview = horizon.get(REPAIR, {'sel': '%s:%s:delete' % (migration,
+                                                            source)})
+    (row,) = preview.context['rows']
+    assert row.plan is None
+    assert row.error.startswith('Not now: source side of resize'), row.error
+    assert 'awaiting confirm or revert' in row.error
+    # The engine alone, with no hint from any snapshot, says the same.
+    (row,) = repair.preview(clients.placement, clients.nova, [
+        repair.Selection(migration, source, m.DELETE)], min_age=0)
+    assert row.finding.verdict == m.PROTECTED
+    # The old fourth field naming the migration's server is refused.
+    response = horizon.get(REPAIR, {'sel': '%s:%s:delete:%s' % (
+        migration, source, uuid.uuid4())})
+    assert response.status_code == 302
+    assert held(clients, migration) == before
+
+
+def _tree(clients):
+    """A provider tree Nova does not know: a retired node and its NIC."""
+    placement = clients.placement
+    root, child = str(uuid.uuid4()), str(uuid.uuid4())
+    placement.post('/resource_providers', json={
+        'uuid': root, 'name': 'retired-node'}, microversion='1.14')
+    placement.post('/resource_providers', json={
+        'uuid': child, 'name': 'retired-node:br-phys',
+        'parent_provider_uuid': root}, microversion='1.14')
+    placement.put('/resource_providers/%s/inventories' % root, json={
+        'resource_provider_generation': 0,
+        'inventories': {'VCPU': {'total': 32, 'allocation_ratio': 4.0}}})
+    placement.put('/traits/CUSTOM_RACK_9', microversion='1.6')
+    placement.put('/resource_providers/%s/traits' % root, json={
+        'resource_provider_generation': 1,
+        'traits': ['CUSTOM_RACK_9']}, microversion='1.6')
+    placement.put('/resource_providers/%s/aggregates' % child, json={
+        'resource_provider_generation': 0,
+        'aggregates': [str(uuid.uuid4())]}, microversion='1.19')
+    return root, child
+
+
+def test_a_provider_deletion_is_previewed_journaled_and_restorable(
+        cloud, horizon):
+    clients = cloud.clients()
+    root, child = _tree(clients)
+    records = {rp: api.provider_record(clients.placement, rp)
+               for rp in (root, child)}
+    preview = horizon.get(DELETE_PROVIDER, {'provider': root})
+    rows = preview.context['rows']
+    assert [r.selection.provider for r in rows] == [child, root]
+    assert all(r.plan for r in rows)
+    assert b'CUSTOM_RACK_9' in preview.content
+    confirm(horizon, DELETE_PROVIDER, preview)
+    assert api.provider_record(clients.placement, root) is None
+    assert api.provider_record(clients.placement, child) is None
+    entries = {e.provider: e for e in journal_module.all_entries(None)
+               if e.kind == e.PROVIDER}
+    assert set(entries) == {root, child}
+    for rp, entry in entries.items():
+        assert (entry.action, entry.status) == (m.DELETE_PROVIDER,
+                                                'applied')
+        assert entry.before == records[rp]
+    # Restore both: the parent comes back first, whatever the order asked.
+    preview = horizon.get(RESTORE, {'entry': [entries[child].id,
+                                              entries[root].id]})
+    confirm(horizon, RESTORE, preview)
+    for rp, record in records.items():
+        again = api.provider_record(clients.placement, rp)
+        assert {k: v for k, v in again.items() if k != 'generation'} == \
+            {k: v for k, v in record.items() if k != 'generation'}
+
+
+def test_a_provider_nova_still_has_is_not_deleted(cloud, horizon):
+    host3 = cloud.incidents['healthy']['expected'][1]['provider']
+    preview = horizon.get(DELETE_PROVIDER, {'provider': host3})
+    (row,) = preview.context['rows']
+    assert row.plan is None and 'Nova still has compute node' in row.error
+    assert b'value="Delete"' not in preview.content
+    assert api.provider_record(cloud.clients().placement, host3)
+
+
+def orphan_audit(cloud, *args, journal_dir):
+    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=cloud.config['clouds_yaml'],
+               ORPHAN_JOURNAL_DIR=str(journal_dir))
+    env.pop('DJANGO_SETTINGS_MODULE', None)
+    return subprocess.run(
+        [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',
+         'sandbox', *args], env=env, cwd=ROOT, capture_output=True,
+        text=True, timeout=300)
+
+
+def test_orphan_audit_apply_repairs_both_again(cloud, tmp_path):
+    clients = cloud.clients()
+    wrong = cloud.control('POST', '/incidents/wrong_amount')
+    legacy = cloud.control('POST', '/incidents/pre_pike_consumer')
+    server, host3 = wrong['servers'][0]['uuid'], wrong['expected'][0][
+        'provider']
+    old_style = legacy['servers'][0]['uuid']
+    assert owner(clients, old_style) == (m.INCOMPLETE, m.INCOMPLETE)
+    result = orphan_audit(cloud, 'apply', '--min-age', '0', '--json',
+                          journal_dir=tmp_path)
+    assert result.returncode == 4, result.stdout + result.stderr
+    outcomes = {o['consumer']: o for o in json.loads(result.stdout)[
+        'outcomes']}
+    assert outcomes[server]['action'] == m.DELETE_AND_HEAL
+    assert outcomes[old_style]['action'] == m.SET_OWNER
+    assert {o['status'] for o in outcomes.values()} == {'done'}
+    assert held(clients, server)[host3]['MEMORY_MB'] == 1024
+    assert m.INCOMPLETE not in owner(clients, old_style)
+    again = orphan_audit(cloud, 'report', '--min-age', '0', '--json',
+                         journal_dir=tmp_path)
+    assert again.returncode == 0, again.stdout
+    unknown = orphan_audit(cloud, 'report', '--provider', 'no-such-host',
+                           journal_dir=tmp_path)
+    assert unknown.returncode == 2
+    assert 'no resource provider no-such-host' in unknown.stderr
+    history = orphan_audit(cloud, 'history', '--json', journal_dir=tmp_path)
+    assert {e['consumer'] for e in json.loads(history.stdout)} >= {
+        server, old_style}

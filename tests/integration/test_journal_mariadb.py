@@ -1,0 +1,101 @@
+"""The journal on a shared MariaDB database, the database most OpenStack
+deployments already run: one process applies a batch and journals it
+there, another (``orphan-audit``) reads the history and restores every
+consumer from it.  A throwaway MariaDB server runs on a Unix socket
+(Debian's ``mariadb-server``, installed by ``./run test`` as root), spoken
+to with PyMySQL, as oslo.db does."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from tests.integration.batches import shared_journal
+
+MARIADBD = shutil.which('mariadbd') or '/usr/sbin/mariadbd'
+INSTALL_DB = shutil.which('mariadb-install-db') or \
+    '/usr/bin/mariadb-install-db'
+SETTINGS = '''
+import pymysql
+pymysql.install_as_MySQLdb()
+
+INSTALLED_APPS = ['orphan_dashboard']
+USE_TZ = True
+DATABASES = {'default': {},
+             'orphan_journal': {'ENGINE': 'django.db.backends.mysql',
+                                'NAME': 'orphan_journal', 'USER': 'root',
+                                'HOST': %r,
+                                'OPTIONS': {'charset': 'utf8mb4'}}}
+'''
+
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(MARIADBD) and
+    os.environ.get('ORPHAN_MARIADB_REQUIRED') != '1',
+    reason="Debian's mariadb-server is not installed")
+
+
+@pytest.fixture(scope='module')
+def mariadb():
+    """The socket of a fresh server with an empty ``orphan_journal``."""
+    home = tempfile.mkdtemp(prefix='orphan-mariadb-')
+    data, socket = os.path.join(home, 'data'), os.path.join(home, 'sock')
+    user = ['--user=mysql'] if os.geteuid() == 0 else []
+    if os.geteuid() == 0:
+        shutil.chown(home, 'mysql', 'mysql')
+    subprocess.run([INSTALL_DB, '--no-defaults', '--datadir=' + data,
+                    '--auth-root-authentication-method=normal',
+                    '--skip-test-db', *user],
+                   check=True, capture_output=True, text=True)
+    log = open(os.path.join(home, 'log'), 'w')
+    server = subprocess.Popen(
+        [MARIADBD, '--no-defaults', '--datadir=' + data,
+         '--socket=' + socket, '--skip-networking',
+         '--pid-file=' + os.path.join(home, 'pid'),
+         '--innodb-flush-log-at-trx-commit=0', *user],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        import pymysql
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                connection = pymysql.connect(unix_socket=socket, user='root')
+                break
+            except pymysql.err.OperationalError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(open(log.name).read())
+                time.sleep(0.2)
+        with connection.cursor() as cursor:
+            cursor.execute('CREATE DATABASE orphan_journal CHARACTER SET '
+                           'utf8mb4')
+        connection.close()
+        yield socket
+    finally:
+        server.terminate()
+        server.wait(30)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _statuses(socket):
+    """Read straight from MariaDB: the journal is really there."""
+    import pymysql
+    connection = pymysql.connect(unix_socket=socket, user='root',
+                                 database='orphan_journal')
+    with connection.cursor() as cursor:
+        cursor.execute('SELECT status, cloud FROM '
+                       'orphan_dashboard_journalentry ORDER BY id')
+        rows = cursor.fetchall()
+    connection.close()
+    return rows
+
+
+def test_two_processes_share_the_journal_on_mariadb(
+        mariadb, placement, placement_url, build, tmp_path):
+    shared_journal(SETTINGS % mariadb, placement, placement_url, build,
+                   tmp_path)
+    rows = _statuses(mariadb)
+    assert [status for status, _cloud in rows] == ['applied'] * 6
+    assert len({cloud for _status, cloud in rows}) == 1
+    assert placement_url.lower() in rows[0][1]

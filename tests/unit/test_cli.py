@@ -1,0 +1,121 @@
+"""``orphan-audit`` and ``manage.py orphan_audit``: one parser, every mode
+reaching its own code, the old flags kept as aliases."""
+
+import argparse
+import io
+import json
+from unittest import mock
+
+from django.core import management
+import pytest
+
+from orphan_dashboard import cli
+from orphan_dashboard.management.commands import orphan_audit
+
+
+def parse(*argv):
+    return cli.build_parser().parse_args(cli.normalize(argv))
+
+
+@pytest.mark.parametrize('argv,command,checks', [
+    ([], 'report', {'json': False}),
+    (['--json'], 'report', {'json': True}),
+    (['--os-cloud', 'c', '--apply', '--min-age', '0'], 'apply',
+     {'os_cloud': 'c', 'min_age': 0}),
+    (['report', '--provider', 'host1', '--json'], 'report',
+     {'provider': 'host1', 'json': True}),
+    (['--os-cloud', 'c', 'apply'], 'apply', {'os_cloud': 'c'}),
+    (['apply', '--os-cloud', 'c'], 'apply', {'os_cloud': 'c'}),
+    (['history', '--csv', '--consumer', 'x'], 'history',
+     {'csv': True, 'consumer': 'x'}),
+    (['restore', '3', '4', '--apply'], 'restore',
+     {'entries': [3, 4], 'apply': True}),
+    (['restore', '3'], 'restore', {'entries': [3], 'apply': False}),
+])
+def test_modes(argv, command, checks):
+    args = parse(*argv)
+    assert args.command == command
+    for name, value in checks.items():
+        assert getattr(args, name) == value, name
+
+
+@pytest.mark.parametrize('argv', [
+    ['history', '--apply'], ['history', '--json', '--csv'],
+    ['report', '--csv'], ['restore'], ['restore', 'x'],
+    ['apply', '--restore', '3'], ['--history'], ['--min-age', 'soon'],
+    ['report', '--bogus']])
+def test_options_that_do_not_go_together_are_refused(argv):
+    with pytest.raises(SystemExit) as exit_:
+        parse(*argv)
+    assert exit_.value.code == cli.BAD_ARGUMENTS
+
+
+def test_an_unknown_provider_is_an_error(capsys):
+    report = mock.Mock(providers=[mock.Mock(provider=mock.Mock(
+        uuid='u1', name='host1'))], problems=[])
+    args = parse('report', '--provider', 'nowhere')
+    with mock.patch.object(cli.collect, 'full_snapshot'), \
+            mock.patch.object(cli.classify, 'audit', return_value=report), \
+            mock.patch.object(cli.client, 'for_cloud'):
+        assert cli.execute(args) == cli.BAD_ARGUMENTS
+    assert capsys.readouterr().err.strip() == \
+        'orphan-audit: no resource provider nowhere'
+
+
+def run_command(*argv):
+    """``manage.py orphan_audit ARGV``: the namespace ``cli.execute``
+    receives, and what it would exit with."""
+    seen = []
+
+    def execute(args, out=None):
+        seen.append(args)
+        return cli.NOTHING
+
+    with mock.patch.object(cli, 'execute', side_effect=execute):
+        with pytest.raises(SystemExit) as exit_:
+            orphan_audit.Command().run_from_argv(
+                ['manage.py', 'orphan_audit', *argv])
+    assert exit_.value.code == cli.NOTHING
+    (args,) = seen
+    return args
+
+
+@pytest.mark.parametrize('argv,command,checks', [
+    (['history', '--json'], 'history', {'json': True}),
+    (['restore', '7', '--apply'], 'restore', {'entries': [7], 'apply': True}),
+    (['restore', '7'], 'restore', {'entries': [7], 'apply': False}),
+    (['--json'], 'report', {'json': True}),
+    (['--apply'], 'apply', {}),
+    (['report', '--provider', 'p', '--os-cloud', 'c'], 'report',
+     {'provider': 'p', 'os_cloud': 'c'}),
+])
+def test_the_management_command_keeps_every_mode(argv, command, checks,
+                                                 settings):
+    settings.ORPHAN_AUDIT_MIN_AGE = 42
+    args = run_command(*argv)
+    assert args.command == command
+    for name, value in checks.items():
+        assert getattr(args, name) == value, name
+    if command in ('report', 'apply'):
+        assert args.min_age == 42   # the panel's setting is the default
+
+
+@pytest.mark.django_db(databases=['orphan_journal'])
+def test_the_management_command_reaches_the_journal():
+    """Not a mock: ``manage.py orphan_audit history`` reads the journal
+    (``--all-clouds`` needs no cloud), it does not run an audit."""
+    out = io.StringIO()
+    with pytest.raises(SystemExit) as exit_:
+        management.call_command('orphan_audit', 'history', '--all-clouds',
+                                '--json', stdout=out)
+    assert exit_.value.code == cli.NOTHING
+    assert json.loads(out.getvalue()) == []
+
+
+def test_parsers_are_the_same():
+    """The management command adds exactly the CLI's subcommands."""
+    command = orphan_audit.Command().create_parser('manage.py',
+                                                   'orphan_audit')
+    subparsers = next(a for a in command._actions
+                      if isinstance(a, argparse._SubParsersAction))
+    assert sorted(subparsers.choices) == sorted(cli.COMMANDS)

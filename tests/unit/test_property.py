@@ -1,0 +1,201 @@
+"""Properties of the engine over generated clouds.
+
+Every finding comes from one function, and every repair a finding offers
+can be planned on the same snapshot and, once written, leaves its consumer
+``ok``: no verdict can be shown with a repair that would be refused or
+would leave the consumer wrong.
+"""
+
+import dataclasses
+import datetime
+
+import hypothesis
+from hypothesis import strategies as st
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from tests.unit.cloud import Cloud, NOW, uid
+
+FLAVORS = {
+    'small': m.Flavor(1, 512, 1, extra_specs={}, name='small'),
+    'big': m.Flavor(4, 4096, 40, ephemeral=2, swap=1024, extra_specs={},
+                    name='big'),
+    'pinned': m.Flavor(2, 1024, 10, name='pinned',
+                       extra_specs={'hw:cpu_policy': 'dedicated'}),
+    'gold': m.Flavor(1, 512, 5, name='gold',
+                     extra_specs={'resources:CUSTOM_GOLD': '1'}),
+    'hidden': m.Flavor(1, 512, 1, extra_specs=None, name='hidden'),
+}
+SERVER_KINDS = ('correct', 'missing', 'wrong', 'extra_class', 'moved',
+                'moved_only', 'evacuated', 'child_here', 'child_left',
+                'child_moved_along', 'shared_disk', 'shared_wrong',
+                'incomplete', 'busy', 'verify_resize', 'young', 'nowhere')
+OTHER_KINDS = ('stale_migration', 'migration_in_progress', 'deleted',
+               'unknown', 'young_unknown', 'unresolved')
+YOUNG = NOW - datetime.timedelta(seconds=30)
+
+
+def needs(flavor, volume_backed=False):
+    from orphan_dashboard.audit import heal
+    return heal.resources_from_flavor(flavor, volume_backed)
+
+
+@st.composite
+def snapshots(draw):
+    cloud = Cloud(hosts=())
+    hosts = [cloud.host('h%d' % i) for i in range(draw(st.integers(2, 4)))]
+    nics = {h: cloud.child(h, 'h%d_nic' % i) for i, h in enumerate(hosts)
+            if draw(st.booleans())}
+    ceph = cloud.sharing_provider('ceph') if draw(st.booleans()) else None
+    serial = iter(range(1000))
+
+    for kind in draw(st.lists(st.sampled_from(SERVER_KINDS), max_size=7)):
+        name = '%s-%d' % (kind, next(serial))
+        here, there = draw(st.permutations(hosts))[:2]
+        flavor = FLAVORS[draw(st.sampled_from(sorted(FLAVORS)))]
+        extra = {}
+        if kind == 'busy':
+            extra['task_state'] = draw(st.sampled_from(
+                ['migrating', 'resize_prep', 'rebuilding']))
+        if kind == 'verify_resize':
+            extra['status'] = 'VERIFY_RESIZE'
+        if kind == 'young':
+            extra['created'] = YOUNG.isoformat()
+        vm = cloud.server(name, None if kind == 'nowhere' else
+                          cloud.providers[here].name, flavor=flavor, **extra)
+        full = needs(flavor) if flavor.extra_specs is not None else {
+            'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+        owner = (m.INCOMPLETE, m.INCOMPLETE) if (
+            kind == 'incomplete' or draw(st.integers(0, 9)) == 0) else \
+            ('p', 'u')
+        modified = YOUNG if kind == 'young' else \
+            NOW - datetime.timedelta(hours=1)
+
+        def give(provider, resources, _vm=vm, _owner=owner,
+                 _modified=modified):
+            cloud.allocate(_vm, provider, dict(resources), owner=_owner,
+                           modified=_modified)
+
+        if kind == 'missing':
+            continue
+        if kind in ('moved_only', 'nowhere'):
+            give(there, full)
+            continue
+        if kind in ('shared_disk', 'shared_wrong') and ceph and \
+                'DISK_GB' in full:
+            local = {rc: n for rc, n in full.items() if rc != 'DISK_GB'}
+            give(here, local)
+            disk = full['DISK_GB'] + (7 if kind == 'shared_wrong' else 0)
+            give(ceph, {'DISK_GB': disk})
+        elif kind == 'wrong':
+            give(here, dict(full, MEMORY_MB=full['MEMORY_MB'] * 2))
+        elif kind == 'extra_class':
+            give(here, dict(full, CUSTOM_STRAY=3))
+        else:
+            give(here, full)
+        if kind in ('moved', 'evacuated', 'busy', 'verify_resize', 'young'):
+            give(there, full)
+        if kind == 'evacuated':
+            cloud.migration('evac-%s' % name, vm, 'done', kind='evacuation',
+                            source=cloud.providers[there].name,
+                            dest=cloud.providers[here].name)
+        if kind == 'verify_resize':
+            cloud.migration('resize-%s' % name, vm, 'finished', kind='resize',
+                            source=cloud.providers[there].name,
+                            dest=cloud.providers[here].name)
+        if kind == 'child_here' and here in nics:
+            give(nics[here], {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+        if kind in ('child_left', 'child_moved_along') and there in nics:
+            give(there, full)
+            give(nics[there], {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+            if kind == 'child_moved_along' and here in nics:
+                give(nics[here], {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+
+    unresolved = set()
+    for kind in draw(st.lists(st.sampled_from(OTHER_KINDS), max_size=4)):
+        name = '%s-%d' % (kind, next(serial))
+        provider = draw(st.sampled_from(hosts + list(nics.values())))
+        resources = {'VCPU': draw(st.integers(1, 4)), 'MEMORY_MB': 256}
+        modified = YOUNG if kind == 'young_unknown' else \
+            NOW - datetime.timedelta(hours=2)
+        if kind in ('stale_migration', 'migration_in_progress'):
+            instance = cloud.server('owner-' + name,
+                                    cloud.providers[hosts[0]].name)
+            cloud.allocate(instance, hosts[0], needs(FLAVORS['small']))
+            status = draw(st.sampled_from(sorted(
+                m.MIGRATION_FINAL if kind == 'stale_migration'
+                else m.MIGRATION_IN_PROGRESS)))
+            consumer = cloud.migration(name, instance, status, kind='resize')
+        else:
+            consumer = uid(name)
+            if kind == 'deleted':
+                cloud.known.add(consumer)
+        cloud.allocate(consumer, provider, resources, modified=modified)
+        if kind == 'unresolved':
+            unresolved.add(consumer)
+    return dataclasses.replace(cloud.snapshot(),
+                               unresolved=frozenset(unresolved))
+
+
+def applied(snapshot, plan):
+    """``snapshot`` with ``plan`` written, as Placement would hold it."""
+    consumers = dict(snapshot.consumers)
+    old = consumers.pop(plan.consumer, None)
+    if plan.after:
+        consumers[plan.consumer] = m.Consumer(
+            plan.consumer, (plan.generation or 0) + 1,
+            {p: dict(r) for p, r in plan.after.items()}, plan.project_id,
+            plan.user_id, old.modified if old else None)
+    return dataclasses.replace(snapshot, consumers=consumers)
+
+
+@hypothesis.settings(max_examples=400, deadline=None,
+                     suppress_health_check=[hypothesis.HealthCheck.too_slow])
+@hypothesis.given(snapshots(), st.sampled_from([0, 600]))
+def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
+                                                                min_age):
+    auditor = classify.Auditor(snapshot, min_age=min_age)
+    report = auditor.report()
+    for finding in report.findings:
+        # The preview and the confirm ask the same function as the report.
+        assert auditor.finding(finding.consumer, finding.provider) == finding
+        if finding.verdict not in (m.OK, m.PROTECTED):
+            assert finding.actions or finding.blocked, finding
+        for action in finding.actions:
+            assert action in m.CANDIDATE_ACTIONS[finding.verdict]
+            plan = auditor.plan(finding.consumer, finding.provider, action)
+            assert (plan.consumer, plan.provider, plan.action) == (
+                finding.consumer, finding.provider, action)
+            after = classify.Auditor(applied(snapshot, plan),
+                                     min_age=min_age)
+            left = [f for f in after.consumer_findings(plan.consumer)
+                    if f.verdict != m.OK]
+            assert left == [], (finding, action, plan)
+            # A server loses nothing a flavor cannot rebuild.
+            if plan.consumer not in snapshot.servers:
+                continue
+            held_after = {rc for r in plan.after.values() for rc in r}
+            for provider, resources in plan.before.items():
+                if auditor.topology.is_child(provider) and \
+                        provider not in plan.after:
+                    assert set(resources) <= held_after, plan
+
+
+def test_the_generator_reaches_every_repairable_verdict():
+    """The property above is not vacuous: each verdict that offers a
+    repair, and a refused one, occurs in generated clouds."""
+    def has(verdict, offered=True):
+        def check(snapshot):
+            return any(f.verdict == verdict and bool(f.actions) == offered
+                       for f in classify.audit(snapshot, min_age=600).findings)
+        return check
+
+    for verdict in (m.EVACUATED_SOURCE, m.MOVED, m.DELETED_INSTANCE,
+                    m.STALE_MIGRATION, m.MISSING, m.WRONG_AMOUNT,
+                    m.INCOMPLETE_CONSUMER, m.UNKNOWN_CONSUMER):
+        hypothesis.find(snapshots(), has(verdict),
+                        settings=hypothesis.settings(max_examples=2000,
+                                                     deadline=None))
+    hypothesis.find(snapshots(), has(m.MOVED, offered=False),
+                    settings=hypothesis.settings(max_examples=2000,
+                                                 deadline=None))

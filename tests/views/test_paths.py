@@ -1,0 +1,265 @@
+"""Every way an operator can repair, for every verdict that offers a
+repair: a row's action, the detail page's batch action, *Fix recommended*
+and ``orphan-audit apply``.  Each goes through the views, the signed
+confirm, the engine's one planning call and the real journal, against an
+in-memory cloud standing in for Nova and Placement (the same paths run
+against the real services in ``tests/e2e``)."""
+
+import copy
+import dataclasses
+from unittest import mock
+from urllib import parse
+
+from keystoneauth1 import exceptions as ks_exc
+import pytest
+from orphan_dashboard.api import client
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import cli
+from orphan_dashboard import collect
+from orphan_dashboard import journal
+from orphan_dashboard import service
+from tests.unit.cloud import Cloud, uid
+from tests.views.base import (AdminViewTests, H1, H2, H3, INDEX, REPAIR,
+                              detail, signed_rows)
+
+
+def one_of_each():
+    """``{verdict: (consumer, provider)}``, one row of every verdict that
+    offers a repair, on three hosts."""
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    rows = {}
+    evacuated = cloud.server('evacuated', 'host2')
+    cloud.allocate(evacuated, H1)
+    cloud.allocate(evacuated, H2)
+    cloud.migration('evac', evacuated, 'done', kind='evacuation')
+    rows[m.EVACUATED_SOURCE] = (evacuated, H1)
+    moved = cloud.server('moved', 'host3')
+    cloud.allocate(moved, H2)
+    cloud.allocate(moved, H3)
+    rows[m.MOVED] = (moved, H2)
+    ghost = uid('ghost')
+    cloud.known.add(ghost)
+    cloud.allocate(ghost, H2)
+    rows[m.DELETED_INSTANCE] = (ghost, H2)
+    owner = cloud.server('owner', 'host3')
+    cloud.allocate(owner, H3)
+    stale = cloud.migration('stale', owner, 'confirmed', source='host2',
+                            dest='host3')
+    cloud.allocate(stale, H2)
+    rows[m.STALE_MIGRATION] = (stale, H2)
+    bare = cloud.server('bare', 'host3')
+    rows[m.MISSING] = (bare, H3)
+    greedy = cloud.server('greedy', 'host3')
+    cloud.allocate(greedy, H3, {'VCPU': 1, 'MEMORY_MB': 4096, 'DISK_GB': 1})
+    rows[m.WRONG_AMOUNT] = (greedy, H3)
+    legacy = cloud.server('legacy', 'host2')
+    cloud.allocate(legacy, H2, owner=(m.INCOMPLETE, m.INCOMPLETE))
+    rows[m.INCOMPLETE_CONSUMER] = (legacy, H2)
+    stranger = uid('stranger')
+    cloud.allocate(stranger, H3)
+    rows[m.UNKNOWN_CONSUMER] = (stranger, H3)
+    return cloud.snapshot(), rows
+
+
+class FakeCloud:
+    """Placement's consumers in memory, generation-checked like the real
+    one; Nova as the snapshot says."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+
+    def read(self, *args, **kwargs):
+        return copy.deepcopy(self.snapshot)
+
+    def consumer_allocations(self, _client, uuid):
+        consumer = self.snapshot.consumers.get(uuid)
+        if consumer is None:
+            return {'allocations': {}}
+        return {'allocations': {p: {'resources': r}
+                                for p, r in consumer.allocations.items()},
+                'consumer_generation': consumer.generation,
+                'project_id': consumer.project_id,
+                'user_id': consumer.user_id}
+
+    def put_allocations(self, _client, uuid, allocations, generation,
+                        project_id, user_id):
+        consumer = self.snapshot.consumers.get(uuid)
+        if (consumer.generation if consumer else None) != generation:
+            raise ks_exc.Conflict('consumer generation conflict')
+        consumers = dict(self.snapshot.consumers)
+        consumers.pop(uuid, None)
+        if allocations:
+            consumers[uuid] = m.Consumer(
+                uuid, (generation or 0) + 1, copy.deepcopy(allocations),
+                project_id, user_id,
+                consumer.modified if consumer else None)
+        self.snapshot = dataclasses.replace(self.snapshot,
+                                            consumers=consumers)
+
+    def verdicts(self, consumer):
+        return {f.verdict for f in classify.Auditor(
+            self.snapshot, min_age=0).consumer_findings(consumer)}
+
+    def patches(self):
+        return [
+            mock.patch.object(collect, 'consumer_snapshot', self.read),
+            mock.patch.object(collect, 'full_snapshot', self.read),
+            mock.patch.object(placement, 'consumer_allocations',
+                              self.consumer_allocations),
+            mock.patch.object(placement, 'put_allocations',
+                              self.put_allocations),
+            mock.patch.object(service, 'report', lambda request, **kw:
+                              classify.audit(self.snapshot, min_age=0)),
+            mock.patch.object(client, 'for_request',
+                              return_value=client.Clients(None, None)),
+        ]
+
+
+REPAIRABLE = (m.EVACUATED_SOURCE, m.MOVED, m.DELETED_INSTANCE,
+              m.STALE_MIGRATION, m.MISSING, m.WRONG_AMOUNT,
+              m.INCOMPLETE_CONSUMER, m.UNKNOWN_CONSUMER)
+
+
+class PathTests(AdminViewTests):
+    databases = {'default', 'orphan_journal'}
+
+    def setUp(self):
+        super().setUp()
+        snapshot, self.rows = one_of_each()
+        self.assertEqual(set(REPAIRABLE), set(self.rows))
+        auditor = classify.Auditor(snapshot, min_age=0)
+        self.findings = {v: auditor.finding(*row)
+                         for v, row in self.rows.items()}
+        for verdict, finding in self.findings.items():
+            self.assertEqual(verdict, finding.verdict)
+            self.assertTrue(finding.actions, verdict)
+
+    def fresh(self):
+        cloud = FakeCloud(one_of_each()[0])
+        for patch in cloud.patches():
+            patch.start()
+            self.addCleanup(patch.stop)
+        return cloud
+
+    def confirm(self, preview):
+        self.assertEqual(200, preview.status_code)
+        res = self.client.post(REPAIR, {'rows': signed_rows(preview)})
+        self.assertEqual(302, res.status_code)
+        self.assertFalse(self.messages_seen.texts('error'))
+
+    def assert_repaired(self, cloud, verdict):
+        consumer = self.rows[verdict][0]
+        self.assertLessEqual(cloud.verdicts(consumer), {m.OK}, verdict)
+        entry = journal.entries(None, consumer=consumer)[0][0]
+        self.assertEqual((entry.status, entry.action, entry.verdict),
+                         (entry.APPLIED, self.findings[verdict].action or
+                          self.findings[verdict].actions[0], verdict))
+
+    def test_a_rows_action(self):
+        for verdict in REPAIRABLE:
+            with self.subTest(verdict):
+                consumer, provider = self.rows[verdict]
+                for action in self.findings[verdict].actions:
+                    cloud = self.fresh()
+                    res = self.client.get(detail(provider))
+                    link = '%s?%s' % (REPAIR, parse.urlencode({
+                        'sel': '%s:%s:%s' % (consumer, provider, action)}))
+                    self.assertContains(res, 'href="%s"' % link)
+                    self.confirm(self.client.get(link))
+                    self.assertLessEqual(cloud.verdicts(consumer), {m.OK},
+                                         (verdict, action))
+
+    def test_the_detail_pages_batch_action(self):
+        for verdict in REPAIRABLE:
+            with self.subTest(verdict):
+                cloud = self.fresh()
+                consumer, provider = self.rows[verdict]
+                action = self.findings[verdict].actions[0]
+                res = self.client.post(detail(provider), {
+                    'action': 'allocations__%s_selected' % action,
+                    'object_ids': ['%s:%s' % (consumer, provider)]})
+                self.assertEqual(302, res.status_code)
+                self.confirm(self.client.get(res['location']))
+                self.assert_repaired(cloud, verdict)
+
+    def test_fix_recommended(self):
+        for verdict in REPAIRABLE:
+            with self.subTest(verdict):
+                cloud = self.fresh()
+                consumer, provider = self.rows[verdict]
+                res = self.client.post(INDEX, {
+                    'action': 'providers__fix_recommended',
+                    'object_ids': [provider]})
+                self.assertEqual(302, res.status_code)
+                self.confirm(self.client.get(res['location']))
+                if verdict == m.UNKNOWN_CONSUMER:
+                    # Only ever by an explicit per-row choice.
+                    self.assertEqual({verdict}, cloud.verdicts(consumer))
+                else:
+                    self.assert_repaired(cloud, verdict)
+
+    def test_orphan_audit_apply(self):
+        cloud = self.fresh()
+        adapter = mock.Mock(**{'get_user_id.return_value': 'uid',
+                               'get_project_id.return_value': 'pid',
+                               'auth.get_access.side_effect': KeyError})
+        clients = client.Clients(adapter, adapter)
+        args = cli.build_parser().parse_args(['apply', '--min-age', '0'])
+        with mock.patch.object(client, 'for_cloud', return_value=clients), \
+                mock.patch.object(client, 'cloud_for_clients',
+                                  return_value=client.Cloud('k', 'r', 'p',
+                                                            's')):
+            self.assertEqual(cli.APPLIED, cli.execute(args))
+        for verdict in REPAIRABLE:
+            consumer = self.rows[verdict][0]
+            if verdict == m.UNKNOWN_CONSUMER:
+                self.assertEqual({verdict}, cloud.verdicts(consumer))
+            else:
+                self.assert_repaired(cloud, verdict)
+
+    @pytest.mark.error_messages
+    def test_a_batch_whose_journal_fails_says_the_truth_per_row(self):
+        """The journal's database goes away on the second row of a batch:
+        the first row was written (and says so), the second is not sent,
+        the rest are not attempted, each with its own message."""
+        cloud = self.fresh()
+        real_begin = journal.Journal.begin
+        calls = []
+
+        def begin(self_, plan, restores=None):
+            calls.append(plan.consumer)
+            if len(calls) == 2:
+                raise RuntimeError('database is locked')
+            return real_begin(self_, plan, restores)
+
+        with mock.patch.object(journal.Journal, 'begin', begin):
+            res = self.client.post(INDEX, {
+                'action': 'providers__fix_recommended',
+                'object_ids': [H2]})
+            self.confirm_with_errors(self.client.get(res['location']))
+        seen = self.messages_seen
+        (done,) = seen.texts('success')
+        self.assertIn(calls[0], done)
+        (failed,) = seen.texts('error')
+        self.assertIn(calls[1], failed)
+        self.assertIn('not written: the journal could not record it first '
+                      '(database is locked)', failed)
+        skipped = seen.texts('warning')
+        self.assertTrue(skipped)
+        for text in skipped:
+            self.assertIn('not attempted: the journal failed on an earlier '
+                          'row', text)
+        self.assertEqual(['1 change written and journaled.',
+                          '%d changes skipped: nothing was written for '
+                          'them.' % len(skipped), '1 change failed.'],
+                         seen.texts('info'))
+        self.assertLessEqual(cloud.verdicts(calls[0]), {m.OK})
+        self.assertNotIn(m.OK, cloud.verdicts(calls[1]))
+
+    def confirm_with_errors(self, preview):
+        self.assertEqual(200, preview.status_code)
+        res = self.client.post(REPAIR, {'rows': signed_rows(preview)})
+        self.assertEqual(302, res.status_code)
