@@ -1,7 +1,7 @@
 """``orphan-audit``: the panel's engine for cron, monitoring and scripts.
 
-Subcommands: ``report`` (the default), ``apply``, ``history`` and
-``restore``.  ``manage.py orphan_audit`` is the same parser and the same
+Subcommands: ``report`` (the default), ``apply``, ``history``,
+``restore`` and ``decommission``.  ``manage.py orphan_audit`` is the same parser and the same
 code (:class:`~orphan_dashboard.management.commands.orphan_audit.Command`).
 Exit codes follow ``nova-manage placement audit``: 0 nothing found, 3
 findings (or something to restore), 4 repairs applied; 1 on errors (one
@@ -25,7 +25,7 @@ from orphan_dashboard import collect
 from orphan_dashboard import repair
 
 NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED = 0, 1, 2, 3, 4
-COMMANDS = ('report', 'apply', 'history', 'restore')
+COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission')
 
 
 class Failure(Exception):
@@ -106,9 +106,12 @@ def build_parser(parser=None, defaults=None):
     restore = commands.add_parser('restore', help='put journaled changes '
                                   'back (previewed; --apply writes)')
     _common(restore, suppress=True)
-    restore.add_argument('entries', metavar='ENTRY', type=int, nargs='+',
-                         help='journal entry ids (the latest change in '
-                              'effect of each consumer or provider)')
+    chosen = restore.add_mutually_exclusive_group(required=True)
+    chosen.add_argument('entries', metavar='ENTRY', type=int, nargs='*',
+                        default=[], help='journal entry ids (the latest '
+                        'change in effect of each consumer or provider)')
+    chosen.add_argument('--batch', help='every entry of one confirm or '
+                        'decommission (the batch column of history)')
     restore.add_argument('--apply', action='store_true',
                          help='write the restore (default: preview only)')
     restore.add_argument('--json', action='store_true',
@@ -116,6 +119,28 @@ def build_parser(parser=None, defaults=None):
     restore.add_argument('--min-age', type=int, metavar='SECONDS',
                          default=defaults.get('min_age'),
                          help=argparse.SUPPRESS)
+
+    decommission = commands.add_parser(
+        'decommission', help='delete a dead hypervisor: its leftover '
+        'allocations, its compute service and its providers (previewed; '
+        '--apply carries it out)')
+    _common(decommission, suppress=True)
+    decommission.add_argument('host', metavar='HOST',
+                              help='compute host or hypervisor name (or '
+                                   'provider uuid)')
+    decommission.add_argument('--apply', action='store_true',
+                              help='carry it out (default: preview only)')
+    decommission.add_argument('--delete-unknown', metavar='CONSUMER',
+                              action='append', default=[],
+                              help='delete this consumer Nova does not know '
+                                   '(an explicit choice; repeat as needed)')
+    decommission.add_argument('--json', action='store_true',
+                              help='print the plan and outcomes as JSON')
+    decommission.add_argument('--min-age', type=int, metavar='SECONDS',
+                              default=defaults.get('min_age'),
+                              help='protect allocations younger than this '
+                                   '(default %d)' %
+                                   classify.DEFAULT_MIN_AGE)
     return parser
 
 
@@ -315,9 +340,9 @@ def cmd_history(args, clients, out):
         out.writelines(journal.export_json(found))
     else:
         for e in found:
-            print('%5d %s %-8s %-6s %-16s %s on %s by %s: %s' % (
-                e.id, e.created.isoformat(timespec='seconds'), e.status,
-                e.source, e.action, e.consumer or '-', e.provider,
+            print('%5d %s %s %-8s %-6s %-16s %s on %s by %s: %s' % (
+                e.id, e.created.isoformat(timespec='seconds'), e.batch[:8],
+                e.status, e.source, e.action, e.consumer or '-', e.provider,
                 e.user_name, e.message or e.reason), file=out)
     return NOTHING
 
@@ -333,6 +358,11 @@ def cmd_restore(args, clients, out):
     except ObjectDoesNotExist:
         raise BadArguments('no journal entry of this cloud among %s' %
                            ' '.join(map(str, args.entries)))
+    if args.batch:
+        entries = list(journal.all_entries(cloud, batch=args.batch))
+        if not entries:
+            raise BadArguments('no batch %s in this cloud\'s journal' %
+                               args.batch)
     restorable = journal.restorable(cloud, {e.subject for e in entries})
     pairs = repair.preview_restore(clients.placement, entries, restorable)
     notes = repair.restore_notes(clients.placement, clients.nova, entries,
@@ -361,8 +391,95 @@ def cmd_restore(args, clients, out):
     return FOUND if any(row.plan for row in rows) else NOTHING
 
 
+def decommission_json(plan, chosen):
+    return {
+        'name': plan.name, 'host': plan.host, 'gone': plan.gone,
+        'service': plan.service and {
+            'uuid': plan.service.uuid, 'host': plan.service.host,
+            'state': plan.service.state,
+            'forced_down': plan.service.forced_down},
+        'providers': plan.providers,
+        'servers': [{'uuid': s.uuid, 'name': s.name, 'status': s.status}
+                    for s in plan.servers],
+        'steps': [{'consumer': s.consumer, 'verdict': s.finding.verdict,
+                   'reason': s.finding.reason, 'optional': s.optional,
+                   'action': s.plan.action if s.plan else None,
+                   'commands': planner.osc_commands(s.plan) if s.plan
+                   else [], 'error': s.error} for s in plan.steps],
+        'blockers': plan.blockers(chosen)}
+
+
+def print_decommission(plan, chosen, out):
+    service = plan.service
+    print('decommission %s: compute service %s, providers %s' % (
+        plan.name, '%s (%s%s)' % (service.host, service.state,
+                                  ', forced down' if service.forced_down
+                                  else '') if service else 'none',
+        ', '.join(plan.providers) or 'none'), file=out)
+    for step in plan.steps:
+        head = '%-19s %s: %s' % (step.finding.verdict, step.consumer,
+                                 step.finding.reason)
+        if step.error:
+            print('blocked  %s (%s)' % (head, step.error), file=out)
+            continue
+        if step.optional and step.consumer not in chosen:
+            print('unknown  %s (deleted only with --delete-unknown %s)' % (
+                head, step.consumer), file=out)
+            continue
+        print('repair   %s' % head, file=out)
+        for command in planner.osc_commands(step.plan):
+            print('plan: %s' % command, file=out)
+    if service:
+        print('then: delete compute service %s (Nova deletes its providers; '
+              'a restore does not re-create the service)' % service.host,
+              file=out)
+    if plan.providers:
+        print('then: delete what Nova leaves of providers %s, children '
+              'first' % ', '.join(plan.providers), file=out)
+    for blocker in plan.blockers(chosen):
+        print('cannot be carried out now: %s' % blocker, file=out)
+
+
+def cmd_decommission(args, clients, out):
+    from orphan_dashboard import decommission
+
+    chosen = {u.lower() for u in args.delete_unknown}
+    plan = decommission.preview(clients.placement, clients.nova, args.host,
+                                min_age=_min_age(args))
+    outcomes = []
+    code = FOUND
+    if plan.gone:
+        code = NOTHING
+    elif plan.servers:
+        print('orphan-audit: %s still runs servers: %s' % (
+            args.host, ', '.join(s.uuid for s in plan.servers)),
+            file=sys.stderr)
+        code = ERROR
+    elif args.apply:
+        setup_django()
+        outcomes = decommission.apply(
+            clients.placement, clients.nova, cli_journal(clients), args.host,
+            plan.plans(chosen), chosen, min_age=_min_age(args))
+        code = (APPLIED if outcomes and all(o.status == repair.DONE
+                                            for o in outcomes) else ERROR)
+    if args.json:
+        json.dump(dict(decommission_json(plan, chosen),
+                       outcomes=outcomes_json(outcomes)), out, indent=2,
+                  sort_keys=True)
+        out.write('\n')
+    else:
+        if plan.gone:
+            print('%s is already gone: no compute service, no provider' %
+                  args.host, file=out)
+        else:
+            print_decommission(plan, chosen, out)
+        print_outcomes(outcomes, out)
+    return code
+
+
 HANDLERS = {'report': cmd_report, 'apply': cmd_apply,
-            'history': cmd_history, 'restore': cmd_restore}
+            'history': cmd_history, 'restore': cmd_restore,
+            'decommission': cmd_decommission}
 
 
 def execute(args, out=sys.stdout):

@@ -34,7 +34,7 @@ def _roots(providers):
     return {p.root_uuid for p in providers.values()}
 
 
-def _topology(placement_client, nova_client, old=None):
+def read_topology(placement_client, nova_client, old=None):
     """Providers, sharing providers, hypervisors and compute services.
 
     The four listings are independent: they go out together.  The
@@ -114,7 +114,7 @@ def full_snapshot(placement_client, nova_client,
         # meanwhile.
         server_list = nova_pool.submit(nova.server_list, nova_client)
         migration_list = nova_pool.submit(nova.migration_list, nova_client)
-        topology = _topology(placement_client, nova_client)
+        topology = read_topology(placement_client, nova_client)
         allocations = _map(
             lambda rp: placement.provider_allocations(placement_client, rp),
             topology['providers'], concurrency)
@@ -176,7 +176,7 @@ def refresh_snapshot(placement_client, nova_client, old,
             nova.server_list, nova_client, **{'changes-since': since})
         migration_changes = nova_pool.submit(
             nova.migration_list, nova_client, **{'changes-since': since})
-        topology = _topology(placement_client, nova_client, old)
+        topology = read_topology(placement_client, nova_client, old)
         providers = topology['providers']
 
         servers = dict(old.servers)
@@ -255,7 +255,7 @@ def snapshot(placement_client, nova_client, cached=None,
 
 
 def consumer_snapshot(placement_client, nova_client, consumer_uuids,
-                      instance_hints=(), providers=(),
+                      instance_hints=(), providers=(), topology=None,
                       concurrency=DEFAULT_CONCURRENCY):
     """Just these consumers, read now, for a preview or a submit.
 
@@ -267,17 +267,19 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
     from the snapshot the operator was shown (server side) whose
     migrations are read too.  Where a provider's host is unknown (no
     compute node left), every migration is read, as a sweep does.
+    ``topology`` is :func:`read_topology`'s, if the caller just read it.
     """
     taken_at = _now()
     uuids = sorted(set(consumer_uuids))
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        topology = pool.submit(_topology, placement_client, nova_client)
+        read = pool.submit(lambda: topology or read_topology(
+            placement_client, nova_client))
         found = _map(lambda u: nova.server_get(nova_client, u), uuids,
                      concurrency)
         snapshot = m.Snapshot(
             consumers={}, servers={u: parse.server(b)
                                    for u, b in found.items() if b is not None},
-            migrations={}, taken_at=taken_at, **topology.result())
+            migrations={}, taken_at=taken_at, **read.result())
     details = _map(lambda u: placement.consumer_allocations(
         placement_client, u), uuids, concurrency)
     snapshot.consumers.update(

@@ -11,6 +11,7 @@ import csv
 import json
 import os
 import threading
+import uuid
 
 from django.conf import settings
 from django.core import management
@@ -71,7 +72,9 @@ class Journal:
     def __init__(self, source, cloud, user_id='', user_name='', project_id='',
                  project_name=''):
         self.cloud = cloud
-        self.actor = dict(source=source, user_id=user_id or '',
+        self.batch = uuid.uuid4().hex
+        self.actor = dict(source=source, batch=self.batch,
+                          user_id=user_id or '',
                           user_name=user_name or '',
                           project_id=project_id or '',
                           project_name=project_name or '',
@@ -104,15 +107,24 @@ class Journal:
     def begin_provider(self, action, record, after, reason, restores=None):
         """Durably record a provider delete (``after`` empty) or re-create
         (``record`` empty) about to happen, with everything it holds."""
-        model = _model()
         provider = record or after
+        return self._begin_record(
+            _model().PROVIDER, provider['uuid'], provider['uuid'], action,
+            record, after, reason, restores)
+
+    def begin_service(self, action, service, provider, reason):
+        """Durably record a compute service delete about to happen."""
+        return self._begin_record(_model().SERVICE, service['uuid'], provider,
+                                  action, service, {}, reason)
+
+    def _begin_record(self, kind, subject, provider, action, before, after,
+                      reason, restores=None):
         with transaction.atomic(using=DATABASE):
-            return model.objects.create(
-                kind=model.PROVIDER, subject=provider['uuid'],
-                touched=provider['uuid'], action=action, verdict='',
-                reason=reason, provider=provider['uuid'], consumer='',
-                generation=record.get('generation') if record else None,
-                before=record, after=after, restores=restores, **self.actor)
+            return _model().objects.create(
+                kind=kind, subject=subject, touched=provider, action=action,
+                verdict='', reason=reason, provider=provider, consumer='',
+                generation=(before or {}).get('generation'), before=before,
+                after=after, restores=restores, **self.actor)
 
     def finish(self, entry, status, message='', new_generation=None):
         entry.status = status
@@ -124,7 +136,7 @@ class Journal:
         return entry
 
 
-def _query(cloud, provider=None, consumer=None):
+def _query(cloud, provider=None, consumer=None, batch=None):
     query = _model().objects.all()
     if cloud is not None:
         query = query.filter(cloud=cloud.key)
@@ -132,10 +144,12 @@ def _query(cloud, provider=None, consumer=None):
         query = query.filter(consumer=consumer.lower())
     if provider:
         query = query.filter(touched__contains=provider.lower())
+    if batch:
+        query = query.filter(batch__startswith=batch.lower())
     return query
 
 
-def entries(cloud, provider=None, consumer=None, marker=None,
+def entries(cloud, provider=None, consumer=None, batch=None, marker=None,
             prev_marker=None, limit=None):
     """Newest first, of ``cloud`` (None: every cloud).
 
@@ -143,7 +157,7 @@ def entries(cloud, provider=None, consumer=None, marker=None,
     way: ``marker`` is the last id of the page before, ``prev_marker`` the
     first id of the page after.  Returns ``(entries, has_prev, has_more)``.
     """
-    query = _query(cloud, provider, consumer).order_by('-id')
+    query = _query(cloud, provider, consumer, batch).order_by('-id')
     if prev_marker is not None:
         found = list(query.filter(id__gt=prev_marker).order_by('id')[
             :limit + 1 if limit else None])
@@ -157,9 +171,9 @@ def entries(cloud, provider=None, consumer=None, marker=None,
     return found[:limit] if limit else found, marker is not None, has_more
 
 
-def all_entries(cloud, provider=None, consumer=None):
+def all_entries(cloud, provider=None, consumer=None, batch=None):
     """Every matching entry, newest first, read in chunks (for export)."""
-    return _query(cloud, provider, consumer).order_by('-id').iterator(
+    return _query(cloud, provider, consumer, batch).order_by('-id').iterator(
         chunk_size=500)
 
 
@@ -176,7 +190,8 @@ def restorable(cloud, subjects):
     """
     model = _model()
     rows = _query(cloud).filter(subject__in=set(subjects)).exclude(
-        status=model.REFUSED).order_by('-id').values(
+        status=model.REFUSED).exclude(kind=model.SERVICE).order_by(
+        '-id').values(
         'id', 'subject', 'restores_id', 'status')
     by_subject = {}
     for row in rows:
@@ -207,7 +222,7 @@ def get(cloud, entry_id):
 
 
 FIELDS = ('id', 'created', 'finished', 'auth_url', 'region', 'placement_url',
-          'source', 'user_name', 'user_id', 'project_name', 'project_id',
+          'batch', 'source', 'user_name', 'user_id', 'project_name', 'project_id',
           'kind', 'action', 'verdict', 'reason', 'provider', 'consumer',
           'consumer_project', 'consumer_user', 'before_project',
           'before_user', 'generation', 'before', 'after', 'status',

@@ -22,6 +22,7 @@ class JournalEntry(models.Model):
 
     ALLOCATIONS = 'allocations'
     PROVIDER = 'provider'
+    SERVICE = 'service'
 
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     finished = models.DateTimeField(null=True)
@@ -31,6 +32,9 @@ class JournalEntry(models.Model):
     auth_url = models.CharField(max_length=255, blank=True)
     region = models.CharField(max_length=255, blank=True)
     placement_url = models.CharField(max_length=255, blank=True)
+    batch = models.CharField(max_length=32, db_index=True, default='')
+    """Entries written by one confirm (a batch of repairs, a
+    decommission) share it, so they can be restored together."""
     source = models.CharField(max_length=16)
     user_id = models.CharField(max_length=64, blank=True)
     user_name = models.CharField(max_length=255, blank=True)
@@ -38,8 +42,9 @@ class JournalEntry(models.Model):
     project_name = models.CharField(max_length=255, blank=True)
 
     kind = models.CharField(max_length=16, default=ALLOCATIONS)
-    """A consumer's allocations, or a whole provider (``before`` holds its
-    record: parent, inventories, traits, aggregates)."""
+    """A consumer's allocations, a whole provider (``before`` holds its
+    record: parent, inventories, traits, aggregates), or a compute service
+    (deleted for good: never restored)."""
     subject = models.CharField(max_length=36, db_index=True, default='')
     """The consumer, or the provider of a provider entry: changes to a
     subject are restored latest first (:func:`journal.restorable`)."""

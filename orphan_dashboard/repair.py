@@ -220,8 +220,8 @@ def apply(placement_client, nova_client, journal, confirmed,
 
 def write(placement_client, journal, plan, restores=None):
     """Journal, then one generation-checked PUT, then journal the outcome
-    with the consumer's new generation (see :func:`_journaled`)."""
-    return _journaled(
+    with the consumer's new generation (see :func:`journaled`)."""
+    return journaled(
         journal, plan, lambda: journal.begin(plan, restores=restores),
         lambda: placement.put_allocations(
             placement_client, plan.consumer, plan.after, plan.generation,
@@ -237,7 +237,7 @@ def _generation(placement_client, consumer):
         return None
 
 
-def _journaled(journal, plan, begin, send, read_back=lambda: None):
+def journaled(journal, plan, begin, send, read_back=lambda: None):
     """``begin`` a journal entry, ``send`` the write, record the outcome.
 
     Placement's refusal (409) skips the row with Placement's words; any
@@ -281,6 +281,9 @@ def _finish(journal, entry, status, outcome, message='', new_generation=None):
 # -- restore -----------------------------------------------------------------
 
 def _not_restorable(entry, restorable):
+    if entry.kind == entry.SERVICE:
+        return ('compute service %s was deleted for good: a restore does '
+                'not re-create it' % (entry.before or {}).get('host', ''))
     if entry.status == entry.REFUSED:
         return 'entry %d changed nothing: Placement refused it' % entry.id
     allowed = restorable.get(entry.subject, set())
@@ -331,8 +334,8 @@ def _provider_restore_plan(placement_client, entry, restored):
 
 
 def _parents_first(entries):
-    """Provider re-creations ordered so that a parent comes before its
-    children; consumer restores keep their order."""
+    """Provider re-creations first, a parent before its children, then the
+    consumer restores in their order (they may need those providers)."""
     depth = {}
 
     def level(entry):
@@ -342,7 +345,8 @@ def _parents_first(entries):
         return 1 + level(same[0]) if same else 0
 
     for entry in entries:
-        depth[entry.id] = level(entry) if entry.kind == entry.PROVIDER else 0
+        depth[entry.id] = (level(entry) if entry.kind == entry.PROVIDER
+                           else len(entries))
     return sorted(entries, key=lambda e: depth[e.id])
 
 
@@ -365,7 +369,7 @@ def restore_notes(placement_client, nova_client, entries,
                   min_age=classify.DEFAULT_MIN_AGE):
     """``{entry id: notes}``: what Nova says of each consumer now, and the
     verdict the restore would leave it with, when not ``ok``."""
-    consumers = [e for e in entries if e.kind != e.PROVIDER]
+    consumers = [e for e in entries if e.kind == e.ALLOCATIONS]
     if not consumers:
         return {}
     try:
@@ -498,26 +502,27 @@ def delete_providers(placement_client, nova_client, journal, confirmed):
                 plan.name), plan))
             halted = 'not attempted: an earlier provider was not deleted'
             continue
-        outcome = _provider_write(
-            journal, plan, m.DELETE_PROVIDER, plan.record, {},
-            lambda: placement.delete_provider(placement_client,
-                                              plan.provider))
+        outcome = delete_provider(placement_client, journal, plan)
         outcomes.append(outcome)
         if outcome.status != DONE:
             halted = 'not attempted: an earlier provider was not deleted'
     return outcomes
 
 
+def delete_provider(placement_client, journal, plan, entry=None):
+    """Journal a provider whole (unless ``entry`` already does), then
+    delete it."""
+    def begin():
+        return entry or journal.begin_provider(
+            m.DELETE_PROVIDER, plan.record, {}, 'provider %s' % plan.name)
+
+    return journaled(journal, plan, begin, lambda: placement.delete_provider(
+        placement_client, plan.provider))
+
+
 def recreate_provider(placement_client, journal, plan, entry):
     """Re-create a deleted provider as its journal entry recorded it."""
-    return _provider_write(
-        journal, plan, m.RESTORE, {}, plan.record,
-        lambda: placement.create_provider(placement_client, plan.record),
-        restores=entry)
-
-
-def _provider_write(journal, plan, action, before, after, call,
-                    restores=None):
-    return _journaled(journal, plan, lambda: journal.begin_provider(
-        action, before, after, 'provider %s' % plan.name, restores=restores),
-        call)
+    return journaled(journal, plan, lambda: journal.begin_provider(
+        m.RESTORE, {}, plan.record, 'provider %s' % plan.name,
+        restores=entry), lambda: placement.create_provider(
+        placement_client, plan.record))

@@ -16,6 +16,7 @@ from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard import collect
+from orphan_dashboard import decommission
 from orphan_dashboard import journal
 from orphan_dashboard import repair
 
@@ -185,22 +186,29 @@ def apply(request, plans, instance_hints=()):
         forget_snapshot(request, {p.consumer for p in plans})
 
 
-def history(request, provider=None, consumer=None, marker=None,
+def history(request, provider=None, consumer=None, batch=None, marker=None,
             prev_marker=None, limit=None):
     """This cloud's journal entries, newest first, a page at a time:
     ``(entries, has_prev, has_more, {subject: restorable entry ids})``."""
     cloud = client.cloud_for_request(request)
     found, has_prev, has_more = journal.entries(
-        cloud, provider=provider, consumer=consumer, marker=marker,
-        prev_marker=prev_marker, limit=limit)
+        cloud, provider=provider, consumer=consumer, batch=batch,
+        marker=marker, prev_marker=prev_marker, limit=limit)
     return found, has_prev, has_more, journal.restorable(
         cloud, {e.subject for e in found})
 
 
-def history_export(request, provider=None, consumer=None):
+def history_export(request, provider=None, consumer=None, batch=None):
     """Every matching entry of this cloud, read as it is written out."""
     return journal.all_entries(client.cloud_for_request(request),
-                               provider=provider, consumer=consumer)
+                               provider=provider, consumer=consumer,
+                               batch=batch)
+
+
+def batch_entries(request, batch):
+    """This cloud's entries of one confirm or decommission."""
+    return list(journal.all_entries(client.cloud_for_request(request),
+                                    batch=batch))
 
 
 def journal_entries(request, entry_ids):
@@ -255,3 +263,31 @@ def delete_providers(request, plans):
                                        _journal(request), plans)
     finally:
         forget_snapshot(request)
+
+
+def preview_decommission(request, provider_uuid):
+    """What decommissioning the hypervisor of ``provider_uuid`` takes, read
+    now; the instance hints come from the snapshot shown."""
+    clients = _clients(request)
+    return decommission.preview(
+        clients.placement, clients.nova, provider_uuid,
+        min_age=setting('MIN_AGE'),
+        instance_hints=_hints_for_tree(request, provider_uuid))
+
+
+def decommission_apply(request, provider_uuid, plans, chosen):
+    """Carry a previewed decommission out; an outcome per step."""
+    clients = _clients(request)
+    try:
+        return decommission.apply(
+            clients.placement, clients.nova, _journal(request), provider_uuid,
+            plans, chosen, min_age=setting('MIN_AGE'),
+            instance_hints=_hints_for_tree(request, provider_uuid))
+    finally:
+        forget_snapshot(request, {p.consumer for p in plans})
+
+
+def _hints_for_tree(request, provider_uuid):
+    provider = report(request).provider(provider_uuid)
+    findings = provider.findings if provider else []
+    return repair.instance_hints(findings, findings)

@@ -180,11 +180,17 @@ class SandboxCloud(nova_test.TestCase):
         nova_context.set_target_cell(ctxt, self.cell_mappings['cell1'])
         return ctxt
 
+    def add_compute(self, host):
+        """One more fake compute, for an incident that retires it."""
+        if host not in self.computes:
+            self._start_compute(host)
+        return {'host': host, 'state': 'running'}
+
     def provider_uuids(self):
         """host name -> compute node (= resource provider) uuid."""
         ctxt = self.cell_ctxt()
         out = {}
-        for host in HOSTS:
+        for host in self.computes:
             nodes = objects.ComputeNodeList.get_all_by_host(ctxt, host)
             out[host] = nodes[0].uuid
         return out

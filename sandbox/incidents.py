@@ -112,8 +112,14 @@ class Stager:
 
     # ------------------------------------------------------------ helpers
     def _flavors(self):
+        """The sandbox's flavors, and room for every incident's servers
+        (the default quota is 10 instances)."""
         if self.flavors_done:
             return
+        project = self.api.session.get_project_id()
+        self.api.nova('PUT', '/os-quota-sets/%s' % project, {
+            'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}},
+            mv='2.57')
         existing = {f['id'] for f in self.api.nova(
             'GET', '/flavors?is_public=None')['flavors']}
         for fid, (name, vcpus, ram, disk) in FLAVORS.items():
@@ -323,25 +329,7 @@ class Stager:
         # confirm's PUT /allocations/<migration> {} loses a race (real 409,
         # AllocationDeleteFailed), leaking the migration consumer on host3.
         b = self.boot('failed-confirm-vm', 'sb-small', 'host3')
-        self.api.nova('POST', '/servers/%s/action' % b['id'],
-                      {'migrate': {'host': 'host2'}}, mv='2.56')
-        self.api.wait_server(b['id'], lambda x: x['status'] ==
-                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
-        mig_b = self.api.wait_migration(b['id'], ('finished',))
-        self.race.arm(mig_b['uuid'], 'put')
-        self.api.nova('POST', '/servers/%s/action' % b['id'],
-                      {'confirmResize': None})
-        # The resource tracker sets the migration 'confirmed' before the
-        # allocation delete fails; @errors_out_migration then sets 'error'.
-        self.api.wait_server(
-            b['id'], lambda x: not x.get('OS-EXT-STS:task_state') and
-            x['status'] in ('ERROR', 'ACTIVE', 'SHUTOFF'),
-            what='confirm settled')
-        try:
-            mig_b = self.api.wait_migration(b['id'], ('error', 'failed'),
-                                            timeout=15)
-        except TimeoutError:
-            mig_b = self.api.migrations(b['id'])[0]
+        mig_b = self._confirm_losing_a_race(b['id'], 'host2')
 
         servers = [self._server_entry(a['id']), self._server_entry(b['id'])]
         migs = [self._mig_entry(mig_a), self._mig_entry(mig_b)]
@@ -380,6 +368,31 @@ class Stager:
                   'concurrent PUT /allocations/<migration> just before '
                   '_delete_allocation_after_move\'s PUT (409)',
             checks={'races_fired': list(self.race.fired)})
+
+    def _confirm_losing_a_race(self, server, dest):
+        """Cold-migrate ``server`` to ``dest`` and confirm, the confirm's
+        PUT /allocations/<migration> {} losing a race (a real 409,
+        AllocationDeleteFailed): the migration consumer leaks on the
+        source.  Returns the migration."""
+        self.api.nova('POST', '/servers/%s/action' % server,
+                      {'migrate': {'host': dest}}, mv='2.56')
+        self.api.wait_server(server, lambda x: x['status'] ==
+                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
+        migration = self.api.wait_migration(server, ('finished',))
+        self.race.arm(migration['uuid'], 'put')
+        self.api.nova('POST', '/servers/%s/action' % server,
+                      {'confirmResize': None})
+        # The resource tracker sets the migration 'confirmed' before the
+        # allocation delete fails; @errors_out_migration then sets 'error'.
+        self.api.wait_server(
+            server, lambda x: not x.get('OS-EXT-STS:task_state') and
+            x['status'] in ('ERROR', 'ACTIVE', 'SHUTOFF'),
+            what='confirm settled')
+        try:
+            return self.api.wait_migration(server, ('error', 'failed'),
+                                           timeout=15)
+        except TimeoutError:
+            return self.api.migrations(server)[0]
 
     def _wait_race(self, consumer, timeout=15):
         import time
@@ -480,6 +493,62 @@ class Stager:
             fault='DELETE, then PUT /allocations/<server> at microversion 1.0',
             checks={'project_id': now['project_id'],
                     'user_id': now['user_id']})
+
+    def stage_retired_host(self):
+        """A fourth compute, host4, dies holding one leftover of each kind
+        that blocks deleting it: the decommission incident."""
+        if 'retired_host' in self.manifest:
+            raise IncidentError('retired_host is already staged (host4 is '
+                                'down)')
+        self.cloud.add_compute('host4')
+        self.rps = self.cloud.provider_uuids()
+        evacuated = self.boot('retired-evacuated-vm', 'sb-small', 'host4')
+        ghost = self.boot('retired-deleted-vm', 'sb-small', 'host4')
+        moved = self.boot('retired-migrated-vm', 'sb-small', 'host4')
+        migration = self._confirm_losing_a_race(moved['id'], 'host2')
+        self.cloud.soft_delete_behind_nova(ghost['id'])
+        stranger = '5e1f3a0c-4b7d-4f2e-9c61-0d2a7b8e9f13'
+        self.api.placement('PUT', '/allocations/%s' % stranger, {
+            'allocations': {self.rps['host4']: {'resources': {
+                'VCPU': 2, 'MEMORY_MB': 2048}}},
+            'consumer_generation': None, 'project_id': 'another-service',
+            'user_id': 'another-service'})
+        self.cloud.stop_compute('host4')
+        service = self.api.nova('GET', '/os-services?binary=nova-compute'
+                                '&host=host4', mv='2.53')['services'][0]
+        self.api.nova('PUT', '/os-services/%s' % service['id'],
+                      {'forced_down': True}, mv='2.53')
+        self.api.nova('POST', '/servers/%s/action' % evacuated['id'],
+                      {'evacuate': {'host': 'host3'}}, mv='2.94')
+        self.api.wait_server(
+            evacuated['id'], lambda x: x['status'] == 'ACTIVE' and
+            x.get('OS-EXT-SRV-ATTR:host') == 'host3' and
+            not x.get('OS-EXT-STS:task_state'), what='ACTIVE on host3')
+        evacuation = self.api.wait_migration(evacuated['id'], ('done',))
+        servers = [self._server_entry(evacuated['id']),
+                   self._server_entry(ghost['id'], ghost['name'],
+                                      deleted=True),
+                   self._server_entry(moved['id'])]
+        return self._finish(
+            'retired_host',
+            'host4 held an evacuated server, a server deleted behind '
+            "Nova's back, the leaked source side of a cold migration and "
+            'a consumer of another service when it died (compute stopped, '
+            'forced down): everything that blocks deleting it.',
+            servers, [self._mig_entry(evacuation),
+                      self._mig_entry(migration)],
+            [self._exp(evacuated['id'], 'instance', 'host4',
+                       'evacuated_source'),
+             self._exp(evacuated['id'], 'instance', 'host3', 'ok'),
+             self._exp(ghost['id'], 'instance', 'host4', 'deleted_instance'),
+             self._exp(migration['uuid'], 'migration', 'host4',
+                       'stale_migration'),
+             self._exp(moved['id'], 'instance', 'host2', 'ok'),
+             self._exp(stranger, 'unknown', 'host4', 'unknown_consumer')],
+            fault='host4 compute stopped + forced_down; server deleted with '
+                  "the blog's SQL; confirm of a cold migration losing a "
+                  'race; PUT /allocations of an unknown consumer',
+            checks={'races_fired': list(self.race.fired)})
 
     def stage_healthy(self):
         a = self.boot('healthy-vm-1', 'sb-small', 'host2')

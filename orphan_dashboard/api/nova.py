@@ -94,3 +94,10 @@ def hypervisor_list(client):
 def service_list(client, binary='nova-compute'):
     return client.get('/os-services', microversion=mv.SERVICES,
                       params={'binary': binary}).json()['services']
+
+
+@trace
+def delete_service(client, service_uuid):
+    """Delete a compute service; Nova deletes its compute nodes' provider
+    trees with it (and refuses while it hosts servers or migrations)."""
+    client.delete('/os-services/%s' % service_uuid, microversion=mv.SERVICES)

@@ -42,6 +42,8 @@ RESTORE = 'restore'
 """Put a journaled consumer (or provider) back as it was before."""
 DELETE_PROVIDER = 'delete_provider'
 """Delete a resource provider nothing uses any more."""
+DELETE_SERVICE = 'delete_service'
+"""Delete a dead hypervisor's compute service (never restored)."""
 
 # The repairs each verdict may offer, recommended first.  A finding offers
 # only those whose write leaves the whole consumer ``ok``

@@ -25,6 +25,7 @@ ACTION_NAMES = {
     m.SET_OWNER: 'set project and user',
     m.RESTORE: 'restore',
     m.DELETE_PROVIDER: 'delete provider',
+    m.DELETE_SERVICE: 'delete compute service',
 }
 """English names, for the engine's own messages and the CLI."""
 

@@ -1,5 +1,6 @@
-"""Entries name their cloud, their subject, the providers they touched and
-the owner before; provider deletions are journaled too."""
+"""Entries name their cloud, their batch, their subject, the providers they
+touched and the owner before; provider and compute service deletions are
+journaled too."""
 
 from django.db import migrations, models
 
@@ -29,6 +30,8 @@ class Migration(migrations.Migration):
             blank=True, max_length=255)),
         migrations.AddField('journalentry', 'placement_url', models.CharField(
             blank=True, max_length=255)),
+        migrations.AddField('journalentry', 'batch', models.CharField(
+            db_index=True, default='', max_length=32)),
         migrations.AddField('journalentry', 'kind', models.CharField(
             default='allocations', max_length=16)),
         migrations.AddField('journalentry', 'subject', models.CharField(

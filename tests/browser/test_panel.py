@@ -272,6 +272,44 @@ def test_the_history_filter_finds_one_consumer(site, browser):
         'css selector', '#history tbody tr[data-object-id]')) > 2)
 
 
+def test_decommission_the_retired_host(site, browser, placement):
+    """host4 died with its leftovers: from its row, the preview lists
+    them, the consumer of another service is ticked by hand, and the
+    compute service and provider go."""
+    retired = incident(site, 'retired_host')
+    host4 = retired['hosts']['host4']
+    (stranger,) = [e['consumer'] for e in retired['expected']
+                   if e['verdict'] == 'unknown_consumer']
+    browser.open(INDEX + '?tab=orphaned_allocations__providers')
+    line = row(browser, 'providers', host4)
+    line.find_element('css selector', '.dropdown-toggle').click()
+    row_actions(line)['decommission'].click()
+    modal = browser.find('.modal-dialog table.orphan-preview')
+    for entry in retired['expected']:
+        if entry['host'] == 'host4':
+            assert entry['consumer'] in modal.text
+    assert 'the compute service is not re-created' in browser.find(
+        '.modal-dialog .orphan-service').text
+    box = browser.find('.modal-dialog input[name="delete_unknown"][value='
+                       '"%s"]' % stranger)
+    browser.driver.execute_script('arguments[0].click();', box)
+    assert box.is_selected()
+    browser.save('decommission-preview')
+    confirm(browser)
+    assert not browser.messages('danger'), browser.messages('danger')
+    texts = ' '.join(browser.messages('success'))
+    assert 'Delete compute service' in texts
+    services = adapter.Adapter(
+        site.sandbox.admin_session(), service_type='compute',
+        interface='public').get(
+        '/os-services?binary=nova-compute&host=host4',
+        microversion='2.53').json()['services']
+    assert services == []
+    assert api.provider_record(placement, host4) is None
+    assert held(placement, stranger) == {}
+    browser.save('after-decommission')
+
+
 @pytest.fixture
 def member(site):
     from tests.browser.conftest import Browser

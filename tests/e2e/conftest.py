@@ -66,12 +66,30 @@ class Cloud:
             os.killpg(self.proc.pid, signal.SIGKILL)
 
 
-@pytest.fixture(scope='module')
-def cloud(tmp_path_factory):
-    """A fresh sandbox with every incident staged, per test module."""
-    sandbox = Cloud(tmp_path_factory.mktemp('sandbox'), 'all')
-    yield sandbox
-    sandbox.stop()
+def module_cloud(incidents):
+    """A ``cloud`` fixture: a fresh sandbox per test module, with these
+    incidents staged."""
+    @pytest.fixture(scope='module')
+    def cloud(tmp_path_factory):
+        sandbox = Cloud(tmp_path_factory.mktemp('sandbox'), incidents)
+        yield sandbox
+        sandbox.stop()
+    return cloud
+
+
+cloud = module_cloud('all')
+
+
+def orphan_audit(cloud, journal_dir, *args):
+    """``orphan-audit --os-cloud sandbox ARGS`` in its own process, with
+    its journal in ``journal_dir``."""
+    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=cloud.config['clouds_yaml'],
+               ORPHAN_JOURNAL_DIR=str(journal_dir))
+    env.pop('DJANGO_SETTINGS_MODULE', None)
+    return subprocess.run(
+        [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',
+         'sandbox', *args], env=env, cwd=ROOT, capture_output=True,
+        text=True, timeout=300)
 
 
 def login(cloud, who):

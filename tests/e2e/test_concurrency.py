@@ -10,19 +10,14 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
+from tests.e2e.conftest import module_cloud
 
 CLOUD = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
 
 pytestmark = pytest.mark.django_db(databases=['orphan_journal'])
 
 
-@pytest.fixture(scope='module')
-def cloud(tmp_path_factory):
-    from tests.e2e.conftest import Cloud
-    sandbox = Cloud(tmp_path_factory.mktemp('sandbox'),
-                    'evacuation,deleted_behind_nova,healthy')
-    yield sandbox
-    sandbox.stop()
+cloud = module_cloud('evacuation,deleted_behind_nova,healthy')
 
 
 @pytest.fixture

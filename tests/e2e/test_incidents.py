@@ -157,6 +157,32 @@ def test_repair_everything_through_the_views(cloud, horizon):
                         {'rows': preview.context['form'].initial['rows']})
     assert done.status_code == 302
 
+    # What is left on the two dead hosts: host4's consumer of another
+    # service, deleted by an explicit choice as host4 is decommissioned,
+    # and nothing on host1; both go through the panel's decommission.
+    retired = incidents['retired_host']
+    host4 = retired['hosts']['host4']
+    (stranger,) = [e['consumer'] for e in retired['expected']
+                   if e['verdict'] == m.UNKNOWN_CONSUMER]
+    for provider, chosen in ((host4, [stranger]), (host1, [])):
+        preview = horizon.get(INDEX + 'decommission/',
+                              {'provider': provider})
+        assert preview.status_code == 200
+        steps = preview.context['plan'].steps
+        assert [s.consumer for s in steps if s.optional] == chosen
+        assert not preview.context['plan'].blockers(chosen)
+        done = horizon.post(INDEX + 'decommission/', {
+            'rows': preview.context['form'].initial['rows'],
+            'delete_unknown': chosen})
+        assert done.status_code == 302
+    for host, provider in (('host1', host1), ('host4', host4)):
+        assert clients.nova.get(
+            '/os-services?binary=nova-compute&host=%s' % host,
+            microversion=mv.SERVICES).json()['services'] == []
+        assert api.provider_record(clients.placement, provider) is None
+    assert api.consumer_allocations(clients.placement, stranger)[
+        'allocations'] == {}
+
     _, report = audit(cloud)
     assert report.problems == []
     assert [f for f in report.findings if f.verdict == m.PROTECTED]
@@ -175,17 +201,6 @@ def test_repair_everything_through_the_views(cloud, horizon):
         clients.placement, incidents['pre_pike_consumer']['servers'][0][
             'uuid'])
     assert m.INCOMPLETE not in (legacy['project_id'], legacy['user_id'])
-
-    # The dead host's compute service and provider can now be deleted.
-    services = clients.nova.get('/os-services?binary=nova-compute&host=host1',
-                                microversion=mv.SERVICES).json()['services']
-    clients.nova.delete('/os-services/%s' % services[0]['id'],
-                        microversion=mv.SERVICES)
-    remaining = {p['uuid'] for p in api.provider_list(clients.placement)}
-    if host1 in remaining:
-        api.delete_provider(clients.placement, host1)
-    assert host1 not in {p['uuid']
-                         for p in api.provider_list(clients.placement)}
 
     # Restore puts the deleted instance's leftover back, from the History.
     ghost = incidents['deleted_behind_nova']['servers'][0]['uuid']

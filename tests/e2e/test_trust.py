@@ -7,9 +7,6 @@ says what Nova says of a consumer now.  The journal database rolls back
 after each test; Placement and Nova do not."""
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 
 from django.core import signing
@@ -19,7 +16,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
-from tests.e2e.conftest import ROOT, login
+from tests.e2e.conftest import login, module_cloud, orphan_audit
 from tests.e2e.test_incidents import INDEX
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
@@ -28,14 +25,8 @@ RESTORE = INDEX + 'restore/'
 DELETE_PROVIDER = INDEX + 'providers/delete/'
 
 
-@pytest.fixture(scope='module')
-def cloud(tmp_path_factory):
-    from tests.e2e.conftest import Cloud
-    sandbox = Cloud(tmp_path_factory.mktemp('sandbox'),
-                    'unconfirmed_resize,wrong_amount,pre_pike_consumer,'
-                    'deleted_behind_nova,healthy')
-    yield sandbox
-    sandbox.stop()
+cloud = module_cloud('unconfirmed_resize,wrong_amount,pre_pike_consumer,'
+                     'deleted_behind_nova,healthy')
 
 
 def held(clients, consumer):
@@ -230,16 +221,6 @@ def test_a_provider_nova_still_has_is_not_deleted(cloud, horizon):
     assert api.provider_record(cloud.clients().placement, host3)
 
 
-def orphan_audit(cloud, *args, journal_dir):
-    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=cloud.config['clouds_yaml'],
-               ORPHAN_JOURNAL_DIR=str(journal_dir))
-    env.pop('DJANGO_SETTINGS_MODULE', None)
-    return subprocess.run(
-        [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',
-         'sandbox', *args], env=env, cwd=ROOT, capture_output=True,
-        text=True, timeout=300)
-
-
 def test_orphan_audit_apply_repairs_both_again(cloud, tmp_path):
     clients = cloud.clients()
     wrong = cloud.control('POST', '/incidents/wrong_amount')
@@ -248,8 +229,8 @@ def test_orphan_audit_apply_repairs_both_again(cloud, tmp_path):
         'provider']
     old_style = legacy['servers'][0]['uuid']
     assert owner(clients, old_style) == (m.INCOMPLETE, m.INCOMPLETE)
-    result = orphan_audit(cloud, 'apply', '--min-age', '0', '--json',
-                          journal_dir=tmp_path)
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                          '--json')
     assert result.returncode == 4, result.stdout + result.stderr
     outcomes = {o['consumer']: o for o in json.loads(result.stdout)[
         'outcomes']}
@@ -258,13 +239,13 @@ def test_orphan_audit_apply_repairs_both_again(cloud, tmp_path):
     assert {o['status'] for o in outcomes.values()} == {'done'}
     assert held(clients, server)[host3]['MEMORY_MB'] == 1024
     assert m.INCOMPLETE not in owner(clients, old_style)
-    again = orphan_audit(cloud, 'report', '--min-age', '0', '--json',
-                         journal_dir=tmp_path)
+    again = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                         '--json')
     assert again.returncode == 0, again.stdout
-    unknown = orphan_audit(cloud, 'report', '--provider', 'no-such-host',
-                           journal_dir=tmp_path)
+    unknown = orphan_audit(cloud, tmp_path, 'report', '--provider',
+                           'no-such-host')
     assert unknown.returncode == 2
     assert 'no resource provider no-such-host' in unknown.stderr
-    history = orphan_audit(cloud, 'history', '--json', journal_dir=tmp_path)
+    history = orphan_audit(cloud, tmp_path, 'history', '--json')
     assert {e['consumer'] for e in json.loads(history.stdout)} >= {
         server, old_style}

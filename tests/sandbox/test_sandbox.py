@@ -246,13 +246,30 @@ def test_pre_pike_consumer(sb):
     assert verdicts(e) == {(s['uuid'], 'host2'): 'incomplete_consumer'}
 
 
+def test_retired_host(sb):
+    """host4 dies with one leftover of each kind that blocks deleting it."""
+    e = sb.stage('retired_host')
+    host4 = e['hosts']['host4']
+    services = nova(sb.admin_session(), sb, '/os-services?binary='
+                    'nova-compute&host=host4', mv='2.53').json()['services']
+    assert (services[0]['state'], services[0]['forced_down']) == ('down',
+                                                                   True)
+    for expected in e['expected']:
+        if expected['host'] == 'host4':
+            assert host4 in allocs(sb, expected['consumer']), expected
+    assert sorted(v for (c, host), v in verdicts(e).items()
+                  if host == 'host4') == [
+        'deleted_instance', 'evacuated_source', 'stale_migration',
+        'unknown_consumer']
+
+
 def test_manifest_and_placement_audit(sb):
     manifest = sb.incidents_manifest()
     assert set(manifest) == {'evacuation', 'deleted_behind_nova',
                              'failed_migration', 'unconfirmed_resize',
                              'healed_away', 'wrong_amount',
                              'port_bandwidth_left', 'pre_pike_consumer',
-                             'healthy'}
+                             'retired_host', 'healthy'}
     assert sb.reload()['incidents'] == manifest
     audit = sb.placement_audit()
     out = audit['output']

@@ -48,6 +48,34 @@ class HistoryTests(AdminViewTests):
             mock.ANY, marker=None, prev_marker=None, limit=20, provider=None)
 
     @helpers.create_mocks({service: ['report', 'history']})
+    def test_a_decommission_in_the_history(self):
+        """Its compute service entry: shown, never restorable itself, and
+        the way to restore the whole decommission."""
+        from orphan_dashboard.models import JournalEntry
+        self.mock_report.return_value = Incidents().report
+        record = {'uuid': H1, 'name': 'host1', 'generation': 2,
+                  'parent_provider_uuid': None, 'root_provider_uuid': H1,
+                  'inventories': {'VCPU': {'total': 8}}, 'traits': [],
+                  'aggregates': []}
+        gone = entry(9, consumer='', kind=JournalEntry.PROVIDER,
+                     action=m.DELETE_PROVIDER, subject=H1, before=record,
+                     batch='b' * 32)
+        service_entry = entry(
+            10, consumer='', kind=JournalEntry.SERVICE,
+            action=m.DELETE_SERVICE, subject=uid('service'), batch='b' * 32,
+            before={'uuid': uid('service'), 'host': 'host1'})
+        self.mock_history.return_value = (
+            [service_entry, gone], False, False, {H1: {9}})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        self.assertEqual(200, res.status_code)
+        self.assertContains(res, 'compute service host1 → deleted (not '
+                                 'restorable)')
+        self.assertContains(res, 'provider host1 (VCPU=8) → deleted')
+        self.assertContains(res, RESTORE + '?entry=9')
+        self.assertNotContains(res, RESTORE + '?entry=10')
+        self.assertContains(res, RESTORE + '?batch=' + 'b' * 32)
+
+    @helpers.create_mocks({service: ['report', 'history']})
     def test_the_filter_is_kept_and_used(self):
         """Horizon keeps a server-side filter only for a DataTableView:
         the tab's filter is posted, stored and read back by our view."""

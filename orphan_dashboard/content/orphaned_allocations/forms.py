@@ -155,6 +155,9 @@ class _SignedRowsForm(forms.SelfHandlingForm):
 
     kind = None
     nothing = _('Nothing selected.')
+    empty_ok = False
+    """Whether a confirm may carry no rows (a decommission with nothing to
+    repair still has its deletes)."""
     failure = _('Unable to write: nothing was written.')
 
     def clean(self):
@@ -166,7 +169,7 @@ class _SignedRowsForm(forms.SelfHandlingForm):
                 AttributeError, RecursionError):
             raise forms.ValidationError(_('The selection was not understood: '
                                           'nothing was written.'))
-        if not data['rows']:
+        if not data['rows'] and not self.empty_ok:
             raise forms.ValidationError(self.nothing)
         try:
             check_count(len(data['rows']))
@@ -224,3 +227,31 @@ class DeleteProvidersForm(_SignedRowsForm):
 
     def write(self, request, data):
         return service.delete_providers(request, data['rows'])
+
+
+class DecommissionForm(_SignedRowsForm):
+    """The repairs of a decommission, signed, and the unknown consumers the
+    operator chose to delete (each an explicit tick)."""
+    kind = 'decommission'
+    empty_ok = True
+    failure = _('Unable to read the cloud again before writing: nothing was '
+                'written.')
+    delete_unknown = forms.MultipleChoiceField(
+        label=_('Delete these consumers Nova does not know'), required=False,
+        widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, request, *args, **kwargs):
+        super().__init__(request, *args, **kwargs)
+        optional = kwargs.get('initial', {}).get('optional', ())
+        if self.data.get('rows'):
+            try:
+                optional = unsign(request, self.kind,
+                                  self.data['rows']).get('optional', ())
+            except forms.ValidationError:
+                optional = ()
+        self.fields['delete_unknown'].choices = [(c, c) for c in optional]
+
+    def write(self, request, data):
+        return service.decommission_apply(
+            request, data['signed']['provider'], data['rows'],
+            set(data.get('delete_unknown') or ()))

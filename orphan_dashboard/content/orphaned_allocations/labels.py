@@ -25,6 +25,7 @@ ACTIONS = {
     m.SET_OWNER: _('Set project and user'),
     m.RESTORE: _('Restore'),
     m.DELETE_PROVIDER: _('Delete provider'),
+    m.DELETE_SERVICE: _('Delete compute service'),
 }
 
 

@@ -29,6 +29,11 @@ DELETE_PROVIDERS = POLICY + (
     ("placement", "placement:resource_providers:delete"),)
 """Placement's own rules: enforced where a placement policy file is
 registered in ``POLICY_FILES`` (see the README)."""
+DECOMMISSION = DELETE_PROVIDERS + (
+    ("compute", "os_compute_api:os-services:delete"),
+    ("placement", "placement:allocations:update"))
+DEAD = frozenset({'down', 'forced down', 'down (disabled)', 'no compute node'})
+"""Service states of a hypervisor that may be decommissioned."""
 SHOWN_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 ON_SELECTION = {'data-batch-action': 'true'}
 """Horizon's table script keeps such buttons disabled until a row is
@@ -135,6 +140,27 @@ class DeleteProvider(tables.LinkAction):
         return _url('delete_provider', provider=datum.provider.uuid)
 
 
+class Decommission(tables.LinkAction):
+    """Everything that blocks deleting a dead hypervisor, previewed, then
+    cleared and deleted in order."""
+    name = 'decommission'
+    verbose_name = _('Decommission')
+    classes = ('ajax-modal', 'btn-danger')
+    icon = 'power-off'
+    policy_rules = DECOMMISSION
+
+    def provider_report(self, datum):
+        return datum or self.table.kwargs.get('provider_report')
+
+    def allowed(self, request, datum=None):
+        report = self.provider_report(datum)
+        return report is not None and report.service_state in DEAD
+
+    def get_link_url(self, datum=None):
+        return _url('decommission',
+                    provider=self.provider_report(datum).provider.uuid)
+
+
 def _usage(rc):
     def value(datum):
         return '%s / %s' % (datum.usage.get(rc, 0), datum.needed.get(rc, 0))
@@ -205,7 +231,7 @@ class ProvidersTable(SelectableTable):
         name = 'providers'
         verbose_name = _('Hypervisors')
         table_actions = (Refresh, ToggleAll, FixRecommended)
-        row_actions = (ViewAllocations, DeleteProvider)
+        row_actions = (ViewAllocations, Decommission, DeleteProvider)
         row_class = ProviderRow
         multi_select = True
 
@@ -333,7 +359,7 @@ class AllocationsTable(SelectableTable):
         name = 'allocations'
         verbose_name = _('Allocations')
         table_actions = (TrimRows, DeleteAndHealRows, DeleteRows, HealRows,
-                         SetOwnerRows)
+                         SetOwnerRows, Decommission)
         row_actions = (TrimRow, DeleteAndHealRow, DeleteRow, HealRow,
                        SetOwnerRow)
         row_class = AllocationRow
@@ -362,6 +388,22 @@ def _restorable(entry):
         entry.APPLIED, entry.PENDING, entry.FAILED)
 
 
+class RestoreBatch(tables.LinkAction):
+    """Restore a whole decommission: its providers, then its allocations
+    (the compute service is not re-created)."""
+    name = 'restore_batch'
+    verbose_name = _('Restore decommission')
+    classes = ('ajax-modal',)
+    policy_rules = WRITE_ALLOCATIONS
+
+    def allowed(self, request, datum=None):
+        return datum is not None and datum.kind == datum.SERVICE and \
+            datum.status == datum.APPLIED
+
+    def get_link_url(self, datum):
+        return _url('restore', batch=datum.batch)
+
+
 class RestoreRows(tables.Action):
     name = 'restore_selected'
     verbose_name = _('Restore')
@@ -379,7 +421,7 @@ class Export(tables.LinkAction):
 
     def get_link_url(self, datum=None):
         query = {k: v for k, v in self.table.kwargs.items()
-                 if k in ('provider', 'consumer') and v}
+                 if k in ('provider', 'consumer', 'batch') and v}
         return reverse('horizon:admin:orphaned_allocations:export',
                        args=[self.fmt]) + '?' + urlparse.urlencode(query)
 
@@ -398,8 +440,9 @@ class ExportJSON(Export):
 
 class HistoryFilter(tables.FilterAction):
     filter_type = 'server'
-    filter_choices = (('provider', _('Provider ='), True),
-                      ('consumer', _('Consumer ='), True))
+    filter_choices = (('consumer', _('Consumer ='), True),
+                      ('provider', _('Provider ='), True),
+                      ('batch', _('Batch ='), True))
 
 
 def _provider_summary(record):
@@ -411,6 +454,9 @@ def _provider_summary(record):
 
 
 def _change(entry):
+    if entry.kind == entry.SERVICE:
+        return _('compute service %s → deleted (not restorable)') % (
+            (entry.before or {}).get('host', ''))
     if entry.kind == entry.PROVIDER:
         if entry.before:
             return _('%s → deleted') % _provider_summary(entry.before)
@@ -457,7 +503,7 @@ class HistoryTable(SelectableTable):
         name = 'history'
         verbose_name = _('History')
         table_actions = (HistoryFilter, ExportCSV, ExportJSON, RestoreRows)
-        row_actions = (RestoreRow,)
+        row_actions = (RestoreRow, RestoreBatch)
         row_class = HistoryRow
         multi_select = True
 
@@ -471,7 +517,7 @@ def history_data(tab, provider=None):
     action = table._meta._filter_action
     action.filter_string, action.filter_field = value, field
     query = {'provider': provider}
-    if value and field in ('provider', 'consumer'):
+    if value and field in ('provider', 'consumer', 'batch'):
         query[field] = value
     table.kwargs.update(query)
     meta = table._meta

@@ -11,6 +11,8 @@ urlpatterns = [
     re_path(r'^restore/$', views.RestoreView.as_view(), name='restore'),
     re_path(r'^providers/delete/$', views.DeleteProviderView.as_view(),
             name='delete_provider'),
+    re_path(r'^decommission/$', views.DecommissionView.as_view(),
+            name='decommission'),
     re_path(r'^history/export/(?P<fmt>csv|json)/$',
             views.ExportHistoryView.as_view(), name='export'),
     re_path(r'^(?P<provider_uuid>%s)/$' % UUID, views.DetailView.as_view(),

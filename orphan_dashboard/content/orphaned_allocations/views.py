@@ -12,6 +12,7 @@ from horizon import forms
 from horizon import messages
 from horizon import tabs
 
+from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import tables
@@ -217,10 +218,17 @@ class RestoreView(_PreviewView):
     page_title = _('Review the restore')
 
     def preview_rows(self):
+        batch = self.request.GET.get('batch')
         try:
             ids = [int(i) for i in self.request.GET.getlist('entry')]
         except ValueError:
             raise repair_forms.BadSelection(_('Malformed journal entry.'))
+        if batch:
+            entries = service.batch_entries(self.request, batch[:32])
+            if not entries:
+                raise repair_forms.BadSelection(_('No such batch.'))
+            repair_forms.check_count(len(entries))
+            return service.preview_restore(self.request, entries)
         if not ids:
             raise repair_forms.BadSelection(_('Nothing selected.'))
         repair_forms.check_count(len(ids))
@@ -277,6 +285,57 @@ class DeleteProviderView(_PreviewView):
         if not all(row.plan for row in self.rows):
             return {}
         return super().get_initial()
+
+
+class DecommissionView(_PreviewView):
+    form_class = repair_forms.DecommissionForm
+    template_name = 'admin/orphaned_allocations/decommission.html'
+    modal_id = 'decommission_modal'
+    form_id = 'decommission_form'
+    modal_header = _('Decommission a hypervisor')
+    page_title = _('Decommission a hypervisor')
+    submit_label = _('Decommission')
+
+    def preview_rows(self):
+        self.provider = repair_forms.parse_uuid(
+            self.request.GET.get('provider'))
+        self.plan = service.preview_decommission(self.request, self.provider)
+        return self.plan.steps
+
+    def actionable(self):
+        plan = getattr(self, 'plan', None)
+        return plan is not None and not plan.gone and not plan.up and \
+            not plan.servers and not any(s.error for s in plan.steps)
+
+    def get_initial(self):
+        """Signed even with nothing to repair: the deletes remain."""
+        if not self.actionable():
+            return {}
+        optional = [s.consumer for s in self.plan.steps if s.optional]
+        return {'optional': optional, 'rows': repair_forms.sign(
+            self.request, self.form_class.kind, {
+                'provider': self.provider, 'optional': optional,
+                'plans': self.signed_plans(), 'names': self.names()})}
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        plan = getattr(self, 'plan', None)
+        names = self.names() if plan else {}
+        context['plan'] = plan
+        context['names'] = names
+        context['actionable'] = self.actionable()
+        context['steps'] = [dict(
+            step=step, action=labels.action(step.plan.action)
+            if step.plan else '', verdict=labels.verdict(step.finding.verdict),
+            before=_side(step.plan.before, names) if step.plan else [],
+            after=_side(step.plan.after, names) if step.plan else [],
+            commands=planner.osc_commands(step.plan) if step.plan else [])
+            for step in (plan.steps if plan else [])]
+        context['providers'] = [(names.get(p, p), p)
+                                for p in (plan.providers if plan else [])]
+        context['blockers'] = plan.blockers(
+            [s.consumer for s in plan.steps if s.optional]) if plan else []
+        return context
 
 
 class ExportHistoryView(generic.View):

@@ -1,0 +1,159 @@
+"""Decommissioning a dead hypervisor, as data: everything that blocks
+deleting its compute service and provider tree, and the repairs that
+clear it.
+
+Pure, like the rest of the engine: :func:`plan` takes a snapshot holding
+the host's topology, every consumer on its provider trees and the servers
+Nova still places on it, read just before (see
+:mod:`orphan_dashboard.decommission`).
+"""
+
+import dataclasses
+import typing
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan as planner
+
+SERVICE_DOWN = frozenset({'down'})
+
+
+@dataclasses.dataclass
+class Step:
+    """One consumer on the host's trees and the write that clears it."""
+
+    consumer: str
+    finding: m.Finding
+    plan: typing.Optional[m.Plan] = None
+    error: str = ''
+    optional: bool = False
+    """An unknown consumer: deleted only by an explicit choice."""
+
+
+@dataclasses.dataclass
+class Decommission:
+    name: str
+    """What the operator asked for: a host, a hypervisor or a provider."""
+    host: typing.Optional[str]
+    service: typing.Optional[m.Service]
+    roots: list
+    providers: list
+    """Every provider of the host's trees, children first (delete order)."""
+    servers: list
+    """Servers Nova still places there: not ours to move."""
+    steps: list
+
+    @property
+    def gone(self):
+        """Nothing left to decommission: no service, no provider."""
+        return self.service is None and not self.providers
+
+    @property
+    def up(self):
+        return (self.service is not None and not self.service.forced_down and
+                self.service.state not in SERVICE_DOWN)
+
+    def blockers(self, chosen=()):
+        """Why the flow cannot run to its end now, in words."""
+        found = []
+        if self.up:
+            found.append('compute service %s is up: stop it or force it '
+                         'down first' % self.service.host)
+        if self.servers:
+            found.append('servers still on it (live-migrate or evacuate '
+                         'them first): %s' % ', '.join(
+                             '%s (%s)' % (s.name or s.uuid, s.uuid)
+                             for s in self.servers))
+        for step in self.steps:
+            if step.error:
+                found.append('consumer %s: %s' % (step.consumer, step.error))
+            elif step.optional and step.consumer not in chosen:
+                found.append('consumer %s is not known to Nova: delete it '
+                             'by choice, or find its owner' % step.consumer)
+        return found
+
+    def plans(self, chosen=()):
+        """The writes to make: every repair, and the chosen deletes."""
+        return [s.plan for s in self.steps if s.plan and (
+            not s.optional or s.consumer in chosen)]
+
+
+def resolve(snapshot, name):
+    """``(host, service, roots)`` for a compute host, hypervisor or
+    provider name or uuid; roots are empty when nothing of it is left."""
+    topology = classify.Topology(snapshot)
+    wanted = name.lower()
+    host = next((h for h in snapshot.services if h.lower() == wanted), None)
+    roots = set()
+    for hypervisor in snapshot.hypervisors.values():
+        if wanted in (hypervisor.uuid, hypervisor.hostname.lower()):
+            host = host or hypervisor.host
+            roots.add(topology.root(hypervisor.uuid))
+    for provider in snapshot.providers.values():
+        if wanted in (provider.uuid, provider.name.lower()):
+            roots.add(provider.root_uuid)
+            hypervisor = snapshot.hypervisors.get(provider.root_uuid)
+            host = host or (hypervisor.host if hypervisor else None)
+    if host is not None:
+        roots |= {topology.root(h.uuid) for h in snapshot.hypervisors.values()
+                  if h.host == host}
+    return host, snapshot.services.get(host), sorted(roots)
+
+
+def _children_first(snapshot, roots):
+    providers = [p for p in snapshot.providers.values()
+                 if p.root_uuid in roots]
+    parents = {p.uuid: p.parent_uuid for p in providers}
+
+    def depth(uuid):
+        return 0 if not parents.get(uuid) else 1 + depth(parents[uuid])
+
+    return sorted(parents, key=lambda u: (-depth(u), u))
+
+
+def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE):
+    """What decommissioning ``name`` takes, from a fresh snapshot."""
+    host, service, roots = resolve(snapshot, name)
+    auditor = classify.Auditor(snapshot, min_age=min_age)
+    tree = set(_children_first(snapshot, roots))
+    servers = sorted((s for s in snapshot.servers.values()
+                      if (host and s.host == host) or
+                      auditor.topology.server_root(s) in roots),
+                     key=lambda s: (s.name, s.uuid))
+    living = {s.uuid for s in servers}
+    steps = []
+    for uuid in sorted(snapshot.consumers):
+        consumer = snapshot.consumers[uuid]
+        if uuid in living or not set(consumer.allocations) & tree:
+            continue
+        steps.append(_step(auditor, uuid, tree))
+    return Decommission(name=name, host=host, service=service, roots=roots,
+                        providers=_children_first(snapshot, roots),
+                        servers=servers, steps=steps)
+
+
+def _step(auditor, uuid, tree):
+    here = [f for f in auditor.consumer_findings(uuid) if f.provider in tree]
+    finding = here[0] if here else auditor.finding(uuid, sorted(tree)[0])
+    chosen = planner.recommended(here)
+    optional = False
+    if not chosen:
+        unknown = [f for f in here if f.verdict == m.UNKNOWN_CONSUMER and
+                   m.DELETE in f.actions]
+        if unknown:
+            chosen, optional = [(unknown[0], m.DELETE)], True
+    if not chosen:
+        if finding.verdict == m.PROTECTED:
+            error = 'not now: %s' % finding.reason
+        else:
+            error = '%s, and no repair: %s' % (
+                finding.reason, finding.blocked or 'none applies')
+        return Step(uuid, finding, error=error)
+    finding, action = chosen[0]
+    write = auditor.plan(uuid, finding.provider, action)
+    left = sorted(set(write.after) & tree)
+    if left:
+        return Step(uuid, finding, error='%s would still leave it on %s' % (
+            planner.ACTION_NAMES[action],
+            ', '.join(auditor.topology.name(p) for p in left)))
+    return Step(uuid, finding, plan=write, optional=optional)

@@ -1,0 +1,189 @@
+"""Decommissioning a dead hypervisor (I/O): read, preview, carry out.
+
+The writes go in order, each journaled, and the first failure stops the
+rest with the state said:
+
+1. the repairs of every consumer on the host's provider trees, as a batch
+   of :func:`repair.apply` (re-read, generation-checked);
+2. the compute service delete through Nova (``DELETE /os-services/{id}``
+   at 2.53), which deletes the compute node's provider tree; each provider
+   is journaled whole first, so a restore can re-create it;
+3. whatever of the tree Nova left, children first.
+
+A host Nova still places servers on is not ours to empty: the flow stops
+before writing anything.  The compute service is never re-created by a
+restore.
+"""
+
+from keystoneauth1 import exceptions as ks_exc
+
+from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import decommission as planner
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import collect
+from orphan_dashboard import repair
+
+
+def read(placement_client, nova_client, name, instance_hints=()):
+    """A snapshot of everything on ``name``'s provider trees, read now:
+    the consumers holding them and the servers Nova places there."""
+    topology = collect.read_topology(placement_client, nova_client)
+    bare = m.Snapshot(consumers={}, servers={}, migrations={}, **topology)
+    host, _service, roots = planner.resolve(bare, name)
+    tree = [p for p in bare.providers.values() if p.root_uuid in roots]
+    holders = set()
+    for provider in tree:
+        holders.update(placement.provider_allocations(placement_client,
+                                                      provider.uuid))
+    living = {s['id'] for s in nova.server_list(nova_client, host=host)} \
+        if host else set()
+    return collect.consumer_snapshot(placement_client, nova_client,
+                                     holders | living, instance_hints,
+                                     topology=topology)
+
+
+def preview(placement_client, nova_client, name,
+            min_age=classify.DEFAULT_MIN_AGE, instance_hints=()):
+    """The :class:`~audit.decommission.Decommission` of ``name`` now."""
+    return planner.plan(read(placement_client, nova_client, name,
+                             instance_hints), name, min_age)
+
+
+def _outcome(provider, action, status, message, entry_id=None):
+    return repair.Outcome(repair.Selection('', provider, action), status,
+                          message, entry_id=entry_id)
+
+
+def apply(placement_client, nova_client, journal, name, confirmed,
+          chosen=(), min_age=classify.DEFAULT_MIN_AGE, instance_hints=()):
+    """Carry the decommission of ``name`` out; an outcome per step.
+
+    ``confirmed`` are the repair plans the operator saw; ``chosen`` the
+    unknown consumers they chose to delete.  Nothing is written while
+    anything blocks the whole flow (servers on the host, a consumer
+    nothing would clear, an unknown consumer not chosen).
+    """
+    fresh = preview(placement_client, nova_client, name, min_age,
+                    instance_hints)
+    root = fresh.roots[0] if fresh.roots else ''
+    if fresh.gone:
+        return [_outcome(root, m.DELETE_PROVIDER, repair.SKIPPED,
+                         '%s is already gone' % name)]
+    blockers = fresh.blockers(chosen)
+    if blockers:
+        return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED,
+                         'nothing written: %s' % '; '.join(blockers))]
+    wanted = {p.consumer for p in fresh.plans(chosen)}
+    outcomes = repair.apply(
+        placement_client, nova_client, journal,
+        [p for p in confirmed if p.consumer in wanted], min_age=min_age,
+        instance_hints=instance_hints) if wanted else []
+    missing = wanted - {p.consumer for p in confirmed}
+    outcomes += [_outcome(root, m.DELETE, repair.SKIPPED,
+                          'consumer %s appeared since the preview: review '
+                          'it again' % c) for c in sorted(missing)]
+    if missing or any(o.status != repair.DONE for o in outcomes):
+        return outcomes + [_outcome(
+            root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: the '
+            'compute service and the providers are kept, since not every '
+            'repair went through')]
+    held = _held(placement_client, fresh.providers)
+    if held:
+        return outcomes + [_outcome(
+            root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: %s' %
+            '; '.join('provider %s still holds allocations of %s' % (
+                p, ', '.join(sorted(c))) for p, c in held.items()))]
+    records = [placement.provider_record(placement_client, p)
+               for p in fresh.providers]
+    records = [r for r in records if r]
+    if fresh.service is not None:
+        step, entries = _delete_service(nova_client, journal, fresh, records)
+        outcomes.append(step)
+        if step.status != repair.DONE:
+            return outcomes
+    else:
+        entries = {}
+    return outcomes + _delete_left(placement_client, journal, records,
+                                   entries)
+
+
+def _held(placement_client, providers):
+    held = {}
+    for provider in providers:
+        try:
+            consumers = placement.provider_allocations(placement_client,
+                                                       provider)
+        except ks_exc.NotFound:
+            continue
+        if consumers:
+            held[provider] = set(consumers)
+    return held
+
+
+def _delete_service(nova_client, journal, fresh, records):
+    """Journal the service and every provider of its trees, then ask Nova
+    to delete the service (and, with it, the providers)."""
+    service = fresh.service
+    root = fresh.roots[0] if fresh.roots else ''
+    entry = journal.begin_service(m.DELETE_SERVICE, {
+        'uuid': service.uuid, 'host': service.host, 'state': service.state,
+        'status': service.status, 'forced_down': service.forced_down},
+        root, 'decommission of %s: not re-created by a restore' %
+        service.host)
+    entries = {r['uuid']: journal.begin_provider(
+        m.DELETE_PROVIDER, r, {}, 'provider %s, deleted with compute '
+        'service %s' % (r['name'], service.host)) for r in records}
+    try:
+        nova.delete_service(nova_client, service.uuid)
+    except ks_exc.ClientException as exc:
+        detail = _nova_detail(exc)
+        status = entry.REFUSED if isinstance(exc, ks_exc.Conflict) \
+            else entry.FAILED
+        journal.finish(entry, status, detail)
+        for provider_entry in entries.values():
+            journal.finish(provider_entry, status, 'kept: the compute '
+                           'service delete did not go through')
+        return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
+                        'Nova did not delete compute service %s: %s; its '
+                        'providers are kept' % (service.host, detail),
+                        entry.id), {}
+    journal.finish(entry, entry.APPLIED)
+    return _outcome(root, m.DELETE_SERVICE, repair.DONE,
+                    'compute service %s deleted' % service.host,
+                    entry.id), entries
+
+
+def _nova_detail(exc):
+    response = getattr(exc, 'response', None)
+    try:
+        body = response.json()
+        return next(iter(body.values()))['message']
+    except Exception:
+        return str(exc)
+
+
+def _delete_left(placement_client, journal, records, entries):
+    """Delete, children first, what of the trees Nova left; the providers
+    Nova deleted only have their journal entries finished."""
+    outcomes = []
+    for record in records:
+        uuid = record['uuid']
+        entry = entries.get(uuid)
+        if entry is not None and placement.provider_record(
+                placement_client, uuid) is None:
+            journal.finish(entry, entry.APPLIED, 'deleted by Nova with the '
+                           'compute service')
+            outcomes.append(_outcome(uuid, m.DELETE_PROVIDER, repair.DONE,
+                                     'provider %s deleted by Nova' %
+                                     record['name'], entry.id))
+            continue
+        plan = repair.ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
+                                   record['generation'], record)
+        outcome = repair.delete_provider(placement_client, journal, plan,
+                                         entry)
+        outcomes.append(outcome)
+        if outcome.status != repair.DONE:
+            break
+    return outcomes

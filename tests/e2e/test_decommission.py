@@ -1,0 +1,216 @@
+"""Decommission on the sandbox: host4 died holding an evacuated server's
+leftover, a server deleted behind Nova's back, the leaked source side of a
+cold migration and a consumer of another service; host1 died holding an
+evacuation leftover.  ``orphan-audit decommission`` previews, refuses what
+it must, and carries the whole flow out; a service delete Nova refuses is
+reported and loses nothing; a decommission is restorable but for its
+compute service.  Placement and Nova are checked after each step."""
+
+import json
+
+from keystoneauth1 import adapter
+import pytest
+
+from orphan_dashboard.api import client as client_module
+from orphan_dashboard.api import microversions as mv
+from orphan_dashboard.api import placement as api
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import decommission
+from orphan_dashboard import journal as journal_module
+from orphan_dashboard import repair
+from tests.e2e.conftest import module_cloud, orphan_audit
+from tests.integration.fault_proxy import FaultProxy
+
+pytestmark = pytest.mark.django_db(databases=['orphan_journal'])
+
+
+cloud = module_cloud('evacuation,retired_host,healthy')
+
+
+@pytest.fixture(scope='module')
+def journal_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp('journal')
+
+
+def held(clients, consumer):
+    body = api.consumer_allocations(clients.placement, consumer)
+    return {rp: a['resources'] for rp, a in body['allocations'].items()}
+
+
+def services(clients, host):
+    return clients.nova.get('/os-services?binary=nova-compute&host=%s' %
+                            host, microversion=mv.SERVICES).json()[
+        'services']
+
+
+def leftovers(cloud):
+    retired = cloud.incidents['retired_host']
+    return retired, {e['verdict']: e['consumer'] for e in retired['expected']
+                     if e['host'] == 'host4'}
+
+
+def test_the_preview_names_every_blocker(cloud, journal_dir):
+    retired, on_host4 = leftovers(cloud)
+    result = orphan_audit(cloud, journal_dir, 'decommission', 'host4',
+                          '--min-age', '0', '--json')
+    assert result.returncode == 3, result.stderr
+    plan = json.loads(result.stdout)
+    assert plan['service']['forced_down'] is True
+    assert plan['providers'] == [retired['hosts']['host4']]
+    steps = {s['consumer']: s for s in plan['steps']}
+    assert set(steps) == set(on_host4.values())
+    assert steps[on_host4['evacuated_source']]['action'] == m.TRIM
+    assert steps[on_host4['deleted_instance']]['action'] == m.DELETE
+    assert steps[on_host4['stale_migration']]['action'] == m.DELETE
+    unknown = steps[on_host4['unknown_consumer']]
+    assert unknown['optional'] is True
+    assert any(on_host4['unknown_consumer'] in b for b in plan['blockers'])
+    text = orphan_audit(cloud, journal_dir, 'decommission', 'host4',
+                        '--min-age', '0')
+    assert 'deleted only with --delete-unknown %s' % on_host4[
+        'unknown_consumer'] in text.stdout
+    assert 'a restore does not re-create the service' in text.stdout
+
+
+def test_a_host_still_running_servers_is_refused(cloud, journal_dir):
+    clients = cloud.clients()
+    healthy = [s for s in cloud.incidents['healthy']['servers']
+               if s['host'] == 'host3']
+    cloud.control('POST', '/computes/host3/stop')
+    try:
+        before = {s['uuid']: held(clients, s['uuid']) for s in healthy}
+        result = orphan_audit(cloud, journal_dir, 'decommission', 'host3',
+                              '--min-age', '0', '--apply')
+        assert result.returncode == 1
+        for server in healthy:
+            assert server['uuid'] in result.stderr
+        assert {u: held(clients, u) for u in before} == before
+        assert services(clients, 'host3')
+    finally:
+        cloud.control('POST', '/computes/host3/start')
+
+
+def test_an_unchosen_unknown_consumer_stops_it_before_any_write(
+        cloud, journal_dir):
+    clients = cloud.clients()
+    _, on_host4 = leftovers(cloud)
+    before = {c: held(clients, c) for c in on_host4.values()}
+    result = orphan_audit(cloud, journal_dir, 'decommission', 'host4',
+                          '--min-age', '0', '--apply')
+    assert result.returncode == 1
+    assert 'nothing written' in result.stdout
+    assert {c: held(clients, c) for c in before} == before
+    history = orphan_audit(cloud, journal_dir, 'history', '--json')
+    assert json.loads(history.stdout) == []
+
+
+def test_the_cli_decommissions_host4_and_a_restore_brings_it_back(
+        cloud, journal_dir):
+    clients = cloud.clients()
+    retired, on_host4 = leftovers(cloud)
+    host4 = retired['hosts']['host4']
+    evacuated = on_host4['evacuated_source']
+    result = orphan_audit(cloud, journal_dir, 'decommission', 'host4',
+                          '--min-age', '0', '--apply', '--json',
+                          '--delete-unknown', on_host4['unknown_consumer'])
+    assert result.returncode == 4, result.stdout + result.stderr
+    outcomes = json.loads(result.stdout)['outcomes']
+    assert [o['action'] for o in outcomes][-2:] == [
+        m.DELETE_SERVICE, m.DELETE_PROVIDER]
+    assert {o['status'] for o in outcomes} == {'done'}
+    # Nova and Placement: the service and the provider are gone, every
+    # leftover with them, the evacuated server keeps its new host.
+    assert services(clients, 'host4') == []
+    assert api.provider_record(clients.placement, host4) is None
+    for verdict, consumer in on_host4.items():
+        assert host4 not in held(clients, consumer), verdict
+    assert held(clients, evacuated) == {
+        retired['hosts']['host3']: {'VCPU': 1, 'MEMORY_MB': 1024,
+                                    'DISK_GB': 10}}
+    again = orphan_audit(cloud, journal_dir, 'decommission', 'host4')
+    assert again.returncode == 0
+    assert 'already gone' in again.stdout
+
+    # The journal has it all, in one batch: a restore brings back the
+    # provider and the allocations, not the compute service.
+    history = json.loads(orphan_audit(cloud, journal_dir, 'history',
+                                      '--json').stdout)
+    (batch,) = {e['batch'] for e in history}
+    assert {e['action'] for e in history} == {
+        m.TRIM, m.DELETE, m.DELETE_SERVICE, m.DELETE_PROVIDER}
+    restored = orphan_audit(cloud, journal_dir, 'restore', '--batch',
+                            batch, '--apply', '--json')
+    assert restored.returncode == 4, restored.stdout + restored.stderr
+    plans = json.loads(restored.stdout)['plans']
+    assert any('not re-create it' in (p['error'] or '') for p in plans)
+    record = api.provider_record(clients.placement, host4)
+    assert record['name'] == 'host4'
+    for verdict, consumer in on_host4.items():
+        assert host4 in held(clients, consumer), verdict
+    assert services(clients, 'host4') == []
+
+
+def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
+        cloud):
+    """Through a proxy answering Nova's DELETE /os-services with 409:
+    host1's leftover is trimmed (journaled, restorable), the refusal is
+    the last outcome, the compute service and the provider are kept."""
+    clients = cloud.clients()
+    evacuation = cloud.incidents['evacuation']
+    host1 = evacuation['hosts']['host1']
+    server = evacuation['servers'][0]['uuid']
+    proxy = FaultProxy(cloud.config['nova']['url'])
+    proxy.inject('DELETE', '/os-services/', 1, 409)
+    try:
+        nova = adapter.Adapter(clients.nova.session,
+                               service_type='compute',
+                               endpoint_override=proxy.url)
+        cloud_id = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
+        journal = journal_module.Journal('test', cloud_id, user_name='t')
+        plan = decommission.preview(clients.placement, nova, 'host1',
+                                    min_age=0)
+        outcomes = decommission.apply(clients.placement, nova, journal,
+                                      'host1', plan.plans(), min_age=0)
+    finally:
+        proxy.close()
+    assert [o.status for o in outcomes] == [repair.DONE, repair.FAILED]
+    assert 'Nova did not delete compute service host1' in \
+        outcomes[-1].message
+    assert services(clients, 'host1')
+    assert api.provider_record(clients.placement, host1) is not None
+    assert host1 not in held(clients, server)
+    entries = {e.action: e for e in journal_module.all_entries(cloud_id)}
+    assert entries[m.TRIM].status == 'applied'
+    assert entries[m.DELETE_SERVICE].status == 'refused'
+    assert entries[m.DELETE_PROVIDER].status == 'refused'
+    # Asked again without the fault, it carries on from where it stopped.
+    outcomes = decommission.apply(clients.placement, clients.nova, journal,
+                                  'host1', [], min_age=0)
+    assert [o.status for o in outcomes] == [repair.DONE, repair.DONE]
+    assert services(clients, 'host1') == []
+    assert api.provider_record(clients.placement, host1) is None
+
+
+def test_a_provider_tree_without_compute_node_goes_children_first(
+        cloud, journal_dir):
+    """No compute service to delete: the tree itself, journaled whole."""
+    import uuid
+    clients = cloud.clients()
+    root, child = str(uuid.uuid4()), str(uuid.uuid4())
+    clients.placement.post('/resource_providers', json={
+        'uuid': root, 'name': 'gone-node'}, microversion='1.14')
+    clients.placement.post('/resource_providers', json={
+        'uuid': child, 'name': 'gone-node:nic',
+        'parent_provider_uuid': root}, microversion='1.14')
+    preview = orphan_audit(cloud, journal_dir, 'decommission', root,
+                           '--json')
+    assert preview.returncode == 3
+    assert json.loads(preview.stdout)['providers'] == [child, root]
+    done = orphan_audit(cloud, journal_dir, 'decommission', root, '--apply',
+                        '--json')
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert [(o['provider'], o['action']) for o in json.loads(
+        done.stdout)['outcomes']] == [(child, m.DELETE_PROVIDER),
+                                      (root, m.DELETE_PROVIDER)]
+    for rp in (root, child):
+        assert api.provider_record(clients.placement, rp) is None

@@ -1,0 +1,97 @@
+"""Decommissioning as data: what blocks deleting a dead hypervisor and the
+writes that clear it."""
+
+from orphan_dashboard.audit import decommission
+from orphan_dashboard.audit import model as m
+from tests.unit.cloud import Cloud, uid
+
+H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
+
+
+def dead_host1():
+    """host1 forced down, holding one leftover of each kind."""
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    nic = cloud.child(H1, 'host1:br-phys')
+    evacuated = cloud.server('evacuated', 'host2')
+    cloud.allocate(evacuated, H1)
+    cloud.allocate(evacuated, H2)
+    cloud.migration('evac', evacuated, 'done', kind='evacuation')
+    ghost = uid('ghost')
+    cloud.known.add(ghost)
+    cloud.allocate(ghost, H1)
+    owner = cloud.server('owner', 'host3')
+    cloud.allocate(owner, H3)
+    stale = cloud.migration('stale', owner, 'error', source='host1',
+                            dest='host3')
+    cloud.allocate(stale, H1)
+    stranger = uid('stranger')
+    cloud.allocate(stranger, H1)
+    return cloud, dict(evacuated=evacuated, ghost=ghost, stale=stale,
+                       stranger=stranger, nic=nic)
+
+
+def test_every_leftover_gets_the_write_that_clears_it():
+    cloud, who = dead_host1()
+    plan = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert (plan.host, plan.roots) == ('host1', [H1])
+    assert plan.providers == [who['nic'], H1]     # children first
+    assert not plan.up and not plan.servers and not plan.gone
+    steps = {s.consumer: s for s in plan.steps}
+    assert set(steps) == {who['evacuated'], who['ghost'], who['stale'],
+                          who['stranger']}
+    assert steps[who['evacuated']].plan.action == m.TRIM
+    assert steps[who['ghost']].plan.action == m.DELETE
+    assert steps[who['stale']].plan.action == m.DELETE
+    assert steps[who['stranger']].optional
+    for step in plan.steps:
+        assert not set(step.plan.after) & {H1, who['nic']}
+    # The unknown consumer goes only by choice.
+    assert who['stranger'] not in {p.consumer for p in plan.plans()}
+    assert [b for b in plan.blockers() if who['stranger'] in b]
+    assert plan.blockers({who['stranger']}) == []
+    assert who['stranger'] in {p.consumer
+                               for p in plan.plans({who['stranger']})}
+
+
+def test_found_by_host_hypervisor_or_provider():
+    cloud, _ = dead_host1()
+    snapshot = cloud.snapshot()
+    for name in ('host1', 'HOST1', H1, H1.upper()):
+        assert decommission.resolve(snapshot, name)[0] == 'host1', name
+        assert decommission.resolve(snapshot, name)[2] == [H1], name
+
+
+def test_servers_still_there_and_a_live_service_block_it():
+    cloud, _ = dead_host1()
+    stuck = cloud.server('stuck', 'host1', status='SHUTOFF')
+    cloud.allocate(stuck, H1)
+    plan = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert [s.uuid for s in plan.servers] == [stuck]
+    assert stuck not in {s.consumer for s in plan.steps}
+    assert any('servers still on it' in b and stuck in b
+               for b in plan.blockers())
+    live = decommission.plan(cloud.snapshot(), 'host3', min_age=0)
+    assert live.up
+    assert any('compute service host3 is up' in b for b in live.blockers())
+
+
+def test_a_consumer_nothing_would_clear_blocks_it():
+    cloud, who = dead_host1()
+    moving = cloud.server('moving', 'host2', task_state='migrating')
+    cloud.allocate(moving, H1)
+    bandwidth = cloud.server('bandwidth', 'host2')
+    cloud.allocate(bandwidth, H2)
+    cloud.allocate(bandwidth, who['nic'], {'NET_BW_EGR_KILOBIT_PER_SEC': 9})
+    plan = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    steps = {s.consumer: s for s in plan.steps}
+    assert steps[moving].error.startswith('not now: task migrating')
+    assert 'heal_allocations --instance %s' % bandwidth in \
+        steps[bandwidth].error
+    assert len([b for b in plan.blockers() if 'consumer' in b]) >= 2
+
+
+def test_a_host_already_gone():
+    cloud, _ = dead_host1()
+    plan = decommission.plan(cloud.snapshot(), 'host9', min_age=0)
+    assert plan.gone and plan.blockers() == []

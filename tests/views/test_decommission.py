@@ -1,0 +1,109 @@
+"""Decommission: the preview of everything on a dead hypervisor, the
+explicit choice for consumers Nova does not know, and the confirm."""
+
+from unittest import mock
+
+from django.urls import reverse
+import pytest
+
+from orphan_dashboard.audit import decommission as planner
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import repair
+from orphan_dashboard import service
+from tests.unit.cloud import uid
+from tests.views.base import (AdminViewTests, GONE, H1, H3, INDEX,
+                              Incidents, detail, helpers, signed_rows)
+
+DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
+STRANGER = uid('stranger-on-host1')
+
+
+def dead_host1(with_stranger=True, with_server=False):
+    """host1 of the incidents (forced down, the evacuated leftover), with
+    a consumer nobody knows, or a server still on it."""
+    incidents = Incidents()
+    snapshot = incidents.snapshot
+    if with_stranger:
+        snapshot.consumers[STRANGER] = m.Consumer(
+            STRANGER, 1, {H1: {'VCPU': 2}}, 'p', 'u')
+    if with_server:
+        server = m.Server(uid('stuck'), 'stuck', 'SHUTOFF', host='host1',
+                          node='host1', project_id='p', user_id='u')
+        snapshot.servers[server.uuid] = server
+    return incidents, planner.plan(snapshot, H1, min_age=0)
+
+
+class DecommissionTests(AdminViewTests):
+    @helpers.create_mocks({service: ['report']})
+    def test_offered_on_dead_hypervisors_only(self):
+        self.mock_report.return_value = Incidents().report
+        link = 'href="%s?provider=%%s"' % DECOMMISSION
+        res = self.client.get(INDEX)
+        self.assertContains(res, link % H1)      # forced down
+        self.assertContains(res, link % GONE)    # no compute node
+        self.assertNotContains(res, link % H3)   # up
+        res = self.client.get(detail(H1))
+        self.assertContains(res, link % H1)
+        self.assertNotContains(self.client.get(detail(H3)), link % H3)
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_preview_then_confirm_with_a_chosen_unknown_consumer(self):
+        incidents, plan = dead_host1()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        self.mock_preview_decommission.assert_called_once_with(mock.ANY, H1)
+        self.assertContains(res, 'Evacuated source')
+        self.assertContains(res, 'resource provider allocation unset %s '
+                                 '--provider %s' % (incidents.vm, H1))
+        self.assertContains(res, 'Deleted only if you tick it below.')
+        self.assertContains(res, 'value="%s"' % STRANGER)   # its checkbox
+        self.assertContains(res, 'the compute service is not re-created')
+        self.assertContains(res, 'value="Decommission"')
+        signed = signed_rows(res)
+        self.mock_decommission_apply.return_value = [repair.Outcome(
+            repair.Selection('', H1, 'delete_service'), repair.DONE,
+            'compute service host1 deleted')]
+        res = self.client.post(DECOMMISSION, {
+            'rows': signed, 'delete_unknown': [STRANGER]})
+        self.assertNoFormErrors(res)
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.mock_decommission_apply.assert_called_once_with(
+            mock.ANY, H1, plan.plans({STRANGER}), {STRANGER})
+        self.assertEqual(['Delete compute service of provider host1: '
+                          'done.'], self.messages_seen.texts('success'))
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_only_previewed_unknown_consumers_can_be_chosen(self):
+        incidents, plan = dead_host1()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        signed = signed_rows(self.client.get(DECOMMISSION,
+                                             {'provider': H1}))
+        res = self.client.post(DECOMMISSION, {
+            'rows': signed, 'delete_unknown': [incidents.fine]})
+        self.assertTrue(res.context['form'].errors)
+        self.mock_decommission_apply.assert_not_called()
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    def test_a_host_with_servers_cannot_be_confirmed(self):
+        incidents, plan = dead_host1(with_stranger=False, with_server=True)
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        self.assertContains(res, 'Servers still on it')
+        self.assertContains(res, reverse('horizon:admin:instances:detail',
+                                         args=[uid('stuck')]))
+        self.assertContains(res, 'cannot be decommissioned now')
+        self.assertNotContains(res, 'value="Decommission"')
+        self.assertNotIn('rows', res.context['form'].initial)
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    def test_a_malformed_provider_is_refused(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.get(DECOMMISSION, {'provider': 'x'})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.mock_preview_decommission.assert_not_called()
