@@ -1,23 +1,28 @@
-"""``python -m bench --sizes 1000,5000,10000``: the benchmark of issue 6.
+"""``python -m bench --sizes 1000,5000,10000``: the panel's benchmark.
 
 For each size, one bench cloud (see :mod:`bench.cloud`; seeded once, then
-restored from ``~/.cache/orphan-dashboard-bench``), and on the same data:
-our cold sweep and its floor, peak memory and snapshot size, nova-manage
-placement audit and the agreement with it, the panel's page cold and warm,
-Horizon's ``get_providers``, the server list split by host, then rounds of
-1 % churn each followed by a refresh and a full sweep that must find the
-same.  Timings are medians of ``--repeat`` runs.  Prints three tables (the
-numbers, the details, the targets met or missed); raw numbers go to
-``--json``.
+restored from ``~/.cache/orphan-dashboard-bench``) and a memcached shared
+by the page and the cron command, and on the same data: our cold sweep and
+its floor, peak memory and snapshot size, nova-manage placement audit and
+the agreement with it, the panel's page on a cold cache, during the
+background sweep, warm, and during a *Refresh*, Horizon's
+``get_providers``, the server list split by host, then rounds of 1 % churn
+each followed by a refresh, ``manage.py orphan_audit refresh`` (cron) and
+a full sweep that must find the same.  Timings are medians of ``--repeat``
+runs.  Prints four tables (the numbers, the details, the targets met or
+missed, the pages and cron); raw numbers go to ``--json``.
 """
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
 
 from bench import measure
+from sandbox import common
 from sandbox import harness
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,7 +47,9 @@ class BenchSandbox(harness.Sandbox):
                 '--state-dir', self.state_dir, '--cache-dir', self.cache_dir]
 
 
-def horizon_env(sandbox, cache_dir):
+def horizon_env(sandbox, cache_dir, cache=None):
+    """The page's and the cron command's environment: Horizon's settings
+    over the bench cloud, sharing ``cache`` (a memcached) if given."""
     env = dict(os.environ)
     env.update(
         PYTHONPATH=REPO + os.pathsep + env.get('PYTHONPATH', ''),
@@ -50,8 +57,38 @@ def horizon_env(sandbox, cache_dir):
         SANDBOX_JSON=os.path.join(sandbox.state_dir, 'sandbox.json'),
         SANDBOX_HORIZON_OFFLINE='1',
         SANDBOX_HORIZON_STATIC_ROOT=os.path.join(cache_dir, 'horizon-static'),
+        SANDBOX_ORPHAN_SETTINGS=json.dumps({
+            'ORPHAN_AUDIT_FULL_SWEEP': 86400}),
+        OS_CLIENT_CONFIG_FILE=os.path.join(sandbox.state_dir, 'clouds.yaml'),
         ORPHAN_JOURNAL_DIR=os.path.join(sandbox.state_dir, 'journal'))
+    if cache:
+        env['SANDBOX_HORIZON_CACHE'] = cache
     return env
+
+
+def start_memcached():
+    """Debian's memcached on a free port, or (None, None) without it."""
+    binary = shutil.which('memcached')
+    if binary is None:
+        return None, None
+    port = common.choose_port(0)
+    user = ['-u', 'nobody'] if os.geteuid() == 0 else []
+    proc = subprocess.Popen([binary, '-l', '127.0.0.1', '-p', str(port),
+                             '-U', '0', '-m', '512', *user])
+    common.wait_for_port(port, timeout=30, proc=proc)
+    return proc, '127.0.0.1:%d' % port
+
+
+def cron_refresh(env):
+    """``manage.py orphan_audit refresh`` as cron runs it: its own seconds
+    (it prints them) and the command's wall time, start-up included."""
+    started = time.monotonic()
+    out = run_python(['-m', 'django', 'orphan_audit', '--os-cloud',
+                      'sandbox', 'refresh'], env, 'orphan_audit refresh')
+    wall = time.monotonic() - started
+    match = re.search(r'(full|incremental) sweep in ([0-9.]+) s', out)
+    return {'kind': match.group(1), 'sweep_s': float(match.group(2)),
+            'wall_s': wall}
 
 
 def run_python(args, env, what):
@@ -73,6 +110,7 @@ def compress_static(sandbox, cache_dir):
 def bench_size(size, repeat, cache_dir, static_ready):
     result = {'size': size}
     sandbox = BenchSandbox(size, cache_dir)
+    memcached, cache = start_memcached()
     t0 = time.monotonic()
     sandbox.start()
     result['start_s'] = time.monotonic() - t0
@@ -118,8 +156,8 @@ def bench_size(size, repeat, cache_dir, static_ready):
         result['agreement'] = measure.agreement(
             report, measure.nova_manage_pairs(body['output']))
 
-        log('Horizon page and get_providers')
-        env = horizon_env(sandbox, cache_dir)
+        log('Horizon page (cold, during the sweep, warm) and get_providers')
+        env = horizon_env(sandbox, cache_dir, cache)
         if not static_ready:
             compress_static(sandbox, cache_dir)
         result['page'] = json.loads(run_python(
@@ -147,7 +185,9 @@ def bench_size(size, repeat, cache_dir, static_ready):
                           measure.usage(full_report))
             diff = measure.findings(fresh_report) ^ measure.findings(
                 full_report)
+            cron = cron_refresh(env) if cache else None
             rounds.append({'churn': counts, 'refresh_s': seconds,
+                           'cron': cron,
                            'refresh_requests': len(requests),
                            'full_s': full_s, 'same_findings': same,
                            'same_usage': same_usage,
@@ -158,8 +198,14 @@ def bench_size(size, repeat, cache_dir, static_ready):
         result['refresh_requests'] = [r['refresh_requests'] for r in rounds]
         result['refresh_equals_full'] = all(
             r['same_findings'] and r['same_usage'] for r in rounds)
+        if cache:
+            result['cron_s'] = [r['cron']['sweep_s'] for r in rounds]
+            result['cron_wall_s'] = [r['cron']['wall_s'] for r in rounds]
+            result['cron_kinds'] = [r['cron']['kind'] for r in rounds]
     finally:
         sandbox.stop()
+        if memcached is not None:
+            common.stop_process(memcached, 10)
     return result
 
 
@@ -235,6 +281,35 @@ def tables(results):
             _verdict(r['refresh_equals_full'], '%d rounds' % len(
                 r['rounds']))))
     out.append(_table(head3, rows))
+    head4 = ('servers', 'cold page s', 'first sweep s',
+             'pages during it (max s)', 'refresh click s',
+             'pages during refresh (max s)', 'warm page s', 'cron refresh s',
+             'cron wall s', 'cron/cold', 'every page < 0.5 s')
+    rows = []
+    for r in results:
+        page = r['page']
+        pages = [page['cold_page_s'], page['first_loaded_page_s'],
+                 page['refresh_click_s'], *page['sweep_page_s'],
+                 *page['warm_page_s']]
+        if page['refresh_page_max_s'] is not None:
+            pages.append(page['refresh_page_max_s'])
+        cron = med(r['cron_s']) if r.get('cron_s') else None
+        rows.append((
+            str(r['size']), _fmt(page['cold_page_s']),
+            _fmt(page['first_sweep_s']),
+            '%d (%s)' % (page['sweep_pages'], _fmt(page['sweep_page_max_s'])
+                         if page['sweep_page_max_s'] is not None else '-'),
+            _fmt(page['refresh_click_s']),
+            '%d (%s)' % (page['refresh_pages'],
+                         _fmt(page['refresh_page_max_s'])
+                         if page['refresh_page_max_s'] is not None else '-'),
+            _fmt(page['warm_page_median_s']),
+            _fmt(cron) if cron is not None else '-',
+            _fmt(med(r['cron_wall_s'])) if cron is not None else '-',
+            '%.1f%%' % (100 * cron / med(r['cold_s'])) if cron is not None
+            else '-',
+            _verdict(max(pages) < 0.5, 'max %s s' % _fmt(max(pages)))))
+    out.append(_table(head4, rows))
     return '\n\n'.join(out)
 
 

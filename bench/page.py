@@ -5,9 +5,11 @@
 Runs in a process of its own because Django's settings
 (``bench.horizon_settings``: the demo's, with the real Keystone)
 are per process and each size has its own sandbox.  Logs in through
-``openstack_auth`` with Django's test client (no template instrumentation), loads the index once cold (a
-full sweep behind ``service.report``) and ``repeat`` times warm (rendered
-from the cached snapshot), then times Horizon's own
+``openstack_auth`` with Django's test client (no template
+instrumentation); loads the index on a cold cache (the first sweep starts
+in the background), then again and again while that sweep runs, then
+``repeat`` times warm, then clicks *Refresh* and loads pages during that
+full sweep; then times Horizon's own
 ``openstack_dashboard.api.placement.get_providers`` with a minimal request.
 ``service.report`` is timed on its own too (``warm_report_s``).  Prints one
 JSON object.
@@ -86,7 +88,24 @@ def main(argv=None):
         if resp.status_code != 200:
             raise SystemExit('index answered %s' % resp.status_code)
         return resp
+
+    def sweeping():
+        return client.get(INDEX + 'sweep/').json()['sweeping']
+
+    # The first page of a cold cache starts the sweep in the background and
+    # renders at once; pages during the sweep render at once too.
+    started = time.perf_counter()
     out['cold_page_s'], resp = _timed(page)
+    out['cold_page_shows_progress'] = b'orphan-first-sweep' in resp.content
+    during = []
+    while sweeping():
+        during.append(_timed(page)[0])
+        time.sleep(0.2)
+    out['first_sweep_s'] = time.perf_counter() - started
+    out['sweep_pages'] = len(during)
+    out['sweep_page_s'] = during
+    out['sweep_page_max_s'] = max(during) if during else None
+    out['first_loaded_page_s'], resp = _timed(page)
     out['rows'] = resp.content.count(b'data-object-id=')
     attention = re.search(rb'(\d+) of \d+ resource providers? needs? '
                           rb'attention', resp.content)
@@ -97,6 +116,14 @@ def main(argv=None):
     out['warm_report_s'] = report_times
     out['warm_page_s'] = warm
     out['warm_page_median_s'] = statistics.median(warm)
+    # *Refresh*: a full sweep in the background; pages meanwhile.
+    out['refresh_click_s'] = _timed(lambda: client.get(INDEX + '?refresh=1'))[0]
+    during = []
+    while sweeping():
+        during.append(_timed(page)[0])
+        time.sleep(0.2)
+    out['refresh_pages'] = len(during)
+    out['refresh_page_max_s'] = max(during) if during else None
 
     session = rest.password_session(sandbox['auth_url'], admin['username'],
                                     admin['password'], admin['project_name'])

@@ -1,7 +1,8 @@
 """``orphan-audit``: the panel's engine for cron, monitoring and scripts.
 
 Subcommands: ``report`` (the default), ``apply``, ``history``,
-``restore`` and ``decommission``.  ``manage.py orphan_audit`` is the same parser and the same
+``restore``, ``decommission``, ``refresh`` (the panel's cached snapshot,
+from cron) and ``metrics`` (Prometheus).  ``manage.py orphan_audit`` is the same parser and the same
 code (:class:`~orphan_dashboard.management.commands.orphan_audit.Command`).
 Exit codes follow ``nova-manage placement audit``: 0 nothing found, 3
 findings (or something to restore), 4 repairs applied; 1 on errors (one
@@ -14,6 +15,7 @@ import json
 import logging
 import os
 import sys
+import time
 
 from keystoneauth1 import exceptions as ks_exc
 
@@ -21,11 +23,13 @@ from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planner
+from orphan_dashboard import cli_output
 from orphan_dashboard import collect
 from orphan_dashboard import repair
 
 NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED = 0, 1, 2, 3, 4
-COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission')
+COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission',
+            'refresh', 'metrics')
 
 
 class Failure(Exception):
@@ -52,9 +56,10 @@ def _common(parser, suppress=False):
                         help='log HTTP requests and library warnings')
 
 
-def _audit_options(parser, defaults):
-    parser.add_argument('--json', action='store_true',
-                        help='print the report as JSON')
+def _audit_options(parser, defaults, json=True):
+    if json:
+        parser.add_argument('--json', action='store_true',
+                            help='print the report as JSON')
     parser.add_argument('--provider', metavar='UUID_OR_NAME',
                         help='only this provider tree (an unknown one is an '
                              'error)')
@@ -141,6 +146,29 @@ def build_parser(parser=None, defaults=None):
                               help='protect allocations younger than this '
                                    '(default %d)' %
                                    classify.DEFAULT_MIN_AGE)
+
+    refresh = commands.add_parser(
+        'refresh', help="renew the panel's cached snapshot (from cron: "
+        'run with Horizon\'s settings, e.g. "manage.py orphan_audit '
+        'refresh"), incremental unless a full sweep is due or --full')
+    _common(refresh, suppress=True)
+    refresh.add_argument('--full', action='store_true',
+                         help='a full sweep even if one is not due')
+    refresh.add_argument('--min-age', type=int, metavar='SECONDS',
+                         default=defaults.get('min_age'),
+                         help='as the panel: ORPHAN_AUDIT_MIN_AGE')
+    refresh.add_argument('--concurrency', type=int, default=None,
+                         help='Placement requests in flight (default: '
+                              'ORPHAN_AUDIT_CONCURRENCY)')
+
+    metrics = commands.add_parser(
+        'metrics', help='audit and print (or with --textfile, write '
+        'atomically for node_exporter) Prometheus metrics')
+    _common(metrics, suppress=True)
+    _audit_options(metrics, defaults, json=False)
+    metrics.add_argument('--textfile', metavar='PATH',
+                         help='write here (a .prom file of node_exporter\'s '
+                              'textfile collector) instead of stdout')
     return parser
 
 
@@ -276,8 +304,13 @@ def _min_age(args):
 
 def audit(args, clients):
     """The report of the whole cloud, or of ``--provider``'s tree."""
-    snapshot = collect.full_snapshot(clients.placement, clients.nova,
-                                     concurrency=args.concurrency)
+    progress = cli_output.for_args(args)
+    try:
+        snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                         concurrency=args.concurrency,
+                                         progress=progress)
+    finally:
+        progress.close()
     report = classify.audit(snapshot, min_age=_min_age(args))
     if args.provider:
         wanted = args.provider.lower()
@@ -477,9 +510,73 @@ def cmd_decommission(args, clients, out):
     return code
 
 
+def cmd_refresh(args, clients, out):
+    """Renew the snapshot the panel's pages show, in the panel's cache."""
+    from orphan_dashboard import conf
+    from orphan_dashboard import snapshots
+
+    if 'DJANGO_SETTINGS_MODULE' not in os.environ:
+        raise BadArguments(
+            "refresh stores the snapshot in the panel's cache: run it with "
+            "Horizon's settings (manage.py orphan_audit refresh, or "
+            'DJANGO_SETTINGS_MODULE set)')
+    store = snapshots.Store(client.cloud_for_clients(clients).key,
+                            timeout=2 * conf.setting('FULL_SWEEP'))
+    progress = cli_output.for_args(args)
+    started = time.monotonic()
+    try:
+        snapshot = snapshots.locked_sweep(
+            store, clients, full=args.full, min_age=_min_age(args),
+            full_sweep_interval=conf.setting('FULL_SWEEP'),
+            concurrency=args.concurrency or conf.setting('CONCURRENCY'),
+            progress=progress)
+    finally:
+        progress.close()
+    if snapshot is None:
+        print('a sweep is already running (%s): nothing to do' %
+              store.sweeper(), file=out)
+        return NOTHING
+    state = store.state()
+    print('snapshot %s stored: %d servers, %d providers, %s sweep in '
+          '%.1f s' % (state['version'], len(snapshot.servers),
+                      len(snapshot.providers),
+                      'full' if snapshot.full_sweep_at == snapshot.taken_at
+                      else 'incremental', time.monotonic() - started),
+          file=out)
+    return NOTHING
+
+
+def cmd_metrics(args, clients, out):
+    """Prometheus metrics of an audit; on failure only ``up`` 0."""
+    started = time.monotonic()
+    report, failure = None, None
+    try:
+        report = audit(args, clients)
+    except BadArguments:
+        raise
+    except Exception as exc:
+        failure = exc
+    now = time.time()
+    previous = cli_output.last_success(args.textfile) if args.textfile \
+        else None
+    registry = cli_output.metrics_registry(
+        report, time.monotonic() - started, report is not None,
+        now if report is not None else previous)
+    if args.textfile:
+        from prometheus_client import write_to_textfile
+        write_to_textfile(args.textfile, registry)
+    else:
+        from prometheus_client import generate_latest
+        out.write(generate_latest(registry).decode())
+    if failure is not None:
+        raise failure
+    return NOTHING
+
+
 HANDLERS = {'report': cmd_report, 'apply': cmd_apply,
             'history': cmd_history, 'restore': cmd_restore,
-            'decommission': cmd_decommission}
+            'decommission': cmd_decommission, 'refresh': cmd_refresh,
+            'metrics': cmd_metrics}
 
 
 def execute(args, out=sys.stdout):
@@ -488,7 +585,7 @@ def execute(args, out=sys.stdout):
                         else logging.CRITICAL)
     command = args.command or 'report'
     try:
-        if command in ('history', 'restore'):
+        if command in ('history', 'restore', 'refresh'):
             setup_django()
         clients = None
         if not (command == 'history' and args.all_clouds):

@@ -14,6 +14,50 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 
 DEFAULT_CONCURRENCY = 8
+KINDS = ('servers', 'migrations', 'providers')
+"""What a sweep reports progress on: servers and migrations listed,
+providers' allocations read."""
+
+
+class Progress:
+    """What a sweep has read so far, out of what it expects; this one
+    ignores it (see :class:`snapshots.CacheProgress` and the CLI's bar).
+    Called from the sweep's threads."""
+
+    def total(self, kind, count):
+        """``count`` of ``kind`` are expected (an estimate for servers and
+        migrations: the last snapshot's)."""
+
+    def advance(self, kind, count=1):
+        """``count`` more of ``kind`` were read."""
+
+    def flush(self, force=False):
+        """Show what was read (throttled unless ``force``)."""
+
+    def close(self):
+        """The sweep is over."""
+
+
+NO_PROGRESS = Progress()
+
+
+class Tee(Progress):
+    """Progress told to several listeners (the cache and a terminal)."""
+
+    def __init__(self, *listeners):
+        self.listeners = listeners
+
+    def total(self, kind, count):
+        for listener in self.listeners:
+            listener.total(kind, count)
+
+    def advance(self, kind, count=1):
+        for listener in self.listeners:
+            listener.advance(kind, count)
+
+    def flush(self, force=False):
+        for listener in self.listeners:
+            listener.flush(force)
 
 
 def _map(func, items, concurrency):
@@ -105,19 +149,44 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
         {u for u, k in known.items() if k is None})
 
 
+def _provider_reads(placement_client, providers, concurrency, progress):
+    progress.total('providers', len(providers))
+
+    def read(rp):
+        allocations = placement.provider_allocations(placement_client, rp)
+        progress.advance('providers')
+        return allocations
+
+    return _map(read, providers, concurrency)
+
+
+def _estimate(progress, old):
+    """The last snapshot's counts stand for the totals of a listing."""
+    if old is not None:
+        progress.total('servers', len(old.servers))
+        progress.total('migrations', len(old.migrations))
+
+
 def full_snapshot(placement_client, nova_client,
-                  concurrency=DEFAULT_CONCURRENCY):
-    """Everything, once: the input of the index page and ``orphan-audit``."""
+                  concurrency=DEFAULT_CONCURRENCY, progress=NO_PROGRESS,
+                  previous=None):
+    """Everything, once: the input of the index page and ``orphan-audit``.
+    ``previous`` (an older snapshot) only sizes the progress report."""
     taken_at = _now()
+    _estimate(progress, previous)
     with concurrent.futures.ThreadPoolExecutor(2) as nova_pool:
         # Nova's server list is the longest read by far: Placement is read
         # meanwhile.
-        server_list = nova_pool.submit(nova.server_list, nova_client)
-        migration_list = nova_pool.submit(nova.migration_list, nova_client)
+        server_list = nova_pool.submit(
+            nova.server_list, nova_client,
+            on_page=lambda n: progress.advance('servers', n))
+        migration_list = nova_pool.submit(
+            nova.migration_list, nova_client,
+            on_page=lambda n: progress.advance('migrations', n))
         topology = read_topology(placement_client, nova_client)
-        allocations = _map(
-            lambda rp: placement.provider_allocations(placement_client, rp),
-            topology['providers'], concurrency)
+        allocations = _provider_reads(placement_client,
+                                      topology['providers'], concurrency,
+                                      progress)
         snapshot = m.Snapshot(
             consumers=parse.consumers_from_providers(allocations),
             servers={s.uuid: s for s in map(
@@ -148,6 +217,18 @@ def _identify_owners(snapshot, placement_client, concurrency):
         snapshot.consumers[uuid] = parse.consumer(uuid, body)
 
 
+def reread_consumers(placement_client, snapshot, uuids,
+                     concurrency=DEFAULT_CONCURRENCY):
+    """These consumers read again into ``snapshot``, after writes."""
+    for uuid, body in _map(lambda u: placement.consumer_allocations(
+            placement_client, u), sorted(uuids), concurrency).items():
+        consumer = parse.consumer(uuid, body)
+        if consumer.allocations:
+            snapshot.consumers[uuid] = consumer
+        else:
+            snapshot.consumers.pop(uuid, None)
+
+
 def _suspects(snapshot):
     return {f.consumer for f in classify.audit(snapshot, min_age=0).problems}
 
@@ -157,25 +238,29 @@ CLOCK_MARGIN = datetime.timedelta(seconds=5)
 
 
 def refresh_snapshot(placement_client, nova_client, old,
-                     concurrency=DEFAULT_CONCURRENCY, touched=()):
+                     concurrency=DEFAULT_CONCURRENCY, touched=(),
+                     progress=NO_PROGRESS):
     """Bring ``old`` up to date reading only what changed since.
 
     Nova answers ``changes-since`` for servers (deleted ones included) and
-    migrations; Placement's provider list says whose generation moved.
-    Allocations are re-read only for those providers, new ones, and the
-    providers holding a consumer that changed in Nova or that we wrote
-    (``touched``).  A ``DELETE /allocations``, or a PUT that drops a
-    provider, bumps no generation of the providers it empties: our own
-    writes are named in ``touched``, others' wait for the next full sweep
-    (see :func:`snapshot`).
+    migrations, whose consumers are re-read one by one, as are the ones we
+    wrote (``touched``); Placement's provider list says whose generation
+    moved (see :func:`_reread_changed`).  A ``DELETE /allocations``, or a
+    PUT that drops a provider, bumps no generation of the providers it
+    empties: our own writes are named in ``touched``, others' wait for the
+    next full sweep (see :func:`snapshot`).
     """
     taken_at = _now()
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
     with concurrent.futures.ThreadPoolExecutor(2) as nova_pool:
         server_changes = nova_pool.submit(
-            nova.server_list, nova_client, **{'changes-since': since})
+            nova.server_list, nova_client,
+            on_page=lambda n: progress.advance('servers', n),
+            **{'changes-since': since})
         migration_changes = nova_pool.submit(
-            nova.migration_list, nova_client, **{'changes-since': since})
+            nova.migration_list, nova_client,
+            on_page=lambda n: progress.advance('migrations', n),
+            **{'changes-since': since})
         topology = read_topology(placement_client, nova_client, old)
         providers = topology['providers']
 
@@ -192,39 +277,9 @@ def refresh_snapshot(placement_client, nova_client, old,
             migrations[migration.uuid] = migration
             changed.update((migration.uuid, migration.instance_uuid))
 
-    refetch = {uuid for uuid, provider in providers.items()
-               if uuid not in old.providers or
-               old.providers[uuid].generation != provider.generation}
     changed.update(touched)
-    for uuid in changed:
-        if uuid in old.consumers:
-            refetch.update(old.consumers[uuid].allocations)
-    refetch &= set(providers)
-    fresh = _map(lambda rp: placement.provider_allocations(
-        placement_client, rp), refetch, concurrency)
-
-    consumers = {}
-    for uuid, consumer in old.consumers.items():
-        kept = {rp: r for rp, r in consumer.allocations.items()
-                if rp in providers and rp not in refetch}
-        if kept:
-            consumers[uuid] = m.Consumer(
-                uuid, consumer.generation, kept, consumer.project_id,
-                consumer.user_id, consumer.modified)
-    for rp, allocations in fresh.items():
-        for uuid, alloc in allocations.items():
-            generation = alloc.get('consumer_generation')
-            previous = old.consumers.get(uuid)
-            entry = consumers.get(uuid)
-            if entry is None:
-                entry = consumers[uuid] = m.Consumer(uuid, generation, {})
-                if previous is not None and previous.generation == generation:
-                    entry.project_id = previous.project_id
-                    entry.user_id = previous.user_id
-                    entry.modified = previous.modified
-            entry.generation = generation
-            entry.allocations[rp] = dict(alloc['resources'])
-
+    consumers = _reread_changed(placement_client, old, providers, changed,
+                                concurrency, progress)
     snapshot = m.Snapshot(
         consumers=consumers, servers=servers, migrations=migrations,
         known_instances=frozenset(
@@ -241,17 +296,82 @@ def refresh_snapshot(placement_client, nova_client, old,
     return snapshot
 
 
+def _reread_changed(placement_client, old, providers, changed, concurrency,
+                    progress):
+    """``old``'s consumers brought up to date.
+
+    The consumers Nova or we ``changed`` are read one by one.  A provider
+    whose generation moved for anything else (another service, an
+    operator's ``allocation set``) shows it in its usages: where they are
+    not what the consumers now hold, the provider is re-read whole, as is
+    every new provider.  (A change that keeps a provider's every total,
+    between consumers Nova does not know, waits for the next full sweep.)
+    """
+    consumers = {}
+    for uuid, consumer in old.consumers.items():
+        kept = {rp: dict(r) for rp, r in consumer.allocations.items()
+                if rp in providers}
+        if kept:
+            consumers[uuid] = m.Consumer(
+                uuid, consumer.generation, kept, consumer.project_id,
+                consumer.user_id, consumer.modified)
+    for uuid, body in _map(lambda u: placement.consumer_allocations(
+            placement_client, u), sorted(changed), concurrency).items():
+        fresh = parse.consumer(uuid, body)
+        fresh.allocations = {rp: r for rp, r in fresh.allocations.items()
+                             if rp in providers}
+        if fresh.allocations:
+            consumers[uuid] = fresh
+        else:
+            consumers.pop(uuid, None)
+
+    moved = [uuid for uuid, provider in providers.items()
+             if uuid in old.providers and
+             old.providers[uuid].generation != provider.generation]
+    usages = _map(lambda rp: placement.provider_usages(placement_client, rp),
+                  moved, concurrency)
+    held = {}
+    for consumer in consumers.values():
+        for rp, resources in consumer.allocations.items():
+            totals = held.setdefault(rp, {})
+            for rc, amount in resources.items():
+                totals[rc] = totals.get(rc, 0) + amount
+    refetch = {rp for rp in moved if usages[rp] != {
+        rc: n for rc, n in held.get(rp, {}).items() if n}}
+    refetch |= {uuid for uuid in providers if uuid not in old.providers}
+    fresh = _provider_reads(placement_client, refetch, concurrency,
+                            progress)
+    for consumer in consumers.values():
+        for rp in refetch & set(consumer.allocations):
+            del consumer.allocations[rp]
+    for rp, allocations in fresh.items():
+        for uuid, alloc in allocations.items():
+            generation = alloc.get('consumer_generation')
+            previous = old.consumers.get(uuid)
+            entry = consumers.get(uuid)
+            if entry is None:
+                entry = consumers[uuid] = m.Consumer(uuid, generation, {})
+                if previous is not None and previous.generation == generation:
+                    entry.project_id = previous.project_id
+                    entry.user_id = previous.user_id
+                    entry.modified = previous.modified
+            entry.generation = generation
+            entry.allocations[rp] = dict(alloc['resources'])
+    return {uuid: c for uuid, c in consumers.items() if c.allocations}
+
+
 def snapshot(placement_client, nova_client, cached=None,
              full_sweep_interval=600, concurrency=DEFAULT_CONCURRENCY,
-             touched=()):
-    """A full sweep, or a refresh of ``cached`` while a full one isn't due;
+             touched=(), progress=NO_PROGRESS, full=False):
+    """A full sweep (when asked, or due), or a refresh of ``cached``;
     ``touched`` are the consumers written since ``cached`` was taken."""
-    if cached is None or cached.full_sweep_at is None or (
+    if full or cached is None or cached.full_sweep_at is None or (
             _now() - cached.full_sweep_at).total_seconds() >= \
             full_sweep_interval:
-        return full_snapshot(placement_client, nova_client, concurrency)
+        return full_snapshot(placement_client, nova_client, concurrency,
+                             progress, previous=cached)
     return refresh_snapshot(placement_client, nova_client, cached,
-                            concurrency, touched)
+                            concurrency, touched, progress)
 
 
 def consumer_snapshot(placement_client, nova_client, consumer_uuids,

@@ -5,141 +5,143 @@ only wire :mod:`collect`, :mod:`audit` and :mod:`repair` together.
 """
 
 import datetime
+import logging
+import time
 import typing
-import uuid
-
-from django.conf import settings
-from django.core.cache import cache
-from openstack_dashboard.api import base
 
 from orphan_dashboard.api import client
+from orphan_dashboard import conf
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard import collect
 from orphan_dashboard import decommission
 from orphan_dashboard import journal
 from orphan_dashboard import repair
+from orphan_dashboard import snapshots
 
 
-DEFAULTS = {
-    'MIN_AGE': classify.DEFAULT_MIN_AGE,
-    'CONCURRENCY': collect.DEFAULT_CONCURRENCY,
-    'SNAPSHOT_TTL': 300,
-    'FULL_SWEEP': 1800,
-    'API_TIMEOUT': client.DEFAULT_TIMEOUT,
-    'MAX_ROWS': 200,
-    'PREVIEW_MAX_AGE': 600,
-}
+LOG = logging.getLogger(__name__)
 
 
-def setting(name):
-    """``ORPHAN_AUDIT_<name>`` from Django settings, or its default."""
-    return getattr(settings, 'ORPHAN_AUDIT_' + name, DEFAULTS[name])
+def _store(request):
+    return snapshots.Store(client.cloud_for_request(request).key,
+                           timeout=2 * conf.setting('FULL_SWEEP'))
 
 
-def _cache_key(request):
-    return 'orphan_dashboard:snapshot:%s:%s' % (
-        request.user.services_region, base.url_for(request, 'placement'))
-
-
-def _age(snapshot):
-    return (datetime.datetime.now(datetime.timezone.utc) -
-            snapshot.taken_at).total_seconds()
-
-
-class _Audited(typing.NamedTuple):
+class _Shown(typing.NamedTuple):
     version: str
-    snapshot: object
-    min_age: typing.Optional[int] = None
-    report: object = None
+    min_age: int
+    report: object
 
 
-_audited = {}
-"""Per process and cache key: the last snapshot read from the cache and its
-report.  Unpickling and auditing 10,000 servers takes about a second; a
-page only pays for it when the shared snapshot's version changed."""
+_shown = {}
+"""Per process and cloud: the report of the version last shown.  A page
+reads only the small state entry while the version does not change."""
 
 
-def _state(key):
-    """The small shared entry every page reads: which snapshot is current
-    (``version``), whether our own writes made it ``stale``, and the
-    consumers they ``touched``."""
-    return cache.get(key + ':state') or {
-        'version': None, 'stale': True, 'touched': frozenset()}
+def _age(taken_at):
+    return (datetime.datetime.now(datetime.timezone.utc) -
+            taken_at).total_seconds()
 
 
-def _cached(key, state):
-    """The snapshot ``state`` names, from this process or the shared cache."""
-    audited = _audited.get(key)
-    if audited is not None and audited.version == state['version']:
-        return audited
-    cached = cache.get(key)
-    if cached and cached['version'] == state['version']:
-        return _Audited(state['version'], cached['snapshot'])
-    return None
+def _sweep(request, store, full=False):
+    """Start a background sweep unless one runs (in any process)."""
+    clients = _clients(request)
+    return snapshots.start(
+        store, clients, full=full, min_age=conf.setting('MIN_AGE'),
+        full_sweep_interval=conf.setting('FULL_SWEEP'),
+        concurrency=conf.setting('CONCURRENCY'))
 
 
-def _timeout():
-    return 2 * setting('FULL_SWEEP')
+def report(request):
+    """The audit :class:`~audit.model.Report` of the whole cloud, or None
+    before the first sweep of this cloud has finished.
 
-
-def report(request, full=False):
-    """The audit :class:`~audit.model.Report` of the whole cloud.
-
-    Pages render from a snapshot in Django's cache (shared by all workers
-    when that is memcached or redis) while it is younger than
-    ``ORPHAN_AUDIT_SNAPSHOT_TTL`` and nothing was written through us since;
-    then it is refreshed incrementally, with a full sweep every
-    ``ORPHAN_AUDIT_FULL_SWEEP`` seconds or on ``full`` (the operator's
-    *Refresh*, which must also see what others deleted).  The report's
-    ``taken_at`` says how old it is: its verdicts are as of that moment, so
-    it is kept with its snapshot.  Repairs never use it: they re-read what
-    they touch.
+    Pages never sweep: they render the report published with the last
+    snapshot in Django's cache (shared by all workers when that is
+    memcached or redis) and start a background sweep when it is older than
+    ``ORPHAN_AUDIT_SNAPSHOT_TTL``, when one was asked for, or when there is
+    none (see :mod:`orphan_dashboard.snapshots`).  Its ``taken_at`` says how
+    old it is.  Repairs never use it: they re-read what they touch.
     """
-    key = _cache_key(request)
-    state = _state(key)
-    audited = _cached(key, state)
-    snapshot = audited and audited.snapshot
-    if (full or snapshot is None or state['stale'] or
-            _age(snapshot) >= setting('SNAPSHOT_TTL')):
-        clients = _clients(request)
-        snapshot = collect.snapshot(
-            clients.placement, clients.nova,
-            cached=None if full else snapshot,
-            full_sweep_interval=setting('FULL_SWEEP'),
-            concurrency=setting('CONCURRENCY'), touched=state['touched'])
-        audited = _Audited(uuid.uuid4().hex, snapshot)
-        cache.set(key, {'version': audited.version, 'snapshot': snapshot},
-                  _timeout())
-        cache.set(key + ':state', {'version': audited.version,
-                                   'stale': False, 'touched': frozenset()},
-                  _timeout())
-    min_age = setting('MIN_AGE')
-    if audited.min_age != min_age:
-        audited = audited._replace(min_age=min_age, report=classify.audit(
-            snapshot, min_age=min_age))
-    _audited[key] = audited
-    return audited.report
+    store = _store(request)
+    state = store.state()
+    if state['version'] is None or state['wanted'] or \
+            _age(state['taken_at']) >= conf.setting('SNAPSHOT_TTL'):
+        _sweep(request, store, full=state['wanted'] == 'full')
+    if state['version'] is None:
+        return None
+    key = store.base
+    min_age = conf.setting('MIN_AGE')
+    shown = _shown.get(key)
+    if shown is None or (shown.version, shown.min_age) != (
+            state['version'], min_age):
+        report_ = store.load_report(state['version'])
+        if report_ is None:     # evicted from the cache: sweep again
+            _sweep(request, store, full=True)
+            return None
+        if state['min_age'] != min_age:
+            report_ = classify.audit(store.load_snapshot(state['version']),
+                                     min_age=min_age)
+        shown = _Shown(state['version'], min_age, report_)
+        _shown[key] = shown
+    return shown.report
+
+
+def refresh(request):
+    """The operator's *Refresh*: a full sweep, in the background."""
+    store = _store(request)
+    store.want(full=True)
+    _sweep(request, store, full=True)
+
+
+def sweep_state(request):
+    """What the page's progress bar shows: the snapshot's version and age,
+    and the running sweep's progress, if one runs."""
+    store = _store(request)
+    state = store.state()
+    sweeping = store.sweeper() is not None
+    progress = (store.progress() if sweeping else None) or {
+        'full': None, 'started': time.time(), 'done': {}, 'totals': {}}
+    return {
+        'version': state['version'],
+        'age': int(_age(state['taken_at'])) if state['taken_at'] else None,
+        'sweeping': sweeping,
+        'progress': sweeping and {
+            'full': progress['full'],
+            'elapsed': int(time.time() - progress['started']),
+            'read': {kind: [progress['done'].get(kind, 0),
+                            progress['totals'].get(kind)]
+                     for kind in collect.KINDS}} or None,
+    }
 
 
 def provider_names(request):
     """``{provider uuid: name}`` of every provider in the shown snapshot."""
-    return report(request).names
+    shown = report(request)
+    return shown.names if shown is not None else {}
 
 
-def forget_snapshot(request, consumers=()):
-    """Mark the cached snapshot stale after a write, naming the consumers we
-    wrote so that the next page re-reads them: a PUT that drops a provider
-    bumps no generation of it."""
-    key = _cache_key(request)
-    state = _state(key)
-    cache.set(key + ':state', dict(
-        state, stale=True, touched=state['touched'] | frozenset(consumers)),
-        _timeout())
+def note_written(request, consumers=(), providers_changed=False):
+    """After our own writes: the shown snapshot re-reads the consumers at
+    once (a refresh is asked for when providers changed).  Best effort:
+    a failure leaves them touched for the next sweep."""
+    store = _store(request)
+    if providers_changed:
+        store.want()
+    consumers = {c for c in consumers if c}
+    if not consumers:
+        return
+    try:
+        snapshots.patch(store, _clients(request), consumers,
+                        conf.setting('MIN_AGE'), conf.setting('CONCURRENCY'))
+    except Exception:
+        LOG.exception('re-reading written consumers failed')
+        store.touch(consumers)
 
 
 def _clients(request):
-    return client.for_request(request, timeout=setting('API_TIMEOUT'))
+    return client.for_request(request, timeout=conf.setting('API_TIMEOUT'))
 
 
 def _journal(request):
@@ -158,19 +160,20 @@ def selections(request, chosen, provider_uuids):
     report_ = report(request)
     problems = []
     for provider_uuid in provider_uuids:
-        provider = report_.provider(provider_uuid)
+        provider = report_ and report_.provider(provider_uuid)
         if provider is None:
             raise LookupError(provider_uuid)
         problems.extend(provider.problems)
     found = list(chosen) + repair.recommended_selections(problems)
-    return found, repair.instance_hints(report_.findings, found)
+    return found, repair.instance_hints(
+        report_.findings if report_ else [], found)
 
 
 def preview(request, selections_, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection."""
     clients = _clients(request)
     return repair.preview(clients.placement, clients.nova, selections_,
-                          min_age=setting('MIN_AGE'),
+                          min_age=conf.setting('MIN_AGE'),
                           instance_hints=instance_hints)
 
 
@@ -180,10 +183,10 @@ def apply(request, plans, instance_hints=()):
     try:
         return repair.apply(clients.placement, clients.nova,
                             _journal(request), plans,
-                            min_age=setting('MIN_AGE'),
+                            min_age=conf.setting('MIN_AGE'),
                             instance_hints=instance_hints)
     finally:
-        forget_snapshot(request, {p.consumer for p in plans})
+        note_written(request, {p.consumer for p in plans})
 
 
 def history(request, provider=None, consumer=None, batch=None, marker=None,
@@ -229,7 +232,7 @@ def preview_restore(request, entries):
     rows = repair.preview_restore(clients.placement, entries,
                                   _restorable(request, entries))
     notes = repair.restore_notes(clients.placement, clients.nova, entries,
-                                 min_age=setting('MIN_AGE'))
+                                 min_age=conf.setting('MIN_AGE'))
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
     return rows
@@ -242,7 +245,9 @@ def restore(request, entries, confirmed):
                               entries, confirmed,
                               _restorable(request, entries))
     finally:
-        forget_snapshot(request, {e.consumer for e in entries})
+        note_written(request, {e.consumer for e in entries},
+                     providers_changed=any(e.kind != e.ALLOCATIONS
+                                           for e in entries))
 
 
 def inventories(request, provider_uuid):
@@ -262,7 +267,7 @@ def delete_providers(request, plans):
         return repair.delete_providers(clients.placement, clients.nova,
                                        _journal(request), plans)
     finally:
-        forget_snapshot(request)
+        note_written(request, providers_changed=True)
 
 
 def preview_decommission(request, provider_uuid):
@@ -271,7 +276,7 @@ def preview_decommission(request, provider_uuid):
     clients = _clients(request)
     return decommission.preview(
         clients.placement, clients.nova, provider_uuid,
-        min_age=setting('MIN_AGE'),
+        min_age=conf.setting('MIN_AGE'),
         instance_hints=_hints_for_tree(request, provider_uuid))
 
 
@@ -281,13 +286,15 @@ def decommission_apply(request, provider_uuid, plans, chosen):
     try:
         return decommission.apply(
             clients.placement, clients.nova, _journal(request), provider_uuid,
-            plans, chosen, min_age=setting('MIN_AGE'),
+            plans, chosen, min_age=conf.setting('MIN_AGE'),
             instance_hints=_hints_for_tree(request, provider_uuid))
     finally:
-        forget_snapshot(request, {p.consumer for p in plans})
+        note_written(request, {p.consumer for p in plans},
+                     providers_changed=True)
 
 
 def _hints_for_tree(request, provider_uuid):
-    provider = report(request).provider(provider_uuid)
+    shown = report(request)
+    provider = shown.provider(provider_uuid) if shown else None
     findings = provider.findings if provider else []
     return repair.instance_hints(findings, findings)

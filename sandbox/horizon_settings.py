@@ -75,8 +75,17 @@ OPENSTACK_ENDPOINT_TYPE = 'publicURL'
 AVAILABLE_REGIONS = []
 OPENSTACK_SSL_NO_VERIFY = True
 
+# SANDBOX_HORIZON_CACHE=host:port shares a memcached between Horizon
+# processes and ``orphan-audit refresh`` (as production does).
 CACHES = {'default': {
-    'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}}
+    'BACKEND': 'django.core.cache.backends.locmem.LocMemCache',
+    # Django's default 300 entries would let the compressor's cull the
+    # panel's snapshot.
+    'OPTIONS': {'MAX_ENTRIES': 100000}}}
+if os.environ.get('SANDBOX_HORIZON_CACHE'):
+    CACHES = {'default': {
+        'BACKEND': 'django.core.cache.backends.memcached.PyMemcacheCache',
+        'LOCATION': os.environ['SANDBOX_HORIZON_CACHE']}}
 
 # The cache session engine failed after login here; cookies work.
 SESSION_ENGINE = 'django.contrib.sessions.backends.signed_cookies'
@@ -119,6 +128,8 @@ if 'compressor.finders.CompressorFinder' not in STATICFILES_FINDERS:  # noqa
 # lives with this sandbox, never mixed with another cloud's.
 ORPHAN_AUDIT_MIN_AGE = 0
 ORPHAN_JOURNAL_DIR = _STATE_DIR
+# Tests set other ORPHAN_AUDIT_* settings as JSON here.
+globals().update(json.loads(os.environ.get('SANDBOX_ORPHAN_SETTINGS', '{}')))
 
 LOGGING = {
     'version': 1,

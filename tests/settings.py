@@ -17,6 +17,10 @@ settings_utils.update_dashboards([enabled, orphan_enabled],
 INSTALLED_APPS = list(dict.fromkeys(INSTALLED_APPS))
 
 ORPHAN_AUDIT_MIN_AGE = 0
+# The panel's snapshot in chunks: more than the 300 default entries.
+CACHES = {'default': {
+    'BACKEND': 'django.core.cache.backends.locmem.LocMemCache',
+    'OPTIONS': {'MAX_ENTRIES': 100000}}}
 DATABASES = dict(DATABASES)  # noqa: F405
 # Tests get an in-memory copy (pytest-django); the name only has to differ
 # from the default database's.

@@ -16,8 +16,9 @@ class PagingError(Exception):
     """Nova's paging went round in circles."""
 
 
-def _paged(client, path, key, version, **params):
-    """Follow ``limit``/``marker`` paging to the end.
+def _paged(client, path, key, version, on_page=None, **params):
+    """Follow ``limit``/``marker`` paging to the end; ``on_page(count)``
+    after each page.
 
     Stops on the absence of a ``next`` link, not on a short page: Nova's
     ``[api] max_limit`` may cut pages below what we asked for.
@@ -29,6 +30,8 @@ def _paged(client, path, key, version, **params):
         body = client.get(path, microversion=version, params=params).json()
         page = body[key]
         items.extend(page)
+        if on_page is not None:
+            on_page(len(page))
         links = body.get(key + '_links') or []
         if not page or not any(link.get('rel') == 'next' for link in links):
             return items
@@ -43,10 +46,10 @@ def _paged(client, path, key, version, **params):
 
 
 @trace
-def server_list(client, **filters):
+def server_list(client, on_page=None, **filters):
     """All servers of all projects (admin), including down-cell partials."""
     return _paged(client, '/servers/detail', 'servers', mv.SERVERS,
-                  all_tenants=1, **filters)
+                  on_page=on_page, all_tenants=1, **filters)
 
 
 @trace
@@ -78,9 +81,9 @@ def instance_known(client, server_id):
 
 
 @trace
-def migration_list(client, **filters):
+def migration_list(client, on_page=None, **filters):
     return _paged(client, '/os-migrations', 'migrations', mv.MIGRATIONS,
-                  **filters)
+                  on_page=on_page, **filters)
 
 
 @trace

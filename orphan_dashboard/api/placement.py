@@ -44,6 +44,14 @@ def provider_allocations(client, provider_uuid):
 
 
 @trace
+def provider_usages(client, provider_uuid):
+    """``{resource class: amount used}``, zeros left out."""
+    resp = _get(client, '/resource_providers/%s/usages' % provider_uuid,
+                mv.ALLOCATIONS)
+    return {rc: n for rc, n in resp.json()['usages'].items() if n}
+
+
+@trace
 def provider_inventories(client, provider_uuid):
     resp = _get(client, '/resource_providers/%s/inventories' % provider_uuid,
                 mv.ALLOCATIONS)

@@ -115,3 +115,22 @@ def keystone(cloud):
 @pytest.fixture
 def horizon(cloud, keystone):
     return login(cloud, 'admin')
+
+
+INDEX = '/admin/orphaned_allocations/'
+
+
+def audited(client, refresh=False, timeout=180):
+    """The index page once the panel's background sweep is done (pages
+    never wait for one: the first only starts it); with ``refresh``, after
+    the operator's *Refresh* (changes made outside the panel)."""
+    deadline = time.monotonic() + timeout
+    before = client.get(INDEX + 'sweep/').json()['version']
+    client.get(INDEX + ('?refresh=1' if refresh else ''))
+    while True:
+        state = client.get(INDEX + 'sweep/').json()
+        if state['version'] and not state['sweeping'] and (
+                not refresh or state['version'] != before):
+            return client.get(INDEX)
+        assert time.monotonic() < deadline, state
+        time.sleep(0.3)

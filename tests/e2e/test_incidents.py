@@ -13,12 +13,11 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
 from orphan_dashboard import journal as journal_module
-from tests.e2e.conftest import login
+from tests.e2e.conftest import INDEX, audited, login
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
                   r'[0-9a-f]{12}')
-INDEX = '/admin/orphaned_allocations/'
 
 
 def audit(cloud):
@@ -100,7 +99,7 @@ def test_repair_everything_through_the_views(cloud, horizon):
     host1 = incidents['evacuation']['hosts']['host1']
     evacuated = incidents['evacuation']['servers'][0]['uuid']
 
-    page = horizon.get(INDEX)
+    page = audited(horizon)
     assert page.status_code == 200
     listed = {r.provider.uuid for r in page.context['providers_table'].data}
     assert host1 in listed
@@ -145,8 +144,9 @@ def test_repair_everything_through_the_views(cloud, horizon):
                         held['consumer_generation'], held['project_id'],
                         held['user_id'])
 
-    # Everything else recommended, through "Fix recommended" on all rows.
-    page = horizon.get(INDEX)
+    # Everything else recommended, through "Fix recommended" on all rows,
+    # once Refresh has seen the change made by hand.
+    page = audited(horizon, refresh=True)
     ids = [r.provider.uuid for r in page.context['providers_table'].data]
     batch = horizon.post(INDEX, {'action': 'providers__fix_recommended',
                                  'object_ids': ids})

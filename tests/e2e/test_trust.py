@@ -16,8 +16,8 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
-from tests.e2e.conftest import login, module_cloud, orphan_audit
-from tests.e2e.test_incidents import INDEX
+from tests.e2e.conftest import (INDEX, audited, login, module_cloud,
+                                orphan_audit)
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 REPAIR = INDEX + 'repair/'
@@ -57,6 +57,7 @@ def test_a_wrong_amount_is_repaired_from_its_row(cloud, horizon):
     clients = cloud.clients()
     server, host3 = server_of(cloud, 'wrong_amount')
     assert held(clients, server)[host3]['MEMORY_MB'] == 4096
+    audited(horizon)
     detail = horizon.get(INDEX + host3 + '/')
     assert b'data-verdict="wrong_amount"' in detail.content
     link = REPAIR + '?sel=%s%%3A%s%%3Adelete_and_heal' % (server, host3)
@@ -74,6 +75,7 @@ def test_an_incomplete_consumer_gets_its_owner_from_the_batch_action(
     server, host2 = server_of(cloud, 'pre_pike_consumer')
     assert owner(clients, server) == (m.INCOMPLETE, m.INCOMPLETE)
     before = held(clients, server)
+    audited(horizon)
     batch = horizon.post(INDEX + host2 + '/', {
         'action': 'allocations__set_owner_selected',
         'object_ids': ['%s:%s' % (server, host2)]})

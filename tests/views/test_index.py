@@ -37,19 +37,39 @@ class IndexTests(AdminViewTests):
         self.assertContains(res, 'No compute node (orphaned provider)')
         self.assertContains(res, '512 / 0')
         self.assertNotContains(res, 'host4')
-        self.mock_report.assert_called_once_with(mock.ANY, full=False)
+        self.mock_report.assert_called_once_with(mock.ANY)
         self.assertEqual([], self.messages_seen)
 
-    @helpers.create_mocks({service: ['report']})
+    @helpers.create_mocks({service: ['report', 'refresh']})
     def test_show_all_and_refresh(self):
         self.mock_report.return_value = Incidents().report
-        res = self.client.get(INDEX, {'show': 'all', 'refresh': '1'})
+        res = self.client.get(INDEX, {'show': 'all'})
         names = [r.provider.name for r in res.context['providers_table'].data]
         self.assertEqual('host4', names[-1])
         self.assertEqual(6, len(names))
         self.assertContains(res, 'Show mismatched only')
         self.assertContains(res, '?refresh=1&amp;show=all')
-        self.mock_report.assert_called_once_with(mock.ANY, full=True)
+        # Refresh asks for a sweep and comes back at once, without it.
+        res = self.client.get(INDEX, {'show': 'all', 'refresh': '1'})
+        self.assertRedirectsNoFollow(res, INDEX + '?show=all')
+        self.mock_refresh.assert_called_once_with(mock.ANY)
+
+    @helpers.create_mocks({service: ['report', 'sweep_state']})
+    def test_the_first_page_shows_the_sweep_instead_of_waiting(self):
+        self.mock_report.return_value = None
+        self.mock_sweep_state.return_value = {
+            'version': None, 'age': None, 'sweeping': True,
+            'progress': {'full': True, 'elapsed': 3, 'read': {
+                'servers': [1000, None], 'migrations': [0, None],
+                'providers': [4, 20]}}}
+        res = self.client.get(INDEX)
+        self.assertEqual(200, res.status_code)
+        self.assertContains(res, 'The first audit of this cloud is running')
+        self.assertContains(res, 'data-sweep-url="%ssweep/"' % INDEX)
+        self.assertContains(res, 'class="orphan-sweep-progress"')
+        self.assertEqual([], res.context['providers_table'].data)
+        res = self.client.get(INDEX + 'sweep/')
+        self.assertEqual(self.mock_sweep_state.return_value, res.json())
 
     @helpers.create_mocks({service: ['report']})
     def test_pages_worst_first_with_the_users_page_size(self):

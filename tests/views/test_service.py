@@ -1,127 +1,209 @@
-"""The snapshot cache behind every page (``service.report``).
+"""The snapshot store behind every page (``service.report``): pages never
+sweep, sweeps run in the background one at a time, and what the panel
+writes is shown at once.
 
-The engine is real; only the collection from the cloud is mocked, counted
-and given snapshots taken now.
+The engine and the store are real (over Django's test cache); only the
+collection from the cloud is mocked, counted, and can be held.
 """
 
 import dataclasses
 import datetime
+import threading
+import time
 from unittest import mock
 
 from django.core.cache import cache
 import pytest
 
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
 from orphan_dashboard import service
-from tests.views.base import H1, Incidents
+from orphan_dashboard import snapshots
+from tests.views.base import H1, H2, Incidents
 
-KEY = 'orphan_dashboard:snapshot:test'
+STORE = snapshots.Store('test-cloud', timeout=3600)
 
 
 def _now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
+def wait_idle(timeout=10):
+    """Until every background sweep of this process has ended."""
+    for thread in threading.enumerate():
+        if thread.name.startswith('orphan-sweep-'):
+            thread.join(timeout)
+            assert not thread.is_alive(), 'the sweep did not finish'
+
+
 @pytest.fixture
 def cloud(settings):
-    """``service.report`` wired to a counted, mocked ``collect.snapshot``."""
+    """``service.report`` over the real store, a counted ``collect``."""
     settings.ORPHAN_AUDIT_SNAPSHOT_TTL = 300
     settings.ORPHAN_AUDIT_MIN_AGE = 600
     cache.clear()
-    service._audited.clear()
+    service._shown.clear()
     incidents = Incidents()
-    snapshots = []
+    state = dict(collected=[], incidents=incidents, gate=threading.Event())
+    state['gate'].set()
 
-    def collected(placement, nova, cached=None, **kwargs):
+    def collected(placement, nova, cached=None, progress=None, **kwargs):
+        progress.total('providers', 3)
+        progress.advance('providers', 1)
+        progress.flush(force=True)
+        assert state['gate'].wait(10)
         snapshot = dataclasses.replace(incidents.snapshot, taken_at=_now())
-        snapshots.append((snapshot, cached, kwargs['touched']))
+        state['collected'].append(dict(kwargs, cached=cached,
+                                       snapshot=snapshot))
         return snapshot
 
-    with mock.patch.object(service, '_cache_key', return_value=KEY), \
-            mock.patch.object(service.client, 'for_request'), \
+    with mock.patch.object(service, '_store', return_value=STORE), \
+            mock.patch.object(service, '_clients'), \
             mock.patch.object(collect, 'snapshot', side_effect=collected), \
             mock.patch.object(classify, 'audit',
                               wraps=classify.audit) as audit:
-        yield dict(collected=snapshots, audits=audit, incidents=incidents)
-    service._audited.clear()
+        state['audits'] = audit
+        yield state
+        state['gate'].set()
+        wait_idle()
+    service._shown.clear()
     cache.clear()
 
 
-def test_warm_pages_neither_collect_nor_audit_again(cloud):
-    first = service.report(None)
+def first_report(cloud):
+    assert service.report(None) is None
+    wait_idle()
+    return service.report(None)
+
+
+def test_the_first_page_does_not_wait_for_the_first_sweep(cloud):
+    cloud['gate'].clear()              # Nova is slow today
+    started = time.monotonic()
+    assert service.report(None) is None
+    assert time.monotonic() - started < 1
+    state = service.sweep_state(None)
+    assert state['version'] is None and state['sweeping']
+    assert state['progress']['read']['providers'] == [1, 3]
+    cloud['gate'].set()
+    wait_idle()
+    report = service.report(None)
+    assert report.provider(H1).problems
+    assert not service.sweep_state(None)['sweeping']
+    assert cloud['collected'][0]['cached'] is None     # a full sweep
+
+
+def test_warm_pages_neither_sweep_nor_load_again(cloud):
+    report = first_report(cloud)
+    with mock.patch.object(STORE, 'load_report',
+                           wraps=STORE.load_report) as load:
+        assert service.report(None) is report
+        assert service.report(None) is report
+    assert load.call_count == 0
     assert len(cloud['collected']) == 1
-    assert cloud['collected'][0][1] is None          # a full sweep
-    assert service.report(None) is first
-    assert service.report(None) is first
-    assert len(cloud['collected']) == 1
-    assert cloud['audits'].call_count == 1
-    assert first.provider(H1).problems
+    assert cloud['audits'].call_count == 1        # by the sweep itself
+
+
+def test_one_sweep_at_a_time(cloud, settings):
+    first_report(cloud)
+    settings.ORPHAN_AUDIT_SNAPSHOT_TTL = 0         # every page wants one
+    cloud['gate'].clear()
+    for _ in range(5):
+        assert service.report(None) is not None    # the old one, at once
+    assert STORE.sweeps() == 2
+    cloud['gate'].set()
+    wait_idle()
+    assert len(cloud['collected']) == 2
+
+
+def test_a_killed_sweeper_does_not_wedge_the_sweeps(cloud, monkeypatch):
+    monkeypatch.setattr(snapshots, 'LOCK_TTL', 1)
+    assert STORE.acquire('a worker that was killed')
+    assert service.report(None) is None
+    assert STORE.sweeps() == 0
+    time.sleep(1.5)
+    assert first_report(cloud) is not None
+    assert STORE.sweeps() == 1
+
+
+def test_refresh_is_a_full_sweep_in_the_background(cloud):
+    first_report(cloud)
+    cloud['gate'].clear()
+    started = time.monotonic()
+    service.refresh(None)
+    assert time.monotonic() - started < 1
+    cloud['gate'].set()
+    wait_idle()
+    assert [c['full'] for c in cloud['collected']] == [False, True]
+
+
+def test_an_old_snapshot_is_refreshed_from_the_stored_one(cloud, settings):
+    first_report(cloud)
+    settings.ORPHAN_AUDIT_SNAPSHOT_TTL = 0
+    service.report(None)
+    wait_idle()
+    first, second = cloud['collected']
+    assert second['cached'] == first['snapshot'] and not second['full']
+
+
+def test_our_writes_are_shown_at_once_and_read_by_the_next_sweep(
+        cloud, settings):
+    report = first_report(cloud)
+    vm = cloud['incidents'].vm
+    assert report.provider(H1).problems
+    trimmed = {'allocations': {H2: {'resources': {'VCPU': 1}}},
+               'consumer_generation': 2, 'project_id': 'p', 'user_id': 'u'}
+    with mock.patch.object(collect.placement, 'consumer_allocations',
+                           return_value=trimmed):
+        service.note_written(None, {vm})
+    after = service.report(None)
+    assert not [f for f in after.provider(H1).findings if f.consumer == vm]
+    assert len(cloud['collected']) == 1             # no sweep for it
+    assert STORE.state()['touched'] == {vm}
+    settings.ORPHAN_AUDIT_SNAPSHOT_TTL = 0
+    service.report(None)
+    wait_idle()
+    assert cloud['collected'][1]['touched'] == {vm}
+    assert STORE.state()['touched'] == frozenset()
 
 
 def test_another_worker_renders_from_the_shared_cache(cloud):
-    first = service.report(None)
-    service._audited.clear()          # a second process: nothing in memory
+    first = first_report(cloud)
+    service._shown.clear()          # a second process: nothing in memory
     second = service.report(None)
-    assert len(cloud['collected']) == 1
     assert second is not first
-    assert cloud['audits'].call_count == 2
+    assert len(cloud['collected']) == 1
     assert [p.provider.uuid for p in second.providers] == \
         [p.provider.uuid for p in first.providers]
 
 
-def test_a_write_makes_the_next_page_refresh_with_the_consumers_written(
-        cloud):
-    service.report(None)
-    service.forget_snapshot(None, {'c1'})
-    service.forget_snapshot(None, {'c2'})
-    service.report(None)
-    snapshot, cached, touched = cloud['collected'][1]
-    assert cached is cloud['collected'][0][0]          # incremental
-    assert touched == {'c1', 'c2'}
-    service.report(None)
-    assert len(cloud['collected']) == 2
-    assert cloud['audits'].call_count == 2
-
-
-def test_a_write_elsewhere_reaches_this_worker(cloud):
-    before = service.report(None)
-    other = dict(service._audited)
-    service._audited.clear()
-    service.forget_snapshot(None, {'c1'})             # another process
-    service.report(None)
-    service._audited.update(other)                    # back to the first
-    after = service.report(None)
-    assert len(cloud['collected']) == 2
-    assert after is not before
-
-
-def test_refresh_is_a_full_sweep(cloud):
-    service.report(None)
-    service.report(None, full=True)
-    assert [c[1] for c in cloud['collected']] == [None, None]
-
-
-def test_an_old_snapshot_is_refreshed(cloud, settings):
-    service.report(None)
-    settings.ORPHAN_AUDIT_SNAPSHOT_TTL = 0
-    service.report(None)
-    assert len(cloud['collected']) == 2
-    assert cloud['collected'][1][1] is cloud['collected'][0][0]
-
-
 def test_a_new_minimum_age_re_audits_the_same_snapshot(cloud, settings):
-    service.report(None)
+    first_report(cloud)
     settings.ORPHAN_AUDIT_MIN_AGE = 0
     service.report(None)
     assert len(cloud['collected']) == 1
-    assert cloud['audits'].call_count == 2
     assert cloud['audits'].call_args.kwargs == {'min_age': 0}
 
 
 def test_a_lost_snapshot_means_a_full_sweep(cloud):
-    service.report(None)
-    cache.delete(KEY)
-    service._audited.clear()
-    service.report(None)
-    assert [c[1] for c in cloud['collected']] == [None, None]
+    first_report(cloud)
+    cache.clear()
+    service._shown.clear()
+    assert first_report(cloud) is not None
+    assert [c['cached'] for c in cloud['collected']] == [None, None]
+
+
+def test_blobs_are_cut_below_memcacheds_item_limit(monkeypatch):
+    """A 10,000-server snapshot compresses to about a megabyte: stored in
+    chunks, read back whole; a missing chunk reads as nothing."""
+    monkeypatch.setattr(snapshots, 'CHUNK', 1000)
+    cache.clear()
+    snapshot = Incidents().snapshot
+    version = STORE.save(snapshot, classify.audit(snapshot), 600)
+    assert cache.get(STORE._key('snapshot', version)) > 1
+    again = STORE.load_snapshot(version)
+    assert again.consumers == snapshot.consumers
+    assert isinstance(STORE.load_report(version), m.Report)
+    cache.delete(STORE._key('snapshot', version, 0))
+    assert STORE.load_snapshot(version) is None
+    cache.clear()

@@ -15,6 +15,7 @@ from horizon import forms
 from horizon import messages
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard import repair
 from orphan_dashboard import service
@@ -53,7 +54,7 @@ def encode_selection(selection):
 
 def check_count(count):
     """Refuse more rows than one confirm may carry."""
-    limit = service.setting('MAX_ROWS')
+    limit = conf.setting('MAX_ROWS')
     if count > limit:
         raise BadSelection(_('Too many rows (%(count)d): at most %(limit)d '
                              'at once.') % {'count': count, 'limit': limit})
@@ -75,7 +76,7 @@ def sign(request, kind, data):
 def unsign(request, kind, text):
     """The data :func:`sign` signed in this session, not older than
     ``ORPHAN_AUDIT_PREVIEW_MAX_AGE``; a clear error otherwise."""
-    max_age = service.setting('PREVIEW_MAX_AGE')
+    max_age = conf.setting('PREVIEW_MAX_AGE')
     try:
         return signing.loads(text, salt=_salt(request, kind),
                              max_age=max_age)

@@ -13,6 +13,7 @@ urlpatterns = [
             name='delete_provider'),
     re_path(r'^decommission/$', views.DecommissionView.as_view(),
             name='decommission'),
+    re_path(r'^sweep/$', views.SweepView.as_view(), name='sweep'),
     re_path(r'^history/export/(?P<fmt>csv|json)/$',
             views.ExportHistoryView.as_view(), name='export'),
     re_path(r'^(?P<provider_uuid>%s)/$' % UUID, views.DetailView.as_view(),

@@ -2,6 +2,7 @@
 
 from django import http
 from django.core.exceptions import ObjectDoesNotExist
+from django.urls import reverse
 from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext_lazy as _
@@ -24,15 +25,16 @@ from orphan_dashboard import service
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
 
 
-def _report(request, **kwargs):
-    """The audit report, or None with the error shown on the page."""
+def _report(request):
+    """The last audit report (None before the first one), with a warning
+    or the error on the page."""
     try:
-        report = service.report(request, **kwargs)
+        report = service.report(request)
     except Exception:
-        exceptions.handle(request, _('Unable to audit Placement against '
-                                     'Nova: no repair is possible now.'))
+        exceptions.handle(request, _('Unable to read the audit of this '
+                                     'cloud: no repair is possible now.'))
         return None
-    if report.down_cells:
+    if report is not None and report.down_cells:
         messages.warning(request, _(
             'A cell is down: allocations that could belong to servers there '
             'are shown as protected until it is back.'))
@@ -58,15 +60,36 @@ class IndexView(_FilteredTabsView):
     template_name = 'admin/orphaned_allocations/index.html'
     page_title = _('Orphaned Allocations')
 
+    def get(self, request, *args, **kwargs):
+        """*Refresh* asks for a full sweep in the background and comes back
+        at once, to the page without the request in its URL."""
+        if request.GET.get('refresh'):
+            try:
+                service.refresh(request)
+            except Exception:
+                exceptions.handle(request, _('Unable to start a sweep.'))
+            query = request.GET.copy()
+            del query['refresh']
+            return http.HttpResponseRedirect(
+                request.path + ('?' + query.urlencode() if query else ''))
+        return super().get(request, *args, **kwargs)
+
     def get_tabs(self, request, **kwargs):
         if not hasattr(self, 'report'):
-            self.report = _report(
-                request, full=bool(request.GET.get('refresh')))
+            self.report = _report(request)
         return super().get_tabs(request, report=self.report, **kwargs)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context['report'] = self.report
+        context['sweep_url'] = reverse(
+            'horizon:admin:orphaned_allocations:sweep')
+        try:
+            state = service.sweep_state(self.request)
+        except Exception:
+            state = {'version': None, 'sweeping': False}
+        context['report_version'] = state['version']
+        context['sweeping'] = state['sweeping']
         if self.report is not None:
             context['attention'] = sum(
                 1 for p in self.report.providers if p.needs_attention)
@@ -86,6 +109,9 @@ class DetailView(_FilteredTabsView):
             if provider is None:
                 if report is not None:
                     messages.error(request, _('No such resource provider.'))
+                else:
+                    messages.info(request, _('The first audit of this cloud '
+                                             'is still running.'))
                 raise exceptions.Http302(INDEX_URL)
             self.provider_report = provider
         return super().get_tabs(request, provider_report=self.provider_report,
@@ -184,7 +210,8 @@ class RepairView(_PreviewView):
             selections, self.hints = service.selections(self.request, chosen,
                                                         providers)
         except LookupError:
-            raise repair_forms.BadSelection(_('No such resource provider.'))
+            raise repair_forms.BadSelection(_(
+                'No such resource provider in the last audit.'))
         if not selections:
             raise repair_forms.BadSelection(
                 _('No recommended repair on the selected hypervisors.'))
@@ -336,6 +363,19 @@ class DecommissionView(_PreviewView):
         context['blockers'] = plan.blockers(
             [s.consumer for s in plan.steps if s.optional]) if plan else []
         return context
+
+
+class SweepView(generic.View):
+    """The page's progress bar polls this: the snapshot's version and age,
+    and the running sweep's progress."""
+
+    def get(self, request):
+        try:
+            return http.JsonResponse(service.sweep_state(request))
+        except Exception:
+            return http.JsonResponse({'error': str(_('Unable to read the '
+                                                     'audit state.'))},
+                                     status=503)
 
 
 class ExportHistoryView(generic.View):

@@ -8,11 +8,10 @@ The same parser (:func:`cli.build_parser`) and the same code
 import argparse
 import sys
 
-from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from orphan_dashboard.audit import classify
 from orphan_dashboard import cli
+from orphan_dashboard import conf
 
 
 class Command(BaseCommand):
@@ -20,8 +19,8 @@ class Command(BaseCommand):
            '"orphan-audit --help").'
 
     def add_arguments(self, parser):
-        cli.build_parser(parser, defaults={'min_age': getattr(
-            settings, 'ORPHAN_AUDIT_MIN_AGE', classify.DEFAULT_MIN_AGE)})
+        cli.build_parser(parser,
+                         defaults={'min_age': conf.setting('MIN_AGE')})
 
     def run_from_argv(self, argv):
         super().run_from_argv(argv[:2] + cli.normalize(argv[2:]))

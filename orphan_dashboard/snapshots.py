@@ -1,0 +1,269 @@
+"""The audit snapshot and its report in Django's cache, shared by every
+Horizon process and by ``orphan-audit refresh``, and the sweep that
+renews them: at most one at a time across all of them.
+
+Pages only ever read what is stored here; sweeps run in the background
+(or from cron) and publish a new version when done.  Works with any Django
+cache; only a shared one (memcached, redis) shares snapshots and the sweep
+lock between processes.  Blobs are compressed and cut in chunks below
+memcached's default 1 MB item limit.
+"""
+
+import datetime
+import hashlib
+import logging
+import os
+import pickle
+import socket
+import threading
+import time
+import uuid
+import zlib
+
+from django.core.cache import cache as default_cache
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard import collect
+
+LOG = logging.getLogger(__name__)
+CHUNK = 900 * 1024
+LOCK_TTL = 120
+"""Seconds a sweep's lock outlives its last sign of life: a killed worker
+blocks sweeps no longer than this."""
+PROGRESS_EVERY = 0.5
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def owner_id():
+    """Who sweeps: host, process and a token, for the lock and the page."""
+    return '%s:%d:%s' % (socket.gethostname(), os.getpid(),
+                         uuid.uuid4().hex[:8])
+
+
+class Store:
+    """One cloud's entries in the cache (see the module docstring)."""
+
+    def __init__(self, cloud_key, cache=None, timeout=3600):
+        self.cache = cache or default_cache
+        self.base = 'orphan_dashboard:%s' % hashlib.sha256(
+            cloud_key.encode()).hexdigest()[:20]
+        self.timeout = timeout
+
+    def _key(self, *parts):
+        return ':'.join((self.base,) + tuple(str(p) for p in parts))
+
+    # -- what is current --------------------------------------------------
+
+    def state(self):
+        """``version`` (None: nothing stored yet), ``taken_at``,
+        ``min_age`` of its report, ``counts``, ``wanted`` (a sweep asked
+        for: None, 'refresh' or 'full'), ``touched`` (consumers written
+        through us since the snapshot was taken)."""
+        return self.cache.get(self._key('state')) or {
+            'version': None, 'taken_at': None, 'min_age': None, 'counts': {},
+            'wanted': None, 'touched': frozenset()}
+
+    def _set_state(self, state):
+        self.cache.set(self._key('state'), state, self.timeout)
+
+    def want(self, full=False):
+        """Ask for a sweep (a full one wins over a refresh)."""
+        state = self.state()
+        if full or state['wanted'] != 'full':
+            state['wanted'] = 'full' if full else 'refresh'
+        self._set_state(state)
+
+    def touch(self, consumers):
+        """Consumers written through us: re-read by the next sweep."""
+        state = self.state()
+        state['touched'] = frozenset(state['touched']) | frozenset(consumers)
+        self._set_state(state)
+
+    # -- blobs ------------------------------------------------------------
+
+    def _put(self, name, version, value):
+        data = zlib.compress(pickle.dumps(value, protocol=5), 1)
+        parts = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)]
+        self.cache.set_many({self._key(name, version, i): part
+                             for i, part in enumerate(parts)}, self.timeout)
+        self.cache.set(self._key(name, version), len(parts), self.timeout)
+
+    def _get(self, name, version):
+        count = self.cache.get(self._key(name, version))
+        if count is None:
+            return None
+        keys = [self._key(name, version, i) for i in range(count)]
+        parts = self.cache.get_many(keys)
+        if len(parts) != count:
+            return None
+        return pickle.loads(zlib.decompress(b''.join(parts[k] for k in keys)))
+
+    def load_snapshot(self, version):
+        return self._get('snapshot', version) if version else None
+
+    def load_report(self, version):
+        return self._get('report', version) if version else None
+
+    def save(self, snapshot, report, min_age, consumed=frozenset()):
+        """Publish a new version; ``consumed`` are the touched consumers
+        this snapshot has re-read (others stay touched)."""
+        version = uuid.uuid4().hex
+        self._put('snapshot', version, snapshot)
+        self._put('report', version, report)
+        state = self.state()
+        state.update(
+            version=version, taken_at=snapshot.taken_at, min_age=min_age,
+            counts={'servers': len(snapshot.servers),
+                    'migrations': len(snapshot.migrations),
+                    'providers': len(snapshot.providers)},
+            touched=frozenset(state['touched']) - frozenset(consumed))
+        self._set_state(state)
+        return version
+
+    # -- one sweep at a time ----------------------------------------------
+
+    def acquire(self, owner):
+        """Take the sweep lock; False if another sweep holds it."""
+        return self.cache.add(self._key('lock'), owner, LOCK_TTL)
+
+    def heartbeat(self, owner):
+        if self.cache.get(self._key('lock')) == owner:
+            self.cache.touch(self._key('lock'), LOCK_TTL)
+
+    def release(self, owner):
+        if self.cache.get(self._key('lock')) == owner:
+            self.cache.delete(self._key('lock'))
+
+    def sweeper(self):
+        """Who holds the sweep lock, or None."""
+        return self.cache.get(self._key('lock'))
+
+    def count_sweep(self):
+        key = self._key('sweeps')
+        if not self.cache.add(key, 1, None):
+            self.cache.incr(key)
+
+    def sweeps(self):
+        return self.cache.get(self._key('sweeps')) or 0
+
+    def progress(self):
+        return self.cache.get(self._key('progress'))
+
+    def set_progress(self, progress):
+        self.cache.set(self._key('progress'), progress, LOCK_TTL)
+
+
+class CacheProgress(collect.Progress):
+    """A sweep's progress in the store for the pages to show (at most
+    twice a second), which also keeps the sweep's lock alive."""
+
+    def __init__(self, store, owner, full):
+        self.store, self.owner = store, owner
+        self.lock = threading.Lock()
+        self.state = {'owner': owner, 'full': full,
+                      'started': time.time(), 'done': {}, 'totals': {}}
+        self.written = 0.0
+        self.flush(force=True)
+
+    def total(self, kind, count):
+        with self.lock:
+            self.state['totals'][kind] = count
+        self.flush()
+
+    def advance(self, kind, count=1):
+        with self.lock:
+            done = self.state['done']
+            done[kind] = done.get(kind, 0) + count
+        self.flush()
+
+    def flush(self, force=False):
+        now = time.monotonic()
+        if not force and now - self.written < PROGRESS_EVERY:
+            return
+        self.written = now
+        with self.lock:
+            state = dict(self.state, done=dict(self.state['done']),
+                         totals=dict(self.state['totals']))
+        self.store.set_progress(state)
+        self.store.heartbeat(self.owner)
+
+
+def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
+          full_sweep_interval=1800, concurrency=collect.DEFAULT_CONCURRENCY,
+          owner=None, progress=collect.NO_PROGRESS):
+    """Renew the stored snapshot: a refresh of the current one, or a full
+    sweep when asked or due.  The caller holds the lock (see
+    :func:`locked_sweep`).  Its progress goes to the store (for the pages)
+    and to ``progress``.  Consumers written during the sweep are re-read
+    before it is published."""
+    state = store.state()
+    old = None if full else store.load_snapshot(state['version'])
+    touched = frozenset(state['touched'])
+    snapshot = collect.snapshot(
+        clients.placement, clients.nova, cached=old, full=full,
+        full_sweep_interval=full_sweep_interval, concurrency=concurrency,
+        touched=touched, progress=collect.Tee(CacheProgress(
+            store, owner or owner_id(), full or old is None), progress))
+    late = frozenset(store.state()['touched']) - touched
+    if late:
+        collect.reread_consumers(clients.placement, snapshot, late,
+                                 concurrency)
+    store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age,
+               consumed=touched | late)
+    return snapshot
+
+
+def locked_sweep(store, clients, owner=None, **kwargs):
+    """:func:`sweep` under the lock (taken here unless ``owner`` holds it
+    already); None when another sweep runs."""
+    if owner is None:
+        owner = owner_id()
+        if not store.acquire(owner):
+            return None
+    try:
+        store.count_sweep()
+        state = store.state()
+        kwargs['full'] = kwargs.get('full') or state['wanted'] == 'full'
+        state['wanted'] = None
+        store._set_state(state)
+        return sweep(store, clients, owner=owner, **kwargs)
+    finally:
+        store.set_progress(None)
+        store.release(owner)
+
+
+def start(store, clients, **kwargs):
+    """Sweep in a background thread unless one runs somewhere already;
+    True if this process started one.  The lock is taken before this
+    returns, so the page already shows the sweep."""
+    owner = owner_id()
+    if not store.acquire(owner):
+        return False
+
+    def run():
+        try:
+            locked_sweep(store, clients, owner=owner, **kwargs)
+        except Exception:
+            LOG.exception('background sweep failed')
+
+    threading.Thread(target=run, name='orphan-sweep-%s' % owner,
+                     daemon=True).start()
+    return True
+
+
+def patch(store, clients, consumers, min_age,
+          concurrency=collect.DEFAULT_CONCURRENCY):
+    """After our own writes: the stored snapshot with ``consumers`` read
+    again and re-audited, so the next page shows them repaired at once;
+    they stay touched for the next sweep's provider re-reads."""
+    store.touch(consumers)
+    state = store.state()
+    snapshot = store.load_snapshot(state['version'])
+    if snapshot is None:
+        return
+    collect.reread_consumers(clients.placement, snapshot, consumers,
+                             concurrency)
+    store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age)

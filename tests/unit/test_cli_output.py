@@ -1,0 +1,96 @@
+"""Prometheus metrics of a report, and the terminal's progress bar."""
+
+import argparse
+import io
+import time
+
+from prometheus_client import parser
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import cli_output
+from orphan_dashboard import collect
+from tests.unit.cloud import Cloud, uid
+
+H1, H2 = uid('host1'), uid('host2')
+
+
+def samples(registry_or_text):
+    from prometheus_client import generate_latest
+    text = registry_or_text if isinstance(registry_or_text, str) else \
+        generate_latest(registry_or_text).decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in parser.text_string_to_metric_families(text)
+            for s in family.samples}
+
+
+def a_report():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host2')
+    cloud.allocate(vm, H1)
+    cloud.allocate(vm, H2)
+    ghost = uid('ghost')
+    cloud.known.add(ghost)
+    cloud.allocate(ghost, H1, {'VCPU': 4, 'MEMORY_MB': 8})
+    return classify.audit(cloud.snapshot(), min_age=0)
+
+
+def test_findings_and_resources_match_the_report_zeros_included():
+    report = a_report()
+    found = samples(cli_output.metrics_registry(report, 1.5, True, 1000.0))
+    for provider in report.providers:
+        for verdict in m.VERDICTS:
+            key = ('orphan_audit_findings', (
+                ('hypervisor', provider.provider.name), ('verdict', verdict)))
+            assert found[key] == provider.counts.get(verdict, 0)
+    assert found[('orphan_audit_resources', (
+        ('hypervisor', 'host1'), ('resource_class', 'VCPU'),
+        ('verdict', 'deleted_instance')))] == 4
+    assert found[('orphan_audit_up', ())] == 1
+    assert found[('orphan_audit_duration_seconds', ())] == 1.5
+    assert found[('orphan_audit_last_success_timestamp_seconds', ())] == 1000
+
+
+def test_a_failed_audit_writes_no_stale_findings(tmp_path):
+    path = str(tmp_path / 'orphan.prom')
+    from prometheus_client import write_to_textfile
+    write_to_textfile(path, cli_output.metrics_registry(a_report(), 1, True,
+                                                        1000.0))
+    assert cli_output.last_success(path) == 1000.0
+    write_to_textfile(path, cli_output.metrics_registry(
+        None, 2, False, cli_output.last_success(path)))
+    found = samples(open(path).read())
+    assert found[('orphan_audit_up', ())] == 0
+    assert found[('orphan_audit_last_success_timestamp_seconds', ())] == 1000
+    assert not [k for k in found if k[0].startswith(('orphan_audit_findings',
+                                                     'orphan_audit_resources'))]
+    assert [p.name for p in tmp_path.iterdir()] == ['orphan.prom']
+
+
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_bar_only_on_a_terminal_and_never_with_json():
+    assert cli_output.for_args(argparse.Namespace(json=False),
+                               io.StringIO()) is collect.NO_PROGRESS
+    assert cli_output.for_args(argparse.Namespace(json=True),
+                               Tty()) is collect.NO_PROGRESS
+    assert isinstance(cli_output.for_args(argparse.Namespace(json=False),
+                                          Tty()),
+                      cli_output.TerminalProgress)
+
+
+def test_the_bar_shows_after_a_second(monkeypatch):
+    stream = Tty()
+    bar = cli_output.TerminalProgress(stream)
+    bar.total('providers', 20)
+    bar.advance('providers', 5)
+    assert not bar.shown and stream.getvalue() == ''
+    monkeypatch.setattr(cli_output, 'DELAY', 0)
+    bar.advance('servers', 1000)
+    time.sleep(0.2)
+    bar.close()
+    assert bar.shown
+    assert 'provider allocations read' in stream.getvalue()
