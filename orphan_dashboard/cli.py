@@ -304,6 +304,7 @@ def _min_age(args):
 
 def audit(args, clients):
     """The report of the whole cloud, or of ``--provider``'s tree."""
+    client.validate_token(clients)
     progress = cli_output.for_args(args)
     try:
         snapshot = collect.full_snapshot(clients.placement, clients.nova,
@@ -522,6 +523,7 @@ def cmd_refresh(args, clients, out):
             'DJANGO_SETTINGS_MODULE set)')
     store = snapshots.Store(client.cloud_for_clients(clients).key,
                             timeout=2 * conf.setting('FULL_SWEEP'))
+    client.validate_token(clients)
     progress = cli_output.for_args(args)
     started = time.monotonic()
     try:

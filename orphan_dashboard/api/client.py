@@ -108,6 +108,15 @@ def for_cloud(cloud=None, timeout=None, **overrides):
                    _adapter(session, 'compute', **kwargs))
 
 
+def validate_token(clients):
+    """One cheap authenticated request to each service, one after the
+    other: a new token is then validated once by each service's
+    keystonemiddleware, not once per concurrent request of a sweep."""
+    clients.placement.get('/resource_classes/VCPU', microversion='1.2')
+    clients.nova.get('/os-services', microversion='2.53',
+                     params={'binary': 'nova-compute', 'host': '-'})
+
+
 def cloud_for_clients(clients):
     """The :class:`Cloud` of :func:`for_cloud` adapters (authenticates).
 
