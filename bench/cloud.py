@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The benchmark cloud: the sandbox's Nova API and Placement, seeded big.
 
 No compute service runs: hypervisors are compute node, service and host
@@ -53,7 +65,7 @@ ORPHANS = {
     'moved': 0.005,             # holds its old node too, no migration
     'moved_only': 0.0025,       # holds only its old node (+ missing here)
     'deleted_instance': 0.01,   # deleted the Nova way, allocation left
-    'deleted_by_hand': 0.0025,  # the blog's deleted=1
+    'deleted_by_hand': 0.0025,  # deleted=1 set by hand in SQL
     'stale_migration': 0.01,    # migration error/confirmed, consumer left
     'missing': 0.005,           # no allocation at all
     'wrong_amount': 0.005,      # not what the flavor needs

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Nova (API, conductor, scheduler, 3 fake computes) and Placement in-process.
 
 Built from Nova's own functional-test fixtures, with the Nova API and
@@ -240,7 +252,8 @@ class SandboxCloud(nova_test.TestCase):
         return {'host': host, 'ran': 'update_available_resource'}
 
     def soft_delete_behind_nova(self, uuid):
-        """The Russian blog's SQL: deleted=1, not Nova's deleted=id."""
+        """Marked deleted by hand in SQL (``deleted=1``, as in the operator
+        post "Placement: управление ресурсами"), not Nova's ``deleted=id``."""
         ctxt = self.cell_ctxt()
         engine = main_db_api.get_engine(context=ctxt)
         with engine.begin() as conn:

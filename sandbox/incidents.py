@@ -1,8 +1,20 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Staged incidents: each one reproduced through real Nova code paths.
 
 Everything goes through the public Nova / Placement APIs with the admin's
 Keystone token, except where the incident itself began behind Nova's back
-(the blog's SQL, a crashed host) or with a fault (a disk copy timing out, a
+(an instance marked deleted by hand in SQL, a crashed host) or with a fault (a disk copy timing out, a
 concurrent writer making Nova's Placement write fail with a 409).
 """
 import threading
@@ -284,7 +296,7 @@ class Stager:
         entry['flavor'] = s['flavor']
         return self._finish(
             'deleted_behind_nova',
-            "Marked deleted in the cell DB with the blog's SQL "
+            "Marked deleted in the cell DB by hand in SQL "
             "(deleted=1, deleted_at=now(), vm_state='deleted'); Nova never "
             "deleted it, so its allocation on host2 stays.",
             [entry], [],
@@ -546,7 +558,7 @@ class Stager:
              self._exp(moved['id'], 'instance', 'host2', 'ok'),
              self._exp(stranger, 'unknown', 'host4', 'unknown_consumer')],
             fault='host4 compute stopped + forced_down; server deleted with '
-                  "the blog's SQL; confirm of a cold migration losing a "
+                  "hand-written SQL; confirm of a cold migration losing a "
                   'race; PUT /allocations of an unknown consumer',
             checks={'races_fired': list(self.race.fired)})
 

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The pure engine: every verdict, the seeds' numbers, worst-first order."""
 
 import datetime
@@ -49,7 +61,9 @@ def test_evacuated_source_seed():
 
 
 def test_failed_cold_migration_seed_numbers():
-    """The blog's leftover: VCPU 30 / MEMORY_MB 741376 / DISK_GB 1668."""
+    """A failed cold migration's leftover, with the numbers of the operator
+    post "OpenStack orphaned allocation": VCPU 30 / MEMORY_MB 741376 /
+    DISK_GB 1668."""
     big = m.Flavor(vcpus=30, ram=741376, disk=1668, extra_specs={},
                    name='big')
     cloud = Cloud()
@@ -74,7 +88,8 @@ def test_moved_without_current_allocation_recommends_delete_and_heal():
 
 
 def test_deleted_behind_novas_back_seed():
-    """Russian blog: deleted=1 by hand; 12 VCPU / 32768 MB / 80 GB left."""
+    """An instance marked ``deleted=1`` by hand, as in the operator post
+    "Placement: управление ресурсами": 12 VCPU / 32768 MB / 80 GB left."""
     cloud = Cloud()
     ghost = uid('b32e5792')
     cloud.allocate(ghost, H2, {'VCPU': 12, 'MEMORY_MB': 32768,

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """One provider: its findings with only the repairs they allow, and its
 inventory against what its servers need."""
 
@@ -30,7 +42,7 @@ class DetailTests(AdminViewTests):
         incidents = Incidents()
         self.mock_report.return_value = incidents.report
         res = self.client.get(detail(H1))
-        self.assertTemplateUsed(res, 'admin/orphaned_allocations/detail.html')
+        self.assertTemplateUsed(res, 'orphaned_allocations/detail.html')
         self.assertContains(res, 'data-verdict="evacuated_source"')
         self.assertContains(res, 'Evacuated source')
         self.assertContains(res, 'evacuated from host1 to host2')
@@ -96,7 +108,7 @@ class DetailTests(AdminViewTests):
                           'allocation_ratio': 1.0}}
         res = self.client.get(detail(H2), {'tab': 'provider__overview'})
         self.assertTemplateUsed(
-            res, 'admin/orphaned_allocations/_overview.html')
+            res, 'orphaned_allocations/_overview.html')
         self.mock_inventories.assert_called_once_with(mock.ANY, H2)
         self.assertContains(res, '<td>4096</td>', html=False)
         self.assertContains(res, '<td>3</td><td>2</td>')  # VCPU used/needed

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """The hypervisor list: mismatched providers, worst first."""
 
 from unittest import mock
@@ -20,7 +32,7 @@ class IndexTests(AdminViewTests):
         incidents = Incidents()
         self.mock_report.return_value = incidents.report
         res = self.client.get(INDEX)
-        self.assertTemplateUsed(res, 'admin/orphaned_allocations/index.html')
+        self.assertTemplateUsed(res, 'orphaned_allocations/index.html')
         rows = res.context['providers_table'].data
         # The engine's order, healthy host4 left out, empty orphan kept.
         self.assertEqual(

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Preview (GET) and confirm (POST): nothing is written without a preview
 of this session, and nothing forged, altered, foreign or stale gets
 through."""
@@ -30,7 +42,7 @@ class PreviewTests(AdminViewTests):
         res = self.client.get(REPAIR, {'sel': '%s:%s:trim' % (
             incidents.vm, H1.upper())})
         self.assertEqual(200, res.status_code)
-        self.assertTemplateUsed(res, 'admin/orphaned_allocations/repair.html')
+        self.assertTemplateUsed(res, 'orphaned_allocations/repair.html')
         self.mock_preview.assert_called_once_with(
             mock.ANY, [repair.Selection(incidents.vm, H1, m.TRIM)], [])
         # Before on host1 and host2, after on host2 only, by name.
@@ -59,7 +71,7 @@ class PreviewTests(AdminViewTests):
             REPAIR, {'sel': encoded(incidents.vm, H1, m.TRIM)},
             HTTP_X_REQUESTED_WITH='XMLHttpRequest')
         self.assertTemplateUsed(res,
-                                'admin/orphaned_allocations/_repair.html')
+                                'orphaned_allocations/_repair.html')
         self.assertTemplateNotUsed(res, 'base.html')
 
     @helpers.create_mocks({service: ['report', 'preview']})

@@ -1,3 +1,15 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
 """Thin views: read the report, render tables, preview and confirm."""
 
 from django import http
@@ -57,7 +69,7 @@ class _FilteredTabsView(tabs.TabbedTableView):
 
 class IndexView(_FilteredTabsView):
     tab_group_class = panel_tabs.IndexTabs
-    template_name = 'admin/orphaned_allocations/index.html'
+    template_name = 'orphaned_allocations/index.html'
     page_title = _('Orphaned Allocations')
 
     def get(self, request, *args, **kwargs):
@@ -98,7 +110,7 @@ class IndexView(_FilteredTabsView):
 
 class DetailView(_FilteredTabsView):
     tab_group_class = panel_tabs.DetailTabs
-    template_name = 'admin/orphaned_allocations/detail.html'
+    template_name = 'orphaned_allocations/detail.html'
     page_title = '{{ provider_report.provider.name }}'
 
     def get_tabs(self, request, **kwargs):
@@ -191,7 +203,7 @@ def _side(allocations, names):
 
 class RepairView(_PreviewView):
     form_class = repair_forms.RepairForm
-    template_name = 'admin/orphaned_allocations/repair.html'
+    template_name = 'orphaned_allocations/repair.html'
     modal_id = 'repair_modal'
     form_id = 'repair_form'
     modal_header = _('Review the allocation changes')
@@ -238,7 +250,7 @@ class RepairView(_PreviewView):
 
 class RestoreView(_PreviewView):
     form_class = repair_forms.RestoreForm
-    template_name = 'admin/orphaned_allocations/restore.html'
+    template_name = 'orphaned_allocations/restore.html'
     modal_id = 'restore_modal'
     form_id = 'restore_form'
     modal_header = _('Review the restore')
@@ -286,7 +298,7 @@ class RestoreView(_PreviewView):
 
 class DeleteProviderView(_PreviewView):
     form_class = repair_forms.DeleteProvidersForm
-    template_name = 'admin/orphaned_allocations/delete_provider.html'
+    template_name = 'orphaned_allocations/delete_provider.html'
     modal_id = 'delete_provider_modal'
     form_id = 'delete_provider_form'
     modal_header = _('Review the provider deletion')
@@ -316,7 +328,7 @@ class DeleteProviderView(_PreviewView):
 
 class DecommissionView(_PreviewView):
     form_class = repair_forms.DecommissionForm
-    template_name = 'admin/orphaned_allocations/decommission.html'
+    template_name = 'orphaned_allocations/decommission.html'
     modal_id = 'decommission_modal'
     form_id = 'decommission_form'
     modal_header = _('Decommission a hypervisor')
