@@ -72,7 +72,7 @@ def horizon_env(sandbox, cache_dir, cache=None):
         SANDBOX_ORPHAN_SETTINGS=json.dumps({
             'ORPHAN_AUDIT_FULL_SWEEP': 86400}),
         OS_CLIENT_CONFIG_FILE=os.path.join(sandbox.state_dir, 'clouds.yaml'),
-        ORPHAN_JOURNAL_DIR=os.path.join(sandbox.state_dir, 'journal'))
+        ORPHAN_AUDIT_JOURNAL_DIR=os.path.join(sandbox.state_dir, 'journal'))
     if cache:
         env['SANDBOX_HORIZON_CACHE'] = cache
     return env
@@ -174,6 +174,10 @@ def bench_size(size, repeat, cache_dir, static_ready):
             compress_static(sandbox, cache_dir)
         result['page'] = json.loads(run_python(
             ['-m', 'bench.page', '--repeat', str(repeat)], env, 'bench.page'))
+
+        log('Nova listings: raw REST and python-novaclient')
+        raw_s, novaclient_s, _ = measure.nova_reads(clients)
+        result['nova_raw_s'], result['nova_novaclient_s'] = raw_s, novaclient_s
 
         log('server list split by host (once)')
         split = measure.server_list_split(clients, sorted(info['hosts']))
@@ -322,6 +326,16 @@ def tables(results):
             else '-',
             _verdict(max(pages) < 0.5, 'max %s s' % _fmt(max(pages)))))
     out.append(_table(head4, rows))
+    head5 = ('servers', 'Nova listings raw s', 'with novaclient s',
+             'novaclient extra s', 'extra / cold sweep')
+    rows = []
+    for r in results:
+        extra = r['nova_novaclient_s'] - r['nova_raw_s']
+        rows.append((
+            str(r['size']), _fmt(r['nova_raw_s']),
+            _fmt(r['nova_novaclient_s']), '%.2f' % extra,
+            '%.1f%%' % (100 * extra / med(r['cold_s']))))
+    out.append(_table(head5, rows))
     return '\n\n'.join(out)
 
 

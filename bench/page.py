@@ -70,7 +70,7 @@ def main(argv=None):
     from openstack_dashboard.api import placement as horizon_placement
     from sandbox import rest
 
-    from orphan_dashboard import service
+    from orphan_dashboard.content.orphaned_allocations import service
 
     report_times = []
     report = service.report

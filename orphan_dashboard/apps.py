@@ -10,19 +10,32 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The plugin's Django app: brings the journal's database with it."""
-
-import os
+"""The plugin's Django app and the check that its journal is configured."""
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.core import checks
+
+from orphan_dashboard import conf
 
 
-def default_journal_dir():
-    return os.environ.get('ORPHAN_JOURNAL_DIR') or os.path.join(
-        os.environ.get('XDG_STATE_HOME') or
-        os.path.join(os.path.expanduser('~'), '.local', 'state'),
-        'orphan-dashboard')
+def check_journal(app_configs=None, **kwargs):
+    """``manage.py check`` says so when the journal has no database: every
+    repair writes it first, so without one the panel writes nothing."""
+    problems = []
+    if conf.JOURNAL_DATABASE not in settings.DATABASES:
+        problems.append(checks.Error(
+            "DATABASES has no '%s' alias for the repair journal" %
+            conf.JOURNAL_DATABASE,
+            hint='copy %s into openstack_dashboard/local/local_settings.d/'
+            % conf.SNIPPET, id='orphan_dashboard.E001'))
+    if conf.JOURNAL_ROUTER not in settings.DATABASE_ROUTERS:
+        problems.append(checks.Error(
+            'DATABASE_ROUTERS lacks %s, which keeps the journal in its own '
+            'database' % conf.JOURNAL_ROUTER,
+            hint='copy %s into openstack_dashboard/local/local_settings.d/'
+            % conf.SNIPPET, id='orphan_dashboard.E002'))
+    return problems
 
 
 class OrphanDashboardConfig(AppConfig):
@@ -31,32 +44,4 @@ class OrphanDashboardConfig(AppConfig):
     default_auto_field = 'django.db.models.BigAutoField'
 
     def ready(self):
-        """Add the journal database and its router unless settings did.
-
-        Horizon has no database by default; the embedded default is a
-        sqlite file under ``ORPHAN_JOURNAL_DIR``.  Set
-        ``DATABASES['orphan_journal']`` to a MySQL or PostgreSQL database
-        when Horizon runs on several nodes.
-        """
-        from django import db
-
-        from orphan_dashboard import journal
-
-        if journal.DATABASE not in settings.DATABASES:
-            directory = getattr(settings, 'ORPHAN_JOURNAL_DIR',
-                                None) or default_journal_dir()
-            settings.DATABASES[journal.DATABASE] = {
-                'ENGINE': 'django.db.backends.sqlite3',
-                'NAME': os.path.join(directory, 'journal.sqlite3'),
-            }
-        # Model classes already made Django read DATABASES (for name
-        # lengths): hand the alias to the connection handler as well.
-        # configure_settings() fills the alias's defaults in place.
-        alias = settings.DATABASES[journal.DATABASE]
-        db.connections.configure_settings(
-            {**db.connections.settings, journal.DATABASE: alias})
-        db.connections.settings[journal.DATABASE] = alias
-        router = 'orphan_dashboard.journal.Router'
-        if router not in settings.DATABASE_ROUTERS:
-            settings.DATABASE_ROUTERS = [router, *settings.DATABASE_ROUTERS]
-            db.router.__dict__.pop('routers', None)
+        checks.register(check_journal)

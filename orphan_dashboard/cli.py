@@ -35,8 +35,10 @@ from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit import reasons
 from orphan_dashboard import cli_output
 from orphan_dashboard import collect
+from orphan_dashboard import conf
 from orphan_dashboard import repair
 
 NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED = 0, 1, 2, 3, 4
@@ -68,27 +70,29 @@ def _common(parser, suppress=False):
                         help='log HTTP requests and library warnings')
 
 
-def _audit_options(parser, defaults, json=True):
+def _audit_options(parser, json=True):
     if json:
         parser.add_argument('--json', action='store_true',
                             help='print the report as JSON')
     parser.add_argument('--provider', metavar='UUID_OR_NAME',
                         help='only this provider tree (an unknown one is an '
                              'error)')
-    parser.add_argument('--min-age', type=int, metavar='SECONDS',
-                        default=defaults.get('min_age'),
-                        help='protect allocations younger than this '
-                             '(default %d)' % classify.DEFAULT_MIN_AGE)
+    _min_age_option(parser)
     parser.add_argument('--concurrency', type=int,
-                        default=collect.DEFAULT_CONCURRENCY,
-                        help='Placement requests in flight (default '
-                             '%(default)s)')
+                        help='Placement requests in flight (default %s: %d)'
+                        % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
 
 
-def build_parser(parser=None, defaults=None):
-    """The one parser of ``orphan-audit`` and ``manage.py orphan_audit``;
-    ``defaults`` come from Django settings in the latter."""
-    defaults = defaults or {}
+def _min_age_option(parser):
+    parser.add_argument('--min-age', type=int, metavar='SECONDS',
+                        help='protect allocations younger than this '
+                             '(default %s: %d)' % (conf.MIN_AGE.name,
+                                                   conf.MIN_AGE.default))
+
+
+def build_parser(parser=None):
+    """The one parser of ``orphan-audit`` and ``manage.py orphan_audit``
+    (whose defaults come from Horizon's settings: :mod:`conf`)."""
     parser = parser or argparse.ArgumentParser(prog='orphan-audit')
     parser.description = ('Find (and with "apply", repair) orphaned '
                           'allocations in Placement, using only the Nova and '
@@ -99,13 +103,13 @@ def build_parser(parser=None, defaults=None):
     report = commands.add_parser('report', help='audit and print the '
                                  'findings (the default command)')
     _common(report, suppress=True)
-    _audit_options(report, defaults)
+    _audit_options(report)
 
     apply = commands.add_parser('apply', help='audit, then perform the '
                                 'recommended repairs, each re-read and '
                                 'generation-checked')
     _common(apply, suppress=True)
-    _audit_options(apply, defaults)
+    _audit_options(apply)
 
     history = commands.add_parser('history', help="this cloud's journal, "
                                   'newest first')
@@ -134,7 +138,6 @@ def build_parser(parser=None, defaults=None):
     restore.add_argument('--json', action='store_true',
                          help='print the plans and outcomes as JSON')
     restore.add_argument('--min-age', type=int, metavar='SECONDS',
-                         default=defaults.get('min_age'),
                          help=argparse.SUPPRESS)
 
     decommission = commands.add_parser(
@@ -153,11 +156,7 @@ def build_parser(parser=None, defaults=None):
                                    '(an explicit choice; repeat as needed)')
     decommission.add_argument('--json', action='store_true',
                               help='print the plan and outcomes as JSON')
-    decommission.add_argument('--min-age', type=int, metavar='SECONDS',
-                              default=defaults.get('min_age'),
-                              help='protect allocations younger than this '
-                                   '(default %d)' %
-                                   classify.DEFAULT_MIN_AGE)
+    _min_age_option(decommission)
 
     refresh = commands.add_parser(
         'refresh', help="renew the panel's cached snapshot (from cron: "
@@ -166,18 +165,16 @@ def build_parser(parser=None, defaults=None):
     _common(refresh, suppress=True)
     refresh.add_argument('--full', action='store_true',
                          help='a full sweep even if one is not due')
-    refresh.add_argument('--min-age', type=int, metavar='SECONDS',
-                         default=defaults.get('min_age'),
-                         help='as the panel: ORPHAN_AUDIT_MIN_AGE')
-    refresh.add_argument('--concurrency', type=int, default=None,
-                         help='Placement requests in flight (default: '
-                              'ORPHAN_AUDIT_CONCURRENCY)')
+    _min_age_option(refresh)
+    refresh.add_argument('--concurrency', type=int,
+                         help='Placement requests in flight (default %s: %d)'
+                         % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
 
     metrics = commands.add_parser(
         'metrics', help='audit and print (or with --textfile, write '
         'atomically for node_exporter) Prometheus metrics')
     _common(metrics, suppress=True)
-    _audit_options(metrics, defaults, json=False)
+    _audit_options(metrics, json=False)
     metrics.add_argument('--textfile', metavar='PATH',
                          help='write here (a .prom file of node_exporter\'s '
                               'textfile collector) instead of stdout')
@@ -208,11 +205,7 @@ def report_json(report):
         'mismatched': p.mismatched, 'orphaned_provider': p.orphaned_provider,
         'findings': p.counts,
     } for p in report.providers]
-    findings = [{
-        'consumer': f.consumer, 'provider': f.provider, 'verdict': f.verdict,
-        'reason': f.reason, 'action': f.action, 'actions': list(f.actions),
-        'blocked': f.blocked, 'resources': f.resources,
-    } for f in report.findings if f.verdict != m.OK]
+    findings = [f.as_dict() for f in report.findings if f.verdict != m.OK]
     return {'providers': providers, 'findings': findings,
             'down_cells': report.down_cells}
 
@@ -236,7 +229,7 @@ def print_text(report, out):
                 continue
             print('  %-19s %s %s: %s%s' % (
                 f.verdict, f.consumer, f.nova, f.reason,
-                ' -> %s' % planner.ACTION_NAMES[f.action] if f.action
+                ' -> %s' % reasons.action_name(f.action) if f.action
                 else ''), file=out)
             if f.blocked:
                 print('  %-19s no repair: %s' % ('', f.blocked), file=out)
@@ -248,8 +241,7 @@ def print_rows(rows, out):
             print('note: %s' % note, file=out)
         if row.plan is None:
             print('not possible: %s %s on %s: %s' % (
-                planner.ACTION_NAMES.get(row.selection.action,
-                                         row.selection.action),
+                reasons.action_name(row.selection.action),
                 row.selection.consumer, row.selection.provider, row.error),
                 file=out)
         for command in row.commands:
@@ -260,7 +252,7 @@ def outcomes_json(outcomes):
     return [{'consumer': o.selection.consumer,
              'provider': o.selection.provider,
              'action': o.selection.action, 'status': o.status,
-             'message': o.message, 'journal_entry': o.entry_id}
+             'message': str(o.message), 'journal_entry': o.entry_id}
             for o in outcomes]
 
 
@@ -287,8 +279,10 @@ def setup_django():
     from django.conf import settings
 
     if not settings.configured and 'DJANGO_SETTINGS_MODULE' not in os.environ:
+        journal = {}
+        conf.add_journal(journal)
         settings.configure(INSTALLED_APPS=['orphan_dashboard'], USE_TZ=True,
-                           DATABASES={})
+                           **journal)
     django.setup()
 
 
@@ -311,7 +305,11 @@ def cli_journal(clients):
 
 
 def _min_age(args):
-    return classify.DEFAULT_MIN_AGE if args.min_age is None else args.min_age
+    return conf.MIN_AGE.get() if args.min_age is None else args.min_age
+
+
+def _concurrency(args):
+    return args.concurrency or conf.CONCURRENCY.get()
 
 
 def audit(args, clients):
@@ -320,7 +318,7 @@ def audit(args, clients):
     progress = cli_output.for_args(args)
     try:
         snapshot = collect.full_snapshot(clients.placement, clients.nova,
-                                         concurrency=args.concurrency,
+                                         concurrency=_concurrency(args),
                                          progress=progress)
     finally:
         progress.close()
@@ -448,11 +446,11 @@ def decommission_json(plan, chosen):
         'servers': [{'uuid': s.uuid, 'name': s.name, 'status': s.status}
                     for s in plan.servers],
         'steps': [{'consumer': s.consumer, 'verdict': s.finding.verdict,
-                   'reason': s.finding.reason, 'optional': s.optional,
+                   'reason': str(s.finding.reason), 'optional': s.optional,
                    'action': s.plan.action if s.plan else None,
                    'commands': planner.osc_commands(s.plan) if s.plan
-                   else [], 'error': s.error} for s in plan.steps],
-        'blockers': plan.blockers(chosen)}
+                   else [], 'error': str(s.error)} for s in plan.steps],
+        'blockers': [str(b) for b in plan.blockers(chosen)]}
 
 
 def print_decommission(plan, chosen, out):
@@ -525,7 +523,6 @@ def cmd_decommission(args, clients, out):
 
 def cmd_refresh(args, clients, out):
     """Renew the snapshot the panel's pages show, in the panel's cache."""
-    from orphan_dashboard import conf
     from orphan_dashboard import snapshots
 
     if 'DJANGO_SETTINGS_MODULE' not in os.environ:
@@ -534,15 +531,15 @@ def cmd_refresh(args, clients, out):
             "Horizon's settings (manage.py orphan_audit refresh, or "
             'DJANGO_SETTINGS_MODULE set)')
     store = snapshots.Store(client.cloud_for_clients(clients).key,
-                            timeout=2 * conf.setting('FULL_SWEEP'))
+                            timeout=2 * conf.FULL_SWEEP.get())
     client.validate_token(clients)
     progress = cli_output.for_args(args)
     started = time.monotonic()
     try:
         snapshot = snapshots.locked_sweep(
             store, clients, full=args.full, min_age=_min_age(args),
-            full_sweep_interval=conf.setting('FULL_SWEEP'),
-            concurrency=args.concurrency or conf.setting('CONCURRENCY'),
+            full_sweep_interval=conf.FULL_SWEEP.get(),
+            concurrency=_concurrency(args),
             progress=progress)
     finally:
         progress.close()

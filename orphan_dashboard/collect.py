@@ -18,14 +18,18 @@ narrow re-read of a few consumers that every repair does at submit time.
 
 import concurrent.futures
 import datetime
+import logging
 
+from orphan_dashboard.api import keystone
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
+from orphan_dashboard import conf
 
-DEFAULT_CONCURRENCY = 8
+LOG = logging.getLogger(__name__)
+DEFAULT_CONCURRENCY = conf.CONCURRENCY.default
 KINDS = ('servers', 'migrations', 'providers')
 """What a sweep reports progress on: servers and migrations listed,
 providers' allocations read."""
@@ -227,6 +231,23 @@ def _identify_owners(snapshot, placement_client, concurrency):
     for uuid, body in _map(lambda u: placement.consumer_allocations(
             placement_client, u), unknown, concurrency).items():
         snapshot.consumers[uuid] = parse.consumer(uuid, body)
+
+
+def owner_names(identity_client):
+    """``{'projects': {id: name}, 'users': {id: name}}`` from Keystone,
+    empty where it will not say (no Keystone endpoint, no permission):
+    names are shown next to ids, never a reason to fail a sweep."""
+    names = {'projects': {}, 'users': {}}
+    if identity_client is None:
+        return names
+    for kind, read in (('projects', keystone.project_names),
+                       ('users', keystone.user_names)):
+        try:
+            names[kind] = read(identity_client)
+        except Exception as exc:
+            LOG.warning('Keystone did not list %s (%s): ids are shown '
+                        'without names', kind, exc)
+    return names
 
 
 def reread_consumers(placement_client, snapshot, uuids,

@@ -86,7 +86,8 @@ def apply(placement_client, nova_client, journal, name, confirmed,
     blockers = fresh.blockers(chosen)
     if blockers:
         return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED,
-                         'nothing written: %s' % '; '.join(blockers))]
+                         'nothing written: %s' % '; '.join(
+                             str(b) for b in blockers))]
     wanted = {p.consumer for p in fresh.plans(chosen)}
     outcomes = repair.apply(
         placement_client, nova_client, journal,

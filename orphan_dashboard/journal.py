@@ -19,18 +19,20 @@ outcome.  An entry left ``pending`` is a write whose answer never came back
 Placement, and Restore handles it like any other entry.
 """
 
-import csv
-import json
 import os
 import threading
 import uuid
 
 from django.conf import settings
+from django.core import exceptions
 from django.core import management
 from django.db import transaction
 from django.utils import timezone
 
-DATABASE = 'orphan_journal'
+from orphan_dashboard import conf
+from orphan_dashboard import export
+
+DATABASE = conf.JOURNAL_DATABASE
 APP_LABEL = 'orphan_dashboard'
 
 _migrated = set()
@@ -63,7 +65,12 @@ def ensure_ready():
     with _migrate_lock:
         if DATABASE in _migrated:
             return
-        db = settings.DATABASES[DATABASE]
+        db = settings.DATABASES.get(DATABASE)
+        if db is None:
+            raise exceptions.ImproperlyConfigured(
+                "DATABASES has no '%s' alias for the repair journal, so "
+                "nothing is written: copy %s into openstack_dashboard/local/"
+                "local_settings.d/" % (DATABASE, conf.SNIPPET))
         if db['ENGINE'].endswith('sqlite3') and db['NAME'] != ':memory:':
             os.makedirs(os.path.dirname(db['NAME']) or '.', exist_ok=True)
         management.call_command('migrate', APP_LABEL, database=DATABASE,
@@ -248,36 +255,9 @@ def as_dict(entry):
     return row
 
 
-def export_json(found):
-    """A JSON array, produced a piece at a time."""
-    yield '['
-    for i, entry in enumerate(found):
-        yield (',\n' if i else '\n') + json.dumps(as_dict(entry),
-                                                  sort_keys=True)
-    yield '\n]\n'
-
-
-FORMULA_START = ('=', '+', '-', '@', '\t', '\r')
-"""A spreadsheet runs a cell starting with these as a formula."""
-
-
-def _cell(value):
-    text = '' if value is None else str(value)
-    return "'" + text if text.startswith(FORMULA_START) else text
-
-
-class _Line:
-    def write(self, line):
-        return line
-
-
 def export_csv(found):
-    """CSV rows, produced a line at a time; cells a spreadsheet would run
-    as formulas are quoted with a leading apostrophe."""
-    writer = csv.writer(_Line())
-    yield writer.writerow(FIELDS)
-    for entry in found:
-        row = as_dict(entry)
-        row['before'] = json.dumps(row['before'], sort_keys=True)
-        row['after'] = json.dumps(row['after'], sort_keys=True)
-        yield writer.writerow([_cell(row[f]) for f in FIELDS])
+    return export.csv_lines(FIELDS, (as_dict(entry) for entry in found))
+
+
+def export_json(found):
+    return export.json_array(as_dict(entry) for entry in found)

@@ -84,7 +84,9 @@ class Row:
     selection: Selection
     plan: typing.Any = None
     """A :class:`~model.Plan`, a :class:`ProviderPlan`, or None."""
-    error: typing.Optional[str] = None
+    error: typing.Any = None
+    """Why no plan: the engine's :class:`~reasons.Reason` or this
+    module's own words."""
     notes: tuple = ()
     """What the operator should know before confirming."""
     finding: typing.Optional[m.Finding] = None
@@ -101,7 +103,8 @@ class Row:
 class Outcome:
     selection: Selection
     status: str
-    message: str
+    message: typing.Any
+    """Text, or the engine's :class:`~reasons.Reason` for a skipped row."""
     plan: typing.Any = None
     entry_id: typing.Optional[int] = None
 
@@ -141,7 +144,7 @@ def _plan_rows(snapshot, selections, min_age):
             row.plan = auditor.plan(selection.consumer, selection.provider,
                                     selection.action)
         except planner.CannotRepair as exc:
-            row.error = str(exc)
+            row.error = exc.reason
         rows.append(row)
     return rows
 
@@ -323,7 +326,7 @@ def _restore_row(placement_client, entry, restorable, restored=()):
                     placement_client, entry.consumer))
             row.plan = planner.restore_plan(entry, consumer)
     except planner.CannotRepair as exc:
-        row.error = str(exc)
+        row.error = exc.reason
     return row
 
 

@@ -36,6 +36,7 @@ from django.core.cache import cache as default_cache
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard import collect
+from orphan_dashboard import conf
 
 LOG = logging.getLogger(__name__)
 CHUNK = 900 * 1024
@@ -135,6 +136,21 @@ class Store:
         self._set_state(state)
         return version
 
+    def save_names(self, names):
+        """Publish Keystone's project and user names (a sweep reads them)."""
+        version = uuid.uuid4().hex
+        self._put('names', version, names)
+        state = self.state()
+        state['names'] = version
+        self._set_state(state)
+
+    def names(self):
+        """``{'projects': {id: name}, 'users': {id: name}}``, empty until a
+        sweep has read them."""
+        version = self.state().get('names')
+        return (version and self._get('names', version)) or {
+            'projects': {}, 'users': {}}
+
     # -- one sweep at a time ----------------------------------------------
 
     def acquire(self, owner):
@@ -204,7 +220,8 @@ class CacheProgress(collect.Progress):
 
 
 def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
-          full_sweep_interval=1800, concurrency=collect.DEFAULT_CONCURRENCY,
+          full_sweep_interval=conf.FULL_SWEEP.default,
+          concurrency=collect.DEFAULT_CONCURRENCY,
           owner=None, progress=collect.NO_PROGRESS):
     """Renew the stored snapshot: a refresh of the current one, or a full
     sweep when asked or due.  The caller holds the lock (see
@@ -225,6 +242,7 @@ def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
                                  concurrency)
     store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age,
                consumed=touched | late)
+    store.save_names(collect.owner_names(clients.identity))
     return snapshot
 
 

@@ -57,8 +57,9 @@ if 'local.local_settings' not in sys.modules:
 EXTRA_ENABLED = []
 try:
     EXTRA_ENABLED.append(importlib.import_module('orphan_dashboard.enabled'))
+    from orphan_dashboard import conf as _orphan_conf
 except ImportError:
-    pass
+    _orphan_conf = None
 
 from openstack_dashboard.utils import settings as _settings_utils  # noqa
 
@@ -139,9 +140,13 @@ if 'compressor.finders.CompressorFinder' not in STATICFILES_FINDERS:  # noqa
 # The plugin: audit freshly staged incidents (no minimum age); the journal
 # lives with this sandbox, never mixed with another cloud's.
 ORPHAN_AUDIT_MIN_AGE = 0
-ORPHAN_JOURNAL_DIR = _STATE_DIR
+ORPHAN_AUDIT_JOURNAL_DIR = _STATE_DIR
 # Tests set other ORPHAN_AUDIT_* settings as JSON here.
 globals().update(json.loads(os.environ.get('SANDBOX_ORPHAN_SETTINGS', '{}')))
+# The shipped local_settings.d snippet, run as Horizon runs its snippets.
+if _orphan_conf is not None:
+    with open(_orphan_conf.SNIPPET, encoding='utf-8') as _f:
+        exec(_f.read())
 
 LOGGING = {
     'version': 1,

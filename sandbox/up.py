@@ -199,7 +199,7 @@ class Running:
                 'export OS_REGION_NAME=RegionOne\n'
                 'export OS_IDENTITY_API_VERSION=3\n'
                 'export OS_INTERFACE=public\n'
-                'export ORPHAN_JOURNAL_DIR=%s\n'
+                'export ORPHAN_AUDIT_JOURNAL_DIR=%s\n'
                 % (self.urls['keystone'], self.password, self.state_dir))
         return data
 

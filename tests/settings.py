@@ -12,7 +12,6 @@
 
 """Horizon's own test settings with this plugin enabled."""
 
-import os
 import tempfile
 
 from openstack_dashboard.test.settings import *  # noqa: F401,F403
@@ -20,6 +19,7 @@ from openstack_dashboard.test.settings import *  # noqa: F401,F403
 from openstack_dashboard import enabled
 from openstack_dashboard.utils import settings as settings_utils
 
+from orphan_dashboard import conf
 from orphan_dashboard import enabled as orphan_enabled
 
 INSTALLED_APPS = list(INSTALLED_APPS)  # noqa: F405
@@ -34,9 +34,10 @@ CACHES = {'default': {
     'BACKEND': 'django.core.cache.backends.locmem.LocMemCache',
     'OPTIONS': {'MAX_ENTRIES': 100000}}}
 DATABASES = dict(DATABASES)  # noqa: F405
-# Tests get an in-memory copy (pytest-django); the name only has to differ
-# from the default database's.
-DATABASES['orphan_journal'] = {
-    'ENGINE': 'django.db.backends.sqlite3',
-    'NAME': os.path.join(tempfile.gettempdir(), 'orphan_journal.sqlite3'),
-    'TEST': {'DEPENDENCIES': []}}
+ORPHAN_AUDIT_JOURNAL_DIR = tempfile.gettempdir()
+# The shipped local_settings.d snippet, run as Horizon runs its snippets.
+with open(conf.SNIPPET, encoding='utf-8') as _f:
+    exec(_f.read())
+# Tests get an in-memory copy (pytest-django) with no dependency on the
+# default database.
+DATABASES[conf.JOURNAL_DATABASE]['TEST'] = {'DEPENDENCIES': []}

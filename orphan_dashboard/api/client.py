@@ -26,7 +26,10 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 
-Clients = collections.namedtuple('Clients', 'placement nova')
+Clients = collections.namedtuple('Clients', 'placement nova identity',
+                                 defaults=(None,))
+"""Adapters; ``identity`` (Keystone's unversioned root) only serves names
+and may be None."""
 
 USER_AGENT = 'orphan-dashboard'
 DEFAULT_TIMEOUT = 60
@@ -50,9 +53,13 @@ class Cloud(collections.namedtuple(
                              self.service_id or '')
 
 
+def keystone_root(url):
+    """Keystone's URL without its version (``/v3``, ``/v2.0``)."""
+    return re.sub(r'/v(3|2\.0)$', '', (url or '').strip().rstrip('/'))
+
+
 def _normal_url(url):
-    url = (url or '').strip().rstrip('/')
-    return re.sub(r'/v(3|2\.0)$', '', url).lower()
+    return keystone_root(url).lower()
 
 
 def _service_id(catalog):
@@ -82,10 +89,15 @@ def for_request(request, timeout=DEFAULT_TIMEOUT):
         verify = settings.OPENSTACK_SSL_CACERT
     session = ks_session.Session(verify=verify, timeout=timeout)
     token = request.user.token.id
+    keystone = keystone_root(getattr(request.user, 'endpoint', None) or
+                             settings.OPENSTACK_KEYSTONE_URL)
     clients = Clients(*(
         _adapter(session, service_type, auth=token_endpoint.Token(
-            base.url_for(request, service_type), token))
-        for service_type in ('placement', 'compute')))
+            url, token))
+        for service_type, url in (
+            ('placement', base.url_for(request, 'placement')),
+            ('compute', base.url_for(request, 'compute')),
+            ('identity', keystone))))
     request._orphan_clients = clients
     return clients
 
@@ -116,8 +128,12 @@ def for_cloud(cloud=None, timeout=None, **overrides):
                             DEFAULT_TIMEOUT)
     kwargs = dict(region_name=region.region_name,
                   interface=region.get_interface())
+    auth_url = region.config.get('auth', {}).get('auth_url')
     return Clients(_adapter(session, 'placement', **kwargs),
-                   _adapter(session, 'compute', **kwargs))
+                   _adapter(session, 'compute', **kwargs),
+                   _adapter(session, 'identity', **dict(
+                       kwargs, endpoint_override=keystone_root(auth_url)))
+                   if auth_url else None)
 
 
 def validate_token(clients):

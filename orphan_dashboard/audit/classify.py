@@ -27,9 +27,14 @@ import datetime
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit.reasons import action_name
+from orphan_dashboard.audit.reasons import format_resources
+from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard.audit.reasons import verdict_name
 from orphan_dashboard.audit.topology import Topology
+from orphan_dashboard import conf
 
-DEFAULT_MIN_AGE = 600
+DEFAULT_MIN_AGE = conf.MIN_AGE.default
 MOVE_AWAITING_CONFIRM = 'finished'
 """A resize or cold migration in VERIFY_RESIZE."""
 
@@ -47,21 +52,18 @@ def _age(since, now):
     return (now - since).total_seconds()
 
 
-def _fmt(resources):
-    return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
-
-
 def _add(totals, resources):
     for rc, amount in resources.items():
         totals[rc] = totals.get(rc, 0) + amount
 
 
 def _move(migration):
-    """A migration in words: "resize 1f0e... host2 → host3"."""
-    return '%s %s (%s → %s)' % (
-        migration.migration_type or 'migration', migration.uuid,
-        migration.source_compute or migration.source_node or '?',
-        migration.dest_compute or migration.dest_node or '?')
+    """A migration in words: "resize 1f0e... (host2 → host3)"."""
+    return why('move', type=migration.migration_type or 'migration',
+               migration=migration.uuid,
+               source=migration.source_compute or migration.source_node
+               or '?',
+               dest=migration.dest_compute or migration.dest_node or '?')
 
 
 class Auditor:
@@ -108,7 +110,7 @@ class Auditor:
             if finding.provider == provider_uuid:
                 return finding
         return m.Finding(consumer_uuid, provider_uuid, m.OK,
-                         'no longer holds anything on this provider', {}, (),
+                         why('ok.nothing_left'), {}, (),
                          **self.describe(consumer_uuid))
 
     def plan(self, consumer_uuid, provider_uuid, action):
@@ -131,16 +133,17 @@ class Auditor:
                 target = planner.target(self.snapshot, self.topology,
                                         finding.consumer, action)
             except planner.CannotRepair as exc:
-                refused.append(str(exc))
+                refused.append(exc.reason)
                 continue
             left = [f for f in self._judge(
                 finding.consumer, target.after,
                 (target.project_id, target.user_id), judge_age=False)
                 if f.verdict != m.OK]
             if left:
-                refused.append('after %s it would still be %s: %s' % (
-                    planner.ACTION_NAMES[action], left[0].verdict,
-                    left[0].reason))
+                refused.append(why(
+                    'cannot.still_wrong', action=action_name(action),
+                    verdict=verdict_name(left[0].verdict),
+                    reason=left[0].reason))
             else:
                 offered.append(action)
         return m.Finding(**{**finding.__dict__, 'actions': tuple(offered),
@@ -161,11 +164,8 @@ class Auditor:
                 findings[root] = extra
         if (root is not None and m.INCOMPLETE in owner and
                 all(f.verdict == m.OK for f in findings.values())):
-            reason = ('written before Placement 1.8: its project and user '
-                      'are the incomplete-consumer placeholder, so quota '
-                      'counted from Placement charges nobody; its server '
-                      'belongs to project %s, user %s' % (
-                          server.project_id, server.user_id))
+            reason = why('incomplete_consumer', project=server.project_id,
+                         user=server.user_id)
             findings = {p: m.Finding(**{**f.__dict__,
                                         'verdict': m.INCOMPLETE_CONSUMER,
                                         'reason': reason,
@@ -185,37 +185,31 @@ class Auditor:
             return self._classify_migration(migration)
         if consumer_uuid in self.snapshot.known_instances:
             return (m.DELETED_INSTANCE,
-                    'server %s is deleted (Nova still has its instance '
-                    'actions) but its allocation was left behind' %
-                    consumer_uuid, (m.DELETE,))
+                    why('deleted_instance', server=consumer_uuid),
+                    (m.DELETE,))
         if consumer_uuid in self.snapshot.unresolved:
-            return (m.PROTECTED,
-                    'Nova could not tell what this consumer is (its '
-                    'instance actions could not be read)', ())
+            return m.PROTECTED, why('protected.unresolved'), ()
         if self.down_cells:
-            return (m.PROTECTED,
-                    'not a server or migration Nova knows, but a cell is '
-                    'down and it could live there', ())
-        return (m.UNKNOWN_CONSUMER,
-                'neither a server nor a migration Nova knows: it may belong '
-                'to another service or to an archived instance', (m.DELETE,))
+            return m.PROTECTED, why('protected.down_cell_consumer'), ()
+        return m.UNKNOWN_CONSUMER, why('unknown_consumer'), (m.DELETE,)
 
     def _server_protection(self, server):
         if server.down_cell:
-            return 'server is in a cell Nova cannot reach right now'
+            return why('protected.down_cell_server')
         migration = self.in_progress.get(server.uuid)
         if server.status == 'VERIFY_RESIZE' or (
                 migration is not None and
                 migration.status == MOVE_AWAITING_CONFIRM):
-            return '%s awaiting confirm or revert' % (
-                _move(migration) if migration is not None else 'resize')
+            if migration is None:
+                return why('protected.resize_awaiting_confirm')
+            return why('protected.awaiting_confirm', move=_move(migration))
         if server.task_state:
-            return 'task %s in progress' % server.task_state
+            return why('protected.task', task=server.task_state)
         if server.status == 'BUILD' or server.vm_state == 'building':
-            return 'server is still building'
+            return why('protected.building')
         if migration is not None:
-            return '%s in progress (%s)' % (_move(migration),
-                                            migration.status)
+            return why('protected.moving', move=_move(migration),
+                       status=migration.status)
         return None
 
     def _classify_server(self, server, provider_uuid):
@@ -224,70 +218,77 @@ class Auditor:
             return m.PROTECTED, protection, ()
         root = self.topology.server_root(server)
         if self.topology.legitimate(root, provider_uuid):
-            return m.OK, 'server %s lives on %s' % (
-                server.name or server.uuid, server.node), ()
+            return m.OK, why('ok.lives_here', server=server.name or
+                             server.uuid, host=server.node), ()
         if root is None and server.node:
             return (m.PROTECTED,
-                    'its compute node %s has no resource provider' %
-                    server.node, ())
+                    why('protected.no_provider', node=server.node), ())
         if root is None:
-            return (m.MOVED,
-                    'server has no compute node (status %s) yet holds '
-                    'resources here' % server.status,
+            return (m.MOVED, why('moved.no_node', status=server.status),
                     m.CANDIDATE_ACTIONS[m.MOVED])
         here = self.topology.provider(self.topology.root(provider_uuid))
         evacuation = self.evacuations.get((server.uuid, here.name))
         if evacuation is not None:
             return (m.EVACUATED_SOURCE,
-                    'evacuated from %s to %s (migration %s, %s); the source '
-                    'compute never cleaned up' % (
-                        here.name, server.node, evacuation.uuid,
-                        evacuation.status),
+                    why('evacuated_source', source=here.name,
+                        host=server.node, migration=evacuation.uuid,
+                        status=evacuation.status),
                     m.CANDIDATE_ACTIONS[m.EVACUATED_SOURCE])
-        return (m.MOVED,
-                'server lives on %s with no migration in progress' %
-                server.node, m.CANDIDATE_ACTIONS[m.MOVED])
+        return (m.MOVED, why('moved', host=server.node),
+                m.CANDIDATE_ACTIONS[m.MOVED])
 
     def _classify_migration(self, migration):
         if migration.status in m.MIGRATION_FINAL:
             return (m.STALE_MIGRATION,
-                    '%s of server %s ended (%s) but its allocation was '
-                    'left behind' % (_move(migration),
-                                     migration.instance_uuid,
-                                     migration.status), (m.DELETE,))
+                    why('stale_migration', move=_move(migration),
+                        server=migration.instance_uuid,
+                        status=migration.status), (m.DELETE,))
         if migration.status == MOVE_AWAITING_CONFIRM:
             return (m.PROTECTED,
-                    'source side of %s of server %s, awaiting confirm or '
-                    'revert' % (_move(migration), migration.instance_uuid),
-                    ())
+                    why('protected.source_awaiting_confirm',
+                        move=_move(migration),
+                        server=migration.instance_uuid), ())
         return (m.PROTECTED,
-                '%s of server %s in progress (%s)' % (
-                    _move(migration), migration.instance_uuid,
-                    migration.status), ())
+                why('protected.migration', move=_move(migration),
+                    server=migration.instance_uuid,
+                    status=migration.status), ())
 
     def _too_young(self, since):
         age = _age(since, self.now)
         if age is not None and self.min_age and age < self.min_age:
-            return 'written %d s ago, younger than the %d s protection' % (
-                max(age, 0), self.min_age)
+            return why('protected.young', age=int(max(age, 0)),
+                       min_age=self.min_age)
         return None
 
     def describe(self, consumer_uuid):
-        """What Nova says of a consumer, as :class:`~model.Finding` fields."""
+        """What Nova says of a consumer, and whose it is (its server's
+        owner, else Placement's), as :class:`~model.Finding` fields."""
         server = self.snapshot.servers.get(consumer_uuid)
         if server is not None:
-            return dict(nova='server %s (%s)' % (server.name, server.status),
-                        host=server.node, instance=server.uuid,
-                        project_id=server.project_id)
+            return dict(nova=why('nova.server', name=server.name,
+                                 status=server.status),
+                        host=server.node, instance=server.uuid, live=True,
+                        project_id=server.project_id, user_id=server.user_id)
+        consumer = self.snapshot.consumers.get(consumer_uuid)
+        owner = {}
+        if consumer is not None and m.INCOMPLETE not in (
+                consumer.project_id, consumer.user_id):
+            owner = dict(project_id=consumer.project_id,
+                         user_id=consumer.user_id)
         migration = self.snapshot.migrations.get(consumer_uuid)
         if migration is not None:
-            return dict(nova='%s %s → %s (%s)' % (
-                migration.migration_type, migration.source_node,
-                migration.dest_node, migration.status),
-                instance=migration.instance_uuid)
+            return dict(nova=why('nova.migration',
+                                 type=migration.migration_type,
+                                 source=migration.source_node,
+                                 dest=migration.dest_node,
+                                 status=migration.status),
+                        instance=migration.instance_uuid,
+                        live=migration.instance_uuid in self.snapshot.servers,
+                        **owner)
         if consumer_uuid in self.snapshot.known_instances:
-            return dict(nova='deleted server', instance=consumer_uuid)
-        return dict(nova='not known to Nova')
+            return dict(nova=why('nova.deleted_server'),
+                        instance=consumer_uuid, **owner)
+        return dict(nova=why('nova.unknown'), **owner)
 
     def _allocation_finding(self, consumer_uuid, provider_uuid, resources,
                             judge_age=True):
@@ -297,7 +298,8 @@ class Auditor:
             young = self._too_young(consumer and consumer.modified)
             if young:
                 verdict, reason, actions = (
-                    m.PROTECTED, '%s (%s)' % (young, reason), ())
+                    m.PROTECTED, why('protected.young_finding', young=young,
+                                     reason=reason), ())
         return m.Finding(consumer_uuid, provider_uuid, verdict, reason,
                          dict(resources), tuple(actions),
                          **self.describe(consumer_uuid))
@@ -329,13 +331,13 @@ class Auditor:
                 judge_age and self._too_young(server.created))
             if protection:
                 return m.Finding(server.uuid, root, m.PROTECTED,
-                                 'holds nothing here, but %s' % protection,
+                                 why('protected.holds_nothing',
+                                     protection=protection),
                                  needs, (), **self.describe(server.uuid))
-            reason = 'server lives on %s but holds no allocation there' % (
-                server.node)
+            reason = why('missing', host=server.node)
             if held:
-                reason += '; its allocation is on %s: see there' % (
-                    self._elsewhere(held))
+                reason = why('missing.elsewhere', host=server.node,
+                             elsewhere=self._elsewhere(held))
             return m.Finding(server.uuid, root, m.MISSING, reason, needs,
                              m.CANDIDATE_ACTIONS[m.MISSING],
                              **self.describe(server.uuid))
@@ -350,8 +352,9 @@ class Auditor:
                 return None
         return m.Finding(
             server.uuid, root, m.WRONG_AMOUNT,
-            'holds %s here but its flavor %s needs %s' % (
-                _fmt(totals), server.flavor.name, _fmt(candidates[0])),
+            why('wrong_amount', held=format_resources(totals),
+                flavor=server.flavor.name,
+                needs=format_resources(candidates[0])),
             held.get(root, {}), m.CANDIDATE_ACTIONS[m.WRONG_AMOUNT],
             **self.describe(server.uuid))
 

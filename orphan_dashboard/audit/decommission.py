@@ -26,6 +26,8 @@ import typing
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit.reasons import reason as why
 
 SERVICE_DOWN = frozenset({'down'})
 
@@ -37,7 +39,8 @@ class Step:
     consumer: str
     finding: m.Finding
     plan: typing.Optional[m.Plan] = None
-    error: str = ''
+    error: typing.Any = ''
+    """Why no write clears it: a :class:`~reasons.Reason`."""
     optional: bool = False
     """An unknown consumer: deleted only by an explicit choice."""
 
@@ -66,22 +69,21 @@ class Decommission:
                 self.service.state not in SERVICE_DOWN)
 
     def blockers(self, chosen=()):
-        """Why the flow cannot run to its end now, in words."""
+        """Why the flow cannot run to its end now: reasons."""
         found = []
         if self.up:
-            found.append('compute service %s is up: stop it or force it '
-                         'down first' % self.service.host)
+            found.append(why('blocker.service_up', host=self.service.host))
         if self.servers:
-            found.append('servers still on it (live-migrate or evacuate '
-                         'them first): %s' % ', '.join(
-                             '%s (%s)' % (s.name or s.uuid, s.uuid)
-                             for s in self.servers))
+            found.append(why('blocker.servers', servers=reasons.listing(
+                '%s (%s)' % (s.name or s.uuid, s.uuid)
+                for s in self.servers)))
         for step in self.steps:
             if step.error:
-                found.append('consumer %s: %s' % (step.consumer, step.error))
+                found.append(why('blocker.consumer', consumer=step.consumer,
+                                 error=step.error))
             elif step.optional and step.consumer not in chosen:
-                found.append('consumer %s is not known to Nova: delete it '
-                             'by choice, or find its owner' % step.consumer)
+                found.append(why('blocker.unknown_consumer',
+                                 consumer=step.consumer))
         return found
 
     def plans(self, chosen=()):
@@ -156,16 +158,19 @@ def _step(auditor, uuid, tree):
             chosen, optional = [(unknown[0], m.DELETE)], True
     if not chosen:
         if finding.verdict == m.PROTECTED:
-            error = 'not now: %s' % finding.reason
+            error = why('blocker.not_now', reason=finding.reason)
+        elif finding.blocked:
+            error = why('blocker.blocked', reason=finding.reason,
+                        blocked=finding.blocked)
         else:
-            error = '%s, and no repair: %s' % (
-                finding.reason, finding.blocked or 'none applies')
+            error = why('blocker.no_repair', reason=finding.reason)
         return Step(uuid, finding, error=error)
     finding, action = chosen[0]
     write = auditor.plan(uuid, finding.provider, action)
     left = sorted(set(write.after) & tree)
     if left:
-        return Step(uuid, finding, error='%s would still leave it on %s' % (
-            planner.ACTION_NAMES[action],
-            ', '.join(auditor.topology.name(p) for p in left)))
+        return Step(uuid, finding, error=why(
+            'blocker.still_on', action=reasons.action_name(action),
+            providers=reasons.listing(auditor.topology.name(p)
+                                      for p in left)))
     return Step(uuid, finding, plan=write, optional=optional)

@@ -21,6 +21,8 @@ not visible through the API at the microversions we read and are not applied.
 import math
 import re
 
+from orphan_dashboard.audit import reasons
+
 VCPU = 'VCPU'
 PCPU = 'PCPU'
 MEMORY_MB = 'MEMORY_MB'
@@ -29,7 +31,7 @@ DISK_GB = 'DISK_GB'
 _RESOURCE_KEY = re.compile(r'^resources([1-9][0-9]*|_[a-zA-Z0-9_-]+)?:(.+)$')
 
 
-class CannotHeal(Exception):
+class CannotHeal(reasons.Refusal):
     """The allocation cannot be rebuilt from what the API shows."""
 
 
@@ -70,7 +72,7 @@ def resources_from_flavor(flavor, volume_backed=False):
     """
     specs = flavor.extra_specs or {}
     if 'accel:device_profile' in specs:
-        raise CannotHeal('flavor requests an accelerator device profile')
+        raise CannotHeal(reasons.reason('cannot.accelerator'))
     resources = {}
     for key, value in specs.items():
         match = _RESOURCE_KEY.match(key)
@@ -78,7 +80,7 @@ def resources_from_flavor(flavor, volume_backed=False):
             continue
         suffix, rc = match.groups()
         if rc == 'VGPU' and suffix is None:
-            raise CannotHeal('flavor requests unsuffixed resources:VGPU')
+            raise CannotHeal(reasons.reason('cannot.unsuffixed_vgpu'))
         resources[rc] = resources.get(rc, 0) + int(value)
 
     policy = specs.get('hw:cpu_policy')

@@ -218,9 +218,26 @@ class Finding:
     """The compute node the server lives on now, if any."""
     instance: typing.Optional[str] = None
     """The server uuid: the consumer itself, or the migration's instance."""
+    live: bool = False
+    """Nova still has ``instance`` (it is not deleted)."""
     project_id: typing.Optional[str] = None
+    """The server's project, else the project Placement records."""
+    user_id: typing.Optional[str] = None
     blocked: str = ''
     """Why none of the verdict's repairs can be offered, if so."""
+
+    def as_dict(self):
+        """JSON-able, its reasons in English with the reason's code: what
+        ``orphan-audit --json`` prints and the panel exports."""
+        return {
+            'consumer': self.consumer, 'provider': self.provider,
+            'verdict': self.verdict, 'reason': str(self.reason),
+            'reason_code': getattr(self.reason, 'code', None),
+            'action': self.action, 'actions': list(self.actions),
+            'blocked': str(self.blocked), 'resources': dict(self.resources),
+            'nova': str(self.nova), 'host': self.host,
+            'instance': self.instance, 'project_id': self.project_id,
+            'user_id': self.user_id}
 
     @property
     def action(self):
@@ -299,6 +316,11 @@ class Report:
             if report.provider.uuid == uuid:
                 return report
         return None
+
+    def hypervisors(self):
+        """``{hypervisor hostname: Hypervisor}`` (a server's ``host``)."""
+        return {p.hypervisor.hostname: p.hypervisor for p in self.providers
+                if p.hypervisor is not None}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,24 +26,18 @@ import typing
 
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit.reasons import action_name
+from orphan_dashboard.audit.reasons import format_allocations
+from orphan_dashboard.audit.reasons import format_resources
+from orphan_dashboard.audit.reasons import reason as why
 
 PLACEMENT_CLI_VERSION = '1.28'
 
-ACTION_NAMES = {
-    m.TRIM: 'trim to current host',
-    m.DELETE_AND_HEAL: 'delete and heal',
-    m.DELETE: 'delete',
-    m.HEAL: 'heal',
-    m.SET_OWNER: 'set project and user',
-    m.RESTORE: 'restore',
-    m.DELETE_PROVIDER: 'delete provider',
-    m.DELETE_SERVICE: 'delete compute service',
-}
-"""English names, for the engine's own messages and the CLI."""
 
-
-class CannotRepair(Exception):
-    """This repair cannot be planned; the message says why."""
+class CannotRepair(reasons.Refusal):
+    """This repair cannot be planned; its :class:`~reasons.Reason` says
+    why."""
 
 
 class Target(typing.NamedTuple):
@@ -68,10 +62,6 @@ def owner(snapshot, consumer_uuid):
     return project, user
 
 
-def _fmt(resources):
-    return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
-
-
 def _healed(topology, server, before, root):
     """``before`` with the node's share rebuilt from the flavor.
 
@@ -80,13 +70,12 @@ def _healed(topology, server, before, root):
     amount the flavor needs.
     """
     if server.flavor is None or server.flavor.extra_specs is None:
-        raise CannotRepair(
-            'Nova does not show the flavor of server %s with its extra '
-            'specs: what it needs cannot be computed' % server.uuid)
+        raise CannotRepair(why('cannot.no_flavor', server=server.uuid))
     try:
         candidates = heal.expected_resources(server)
     except heal.CannotHeal as exc:
-        raise CannotRepair('cannot heal server %s: %s' % (server.uuid, exc))
+        raise CannotRepair(why('cannot.heal', server=server.uuid,
+                               why=exc.reason))
     current = before.get(root, {})
     needs = next((c for c in candidates
                   if c.get(heal.DISK_GB) == current.get(heal.DISK_GB)),
@@ -104,9 +93,8 @@ def _healed(topology, server, before, root):
         if rc not in needs:
             continue
         if len(providers) > 1:
-            raise CannotRepair('%s is split over %d sharing providers: '
-                               'which one to heal is a choice to make by '
-                               'hand' % (rc, len(providers)))
+            raise CannotRepair(why('cannot.split_sharing',
+                                   resource_class=rc, count=len(providers)))
         after[providers[0]][rc] = needs[rc]
     in_children = {rc for p, r in after.items()
                    if not topology.is_sharing(p) for rc in r}
@@ -131,15 +119,14 @@ def _keeps_what_cannot_be_rebuilt(topology, server, before, after):
             continue
         gone = {rc: n for rc, n in resources.items() if rc not in kept}
         if gone:
-            lost.append('%s on %s (a child of %s)' % (
-                _fmt(gone), topology.name(provider),
-                topology.name(topology.root(provider))))
+            lost.append(why('cannot.on_child',
+                            resources=format_resources(gone),
+                            provider=topology.name(provider),
+                            root=topology.name(topology.root(provider))))
     if lost:
-        raise CannotRepair(
-            'it holds %s, which no flavor can rebuild, and its current host '
-            'holds none of it: heal those allocations first (nova-manage '
-            'placement heal_allocations --instance %s) or move them by '
-            'hand' % ('; '.join(lost), server.uuid))
+        raise CannotRepair(why('cannot.not_rebuildable',
+                               lost=reasons.listing(lost),
+                               server=server.uuid))
 
 
 def target(snapshot, topology, consumer_uuid, action):
@@ -155,22 +142,19 @@ def target(snapshot, topology, consumer_uuid, action):
         after = {}
     elif action == m.TRIM:
         if root is None:
-            raise CannotRepair('the server has no compute node to trim to')
+            raise CannotRepair(why('cannot.no_node_to_trim'))
         after = {p: dict(r) for p, r in before.items()
                  if topology.legitimate(root, p)}
         if not any(topology.root(p) == root for p in after):
-            raise CannotRepair(
-                'trimming would leave it nothing on its current host %s: '
-                'delete and heal instead' % server.node)
+            raise CannotRepair(why('cannot.trim_leaves_nothing',
+                                   host=server.node))
         _keeps_what_cannot_be_rebuilt(topology, server, before, after)
     elif action in (m.DELETE_AND_HEAL, m.HEAL):
         if server is None:
-            raise CannotRepair('not a server: there is no flavor to heal '
-                               'from')
+            raise CannotRepair(why('cannot.not_a_server'))
         if root is None:
             if action == m.HEAL:
-                raise CannotRepair('the server has no compute node to heal '
-                                   'on')
+                raise CannotRepair(why('cannot.no_node_to_heal'))
             after = {}
         else:
             after = _healed(topology, server, before, root)
@@ -180,15 +164,15 @@ def target(snapshot, topology, consumer_uuid, action):
     elif action == m.SET_OWNER:
         after = {p: dict(r) for p, r in before.items()}
     else:
-        raise CannotRepair('unknown action %r' % action)
+        raise CannotRepair(why('cannot.unknown_action', action=action))
     project, user = owner(snapshot, consumer_uuid)
     now = (consumer.project_id, consumer.user_id) if consumer else (None,
                                                                     None)
     if after == before and (not after or (project, user) == now):
-        raise CannotRepair('nothing to change')
+        raise CannotRepair(why('cannot.nothing_to_change'))
     if after and not (project and user):
-        raise CannotRepair('the project and user of consumer %s are unknown'
-                           % consumer_uuid)
+        raise CannotRepair(why('cannot.unknown_owner',
+                               consumer=consumer_uuid))
     return Target(after, project, user)
 
 
@@ -201,7 +185,7 @@ def plan(snapshot, finding, action, target_):
     changed = bool(target_.after) and before_owner != after_owner
     return m.Plan(
         action=action, consumer=finding.consumer, provider=finding.provider,
-        verdict=finding.verdict, reason=finding.reason,
+        verdict=finding.verdict, reason=str(finding.reason),
         generation=consumer.generation if consumer and consumer.allocations
         else None,
         project_id=target_.project_id, user_id=target_.user_id,
@@ -213,22 +197,23 @@ def plan(snapshot, finding, action, target_):
 
 
 def refusal(finding, action, provider_name):
-    """Why ``finding`` does not offer ``action``, in an operator's words."""
-    name = ACTION_NAMES.get(action, action)
+    """Why ``finding`` does not offer ``action``: a
+    :class:`~reasons.Reason`."""
+    name = action_name(action)
     if finding.verdict == m.OK and not finding.resources:
-        return 'Nothing to %s: consumer %s no longer holds anything on %s.' % (
-            name, finding.consumer, provider_name)
+        return why('refused.nothing_left', action=name,
+                   consumer=finding.consumer, provider=provider_name)
     if finding.verdict == m.OK:
-        return 'Nothing to %s: %s.' % (name, finding.reason)
+        return why('refused.nothing_to_do', action=name,
+                   reason=finding.reason)
     if finding.verdict == m.PROTECTED:
-        return 'Not now: %s.' % finding.reason
-    if finding.blocked:
-        return 'Cannot %s: %s.' % (name, finding.blocked)
-    if not finding.actions:
-        return 'Cannot %s: %s.' % (name, finding.reason)
-    return 'Cannot %s here (%s); what would put it right: %s.' % (
-        name, finding.reason,
-        ', '.join(ACTION_NAMES[a] for a in finding.actions))
+        return why('refused.not_now', reason=finding.reason)
+    if finding.blocked or not finding.actions:
+        return why('refused.cannot', action=name,
+                   reason=finding.blocked or finding.reason)
+    return why('refused.other_repairs', action=name, reason=finding.reason,
+               actions=reasons.listing(action_name(a)
+                                       for a in finding.actions))
 
 
 def restore_plan(entry, consumer):
@@ -244,14 +229,14 @@ def restore_plan(entry, consumer):
     now_owner = (consumer.project_id, consumer.user_id) if consumer and \
         now else (None, None)
     if now == entry.before and (not now or now_owner == before_owner):
-        raise CannotRepair('consumer %s is already as it was before' %
-                           entry.consumer)
+        raise CannotRepair(why('cannot.already_restored',
+                               consumer=entry.consumer))
     if now != entry.after or (now and now_owner != (entry.consumer_project,
                                                     entry.consumer_user)):
-        raise CannotRepair(
-            'consumer %s changed since this repair: it now holds %s, not %s'
-            % (entry.consumer, fmt_allocations(now),
-               fmt_allocations(entry.after)))
+        raise CannotRepair(why('cannot.changed_since',
+                               consumer=entry.consumer,
+                               now=format_allocations(now),
+                               then=format_allocations(entry.after)))
     return m.Plan(action=m.RESTORE, consumer=entry.consumer,
                   provider=entry.provider, verdict=entry.verdict,
                   reason='restore of journal entry %s' % entry.id,
@@ -262,14 +247,6 @@ def restore_plan(entry, consumer):
                   before_project=now_owner[0] if entry.before_project
                   else None,
                   before_user=now_owner[1] if entry.before_project else None)
-
-
-def fmt_allocations(allocations, names=None):
-    if not allocations:
-        return 'nothing'
-    names = names or {}
-    return '; '.join('%s: %s' % (names.get(p, p), _fmt(r))
-                     for p, r in sorted(allocations.items()))
 
 
 def osc_commands(plan_):

@@ -10,32 +10,92 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The panel's ``ORPHAN_AUDIT_*`` settings, each with its default, in one
-place (``local_settings.py`` sets them; ``orphan-audit`` reads them when
-it runs with Horizon's settings)."""
+"""Every setting of the panel and of ``orphan-audit``, with its default.
 
-from django.conf import settings
+Set them in Horizon's ``local_settings.py``; ``orphan-audit`` reads them
+when it runs with Horizon's settings (``manage.py orphan_audit``), and
+uses the defaults otherwise.  The journal's database and router come from
+the ``local_settings.d`` snippet shipped next to this module
+(:data:`SNIPPET`), as other Horizon plugins ship theirs.
+"""
 
-DEFAULTS = {
-    'MIN_AGE': 600,
-    # Allocations written more recently are protected (seconds).
-    'CONCURRENCY': 8,
-    # Placement requests in flight during a sweep.
-    'SNAPSHOT_TTL': 300,
-    # Seconds before a page asks for a background refresh of the snapshot.
-    'FULL_SWEEP': 1800,
-    # Seconds between full sweeps (refreshes in between are incremental).
-    'API_TIMEOUT': 60,
-    # Seconds one Nova or Placement request of the panel may take.
-    'MAX_ROWS': 200,
-    # Rows one preview and its confirm may carry.
-    'PREVIEW_MAX_AGE': 600,
-    # Seconds a preview can be confirmed.
-}
+import dataclasses
+import os
+import typing
 
 
-def setting(name):
-    """``ORPHAN_AUDIT_<name>``, or its default (also without settings)."""
-    if not settings.configured:
-        return DEFAULTS[name]
-    return getattr(settings, 'ORPHAN_AUDIT_' + name, DEFAULTS[name])
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    name: str
+    default: typing.Any
+    doc: str
+
+    def get(self):
+        """The configured value, or the default (also without settings)."""
+        from django.conf import settings
+
+        if not (settings.configured or
+                os.environ.get('DJANGO_SETTINGS_MODULE')):
+            return self.default
+        return getattr(settings, self.name, self.default)
+
+
+MIN_AGE = Setting(
+    'ORPHAN_AUDIT_MIN_AGE', 600,
+    'Seconds: allocations written more recently are protected.')
+CONCURRENCY = Setting(
+    'ORPHAN_AUDIT_CONCURRENCY', 8,
+    'Placement requests in flight during a sweep.')
+SNAPSHOT_TTL = Setting(
+    'ORPHAN_AUDIT_SNAPSHOT_TTL', 300,
+    'Seconds before a page asks for a background refresh of the snapshot.')
+FULL_SWEEP = Setting(
+    'ORPHAN_AUDIT_FULL_SWEEP', 1800,
+    'Seconds between full sweeps; refreshes in between are incremental.')
+API_TIMEOUT = Setting(
+    'ORPHAN_AUDIT_API_TIMEOUT', 60,
+    'Seconds one Nova or Placement request of the panel may take.')
+MAX_ROWS = Setting(
+    'ORPHAN_AUDIT_MAX_ROWS', 200,
+    'Rows one preview and its confirm may carry.')
+PREVIEW_MAX_AGE = Setting(
+    'ORPHAN_AUDIT_PREVIEW_MAX_AGE', 600,
+    'Seconds a preview can be confirmed.')
+JOURNAL_DIR = Setting(
+    'ORPHAN_AUDIT_JOURNAL_DIR', None,
+    'Directory of the embedded sqlite journal (default: the environment '
+    'variable of the same name, else $XDG_STATE_HOME/orphan-dashboard or '
+    '~/.local/state/orphan-dashboard); read by the local_settings.d '
+    'snippet.')
+SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
+            MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR)
+
+JOURNAL_DATABASE = 'orphan_journal'
+"""The journal's alias in ``DATABASES``."""
+JOURNAL_ROUTER = 'orphan_dashboard.journal.Router'
+SNIPPET = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'local',
+                       'local_settings.d', '_90_orphan_dashboard.py')
+"""Copy into ``openstack_dashboard/local/local_settings.d/``."""
+
+
+def journal_database(directory=None):
+    """The embedded journal: a sqlite file in ``directory`` (see
+    :data:`JOURNAL_DIR`)."""
+    directory = directory or os.environ.get(JOURNAL_DIR.name) or os.path.join(
+        os.environ.get('XDG_STATE_HOME') or
+        os.path.join(os.path.expanduser('~'), '.local', 'state'),
+        'orphan-dashboard')
+    return {'ENGINE': 'django.db.backends.sqlite3',
+            'NAME': os.path.join(directory, 'journal.sqlite3')}
+
+
+def add_journal(namespace):
+    """Add the journal database and its router to a settings module's
+    ``namespace`` unless it has them (what the snippet does)."""
+    databases = namespace.setdefault('DATABASES', {})
+    if JOURNAL_DATABASE not in databases:
+        databases[JOURNAL_DATABASE] = journal_database(
+            namespace.get(JOURNAL_DIR.name))
+    routers = list(namespace.get('DATABASE_ROUTERS') or ())
+    if JOURNAL_ROUTER not in routers:
+        namespace['DATABASE_ROUTERS'] = [JOURNAL_ROUTER] + routers

@@ -85,6 +85,17 @@ def confirm(browser):
     browser.find('#content_body')
 
 
+def cell(row_element, column):
+    from selenium.webdriver.common.by import By
+    return row_element.find_element(
+        By.CSS_SELECTOR, 'td[data-cell-name="%s"]' % column)
+
+
+def link(cell_element):
+    from selenium.webdriver.common.by import By
+    return cell_element.find_element(By.TAG_NAME, 'a').get_attribute('href')
+
+
 def listed_providers(browser):
     return {r.get_attribute('data-object-id')
             for r in browser.all('#providers tbody tr[data-object-id]')}
@@ -122,6 +133,18 @@ def test_trim_the_evacuated_servers_leftover(site, browser, placement):
     leftover = row(browser, 'allocations', '%s:%s' % (server, host1))
     assert verdict_of(leftover) == 'evacuated_source'
     assert 'evacuated from host1' in leftover.text
+    # Names from Keystone next to the ids, links to Horizon's own pages.
+    assert cell(leftover, 'project').text == 'admin'
+    assert cell(leftover, 'user').text == 'admin'
+    server_page = link(cell(leftover, 'consumer'))
+    assert server_page.endswith('/admin/instances/%s/detail' % server)
+    host2 = evacuation['hosts']['host2']
+    assert link(cell(leftover, 'host')).endswith(
+        '/admin/hypervisors/%s_host2/' % host2)
+    # A reason wraps between words, never inside one ("ser ver").
+    assert browser.driver.execute_script(
+        'return getComputedStyle(arguments[0]).wordBreak;',
+        cell(leftover, 'reason')) == 'normal'
     browser.save('detail', readme=True)
 
     actions = row_actions(leftover)
@@ -141,8 +164,15 @@ def test_trim_the_evacuated_servers_leftover(site, browser, placement):
 
     confirm(browser)
     assert browser.messages('success'), browser.messages('danger')
+    # Back where the repair started: host1's page.
+    assert browser.driver.current_url.split('?')[0].endswith(
+        INDEX + host1 + '/')
     assert host1 not in held(placement, server)
     assert held(placement, server), 'the server kept its current host'
+    # The server's link led to Horizon's own instance page.
+    browser.driver.get(server_page)
+    assert evacuation['servers'][0]['name'] in browser.find(
+        '#content_body').text
     browser.open(INDEX)
     browser.find('#providers')
     assert host1 not in listed_providers(browser)
@@ -169,6 +199,9 @@ def test_delete_the_server_deleted_behind_novas_back(site, browser,
     browser.save('delete-preview')
     confirm(browser)
     assert browser.messages('success'), browser.messages('danger')
+    # The batch came back to the page it was ticked on.
+    assert browser.driver.current_url.split('?')[0].endswith(
+        INDEX + leftover['provider'] + '/')
     assert held(placement, leftover['consumer']) == {}
     browser.save('after-delete')
 
@@ -222,6 +255,49 @@ def test_unconfirmed_resize_is_protected_and_offers_no_repair(
     assert not line.find_elements('css selector', 'input[type="checkbox"]')
     browser.save('protected')
     assert {c: held(placement, c) for c in before} == before
+
+
+def test_filters_find_hypervisors_and_rows(site, browser):
+    """The hypervisor table's filter searches every hypervisor on the
+    server; the allocation table's hides rows as one types."""
+    protected = expected_rows(site, 'unconfirmed_resize', 'protected')
+    browser.open(INDEX)
+    browser.find('#providers')
+    browser.click('#providers .themable-select button.dropdown-toggle')
+    browser.click('#providers .themable-select a[data-select-value='
+                  '"verdict"]')
+    field = browser.find('#providers input[name="providers__filter__q"]')
+    field.clear()
+    field.send_keys('protected')
+    browser.click('#providers .table_search button[type="submit"]')
+    browser.wait(lambda d: d.execute_script(
+        'return document.readyState === "complete";'))
+    browser.find('#providers')
+    rows = browser.all('#providers tbody tr[data-object-id]')
+    assert {e['provider'] for e in protected} <= listed_providers(browser)
+    assert rows and all('Protected' in cell(r, 'findings').text
+                        for r in rows), [r.text for r in rows]
+    browser.save('providers-filtered')
+    field = browser.find('#providers input[name="providers__filter__q"]')
+    field.clear()
+    browser.click('#providers .table_search button[type="submit"]')
+    browser.wait(lambda d: d.execute_script(
+        'return document.readyState === "complete";'))
+    browser.find('#providers')
+
+    entry = protected[0]
+    browser.open(INDEX + entry['provider'] + '/')
+    browser.find('#allocations')
+    everything = browser.all('#allocations tbody tr[data-object-id]')
+    assert len(everything) > 1
+    search = browser.find('#allocations .table_search.client input')
+    search.send_keys(entry['consumer'][:13])
+    browser.wait(lambda d: [
+        r.get_attribute('data-object-id') for r in d.find_elements(
+            'css selector', '#allocations tbody tr[data-object-id]')
+        if r.is_displayed()] == ['%s:%s' % (entry['consumer'],
+                                            entry['provider'])])
+    browser.save('allocations-filtered')
 
 
 def test_history_shows_the_changes_and_restore_puts_one_back(site, browser,

@@ -96,7 +96,7 @@ def orphan_audit(cloud, journal_dir, *args):
     """``orphan-audit --os-cloud sandbox ARGS`` in its own process, with
     its journal in ``journal_dir``."""
     env = dict(os.environ, OS_CLIENT_CONFIG_FILE=cloud.config['clouds_yaml'],
-               ORPHAN_JOURNAL_DIR=str(journal_dir))
+               ORPHAN_AUDIT_JOURNAL_DIR=str(journal_dir))
     env.pop('DJANGO_SETTINGS_MODULE', None)
     return subprocess.run(
         [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',

@@ -225,6 +225,8 @@ def test_metrics_equal_the_report(cloud, tmp_path):
     expected = {}
     for finding in report['findings']:
         expected[finding['verdict']] = expected.get(finding['verdict'], 0) + 1
+        # The reason in English, with the code a script can match on.
+        assert finding['reason'] and finding['reason_code']
     counted = {}
     for sample in families['orphan_audit_findings'].samples:
         verdict = sample.labels['verdict']

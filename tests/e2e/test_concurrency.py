@@ -118,7 +118,7 @@ def test_consumer_of_another_provider_is_refused(cloud, journal):
         (row,) = repair.preview(clients.placement, clients.nova,
                                 [selection], min_age=0)
         assert row.plan is None
-        assert row.error.startswith('Nothing to delete: '), row.error
+        assert str(row.error).startswith('Nothing to delete: '), row.error
     # Even a confirmed plan made up to delete it (as a forged confirm
     # would carry) is re-planned and refused: a live server's allocation
     # is never deleted.

@@ -15,6 +15,7 @@ code paths, found with the right verdicts, repaired through the panel's
 Django views (logged in through the sandbox's Keystone), checked against
 Placement directly and against ``nova-manage placement audit``."""
 
+import json
 import re
 
 import pytest
@@ -105,6 +106,47 @@ def test_a_member_can_neither_see_nor_post(cloud, keystone):
     assert journal_module.entries(None, consumer=ghost)[0] == []
 
 
+def test_horizons_own_overviews_show_usage(cloud, horizon):
+    """The staged rows (one marked deleted by hand in SQL) pass the
+    tenant-usage listing that Project and Admin > Overview read."""
+    for page in ('/project/', '/admin/'):
+        response = horizon.get(page)
+        assert response.status_code == 200, page
+        errors = [str(msg) for msg in response.context['messages']
+                  if 'error' in msg.tags]
+        assert errors == [], (page, errors)
+
+
+def test_names_links_and_exports_on_the_real_cloud(cloud, horizon):
+    """Keystone's names (read by the sweep, not by the page), links to
+    Horizon's instance and hypervisor pages, and the findings exported as
+    the report has them."""
+    audited(horizon)
+    clients = cloud.clients()
+    names = collect.owner_names(clients.identity)
+    _, report = audit(cloud)
+    evacuation = cloud.incidents['evacuation']
+    host1 = evacuation['hosts']['host1']
+    server = evacuation['servers'][0]['uuid']
+    (finding,) = [f for f in report.provider(host1).findings
+                  if f.consumer == server]
+    assert names['projects'][finding.project_id] == 'admin'
+    page = horizon.get(INDEX + host1 + '/')
+    (row,) = [r for r in page.context['allocations_table'].get_rows()
+              if r.datum.consumer == server]
+    assert (row.cells['project'].data, row.cells['user'].data) == (
+        'admin', 'admin')
+    assert row.cells['consumer'].url == '/admin/instances/%s/detail' % server
+    assert horizon.get(row.cells['consumer'].url).status_code == 200
+    assert horizon.get(row.cells['host'].url).status_code == 200
+    exported = json.loads(b''.join(horizon.get(
+        INDEX + 'findings/export/json/').streaming_content))
+    assert sorted((f['consumer'], f['provider'], f['verdict'])
+                  for f in exported) == sorted(
+        (f.consumer, f.provider, f.verdict) for f in report.findings
+        if f.verdict != m.OK)
+
+
 def test_repair_everything_through_the_views(cloud, horizon):
     clients = cloud.clients()
     incidents = cloud.incidents
@@ -142,8 +184,8 @@ def test_repair_everything_through_the_views(cloud, horizon):
         (row,) = preview.context['rows']
         assert row.plan is None
         assert 'NET_BW_EGR_KILOBIT_PER_SEC=1000 on host3:br-phys' in \
-            row.error
-        assert 'heal_allocations --instance %s' % server in row.error
+            str(row.error)
+        assert 'heal_allocations --instance %s' % server in str(row.error)
         assert 'rows' not in preview.context['form'].initial
     # The operator moves the bandwidth to host2's NIC by hand (what Neutron
     # and heal_allocations would do); then the leftover can be trimmed.

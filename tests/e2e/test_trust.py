@@ -160,8 +160,8 @@ def test_a_migration_consumer_is_what_nova_says(cloud, horizon):
                                                             source)})
     (row,) = preview.context['rows']
     assert row.plan is None
-    assert row.error.startswith('Not now: source side of resize'), row.error
-    assert 'awaiting confirm or revert' in row.error
+    assert str(row.error).startswith('Not now: source side of resize'), row.error
+    assert 'awaiting confirm or revert' in str(row.error)
     # The engine alone, with no hint from any snapshot, says the same.
     (row,) = repair.preview(clients.placement, clients.nova, [
         repair.Selection(migration, source, m.DELETE)], min_age=0)
@@ -230,7 +230,7 @@ def test_a_provider_nova_still_has_is_not_deleted(cloud, horizon):
     host3 = cloud.incidents['healthy']['expected'][1]['provider']
     preview = horizon.get(DELETE_PROVIDER, {'provider': host3})
     (row,) = preview.context['rows']
-    assert row.plan is None and 'Nova still has compute node' in row.error
+    assert row.plan is None and 'Nova still has compute node' in str(row.error)
     assert b'value="Delete"' not in preview.content
     assert api.provider_record(cloud.clients().placement, host3)
 

@@ -12,8 +12,9 @@
 
 """The production install, as the README tells it, into a plain virtualenv:
 pip install horizon and this package (a real wheel, not editable), copy the
-enabled file into openstack_dashboard/local/enabled/, then Django's check,
-collectstatic and offline compress; the panel must be registered."""
+enabled file into openstack_dashboard/local/enabled/ and the settings
+snippet into local_settings.d/, then Django's check, collectstatic and
+offline compress; the panel must be registered and its journal created."""
 
 import os
 import shutil
@@ -28,7 +29,7 @@ CACHES = {'default': {
 STATIC_ROOT = %(static)r
 COMPRESS_ENABLED = True
 COMPRESS_OFFLINE = True
-ORPHAN_JOURNAL_DIR = %(journal)r
+ORPHAN_AUDIT_JOURNAL_DIR = %(journal)r
 '''
 REGISTERED = '''
 import django
@@ -40,6 +41,8 @@ panel = horizon.get_dashboard('admin').get_panel('orphaned_allocations')
 group = horizon.get_dashboard('admin').get_panel_group('compute')
 assert panel in list(group), list(group)
 print(panel.name)
+from orphan_dashboard import journal
+journal.ensure_ready()
 '''
 
 
@@ -65,6 +68,9 @@ def test_pip_install_into_a_plain_virtualenv(tmp_path):
     contents = run([python, '-m', 'zipfile', '-l', str(wheel)])
     assert 'templates/orphaned_allocations/index.html' in contents
     assert 'orphan_dashboard/migrations/0001_initial.py' in contents
+    assert 'orphan_dashboard/static/orphan_dashboard/js/sweep.js' in contents
+    snippet = 'local/local_settings.d/_90_orphan_dashboard.py'
+    assert 'orphan_dashboard/' + snippet in contents
     assert 'tests/' not in contents and 'sandbox/' not in contents
 
     dashboard = run([python, '-c', 'import openstack_dashboard, os; '
@@ -84,6 +90,16 @@ def test_pip_install_into_a_plain_virtualenv(tmp_path):
                DJANGO_SETTINGS_MODULE='openstack_dashboard.settings')
     env.pop('PYTHONPATH', None)
     django = [python, '-m', 'django']
+    # Without the snippet the check names what is missing.
+    unconfigured = subprocess.run(django + ['check'], env=env,
+                                  cwd=str(tmp_path), capture_output=True,
+                                  text=True)
+    assert unconfigured.returncode != 0
+    assert 'orphan_dashboard.E001' in unconfigured.stderr
+    assert 'local_settings.d' in unconfigured.stderr
+    shutil.copy(os.path.join(package, snippet),
+                os.path.join(dashboard, 'local', 'local_settings.d',
+                             os.path.basename(snippet)))
     run(django + ['check'], env=env, cwd=str(tmp_path))
     run(django + ['collectstatic', '--noinput', '-v', '0'], env=env,
         cwd=str(tmp_path))
@@ -92,3 +108,4 @@ def test_pip_install_into_a_plain_virtualenv(tmp_path):
     out = run([python, '-c', REGISTERED], env=env, cwd=str(tmp_path))
     assert '/admin/orphaned_allocations/' in out
     assert 'Orphaned Allocations' in out
+    assert (tmp_path / 'j' / 'journal.sqlite3').exists()

@@ -16,7 +16,7 @@
 writes through ``URL`` (a fault proxy, say) and journals them as written
 to the cloud whose Placement is at ``CLOUD_URL`` (default ``URL``), as
 ``orphan-audit`` with an admin token names it.  The journal goes to
-``ORPHAN_JOURNAL_DIR``.  Killed mid-batch by the tests.
+``ORPHAN_AUDIT_JOURNAL_DIR``.  Killed mid-batch by the tests.
 """
 
 import json

@@ -60,7 +60,7 @@ def shared_journal(settings, placement, placement_url, build, tmp_path):
                PYTHONPATH=os.pathsep.join([str(tmp_path), os.getcwd()]),
                OS_AUTH_TYPE='admin_token', OS_ENDPOINT=placement_url,
                OS_TOKEN='admin')
-    env.pop('ORPHAN_JOURNAL_DIR', None)
+    env.pop('ORPHAN_AUDIT_JOURNAL_DIR', None)
 
     def run(*args):
         return subprocess.run([sys.executable, '-m', *args], env=env,

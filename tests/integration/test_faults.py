@@ -92,7 +92,7 @@ def test_process_killed_mid_batch(placement, placement_url, build, proxy,
     proxy.inject('PUT', '/allocations/', 3, HANG)
     plans_file = tmp_path / 'plans.json'
     plans_file.write_text(json.dumps([dataclasses.asdict(p) for p in plans]))
-    env = dict(os.environ, ORPHAN_JOURNAL_DIR=str(tmp_path))
+    env = dict(os.environ, ORPHAN_AUDIT_JOURNAL_DIR=str(tmp_path))
     env.pop('DJANGO_SETTINGS_MODULE', None)
     worker = subprocess.Popen(
         [sys.executable, '-m', 'tests.integration.batch_worker', proxy.url,

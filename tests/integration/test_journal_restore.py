@@ -119,7 +119,7 @@ def test_restore_refused_when_the_consumer_changed_since(placement, build,
     (entry,) = logged(consumer=consumer)
     api.put_allocations(placement, consumer, {new: {'VCPU': 4}}, 2, 'p', 'u')
     row, (outcome,) = _restore(placement, journal, entry)
-    assert row.plan is None and 'changed since this repair' in row.error
+    assert row.plan is None and 'changed since this repair' in str(row.error)
     assert outcome.status == repair.SKIPPED
     assert _now(placement, consumer).allocations == {new: {'VCPU': 4}}
 
@@ -190,7 +190,7 @@ def test_only_the_latest_change_in_effect_is_restorable(placement, build,
     assert allowed() == {second.id}
     rows, (outcome,) = restore_entries(placement, journal, [first])
     assert outcome.status == repair.SKIPPED
-    assert 'restore entry %d first' % second.id in rows[0].error
+    assert 'restore entry %d first' % second.id in str(rows[0].error)
     assert _now(placement, consumer).allocations == {b: SMALL}
     _, (outcome,) = restore_entries(placement, journal, [second])
     assert outcome.status == repair.DONE, outcome.message

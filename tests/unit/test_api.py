@@ -54,11 +54,15 @@ def test_paging_stops_on_a_repeated_marker():
 def test_the_panel_session_has_a_timeout(settings):
     request = mock.Mock(spec=['user'])
     request.user.token.id = 'token'
+    request.user.endpoint = 'http://keystone.test:5000/v3/'
     with mock.patch('openstack_dashboard.api.base.url_for',
                     return_value='http://placement'):
         clients = client.for_request(request, timeout=7)
     assert clients.placement.session.timeout == 7
     assert clients.nova.session is clients.placement.session
+    # Keystone (for names) at its unversioned root: paths name /v3.
+    assert clients.identity.session is clients.placement.session
+    assert clients.identity.auth.endpoint == 'http://keystone.test:5000'
 
 
 def test_the_cli_session_has_a_timeout(monkeypatch):

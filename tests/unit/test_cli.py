@@ -109,7 +109,8 @@ def test_the_management_command_keeps_every_mode(argv, command, checks,
     for name, value in checks.items():
         assert getattr(args, name) == value, name
     if command in ('report', 'apply'):
-        assert args.min_age == 42   # the panel's setting is the default
+        # The panel's setting is the default.
+        assert args.min_age is None and cli._min_age(args) == 42
 
 
 @pytest.mark.django_db(databases=['orphan_journal'])

@@ -192,9 +192,9 @@ def test_trim_and_heal_refuse_to_drop_what_a_flavor_cannot_rebuild():
     assert leftover.verdict == m.EVACUATED_SOURCE
     assert leftover.actions == ()
     assert 'NET_BW_EGR_KILOBIT_PER_SEC=1000 on host1:br-phys' in \
-        leftover.blocked
+        str(leftover.blocked)
     assert ('nova-manage placement heal_allocations --instance %s' % vm
-            in leftover.blocked)
+            in str(leftover.blocked))
     for action in (m.TRIM, m.DELETE_AND_HEAL):
         with pytest.raises(planner.CannotRepair,
                            match='NET_BW_EGR_KILOBIT_PER_SEC=1000 on '

@@ -173,6 +173,10 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
         assert auditor.finding(finding.consumer, finding.provider) == finding
         if finding.verdict not in (m.OK, m.PROTECTED):
             assert finding.actions or finding.blocked, finding
+        # Every reason renders, in English and through a translation.
+        for why in (finding.reason, finding.nova, finding.blocked):
+            if why:
+                assert str(why) and why.render(lambda s: s) == str(why)
         for action in finding.actions:
             assert action in m.CANDIDATE_ACTIONS[finding.verdict]
             plan = auditor.plan(finding.consumer, finding.provider, action)

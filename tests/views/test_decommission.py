@@ -21,7 +21,7 @@ import pytest
 from orphan_dashboard.audit import decommission as planner
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import repair
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 from tests.unit.cloud import uid
 from tests.views.base import (AdminViewTests, GONE, H1, H3, INDEX,
                               Incidents, detail, helpers, signed_rows)

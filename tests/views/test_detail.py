@@ -13,21 +13,29 @@
 """One provider: its findings with only the repairs they allow, and its
 inventory against what its servers need."""
 
+import html
+import os
 import re
+import tempfile
 from unittest import mock
 from urllib import parse
 
+from babel.messages import catalog
+from babel.messages import mofile
 from keystoneauth1 import exceptions as ks_exc
 import pytest
 
-from orphan_dashboard import service
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.content.orphaned_allocations import service
 from tests.views.base import (AdminViewTests, EVIL, H1, H2, H3, INDEX,
                               REPAIR, Incidents, detail, encoded, helpers)
 
 
 def sel_link(consumer, provider, action):
-    return 'href="%s?%s"' % (REPAIR, parse.urlencode(
-        {'sel': encoded(consumer, provider, action)}))
+    """A row action's link, on the provider's page, back to it after."""
+    return 'href="%s?%s"' % (REPAIR, html.escape(parse.urlencode(
+        {'sel': encoded(consumer, provider, action),
+         'next': detail(provider)})))
 
 
 def ticked(res):
@@ -57,6 +65,31 @@ class DetailTests(AdminViewTests):
         self.assertNotContains(res, EVIL)
         self.assertContains(res, '&lt;script&gt;alert(1)&lt;/script&gt;')
         self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_reasons_are_shown_in_the_users_language(self):
+        """A German catalog translates the engine's reason and what Nova
+        says, both built from codes; the rest falls back to English."""
+        german = catalog.Catalog(locale='de', domain='django')
+        german.add(reasons.MESSAGES['evacuated_source'],
+                   'evakuiert von %(source)s nach %(host)s (Migration '
+                   '%(migration)s, %(status)s); der alte Host hat nie '
+                   'aufgeräumt')
+        german.add(reasons.MESSAGES['nova.server'],
+                   'Server %(name)s (Status %(status)s)')
+        locale = tempfile.mkdtemp()
+        os.makedirs(os.path.join(locale, 'de', 'LC_MESSAGES'))
+        with open(os.path.join(locale, 'de', 'LC_MESSAGES', 'django.mo'),
+                  'wb') as f:
+            mofile.write_mo(f, german)
+        self.mock_report.return_value = Incidents().report
+        with self.settings(LOCALE_PATHS=[locale]):
+            res = self.client.get(detail(H1), HTTP_ACCEPT_LANGUAGE='de')
+            english = self.client.get(detail(H1), HTTP_ACCEPT_LANGUAGE='en')
+        self.assertContains(res, 'evakuiert von host1 nach host2')
+        self.assertContains(res, 'Status ACTIVE')
+        self.assertNotContains(res, 'evacuated from host1')
+        self.assertContains(english, 'evacuated from host1 to host2')
 
     @helpers.create_mocks({service: ['report']})
     def test_protected_rows_have_no_action(self):
@@ -96,8 +129,10 @@ class DetailTests(AdminViewTests):
         res = self.client.post(detail(H3), {
             'action': 'allocations__delete_selected',
             'object_ids': ['%s:%s' % (incidents.stranger, H3)]})
+        # The preview (and its confirm) come back to this page.
         self.assertRedirectsNoFollow(res, '%s?%s' % (REPAIR, parse.urlencode(
-            {'sel': '%s:%s:delete' % (incidents.stranger, H3)})))
+            {'sel': '%s:%s:delete' % (incidents.stranger, H3),
+             'next': detail(H3)})))
 
     @helpers.create_mocks({service: ['report', 'inventories']})
     def test_overview_tab(self):

@@ -25,7 +25,7 @@ import pytest
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import journal
 from orphan_dashboard import repair
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 from tests.views.base import (AdminViewTests, H1, H2, INDEX, RESTORE,
                               Incidents, detail, helpers, signed_rows, uid)
 

@@ -20,7 +20,7 @@ import pytest
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import repair
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 from tests.views.base import (AdminViewTests, DELETE_PROVIDER, GONE,
                               GONE_BUSY, H1, H2, H3, H4, INDEX, REPAIR,
                               Incidents, detail, helpers, signed_rows)
@@ -141,7 +141,7 @@ class IndexTests(AdminViewTests):
             'action': 'providers__fix_recommended',
             'object_ids': [H1, H3]})
         self.assertRedirectsNoFollow(
-            res, REPAIR + '?provider=%s&provider=%s' % (H1, H3))
+            res, REPAIR + '?provider=%s&provider=%s&next=%s' % (H1, H3, INDEX))
 
     @helpers.create_mocks({service: ['report']})
     def test_fix_recommended_needs_a_selection(self):

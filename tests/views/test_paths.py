@@ -19,6 +19,7 @@ against the real services in ``tests/e2e``)."""
 
 import copy
 import dataclasses
+import html
 from unittest import mock
 from urllib import parse
 
@@ -31,7 +32,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard import cli
 from orphan_dashboard import collect
 from orphan_dashboard import journal
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 from tests.unit.cloud import Cloud, uid
 from tests.views.base import (AdminViewTests, H1, H2, H3, INDEX, REPAIR,
                               detail, signed_rows)
@@ -178,8 +179,9 @@ class PathTests(AdminViewTests):
                     cloud = self.fresh()
                     res = self.client.get(detail(provider))
                     link = '%s?%s' % (REPAIR, parse.urlencode({
-                        'sel': '%s:%s:%s' % (consumer, provider, action)}))
-                    self.assertContains(res, 'href="%s"' % link)
+                        'sel': '%s:%s:%s' % (consumer, provider, action),
+                        'next': detail(provider)}))
+                    self.assertContains(res, 'href="%s"' % html.escape(link))
                     self.confirm(self.client.get(link))
                     self.assertLessEqual(cloud.verdicts(consumer), {m.OK},
                                          (verdict, action))

@@ -18,7 +18,7 @@ import horizon
 from openstack_auth import utils as auth_utils
 
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 from tests.views.base import (AdminViewTests, DELETE_PROVIDER, H1, H2,
                               INDEX, MemberViewTests, REPAIR, RESTORE,
                               Incidents, detail, encoded, helpers)

@@ -16,6 +16,7 @@ through."""
 
 import json
 from unittest import mock
+from urllib import parse
 
 from django.core import signing
 from keystoneauth1 import exceptions as ks_exc
@@ -24,10 +25,10 @@ import pytest
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard import repair
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 from tests.views.base import (AdminViewTests, EVIL, H1, H2, H3, INDEX,
-                              REPAIR, Incidents, encoded, helpers, plan_row,
-                              signed_rows, uid)
+                              REPAIR, Incidents, detail, encoded, helpers,
+                              plan_row, signed_rows, uid)
 
 NOT_OURS = 'does not come from a preview of yours'
 
@@ -207,6 +208,19 @@ class ConfirmTests(AdminViewTests):
                     for r in rows]})
         self.salt = forms._salt(res.wsgi_request, 'repair')
         return signed_rows(res)
+
+    @helpers.create_mocks({service: ['apply']})
+    def test_the_confirm_returns_to_the_page_the_repair_started_from(self):
+        rows = [plan_row(uid('vm'))]
+        signed = self.preview(rows)
+        self.mock_apply.return_value = [
+            repair.Outcome(rows[0].selection, repair.DONE, 'done')]
+        res = self.client.post('%s?%s' % (REPAIR, parse.urlencode(
+            {'next': detail(H1) + '?tab=provider__allocations'})),
+            {'rows': signed})
+        self.assertNoFormErrors(res)
+        self.assertRedirectsNoFollow(
+            res, detail(H1) + '?tab=provider__allocations')
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['apply']})

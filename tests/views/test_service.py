@@ -30,7 +30,7 @@ import pytest
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import snapshots
 from tests.views.base import H1, H2, Incidents
 

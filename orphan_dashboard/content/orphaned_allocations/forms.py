@@ -30,7 +30,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard import repair
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 
 UUID_RE = re.compile(r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                      r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')
@@ -66,7 +66,7 @@ def encode_selection(selection):
 
 def check_count(count):
     """Refuse more rows than one confirm may carry."""
-    limit = conf.setting('MAX_ROWS')
+    limit = conf.MAX_ROWS.get()
     if count > limit:
         raise BadSelection(_('Too many rows (%(count)d): at most %(limit)d '
                              'at once.') % {'count': count, 'limit': limit})
@@ -88,7 +88,7 @@ def sign(request, kind, data):
 def unsign(request, kind, text):
     """The data :func:`sign` signed in this session, not older than
     ``ORPHAN_AUDIT_PREVIEW_MAX_AGE``; a clear error otherwise."""
-    max_age = conf.setting('PREVIEW_MAX_AGE')
+    max_age = conf.PREVIEW_MAX_AGE.get()
     try:
         return signing.loads(text, salt=_salt(request, kind),
                              max_age=max_age)
@@ -151,7 +151,7 @@ def report_outcomes(request, outcomes, names=None):
         add, text = ROW_MESSAGES[status]
         add(request, text % {'action': labels.action(outcome.selection.action),
                              'what': _what(outcome.selection, names or {}),
-                             'reason': outcome.message})
+                             'reason': labels.reason(outcome.message)})
     for status in (repair.DONE, repair.SKIPPED, repair.FAILED):
         if counts.get(status):
             messages.info(request, _summary(status, counts[status]))

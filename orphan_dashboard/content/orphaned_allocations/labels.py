@@ -12,9 +12,11 @@
 
 """Translatable names for the engine's verdict and action codes."""
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
 
 VERDICTS = {
     m.OK: _('OK'),
@@ -48,6 +50,19 @@ def verdict(code):
 def action(code):
     return ACTIONS.get(code, code)
 
+
+def reason(value):
+    """The engine's :class:`~reasons.Reason` in the user's language (any
+    other value as it is)."""
+    return reasons.render(value, gettext)
+
+
+READ_KINDS = {
+    'providers': _('providers'),
+    'servers': _('servers'),
+    'migrations': _('migrations'),
+}
+"""What a sweep reads, as its progress bar names it."""
 
 SERVICE_STATES = {
     'up': _('Up'),

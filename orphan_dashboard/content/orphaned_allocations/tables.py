@@ -30,10 +30,12 @@ from horizon import tables
 from horizon.utils import functions as utils
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit.reasons import format_allocations
+from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard import repair
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 
 POLICY = (("compute", "os_compute_api:os-hypervisors:list"),)
 WRITE_ALLOCATIONS = POLICY + (("placement", "placement:allocations:update"),)
@@ -46,7 +48,9 @@ DECOMMISSION = DELETE_PROVIDERS + (
     ("placement", "placement:allocations:update"))
 DEAD = frozenset({'down', 'forced down', 'down (disabled)', 'no compute node'})
 """Service states of a hypervisor that may be decommissioned."""
-SHOWN_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
+PROSE = ('orphan-prose',)
+"""Columns of sentences: wrapped between words (the panel's SCSS), not
+anywhere as Horizon's ``WrappingColumn`` does."""
 ON_SELECTION = {'data-batch-action': 'true'}
 """Horizon's table script keeps such buttons disabled until a row is
 ticked."""
@@ -65,24 +69,62 @@ class SelectableTable(tables.DataTable):
             for action in self.get_table_actions()))
 
 
-def _url(name, **query):
+def _url(name, request=None, **query):
+    """One of the panel's views; with ``request``, ``next`` brings the
+    operator back to the page the action was taken on."""
+    if request is not None:
+        query['next'] = request.get_full_path()
     url = reverse('horizon:admin:orphaned_allocations:%s' % name)
     return url + '?' + urlparse.urlencode(query, doseq=True)
 
 
-def format_resources(resources):
-    return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
+def hypervisor_url(hypervisor):
+    """Admin > Hypervisors' page of ``hypervisor`` (its servers)."""
+    return reverse('horizon:admin:hypervisors:detail',
+                   args=['%s_%s' % (hypervisor.uuid, hypervisor.hostname)])
 
 
-def format_allocations(allocations, names=None):
-    if not allocations:
-        return _('nothing')
-    names = names or {}
-    return '; '.join('%s: %s' % (names.get(rp, rp), format_resources(r))
-                     for rp, r in sorted(allocations.items()))
+def instance_url(uuid):
+    """Admin > Instances' detail page of server ``uuid``."""
+    return reverse('horizon:admin:instances:detail', args=[uuid])
 
 
 # -- hypervisors ------------------------------------------------------------
+
+class Download(tables.LinkAction):
+    """What the table lists, as a CSV or JSON download."""
+    icon = 'download'
+    policy_rules = POLICY
+    url_name = fmt = None
+
+    def query(self):
+        return {}
+
+    def get_link_url(self, datum=None):
+        url = reverse('horizon:admin:orphaned_allocations:%s' % self.url_name,
+                      args=[self.fmt])
+        query = self.query()
+        return url + ('?' + urlparse.urlencode(query) if query else '')
+
+
+class ExportFindingsCSV(Download):
+    """The findings: the whole cloud's problems from the index, every row
+    of one provider from its page."""
+    name = 'export_findings_csv'
+    verbose_name = _('Export CSV')
+    url_name = 'export_findings'
+    fmt = 'csv'
+
+    def query(self):
+        report = self.table.kwargs.get('provider_report')
+        return {'provider': report.provider.uuid} if report else {}
+
+
+class ExportFindingsJSON(ExportFindingsCSV):
+    name = 'export_findings_json'
+    verbose_name = _('Export JSON')
+    fmt = 'json'
+
 
 class ViewAllocations(tables.LinkAction):
     name = 'view'
@@ -92,6 +134,20 @@ class ViewAllocations(tables.LinkAction):
     def get_link_url(self, datum):
         return reverse('horizon:admin:orphaned_allocations:detail',
                        args=[datum.provider.uuid])
+
+
+class ViewHypervisor(tables.LinkAction):
+    """The hypervisor's servers as Nova lists them, in Admin >
+    Hypervisors."""
+    name = 'hypervisor'
+    verbose_name = _('View in Hypervisors')
+    policy_rules = POLICY
+
+    def allowed(self, request, datum=None):
+        return datum is not None and datum.hypervisor is not None
+
+    def get_link_url(self, datum):
+        return hypervisor_url(datum.hypervisor)
 
 
 class FixRecommended(tables.Action):
@@ -104,7 +160,7 @@ class FixRecommended(tables.Action):
     policy_rules = POLICY
 
     def handle(self, table, request, obj_ids):
-        return shortcuts.redirect(_url('repair', provider=obj_ids))
+        return shortcuts.redirect(_url('repair', request, provider=obj_ids))
 
 
 class Refresh(tables.LinkAction):
@@ -200,6 +256,43 @@ def _verdict(finding):
                        labels.verdict(finding.verdict))
 
 
+def _matches(text, *values):
+    text = text.lower()
+    return any(text in str(value).lower() for value in values if value)
+
+
+def server_filter(table):
+    """``(field, text)`` of a server-side filter, kept in the session by
+    the view (Horizon keeps it only for a ``DataTableView``'s table)."""
+    field = table.get_filter_field()
+    text = table.get_filter_string().strip()
+    action = table._meta._filter_action
+    action.filter_string, action.filter_field = text, field
+    return field, text
+
+
+def provider_matches(report, field, text, names):
+    """Whether a hypervisor's row matches the hypervisor table's filter."""
+    problems = [f for f in report.findings if f.verdict != m.OK]
+    if field == 'verdict':
+        return any(_matches(text, f.verdict, labels.verdict(f.verdict))
+                   for f in problems)
+    if field == 'project':
+        return any(_matches(text, f.project_id,
+                            names['projects'].get(f.project_id))
+                   for f in problems)
+    return _matches(text, report.provider.name, report.provider.uuid)
+
+
+class ProvidersFilter(tables.FilterAction):
+    """Every hypervisor (not only the page shown, nor only the mismatched)
+    by name, by a verdict among its findings, or by a project owning one."""
+    filter_type = 'server'
+    filter_choices = (('name', _('Hypervisor ='), True),
+                      ('verdict', _('Verdict ='), True),
+                      ('project', _('Project ='), True))
+
+
 class ProviderRow(tables.Row):
     def can_be_selected(self, datum):
         """Only hypervisors with a repair to recommend get a checkbox."""
@@ -215,7 +308,8 @@ class ProvidersTable(SelectableTable):
     servers = tables.Column('servers', verbose_name=_('Servers in Nova'))
     consumers = tables.Column('consumers',
                               verbose_name=_('Consumers in Placement'))
-    findings = tables.WrappingColumn(_findings, verbose_name=_('Findings'))
+    findings = tables.Column(_findings, verbose_name=_('Findings'),
+                             classes=PROSE)
     vcpu = tables.Column(_usage('VCPU'), verbose_name=_('VCPU used / needed'))
     memory = tables.Column(_usage('MEMORY_MB'),
                            verbose_name=_('RAM (MB) used / needed'))
@@ -242,8 +336,11 @@ class ProvidersTable(SelectableTable):
     class Meta(object):
         name = 'providers'
         verbose_name = _('Hypervisors')
-        table_actions = (Refresh, ToggleAll, FixRecommended)
-        row_actions = (ViewAllocations, Decommission, DeleteProvider)
+        table_actions = (ProvidersFilter, Refresh, ToggleAll,
+                         ExportFindingsCSV, ExportFindingsJSON,
+                         FixRecommended)
+        row_actions = (ViewAllocations, ViewHypervisor, Decommission,
+                       DeleteProvider)
         row_class = ProviderRow
         multi_select = True
 
@@ -252,6 +349,39 @@ class ProvidersTable(SelectableTable):
 
 def _finding_id(finding):
     return '%s:%s' % (finding.consumer, finding.provider)
+
+
+class ShownFinding:
+    """A finding with what its row shows next to the ids: Keystone's
+    project and user names, the hypervisor of the server's host."""
+
+    def __init__(self, finding, names, hypervisors):
+        self.finding = finding
+        self.project_name = names['projects'].get(finding.project_id)
+        self.user_name = names['users'].get(finding.user_id)
+        self.hypervisor = hypervisors.get(finding.host)
+
+    def __getattr__(self, name):
+        return getattr(self.finding, name)
+
+
+def shown_findings(findings, report, names):
+    hypervisors = report.hypervisors()
+    return [ShownFinding(f, names, hypervisors) for f in findings]
+
+
+def _server_link(row):
+    """A consumer that is a server links to it."""
+    if row.live and row.instance == row.consumer:
+        return instance_url(row.instance)
+    return None
+
+
+def _migrated_server_link(row):
+    """A migration's "In Nova" links to its server."""
+    if row.live and row.instance != row.consumer:
+        return instance_url(row.instance)
+    return None
 
 
 class RepairRow(tables.LinkAction):
@@ -264,8 +394,10 @@ class RepairRow(tables.LinkAction):
         return datum is not None and self.repair in datum.actions
 
     def get_link_url(self, datum):
-        return _url('repair', sel=forms.encode_selection(repair.Selection(
-            datum.consumer, datum.provider, self.repair)))
+        selection = repair.Selection(datum.consumer, datum.provider,
+                                     self.repair)
+        return _url('repair', self.table.request,
+                    sel=forms.encode_selection(selection))
 
 
 class RepairRows(tables.Action):
@@ -275,7 +407,7 @@ class RepairRows(tables.Action):
     repair = None
 
     def handle(self, table, request, obj_ids):
-        return shortcuts.redirect(_url('repair', sel=[
+        return shortcuts.redirect(_url('repair', request, sel=[
             '%s:%s' % (obj_id, self.repair) for obj_id in obj_ids]))
 
 
@@ -342,8 +474,27 @@ class SetOwnerRows(RepairRows):
 def _reason(finding):
     if finding.blocked:
         return _('%(reason)s. No repair here: %(blocked)s') % {
-            'reason': finding.reason, 'blocked': finding.blocked}
-    return finding.reason
+            'reason': labels.reason(finding.reason),
+            'blocked': labels.reason(finding.blocked)}
+    return labels.reason(finding.reason)
+
+
+def finding_matches(row, text):
+    """Whether an allocation row shows ``text`` (what the browser's
+    search matches as one types)."""
+    return _matches(text, row.consumer, labels.reason(row.nova), row.host,
+                    row.project_name, row.project_id, row.user_name,
+                    row.user_id, row.verdict, labels.verdict(row.verdict),
+                    labels.reason(row.reason))
+
+
+class AllocationsFilter(tables.FilterAction):
+    """Rows hide as one types (Horizon's client-side search over what
+    each row shows: consumer, server, host, project, user, verdict,
+    reason); without JavaScript the same match runs on the server."""
+
+    def filter(self, table, rows, filter_string):
+        return [row for row in rows if finding_matches(row, filter_string)]
 
 
 class AllocationRow(tables.Row):
@@ -353,16 +504,22 @@ class AllocationRow(tables.Row):
 
 
 class AllocationsTable(SelectableTable):
-    consumer = tables.Column('consumer', verbose_name=_('Consumer'))
-    nova = tables.WrappingColumn('nova', verbose_name=_('In Nova'))
+    consumer = tables.Column('consumer', verbose_name=_('Consumer'),
+                             link=_server_link)
+    nova = tables.Column(lambda f: labels.reason(f.nova),
+                         verbose_name=_('In Nova'), classes=PROSE,
+                         link=_migrated_server_link)
     host = tables.Column('host', verbose_name=_('Current host'),
-                         empty_value='-')
-    project = tables.Column('project_id', verbose_name=_('Project'),
-                            empty_value='-')
+                         empty_value='-', link=lambda r: hypervisor_url(
+                             r.hypervisor) if r.hypervisor else None)
+    project = tables.Column(lambda r: r.project_name or r.project_id,
+                            verbose_name=_('Project'), empty_value='-')
+    user = tables.Column(lambda r: r.user_name or r.user_id,
+                         verbose_name=_('User'), empty_value='-')
     resources = tables.Column(lambda f: format_resources(f.resources),
                               verbose_name=_('Resources here'))
     verdict = tables.Column(_verdict, verbose_name=_('Verdict'))
-    reason = tables.WrappingColumn(_reason, verbose_name=_('Reason'))
+    reason = tables.Column(_reason, verbose_name=_('Reason'), classes=PROSE)
 
     def get_object_id(self, datum):
         return _finding_id(datum)
@@ -370,8 +527,9 @@ class AllocationsTable(SelectableTable):
     class Meta(object):
         name = 'allocations'
         verbose_name = _('Allocations')
-        table_actions = (TrimRows, DeleteAndHealRows, DeleteRows, HealRows,
-                         SetOwnerRows, Decommission)
+        table_actions = (AllocationsFilter, ExportFindingsCSV,
+                         ExportFindingsJSON, TrimRows, DeleteAndHealRows,
+                         DeleteRows, HealRows, SetOwnerRows, Decommission)
         row_actions = (TrimRow, DeleteAndHealRow, DeleteRow, HealRow,
                        SetOwnerRow)
         row_class = AllocationRow
@@ -390,7 +548,7 @@ class RestoreRow(tables.LinkAction):
         return datum is not None and _restorable(datum)
 
     def get_link_url(self, datum):
-        return _url('restore', entry=datum.id)
+        return _url('restore', self.table.request, entry=datum.id)
 
 
 def _restorable(entry):
@@ -413,7 +571,7 @@ class RestoreBatch(tables.LinkAction):
             datum.status == datum.APPLIED
 
     def get_link_url(self, datum):
-        return _url('restore', batch=datum.batch)
+        return _url('restore', self.table.request, batch=datum.batch)
 
 
 class RestoreRows(tables.Action):
@@ -424,27 +582,22 @@ class RestoreRows(tables.Action):
     policy_rules = WRITE_ALLOCATIONS
 
     def handle(self, table, request, obj_ids):
-        return shortcuts.redirect(_url('restore', entry=obj_ids))
+        return shortcuts.redirect(_url('restore', request, entry=obj_ids))
 
 
-class Export(tables.LinkAction):
-    policy_rules = POLICY
-    fmt = None
-
-    def get_link_url(self, datum=None):
-        query = {k: v for k, v in self.table.kwargs.items()
-                 if k in ('provider', 'consumer', 'batch') and v}
-        return reverse('horizon:admin:orphaned_allocations:export',
-                       args=[self.fmt]) + '?' + urlparse.urlencode(query)
-
-
-class ExportCSV(Export):
+class ExportCSV(Download):
+    """The journal entries the filter shows, every page of them."""
     name = 'export_csv'
     verbose_name = _('Export CSV')
+    url_name = 'export'
     fmt = 'csv'
 
+    def query(self):
+        return {k: v for k, v in self.table.kwargs.items()
+                if k in ('provider', 'consumer', 'batch') and v}
 
-class ExportJSON(Export):
+
+class ExportJSON(ExportCSV):
     name = 'export_json'
     verbose_name = _('Export JSON')
     fmt = 'json'
@@ -473,12 +626,22 @@ def _change(entry):
         if entry.before:
             return _('%s → deleted') % _provider_summary(entry.before)
         return _('deleted → %s') % _provider_summary(entry.after)
-    change = '%s → %s' % (format_allocations(entry.before),
-                          format_allocations(entry.after))
+    change = '%s → %s' % (labels.reason(format_allocations(entry.before)),
+                          labels.reason(format_allocations(entry.after)))
     if entry.before_project:
         change += ' ' + _('(project %(old)s → %(new)s)') % {
             'old': entry.before_project, 'new': entry.consumer_project}
     return change
+
+
+def _provider(entry):
+    """The hypervisor's name next to the provider id, as the last audit
+    (or the journaled record of a deleted provider) names it."""
+    name = getattr(entry, 'provider_name', None)
+    if not name:
+        return entry.provider
+    return format_html('{} <small class="text-muted orphan-provider-id">{}'
+                       '</small>', name, entry.provider)
 
 
 def _outcome(entry):
@@ -499,9 +662,11 @@ class HistoryTable(SelectableTable):
     action = tables.Column(lambda e: labels.action(e.action),
                            verbose_name=_('Action'))
     consumer = tables.Column('consumer', verbose_name=_('Consumer'))
-    provider = tables.Column('provider', verbose_name=_('Provider'))
-    change = tables.WrappingColumn(_change, verbose_name=_('Before → after'))
-    outcome = tables.WrappingColumn(_outcome, verbose_name=_('Outcome'))
+    provider = tables.Column(_provider, verbose_name=_('Provider'))
+    change = tables.Column(_change, verbose_name=_('Before → after'),
+                           classes=PROSE)
+    outcome = tables.Column(_outcome, verbose_name=_('Outcome'),
+                            classes=PROSE)
 
     def __init__(self, request, data=None, needs_form_wrapper=None,
                  **kwargs):
@@ -524,10 +689,7 @@ def history_data(tab, provider=None):
     """A page of journal entries for a history tab, honouring its filter
     (kept in the session by the view) and Horizon's ``marker`` paging."""
     table = tab._tables['history']
-    field = table.get_filter_field()
-    value = table.get_filter_string().strip()
-    action = table._meta._filter_action
-    action.filter_string, action.filter_field = value, field
+    field, value = server_filter(table)
     query = {'provider': provider}
     if value and field in ('provider', 'consumer', 'batch'):
         query[field] = value
@@ -542,8 +704,15 @@ def history_data(tab, provider=None):
     except Exception:
         exceptions.handle(tab.request, _('Unable to read the journal.'))
         return []
+    try:
+        names = service.provider_names(tab.request)
+    except Exception:
+        names = {}
     for entry in found:
         entry.restorable = entry.id in restorable.get(entry.subject, ())
+        record = entry.before or entry.after or {}
+        entry.provider_name = names.get(entry.provider) or (
+            record.get('name') if entry.kind == entry.PROVIDER else None)
     return found
 
 

@@ -19,7 +19,7 @@ from horizon.utils import functions as utils
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import pages
 from orphan_dashboard.content.orphaned_allocations import tables
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 
 TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
 
@@ -40,7 +40,12 @@ class ProvidersTab(tabs.TableTab):
         if report is None:
             return []
         rows = report.providers
-        if self.request.GET.get('show') != 'all':
+        field, text = tables.server_filter(self._tables['providers'])
+        if text:
+            names = service.names(self.request) if field == 'project' else {}
+            rows = [p for p in rows
+                    if tables.provider_matches(p, field, text, names)]
+        elif self.request.GET.get('show') != 'all':
             rows = [p for p in rows if p.needs_attention]
         meta = tables.ProvidersTable._meta
         page, self._prev, self._more = pages.page(
@@ -89,7 +94,15 @@ class AllocationsTab(tabs.TableTab):
     preload = False
 
     def get_allocations_data(self):
-        return self.tab_group.kwargs['provider_report'].findings
+        kwargs = self.tab_group.kwargs
+        try:
+            names = service.names(self.request)
+        except Exception:
+            names = {'projects': {}, 'users': {}}
+            exceptions.handle(self.request, _('Unable to read the project '
+                                              'and user names.'))
+        return tables.shown_findings(kwargs['provider_report'].findings,
+                                     kwargs['report'], names)
 
 
 class OverviewTab(tabs.Tab):
@@ -117,7 +130,9 @@ class OverviewTab(tabs.Tab):
                      needed=report.needed.get(rc, 0))
                 for rc in classes]
         return {'report': report, 'rows': rows,
-                'service_state': labels.service_state(report.service_state)}
+                'service_state': labels.service_state(report.service_state),
+                'hypervisor_url': tables.hypervisor_url(report.hypervisor)
+                if report.hypervisor else None}
 
 
 class DetailTabs(tabs.TabGroup):

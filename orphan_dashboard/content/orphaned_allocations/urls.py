@@ -28,6 +28,8 @@ urlpatterns = [
     re_path(r'^sweep/$', views.SweepView.as_view(), name='sweep'),
     re_path(r'^history/export/(?P<fmt>csv|json)/$',
             views.ExportHistoryView.as_view(), name='export'),
+    re_path(r'^findings/export/(?P<fmt>csv|json)/$',
+            views.ExportFindingsView.as_view(), name='export_findings'),
     re_path(r'^(?P<provider_uuid>%s)/$' % UUID, views.DetailView.as_view(),
             name='detail'),
 ]

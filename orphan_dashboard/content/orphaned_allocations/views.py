@@ -26,13 +26,15 @@ from horizon import messages
 from horizon import tabs
 
 from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import tables
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
+from orphan_dashboard import export
 from orphan_dashboard import journal
 from orphan_dashboard import repair
-from orphan_dashboard import service
+from orphan_dashboard.content.orphaned_allocations import service
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
 
@@ -125,8 +127,9 @@ class DetailView(_FilteredTabsView):
                     messages.info(request, _('The first audit of this cloud '
                                              'is still running.'))
                 raise exceptions.Http302(INDEX_URL)
-            self.provider_report = provider
-        return super().get_tabs(request, provider_report=self.provider_report,
+            self.report, self.provider_report = report, provider
+        return super().get_tabs(request, report=self.report,
+                                provider_report=self.provider_report,
                                 **kwargs)
 
     def get_context_data(self, **kwargs):
@@ -197,7 +200,7 @@ class _PreviewView(forms.ModalFormView):
 
 
 def _side(allocations, names):
-    return [(names.get(rp), rp, tables.format_resources(res))
+    return [(names.get(rp), rp, format_resources(res))
             for rp, res in sorted(allocations.items())]
 
 
@@ -234,12 +237,11 @@ class RepairView(_PreviewView):
         return {'hints': list(getattr(self, 'hints', ()))}
 
     def get_context_data(self, **kwargs):
-        """Each row with its provider names and what Nova says now."""
+        """Each row with its provider names."""
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
         context['previews'] = [dict(
             row=row, action=labels.action(row.selection.action),
-            nova=row.finding.nova if row.finding else '',
             provider=names.get(row.selection.provider),
             before=_side(row.plan.before, names) if row.plan else [],
             after=_side(row.plan.after, names) if row.plan else [])
@@ -383,11 +385,46 @@ class SweepView(generic.View):
 
     def get(self, request):
         try:
-            return http.JsonResponse(service.sweep_state(request))
+            state = service.sweep_state(request)
         except Exception:
             return http.JsonResponse({'error': str(_('Unable to read the '
                                                      'audit state.'))},
                                      status=503)
+        state['labels'] = {kind: str(label)
+                           for kind, label in labels.READ_KINDS.items()}
+        return http.JsonResponse(state)
+
+
+def _download(pieces, fmt, filename):
+    response = http.StreamingHttpResponse(pieces, content_type={
+        'csv': 'text/csv', 'json': 'application/json'}[fmt])
+    response['Content-Disposition'] = 'attachment; filename="%s.%s"' % (
+        filename, fmt)
+    return response
+
+
+class ExportFindingsView(generic.View):
+    """The findings of the last audit: the cloud's problems, or every row
+    of one provider (``?provider=``)."""
+
+    def get(self, request, fmt):
+        provider = request.GET.get('provider') or None
+        try:
+            rows = service.findings_export(request, provider)
+        except LookupError:
+            messages.error(request, _('No such resource provider.'))
+            return http.HttpResponseRedirect(INDEX_URL)
+        except Exception:
+            exceptions.handle(request, _('Unable to read the audit of this '
+                                         'cloud.'))
+            return http.HttpResponseRedirect(INDEX_URL)
+        if rows is None:
+            messages.info(request, _('The first audit of this cloud is still '
+                                     'running.'))
+            return http.HttpResponseRedirect(INDEX_URL)
+        pieces = (export.csv_lines(service.FINDING_FIELDS, rows)
+                  if fmt == 'csv' else export.json_array(rows))
+        return _download(pieces, fmt, 'orphan-findings')
 
 
 class ExportHistoryView(generic.View):
@@ -397,12 +434,5 @@ class ExportHistoryView(generic.View):
         found = service.history_export(
             request, provider=request.GET.get('provider') or None,
             consumer=request.GET.get('consumer') or None)
-        if fmt == 'csv':
-            response = http.StreamingHttpResponse(
-                journal.export_csv(found), content_type='text/csv')
-        else:
-            response = http.StreamingHttpResponse(
-                journal.export_json(found), content_type='application/json')
-        response['Content-Disposition'] = (
-            'attachment; filename="orphan-journal.%s"' % fmt)
-        return response
+        export_ = journal.export_csv if fmt == 'csv' else journal.export_json
+        return _download(export_(found), fmt, 'orphan-journal')

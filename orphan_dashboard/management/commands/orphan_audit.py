@@ -14,7 +14,7 @@
 
 The same parser (:func:`cli.build_parser`) and the same code
 (:func:`cli.execute`), with the journal in Horizon's settings and
-``ORPHAN_AUDIT_MIN_AGE`` as the default minimum age.
+the ``ORPHAN_AUDIT_*`` settings as defaults (:mod:`orphan_dashboard.conf`).
 """
 
 import argparse
@@ -23,7 +23,6 @@ import sys
 from django.core.management.base import BaseCommand
 
 from orphan_dashboard import cli
-from orphan_dashboard import conf
 
 
 class Command(BaseCommand):
@@ -31,8 +30,7 @@ class Command(BaseCommand):
            '"orphan-audit --help").'
 
     def add_arguments(self, parser):
-        cli.build_parser(parser,
-                         defaults={'min_age': conf.setting('MIN_AGE')})
+        cli.build_parser(parser)
 
     def run_from_argv(self, argv):
         super().run_from_argv(argv[:2] + cli.normalize(argv[2:]))

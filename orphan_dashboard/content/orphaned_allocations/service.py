@@ -25,6 +25,7 @@ from orphan_dashboard.api import client
 from orphan_dashboard import conf
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
 from orphan_dashboard import decommission
 from orphan_dashboard import journal
@@ -37,7 +38,7 @@ LOG = logging.getLogger(__name__)
 
 def _store(request):
     return snapshots.Store(client.cloud_for_request(request).key,
-                           timeout=2 * conf.setting('FULL_SWEEP'))
+                           timeout=2 * conf.FULL_SWEEP.get())
 
 
 class _Shown(typing.NamedTuple):
@@ -60,9 +61,9 @@ def _sweep(request, store, full=False):
     """Start a background sweep unless one runs (in any process)."""
     clients = _clients(request)
     return snapshots.start(
-        store, clients, full=full, min_age=conf.setting('MIN_AGE'),
-        full_sweep_interval=conf.setting('FULL_SWEEP'),
-        concurrency=conf.setting('CONCURRENCY'))
+        store, clients, full=full, min_age=conf.MIN_AGE.get(),
+        full_sweep_interval=conf.FULL_SWEEP.get(),
+        concurrency=conf.CONCURRENCY.get())
 
 
 def report(request):
@@ -79,12 +80,12 @@ def report(request):
     store = _store(request)
     state = store.state()
     if state['version'] is None or state['wanted'] or \
-            _age(state['taken_at']) >= conf.setting('SNAPSHOT_TTL'):
+            _age(state['taken_at']) >= conf.SNAPSHOT_TTL.get():
         _sweep(request, store, full=state['wanted'] == 'full')
     if state['version'] is None:
         return None
     key = store.base
-    min_age = conf.setting('MIN_AGE')
+    min_age = conf.MIN_AGE.get()
     shown = _shown.get(key)
     if shown is None or (shown.version, shown.min_age) != (
             state['version'], min_age):
@@ -128,6 +129,49 @@ def sweep_state(request):
     }
 
 
+_names = {}
+"""Per process and cloud: Keystone's names as the last sweep read them."""
+
+
+def names(request):
+    """``{'projects': {id: name}, 'users': {id: name}}`` as the last sweep
+    read them from Keystone: a page never waits for Keystone."""
+    store = _store(request)
+    version = store.state().get('names')
+    cached = _names.get(store.base)
+    if cached is None or cached[0] != version:
+        cached = _names[store.base] = (version, store.names())
+    return cached[1]
+
+
+FINDING_FIELDS = (
+    'provider_name', 'provider', 'consumer', 'verdict', 'reason',
+    'reason_code', 'action', 'actions', 'blocked', 'resources', 'nova',
+    'host', 'instance', 'project_id', 'project_name', 'user_id', 'user_name')
+
+
+def findings_export(request, provider_uuid=None):
+    """The findings as the panel lists them, as dicts of
+    :data:`FINDING_FIELDS`: every problem of the cloud, or every row of one
+    provider tree.  None before the first audit; ``LookupError`` for a
+    provider it does not have."""
+    shown = report(request)
+    if shown is None:
+        return None
+    if provider_uuid:
+        provider = shown.provider(provider_uuid.lower())
+        if provider is None:
+            raise LookupError(provider_uuid)
+        findings = provider.findings
+    else:
+        findings = [f for f in shown.findings if f.verdict != m.OK]
+    owners = names(request)
+    return [dict(f.as_dict(), provider_name=shown.names.get(f.provider),
+                 project_name=owners['projects'].get(f.project_id),
+                 user_name=owners['users'].get(f.user_id))
+            for f in findings]
+
+
 def provider_names(request):
     """``{provider uuid: name}`` of every provider in the shown snapshot."""
     shown = report(request)
@@ -146,14 +190,14 @@ def note_written(request, consumers=(), providers_changed=False):
         return
     try:
         snapshots.patch(store, _clients(request), consumers,
-                        conf.setting('MIN_AGE'), conf.setting('CONCURRENCY'))
+                        conf.MIN_AGE.get(), conf.CONCURRENCY.get())
     except Exception:
         LOG.exception('re-reading written consumers failed')
         store.touch(consumers)
 
 
 def _clients(request):
-    return client.for_request(request, timeout=conf.setting('API_TIMEOUT'))
+    return client.for_request(request, timeout=conf.API_TIMEOUT.get())
 
 
 def _journal(request):
@@ -185,7 +229,7 @@ def preview(request, selections_, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection."""
     clients = _clients(request)
     return repair.preview(clients.placement, clients.nova, selections_,
-                          min_age=conf.setting('MIN_AGE'),
+                          min_age=conf.MIN_AGE.get(),
                           instance_hints=instance_hints)
 
 
@@ -195,7 +239,7 @@ def apply(request, plans, instance_hints=()):
     try:
         return repair.apply(clients.placement, clients.nova,
                             _journal(request), plans,
-                            min_age=conf.setting('MIN_AGE'),
+                            min_age=conf.MIN_AGE.get(),
                             instance_hints=instance_hints)
     finally:
         note_written(request, {p.consumer for p in plans})
@@ -244,7 +288,7 @@ def preview_restore(request, entries):
     rows = repair.preview_restore(clients.placement, entries,
                                   _restorable(request, entries))
     notes = repair.restore_notes(clients.placement, clients.nova, entries,
-                                 min_age=conf.setting('MIN_AGE'))
+                                 min_age=conf.MIN_AGE.get())
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
     return rows
@@ -288,7 +332,7 @@ def preview_decommission(request, provider_uuid):
     clients = _clients(request)
     return decommission.preview(
         clients.placement, clients.nova, provider_uuid,
-        min_age=conf.setting('MIN_AGE'),
+        min_age=conf.MIN_AGE.get(),
         instance_hints=_hints_for_tree(request, provider_uuid))
 
 
@@ -298,7 +342,7 @@ def decommission_apply(request, provider_uuid, plans, chosen):
     try:
         return decommission.apply(
             clients.placement, clients.nova, _journal(request), provider_uuid,
-            plans, chosen, min_age=conf.setting('MIN_AGE'),
+            plans, chosen, min_age=conf.MIN_AGE.get(),
             instance_hints=_hints_for_tree(request, provider_uuid))
     finally:
         note_written(request, {p.consumer for p in plans},

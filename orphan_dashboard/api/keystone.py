@@ -1,0 +1,38 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Keystone calls: project and user names, shown next to their ids.
+
+Read by the background sweep, never by a page (:mod:`snapshots`); one
+request each, as Keystone lists without paging (a ``list_limit`` may cut
+the list: the ids without a name are then shown as they are).
+"""
+
+from orphan_dashboard.api import trace
+
+
+def _names(client, collection):
+    body = client.get('/v3/%s' % collection).json()
+    return {item['id']: item.get('name') or item['id']
+            for item in body.get(collection, ())}
+
+
+@trace
+def project_names(client):
+    """``{project id: name}`` of every project the token may list."""
+    return _names(client, 'projects')
+
+
+@trace
+def user_names(client):
+    """``{user id: name}`` of every user the token may list."""
+    return _names(client, 'users')

@@ -1,0 +1,272 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Why: a verdict's reason, a refused repair, what Nova says, as a code
+with its parameters.
+
+The engine has no Django, so it cannot translate; it says why in a
+:class:`Reason` that the panel renders with ``gettext`` and the CLI with
+``str()`` (English).  Every message is marked with :func:`N_`, one of
+Babel's default keywords, so ``manage.py extract_messages -m
+orphan_dashboard`` (``babel-django.cfg``) extracts them.
+"""
+
+import dataclasses
+
+
+def N_(message):
+    """Mark ``message`` for extraction; it is translated where shown."""
+    return message
+
+
+MESSAGES = {
+    # What Nova says of a consumer.
+    'nova.server': N_('server %(name)s (%(status)s)'),
+    'nova.migration': N_('%(type)s %(source)s → %(dest)s (%(status)s)'),
+    'nova.deleted_server': N_('deleted server'),
+    'nova.unknown': N_('not known to Nova'),
+
+    # A migration in words: "resize 1f0e... (host2 → host3)".
+    'move': N_('%(type)s %(migration)s (%(source)s → %(dest)s)'),
+
+    # Verdicts.
+    'ok.lives_here': N_('server %(server)s lives on %(host)s'),
+    'ok.nothing_left': N_('no longer holds anything on this provider'),
+    'deleted_instance': N_(
+        'server %(server)s is deleted (Nova still has its instance '
+        'actions) but its allocation was left behind'),
+    'unknown_consumer': N_(
+        'neither a server nor a migration Nova knows: it may belong to '
+        'another service or to an archived instance'),
+    'evacuated_source': N_(
+        'evacuated from %(source)s to %(host)s (migration %(migration)s, '
+        '%(status)s); the source compute never cleaned up'),
+    'moved': N_('server lives on %(host)s with no migration in progress'),
+    'moved.no_node': N_(
+        'server has no compute node (status %(status)s) yet holds '
+        'resources here'),
+    'stale_migration': N_(
+        '%(move)s of server %(server)s ended (%(status)s) but its '
+        'allocation was left behind'),
+    'missing': N_('server lives on %(host)s but holds no allocation there'),
+    'missing.elsewhere': N_(
+        'server lives on %(host)s but holds no allocation there; its '
+        'allocation is on %(elsewhere)s: see there'),
+    'wrong_amount': N_(
+        'holds %(held)s here but its flavor %(flavor)s needs %(needs)s'),
+    'incomplete_consumer': N_(
+        'written before Placement 1.8: its project and user are the '
+        'incomplete-consumer placeholder, so quota counted from Placement '
+        'charges nobody; its server belongs to project %(project)s, user '
+        '%(user)s'),
+
+    # Why a consumer is protected.
+    'protected.unresolved': N_(
+        'Nova could not tell what this consumer is (its instance actions '
+        'could not be read)'),
+    'protected.down_cell_consumer': N_(
+        'not a server or migration Nova knows, but a cell is down and it '
+        'could live there'),
+    'protected.down_cell_server': N_(
+        'server is in a cell Nova cannot reach right now'),
+    'protected.resize_awaiting_confirm': N_(
+        'resize awaiting confirm or revert'),
+    'protected.awaiting_confirm': N_('%(move)s awaiting confirm or revert'),
+    'protected.task': N_('task %(task)s in progress'),
+    'protected.building': N_('server is still building'),
+    'protected.moving': N_('%(move)s in progress (%(status)s)'),
+    'protected.no_provider': N_(
+        'its compute node %(node)s has no resource provider'),
+    'protected.source_awaiting_confirm': N_(
+        'source side of %(move)s of server %(server)s, awaiting confirm or '
+        'revert'),
+    'protected.migration': N_(
+        '%(move)s of server %(server)s in progress (%(status)s)'),
+    'protected.young': N_(
+        'written %(age)d s ago, younger than the %(min_age)d s protection'),
+    'protected.young_finding': N_('%(young)s (%(reason)s)'),
+    'protected.holds_nothing': N_('holds nothing here, but %(protection)s'),
+
+    # Why a repair cannot be planned.
+    'cannot.no_flavor': N_(
+        'Nova does not show the flavor of server %(server)s with its extra '
+        'specs: what it needs cannot be computed'),
+    'cannot.heal': N_('cannot heal server %(server)s: %(why)s'),
+    'cannot.accelerator': N_(
+        'flavor requests an accelerator device profile'),
+    'cannot.unsuffixed_vgpu': N_(
+        'flavor requests unsuffixed resources:VGPU'),
+    'cannot.split_sharing': N_(
+        '%(resource_class)s is split over %(count)d sharing providers: '
+        'which one to heal is a choice to make by hand'),
+    'cannot.not_rebuildable': N_(
+        'it holds %(lost)s, which no flavor can rebuild, and its current '
+        'host holds none of it: heal those allocations first (nova-manage '
+        'placement heal_allocations --instance %(server)s) or move them by '
+        'hand'),
+    'cannot.on_child': N_('%(resources)s on %(provider)s (a child of '
+                          '%(root)s)'),
+    'cannot.no_node_to_trim': N_('the server has no compute node to trim to'),
+    'cannot.trim_leaves_nothing': N_(
+        'trimming would leave it nothing on its current host %(host)s: '
+        'delete and heal instead'),
+    'cannot.not_a_server': N_('not a server: there is no flavor to heal '
+                              'from'),
+    'cannot.no_node_to_heal': N_('the server has no compute node to heal '
+                                 'on'),
+    'cannot.unknown_action': N_('unknown action %(action)s'),
+    'cannot.nothing_to_change': N_('nothing to change'),
+    'cannot.unknown_owner': N_(
+        'the project and user of consumer %(consumer)s are unknown'),
+    'cannot.still_wrong': N_(
+        'after %(action)s it would still be %(verdict)s: %(reason)s'),
+    'cannot.already_restored': N_(
+        'consumer %(consumer)s is already as it was before'),
+    'cannot.changed_since': N_(
+        'consumer %(consumer)s changed since this repair: it now holds '
+        '%(now)s, not %(then)s'),
+
+    # Why a chosen repair is refused.
+    'refused.nothing_left': N_(
+        'Nothing to %(action)s: consumer %(consumer)s no longer holds '
+        'anything on %(provider)s.'),
+    'refused.nothing_to_do': N_('Nothing to %(action)s: %(reason)s.'),
+    'refused.not_now': N_('Not now: %(reason)s.'),
+    'refused.cannot': N_('Cannot %(action)s: %(reason)s.'),
+    'refused.other_repairs': N_(
+        'Cannot %(action)s here (%(reason)s); what would put it right: '
+        '%(actions)s.'),
+
+    # What blocks a decommission.
+    'blocker.service_up': N_(
+        'compute service %(host)s is up: stop it or force it down first'),
+    'blocker.servers': N_(
+        'servers still on it (live-migrate or evacuate them first): '
+        '%(servers)s'),
+    'blocker.consumer': N_('consumer %(consumer)s: %(error)s'),
+    'blocker.unknown_consumer': N_(
+        'consumer %(consumer)s is not known to Nova: delete it by choice, or '
+        'find its owner'),
+    'blocker.not_now': N_('not now: %(reason)s'),
+    'blocker.blocked': N_('%(reason)s, and no repair: %(blocked)s'),
+    'blocker.no_repair': N_('%(reason)s, and no repair applies'),
+    'blocker.still_on': N_('%(action)s would still leave it on '
+                           '%(providers)s'),
+
+    # Names of repairs and verdicts inside a sentence.
+    'action.trim': N_('trim to current host'),
+    'action.delete_and_heal': N_('delete and heal'),
+    'action.delete': N_('delete'),
+    'action.heal': N_('heal'),
+    'action.set_owner': N_('set project and user'),
+    'action.restore': N_('restore'),
+    'action.delete_provider': N_('delete provider'),
+    'action.delete_service': N_('delete compute service'),
+    'verdict.ok': N_('ok'),
+    'verdict.evacuated_source': N_('evacuated source'),
+    'verdict.moved': N_('moved'),
+    'verdict.deleted_instance': N_('deleted instance'),
+    'verdict.stale_migration': N_('stale migration'),
+    'verdict.missing': N_('missing'),
+    'verdict.wrong_amount': N_('wrong amount'),
+    'verdict.incomplete_consumer': N_('incomplete consumer'),
+    'verdict.protected': N_('protected'),
+    'verdict.unknown_consumer': N_('unknown consumer'),
+    'list': N_('%(first)s, %(rest)s'),
+    'nothing': N_('nothing'),
+}
+
+
+def _english(message):
+    return message
+
+
+@dataclasses.dataclass(frozen=True)
+class Reason:
+    """A message code and its parameters: strings, numbers or reasons."""
+
+    code: str
+    params: tuple = ()
+    """``((name, value), ...)``, sorted, so a reason can be hashed."""
+
+    def render(self, gettext=_english):
+        """The sentence, each part translated by ``gettext``."""
+        params = {name: value.render(gettext) if isinstance(value, Reason)
+                  else value for name, value in self.params}
+        return gettext(MESSAGES[self.code]) % params
+
+    def __str__(self):
+        return self.render()
+
+
+def reason(code, **params):
+    """The :class:`Reason` ``code`` with ``params``."""
+    if code not in MESSAGES:
+        raise KeyError('no message %r' % code)
+    return Reason(code, tuple(sorted(params.items())))
+
+
+def _name(kind, code):
+    key = '%s.%s' % (kind, code)
+    return reason(key) if key in MESSAGES else code
+
+
+def action_name(action):
+    """A repair's name inside a sentence ("delete and heal")."""
+    return _name('action', action)
+
+
+def verdict_name(verdict):
+    """A verdict's name inside a sentence ("stale migration")."""
+    return _name('verdict', verdict)
+
+
+def listing(parts):
+    """``parts`` (reasons or strings) joined with commas, each translated."""
+    parts = list(parts)
+    if not parts:
+        return reason('nothing')
+    joined = parts[-1]
+    for part in reversed(parts[:-1]):
+        joined = reason('list', first=part, rest=joined)
+    return joined
+
+
+def render(value, gettext=_english):
+    """``value`` as text: a :class:`Reason` rendered, anything else as is."""
+    return value.render(gettext) if isinstance(value, Reason) else value
+
+
+class Refusal(Exception):
+    """An exception whose message is a :class:`Reason`."""
+
+    def __init__(self, why):
+        super().__init__(why)
+        self.reason = why
+
+    def __str__(self):
+        return str(self.reason)
+
+
+def format_resources(resources):
+    """``{class: amount}`` as ``DISK_GB=10, MEMORY_MB=512, VCPU=1``."""
+    return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
+
+
+def format_allocations(allocations, names=None):
+    """A consumer's allocations, providers by name where ``names`` has it;
+    the "nothing" :class:`Reason` when there are none."""
+    if not allocations:
+        return reason('nothing')
+    names = names or {}
+    return '; '.join('%s: %s' % (names.get(p, p), format_resources(r))
+                     for p, r in sorted(allocations.items()))

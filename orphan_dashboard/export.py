@@ -1,0 +1,50 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""CSV and JSON downloads (the journal's and the findings'), produced a
+piece at a time so a long one streams."""
+
+import csv
+import json
+
+FORMULA_START = ('=', '+', '-', '@', '\t', '\r')
+"""A spreadsheet runs a cell starting with these as a formula."""
+
+
+def _cell(value):
+    if isinstance(value, (dict, list, tuple)):
+        value = json.dumps(value, sort_keys=True)
+    text = '' if value is None else str(value)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+class _Line:
+    def write(self, line):
+        return line
+
+
+def csv_lines(fields, rows):
+    """A header, then one line per ``rows`` dict; nested values as JSON,
+    and cells a spreadsheet would run as formulas quoted with a leading
+    apostrophe."""
+    writer = csv.writer(_Line())
+    yield writer.writerow(fields)
+    for row in rows:
+        yield writer.writerow([_cell(row.get(f)) for f in fields])
+
+
+def json_array(rows):
+    """A JSON array of ``rows`` dicts."""
+    yield '['
+    for i, row in enumerate(rows):
+        yield (',\n' if i else '\n') + json.dumps(row, sort_keys=True)
+    yield '\n]\n'

@@ -1,0 +1,92 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""One place for settings: each documented with its default, the shipped
+``local_settings.d`` snippet, and the check that names what is missing."""
+
+import pathlib
+import re
+
+from django.core import checks
+from django.test import override_settings
+import pytest
+
+from orphan_dashboard import apps
+from orphan_dashboard import conf
+
+README = (pathlib.Path(__file__).resolve().parents[2] / 'README.md'
+          ).read_text()
+
+
+@pytest.mark.parametrize('setting', conf.SETTINGS, ids=lambda s: s.name)
+def test_every_setting_is_documented_with_its_default(setting):
+    documented = re.search(r'`%s` \(([^)]*)\)' % setting.name, README)
+    assert documented, setting.name
+    default = 'none' if setting.default is None else str(setting.default)
+    assert 'default %s' % default in documented.group(1)
+
+
+def test_no_setting_is_read_outside_conf():
+    """Names are never built: each ORPHAN_AUDIT_ name is spelled once."""
+    package = pathlib.Path(conf.__file__).resolve().parents[1]
+    for path in package.rglob('*.py'):
+        if path.name == '__init__.py' and path.parent.name == 'conf':
+            continue
+        text = path.read_text()
+        assert 'getattr(settings' not in text, path
+        assert not re.search(r"'ORPHAN_AUDIT_[A-Z_]*'", text), path
+
+
+def test_the_snippet_adds_the_journal_and_its_router(tmp_path):
+    namespace = {'DATABASE_ROUTERS': ['other.Router'],
+                 'ORPHAN_AUDIT_JOURNAL_DIR': str(tmp_path)}
+    with open(conf.SNIPPET, encoding='utf-8') as f:
+        exec(f.read(), namespace)
+    assert namespace['DATABASES'][conf.JOURNAL_DATABASE] == {
+        'ENGINE': 'django.db.backends.sqlite3',
+        'NAME': str(tmp_path / 'journal.sqlite3')}
+    assert namespace['DATABASE_ROUTERS'] == [conf.JOURNAL_ROUTER,
+                                             'other.Router']
+    # Run twice (or with the alias defined by hand): nothing changes.
+    mysql = {'ENGINE': 'django.db.backends.mysql', 'NAME': 'journal'}
+    namespace['DATABASES'][conf.JOURNAL_DATABASE] = mysql
+    conf.add_journal(namespace)
+    assert namespace['DATABASES'][conf.JOURNAL_DATABASE] is mysql
+    assert namespace['DATABASE_ROUTERS'].count(conf.JOURNAL_ROUTER) == 1
+
+
+def test_the_journal_directory_defaults_to_the_users_state(monkeypatch):
+    monkeypatch.delenv(conf.JOURNAL_DIR.name, raising=False)
+    monkeypatch.setenv('XDG_STATE_HOME', '/var/state')
+    assert conf.journal_database()['NAME'] == \
+        '/var/state/orphan-dashboard/journal.sqlite3'
+    monkeypatch.setenv(conf.JOURNAL_DIR.name, '/srv/journal')
+    assert conf.journal_database()['NAME'] == '/srv/journal/journal.sqlite3'
+
+
+def test_the_check_names_a_missing_journal_and_router(settings):
+    assert apps.check_journal() == []
+    databases = {k: v for k, v in settings.DATABASES.items()
+                 if k != conf.JOURNAL_DATABASE}
+    with override_settings(DATABASES=databases, DATABASE_ROUTERS=[]):
+        problems = apps.check_journal()
+    assert [p.id for p in problems] == ['orphan_dashboard.E001',
+                                        'orphan_dashboard.E002']
+    assert all(isinstance(p, checks.Error) and conf.SNIPPET in p.hint
+               for p in problems)
+
+
+def test_a_setting_falls_back_to_its_default(settings):
+    settings.ORPHAN_AUDIT_MAX_ROWS = 7
+    assert conf.MAX_ROWS.get() == 7
+    del settings.ORPHAN_AUDIT_MAX_ROWS
+    assert conf.MAX_ROWS.get() == conf.MAX_ROWS.default == 200

@@ -1,0 +1,102 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Reasons as codes: every message used, each part translated, all of them
+extractable with the shipped Babel configuration."""
+
+import pathlib
+import re
+
+from babel.messages import frontend
+from babel.messages import pofile
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
+from tests.unit.cloud import Cloud, uid
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / 'orphan_dashboard'
+CODE = re.compile(r"""\b(?:why|reason)\(\s*'([a-z_.]+)'""")
+
+
+def _used_codes():
+    used = set()
+    for path in PACKAGE.rglob('*.py'):
+        used |= set(CODE.findall(path.read_text()))
+    used |= {'action.' + a for a in m.ACTIONS + (
+        m.RESTORE, m.DELETE_PROVIDER, m.DELETE_SERVICE)}
+    used |= {'verdict.' + v for v in m.VERDICTS}
+    return used
+
+
+def test_every_message_is_used_and_every_code_has_one():
+    used = _used_codes()
+    assert used - set(reasons.MESSAGES) == set()
+    assert set(reasons.MESSAGES) - used == set()
+
+
+def test_unknown_code_is_refused():
+    try:
+        reasons.reason('no.such.code')
+    except KeyError as exc:
+        assert 'no.such.code' in str(exc)
+    else:
+        raise AssertionError('an unknown code was accepted')
+
+
+def _marked(message):
+    return '«%s»' % message
+
+
+def test_every_part_of_a_nested_reason_goes_through_gettext():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host2', status='VERIFY_RESIZE')
+    cloud.allocate(vm, uid('host2'))
+    mig = cloud.migration('mig', vm, 'finished', kind='resize',
+                          source='host1', dest='host2')
+    cloud.allocate(mig, uid('host1'))
+    finding = classify.Auditor(cloud.snapshot()).finding(mig, uid('host1'))
+    assert finding.reason.code == 'protected.source_awaiting_confirm'
+    assert str(finding.reason) == (
+        'source side of resize %s (host1 → host2) of server %s, awaiting '
+        'confirm or revert' % (mig, vm))
+    # The sentence and the migration inside it are each translated.
+    assert finding.reason.render(_marked) == (
+        '«source side of «resize %s (host1 → host2)» of server %s, awaiting '
+        'confirm or revert»' % (mig, vm))
+    assert finding.nova.render(_marked) == '«resize host1 → host2 (finished)»'
+
+
+def test_a_reason_is_plain_data():
+    one = reasons.reason('moved', host='host2')
+    assert one == reasons.reason('moved', host='host2')
+    assert len({one, reasons.reason('moved', host='host2')}) == 1
+    assert reasons.render('as it is') == 'as it is'
+    assert str(reasons.listing([])) == 'nothing'
+    assert str(reasons.listing(['a', reasons.action_name(m.TRIM), 'c'])) == (
+        'a, trim to current host, c')
+    assert reasons.action_name('not-an-action') == 'not-an-action'
+
+
+def test_every_message_is_extracted_by_the_shipped_babel_config(tmp_path):
+    pot = tmp_path / 'django.pot'
+    frontend.CommandLineInterface().run([
+        'pybabel', '-q', 'extract', '-F', str(ROOT / 'babel-django.cfg'),
+        '--input-dirs', str(PACKAGE), '-o', str(pot)])
+    with open(pot, 'rb') as f:
+        ids = {message.id if isinstance(message.id, str) else message.id[0]
+               for message in pofile.read_po(f)}
+    assert set(reasons.MESSAGES.values()) - ids == set()
+    # Python's gettext_lazy and the templates' {% trans %} too.
+    assert 'Orphaned Allocations' in ids
+    assert 'Not possible:' in ids
