@@ -275,8 +275,8 @@ def tables(results):
             '%s/%s' % (page['rows'], page['attention']),
             _fmt(med(r['list_serial_s'])), _fmt(med(r['list_by_host_s'])),
             ', '.join('%s %d' % kv for kv in sorted(
-                r['agreement']['only_nova_manage_our_verdicts'].items()))
-            or '-',
+                r['agreement']['only_nova_manage_our_verdicts'].items())) or
+            '-',
             '%d/%d' % (r['seeded_verdicts_found'], r['seeded_verdicts'])))
     out.append(_table(head2, rows))
     head3 = ('servers', 'cold <= 1.2x floor', 'warm page < 0.5 s',

@@ -131,7 +131,8 @@ def main(argv=None):
     out['warm_page_s'] = warm
     out['warm_page_median_s'] = statistics.median(warm)
     # *Refresh*: a full sweep in the background; pages meanwhile.
-    out['refresh_click_s'] = _timed(lambda: client.get(INDEX + '?refresh=1'))[0]
+    out['refresh_click_s'] = _timed(
+        lambda: client.get(INDEX + '?refresh=1'))[0]
     during = []
     while sweeping():
         during.append(_timed(page)[0])

@@ -49,8 +49,8 @@ class BenchControl(control.ControlApp):
 
 class BenchRunning(up.Running):
     def start_control(self):
-        from werkzeug import serving
         from sandbox.cloud import _QuietHandler
+        from werkzeug import serving
         self.control_server = serving.make_server(
             '127.0.0.1', self.ports['control'], BenchControl(self),
             threaded=True, request_handler=_QuietHandler)
@@ -71,8 +71,8 @@ def main(argv=None):
     for name in ('keystone', 'nova', 'placement', 'control'):
         setattr(args, name + '_port', 0)
 
-    from sandbox import cloud as sb_cloud
     from bench import cloud as bench_cloud
+    from sandbox import cloud as sb_cloud
 
     def build():
         bench_cloud.BenchCloud.size = args.size

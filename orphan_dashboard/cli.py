@@ -14,8 +14,8 @@
 
 Subcommands: ``report`` (the default), ``apply``, ``history``,
 ``restore``, ``decommission``, ``refresh`` (the panel's cached snapshot,
-from cron) and ``metrics`` (Prometheus).  ``manage.py orphan_audit`` is the same parser and the same
-code (:class:`~orphan_dashboard.management.commands.orphan_audit.Command`).
+from cron) and ``metrics`` (Prometheus).  ``manage.py orphan_audit`` is the
+same parser and the same code (``management/commands/orphan_audit.py``).
 Exit codes follow ``nova-manage placement audit``: 0 nothing found, 3
 findings (or something to restore), 4 repairs applied; 1 on errors (one
 line, no traceback), 2 on bad arguments.

@@ -22,6 +22,7 @@ from orphan_dashboard import collect
 
 DELAY = 1.0
 """A sweep shorter than this shows no bar."""
+LAST_SUCCESS = 'orphan_audit_last_success_timestamp_seconds'
 
 
 class TerminalProgress(collect.Progress):
@@ -86,7 +87,7 @@ def metrics_registry(report, duration, up, last_success):
           'and audited (1) or not (0).', registry=registry).set(int(up))
     Gauge('orphan_audit_duration_seconds', 'How long the sweep and audit '
           'took.', registry=registry).set(duration)
-    success = Gauge('orphan_audit_last_success_timestamp_seconds',
+    success = Gauge(LAST_SUCCESS,
                     'When an audit last succeeded (Unix time).',
                     registry=registry)
     if last_success is not None:
@@ -123,7 +124,7 @@ def last_success(path):
         with open(path) as f:
             families = parser.text_string_to_metric_families(f.read())
             for family in families:
-                if family.name == 'orphan_audit_last_success_timestamp_seconds':
+                if family.name == LAST_SUCCESS:
                     return family.samples[0].value if family.samples else None
     except (OSError, ValueError):
         return None

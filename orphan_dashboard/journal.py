@@ -241,7 +241,8 @@ def get(cloud, entry_id):
 
 
 FIELDS = ('id', 'created', 'finished', 'auth_url', 'region', 'placement_url',
-          'batch', 'source', 'user_name', 'user_id', 'project_name', 'project_id',
+          'batch', 'source', 'user_name', 'user_id', 'project_name',
+          'project_id',
           'kind', 'action', 'verdict', 'reason', 'provider', 'consumer',
           'consumer_project', 'consumer_user', 'before_project',
           'before_user', 'generation', 'before', 'after', 'status',

@@ -37,10 +37,9 @@ def login(base, username='admin', password='sandbox-admin',
                      'username': username, 'password': password,
                      'domain': domain,
                      'region': region.group(1) if region else ''})
-    if r.status_code != 302 or '/auth/login' in r.headers.get('Location',
-                                                               ''):
-        raise RuntimeError('login failed: %s %s' % (r.status_code,
-                                                     r.headers.get('Location')))
+    location = r.headers.get('Location', '')
+    if r.status_code != 302 or '/auth/login' in location:
+        raise RuntimeError('login failed: %s %s' % (r.status_code, location))
     return s
 
 
@@ -56,8 +55,8 @@ def main(argv=None):
     rc = 0
     for page in a.pages:
         r = s.get(base + page, timeout=120, allow_redirects=False)
-        print('%s %s %s' % (page, r.status_code, r.headers.get('Location',
-                                                                 '')))
+        print('%s %s %s' % (page, r.status_code,
+                            r.headers.get('Location', '')))
         if r.status_code != 200:
             rc = 1
     return rc

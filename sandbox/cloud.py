@@ -36,6 +36,8 @@ from keystonemiddleware.auth_token import _opts as ksm_opts
 from oslo_config import cfg
 from werkzeug import serving
 
+from nova.api.openstack import wsgi_app
+from nova.api import wsgi as nova_wsgi
 import nova.conf
 from nova import context as nova_context
 from nova.db.main import api as main_db_api
@@ -44,8 +46,6 @@ from nova import test as nova_test
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import fixtures as func_fixtures
 from nova.virt import fake as fake_virt
-from nova.api import wsgi as nova_wsgi
-from nova.api.openstack import wsgi_app
 from placement import deploy as placement_deploy
 
 CONF = nova.conf.CONF
@@ -85,9 +85,9 @@ fake_virt.SandboxFakeDriver = SandboxFakeDriver
 def _register_authtoken_opts(conf, settings):
     """Register keystonemiddleware's options on conf, then set them."""
     group = 'keystone_authtoken'
-    opts = (list(ksm_opts._OPTS)
-            + ks_loading.get_auth_common_conf_options()
-            + ks_loading.get_auth_plugin_conf_options('password'))
+    opts = (list(ksm_opts._OPTS) +
+            ks_loading.get_auth_common_conf_options() +
+            ks_loading.get_auth_plugin_conf_options('password'))
     for opt in opts:
         try:
             conf.register_opt(opt, group=group)

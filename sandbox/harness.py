@@ -38,8 +38,8 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 import urllib.error
+import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -135,8 +135,8 @@ class Sandbox:
 
     # ---------------------------------------------------------- clients
     def _session(self, who):
-        from keystoneauth1 import session as ks_session
         from keystoneauth1.identity import v3
+        from keystoneauth1 import session as ks_session
         c = self.config[who]
         auth = v3.Password(auth_url=self.config['auth_url'],
                            username=c['username'], password=c['password'],

@@ -14,8 +14,9 @@
 
 Everything goes through the public Nova / Placement APIs with the admin's
 Keystone token, except where the incident itself began behind Nova's back
-(an instance marked deleted by hand in SQL, a crashed host) or with a fault (a disk copy timing out, a
-concurrent writer making Nova's Placement write fail with a 409).
+(an instance marked deleted by hand in SQL, a crashed host) or with a fault
+(a disk copy timing out, a concurrent writer making Nova's Placement write
+fail with a 409).
 """
 import threading
 
@@ -213,8 +214,8 @@ class Stager:
 
     def _finish(self, name, description, servers, migrations, expected,
                 fault=None, checks=None, flavor='sb-small'):
-        consumers = [s['uuid'] for s in servers] + [m['uuid']
-                                                   for m in migrations]
+        consumers = ([s['uuid'] for s in servers] +
+                     [m['uuid'] for m in migrations])
         allocs = {c: self.api.allocations(c) for c in consumers}
         hosts = set()
         for e in expected:
@@ -490,9 +491,10 @@ class Stager:
         # Placement before 1.8 knew no project or user: it records the
         # incomplete-consumer placeholders.
         self.api.placement('PUT', '/allocations/%s' % s['id'], {
-            'allocations': [{'resource_provider': {'uuid': rp},
-                             'resources': a['resources']}
-                            for rp, a in current['allocations'].items()]},
+            'allocations': [
+                {'resource_provider': {'uuid': rp},
+                 'resources': a['resources']}
+                for rp, a in current['allocations'].items()]},
             mv=None)
         now = self.api.placement('GET', '/allocations/%s' % s['id'])
         return self._finish(
@@ -570,5 +572,3 @@ class Stager:
             [self._server_entry(a['id']), self._server_entry(b['id'])], [],
             [self._exp(a['id'], 'instance', 'host2', 'ok'),
              self._exp(b['id'], 'instance', 'host3', 'ok')])
-
-

@@ -13,8 +13,8 @@
 """A tiny REST helper over a keystoneauth session (used to stage incidents)."""
 import time
 
-from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
+from keystoneauth1 import session as ks_session
 
 
 def password_session(auth_url, username, password, project_name,

@@ -142,9 +142,9 @@ class Running:
         self.admin_session = sess
 
     def start_control(self):
-        from werkzeug import serving
-        from sandbox import control
         from sandbox.cloud import _QuietHandler
+        from sandbox import control
+        from werkzeug import serving
         self.control_server = serving.make_server(
             '127.0.0.1', self.ports['control'], control.ControlApp(self),
             threaded=True, request_handler=_QuietHandler)
@@ -241,7 +241,8 @@ class Running:
         t_keystone = time.monotonic() - t0
         self.cloud.serve(self.ports['nova'], self.ports['placement'],
                          self.urls['keystone'], self.password)
-        from sandbox import incidents, rest
+        from sandbox import incidents
+        from sandbox import rest
         api = rest.Api(self.admin_session, self.urls['nova'],
                        self.urls['placement'])
         self.stager = incidents.Stager(self.cloud, api)
@@ -291,8 +292,9 @@ def main(args):
     try:
         lock = lock_state_dir(state_dir)
     except AlreadyRunning as e:
-        sys.stderr.write('sandbox: another sandbox (pid %s) is already running '
-                         'with state dir %s; stop it first or use another '
+        sys.stderr.write('sandbox: another sandbox (pid %s) is already '
+                         'running with state dir %s; stop it first or use '
+                         'another '
                          '--state-dir\n' % (e.args[0] or '?', state_dir))
         return 3
     running = Running(args)

@@ -16,7 +16,8 @@
 PROVIDERS = '1.18'
 """root/parent provider uuids (1.14) and ``required=`` trait filters (1.18)."""
 ALLOCATIONS = '1.28'
-"""Consumer generations in reads; project, user (1.12), Last-Modified (1.15)."""
+"""Consumer generations in reads; project, user (1.12), Last-Modified
+(1.15)."""
 WRITE = '1.28'
 """Generation-checked writes.  At >= 1.38 Nova's consumers read back as
 ``consumer_type: unknown`` and echoing that is a 400, so stay below 1.37."""

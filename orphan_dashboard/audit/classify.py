@@ -44,7 +44,8 @@ def _age(since, now):
         return None
     if isinstance(since, str):
         try:
-            since = datetime.datetime.fromisoformat(since.replace('Z', '+00:00'))
+            since = datetime.datetime.fromisoformat(
+                since.replace('Z', '+00:00'))
         except ValueError:
             return None
     if since.tzinfo is None:
@@ -61,8 +62,8 @@ def _move(migration):
     """A migration in words: "resize 1f0e... (host2 → host3)"."""
     return why('move', type=migration.migration_type or 'migration',
                migration=migration.uuid,
-               source=migration.source_compute or migration.source_node
-               or '?',
+               source=(migration.source_compute or migration.source_node or
+                       '?'),
                dest=migration.dest_compute or migration.dest_node or '?')
 
 

@@ -26,7 +26,8 @@ Resources = dict[str, int]
 """``{resource class: amount}``."""
 
 ByProvider = dict[str, Resources]
-"""``{provider uuid: {resource class: amount}}``: one consumer's allocations."""
+"""``{provider uuid: {resource class: amount}}``: one consumer's
+allocations."""
 
 # Verdicts, in the order of how much an operator should care.
 OK = 'ok'
@@ -127,7 +128,8 @@ class Server:
 
     @property
     def down_cell(self):
-        """A partial record from a cell Nova cannot reach (microversion 2.69)."""
+        """A partial record from a cell Nova cannot reach (microversion
+        2.69)."""
         return self.status == 'UNKNOWN' and self.flavor is None
 
 

@@ -14,7 +14,8 @@
 touched and the owner before; provider and compute service deletions are
 journaled too."""
 
-from django.db import migrations, models
+from django.db import migrations
+from django.db import models
 
 
 def fill(apps, schema_editor):

@@ -17,8 +17,8 @@ starting from what the previous one left, as an operator's night would."""
 
 import os
 
-import pytest
 from keystoneauth1 import adapter
+import pytest
 
 from orphan_dashboard.api import placement as api
 

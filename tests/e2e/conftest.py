@@ -19,9 +19,9 @@ import subprocess
 import sys
 import time
 
-import pytest
 from django.test import Client
 from django.test.utils import override_settings
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

@@ -36,7 +36,10 @@ from orphan_dashboard import cli_output
 from orphan_dashboard import snapshots
 from sandbox import common
 from sandbox import demo
-from tests.e2e.conftest import INDEX, ROOT, module_cloud, orphan_audit
+from tests.e2e.conftest import INDEX
+from tests.e2e.conftest import module_cloud
+from tests.e2e.conftest import orphan_audit
+from tests.e2e.conftest import ROOT
 
 MEMCACHED = shutil.which('memcached') or '/usr/bin/memcached'
 

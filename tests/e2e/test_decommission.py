@@ -30,7 +30,8 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard import decommission
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
-from tests.e2e.conftest import module_cloud, orphan_audit
+from tests.e2e.conftest import module_cloud
+from tests.e2e.conftest import orphan_audit
 from tests.integration.fault_proxy import FaultProxy
 
 pytestmark = pytest.mark.django_db(databases=['orphan_journal'])

@@ -26,7 +26,9 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
 from orphan_dashboard import journal as journal_module
-from tests.e2e.conftest import INDEX, audited, login
+from tests.e2e.conftest import audited
+from tests.e2e.conftest import INDEX
+from tests.e2e.conftest import login
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'

@@ -28,8 +28,11 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
-from tests.e2e.conftest import (INDEX, audited, login, module_cloud,
-                                orphan_audit)
+from tests.e2e.conftest import audited
+from tests.e2e.conftest import INDEX
+from tests.e2e.conftest import login
+from tests.e2e.conftest import module_cloud
+from tests.e2e.conftest import orphan_audit
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 REPAIR = INDEX + 'repair/'
@@ -160,7 +163,8 @@ def test_a_migration_consumer_is_what_nova_says(cloud, horizon):
                                                             source)})
     (row,) = preview.context['rows']
     assert row.plan is None
-    assert str(row.error).startswith('Not now: source side of resize'), row.error
+    assert str(row.error).startswith('Not now: source side of resize'), \
+        row.error
     assert 'awaiting confirm or revert' in str(row.error)
     # The engine alone, with no hint from any snapshot, says the same.
     (row,) = repair.preview(clients.placement, clients.nova, [

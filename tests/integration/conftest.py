@@ -16,10 +16,10 @@ import sys
 import time
 import uuid
 
-import pytest
 from keystoneauth1 import adapter
 from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
+import pytest
 
 from orphan_dashboard.api import client
 

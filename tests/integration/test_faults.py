@@ -22,16 +22,18 @@ import subprocess
 import sys
 import time
 
-import pytest
 from keystoneauth1 import adapter
 from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
+import pytest
 
 from orphan_dashboard import repair
 from tests.integration.batches import held
 from tests.integration.batches import trim_batch
-from tests.integration.conftest import logged, restore_entries
-from tests.integration.fault_proxy import FaultProxy, HANG
+from tests.integration.conftest import logged
+from tests.integration.conftest import restore_entries
+from tests.integration.fault_proxy import FaultProxy
+from tests.integration.fault_proxy import HANG
 
 
 @pytest.fixture

@@ -23,7 +23,9 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
-from tests.integration.conftest import CLOUD, logged, restore_entries
+from tests.integration.conftest import CLOUD
+from tests.integration.conftest import logged
+from tests.integration.conftest import restore_entries
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 

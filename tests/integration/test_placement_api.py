@@ -19,8 +19,8 @@ import shlex
 import subprocess
 import sys
 
-import pytest
 from keystoneauth1 import exceptions as ks_exc
+import pytest
 
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
@@ -62,8 +62,8 @@ def test_reads_carry_generation_project_user_and_age(placement, build):
     assert unknown['allocations'] == {} and unknown['last_modified'] is None
 
 
-def test_stale_generation_is_refused_and_nothing_changes(placement, build,
-                                                        journal):
+def test_stale_generation_is_refused_and_nothing_changes(
+        placement, build, journal):
     rp = build.provider('node')
     consumer = build.allocate({rp: SMALL})
     with pytest.raises(ks_exc.Conflict) as info:
@@ -134,8 +134,8 @@ def _replay(placement_url, command):
     assert args[0] == 'openstack'
     openstack = os.path.join(os.path.dirname(sys.executable), 'openstack')
     subprocess.run([openstack, '--os-auth-type', 'admin_token',
-                    '--os-endpoint', placement_url, '--os-token', 'admin']
-                   + args[1:], check=True, capture_output=True)
+                    '--os-endpoint', placement_url, '--os-token', 'admin'] +
+                   args[1:], check=True, capture_output=True)
 
 
 @pytest.mark.parametrize('action', [m.TRIM, m.DELETE_AND_HEAL, m.DELETE])

@@ -15,14 +15,19 @@ followed by undoing every change still in effect, latest first (the only
 order the History allows), leaves every consumer exactly as it started,
 allocation for allocation."""
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given
+from hypothesis import HealthCheck
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
-from tests.integration.conftest import CLOUD, logged, restore_entries
+from tests.integration.conftest import CLOUD
+from tests.integration.conftest import logged
+from tests.integration.conftest import restore_entries
 
 BIG = dict(vcpus=100000, ram=10 ** 8, disk=10 ** 6)
 amounts = st.fixed_dictionaries(

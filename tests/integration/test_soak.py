@@ -21,7 +21,8 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard import repair
-from tests.integration.conftest import logged, restore_entries
+from tests.integration.conftest import logged
+from tests.integration.conftest import restore_entries
 
 ROUNDS = 150
 SECONDS = 45

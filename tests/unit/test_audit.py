@@ -18,7 +18,9 @@ import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from tests.unit.cloud import Cloud, NOW, uid
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import NOW
+from tests.unit.cloud import uid
 
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 
@@ -199,7 +201,8 @@ def test_young_allocation_is_protected_until_min_age():
     cloud.allocate(ghost, H1, modified=NOW - datetime.timedelta(seconds=30))
     found, _ = verdicts(cloud)
     assert found[(ghost, H1)].verdict == m.PROTECTED
-    assert 'younger than the 600 s protection' in str(found[(ghost, H1)].reason)
+    reason = str(found[(ghost, H1)].reason)
+    assert 'younger than the 600 s protection' in reason
     found, _ = verdicts(cloud, min_age=10)
     assert found[(ghost, H1)].verdict == m.DELETED_INSTANCE
 

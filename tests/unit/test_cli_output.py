@@ -22,7 +22,8 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import cli_output
 from orphan_dashboard import collect
-from tests.unit.cloud import Cloud, uid
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
 
 H1, H2 = uid('host1'), uid('host2')
 
@@ -74,8 +75,8 @@ def test_a_failed_audit_writes_no_stale_findings(tmp_path):
     found = samples(open(path).read())
     assert found[('orphan_audit_up', ())] == 0
     assert found[('orphan_audit_last_success_timestamp_seconds', ())] == 1000
-    assert not [k for k in found if k[0].startswith(('orphan_audit_findings',
-                                                     'orphan_audit_resources'))]
+    assert not [k for k in found if k[0].startswith(
+        ('orphan_audit_findings', 'orphan_audit_resources'))]
     assert [p.name for p in tmp_path.iterdir()] == ['orphan.prom']
 
 

@@ -15,7 +15,8 @@ writes that clear it."""
 
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
-from tests.unit.cloud import Cloud, uid
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
 
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 
@@ -85,7 +86,8 @@ def test_servers_still_there_and_a_live_service_block_it():
                for b in map(str, plan.blockers()))
     live = decommission.plan(cloud.snapshot(), 'host3', min_age=0)
     assert live.up
-    assert any('compute service host3 is up' in str(b) for b in live.blockers())
+    assert any('compute service host3 is up' in str(b)
+               for b in live.blockers())
 
 
 def test_a_consumer_nothing_would_clear_blocks_it():

@@ -18,7 +18,8 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planner
-from tests.unit.cloud import Cloud, uid
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
 
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 

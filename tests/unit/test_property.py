@@ -26,7 +26,9 @@ from hypothesis import strategies as st
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from tests.unit.cloud import Cloud, NOW, uid
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import NOW
+from tests.unit.cloud import uid
 
 FLAVORS = {
     'small': m.Flavor(1, 512, 1, extra_specs={}, name='small'),

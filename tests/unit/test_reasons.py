@@ -22,7 +22,8 @@ from babel.messages import pofile
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
-from tests.unit.cloud import Cloud, uid
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / 'orphan_dashboard'

@@ -23,7 +23,8 @@ from openstack_dashboard.test import helpers
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import repair
-from tests.unit.cloud import Cloud, uid
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
 
 PLACEMENT = {
     'type': 'placement', 'name': 'placement',

@@ -20,11 +20,18 @@ import pytest
 
 from orphan_dashboard.audit import decommission as planner
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import repair
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard import repair
 from tests.unit.cloud import uid
-from tests.views.base import (AdminViewTests, GONE, H1, H3, INDEX,
-                              Incidents, detail, helpers, signed_rows)
+from tests.views.base import AdminViewTests
+from tests.views.base import detail
+from tests.views.base import GONE
+from tests.views.base import H1
+from tests.views.base import H3
+from tests.views.base import helpers
+from tests.views.base import Incidents
+from tests.views.base import INDEX
+from tests.views.base import signed_rows
 
 DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
 STRANGER = uid('stranger-on-host1')

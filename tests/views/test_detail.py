@@ -27,8 +27,17 @@ import pytest
 
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import service
-from tests.views.base import (AdminViewTests, EVIL, H1, H2, H3, INDEX,
-                              REPAIR, Incidents, detail, encoded, helpers)
+from tests.views.base import AdminViewTests
+from tests.views.base import detail
+from tests.views.base import encoded
+from tests.views.base import EVIL
+from tests.views.base import H1
+from tests.views.base import H2
+from tests.views.base import H3
+from tests.views.base import helpers
+from tests.views.base import Incidents
+from tests.views.base import INDEX
+from tests.views.base import REPAIR
 
 
 def sel_link(consumer, provider, action):

@@ -17,11 +17,17 @@ import csv
 import io
 import json
 
-import pytest
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tables
-from tests.views.base import (AdminViewTests, H1, H2, H3, INDEX, Incidents,
-                              detail, helpers)
+import pytest
+from tests.views.base import AdminViewTests
+from tests.views.base import detail
+from tests.views.base import H1
+from tests.views.base import H2
+from tests.views.base import H3
+from tests.views.base import helpers
+from tests.views.base import Incidents
+from tests.views.base import INDEX
 
 NAMES = {'projects': {'p': 'web-shop'}, 'users': {'u': 'alice'}}
 EXPORT = INDEX + 'findings/export/%s/'
@@ -158,8 +164,8 @@ class ExportTests(AdminViewTests):
         res = self.client.get(INDEX)
         self.assertContains(res, 'href="%s"' % (EXPORT % 'csv'))
         res = self.client.get(detail(H1))
-        self.assertContains(res, 'href="%s?provider=%s"' % (EXPORT % 'json',
-                                                           H1))
+        self.assertContains(
+            res, 'href="%s?provider=%s"' % (EXPORT % 'json', H1))
         res = self.client.get(EXPORT % 'csv', {'provider': 'nope'})
         self.assertRedirectsNoFollow(res, INDEX)
         self.assertEqual(['No such resource provider.'],

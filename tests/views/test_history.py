@@ -23,11 +23,19 @@ from django.urls import reverse
 import pytest
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import journal
 from orphan_dashboard import repair
-from orphan_dashboard.content.orphaned_allocations import service
-from tests.views.base import (AdminViewTests, H1, H2, INDEX, RESTORE,
-                              Incidents, detail, helpers, signed_rows, uid)
+from tests.views.base import AdminViewTests
+from tests.views.base import detail
+from tests.views.base import H1
+from tests.views.base import H2
+from tests.views.base import helpers
+from tests.views.base import Incidents
+from tests.views.base import INDEX
+from tests.views.base import RESTORE
+from tests.views.base import signed_rows
+from tests.views.base import uid
 
 HISTORY_TAB = {'tab': 'orphaned_allocations__history'}
 

@@ -14,16 +14,27 @@
 
 from unittest import mock
 
-from keystoneauth1 import exceptions as ks_exc
 from horizon import exceptions as horizon_exc
+from keystoneauth1 import exceptions as ks_exc
 import pytest
 
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import repair
 from orphan_dashboard.content.orphaned_allocations import service
-from tests.views.base import (AdminViewTests, DELETE_PROVIDER, GONE,
-                              GONE_BUSY, H1, H2, H3, H4, INDEX, REPAIR,
-                              Incidents, detail, helpers, signed_rows)
+from orphan_dashboard import repair
+from tests.views.base import AdminViewTests
+from tests.views.base import DELETE_PROVIDER
+from tests.views.base import detail
+from tests.views.base import GONE
+from tests.views.base import GONE_BUSY
+from tests.views.base import H1
+from tests.views.base import H2
+from tests.views.base import H3
+from tests.views.base import H4
+from tests.views.base import helpers
+from tests.views.base import Incidents
+from tests.views.base import INDEX
+from tests.views.base import REPAIR
+from tests.views.base import signed_rows
 
 
 class IndexTests(AdminViewTests):

@@ -24,18 +24,25 @@ from unittest import mock
 from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
-import pytest
 from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import cli
 from orphan_dashboard import collect
-from orphan_dashboard import journal
 from orphan_dashboard.content.orphaned_allocations import service
-from tests.unit.cloud import Cloud, uid
-from tests.views.base import (AdminViewTests, H1, H2, H3, INDEX, REPAIR,
-                              detail, signed_rows)
+from orphan_dashboard import journal
+import pytest
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
+from tests.views.base import AdminViewTests
+from tests.views.base import detail
+from tests.views.base import H1
+from tests.views.base import H2
+from tests.views.base import H3
+from tests.views.base import INDEX
+from tests.views.base import REPAIR
+from tests.views.base import signed_rows
 
 
 def one_of_each():

@@ -19,9 +19,18 @@ from openstack_auth import utils as auth_utils
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
-from tests.views.base import (AdminViewTests, DELETE_PROVIDER, H1, H2,
-                              INDEX, MemberViewTests, REPAIR, RESTORE,
-                              Incidents, detail, encoded, helpers)
+from tests.views.base import AdminViewTests
+from tests.views.base import DELETE_PROVIDER
+from tests.views.base import detail
+from tests.views.base import encoded
+from tests.views.base import H1
+from tests.views.base import H2
+from tests.views.base import helpers
+from tests.views.base import Incidents
+from tests.views.base import INDEX
+from tests.views.base import MemberViewTests
+from tests.views.base import REPAIR
+from tests.views.base import RESTORE
 
 POLICY = 'openstack_auth.policy.check'
 

@@ -19,7 +19,10 @@ from django.urls import reverse
 import horizon
 
 from orphan_dashboard.content.orphaned_allocations import panel as panel_mod
-from tests.views.base import AdminViewTests, INDEX, H1, detail
+from tests.views.base import AdminViewTests
+from tests.views.base import detail
+from tests.views.base import H1
+from tests.views.base import INDEX
 
 
 class RegistrationTests(AdminViewTests):

@@ -24,11 +24,22 @@ import pytest
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import forms
-from orphan_dashboard import repair
 from orphan_dashboard.content.orphaned_allocations import service
-from tests.views.base import (AdminViewTests, EVIL, H1, H2, H3, INDEX,
-                              REPAIR, Incidents, detail, encoded, helpers,
-                              plan_row, signed_rows, uid)
+from orphan_dashboard import repair
+from tests.views.base import AdminViewTests
+from tests.views.base import detail
+from tests.views.base import encoded
+from tests.views.base import EVIL
+from tests.views.base import H1
+from tests.views.base import H2
+from tests.views.base import H3
+from tests.views.base import helpers
+from tests.views.base import Incidents
+from tests.views.base import INDEX
+from tests.views.base import plan_row
+from tests.views.base import REPAIR
+from tests.views.base import signed_rows
+from tests.views.base import uid
 
 NOT_OURS = 'does not come from a preview of yours'
 

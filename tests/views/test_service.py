@@ -32,7 +32,9 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import snapshots
-from tests.views.base import H1, H2, Incidents
+from tests.views.base import H1
+from tests.views.base import H2
+from tests.views.base import Incidents
 
 STORE = snapshots.Store('test-cloud', timeout=3600)
 

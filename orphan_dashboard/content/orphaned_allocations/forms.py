@@ -17,8 +17,8 @@ re-plans every row and writes only where nothing changed since."""
 import re
 import secrets
 
-from django.core import signing
 from django.core.exceptions import ObjectDoesNotExist
+from django.core import signing
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
@@ -29,8 +29,8 @@ from horizon import messages
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import labels
-from orphan_dashboard import repair
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard import repair
 
 UUID_RE = re.compile(r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                      r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')

@@ -22,11 +22,11 @@ import time
 import typing
 
 from orphan_dashboard.api import client
-from orphan_dashboard import conf
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
+from orphan_dashboard import conf
 from orphan_dashboard import decommission
 from orphan_dashboard import journal
 from orphan_dashboard import repair

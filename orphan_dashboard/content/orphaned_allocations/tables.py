@@ -34,8 +34,8 @@ from orphan_dashboard.audit.reasons import format_allocations
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import labels
-from orphan_dashboard import repair
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard import repair
 
 POLICY = (("compute", "os_compute_api:os-hypervisors:list"),)
 WRITE_ALLOCATIONS = POLICY + (("placement", "placement:allocations:update"),)

@@ -18,8 +18,8 @@ from horizon.utils import functions as utils
 
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import pages
-from orphan_dashboard.content.orphaned_allocations import tables
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.content.orphaned_allocations import tables
 
 TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
 

@@ -12,8 +12,8 @@
 
 """Thin views: read the report, render tables, preview and confirm."""
 
-from django import http
 from django.core.exceptions import ObjectDoesNotExist
+from django import http
 from django.urls import reverse
 from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -29,12 +29,11 @@ from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
-from orphan_dashboard.content.orphaned_allocations import tables
+from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
 from orphan_dashboard import export
 from orphan_dashboard import journal
 from orphan_dashboard import repair
-from orphan_dashboard.content.orphaned_allocations import service
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
 
