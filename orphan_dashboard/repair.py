@@ -34,6 +34,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit import reasons
 from orphan_dashboard import collect
 
 DONE = 'done'
@@ -186,12 +187,12 @@ def _differs(fresh, confirmed):
     if (fresh.before, fresh.generation) != (confirmed.before,
                                             confirmed.generation):
         return ('its allocations changed since the preview (it now holds '
-                '%s): review them again' % planner.fmt_allocations(
+                '%s): review them again' % reasons.format_allocations(
                     fresh.before))
     if (fresh.after, fresh.project_id, fresh.user_id) != (
             confirmed.after, confirmed.project_id, confirmed.user_id):
         return ('the repair would now write %s, not what you confirmed: '
-                'review it again' % planner.fmt_allocations(fresh.after))
+                'review it again' % reasons.format_allocations(fresh.after))
     return None
 
 

@@ -93,6 +93,9 @@ def add_journal(namespace):
     """Add the journal database and its router to a settings module's
     ``namespace`` unless it has them (what the snippet does)."""
     databases = namespace.setdefault('DATABASES', {})
+    # Django wants a 'default' alias once DATABASES is set; Horizon 24
+    # defines none (its sessions live in the cache): a dummy one then.
+    databases.setdefault('default', {})
     if JOURNAL_DATABASE not in databases:
         databases[JOURNAL_DATABASE] = journal_database(
             namespace.get(JOURNAL_DIR.name))

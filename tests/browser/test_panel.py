@@ -85,10 +85,15 @@ def confirm(browser):
     browser.find('#content_body')
 
 
-def cell(row_element, column):
+def cell(row_element, header):
+    """The cell of ``row_element`` under the column headed ``header``."""
     from selenium.webdriver.common.by import By
-    return row_element.find_element(
-        By.CSS_SELECTOR, 'td[data-cell-name="%s"]' % column)
+    table = row_element.find_element(By.XPATH, './ancestor::table')
+    headers = [th.text.strip() for th in table.find_elements(
+        By.CSS_SELECTOR, 'thead tr:last-child th')]
+    assert header in headers, headers
+    return row_element.find_elements(By.XPATH, './td')[
+        headers.index(header)]
 
 
 def link(cell_element):
@@ -134,17 +139,17 @@ def test_trim_the_evacuated_servers_leftover(site, browser, placement):
     assert verdict_of(leftover) == 'evacuated_source'
     assert 'evacuated from host1' in leftover.text
     # Names from Keystone next to the ids, links to Horizon's own pages.
-    assert cell(leftover, 'project').text == 'admin'
-    assert cell(leftover, 'user').text == 'admin'
-    server_page = link(cell(leftover, 'consumer'))
+    assert cell(leftover, 'Project').text == 'admin'
+    assert cell(leftover, 'User').text == 'admin'
+    server_page = link(cell(leftover, 'Consumer'))
     assert server_page.endswith('/admin/instances/%s/detail' % server)
     host2 = evacuation['hosts']['host2']
-    assert link(cell(leftover, 'host')).endswith(
+    assert link(cell(leftover, 'Current host')).endswith(
         '/admin/hypervisors/%s_host2/' % host2)
     # A reason wraps between words, never inside one ("ser ver").
     assert browser.driver.execute_script(
         'return getComputedStyle(arguments[0]).wordBreak;',
-        cell(leftover, 'reason')) == 'normal'
+        cell(leftover, 'Reason')) == 'normal'
     browser.save('detail', readme=True)
 
     actions = row_actions(leftover)
@@ -275,7 +280,7 @@ def test_filters_find_hypervisors_and_rows(site, browser):
     browser.find('#providers')
     rows = browser.all('#providers tbody tr[data-object-id]')
     assert {e['provider'] for e in protected} <= listed_providers(browser)
-    assert rows and all('Protected' in cell(r, 'findings').text
+    assert rows and all('Protected' in cell(r, 'Findings').text
                         for r in rows), [r.text for r in rows]
     browser.save('providers-filtered')
     field = browser.find('#providers input[name="providers__filter__q"]')

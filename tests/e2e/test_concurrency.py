@@ -101,7 +101,7 @@ def test_migration_started_between_preview_and_submit(cloud, journal):
     # Nova moved all the server's allocations (the leftover on host1
     # included) to the migration consumer: the confirm re-plans, finds
     # nothing of the server's left there, and writes nothing.
-    assert 'no longer holds anything on host1' in outcome.message
+    assert 'no longer holds anything on host1' in str(outcome.message)
     assert _held(clients, server) == held
     assert journal_module.entries(None, consumer=server)[0] == []
 

@@ -11,7 +11,9 @@
 # under the License.
 
 """The production install, as the README tells it, into a plain virtualenv:
-pip install horizon and this package (a real wheel, not editable), copy the
+an existing Horizon (27, or the series ``ORPHAN_INSTALL_REQUIREMENTS``
+names), then this package with its dependencies (a real wheel, not
+editable), which must leave Horizon and Django as they were; copy the
 enabled file into openstack_dashboard/local/enabled/ and the settings
 snippet into local_settings.d/, then Django's check, collectstatic and
 offline compress; the panel must be registered and its journal created."""
@@ -30,6 +32,10 @@ STATIC_ROOT = %(static)r
 COMPRESS_ENABLED = True
 COMPRESS_OFFLINE = True
 ORPHAN_AUDIT_JOURNAL_DIR = %(journal)r
+'''
+VERSIONS = '''
+from importlib import metadata
+print(metadata.version('horizon'), metadata.version('Django'))
 '''
 REGISTERED = '''
 import django
@@ -53,18 +59,28 @@ def run(args, **kwargs):
     return result.stdout
 
 
+def _versions(python):
+    return run([python, '-c', VERSIONS]).strip()
+
+
 def test_pip_install_into_a_plain_virtualenv(tmp_path):
     venv = tmp_path / 'venv'
     run([sys.executable, '-m', 'venv', str(venv)])
     python = str(venv / 'bin' / 'python')
-    constraints = os.path.join(ROOT, 'constraints.txt')
-    run([python, '-m', 'pip', 'install', '-q', '-c', constraints,
-         'horizon==27.0.0', 'Django<6', 'openstacksdk'])
+    pip = [python, '-m', 'pip', 'install', '-q']
+    older = os.environ.get('ORPHAN_INSTALL_REQUIREMENTS')
+    if older:
+        run(pip + ['-r', older])
+    else:
+        run(pip + ['-c', os.path.join(ROOT, 'constraints.txt'),
+                   'horizon==27.0.0', 'Django<6'])
+    dashboard_versions = _versions(python)
     wheels = tmp_path / 'wheels'
     run([python, '-m', 'pip', 'wheel', '-q', '--no-deps', '-w', str(wheels),
          ROOT])
     (wheel,) = wheels.iterdir()
-    run([python, '-m', 'pip', 'install', '-q', '--no-deps', str(wheel)])
+    run(pip + [str(wheel)])
+    assert _versions(python) == dashboard_versions
     contents = run([python, '-m', 'zipfile', '-l', str(wheel)])
     assert 'templates/orphaned_allocations/index.html' in contents
     assert 'orphan_dashboard/migrations/0001_initial.py' in contents

@@ -76,7 +76,7 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
         repair.DONE, repair.SKIPPED, repair.DONE, repair.DONE]
     expected = ('changed nothing: Placement refused it' if fault == 409
                 else 'already as it was before')
-    assert expected in results[1].message
+    assert expected in str(results[1].message)
     assert held(placement, consumers) == initial
 
 

@@ -56,6 +56,8 @@ def test_the_snippet_adds_the_journal_and_its_router(tmp_path):
         'NAME': str(tmp_path / 'journal.sqlite3')}
     assert namespace['DATABASE_ROUTERS'] == [conf.JOURNAL_ROUTER,
                                              'other.Router']
+    # Without DATABASES (Horizon 24's settings) Django gets its 'default'.
+    assert namespace['DATABASES']['default'] == {}
     # Run twice (or with the alias defined by hand): nothing changes.
     mysql = {'ENGINE': 'django.db.backends.mysql', 'NAME': 'journal'}
     namespace['DATABASES'][conf.JOURNAL_DATABASE] = mysql

@@ -18,6 +18,7 @@ import re
 
 from babel.messages import frontend
 from babel.messages import pofile
+import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
@@ -90,6 +91,9 @@ def test_a_reason_is_plain_data():
 
 
 def test_every_message_is_extracted_by_the_shipped_babel_config(tmp_path):
+    # The config names Horizon's own template extractor
+    # (translators work on the current Horizon; Horizon 24 has none).
+    pytest.importorskip('horizon.utils.babel_extract_django')
     pot = tmp_path / 'django.pot'
     frontend.CommandLineInterface().run([
         'pybabel', '-q', 'extract', '-F', str(ROOT / 'babel-django.cfg'),
