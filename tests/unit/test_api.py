@@ -14,41 +14,84 @@
 
 from unittest import mock
 
+from keystoneauth1 import adapter
 from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import session as ks_session
+from keystoneauth1 import token_endpoint
 import pytest
 
 from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
 
 
-class Pages:
-    """A Nova that answers ``pages`` in turn, each with a next link."""
-
-    def __init__(self, *pages):
-        self.pages = list(pages)
-        self.markers = []
-
-    def get(self, path, microversion=None, params=None):
-        self.markers.append(params.get('marker'))
-        page = self.pages.pop(0)
-        body = {'servers': [{'id': i} for i in page],
-                'servers_links': [{'rel': 'next', 'href': 'x'}]
-                if self.pages else []}
-        return mock.Mock(json=mock.Mock(return_value=body))
+NOVA = 'http://nova.test/v2.1'
 
 
-def test_paging_follows_next_links():
-    pages = Pages(['a', 'b'], ['c'])
-    assert [s['id'] for s in nova.server_list(pages)] == ['a', 'b', 'c']
-    assert pages.markers == [None, 'b']
+def nova_adapter():
+    """The adapter the panel builds, over a session ``requests_mock`` sees."""
+    return adapter.Adapter(ks_session.Session(), service_type='compute',
+                           auth=token_endpoint.Token(NOVA, 'token'))
 
 
-def test_paging_stops_on_a_repeated_marker():
+def serve_pages(requests_mock, *pages):
+    """A Nova answering the server list with ``pages`` in turn (then empty
+    ones); the markers it was asked for."""
+    pages = list(pages)
+    markers = []
+
+    def page(request, context):
+        markers.append(request.qs.get('marker', [None])[0])
+        return {'servers': [{'id': i} for i in
+                            (pages.pop(0) if pages else [])]}
+    requests_mock.get(NOVA + '/servers/detail', json=page)
+    return markers
+
+
+def test_paging_reads_until_an_empty_page(requests_mock):
+    # The second page is short (Nova's max_limit): not the end.
+    markers = serve_pages(requests_mock, ['a', 'b'], ['c'])
+    assert [s['id'] for s in nova.server_list(nova_adapter())] == [
+        'a', 'b', 'c']
+    assert markers == [None, 'b', 'c']
+    request = requests_mock.request_history[0]
+    assert request.qs['all_tenants'] == ['1']
+    assert request.headers['OpenStack-API-Version'] == 'compute 2.69'
+
+
+def test_migrations_filter_by_novas_query_names(requests_mock):
+    requests_mock.get(NOVA + '/os-migrations', json={'migrations': []})
+    assert nova.migration_list(nova_adapter(), host='host1', **{
+        'changes-since': '2026-11-23T00:00:00Z'}) == []
+    query = requests_mock.last_request.qs
+    assert (query['host'], query['changes-since']) == (
+        ['host1'], ['2026-11-23t00:00:00z'])
+    assert requests_mock.last_request.headers[
+        'OpenStack-API-Version'] == 'compute 2.59'
+
+
+def test_paging_stops_on_a_repeated_marker(requests_mock):
     """A Nova that hands back the same page would loop forever, or with a
     cap, silently cut the list: servers missing from it look orphaned."""
-    pages = Pages(['a', 'b'], ['c', 'd'], ['c', 'd'], ['e'])
+    serve_pages(requests_mock, ['a', 'b'], ['c', 'd'], ['c', 'd'], ['e'])
     with pytest.raises(nova.PagingError, match='repeated the page after d'):
-        nova.server_list(pages)
+        nova.server_list(nova_adapter())
+
+
+@pytest.mark.parametrize('status,body,error', [
+    (403, {'forbidden': {'message': 'no'}}, ks_exc.Forbidden),
+    (409, {'conflictingRequest': {'message': 'busy'}}, ks_exc.Conflict),
+    # Bodies novaclient's own parser fails on (a proxy, a gateway).
+    (409, {'errors': [{'status': 409, 'detail': 'busy'}]}, ks_exc.Conflict),
+    (502, {'errors': ['upstream']}, ks_exc.BadGateway),
+    (503, '<html>down</html>', ks_exc.ServiceUnavailable)])
+def test_novas_errors_are_keystoneauths(requests_mock, status, body, error):
+    """Callers handle Nova's and Placement's errors alike."""
+    content = {'json': body} if isinstance(body, dict) else {'text': body}
+    requests_mock.delete(NOVA + '/os-services/s1', status_code=status,
+                         **content)
+    with pytest.raises(error) as raised:
+        nova.delete_service(nova_adapter(), 's1')
+    assert type(raised.value) is error
 
 
 def test_the_panel_session_has_a_timeout(settings):
@@ -75,12 +118,16 @@ def test_the_cli_session_has_a_timeout(monkeypatch):
     assert client.for_cloud(timeout=3).nova.session.timeout == 3
 
 
-@pytest.mark.parametrize('error,known', [
-    (None, True), (ks_exc.NotFound, False), (ks_exc.Forbidden, None)])
-def test_whether_nova_knew_a_consumer(error, known):
+@pytest.mark.parametrize('status,known', [
+    (200, True), (404, False), (403, None)])
+def test_whether_nova_knew_a_consumer(requests_mock, status, known):
     """None when policy forbids reading a deleted server's instance
     actions: nobody can tell, so the consumer is protected."""
-    adapter = mock.Mock()
-    if error:
-        adapter.get.side_effect = error()
-    assert nova.instance_known(adapter, 'uuid') is known
+    body = ({'instanceActions': []} if status == 200 else
+            {'error': {'message': 'no', 'code': status}})
+    requests_mock.get(NOVA + '/servers/uuid/os-instance-actions',
+                      status_code=status, json=body)
+    assert nova.instance_known(nova_adapter(), 'uuid') is known
+    # Below 2.27 Nova reads only its legacy microversion header.
+    assert requests_mock.last_request.headers[
+        'X-OpenStack-Nova-API-Version'] == '2.21'
