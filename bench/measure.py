@@ -243,41 +243,35 @@ def agreement(report, nova_manage):
 
 def nova_reads(clients):
     """Seconds for the sweep's two Nova listings (every server, every
-    migration) through our raw REST reads and through python-novaclient
-    (Horizon's ``api.nova``), at the same microversions, same page size,
-    each read twice alternately; the smaller of each."""
-    from novaclient import client as nova_client
-
+    migration) as raw REST reads over the keystoneauth adapter (what the
+    sweep did before) and through ``api.nova`` (python-novaclient, as
+    Horizon's ``api.nova``), same microversions and page size, each read
+    twice alternately; the smaller of each."""
     from orphan_dashboard.api import microversions as mv
     from orphan_dashboard.api import nova
 
-    def novaclient(version):
-        return nova_client.Client(
-            version, session=clients.session,
-            region_name=clients.nova.region_name, interface='public')
-
-    servers_nc = novaclient(mv.SERVERS)
-    migrations_nc = novaclient(mv.MIGRATIONS)
+    def raw_listing(path, key, version, marker_key):
+        items, params = [], {'limit': nova.PAGE}
+        if key == 'servers':
+            params['all_tenants'] = 1
+        while True:
+            body = clients.nova.get(path, microversion=version,
+                                    params=params).json()
+            items.extend(body[key])
+            if not any(link.get('rel') == 'next'
+                       for link in body.get(key + '_links') or []):
+                return items
+            params['marker'] = body[key][-1][marker_key]
 
     def raw():
-        return (len(nova.server_list(clients.nova)),
-                len(nova.migration_list(clients.nova)))
+        return (len(raw_listing('/servers/detail', 'servers', mv.SERVERS,
+                                'id')),
+                len(raw_listing('/os-migrations', 'migrations',
+                                mv.MIGRATIONS, 'uuid')))
 
     def with_novaclient():
-        servers = servers_nc.servers.list(
-            detailed=True, search_opts={'all_tenants': 1}, limit=-1)
-        # novaclient pages servers itself, migrations by hand.
-        migrations, marker = [], None
-        while True:
-            page = migrations_nc.migrations.list(limit=nova.PAGE,
-                                                 marker=marker)
-            if not page:
-                break
-            migrations.extend(page)
-            marker = page[-1].uuid
-        # What the sweep reads: plain dicts (its public to_dict()).
-        return (len([s.to_dict() for s in servers]),
-                len([g.to_dict() for g in migrations]))
+        return (len(nova.server_list(clients.nova)),
+                len(nova.migration_list(clients.nova)))
 
     raw_s, nc_s = [], []
     for _ in range(2):
