@@ -10,7 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The plugin's Django app and the check that its journal is configured."""
+"""The plugin's Django app and the checks that its journal is configured
+and that background sweeps can start."""
+
+import os
+import re
+import sys
 
 from django.apps import AppConfig
 from django.conf import settings
@@ -38,6 +43,25 @@ def check_journal(app_configs=None, **kwargs):
     return problems
 
 
+def check_sweep_python(app_configs=None, **kwargs):
+    """Background sweeps run ``PYTHON -m orphan_dashboard.sweeper`` when
+    the cache is shared; under uWSGI, or Apache with an embedded
+    interpreter, this process's executable is the web server."""
+    from orphan_dashboard import snapshots
+
+    python = conf.SWEEP_PYTHON.get() or sys.executable
+    if not snapshots.Store('').shared or (
+            python and os.access(python, os.X_OK) and
+            re.match(r'python', os.path.basename(python))):
+        return []
+    return [checks.Warning(
+        '%r does not look like a Python interpreter: background sweeps '
+        'cannot start' % python,
+        hint="set %s to the Python Horizon runs with (its virtualenv's "
+        "bin/python3)" % conf.SWEEP_PYTHON.name,
+        id='orphan_dashboard.W003')]
+
+
 class OrphanDashboardConfig(AppConfig):
     name = 'orphan_dashboard'
     verbose_name = 'Orphaned Allocations'
@@ -45,3 +69,4 @@ class OrphanDashboardConfig(AppConfig):
 
     def ready(self):
         checks.register(check_journal)
+        checks.register(check_sweep_python)

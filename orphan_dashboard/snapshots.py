@@ -19,21 +19,35 @@ Pages only ever read what is stored here; sweeps run in the background
 cache; only a shared one (memcached, redis) shares snapshots and the sweep
 lock between processes.  Blobs are compressed and cut in chunks below
 memcached's default 1 MB item limit.
+
+A background sweep started by a page runs in a process of its own
+(:mod:`orphan_dashboard.sweeper`) when the cache is shared: parsing
+thousands of servers holds the interpreter's lock for long stretches,
+which in a thread would stall every page its Horizon process serves
+meanwhile.  With a process-local cache it can only be a thread.
 """
 
 import datetime
 import hashlib
+import json
 import logging
 import os
 import pickle
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
 import zlib
 
+from django.core.cache.backends import dummy
+from django.core.cache.backends import locmem
 from django.core.cache import cache as default_cache
+from django.core.cache import caches
+from django.core.cache import DEFAULT_CACHE_ALIAS
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
 from orphan_dashboard import collect
 from orphan_dashboard import conf
@@ -60,10 +74,18 @@ class Store:
     """One cloud's entries in the cache (see the module docstring)."""
 
     def __init__(self, cloud_key, cache=None, timeout=3600):
+        self.cloud_key = cloud_key
         self.cache = cache or default_cache
         self.base = 'orphan_dashboard:%s' % hashlib.sha256(
             cloud_key.encode()).hexdigest()[:20]
         self.timeout = timeout
+
+    @property
+    def shared(self):
+        """Whether other processes see this cache."""
+        cache = caches[DEFAULT_CACHE_ALIAS] if self.cache is default_cache \
+            else self.cache
+        return not isinstance(cache, (locmem.LocMemCache, dummy.DummyCache))
 
     def _key(self, *parts):
         return ':'.join((self.base,) + tuple(str(p) for p in parts))
@@ -186,13 +208,16 @@ class Store:
 
 class CacheProgress(collect.Progress):
     """A sweep's progress in the store for the pages to show (at most
-    twice a second), which also keeps the sweep's lock alive."""
+    twice a second), which also keeps the sweep's lock alive.  The last
+    snapshot's ``counts`` stand for the totals until the sweep knows
+    better (a full sweep reads no old snapshot)."""
 
-    def __init__(self, store, owner, full):
+    def __init__(self, store, owner, full, counts=None):
         self.store, self.owner = store, owner
         self.lock = threading.Lock()
         self.state = {'owner': owner, 'full': full,
-                      'started': time.time(), 'done': {}, 'totals': {}}
+                      'started': time.time(), 'done': {},
+                      'totals': dict(counts or {})}
         self.written = 0.0
         self.flush(force=True)
 
@@ -235,7 +260,8 @@ def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
         clients.placement, clients.nova, cached=old, full=full,
         full_sweep_interval=full_sweep_interval, concurrency=concurrency,
         touched=touched, progress=collect.Tee(CacheProgress(
-            store, owner or owner_id(), full or old is None), progress))
+            store, owner or owner_id(), full or old is None,
+            state['counts']), progress))
     late = frozenset(store.state()['touched']) - touched
     if late:
         collect.reread_consumers(clients.placement, snapshot, late,
@@ -265,23 +291,76 @@ def locked_sweep(store, clients, owner=None, **kwargs):
         store.release(owner)
 
 
-def start(store, clients, **kwargs):
-    """Sweep in a background thread unless one runs somewhere already;
-    True if this process started one.  The lock is taken before this
-    returns, so the page already shows the sweep."""
+def start(store, credentials, api_timeout=client.DEFAULT_TIMEOUT,
+          python=None, **kwargs):
+    """Sweep in the background unless one runs somewhere already; True if
+    this call started one (a failure to start is logged: the page goes on
+    with the last snapshot).  The lock is taken before this returns, so the
+    page already shows the sweep.  ``kwargs`` are :func:`sweep`'s; the
+    sweep acts with ``credentials`` (:class:`client.Credentials`), in a
+    process of its own run by ``python`` when the cache is shared, else in
+    a thread."""
     owner = owner_id()
     if not store.acquire(owner):
         return False
-
-    def run():
-        try:
-            locked_sweep(store, clients, owner=owner, **kwargs)
-        except Exception:
-            LOG.exception('background sweep failed')
-
-    threading.Thread(target=run, name='orphan-sweep-%s' % owner,
-                     daemon=True).start()
+    job = {'cloud': store.cloud_key, 'timeout': store.timeout,
+           'owner': owner, 'credentials': credentials._asdict(),
+           'api_timeout': api_timeout, 'sweep': kwargs}
+    try:
+        if store.shared:
+            _spawn(store, job, python or sys.executable)
+        else:
+            threading.Thread(target=_logged, args=(run, store, job),
+                             name='orphan-sweep-%s' % owner,
+                             daemon=True).start()
+    except Exception:
+        LOG.exception('background sweep could not start')
+        store.release(owner)
+        return False
     return True
+
+
+def run(store, job):
+    """The sweep :func:`start` handed over, under the lock it took: the
+    body of the sweep thread and of the sweeper process."""
+    clients = client.for_credentials(
+        client.Credentials(**job['credentials']), job['api_timeout'])
+    client.validate_token(clients)
+    return locked_sweep(store, clients, owner=job['owner'], **job['sweep'])
+
+
+def _logged(func, *args):
+    try:
+        func(*args)
+    except Exception:
+        LOG.exception('background sweep failed')
+
+
+def _spawn(store, job, python):
+    """``python -m orphan_dashboard.sweeper`` with this process's settings
+    module and import path, in a session of its own (a Horizon worker
+    restarted meanwhile does not take it down); the job, token included,
+    goes through its stdin, never its command line or environment."""
+    from django.conf import settings
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in sys.path if p))
+    env['DJANGO_SETTINGS_MODULE'] = settings.SETTINGS_MODULE
+    proc = subprocess.Popen(
+        [python, '-m', 'orphan_dashboard.sweeper'], stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, env=env, close_fds=True,
+        start_new_session=True)
+
+    def hand_over():
+        proc.communicate(json.dumps(job).encode())
+        if proc.returncode:
+            LOG.error('background sweep %s exited with %s', job['owner'],
+                      proc.returncode)
+            store.release(job['owner'])
+
+    threading.Thread(target=_logged, args=(hand_over,),
+                     name='orphan-sweeper-%d' % proc.pid,
+                     daemon=True).start()
 
 
 def patch(store, clients, consumers, min_age,

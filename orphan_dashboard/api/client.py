@@ -74,11 +74,15 @@ def _adapter(session, service_type, **kwargs):
                            user_agent=USER_AGENT, **kwargs)
 
 
-def for_request(request, timeout=DEFAULT_TIMEOUT):
-    """Adapters acting as the Horizon user, memoized on the request."""
-    clients = getattr(request, '_orphan_clients', None)
-    if clients is not None:
-        return clients
+class Credentials(collections.namedtuple(
+        'Credentials', 'token placement compute identity verify')):
+    """What acting as the Horizon user takes: the token, the endpoints of
+    Placement, Nova and Keystone, and how to verify TLS.  Plain data, so a
+    background sweep in a process of its own can be handed it."""
+
+
+def credentials_for_request(request):
+    """The Horizon user's :class:`Credentials`."""
     from django.conf import settings
     from openstack_dashboard.api import base
 
@@ -87,18 +91,31 @@ def for_request(request, timeout=DEFAULT_TIMEOUT):
         verify = False
     elif settings.OPENSTACK_SSL_CACERT:
         verify = settings.OPENSTACK_SSL_CACERT
-    session = ks_session.Session(verify=verify, timeout=timeout)
-    token = request.user.token.id
-    keystone = keystone_root(getattr(request.user, 'endpoint', None) or
-                             settings.OPENSTACK_KEYSTONE_URL)
-    clients = Clients(*(
+    return Credentials(
+        request.user.token.id, base.url_for(request, 'placement'),
+        base.url_for(request, 'compute'),
+        keystone_root(getattr(request.user, 'endpoint', None) or
+                      settings.OPENSTACK_KEYSTONE_URL),
+        verify)
+
+
+def for_credentials(credentials, timeout=DEFAULT_TIMEOUT):
+    """Adapters acting with a token at fixed endpoints, one session."""
+    session = ks_session.Session(verify=credentials.verify, timeout=timeout)
+    return Clients(*(
         _adapter(session, service_type, auth=token_endpoint.Token(
-            url, token))
-        for service_type, url in (
-            ('placement', base.url_for(request, 'placement')),
-            ('compute', base.url_for(request, 'compute')),
-            ('identity', keystone))))
-    request._orphan_clients = clients
+            url, credentials.token))
+        for service_type, url in (('placement', credentials.placement),
+                                  ('compute', credentials.compute),
+                                  ('identity', credentials.identity))))
+
+
+def for_request(request, timeout=DEFAULT_TIMEOUT):
+    """Adapters acting as the Horizon user, memoized on the request."""
+    clients = getattr(request, '_orphan_clients', None)
+    if clients is None:
+        clients = request._orphan_clients = for_credentials(
+            credentials_for_request(request), timeout)
     return clients
 
 

@@ -67,8 +67,14 @@ JOURNAL_DIR = Setting(
     'variable of the same name, else $XDG_STATE_HOME/orphan-dashboard or '
     '~/.local/state/orphan-dashboard); read by the local_settings.d '
     'snippet.')
+SWEEP_PYTHON = Setting(
+    'ORPHAN_AUDIT_SWEEP_PYTHON', None,
+    "The Python that runs background sweeps (python -m "
+    "orphan_dashboard.sweeper) when the cache is shared; default: this "
+    "process's interpreter, which under uWSGI or some mod_wsgi builds is "
+    "the web server's binary instead: then name Horizon's Python here.")
 SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
-            MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR)
+            MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR, SWEEP_PYTHON)
 
 JOURNAL_DATABASE = 'orphan_journal'
 """The journal's alias in ``DATABASES``."""

@@ -15,6 +15,7 @@
 
 import pathlib
 import re
+import sys
 
 from django.core import checks
 from django.test import override_settings
@@ -85,6 +86,23 @@ def test_the_check_names_a_missing_journal_and_router(settings):
                                         'orphan_dashboard.E002']
     assert all(isinstance(p, checks.Error) and conf.SNIPPET in p.hint
                for p in problems)
+
+
+def test_the_check_names_a_python_background_sweeps_cannot_use(
+        settings, monkeypatch, tmp_path):
+    """uWSGI's executable is uWSGI: with a shared cache the sweeps need
+    Horizon's Python named; a process-local cache sweeps in a thread."""
+    python = sys.executable
+    monkeypatch.setattr(sys, 'executable', '/usr/bin/uwsgi')
+    assert apps.check_sweep_python() == []          # locmem: a thread
+    settings.CACHES = {'default': {
+        'BACKEND': 'django.core.cache.backends.filebased.FileBasedCache',
+        'LOCATION': str(tmp_path)}}
+    problems = apps.check_sweep_python()
+    assert [p.id for p in problems] == ['orphan_dashboard.W003']
+    assert conf.SWEEP_PYTHON.name in problems[0].hint
+    settings.ORPHAN_AUDIT_SWEEP_PYTHON = python
+    assert apps.check_sweep_python() == []
 
 
 def test_a_setting_falls_back_to_its_default(settings):

@@ -27,6 +27,7 @@ from unittest import mock
 from django.core.cache import cache
 import pytest
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
@@ -72,8 +73,13 @@ def cloud(settings):
                                        snapshot=snapshot))
         return snapshot
 
+    credentials = client.Credentials('token', 'http://placement',
+                                     'http://nova', 'http://keystone', True)
     with mock.patch.object(service, '_store', return_value=STORE), \
             mock.patch.object(service, '_clients'), \
+            mock.patch.object(client, 'credentials_for_request',
+                              return_value=credentials), \
+            mock.patch.object(client, 'for_credentials'), \
             mock.patch.object(collect, 'snapshot', side_effect=collected), \
             mock.patch.object(classify, 'audit',
                               wraps=classify.audit) as audit:
@@ -146,6 +152,10 @@ def test_refresh_is_a_full_sweep_in_the_background(cloud):
     started = time.monotonic()
     service.refresh(None)
     assert time.monotonic() - started < 1
+    # The bar measures the full sweep against the last snapshot's counts.
+    read = service.sweep_state(None)['progress']['read']
+    assert read['servers'] == [0, len(cloud['incidents'].snapshot.servers)]
+    assert read['providers'] == [1, 3]
     cloud['gate'].set()
     wait_idle()
     assert [c['full'] for c in cloud['collected']] == [False, True]

@@ -59,9 +59,10 @@ def _age(taken_at):
 
 def _sweep(request, store, full=False):
     """Start a background sweep unless one runs (in any process)."""
-    clients = _clients(request)
     return snapshots.start(
-        store, clients, full=full, min_age=conf.MIN_AGE.get(),
+        store, client.credentials_for_request(request),
+        api_timeout=conf.API_TIMEOUT.get(), python=conf.SWEEP_PYTHON.get(),
+        full=full, min_age=conf.MIN_AGE.get(),
         full_sweep_interval=conf.FULL_SWEEP.get(),
         concurrency=conf.CONCURRENCY.get())
 

@@ -1,0 +1,108 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""A background sweep a page starts runs in a process of its own when the
+cache is shared (here a file-based one): at a lower CPU priority, with the
+user's token handed over on its stdin only, and a sweeper that dies
+releases the lock at once.
+
+The "cloud" is a socket that accepts and never answers, so the sweeper is
+caught at its first request, which shows the token it carries.
+"""
+
+import os
+import signal
+import socket
+import time
+import uuid
+
+from django.core.cache.backends.filebased import FileBasedCache
+from django.core.cache.backends.locmem import LocMemCache
+import pytest
+
+from orphan_dashboard.api import client
+from orphan_dashboard import snapshots
+from orphan_dashboard import sweeper
+from tests import processes
+
+
+def _children(name):
+    return processes.children({os.getpid()}, name)
+
+
+def _wait(predicate, timeout=60):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def silent_cloud():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        sock.listen(16)
+        sock.settimeout(60)
+        yield sock
+
+
+def test_only_a_shared_cache_sends_the_sweep_to_another_process(tmp_path):
+    assert snapshots.Store('c', cache=FileBasedCache(
+        str(tmp_path), {})).shared
+    assert not snapshots.Store('c', cache=LocMemCache('c', {})).shared
+
+
+def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
+                                                          silent_cloud):
+    store = snapshots.Store('test-cloud', cache=FileBasedCache(
+        str(tmp_path / 'cache'), {}))
+    url = 'http://127.0.0.1:%d' % silent_cloud.getsockname()[1]
+    token = 'token-%s' % uuid.uuid4().hex
+    credentials = client.Credentials(token, url, url, url, True)
+
+    assert snapshots.start(store, credentials, api_timeout=120, full=True)
+    owner = store.sweeper()
+    assert owner, 'the lock is taken before the page returns'
+    assert not snapshots.start(store, credentials, full=True)
+
+    connection, _ = silent_cloud.accept()
+    with connection:
+        request = connection.recv(65536)
+        assert ('X-Auth-Token: %s' % token).encode() in request
+        pids = _children('orphan_dashboard.sweeper')
+        assert len(pids) == 1
+        pid = pids[0]
+        assert os.getpriority(os.PRIO_PROCESS, pid) == sweeper.NICENESS
+        for part in ('cmdline', 'environ'):
+            with open('/proc/%d/%s' % (pid, part), 'rb') as f:
+                assert token.encode() not in f.read()
+        assert store.sweeper() == owner
+        os.kill(pid, signal.SIGKILL)
+        _wait(lambda: store.sweeper() is None)
+    assert snapshots.start(store, credentials, full=True), \
+        'the next page may sweep again'
+    connection, _ = silent_cloud.accept()
+    connection.close()
+    for pid in _children('orphan_dashboard.sweeper'):
+        os.kill(pid, signal.SIGKILL)
+    _wait(lambda: store.sweeper() is None)
+
+
+def test_a_sweeper_that_cannot_start_leaves_no_lock(tmp_path, caplog):
+    store = snapshots.Store('test-cloud', cache=FileBasedCache(
+        str(tmp_path / 'cache'), {}))
+    credentials = client.Credentials('t', 'http://p', 'http://n',
+                                     'http://k', True)
+    assert not snapshots.start(store, credentials,
+                               python=str(tmp_path / 'no-python'))
+    assert store.sweeper() is None
+    assert 'background sweep could not start' in caplog.text
