@@ -299,16 +299,21 @@ def tables(results):
     out.append(_table(head3, rows))
     head4 = ('servers', 'cold page s', 'first sweep s',
              'pages during it (max s)', 'refresh click s',
-             'pages during refresh (max s)', 'warm page s', 'cron refresh s',
+             'pages during refresh (max index / hypervisor s)',
+             'after refresh (index / hypervisor s)', 'warm page s',
+             'hypervisor page (first / warm s)', 'cron refresh s',
              'cron wall s', 'cron/cold', 'every page < 0.5 s')
     rows = []
     for r in results:
         page = r['page']
         pages = [page['cold_page_s'], page['first_loaded_page_s'],
-                 page['refresh_click_s'], *page['sweep_page_s'],
-                 *page['warm_page_s']]
-        if page['refresh_page_max_s'] is not None:
-            pages.append(page['refresh_page_max_s'])
+                 page['refresh_click_s'], page['first_detail_page_s'],
+                 page['after_refresh_page_s'],
+                 page['after_refresh_detail_page_s'], *page['sweep_page_s'],
+                 *page['warm_page_s'], *page['warm_detail_page_s']]
+        pages += [s for s in (page['refresh_page_max_s'],
+                              page['refresh_detail_page_max_s'])
+                  if s is not None]
         cron = med(r['cron_s']) if r.get('cron_s') else None
         rows.append((
             str(r['size']), _fmt(page['cold_page_s']),
@@ -316,10 +321,15 @@ def tables(results):
             '%d (%s)' % (page['sweep_pages'], _fmt(page['sweep_page_max_s'])
                          if page['sweep_page_max_s'] is not None else '-'),
             _fmt(page['refresh_click_s']),
-            '%d (%s)' % (page['refresh_pages'],
-                         _fmt(page['refresh_page_max_s'])
-                         if page['refresh_page_max_s'] is not None else '-'),
+            '%d (%s / %s)' % (page['refresh_pages'], *(
+                _fmt(v) if v is not None else '-'
+                for v in (page['refresh_page_max_s'],
+                          page['refresh_detail_page_max_s']))),
+            '%s / %s' % (_fmt(page['after_refresh_page_s']),
+                         _fmt(page['after_refresh_detail_page_s'])),
             _fmt(page['warm_page_median_s']),
+            '%s / %s' % (_fmt(page['first_detail_page_s']),
+                         _fmt(med(page['warm_detail_page_s']))),
             _fmt(cron) if cron is not None else '-',
             _fmt(med(r['cron_wall_s'])) if cron is not None else '-',
             '%.1f%%' % (100 * cron / med(r['cold_s'])) if cron is not None

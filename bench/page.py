@@ -20,8 +20,9 @@ are per process and each size has its own sandbox.  Logs in through
 ``openstack_auth`` with Django's test client (no template
 instrumentation); loads the index on a cold cache (the first sweep starts
 in the background), then again and again while that sweep runs, then
-``repeat`` times warm, then clicks *Refresh* and loads pages during that
-full sweep; then times Horizon's own
+``repeat`` times warm (and the worst hypervisor's page), then clicks
+*Refresh* and loads the index and that hypervisor's page in turn during
+that full sweep and once after it; then times Horizon's own
 ``openstack_dashboard.api.placement.get_providers`` with a minimal request.
 ``service.report`` is timed on its own too (``warm_report_s``).  Prints one
 JSON object.
@@ -95,10 +96,10 @@ def main(argv=None):
     if resp.status_code != 302:
         raise SystemExit('login failed: %s' % resp.status_code)
 
-    def page():
-        resp = client.get(INDEX)
+    def page(url=INDEX):
+        resp = client.get(url)
         if resp.status_code != 200:
-            raise SystemExit('index answered %s' % resp.status_code)
+            raise SystemExit('%s answered %s' % (url, resp.status_code))
         return resp
 
     def sweeping():
@@ -125,20 +126,31 @@ def main(argv=None):
                           rb'attention', resp.content)
     out['attention'] = int(attention.group(1)) if attention else None
     out['page_bytes'] = len(resp.content)
+    # The worst hypervisor's own page: its tree loaded whole.
+    detail = '%s%s/' % (INDEX, re.search(
+        rb'data-object-id="([^"]+)"', resp.content).group(1).decode())
+    out['first_detail_page_s'] = _timed(lambda: page(detail))[0]
     del report_times[:]
     warm = [_timed(page)[0] for _ in range(args.repeat)]
     out['warm_report_s'] = report_times
     out['warm_page_s'] = warm
     out['warm_page_median_s'] = statistics.median(warm)
-    # *Refresh*: a full sweep in the background; pages meanwhile.
+    out['warm_detail_page_s'] = [_timed(lambda: page(detail))[0]
+                                 for _ in range(args.repeat)]
+    # *Refresh*: a full sweep in the background; the index and the
+    # hypervisor's page in turn meanwhile, and once it is published.
     out['refresh_click_s'] = _timed(
         lambda: client.get(INDEX + '?refresh=1'))[0]
-    during = []
+    during = {INDEX: [], detail: []}
     while sweeping():
-        during.append(_timed(page)[0])
+        url = INDEX if len(during[INDEX]) <= len(during[detail]) else detail
+        during[url].append(_timed(lambda: page(url))[0])
         time.sleep(0.2)
-    out['refresh_pages'] = len(during)
-    out['refresh_page_max_s'] = max(during) if during else None
+    out['refresh_pages'] = len(during[INDEX]) + len(during[detail])
+    out['refresh_page_max_s'] = max(during[INDEX], default=None)
+    out['refresh_detail_page_max_s'] = max(during[detail], default=None)
+    out['after_refresh_page_s'] = _timed(page)[0]
+    out['after_refresh_detail_page_s'] = _timed(lambda: page(detail))[0]
 
     session = rest.password_session(sandbox['auth_url'], admin['username'],
                                     admin['password'], admin['project_name'])

@@ -119,35 +119,51 @@ class Store:
 
     # -- blobs ------------------------------------------------------------
 
-    def _put(self, name, version, value):
-        data = zlib.compress(pickle.dumps(value, protocol=5), 1)
-        parts = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)]
-        self.cache.set_many({self._key(name, version, i): part
-                             for i, part in enumerate(parts)}, self.timeout)
-        self.cache.set(self._key(name, version), len(parts), self.timeout)
+    def _put(self, blobs):
+        """Store ``{key parts: value}`` in one round trip, each value
+        pickled, compressed and cut in chunks."""
+        entries = {}
+        for parts, value in blobs.items():
+            data = zlib.compress(pickle.dumps(value, protocol=5), 1)
+            chunks = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)]
+            entries.update((self._key(*parts, i), chunk)
+                           for i, chunk in enumerate(chunks))
+            entries[self._key(*parts)] = len(chunks)
+        self.cache.set_many(entries, self.timeout)
 
-    def _get(self, name, version):
-        count = self.cache.get(self._key(name, version))
+    def _get(self, *parts):
+        count = self.cache.get(self._key(*parts))
         if count is None:
             return None
-        keys = [self._key(name, version, i) for i in range(count)]
-        parts = self.cache.get_many(keys)
-        if len(parts) != count:
+        keys = [self._key(*parts, i) for i in range(count)]
+        chunks = self.cache.get_many(keys)
+        if len(chunks) != count:
             return None
-        return pickle.loads(zlib.decompress(b''.join(parts[k] for k in keys)))
+        return pickle.loads(zlib.decompress(b''.join(chunks[k] for k in keys)))
 
     def load_snapshot(self, version):
         return self._get('snapshot', version) if version else None
 
     def load_report(self, version):
+        """The report's :meth:`~audit.model.Report.summary`."""
         return self._get('report', version) if version else None
+
+    def load_tree(self, version, provider_uuid):
+        """One provider tree's :class:`~audit.model.ProviderReport`, every
+        finding included."""
+        return self._get('tree', version, provider_uuid) if version else None
 
     def save(self, snapshot, report, min_age, consumed=frozenset()):
         """Publish a new version; ``consumed`` are the touched consumers
-        this snapshot has re-read (others stay touched)."""
+        this snapshot has re-read (others stay touched).  The report is
+        stored as its summary and one entry per provider tree, so that a
+        page loads only what it shows."""
         version = uuid.uuid4().hex
-        self._put('snapshot', version, snapshot)
-        self._put('report', version, report)
+        blobs = {('snapshot', version): snapshot,
+                 ('report', version): report.summary()}
+        blobs.update((('tree', version, p.provider.uuid), p)
+                     for p in report.providers)
+        self._put(blobs)
         state = self.state()
         state.update(
             version=version, taken_at=snapshot.taken_at, min_age=min_age,
@@ -161,7 +177,7 @@ class Store:
     def save_names(self, names):
         """Publish Keystone's project and user names (a sweep reads them)."""
         version = uuid.uuid4().hex
-        self._put('names', version, names)
+        self._put({('names', version): names})
         state = self.state()
         state['names'] = version
         self._set_state(state)

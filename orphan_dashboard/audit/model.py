@@ -319,6 +319,16 @@ class Report:
                 return report
         return None
 
+    def summary(self):
+        """This report without its ``ok`` findings: all the index, its
+        filters and the batch actions read, and a tenth of the findings
+        of a whole cloud to store and load (a provider tree's own page
+        reads the tree whole)."""
+        return dataclasses.replace(self, providers=[
+            dataclasses.replace(p, findings=[
+                f for f in p.findings if f.verdict != OK])
+            for p in self.providers])
+
     def hypervisors(self):
         """``{hypervisor hostname: Hypervisor}`` (a server's ``host``)."""
         return {p.hypervisor.hostname: p.hypervisor for p in self.providers

@@ -16,12 +16,15 @@
 fails on unexpected error messages.
 """
 
+from unittest import mock
+
 from django.urls import reverse
 
 from openstack_dashboard.test import helpers
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import repair
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
@@ -131,8 +134,23 @@ def signed_rows(response):
     return response.context['form'].initial['rows']
 
 
+def tree_of_report(request, provider_uuid):
+    """``service.provider_report`` as the store serves it: the tree of the
+    report ``service.report`` (mocked by the test) gives."""
+    report = service.report(request)
+    return report and report.provider(provider_uuid)
+
+
 class AdminViewTests(helpers.BaseAdminViewTests):
-    """Admin tests with a placement endpoint in the service catalog."""
+    """Admin tests with a placement endpoint in the service catalog; a
+    provider tree comes from the report the test gives."""
+
+    def setUp(self):
+        super().setUp()
+        patcher = mock.patch.object(service, 'provider_report',
+                                    side_effect=tree_of_report)
+        patcher.start()
+        self.addCleanup(patcher.stop)
 
     def _setup_test_data(self):
         super()._setup_test_data()

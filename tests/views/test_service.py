@@ -35,6 +35,7 @@ from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import snapshots
 from tests.views.base import H1
 from tests.views.base import H2
+from tests.views.base import H3
 from tests.views.base import Incidents
 
 STORE = snapshots.Store('test-cloud', timeout=3600)
@@ -191,6 +192,34 @@ def test_our_writes_are_shown_at_once_and_read_by_the_next_sweep(
     assert STORE.state()['touched'] == frozenset()
 
 
+def test_the_index_loads_the_summary_a_provider_page_its_tree(cloud):
+    """A new snapshot costs a page only what it shows: the index the
+    findings that are not ``ok``, a provider's page that one tree whole."""
+    report = first_report(cloud)
+    full = classify.audit(cloud['incidents'].snapshot, min_age=600)
+    assert {f.verdict for f in report.findings} - {m.OK} == \
+        {f.verdict for f in full.findings} - {m.OK}
+    assert m.OK not in {f.verdict for f in report.findings}
+    assert [(p.provider.uuid, p.counts.get(m.PROTECTED), p.needs_attention)
+            for p in report.providers] == \
+        [(p.provider.uuid, p.counts.get(m.PROTECTED), p.needs_attention)
+         for p in full.providers]
+    tree = service.provider_report(None, H3)
+    assert tree.findings == full.provider(H3).findings
+    assert m.OK in {f.verdict for f in tree.findings}
+    assert service.provider_report(None, 'no-such-provider') is None
+    assert len(cloud['collected']) == 1
+
+
+def test_an_evicted_tree_means_a_full_sweep(cloud):
+    first_report(cloud)
+    cache.delete(STORE._key('tree', STORE.state()['version'], H3))
+    assert service.provider_report(None, H3) is None
+    wait_idle()
+    assert [c['full'] for c in cloud['collected']] == [False, True]
+    assert service.provider_report(None, H3) is not None
+
+
 def test_another_worker_renders_from_the_shared_cache(cloud):
     first = first_report(cloud)
     service._shown.clear()          # a second process: nothing in memory
@@ -228,6 +257,7 @@ def test_blobs_are_cut_below_memcacheds_item_limit(monkeypatch):
     again = STORE.load_snapshot(version)
     assert again.consumers == snapshot.consumers
     assert isinstance(STORE.load_report(version), m.Report)
+    assert STORE.load_tree(version, H1).provider.uuid == H1
     cache.delete(STORE._key('snapshot', version, 0))
     assert STORE.load_snapshot(version) is None
     cache.clear()

@@ -45,6 +45,9 @@ class _Shown(typing.NamedTuple):
     version: str
     min_age: int
     report: object
+    """The report's summary, as the index shows it."""
+    audited: object = None
+    """The whole report, when this process audited the snapshot again."""
 
 
 _shown = {}
@@ -67,16 +70,16 @@ def _sweep(request, store, full=False):
         concurrency=conf.CONCURRENCY.get())
 
 
-def report(request):
-    """The audit :class:`~audit.model.Report` of the whole cloud, or None
-    before the first sweep of this cloud has finished.
+def _current(request):
+    """``(store, _Shown)`` of the last snapshot (``_Shown`` is None before
+    the first sweep of this cloud has finished).
 
     Pages never sweep: they render the report published with the last
     snapshot in Django's cache (shared by all workers when that is
     memcached or redis) and start a background sweep when it is older than
     ``ORPHAN_AUDIT_SNAPSHOT_TTL``, when one was asked for, or when there is
-    none (see :mod:`orphan_dashboard.snapshots`).  Its ``taken_at`` says how
-    old it is.  Repairs never use it: they re-read what they touch.
+    none (see :mod:`orphan_dashboard.snapshots`).  Repairs never use it:
+    they re-read what they touch.
     """
     store = _store(request)
     state = store.state()
@@ -84,22 +87,47 @@ def report(request):
             _age(state['taken_at']) >= conf.SNAPSHOT_TTL.get():
         _sweep(request, store, full=state['wanted'] == 'full')
     if state['version'] is None:
-        return None
-    key = store.base
+        return store, None
     min_age = conf.MIN_AGE.get()
-    shown = _shown.get(key)
+    shown = _shown.get(store.base)
     if shown is None or (shown.version, shown.min_age) != (
             state['version'], min_age):
-        report_ = store.load_report(state['version'])
-        if report_ is None:     # evicted from the cache: sweep again
-            _sweep(request, store, full=True)
-            return None
         if state['min_age'] != min_age:
-            report_ = classify.audit(store.load_snapshot(state['version']),
-                                     min_age=min_age)
-        shown = _Shown(state['version'], min_age, report_)
-        _shown[key] = shown
-    return shown.report
+            snapshot = store.load_snapshot(state['version'])
+            audited = snapshot and classify.audit(snapshot, min_age=min_age)
+            shown = audited and _Shown(state['version'], min_age,
+                                       audited.summary(), audited)
+        else:
+            summary = store.load_report(state['version'])
+            shown = summary and _Shown(state['version'], min_age, summary)
+        if shown is None:       # evicted from the cache: sweep again
+            _sweep(request, store, full=True)
+            return store, None
+        _shown[store.base] = shown
+    return store, shown
+
+
+def report(request):
+    """The audit :class:`~audit.model.Report` of the whole cloud as its
+    :meth:`~audit.model.Report.summary` (no ``ok`` findings), or None
+    before the first sweep of this cloud has finished.  Its ``taken_at``
+    says how old it is."""
+    shown = _current(request)[1]
+    return shown and shown.report
+
+
+def provider_report(request, provider_uuid):
+    """One provider tree of the same report, with every finding (``ok``
+    included), or None where the report has no such provider."""
+    store, shown = _current(request)
+    if shown is None or shown.report.provider(provider_uuid) is None:
+        return None
+    if shown.audited is not None:
+        return shown.audited.provider(provider_uuid)
+    tree = store.load_tree(shown.version, provider_uuid)
+    if tree is None:            # evicted from the cache: sweep again
+        _sweep(request, store, full=True)
+    return tree
 
 
 def refresh(request):
@@ -160,7 +188,7 @@ def findings_export(request, provider_uuid=None):
     if shown is None:
         return None
     if provider_uuid:
-        provider = shown.provider(provider_uuid.lower())
+        provider = provider_report(request, provider_uuid.lower())
         if provider is None:
             raise LookupError(provider_uuid)
         findings = provider.findings
@@ -351,7 +379,6 @@ def decommission_apply(request, provider_uuid, plans, chosen):
 
 
 def _hints_for_tree(request, provider_uuid):
-    shown = report(request)
-    provider = shown.provider(provider_uuid) if shown else None
+    provider = provider_report(request, provider_uuid)
     findings = provider.findings if provider else []
     return repair.instance_hints(findings, findings)

@@ -38,20 +38,23 @@ from orphan_dashboard import repair
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
 
 
-def _report(request):
+def _report(request, provider_uuid=None):
     """The last audit report (None before the first one), with a warning
-    or the error on the page."""
+    or the error on the page; with ``provider_uuid``, ``(report, that
+    provider tree's whole report or None)``."""
     try:
         report = service.report(request)
+        provider = provider_uuid and service.provider_report(
+            request, provider_uuid)
     except Exception:
         exceptions.handle(request, _('Unable to read the audit of this '
                                      'cloud: no repair is possible now.'))
-        return None
+        return (None, None) if provider_uuid else None
     if report is not None and report.down_cells:
         messages.warning(request, _(
             'A cell is down: allocations that could belong to servers there '
             'are shown as protected until it is back.'))
-    return report
+    return (report, provider) if provider_uuid else report
 
 
 class _FilteredTabsView(tabs.TabbedTableView):
@@ -117,8 +120,7 @@ class DetailView(_FilteredTabsView):
     def get_tabs(self, request, **kwargs):
         kwargs['provider_uuid'] = kwargs['provider_uuid'].lower()
         if not hasattr(self, 'provider_report'):
-            report = _report(request)
-            provider = report and report.provider(kwargs['provider_uuid'])
+            report, provider = _report(request, kwargs['provider_uuid'])
             if provider is None:
                 if report is not None:
                     messages.error(request, _('No such resource provider.'))
