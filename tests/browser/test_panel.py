@@ -263,8 +263,8 @@ def test_unconfirmed_resize_is_protected_and_offers_no_repair(
 
 
 def test_filters_find_hypervisors_and_rows(site, browser):
-    """The hypervisor table's filter searches every hypervisor on the
-    server; the allocation table's hides rows as one types."""
+    """Both filters search on the server: every hypervisor, every row of
+    a hypervisor's allocations, not only the page shown."""
     protected = expected_rows(site, 'unconfirmed_resize', 'protected')
     browser.open(INDEX)
     browser.find('#providers')
@@ -295,14 +295,20 @@ def test_filters_find_hypervisors_and_rows(site, browser):
     browser.find('#allocations')
     everything = browser.all('#allocations tbody tr[data-object-id]')
     assert len(everything) > 1
-    search = browser.find('#allocations .table_search.client input')
+    search = browser.find('#allocations input[name="allocations__filter__q"]')
     search.send_keys(entry['consumer'][:13])
+    browser.click('#allocations .table_search button[type="submit"]')
     browser.wait(lambda d: [
         r.get_attribute('data-object-id') for r in d.find_elements(
             'css selector', '#allocations tbody tr[data-object-id]')
-        if r.is_displayed()] == ['%s:%s' % (entry['consumer'],
-                                            entry['provider'])])
+    ] == ['%s:%s' % (entry['consumer'], entry['provider'])])
     browser.save('allocations-filtered')
+    search = browser.find('#allocations input[name="allocations__filter__q"]')
+    search.clear()
+    browser.click('#allocations .table_search button[type="submit"]')
+    browser.wait(lambda d: len(d.find_elements(
+        'css selector', '#allocations tbody tr[data-object-id]')) ==
+        len(everything))
 
 
 def test_history_shows_the_changes_and_restore_puts_one_back(site, browser,

@@ -14,9 +14,12 @@
 Horizon's own pages, the filters, and the findings as CSV and JSON."""
 
 import csv
+import html
 import io
 import json
+import re
 
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tables
 import pytest
@@ -108,7 +111,7 @@ class FilterTests(AdminViewTests):
         res = self.client.get(detail(H3))
         rows = res.context['allocations_table'].get_rows()
         shown = {r.datum.consumer: r.datum for r in rows}
-        self.assertContains(res, 'table_search client')
+        self.assertNotContains(res, 'table_search client')
 
         def matching(text):
             return {c for c, row in shown.items()
@@ -117,12 +120,46 @@ class FilterTests(AdminViewTests):
         self.assertEqual({incidents.bare}, matching('holds no allocation'))
         self.assertEqual(set(shown), matching('web-shop'))
         self.assertEqual(set(), matching('no-such-project'))
-        # Without JavaScript the table filters on the server alike.
-        res = self.client.post(detail(H3), {
-            'allocations__filter__q': 'unknown consumer'})
+        # The table filters on the server, every row of the tree: with one
+        # row a page, the stranger is on the third, and found from the
+        # first; the filter is kept for the next page.
+        with self.settings(API_RESULT_PAGE_SIZE=1):
+            res = self.client.get(detail(H3))
+            self.assertNotIn(incidents.stranger, [
+                r.datum.consumer
+                for r in res.context['allocations_table'].get_rows()])
+            res = self.client.post(detail(H3), {
+                'allocations__filter__q_field': 'any',
+                'allocations__filter__q': 'unknown consumer'})
+            self.assertRedirects(
+                res, detail(H3) + '?tab=provider__allocations',
+                fetch_redirect_response=False)
+            res = self.client.get(res.url)
         self.assertEqual([incidents.stranger], [
             r.datum.consumer
             for r in res.context['allocations_table'].get_rows()])
+
+    @helpers.create_mocks({service: ['report', 'names']})
+    def test_a_trees_allocations_a_page_at_a_time_problems_first(self):
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        self.mock_names.return_value = NAMES
+        findings = incidents.report.provider(H3).findings
+        self.assertGreater(len(findings), 2)
+        seen, url = [], detail(H3)
+        with self.settings(API_RESULT_PAGE_SIZE=2):
+            while url:
+                res = self.client.get(url)
+                rows = [r.datum.consumer for r in
+                        res.context['allocations_table'].get_rows()]
+                self.assertLessEqual(len(rows), 2)
+                seen.extend(rows)
+                more = re.search(r'href="(\?marker=[^"]*)"',
+                                 res.content.decode())
+                url = more and detail(H3) + html.unescape(more.group(1))
+        self.assertEqual([f.consumer for f in findings], seen)
+        self.assertNotEqual(m.OK, findings[0].verdict)
+        self.assertEqual(m.OK, findings[-1].verdict)
 
 
 class ExportTests(AdminViewTests):

@@ -480,8 +480,7 @@ def _reason(finding):
 
 
 def finding_matches(row, text):
-    """Whether an allocation row shows ``text`` (what the browser's
-    search matches as one types)."""
+    """Whether an allocation row shows ``text``."""
     return _matches(text, row.consumer, labels.reason(row.nova), row.host,
                     row.project_name, row.project_id, row.user_name,
                     row.user_id, row.verdict, labels.verdict(row.verdict),
@@ -489,12 +488,10 @@ def finding_matches(row, text):
 
 
 class AllocationsFilter(tables.FilterAction):
-    """Rows hide as one types (Horizon's client-side search over what
-    each row shows: consumer, server, host, project, user, verdict,
-    reason); without JavaScript the same match runs on the server."""
-
-    def filter(self, table, rows, filter_string):
-        return [row for row in rows if finding_matches(row, filter_string)]
+    """Every row of the tree (not only the page shown) that shows the
+    text: consumer, server, host, project, user, verdict or reason."""
+    filter_type = 'server'
+    filter_choices = (('any', _('Any column ='), True),)
 
 
 class AllocationRow(tables.Row):

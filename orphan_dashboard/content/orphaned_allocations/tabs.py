@@ -24,10 +24,30 @@ from orphan_dashboard.content.orphaned_allocations import tables
 TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
 
 
-class ProvidersTab(tabs.TableTab):
-    """The hypervisors that need attention, worst first, a page at a time
-    (the user's *Items Per Page*): Horizon renders a few milliseconds per
-    row, and a large cloud has hundreds of mismatched hypervisors."""
+class _PagedTab(tabs.TableTab):
+    """A table of rows already in memory, a page at a time (the user's
+    *Items Per Page*): Horizon renders a few milliseconds per row."""
+
+    def paged(self, name, rows):
+        table = self._tables[name]
+        meta = table._meta
+        page, self._prev, self._more = pages.page(
+            rows, [table.get_object_id(row) for row in rows],
+            self.request.GET.get(meta.pagination_param),
+            self.request.GET.get(meta.prev_pagination_param),
+            utils.get_page_size(self.request))
+        return page
+
+    def has_prev_data(self, table):
+        return getattr(self, '_prev', False)
+
+    def has_more_data(self, table):
+        return getattr(self, '_more', False)
+
+
+class ProvidersTab(_PagedTab):
+    """The hypervisors that need attention, worst first: a large cloud has
+    hundreds of mismatched hypervisors."""
 
     name = _('Hypervisors')
     slug = 'providers'
@@ -47,19 +67,7 @@ class ProvidersTab(tabs.TableTab):
                     if tables.provider_matches(p, field, text, names)]
         elif self.request.GET.get('show') != 'all':
             rows = [p for p in rows if p.needs_attention]
-        meta = tables.ProvidersTable._meta
-        page, self._prev, self._more = pages.page(
-            rows, [p.provider.uuid for p in rows],
-            self.request.GET.get(meta.pagination_param),
-            self.request.GET.get(meta.prev_pagination_param),
-            utils.get_page_size(self.request))
-        return page
-
-    def has_prev_data(self, table):
-        return getattr(self, '_prev', False)
-
-    def has_more_data(self, table):
-        return getattr(self, '_more', False)
+        return self.paged('providers', rows)
 
 
 class HistoryTab(tabs.TableTab):
@@ -86,7 +94,9 @@ class IndexTabs(tabs.TabGroup):
     sticky = True
 
 
-class AllocationsTab(tabs.TableTab):
+class AllocationsTab(_PagedTab):
+    """A provider tree's allocations, problems first: a hypervisor may
+    hold hundreds, a sharing provider thousands."""
     name = _('Allocations')
     slug = 'allocations'
     table_classes = (tables.AllocationsTable,)
@@ -101,8 +111,12 @@ class AllocationsTab(tabs.TableTab):
             names = {'projects': {}, 'users': {}}
             exceptions.handle(self.request, _('Unable to read the project '
                                               'and user names.'))
-        return tables.shown_findings(kwargs['provider_report'].findings,
+        rows = tables.shown_findings(kwargs['provider_report'].findings,
                                      kwargs['report'], names)
+        text = tables.server_filter(self._tables['allocations'])[1]
+        if text:
+            rows = [r for r in rows if tables.finding_matches(r, text)]
+        return self.paged('allocations', rows)
 
 
 class OverviewTab(tabs.Tab):
