@@ -126,14 +126,16 @@ def read_topology(placement_client, nova_client, old=None):
 
 
 def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
-              keep_known=False):
+              keep_known=False, fresh=frozenset()):
     """Read details of consumers the audit may act on.
 
-    Project, user and age come only from ``GET /allocations/{consumer}``;
-    whether Nova knew a non-server consumer only from its instance actions
-    (unresolved when Nova would not say).  Consumers the sweep already saw
-    holding allocations are asked about in the same round as the details;
-    the rest once their details say so.
+    Project, user and age come only from ``GET /allocations/{consumer}``
+    (not read again for the ``fresh`` consumers, whose entry in
+    ``snapshot`` this sweep took from it); whether Nova knew a non-server
+    consumer only from its instance actions (unresolved when Nova would not
+    say).  Consumers the sweep already saw holding allocations are asked
+    about in the same round as the details; the rest once their details
+    say so.
     """
     def stranger(uuid):
         return uuid not in snapshot.servers and \
@@ -144,14 +146,16 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
         return bool(consumer and consumer.allocations)
 
     early = {u for u in uuids if stranger(u) and holds(u)}
-    calls = [('details', u) for u in uuids] + [('known', u) for u in early]
+    calls = [('details', u) for u in uuids if u not in fresh] + \
+        [('known', u) for u in early]
     answers = _map(lambda call: (
         placement.consumer_allocations(placement_client, call[1])
         if call[0] == 'details' else
         nova.instance_known(nova_client, call[1])), calls, concurrency)
     for uuid in uuids:
-        snapshot.consumers[uuid] = parse.consumer(
-            uuid, answers[('details', uuid)])
+        if uuid not in fresh:
+            snapshot.consumers[uuid] = parse.consumer(
+                uuid, answers[('details', uuid)])
     strangers = [u for u in uuids if stranger(u) and holds(u)]
     known = {u: answers[('known', u)] for u in strangers if u in early}
     known.update(_map(lambda u: nova.instance_known(nova_client, u),
@@ -324,7 +328,9 @@ def refresh_snapshot(placement_client, nova_client, old,
                     consumers.get(u) is None or
                     consumers[u].modified is None}
     _identify(snapshot, placement_client, nova_client, unidentified,
-              concurrency, keep_known=True)
+              concurrency, keep_known=True,
+              fresh={u for u in changed if u in consumers and
+                     consumers[u].modified is not None})
     _identify_owners(snapshot, placement_client, concurrency)
     return snapshot
 

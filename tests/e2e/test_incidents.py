@@ -15,8 +15,10 @@ code paths, found with the right verdicts, repaired through the panel's
 Django views (logged in through the sandbox's Keystone), checked against
 Placement directly and against ``nova-manage placement audit``."""
 
+import collections
 import json
 import re
+from unittest import mock
 
 import pytest
 
@@ -68,6 +70,19 @@ def test_refresh_finds_what_a_full_sweep_finds(cloud):
     key = sorted((f.consumer, f.provider, f.verdict) for f in report.findings)
     assert sorted((f.consumer, f.provider, f.verdict)
                   for f in again.findings) == key
+    # Every suspect changed (as after our own writes): each one holding
+    # allocations is read once, its details included.
+    suspects = {f.consumer for f in report.problems}
+    with mock.patch.object(api, 'consumer_allocations',
+                           wraps=api.consumer_allocations) as read:
+        told = collect.refresh_snapshot(clients.placement, clients.nova,
+                                        full, touched=suspects)
+    reads = collections.Counter(call.args[1] for call in read.call_args_list)
+    holding = {u for u in suspects if told.consumers.get(u) and
+               told.consumers[u].allocations}
+    assert holding and {reads[u] for u in holding} == {1}
+    assert sorted((f.consumer, f.provider, f.verdict) for f in
+                  classify.audit(told, min_age=0).findings) == key
 
 
 def test_nova_manage_agrees_where_the_rules_overlap(cloud):
