@@ -321,8 +321,8 @@ class Report:
 
     def summary(self):
         """This report without its ``ok`` findings: all the index, its
-        filters and the batch actions read, and a tenth of the findings
-        of a whole cloud to store and load (a provider tree's own page
+        filters and the batch actions read, and a small part of a whole
+        cloud's findings to store and load (a provider tree's own page
         reads the tree whole)."""
         return dataclasses.replace(self, providers=[
             dataclasses.replace(p, findings=[
