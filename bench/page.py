@@ -24,8 +24,11 @@ in the background), then again and again while that sweep runs, then
 *Refresh* and loads the index and that hypervisor's page in turn during
 that full sweep and once after it; then times Horizon's own
 ``openstack_dashboard.api.placement.get_providers`` with a minimal request.
-``service.report`` is timed on its own too (``warm_report_s``).  Prints one
-JSON object.
+``service.report`` is timed on its own too (``warm_report_s``).  Every
+page during a sweep that takes over ``SLOW`` seconds is traced
+(``slow_pages``): when into the sweep, its CPU seconds (little CPU: it
+waited), the sweep's progress then, and the HTTP requests it made.  Prints
+one JSON object.
 """
 import argparse
 import json
@@ -37,6 +40,7 @@ import time
 import types
 
 INDEX = '/admin/orphaned_allocations/'
+SLOW = 0.3
 
 
 def _timed(func):
@@ -60,6 +64,41 @@ class _Request:
             services_region=sandbox['region'])
 
 
+class _Tracer:
+    """The HTTP requests a page makes (``requests`` underlies keystoneauth
+    and so every OpenStack client Horizon uses), and the slow pages."""
+
+    def __init__(self):
+        import requests
+        self.calls = []
+        self.slow = []
+        send = requests.Session.request
+
+        def request(session, method, url, *args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return send(session, method, url, *args, **kwargs)
+            finally:
+                self.calls.append([method, url.split('?')[0][-60:], round(
+                    time.perf_counter() - t0, 3)])
+        requests.Session.request = request
+
+    def page(self, sweep, started, what, load, progress):
+        """``load()`` timed; traced if slow."""
+        del self.calls[:]
+        cpu = time.process_time()
+        elapsed = _timed(load)[0]
+        if elapsed > SLOW:
+            done = (progress or {}).get('done', {})
+            self.slow.append({
+                'sweep': sweep, 'at_s': round(time.perf_counter() - started,
+                                              2),
+                'page': what, 'seconds': round(elapsed, 3),
+                'cpu_s': round(time.process_time() - cpu, 3),
+                'progress': done, 'requests': list(self.calls)})
+        return elapsed
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m bench.page')
     parser.add_argument('--repeat', type=int, default=3)
@@ -81,6 +120,7 @@ def main(argv=None):
         report_times.append(elapsed)
         return result
     service.report = timed_report
+    tracer = _Tracer()
     with open(os.environ['SANDBOX_JSON']) as f:
         sandbox = json.load(f)
     admin = sandbox['admin']
@@ -102,8 +142,10 @@ def main(argv=None):
             raise SystemExit('%s answered %s' % (url, resp.status_code))
         return resp
 
-    def sweeping():
-        return client.get(INDEX + 'sweep/').json()['sweeping']
+    def sweep_state():
+        """(whether a sweep runs, its progress)"""
+        state = client.get(INDEX + 'sweep/').json()
+        return state['sweeping'], state.get('progress')
 
     # Horizon itself warm (templates, menus), as a running one is.
     out['warm_up_s'] = _timed(lambda: client.get('/settings/'))[0]
@@ -113,9 +155,11 @@ def main(argv=None):
     out['cold_page_s'], resp = _timed(page)
     out['cold_page_shows_progress'] = b'orphan-first-sweep' in resp.content
     during = []
-    while sweeping():
-        during.append(_timed(page)[0])
+    sweeping, progress = sweep_state()
+    while sweeping:
+        during.append(tracer.page('first', started, 'index', page, progress))
         time.sleep(0.2)
+        sweeping, progress = sweep_state()
     out['first_sweep_s'] = time.perf_counter() - started
     out['sweep_pages'] = len(during)
     out['sweep_page_s'] = during
@@ -139,13 +183,18 @@ def main(argv=None):
                                  for _ in range(args.repeat)]
     # *Refresh*: a full sweep in the background; the index and the
     # hypervisor's page in turn meanwhile, and once it is published.
+    started = time.perf_counter()
     out['refresh_click_s'] = _timed(
         lambda: client.get(INDEX + '?refresh=1'))[0]
     during = {INDEX: [], detail: []}
-    while sweeping():
+    sweeping, progress = sweep_state()
+    while sweeping:
         url = INDEX if len(during[INDEX]) <= len(during[detail]) else detail
-        during[url].append(_timed(lambda: page(url))[0])
+        during[url].append(tracer.page(
+            'refresh', started, 'index' if url == INDEX else 'hypervisor',
+            lambda: page(url), progress))
         time.sleep(0.2)
+        sweeping, progress = sweep_state()
     out['refresh_pages'] = len(during[INDEX]) + len(during[detail])
     out['refresh_page_max_s'] = max(during[INDEX], default=None)
     out['refresh_detail_page_max_s'] = max(during[detail], default=None)
@@ -164,6 +213,7 @@ def main(argv=None):
     out['get_providers_s'] = times
     out['get_providers_median_s'] = statistics.median(times)
     out['get_providers_requests'] = 1 + 2 * len(providers)
+    out['slow_pages'] = tracer.slow
     json.dump(out, sys.stdout)
     sys.stdout.write('\n')
     return 0

@@ -82,6 +82,10 @@ def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
         assert len(pids) == 1
         pid = pids[0]
         assert os.getpriority(os.PRIO_PROCESS, pid) == sweeper.NICENESS
+        if os.path.exists(sweeper.AUTOGROUP):
+            with open('/proc/%d/autogroup' % pid) as f:
+                assert f.read().split()[-2:] == [
+                    'nice', str(sweeper.NICENESS)], 'its session too'
         for part in ('cmdline', 'environ'):
             with open('/proc/%d/%s' % (pid, part), 'rb') as f:
                 assert token.encode() not in f.read()
