@@ -19,6 +19,7 @@ narrow re-read of a few consumers that every repair does at submit time.
 import concurrent.futures
 import datetime
 import logging
+import threading
 
 from orphan_dashboard.api import keystone
 from orphan_dashboard.api import nova
@@ -133,21 +134,19 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
     (not read again for the ``fresh`` consumers, whose entry in
     ``snapshot`` this sweep took from it); whether Nova knew a non-server
     consumer only from its instance actions (unresolved when Nova would not
-    say).  Consumers the sweep already saw holding allocations are asked
-    about in the same round as the details; the rest once their details
-    say so.
+    say), asked in the same round.  A consumer the sweep saw holding
+    nothing (a server missing its allocations) has nothing to identify: it
+    is not read.
     """
-    def stranger(uuid):
-        return uuid not in snapshot.servers and \
-            uuid not in snapshot.migrations
-
     def holds(uuid):
         consumer = snapshot.consumers.get(uuid)
         return bool(consumer and consumer.allocations)
 
-    early = {u for u in uuids if stranger(u) and holds(u)}
+    uuids = [u for u in uuids if holds(u)]
+    strangers = [u for u in uuids if u not in snapshot.servers and
+                 u not in snapshot.migrations]
     calls = [('details', u) for u in uuids if u not in fresh] + \
-        [('known', u) for u in early]
+        [('known', u) for u in strangers]
     answers = _map(lambda call: (
         placement.consumer_allocations(placement_client, call[1])
         if call[0] == 'details' else
@@ -156,10 +155,7 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
         if uuid not in fresh:
             snapshot.consumers[uuid] = parse.consumer(
                 uuid, answers[('details', uuid)])
-    strangers = [u for u in uuids if stranger(u) and holds(u)]
-    known = {u: answers[('known', u)] for u in strangers if u in early}
-    known.update(_map(lambda u: nova.instance_known(nova_client, u),
-                      [u for u in strangers if u not in early], concurrency))
+    known = {u: answers[('known', u)] for u in strangers if holds(u)}
     asked = set(known)
     snapshot.known_instances = frozenset(
         (snapshot.known_instances - asked if keep_known else set()) |
@@ -187,6 +183,15 @@ def _estimate(progress, old):
         progress.total('migrations', len(old.migrations))
 
 
+def _listed(progress, kind, then=None):
+    """An ``on_page`` for Nova's listings: progress, then ``then(page)``."""
+    def on_page(page):
+        progress.advance(kind, len(page))
+        if then is not None:
+            then(page)
+    return on_page
+
+
 def full_snapshot(placement_client, nova_client,
                   concurrency=DEFAULT_CONCURRENCY, progress=NO_PROGRESS,
                   previous=None):
@@ -194,15 +199,15 @@ def full_snapshot(placement_client, nova_client,
     ``previous`` (an older snapshot) only sizes the progress report."""
     taken_at = _now()
     _estimate(progress, previous)
-    with concurrent.futures.ThreadPoolExecutor(2) as nova_pool:
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
         # Nova's server list is the longest read by far: Placement is read
         # meanwhile.
-        server_list = nova_pool.submit(
-            nova.server_list, nova_client,
-            on_page=lambda n: progress.advance('servers', n))
-        migration_list = nova_pool.submit(
-            nova.migration_list, nova_client,
-            on_page=lambda n: progress.advance('migrations', n))
+        server_list = pool.submit(nova.server_list, nova_client,
+                                  on_page=_listed(progress, 'servers'))
+        migration_list = pool.submit(nova.migration_list, nova_client,
+                                     on_page=_listed(progress, 'migrations'))
+        incomplete = pool.submit(placement.incomplete_usages,
+                                 placement_client)
         topology = read_topology(placement_client, nova_client)
         allocations = _provider_reads(placement_client,
                                       topology['providers'], concurrency,
@@ -216,19 +221,20 @@ def full_snapshot(placement_client, nova_client,
             taken_at=taken_at, full_sweep_at=taken_at, **topology)
     _identify(snapshot, placement_client, nova_client, _suspects(snapshot),
               concurrency)
-    _identify_owners(snapshot, placement_client, concurrency)
+    _identify_owners(snapshot, placement_client, concurrency,
+                     incomplete.result())
     return snapshot
 
 
-def _identify_owners(snapshot, placement_client, concurrency):
-    """Read the owner of every consumer when some are incomplete.
+def _identify_owners(snapshot, placement_client, concurrency, incomplete):
+    """Read the owner of every consumer when some are ``incomplete``.
 
     The per-provider listing names no project: only ``GET /usages`` of the
     pre-1.8 placeholder project tells, in one request, that such consumers
-    exist (they are rare: written before Pike); then each consumer whose
-    owner is not known yet is read.
+    exist (they are rare: written before Pike; a sweep asks it with its
+    first reads); then each consumer whose owner is not known yet is read.
     """
-    if not placement.incomplete_usages(placement_client):
+    if not incomplete:
         return
     unknown = [u for u, c in snapshot.consumers.items()
                if c.allocations and c.project_id is None]
@@ -274,49 +280,94 @@ CLOCK_MARGIN = datetime.timedelta(seconds=5)
 """Overlap between refreshes, for clock skew between us and Nova."""
 
 
+class _Rereads:
+    """Consumers' details and providers' usages read in ``pool`` as soon as
+    a listing names them, each once: a refresh's reads overlap Nova's
+    listings instead of following them."""
+
+    def __init__(self, pool, placement_client):
+        self._pool = pool
+        self._client = placement_client
+        self._lock = threading.Lock()
+        self._consumers = {}
+        self._usages = {}
+
+    def consumers(self, uuids):
+        self._submit(self._consumers, placement.consumer_allocations, uuids)
+
+    def usages(self, providers):
+        self._submit(self._usages, placement.provider_usages, providers)
+
+    def _submit(self, reads, read, keys):
+        with self._lock:
+            for key in keys:
+                if key not in reads:
+                    reads[key] = self._pool.submit(read, self._client, key)
+
+    def results(self):
+        """``({consumer: allocations body}, {provider: usages})``."""
+        with self._lock:
+            consumers, usages = dict(self._consumers), dict(self._usages)
+        return ({u: f.result() for u, f in consumers.items()},
+                {rp: f.result() for rp, f in usages.items()})
+
+
+def _moved(old_providers, providers):
+    """Providers whose generation moved since ``old_providers``."""
+    return [uuid for uuid, provider in providers.items()
+            if uuid in old_providers and
+            old_providers[uuid].generation != provider.generation]
+
+
 def refresh_snapshot(placement_client, nova_client, old,
                      concurrency=DEFAULT_CONCURRENCY, touched=(),
                      progress=NO_PROGRESS):
     """Bring ``old`` up to date reading only what changed since.
 
     Nova answers ``changes-since`` for servers (deleted ones included) and
-    migrations, whose consumers are re-read one by one, as are the ones we
-    wrote (``touched``); Placement's provider list says whose generation
-    moved (see :func:`_reread_changed`).  A ``DELETE /allocations``, or a
-    PUT that drops a provider, bumps no generation of the providers it
-    empties: our own writes are named in ``touched``, others' wait for the
-    next full sweep (see :func:`snapshot`).
+    migrations, whose consumers are re-read one by one (each page's as
+    soon as it is listed), as are the ones we wrote (``touched``);
+    Placement's provider list says whose generation moved (see
+    :func:`_bring_up_to_date`).  A ``DELETE /allocations``, or a PUT that
+    drops a provider, bumps no generation of the providers it empties: our
+    own writes are named in ``touched``, others' wait for the next full
+    sweep (see :func:`snapshot`).
     """
     taken_at = _now()
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
-    with concurrent.futures.ThreadPoolExecutor(2) as nova_pool:
-        server_changes = nova_pool.submit(
+    with concurrent.futures.ThreadPoolExecutor(concurrency + 2) as pool:
+        reads = _Rereads(pool, placement_client)
+        server_changes = pool.submit(
             nova.server_list, nova_client,
-            on_page=lambda n: progress.advance('servers', n),
+            on_page=_listed(progress, 'servers', lambda page: reads.consumers(
+                s['id'] for s in page)),
             **{'changes-since': since})
-        migration_changes = nova_pool.submit(
+        migration_changes = pool.submit(
             nova.migration_list, nova_client,
-            on_page=lambda n: progress.advance('migrations', n),
+            on_page=_listed(progress, 'migrations', lambda page: (
+                reads.consumers(u for g in page for u in (
+                    g['uuid'], g['instance_uuid'])))),
             **{'changes-since': since})
+        incomplete = pool.submit(placement.incomplete_usages,
+                                 placement_client)
+        reads.consumers(touched)
         topology = read_topology(placement_client, nova_client, old)
         providers = topology['providers']
+        reads.usages(_moved(old.providers, providers))
 
         servers = dict(old.servers)
-        changed = set()
         for body in server_changes.result():
-            changed.add(body['id'])
             if body.get('status') == 'DELETED':
                 servers.pop(body['id'], None)
             else:
                 servers[body['id']] = parse.server(body)
         migrations = dict(old.migrations)
-        for migration in map(parse.migration, migration_changes.result()):
-            migrations[migration.uuid] = migration
-            changed.update((migration.uuid, migration.instance_uuid))
+        migrations.update((g.uuid, g) for g in map(
+            parse.migration, migration_changes.result()))
+        changed, usages = reads.results()
 
-    changed.update(touched)
-    consumers = _reread_changed(placement_client, old, providers, changed,
-                                concurrency, progress)
+    consumers = _bring_up_to_date(placement_client, old, providers, changed,
+                                  usages, concurrency, progress)
     snapshot = m.Snapshot(
         consumers=consumers, servers=servers, migrations=migrations,
         known_instances=frozenset(
@@ -331,20 +382,22 @@ def refresh_snapshot(placement_client, nova_client, old,
               concurrency, keep_known=True,
               fresh={u for u in changed if u in consumers and
                      consumers[u].modified is not None})
-    _identify_owners(snapshot, placement_client, concurrency)
+    _identify_owners(snapshot, placement_client, concurrency,
+                     incomplete.result())
     return snapshot
 
 
-def _reread_changed(placement_client, old, providers, changed, concurrency,
-                    progress):
+def _bring_up_to_date(placement_client, old, providers, changed, usages,
+                      concurrency, progress):
     """``old``'s consumers brought up to date.
 
-    The consumers Nova or we ``changed`` are read one by one.  A provider
-    whose generation moved for anything else (another service, an
-    operator's ``allocation set``) shows it in its usages: where they are
-    not what the consumers now hold, the provider is re-read whole, as is
-    every new provider.  (A change that keeps a provider's every total,
-    between consumers Nova does not know, waits for the next full sweep.)
+    ``changed`` are the allocations bodies of the consumers Nova or we
+    changed, read one by one.  A provider whose generation moved for
+    anything else (another service, an operator's ``allocation set``)
+    shows it in its ``usages``: where they are not what the consumers now
+    hold, the provider is re-read whole, as is every new provider.  (A
+    change that keeps a provider's every total, between consumers Nova does
+    not know, waits for the next full sweep.)
     """
     consumers = {}
     for uuid, consumer in old.consumers.items():
@@ -354,8 +407,7 @@ def _reread_changed(placement_client, old, providers, changed, concurrency,
             consumers[uuid] = m.Consumer(
                 uuid, consumer.generation, kept, consumer.project_id,
                 consumer.user_id, consumer.modified)
-    for uuid, body in _map(lambda u: placement.consumer_allocations(
-            placement_client, u), sorted(changed), concurrency).items():
+    for uuid, body in changed.items():
         fresh = parse.consumer(uuid, body)
         fresh.allocations = {rp: r for rp, r in fresh.allocations.items()
                              if rp in providers}
@@ -364,18 +416,13 @@ def _reread_changed(placement_client, old, providers, changed, concurrency,
         else:
             consumers.pop(uuid, None)
 
-    moved = [uuid for uuid, provider in providers.items()
-             if uuid in old.providers and
-             old.providers[uuid].generation != provider.generation]
-    usages = _map(lambda rp: placement.provider_usages(placement_client, rp),
-                  moved, concurrency)
     held = {}
     for consumer in consumers.values():
         for rp, resources in consumer.allocations.items():
             totals = held.setdefault(rp, {})
             for rc, amount in resources.items():
                 totals[rc] = totals.get(rc, 0) + amount
-    refetch = {rp for rp in moved if usages[rp] != {
+    refetch = {rp for rp in usages if usages[rp] != {
         rc: n for rc, n in held.get(rp, {}).items() if n}}
     refetch |= {uuid for uuid in providers if uuid not in old.providers}
     fresh = _provider_reads(placement_client, refetch, concurrency,

@@ -17,13 +17,17 @@ Measured on the bench cloud at 10,000 servers (2 cores): the sweep's two
 Nova listings (10,000 servers, 300 migrations) take 21.63 s as raw REST
 reads over a keystoneauth adapter and 22.03 s through novaclient with
 ``to_dict()``, 0.39 s more: 1.1 % of the 34.4 s cold sweep, far below the
-10 % that would have justified raw reads.
+10 % that would have justified raw reads.  The two listings read the
+bodies of novaclient's own HTTP client: its managers drop the ``*_links``
+that say whether a next page exists, and without them every listing ends on
+an empty page (on the bench cloud at 1,000 servers, 0.04 s of the 0.12 s
+``changes-since`` server listing a refresh waits for).
 
 Errors leave this module as keystoneauth's exceptions, the ones Placement's
 calls raise, so callers handle both services alike.
 """
 
-import functools
+import urllib.parse
 
 from keystoneauth1 import exceptions as ks_exc
 from novaclient import client as novaclient
@@ -67,35 +71,39 @@ def _nova(client, version):
     return clients[version]
 
 
-def _paged(list_page, marker_of, on_page=None):
-    """Every item of a listing, page by page until an empty one (Nova's
-    ``[api] max_limit`` may cut pages below ``limit``, so a short page is
-    no end), as plain dicts; ``on_page(count)`` after each page."""
+def _paged(client, version, path, key, marker_key, query, on_page=None):
+    """Every item of a Nova listing, as plain dicts, page by page while Nova
+    links a next one: it does whenever a page is full, whether ``limit`` or
+    its ``[api] max_limit`` cut it, so a short page is the last and costs
+    no empty read after it.  ``on_page(items)`` with each page's."""
+    http = _nova(client, version).client
+    query = dict(query, limit=PAGE)
     items = []
     markers = set()
-    marker = None
     while True:
-        page = list_page(marker=marker, limit=PAGE)
-        if not page:
-            return items
-        items.extend(item.to_dict() for item in page)
+        _, body = http.get('%s?%s' % (path, urllib.parse.urlencode(query)))
+        page = body[key]
+        items.extend(page)
         if on_page is not None:
-            on_page(len(page))
-        marker = marker_of(page[-1])
+            on_page(page)
+        if not any(link.get('rel') == 'next'
+                   for link in body.get(key + '_links') or ()):
+            return items
+        marker = page[-1][marker_key]
         if marker in markers:
             # A listing cut short would turn live servers into orphans.
             raise PagingError('Nova repeated the page after %s: the '
                               'listing is incomplete' % marker)
         markers.add(marker)
+        query['marker'] = marker
 
 
 @trace
 def server_list(client, on_page=None, **filters):
-    """All servers of all projects (admin), including down-cell partials."""
-    servers = _nova(client, mv.SERVERS).servers
-    return _paged(functools.partial(
-        servers.list, detailed=True, search_opts=dict(filters, all_tenants=1)),
-        lambda server: server.id, on_page)
+    """All servers of all projects (admin), including down-cell partials;
+    ``filters`` by Nova's query names (``changes-since``, ``host``)."""
+    return _paged(client, mv.SERVERS, '/servers/detail', 'servers', 'id',
+                  dict(filters, all_tenants=1), on_page)
 
 
 @trace
@@ -128,10 +136,8 @@ def instance_known(client, server_id):
 def migration_list(client, on_page=None, **filters):
     """Migrations of all projects; ``filters`` by Nova's query names
     (``host``, ``instance_uuid``, ``changes-since``), as for servers."""
-    migrations = _nova(client, mv.MIGRATIONS).migrations
-    return _paged(functools.partial(migrations.list, **{
-        name.replace('-', '_'): value for name, value in filters.items()}),
-        lambda migration: migration.uuid, on_page)
+    return _paged(client, mv.MIGRATIONS, '/os-migrations', 'migrations',
+                  'uuid', filters, on_page)
 
 
 @trace

@@ -14,6 +14,7 @@
 consumers Nova or we changed, one by one; a provider whose generation
 moved only when its usages say the consumers do not explain it."""
 
+import concurrent.futures
 import datetime
 
 from orphan_dashboard.api import placement as api
@@ -49,8 +50,13 @@ def refresh(placement, old, providers, changed=()):
               for p in api.provider_list(placement) if p['uuid'] in
               providers}
     progress = Counting()
-    consumers = collect._reread_changed(placement, old, listed, set(changed),
-                                        4, progress)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        reads = collect._Rereads(pool, placement)
+        reads.consumers(changed)
+        reads.usages(collect._moved(old.providers, listed))
+        bodies, usages = reads.results()
+    consumers = collect._bring_up_to_date(placement, old, listed, bodies,
+                                          usages, 4, progress)
     return {u: c.allocations for u, c in consumers.items()}, progress.read
 
 

@@ -33,29 +33,48 @@ def nova_adapter():
                            auth=token_endpoint.Token(NOVA, 'token'))
 
 
-def serve_pages(requests_mock, *pages):
+def serve_pages(requests_mock, *pages, max_limit=2):
     """A Nova answering the server list with ``pages`` in turn (then empty
-    ones); the markers it was asked for."""
+    ones), linking a next page after a full one as Nova does (full: as long
+    as its ``max_limit``); the markers it was asked for."""
     pages = list(pages)
     markers = []
 
     def page(request, context):
         markers.append(request.qs.get('marker', [None])[0])
-        return {'servers': [{'id': i} for i in
-                            (pages.pop(0) if pages else [])]}
+        servers = [{'id': i} for i in (pages.pop(0) if pages else [])]
+        body = {'servers': servers}
+        if len(servers) == max_limit:
+            body['servers_links'] = [{'rel': 'next', 'href': 'ignored'}]
+        return body
     requests_mock.get(NOVA + '/servers/detail', json=page)
     return markers
 
 
-def test_paging_reads_until_an_empty_page(requests_mock):
-    # The second page is short (Nova's max_limit): not the end.
+def test_paging_follows_novas_next_links(requests_mock):
+    # Pages cut by Nova's max_limit (2) are linked to the next: read on.
     markers = serve_pages(requests_mock, ['a', 'b'], ['c'])
     assert [s['id'] for s in nova.server_list(nova_adapter())] == [
         'a', 'b', 'c']
-    assert markers == [None, 'b', 'c']
+    assert markers == [None, 'b'], 'no empty read after the short page'
     request = requests_mock.request_history[0]
     assert request.qs['all_tenants'] == ['1']
+    assert request.qs['limit'] == [str(nova.PAGE)]
     assert request.headers['OpenStack-API-Version'] == 'compute 2.69'
+
+
+def test_a_full_last_page_costs_one_empty_read(requests_mock):
+    markers = serve_pages(requests_mock, ['a', 'b'], ['c', 'd'])
+    assert len(nova.server_list(nova_adapter())) == 4
+    assert markers == [None, 'b', 'd']
+
+
+def test_each_page_is_told_as_it_arrives(requests_mock):
+    serve_pages(requests_mock, ['a', 'b'], ['c'])
+    told = []
+    nova.server_list(nova_adapter(), on_page=lambda page: told.append(
+        [s['id'] for s in page]))
+    assert told == [['a', 'b'], ['c']]
 
 
 def test_migrations_filter_by_novas_query_names(requests_mock):
