@@ -16,6 +16,8 @@ moved only when its usages say the consumers do not explain it."""
 
 import concurrent.futures
 import datetime
+from unittest import mock
+import uuid
 
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
@@ -89,3 +91,20 @@ def test_a_change_nova_does_not_know_rereads_its_provider(placement, build):
     assert provider_reads == 2
     full = snapshot(placement, [a, b])
     assert held == {u: c.allocations for u, c in full.consumers.items()}
+
+
+def test_only_consumers_holding_allocations_are_identified(placement, build):
+    """A server missing its allocations has no details to read; a server
+    holding some gets its owner and age from them."""
+    a = build.provider('a')
+    holder = build.allocate({a: SMALL}, project='p1', user='u1')
+    missing = str(uuid.uuid4())
+    old = snapshot(placement, [a])
+    old.servers = {u: m.Server(u) for u in (holder, missing)}
+    with mock.patch.object(api, 'consumer_allocations',
+                           wraps=api.consumer_allocations) as read:
+        collect._identify(old, placement, None, {holder, missing}, 4)
+    assert [call.args[1] for call in read.call_args_list] == [holder]
+    assert (old.consumers[holder].project_id,
+            old.consumers[holder].modified is not None) == ('p1', True)
+    assert missing not in old.consumers
