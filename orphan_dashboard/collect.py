@@ -219,8 +219,8 @@ def full_snapshot(placement_client, nova_client,
             migrations={g.uuid: g for g in map(
                 parse.migration, migration_list.result())},
             taken_at=taken_at, full_sweep_at=taken_at, **topology)
-    _identify(snapshot, placement_client, nova_client, _suspects(snapshot),
-              concurrency)
+    _identify(snapshot, placement_client, nova_client,
+              _suspects(snapshot, snapshot.consumers), concurrency)
     _identify_owners(snapshot, placement_client, concurrency,
                      incomplete.result())
     return snapshot
@@ -272,8 +272,12 @@ def reread_consumers(placement_client, snapshot, uuids,
             snapshot.consumers.pop(uuid, None)
 
 
-def _suspects(snapshot):
-    return {f.consumer for f in classify.audit(snapshot, min_age=0).problems}
+def _suspects(snapshot, consumers):
+    """Which of ``consumers`` have a problem whatever their age: the ones
+    a sweep identifies (each judged alone, not the whole snapshot)."""
+    auditor = classify.Auditor(snapshot, min_age=0)
+    return {u for u in consumers
+            if any(f.problem for f in auditor.consumer_findings(u))}
 
 
 CLOCK_MARGIN = datetime.timedelta(seconds=5)
@@ -374,10 +378,10 @@ def refresh_snapshot(placement_client, nova_client, old,
             u for u in old.known_instances if u in consumers),
         unresolved=frozenset(u for u in old.unresolved if u in consumers),
         taken_at=taken_at, full_sweep_at=old.full_sweep_at, **topology)
-    unidentified = {u for u in _suspects(snapshot)
-                    if u in changed or u not in old.consumers or
-                    consumers.get(u) is None or
-                    consumers[u].modified is None}
+    unidentified = _suspects(snapshot, [
+        u for u, consumer in consumers.items()
+        if u in changed or u not in old.consumers or
+        consumer.modified is None])
     _identify(snapshot, placement_client, nova_client, unidentified,
               concurrency, keep_known=True,
               fresh={u for u in changed if u in consumers and

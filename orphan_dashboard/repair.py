@@ -417,7 +417,7 @@ def restore_notes(placement_client, nova_client, entries,
                 consumer.modified if consumer else None)})
         auditor = classify.Auditor(restored, min_age=min_age)
         for finding in auditor.consumer_findings(entry.consumer):
-            if finding.verdict not in (m.OK, m.PROTECTED):
+            if finding.problem:
                 found.append('after the restore it would be %s: %s' % (
                     finding.verdict, finding.reason))
                 break

@@ -242,6 +242,11 @@ class Finding:
             'user_id': self.user_id}
 
     @property
+    def problem(self):
+        """Neither ok nor protected: the allocation may need a repair."""
+        return self.verdict not in (OK, PROTECTED)
+
+    @property
     def action(self):
         """The recommended repair, if any."""
         if self.verdict in NOT_RECOMMENDED or not self.actions:
@@ -272,7 +277,7 @@ class ProviderReport:
 
     @property
     def problems(self):
-        return [f for f in self.findings if f.verdict not in (OK, PROTECTED)]
+        return [f for f in self.findings if f.problem]
 
     @property
     def orphaned_provider(self):
