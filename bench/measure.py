@@ -98,10 +98,13 @@ def timed(func):
 
 
 def cold_sweep(clients, concurrency=CONCURRENCY):
-    """``full_snapshot`` + ``audit``: (seconds, snapshot, report, requests)."""
+    """``full_snapshot`` + ``audit`` after the token's validation by each
+    service (a token older than keystonemiddleware's cache is validated
+    again): (seconds, snapshot, report, requests)."""
     clients.session.take()
 
     def sweep():
+        api_client.validate_token(clients)  # as every sweep of ours does
         snapshot = collect.full_snapshot(clients.placement, clients.nova,
                                          concurrency)
         return snapshot, classify.audit(snapshot, min_age=0)
@@ -182,11 +185,12 @@ def floor(clients, records, concurrency=CONCURRENCY):
 
 
 def refresh(clients, old, concurrency=CONCURRENCY):
-    """``refresh_snapshot`` + ``audit``: (seconds, snapshot, report,
-    requests)."""
+    """``refresh_snapshot`` + ``audit``, validation first as for
+    :func:`cold_sweep`: (seconds, snapshot, report, requests)."""
     clients.session.take()
 
     def run():
+        api_client.validate_token(clients)
         snapshot = collect.refresh_snapshot(clients.placement, clients.nova,
                                             old, concurrency)
         return snapshot, classify.audit(snapshot, min_age=0)
