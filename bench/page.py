@@ -27,7 +27,8 @@ that full sweep and once after it; then times Horizon's own
 ``service.report`` is timed on its own too (``warm_report_s``).  Every
 page during a sweep that takes over ``SLOW`` seconds is traced
 (``slow_pages``): when into the sweep, its CPU seconds (little CPU: it
-waited), the sweep's progress then, and the HTTP requests it made.  Prints
+waited), the sweep's progress then (``sweep/``'s ``read``: done and total
+per kind), and the HTTP requests it made.  Prints
 one JSON object.
 """
 import argparse
@@ -89,7 +90,7 @@ class _Tracer:
         cpu = time.process_time()
         elapsed = _timed(load)[0]
         if elapsed > SLOW:
-            done = (progress or {}).get('done', {})
+            done = (progress or {}).get('read', {})
             self.slow.append({
                 'sweep': sweep, 'at_s': round(time.perf_counter() - started,
                                               2),
