@@ -181,6 +181,7 @@ MESSAGES = {
     'verdict.incomplete_consumer': N_('incomplete consumer'),
     'verdict.protected': N_('protected'),
     'verdict.unknown_consumer': N_('unknown consumer'),
+    # A listing's parts, joined from the last back (see listing()).
     'list': N_('%(first)s, %(rest)s'),
     'nothing': N_('nothing'),
 }
@@ -200,6 +201,9 @@ class Reason:
 
     def render(self, gettext=_english):
         """The sentence, each part translated by ``gettext``."""
+        if self.code == 'list' and self.params[0][0] == 'parts':
+            # (A nested listing from a cache written before renders below.)
+            return _joined(self.params[0][1], gettext)
         params = {name: value.render(gettext) if isinstance(value, Reason)
                   else value for name, value in self.params}
         return gettext(MESSAGES[self.code]) % params
@@ -230,15 +234,26 @@ def verdict_name(verdict):
     return _name('verdict', verdict)
 
 
+def _joined(parts, gettext):
+    """The "list" message applied from the last part back, in a loop: a
+    reason nesting one level per part recursed as deep as the list is long
+    (a host's thousands of servers)."""
+    pattern = gettext(MESSAGES['list'])
+    joined = render(parts[-1], gettext)
+    for part in reversed(parts[:-1]):
+        joined = pattern % {'first': render(part, gettext), 'rest': joined}
+    return joined
+
+
 def listing(parts):
-    """``parts`` (reasons or strings) joined with commas, each translated."""
-    parts = list(parts)
+    """``parts`` (reasons or strings) joined with commas, each translated;
+    one flat reason however many parts there are."""
+    parts = tuple(parts)
     if not parts:
         return reason('nothing')
-    joined = parts[-1]
-    for part in reversed(parts[:-1]):
-        joined = reason('list', first=part, rest=joined)
-    return joined
+    if len(parts) == 1:
+        return parts[0]
+    return reason('list', parts=parts)
 
 
 def render(value, gettext=_english):

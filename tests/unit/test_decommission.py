@@ -13,8 +13,11 @@
 """Decommissioning as data: what blocks deleting a dead hypervisor and the
 writes that clear it."""
 
+import io
+
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
+from orphan_dashboard import cli
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -109,3 +112,21 @@ def test_a_host_already_gone():
     cloud, _ = dead_host1()
     plan = decommission.plan(cloud.snapshot(), 'host9', min_age=0)
     assert plan.gone and plan.blockers() == []
+
+
+def test_a_host_with_thousands_of_servers_is_printed_whole():
+    """An Ironic compute service places thousands of servers: the CLI's
+    preview names every one, as text and as JSON."""
+    cloud = Cloud()
+    cloud.host('ironic', state='down', forced_down=True)
+    nodes = [cloud.server('node-%d' % i, 'ironic') for i in range(5000)]
+    plan = decommission.plan(cloud.snapshot(), 'ironic', min_age=0)
+    assert len(plan.servers) == 5000
+    out = io.StringIO()
+    cli.print_decommission(plan, set(), out)
+    (blocker,) = [line for line in out.getvalue().splitlines()
+                  if 'servers still on it' in line]
+    assert all('node-%d (%s)' % (i, u) in blocker
+               for i, u in enumerate(nodes))
+    listed = cli.decommission_json(plan, set())['blockers']
+    assert [b for b in listed if nodes[-1] in b]

@@ -14,6 +14,7 @@
 extractable with the shipped Babel configuration."""
 
 import pathlib
+import pickle
 import re
 
 from babel.messages import frontend
@@ -105,3 +106,26 @@ def test_every_message_is_extracted_by_the_shipped_babel_config(tmp_path):
     # Python's gettext_lazy and the templates' {% trans %} too.
     assert 'Orphaned Allocations' in ids
     assert 'Not possible:' in ids
+
+
+def test_a_listing_of_thousands_renders_in_every_form():
+    """A decommission preview lists every server of an Ironic compute
+    service: thousands of parts, one sentence, translated part by part."""
+    parts = ['vm-%d' % i for i in range(5000)]
+    listed = reasons.listing(parts)
+    assert str(listed) == ', '.join(parts)
+    marked = listed.render(_marked)
+    assert marked.startswith('«vm-0, «vm-1, «vm-2, ')
+    assert marked.endswith('vm-4998, vm-4999' + '»' * 4999)
+    blocker = reasons.reason('blocker.servers', servers=listed)
+    assert str(blocker).endswith(', vm-4999')
+    # Still plain data: compared, hashed and pickled (the cache) whole.
+    assert listed == reasons.listing(iter(parts))
+    assert len({listed, reasons.listing(parts)}) == 1
+    assert pickle.loads(pickle.dumps(blocker)) == blocker
+
+
+def test_a_nested_listing_cached_before_still_renders():
+    nested = reasons.Reason('list', (('first', 'a'), ('rest', reasons.Reason(
+        'list', (('first', 'b'), ('rest', 'c'))))))
+    assert str(nested) == str(reasons.listing('abc')) == 'a, b, c'

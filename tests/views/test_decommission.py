@@ -16,6 +16,7 @@ explicit choice for consumers Nova does not know, and the confirm."""
 from unittest import mock
 
 from django.urls import reverse
+from django.utils import html
 import pytest
 
 from orphan_dashboard.audit import decommission as planner
@@ -37,16 +38,17 @@ DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
 STRANGER = uid('stranger-on-host1')
 
 
-def dead_host1(with_stranger=True, with_server=False):
+def dead_host1(with_stranger=True, with_server=False, servers=1):
     """host1 of the incidents (forced down, the evacuated leftover), with
-    a consumer nobody knows, or a server still on it."""
+    a consumer nobody knows, or servers still on it."""
     incidents = Incidents()
     snapshot = incidents.snapshot
     if with_stranger:
         snapshot.consumers[STRANGER] = m.Consumer(
             STRANGER, 1, {H1: {'VCPU': 2}}, 'p', 'u')
-    if with_server:
-        server = m.Server(uid('stuck'), 'stuck', 'SHUTOFF', host='host1',
+    for i in range(servers if with_server else 0):
+        name = 'stuck-%d' % i if i else 'stuck'
+        server = m.Server(uid(name), name, 'SHUTOFF', host='host1',
                           node='host1', project_id='p', user_id='u')
         snapshot.servers[server.uuid] = server
     return incidents, planner.plan(snapshot, H1, min_age=0)
@@ -118,6 +120,23 @@ class DecommissionTests(AdminViewTests):
         self.assertContains(res, 'cannot be decommissioned now')
         self.assertNotContains(res, 'value="Decommission"')
         self.assertNotIn('rows', res.context['form'].initial)
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    def test_a_host_with_thousands_of_servers_is_previewed(self):
+        """An Ironic compute service places thousands of servers."""
+        incidents, plan = dead_host1(with_stranger=False, with_server=True,
+                                     servers=5000)
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        self.assertEqual(200, res.status_code)
+        (blocker,) = [b for b in res.context['blockers']
+                      if 'servers still on it' in str(b)]
+        text = str(blocker)
+        self.assertContains(res, '<li>%s</li>' % html.escape(text))
+        self.assertTrue(all('stuck-%d (%s)' % (i, uid('stuck-%d' % i)) in text
+                            for i in range(1, 5000)))
+        self.assertNotContains(res, 'value="Decommission"')
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'preview_decommission']})
