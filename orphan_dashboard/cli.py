@@ -25,6 +25,7 @@ import argparse
 import getpass
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -575,7 +576,11 @@ def cmd_metrics(args, clients, out):
         now if report is not None else previous)
     if args.textfile:
         from prometheus_client import write_to_textfile
-        write_to_textfile(args.textfile, registry)
+        try:
+            write_to_textfile(args.textfile, registry)
+        except OSError as exc:
+            raise Failure('cannot write %s: %s' % (args.textfile,
+                                                   exc.strerror or exc))
     else:
         from prometheus_client import generate_latest
         out.write(generate_latest(registry).decode())
@@ -590,12 +595,28 @@ HANDLERS = {'report': cmd_report, 'apply': cmd_apply,
             'metrics': cmd_metrics}
 
 
+def check_arguments(args):
+    """Values the parser takes that nothing could use, refused before
+    anything is read."""
+    timeout = getattr(args, 'timeout', None)
+    if timeout is not None and not 0 < timeout < math.inf:
+        raise BadArguments('--timeout %g: give a positive number of seconds'
+                           % timeout)
+    textfile = getattr(args, 'textfile', None)
+    if textfile:
+        directory = os.path.dirname(os.path.abspath(textfile))
+        if not os.path.isdir(directory):
+            raise BadArguments('--textfile %s: there is no directory %s' %
+                               (textfile, directory))
+
+
 def execute(args, out=sys.stdout):
     """Run parsed ``args``; the exit code, errors as one line on stderr."""
     logging.basicConfig(level=logging.DEBUG if args.debug
                         else logging.CRITICAL)
     command = args.command or 'report'
     try:
+        check_arguments(args)
         if command in ('history', 'restore', 'refresh'):
             setup_django()
         clients = None

@@ -29,8 +29,8 @@ def audit(*args, **env):
         capture_output=True, text=True, env=clean, timeout=120)
 
 
-def _one_line_error(result, text):
-    assert result.returncode == 1, result.stderr
+def _one_line_error(result, text, code=1):
+    assert result.returncode == code, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith('orphan-audit: ')
@@ -42,12 +42,32 @@ def test_unknown_cloud():
     _one_line_error(audit('--os-cloud', 'no-such-cloud'), 'no-such-cloud')
 
 
+def unreachable():
+    return dict(OS_AUTH_URL='http://127.0.0.1:%d/v3' % free_port(),
+                OS_USERNAME='admin', OS_PASSWORD='x',
+                OS_PROJECT_NAME='admin', OS_USER_DOMAIN_NAME='Default',
+                OS_PROJECT_DOMAIN_NAME='Default')
+
+
 def test_unreachable_keystone():
-    result = audit(OS_AUTH_URL='http://127.0.0.1:%d/v3' % free_port(),
-                   OS_USERNAME='admin', OS_PASSWORD='x',
-                   OS_PROJECT_NAME='admin', OS_USER_DOMAIN_NAME='Default',
-                   OS_PROJECT_DOMAIN_NAME='Default')
-    _one_line_error(result, 'cannot reach the cloud')
+    _one_line_error(audit(**unreachable()), 'cannot reach the cloud')
+
+
+@pytest.mark.parametrize('args, text', [
+    (['--timeout', '-1', 'report'], '--timeout -1'),
+    (['report', '--timeout', '0'], '--timeout 0'),
+    (['--timeout', 'nan'], '--timeout nan'),
+    (['metrics', '--textfile', '/missing/dir/x.prom'], '/missing/dir'),
+])
+def test_values_that_parse_but_cannot_work_exit_2(args, text):
+    """Said in one line before anything is read, never a traceback."""
+    _one_line_error(audit(*args, **unreachable()), text, code=2)
+
+
+def test_a_textfile_that_cannot_be_written_is_one_line(tmp_path):
+    (tmp_path / 'x.prom').mkdir()
+    _one_line_error(audit('metrics', '--textfile', str(tmp_path / 'x.prom'),
+                          **unreachable()), 'x.prom')
 
 
 @pytest.mark.parametrize('args', [['--min-age', 'soon'], ['--bogus']])
