@@ -352,19 +352,28 @@ def _logged(func, *args):
         LOG.exception('background sweep failed')
 
 
+SWEEPER = ('import runpy, sys; sys.path += sys.argv[1:]; '
+           'runpy.run_module("orphan_dashboard.sweeper", run_name="__main__")')
+"""The sweeper's module run as ``-m`` would, by an isolated Python (``-I``:
+no current directory, ``PYTHON*`` variable or user site on its path) that
+looks in this process's import path only after its own."""
+
+
 def _spawn(store, job, python):
-    """``python -m orphan_dashboard.sweeper`` with this process's settings
-    module and import path, in a session of its own (a Horizon worker
-    restarted meanwhile does not take it down); the job, token included,
-    goes through its stdin, never its command line or environment."""
+    """:mod:`orphan_dashboard.sweeper` with this process's settings module,
+    in a session of its own (a Horizon worker restarted meanwhile does not
+    take it down); the job, token included, goes through its stdin, never
+    its command line or environment.  It runs isolated, from ``/``: a
+    ``json.py`` in Horizon's directory must not read the token, and the
+    interpreter's own modules come before this process's import path,
+    which it needs for the settings module."""
     from django.conf import settings
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in sys.path if p))
-    env['DJANGO_SETTINGS_MODULE'] = settings.SETTINGS_MODULE
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE=settings.SETTINGS_MODULE)
+    path = [os.path.abspath(p) for p in sys.path if p]
     proc = subprocess.Popen(
-        [python, '-m', 'orphan_dashboard.sweeper'], stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL, env=env, close_fds=True,
+        [python, '-I', '-c', SWEEPER] + path, stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, cwd='/', env=env, close_fds=True,
         start_new_session=True)
 
     def hand_over():

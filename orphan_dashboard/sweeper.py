@@ -11,7 +11,8 @@
 # under the License.
 
 """``python -m orphan_dashboard.sweeper``: one background sweep a page
-asked for, in a process of its own (see :func:`snapshots.start`).
+asked for, in a process of its own (see :func:`snapshots.start`), which
+starts it isolated (:data:`snapshots.SWEEPER`).
 
 Reads the job as JSON on stdin, sets up Django with the settings module
 of the Horizon process that started it (its cache, its ``ORPHAN_AUDIT_*``)

@@ -20,6 +20,7 @@ caught at its first request, which shows the token it carries.
 """
 
 import os
+import select
 import signal
 import socket
 import time
@@ -99,6 +100,37 @@ def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
     for pid in _children('orphan_dashboard.sweeper'):
         os.kill(pid, signal.SIGKILL)
     _wait(lambda: store.sweeper() is None)
+
+
+def test_the_sweeper_imports_nothing_from_horizons_directory(
+        tmp_path, silent_cloud, monkeypatch):
+    """Whatever lies in the directory Horizon runs in (a ``json.py``, an
+    ``orphan_dashboard`` of someone else's) is not imported by the process
+    that reads the token."""
+    horizon = tmp_path / 'horizon'
+    (horizon / 'orphan_dashboard').mkdir(parents=True)
+    imported = tmp_path / 'imported'
+    plant = 'open(%r, "a").write(__name__ + " ")\n' % str(imported)
+    (horizon / 'json.py').write_text(plant)
+    (horizon / 'orphan_dashboard' / '__init__.py').write_text(plant)
+    monkeypatch.chdir(horizon)
+    store = snapshots.Store('test-cloud', cache=FileBasedCache(
+        str(tmp_path / 'cache'), {}))
+    url = 'http://127.0.0.1:%d' % silent_cloud.getsockname()[1]
+    token = 'token-%s' % uuid.uuid4().hex
+    assert snapshots.start(store, client.Credentials(token, url, url, url,
+                                                     True), full=True)
+    _wait(lambda: imported.exists() or store.sweeper() is None or
+          select.select([silent_cloud], [], [], 0)[0])
+    assert not imported.exists(), 'imported: %s' % imported.read_text()
+    connection, _ = silent_cloud.accept()
+    with connection:
+        assert ('X-Auth-Token: %s' % token).encode() in connection.recv(
+            65536), 'the sweeper runs'
+        (pid,) = _children('orphan_dashboard.sweeper')
+        assert os.readlink('/proc/%d/cwd' % pid) == '/'
+        os.kill(pid, signal.SIGKILL)
+        _wait(lambda: store.sweeper() is None)
 
 
 def test_a_sweeper_that_cannot_start_leaves_no_lock(tmp_path, caplog):
