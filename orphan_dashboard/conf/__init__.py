@@ -13,8 +13,10 @@
 """Every setting of the panel and of ``orphan-audit``, with its default.
 
 Set them in Horizon's ``local_settings.py``; ``orphan-audit`` reads them
-when it runs with Horizon's settings (``manage.py orphan_audit``), and
-uses the defaults otherwise.  The journal's database and router come from
+when it runs with Horizon's settings (``manage.py orphan_audit``).  A
+setting Horizon's settings do not have comes from the environment variable
+of its name (how ``orphan-audit`` without Horizon is set), else its
+default.  The journal's database and router come from
 the ``local_settings.d`` snippet shipped next to this module
 (:data:`SNIPPET`), as other Horizon plugins ship theirs.
 """
@@ -24,6 +26,13 @@ import os
 import typing
 
 
+class BadSetting(ValueError):
+    """An environment variable that is not what its setting takes."""
+
+
+_UNSET = object()
+
+
 @dataclasses.dataclass(frozen=True)
 class Setting:
     name: str
@@ -31,13 +40,24 @@ class Setting:
     doc: str
 
     def get(self):
-        """The configured value, or the default (also without settings)."""
+        """Horizon's setting, else the environment variable of the same
+        name, else the default (see the module docstring)."""
         from django.conf import settings
 
-        if not (settings.configured or
-                os.environ.get('DJANGO_SETTINGS_MODULE')):
+        if settings.configured or os.environ.get('DJANGO_SETTINGS_MODULE'):
+            value = getattr(settings, self.name, _UNSET)
+            if value is not _UNSET:
+                return value
+        text = os.environ.get(self.name, '')
+        if not text:
             return self.default
-        return getattr(settings, self.name, self.default)
+        if isinstance(self.default, int):
+            try:
+                return int(text)
+            except ValueError:
+                raise BadSetting('%s=%s: not a whole number' % (self.name,
+                                                                 text))
+        return text
 
 
 MIN_AGE = Setting(

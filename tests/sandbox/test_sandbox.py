@@ -296,3 +296,32 @@ def test_manifest_and_placement_audit(sb):
             assert s['uuid'] not in out
         for m in manifest[name]['migrations']:
             assert m['uuid'] not in out
+
+
+def _settings(env, openrc=None):
+    """The minimum age and journal directory ``orphan_dashboard.conf``
+    gives in ``env`` (no ``OS_*`` or ``ORPHAN_AUDIT_*`` variables of this
+    process), after sourcing ``openrc`` if given."""
+    env = {k: v for k, v in env.items()
+           if not k.startswith(('ORPHAN_AUDIT_', 'OS_'))}
+    code = ('from orphan_dashboard import conf; '
+            'print(conf.MIN_AGE.get(), conf.JOURNAL_DIR.get())')
+    script = ('. "$2" && ' if openrc else '') + 'exec "$0" -c "$1"'
+    result = subprocess.run(
+        ['bash', '-c', script, sys.executable, code] + (
+            [openrc] if openrc else []), cwd=harness.REPO, env=env,
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def test_openrc_sets_orphan_audit_as_the_demos_horizon(sb):
+    """``orphan-audit`` with the sandbox's openrc judges as the demo's
+    Horizon does: the same minimum age (none), the same journal."""
+    from sandbox import demo
+    horizon = _settings(demo.horizon_env(os.path.join(sb.state_dir,
+                                                      'sandbox.json')))
+    assert horizon == ['0', sb.state_dir]
+    cli = dict(os.environ)
+    cli.pop('DJANGO_SETTINGS_MODULE', None)
+    assert _settings(cli, os.path.join(sb.state_dir, 'openrc')) == horizon

@@ -13,8 +13,10 @@
 """One place for settings: each documented with its default, the shipped
 ``local_settings.d`` snippet, and the check that names what is missing."""
 
+import os
 import pathlib
 import re
+import subprocess
 import sys
 
 from django.core import checks
@@ -110,3 +112,31 @@ def test_a_setting_falls_back_to_its_default(settings):
     assert conf.MAX_ROWS.get() == 7
     del settings.ORPHAN_AUDIT_MAX_ROWS
     assert conf.MAX_ROWS.get() == conf.MAX_ROWS.default == 200
+
+
+def test_orphan_audit_without_horizon_reads_the_environment(tmp_path):
+    """``orphan-audit`` has no Horizon settings: a setting comes from the
+    environment variable of its name (the sandbox's openrc), also once
+    the CLI has set Django up for its journal."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(('ORPHAN_AUDIT_', 'DJANGO_'))}
+    env.update(ORPHAN_AUDIT_MIN_AGE='0', ORPHAN_AUDIT_JOURNAL_DIR=str(
+        tmp_path))
+    code = ('from orphan_dashboard import cli, conf\n'
+            'print(conf.MIN_AGE.get(), conf.MAX_ROWS.get())\n'
+            'cli.setup_django()\n'
+            'print(conf.MIN_AGE.get(), conf.MAX_ROWS.get())\n')
+    result = subprocess.run([sys.executable, '-c', code], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ['0', '200', '0', '200'], result.stderr
+
+
+def test_horizons_setting_wins_over_the_environment(settings, monkeypatch):
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_ROWS', '9')
+    settings.ORPHAN_AUDIT_MAX_ROWS = 7
+    assert conf.MAX_ROWS.get() == 7
+    del settings.ORPHAN_AUDIT_MAX_ROWS
+    assert conf.MAX_ROWS.get() == 9
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_ROWS', 'many')
+    with pytest.raises(conf.BadSetting, match='ORPHAN_AUDIT_MAX_ROWS=many'):
+        conf.MAX_ROWS.get()
