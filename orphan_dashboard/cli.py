@@ -22,7 +22,9 @@ line, no traceback), 2 on bad arguments.
 """
 
 import argparse
+import difflib
 import getpass
+import itertools
 import json
 import logging
 import math
@@ -33,6 +35,7 @@ import time
 from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import client
+from orphan_dashboard.api import nova
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planner
@@ -485,12 +488,38 @@ def print_decommission(plan, chosen, out):
         print('cannot be carried out now: %s' % blocker, file=out)
 
 
+def known_or_close(name, clients):
+    """Return if Nova (a migration to or from the host) or this cloud's
+    journal knew ``name``, a host found nowhere now; else raise
+    BadArguments naming what comes close: "already gone" would pass a typo
+    off as success."""
+    from orphan_dashboard import journal
+
+    setup_django()
+    deleted = journal.deleted_names(client.cloud_for_clients(clients))
+    if name.lower() in deleted or nova.migration_list(clients.nova,
+                                                      host=name):
+        return
+    topology = collect.read_topology(clients.placement, clients.nova)
+    names = deleted | {n.lower() for n in itertools.chain(
+        topology['services'],
+        (h.hostname for h in topology['hypervisors'].values()),
+        (p.name for p in topology['providers'].values()))}
+    close = difflib.get_close_matches(name.lower(), sorted(names), n=3,
+                                      cutoff=0.5)
+    raise BadArguments(
+        'no compute host, hypervisor or provider %s, now or in the journal%s'
+        % (name, ' (did you mean %s?)' % ', '.join(close) if close else ''))
+
+
 def cmd_decommission(args, clients, out):
     from orphan_dashboard import decommission
 
     chosen = {u.lower() for u in args.delete_unknown}
     plan = decommission.preview(clients.placement, clients.nova, args.host,
                                 min_age=_min_age(args))
+    if plan.gone:
+        known_or_close(args.host, clients)
     outcomes = []
     code = FOUND
     if plan.gone:

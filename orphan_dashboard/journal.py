@@ -240,6 +240,19 @@ def get(cloud, entry_id):
     return _query(cloud).get(pk=entry_id)
 
 
+def deleted_names(cloud):
+    """Compute hosts, provider names and uuids, lowercased, whose delete
+    ``cloud``'s journal holds: a host gone through us is no typo."""
+    model = _model()
+    names = set()
+    for before in model.objects.filter(
+            cloud=cloud.key, kind__in=(model.SERVICE, model.PROVIDER)
+    ).values_list('before', flat=True):
+        names.update(str(before.get(key) or '').lower()
+                     for key in ('host', 'name', 'uuid'))
+    return names - {''}
+
+
 FIELDS = ('id', 'created', 'finished', 'auth_url', 'region', 'placement_url',
           'batch', 'source', 'user_name', 'user_id', 'project_name',
           'project_id',

@@ -227,3 +227,21 @@ def test_a_provider_tree_without_compute_node_goes_children_first(
                                       (root, m.DELETE_PROVIDER)]
     for rp in (root, child):
         assert api.provider_record(clients.placement, rp) is None
+
+
+def test_only_a_host_nova_or_the_journal_knew_is_already_gone(
+        cloud, journal_dir, tmp_path):
+    """A typo is no success: a name nothing knows is exit 2 naming what
+    comes close; "already gone" is said of a host Nova or the journal
+    knew (gone-node, decommissioned above, only the journal knows)."""
+    for typo, close in (('nosuchhost', 'host'), ('hots3', 'host3')):
+        result = orphan_audit(cloud, journal_dir, 'decommission', typo)
+        assert result.returncode == 2, result.stdout + result.stderr
+        (line,) = result.stderr.splitlines()
+        assert typo in line and 'did you mean %s' % close in line, line
+        assert 'already gone' not in result.stdout
+    gone = orphan_audit(cloud, journal_dir, 'decommission', 'gone-node')
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert 'gone-node is already gone' in gone.stdout
+    forgotten = orphan_audit(cloud, tmp_path, 'decommission', 'gone-node')
+    assert forgotten.returncode == 2, forgotten.stdout + forgotten.stderr
