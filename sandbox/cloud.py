@@ -41,6 +41,7 @@ from nova.api import wsgi as nova_wsgi
 import nova.conf
 from nova import context as nova_context
 from nova.db.main import api as main_db_api
+from nova import exception
 from nova import objects
 from nova import test as nova_test
 from nova.tests import fixtures as nova_fixtures
@@ -204,11 +205,16 @@ class SandboxCloud(nova_test.TestCase):
         return {'host': host, 'state': 'running'}
 
     def provider_uuids(self):
-        """host name -> compute node (= resource provider) uuid."""
+        """host name -> compute node (= resource provider) uuid, for the
+        hosts that still have one: a decommission deletes host4's compute
+        service, and its node with it, under its running fake compute."""
         ctxt = self.cell_ctxt()
         out = {}
         for host in self.computes:
-            nodes = objects.ComputeNodeList.get_all_by_host(ctxt, host)
+            try:
+                nodes = objects.ComputeNodeList.get_all_by_host(ctxt, host)
+            except exception.ComputeHostNotFound:
+                continue
             out[host] = nodes[0].uuid
         return out
 

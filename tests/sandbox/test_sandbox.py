@@ -325,3 +325,20 @@ def test_openrc_sets_orphan_audit_as_the_demos_horizon(sb):
     cli = dict(os.environ)
     cli.pop('DJANGO_SETTINGS_MODULE', None)
     assert _settings(cli, os.path.join(sb.state_dir, 'openrc')) == horizon
+
+
+def test_staging_goes_on_once_host4_is_decommissioned(sb):
+    """Deleting host4's compute service (what a decommission does) takes
+    its compute node: staging another incident still answers 200 with
+    its entry, and sandbox.json lists the hosts that remain."""
+    if 'retired_host' not in sb.incidents_manifest():
+        sb.stage('retired_host')
+    deleted = nova(sb.admin_session(), sb, '/os-services/%s' %
+                   _service(sb, 'host4')['id'], mv='2.53', method='DELETE')
+    assert deleted.status_code == 204, deleted.text
+    status, entry = sb.control('POST', '/incidents/deleted_behind_nova')
+    assert status == 200, entry
+    (server,) = entry['servers']
+    assert sb.incidents_manifest()['deleted_behind_nova'] == entry
+    assert verdicts(entry) == {(server['uuid'], 'host2'): 'deleted_instance'}
+    assert set(sb.reload()['hosts']) == {'host1', 'host2', 'host3'}
