@@ -445,6 +445,10 @@ def _bring_up_to_date(placement_client, old, providers, changed, usages,
                     entry.project_id = previous.project_id
                     entry.user_id = previous.user_id
                     entry.modified = previous.modified
+            elif entry.generation != generation:
+                # Written since it was read: its owner and age are not
+                # known any more (the refresh reads them again if needed).
+                entry.project_id = entry.user_id = entry.modified = None
             entry.generation = generation
             entry.allocations[rp] = dict(alloc['resources'])
     return {uuid: c for uuid, c in consumers.items() if c.allocations}
