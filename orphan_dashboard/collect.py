@@ -273,11 +273,14 @@ def reread_consumers(placement_client, snapshot, uuids,
 
 
 def _suspects(snapshot, consumers):
-    """Which of ``consumers`` have a problem whatever their age: the ones
-    a sweep identifies (each judged alone, not the whole snapshot)."""
+    """Which of ``consumers`` a sweep identifies: those with a problem
+    whatever their age (each judged alone, not the whole snapshot), and
+    migration consumers, shown even when protected with the owner only
+    Placement knows (a server's comes from Nova).  A large cloud has few
+    of either: the others are not read."""
     auditor = classify.Auditor(snapshot, min_age=0)
-    return {u for u in consumers
-            if any(f.problem for f in auditor.consumer_findings(u))}
+    return {u for u in consumers if u in snapshot.migrations or
+            any(f.problem for f in auditor.consumer_findings(u))}
 
 
 CLOCK_MARGIN = datetime.timedelta(seconds=5)

@@ -11,14 +11,19 @@
 # under the License.
 
 """On the sandbox: a server-level finding written seconds ago waits for
-the minimum age like any other (Nova may still be writing it)."""
+the minimum age like any other (Nova may still be writing it), and the
+owner of a protected migration consumer stays what Placement says across
+cold reports, full sweeps and refreshes of the panel's snapshot."""
 
 import json
 
 import pytest
 
+from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
+from orphan_dashboard import cli
+from orphan_dashboard import snapshots
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
 
@@ -85,3 +90,65 @@ def test_findings_written_seconds_ago_wait_for_the_minimum_age(cloud,
     assert held(clients, server)[host3]['MEMORY_MB'] == 1024
     assert m.INCOMPLETE not in owner(clients, old_style)
 
+
+def refresh(*args):
+    """``orphan-audit refresh ARGS`` in this process (its cache is the
+    panel's here): the stored report's findings."""
+    code = cli.execute(cli.build_parser().parse_args(
+        ['--os-cloud', 'sandbox', 'refresh', '--min-age', '0', *args]))
+    assert code == cli.NOTHING
+    return stored_findings()
+
+
+def stored_findings():
+    """The findings the panel shows: the stored summary's and its trees'
+    (what the index, the provider pages and the exports read)."""
+    store = snapshots.Store(client_module.cloud_for_clients(
+        client_module.for_cloud('sandbox')).key)
+    version = store.state()['version']
+    report = store.load_report(version)
+    trees = [store.load_tree(version, p.provider.uuid)
+             for p in report.providers]
+    return [f.as_dict() for f in report.findings] + [
+        f.as_dict() for t in trees for f in t.findings]
+
+
+def test_a_protected_migration_consumer_keeps_its_owner(cloud, tmp_path):
+    """The source side of an unconfirmed resize names the project and
+    user Placement holds it for: in a cold report, and in the panel's
+    snapshot after full sweeps and refreshes, with or without an
+    incomplete consumer around (whose presence makes a sweep read every
+    owner)."""
+    clients = cloud.clients()
+    (migration,) = cloud.incidents['unconfirmed_resize']['migrations']
+    consumer = migration['uuid']
+    want = owner(clients, consumer)
+    assert None not in want and m.INCOMPLETE not in want
+
+    def owners(findings):
+        found = {(f['project_id'], f['user_id']) for f in findings
+                 if f['consumer'] == consumer}
+        assert found, 'no finding on the migration consumer'
+        return found
+
+    # No incomplete consumer (the one the other test staged is repaired):
+    # nothing makes a sweep read every owner.
+    assert api.incomplete_usages(clients.placement) == {}
+    cold = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                        '--json')
+    assert owners(findings_of(cold, consumer)) == {want}, 'cold report'
+    assert owners(refresh('--full')) == {want}, 'first full sweep'
+    assert owners(refresh()) == {want}, 'refresh'
+    assert owners(refresh('--full')) == {want}, 'second full sweep'
+    # A sweep with an incomplete consumer around reads every owner; its
+    # repair must not take them away from the next sweeps.
+    legacy = cloud.control('POST', '/incidents/pre_pike_consumer')
+    assert owners(refresh('--full')) == {want}, 'incomplete consumer around'
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0')
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert m.INCOMPLETE not in owner(clients, legacy['servers'][0]['uuid'])
+    assert owners(refresh()) == {want}, 'refresh after the repair'
+    assert owners(refresh('--full')) == {want}, 'full sweep after the repair'
+    cold = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                        '--json')
+    assert owners(findings_of(cold, consumer)) == {want}, 'cold, at last'

@@ -182,6 +182,31 @@ def unconfirmed_resize():
     return Cloud(c.snapshot()), mig
 
 
+def owners(snapshot, consumer):
+    return {(f.project_id, f.user_id)
+            for f in classify.audit(snapshot, min_age=0).findings
+            if f.consumer == consumer}
+
+
+def test_a_protected_migration_consumer_keeps_its_owner_across_sweeps():
+    """Its owner is only Placement's (a server's comes from Nova): every
+    sweep reads it, and only it, of the consumers nothing is wrong
+    with."""
+    fake, mig = unconfirmed_resize()
+    with fake.serving():
+        first = collect.full_snapshot(None, None)
+        assert owners(first, mig) == {('p', 'u')}
+        assert fake.read == [mig]
+        fake.rewrite(cloud.uid('web'), cloud.uid('host1'),
+                     {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
+                     cloud.LONG_AGO)
+        refreshed = collect.refresh_snapshot(None, None, first)
+        assert owners(refreshed, mig) == {('p', 'u')}
+        again = collect.full_snapshot(None, None, previous=refreshed)
+        assert owners(again, mig) == {('p', 'u')}
+    assert sorted(fake.read) == sorted([mig] * 2)
+
+
 def test_a_consumer_rewritten_behind_novas_back_gets_its_new_age():
     """A refresh that sees a consumer change only through its provider's
     generation (an operator's ``allocation set``, Neutron's QoS update)
