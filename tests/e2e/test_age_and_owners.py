@@ -90,6 +90,17 @@ def test_findings_written_seconds_ago_wait_for_the_minimum_age(cloud,
     assert held(clients, server)[host3]['MEMORY_MB'] == 1024
     assert m.INCOMPLETE not in owner(clients, old_style)
 
+    # Undone at once, the repair's own write is seconds old: the preview
+    # still says what the restore would leave.
+    entry = {o['consumer']: o['journal_entry'] for o in json.loads(
+        result.stdout)['outcomes']}[server]
+    undo = orphan_audit(cloud, tmp_path, 'restore', str(entry),
+                        '--min-age', '600', '--json')
+    assert undo.returncode == 3, undo.stdout + undo.stderr
+    (plan,) = json.loads(undo.stdout)['plans']
+    assert any('after the restore it would be wrong_amount' in note
+               for note in plan['notes']), plan
+
 
 def refresh(*args):
     """``orphan-audit refresh ARGS`` in this process (its cache is the
