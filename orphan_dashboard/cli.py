@@ -413,8 +413,7 @@ def cmd_restore(args, clients, out):
                                args.batch)
     restorable = journal.restorable(cloud, {e.subject for e in entries})
     pairs = repair.preview_restore(clients.placement, entries, restorable)
-    notes = repair.restore_notes(clients.placement, clients.nova, entries,
-                                 min_age=_min_age(args))
+    notes = repair.restore_notes(clients.placement, clients.nova, entries)
     for entry, row in pairs:
         row.notes = notes.get(entry.id, ())
     rows = [row for _entry, row in pairs]

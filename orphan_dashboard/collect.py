@@ -273,11 +273,14 @@ def reread_consumers(placement_client, snapshot, uuids,
 
 
 def _suspects(snapshot, consumers):
-    """Which of ``consumers`` have a problem whatever their age: the ones
-    a sweep identifies (each judged alone, not the whole snapshot)."""
+    """Which of ``consumers`` a sweep identifies: those with a problem
+    whatever their age (each judged alone, not the whole snapshot), and
+    migration consumers, shown even when protected with the owner only
+    Placement knows (a server's comes from Nova).  A large cloud has few
+    of either: the others are not read."""
     auditor = classify.Auditor(snapshot, min_age=0)
-    return {u for u in consumers
-            if any(f.problem for f in auditor.consumer_findings(u))}
+    return {u for u in consumers if u in snapshot.migrations or
+            any(f.problem for f in auditor.consumer_findings(u))}
 
 
 CLOCK_MARGIN = datetime.timedelta(seconds=5)
@@ -445,6 +448,10 @@ def _bring_up_to_date(placement_client, old, providers, changed, usages,
                     entry.project_id = previous.project_id
                     entry.user_id = previous.user_id
                     entry.modified = previous.modified
+            elif entry.generation != generation:
+                # Written since it was read: its owner and age are not
+                # known any more (the refresh reads them again if needed).
+                entry.project_id = entry.user_id = entry.modified = None
             entry.generation = generation
             entry.allocations[rp] = dict(alloc['resources'])
     return {uuid: c for uuid, c in consumers.items() if c.allocations}

@@ -381,10 +381,10 @@ def preview_restore(placement_client, entries, restorable):
     return rows
 
 
-def restore_notes(placement_client, nova_client, entries,
-                  min_age=classify.DEFAULT_MIN_AGE):
+def restore_notes(placement_client, nova_client, entries):
     """``{entry id: notes}``: what Nova says of each consumer now, and the
-    verdict the restore would leave it with, when not ``ok``."""
+    verdict the restore would leave it with, when not ``ok``, whatever its
+    age (the restore writes it anew: no minimum age would ever be met)."""
     consumers = [e for e in entries if e.kind == e.ALLOCATIONS]
     if not consumers:
         return {}
@@ -408,14 +408,12 @@ def restore_notes(placement_client, nova_client, entries,
             found.append('migration %s has ended (%s): restoring puts back '
                          'a stale migration allocation' %
                          (migration.uuid, migration.status))
-        consumer = snapshot.consumers.get(entry.consumer)
         restored = dataclasses.replace(snapshot, consumers={
             **snapshot.consumers, entry.consumer: m.Consumer(
                 entry.consumer, None, dict(entry.before),
                 entry.before_project or entry.consumer_project,
-                entry.before_user or entry.consumer_user,
-                consumer.modified if consumer else None)})
-        auditor = classify.Auditor(restored, min_age=min_age)
+                entry.before_user or entry.consumer_user)})
+        auditor = classify.Auditor(restored, min_age=0)
         for finding in auditor.consumer_findings(entry.consumer):
             if finding.problem:
                 found.append('after the restore it would be %s: %s' % (

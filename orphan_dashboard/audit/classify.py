@@ -152,15 +152,16 @@ class Auditor:
 
     def _judge(self, consumer_uuid, held, owner, judge_age=True):
         """The verdicts on ``consumer_uuid`` holding ``held`` in the name of
-        ``owner``, before any repair is offered."""
-        findings = {p: self._allocation_finding(consumer_uuid, p, r,
-                                                judge_age)
+        ``owner``, before any repair is offered; with ``judge_age``, those
+        that would write are protected while the consumer is too young
+        (:meth:`_too_young_to_write`)."""
+        findings = {p: self._allocation_finding(consumer_uuid, p, r)
                     for p, r in held.items()}
         server = self.snapshot.servers.get(consumer_uuid)
         root = (self.topology.server_root(server) if server is not None
                 else None)
         if root is not None:
-            extra = self._server_finding(server, root, held, judge_age)
+            extra = self._server_finding(server, root, held)
             if extra is not None:
                 findings[root] = extra
         if (root is not None and m.INCOMPLETE in owner and
@@ -172,7 +173,31 @@ class Auditor:
                                         'reason': reason,
                                         'actions': (m.SET_OWNER,)})
                         for p, f in findings.items()}
+        young = judge_age and self._too_young_to_write(consumer_uuid)
+        if young:
+            findings = {p: m.Finding(**{
+                **f.__dict__, 'verdict': m.PROTECTED, 'actions': (),
+                'reason': why('protected.young_finding', young=young,
+                              reason=f.reason)}) if f.problem else f
+                for p, f in findings.items()}
         return list(findings.values())
+
+    def _too_young_to_write(self, consumer_uuid):
+        """Why no repair may write ``consumer_uuid`` yet, if so: its last
+        write or its server's creation is younger than the minimum age, and
+        Nova may still be writing it (a build, a resize, a QoS update, a
+        heal).  Every repair writes the whole consumer: this one rule
+        protects every verdict that offers one."""
+        consumer = self.snapshot.consumers.get(consumer_uuid)
+        age = self._too_young(consumer and consumer.modified)
+        if age is not None:
+            return why('protected.young', age=age, min_age=self.min_age)
+        server = self.snapshot.servers.get(consumer_uuid)
+        age = self._too_young(server and server.created)
+        if age is not None:
+            return why('protected.young_server', age=age,
+                       min_age=self.min_age)
+        return None
 
     # -- single allocations -------------------------------------------------
 
@@ -255,10 +280,10 @@ class Auditor:
                     status=migration.status), ())
 
     def _too_young(self, since):
+        """Seconds since ``since`` if fewer than the minimum age."""
         age = _age(since, self.now)
         if age is not None and self.min_age and age < self.min_age:
-            return why('protected.young', age=int(max(age, 0)),
-                       min_age=self.min_age)
+            return int(max(age, 0))
         return None
 
     def describe(self, consumer_uuid):
@@ -291,16 +316,8 @@ class Auditor:
                         instance=consumer_uuid, **owner)
         return dict(nova=why('nova.unknown'), **owner)
 
-    def _allocation_finding(self, consumer_uuid, provider_uuid, resources,
-                            judge_age=True):
+    def _allocation_finding(self, consumer_uuid, provider_uuid, resources):
         verdict, reason, actions = self.classify(consumer_uuid, provider_uuid)
-        if verdict not in (m.OK, m.PROTECTED) and judge_age:
-            consumer = self.snapshot.consumers.get(consumer_uuid)
-            young = self._too_young(consumer and consumer.modified)
-            if young:
-                verdict, reason, actions = (
-                    m.PROTECTED, why('protected.young_finding', young=young,
-                                     reason=reason), ())
         return m.Finding(consumer_uuid, provider_uuid, verdict, reason,
                          dict(resources), tuple(actions),
                          **self.describe(consumer_uuid))
@@ -321,15 +338,14 @@ class Auditor:
                         for p in held})
         return ', '.join(names)
 
-    def _server_finding(self, server, root, held, judge_age=True):
+    def _server_finding(self, server, root, held):
         """The finding on ``root`` only a server's whole picture shows."""
         in_tree = {p: r for p, r in held.items()
                    if self.topology.legitimate(root, p)}
         candidates = self.expected(server)
         if not in_tree:
             needs = candidates[0] if candidates else {}
-            protection = self._server_protection(server) or (
-                judge_age and self._too_young(server.created))
+            protection = self._server_protection(server)
             if protection:
                 return m.Finding(server.uuid, root, m.PROTECTED,
                                  why('protected.holds_nothing',

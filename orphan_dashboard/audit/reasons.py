@@ -93,6 +93,9 @@ MESSAGES = {
         '%(move)s of server %(server)s in progress (%(status)s)'),
     'protected.young': N_(
         'written %(age)d s ago, younger than the %(min_age)d s protection'),
+    'protected.young_server': N_(
+        'server created %(age)d s ago, younger than the %(min_age)d s '
+        'protection'),
     'protected.young_finding': N_('%(young)s (%(reason)s)'),
     'protected.holds_nothing': N_('holds nothing here, but %(protection)s'),
 

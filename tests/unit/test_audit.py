@@ -18,6 +18,7 @@ import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan as planner
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
@@ -205,6 +206,52 @@ def test_young_allocation_is_protected_until_min_age():
     assert 'younger than the 600 s protection' in reason
     found, _ = verdicts(cloud, min_age=10)
     assert found[(ghost, H1)].verdict == m.DELETED_INSTANCE
+
+
+@pytest.mark.parametrize('written, verdict', [
+    ('wrong_amount', m.WRONG_AMOUNT),
+    ('incomplete_consumer', m.INCOMPLETE_CONSUMER),
+    ('missing_elsewhere', m.MISSING)])
+def test_a_server_finding_written_seconds_ago_is_protected(written, verdict):
+    """An old server's consumer rewritten seconds ago (a resize, a QoS
+    update, a heal Nova is still writing) offers no write until the
+    minimum age has passed, whatever its verdict."""
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    young = NOW - datetime.timedelta(seconds=30)
+    if written == 'wrong_amount':
+        cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 1, 'DISK_GB': 1},
+                       modified=young)
+    elif written == 'incomplete_consumer':
+        cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE),
+                       modified=young)
+    else:
+        cloud.allocate(vm, H3, modified=young)
+    auditor = classify.Auditor(cloud.snapshot())
+    found = auditor.consumer_findings(vm)
+    assert [(f.verdict, f.actions) for f in found] == [
+        (m.PROTECTED, ())] * len(found)
+    assert all('written 30 s ago, younger than the 600 s protection' in
+               str(f.reason) for f in found), found
+    assert auditor.report().problems == []
+    for action in m.CANDIDATE_ACTIONS[verdict]:
+        with pytest.raises(planner.CannotRepair):
+            auditor.plan(vm, H1, action)
+    found, _ = verdicts(cloud, min_age=10)
+    assert found[(vm, H1)].verdict == verdict
+    assert found[(vm, H1)].actions
+
+
+def test_a_server_built_seconds_ago_is_not_healed_yet():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1', created=(
+        NOW - datetime.timedelta(seconds=30)).isoformat())
+    found, report = verdicts(cloud)
+    assert (found[(vm, H1)].verdict, found[(vm, H1)].actions) == (
+        m.PROTECTED, ())
+    assert str(found[(vm, H1)].reason).startswith(
+        'server created 30 s ago, younger than the 600 s protection')
+    assert report.problems == []
 
 
 def test_sharing_and_nested_providers_are_legitimate():

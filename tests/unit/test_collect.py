@@ -13,11 +13,16 @@
 """The order of a refresh's reads, with Nova and Placement mocked (the
 sandbox tests check what they read; these, when)."""
 
+import contextlib
+import dataclasses
+import datetime
 import threading
 from unittest import mock
 
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
 from tests.unit import cloud
 
@@ -59,3 +64,169 @@ def test_a_listed_consumer_is_read_while_nova_still_lists():
     assert reads.call_count == 1
     assert fresh.consumers[vm].allocations == {host2: {'VCPU': 1}}
     assert fresh.consumers[vm].generation == 2
+
+
+class Cloud:
+    """Nova and Placement answering from ``servers``, ``migrations`` and
+    ``consumers`` (``{uuid: Consumer}``), counting each consumer read."""
+
+    def __init__(self, snapshot):
+        self.topology = dict(
+            providers=dict(snapshot.providers),
+            hypervisors=snapshot.hypervisors, services=snapshot.services,
+            sharing_providers=snapshot.sharing_providers)
+        self.servers = [{
+            'id': s.uuid, 'name': s.name, 'status': s.status,
+            'OS-EXT-SRV-ATTR:host': s.host,
+            'OS-EXT-SRV-ATTR:hypervisor_hostname': s.node,
+            'tenant_id': s.project_id, 'user_id': s.user_id,
+            'created': s.created, 'image': {'id': s.image_ref},
+            'flavor': {
+                'vcpus': s.flavor.vcpus, 'ram': s.flavor.ram,
+                'disk': s.flavor.disk, 'extra_specs': {},
+                'original_name': s.flavor.name}}
+            for s in snapshot.servers.values()]
+        self.migrations = [{
+            'uuid': g.uuid, 'instance_uuid': g.instance_uuid,
+            'status': g.status, 'migration_type': g.migration_type,
+            'source_node': g.source_node, 'dest_node': g.dest_node,
+            'source_compute': g.source_compute,
+            'dest_compute': g.dest_compute}
+            for g in snapshot.migrations.values()]
+        self.consumers = {u: dataclasses.replace(c) for u, c in
+                          snapshot.consumers.items()}
+        self.read = []
+
+    def rewrite(self, uuid, provider, resources, modified):
+        """A write by someone else: the consumer's and the provider's
+        generations move."""
+        consumer = self.consumers[uuid]
+        consumer.allocations = {provider: resources}
+        consumer.generation += 1
+        consumer.modified = modified
+        rp = self.topology['providers'][provider]
+        self.topology['providers'][provider] = dataclasses.replace(
+            rp, generation=rp.generation + 1)
+
+    def read_topology(self, *args):
+        return dict(self.topology, providers=dict(
+            self.topology['providers']))
+
+    def server_list(self, client, on_page=None, **filters):
+        listed = [] if 'changes-since' in filters else self.servers
+        if on_page:
+            on_page(listed)
+        return listed
+
+    def migration_list(self, client, on_page=None, **filters):
+        listed = [] if 'changes-since' in filters else self.migrations
+        if on_page:
+            on_page(listed)
+        return listed
+
+    def consumer_allocations(self, client, uuid):
+        self.read.append(uuid)
+        consumer = self.consumers[uuid]
+        return {'allocations': {rp: {'resources': dict(r)} for rp, r in
+                                consumer.allocations.items()},
+                'consumer_generation': consumer.generation,
+                'project_id': consumer.project_id,
+                'user_id': consumer.user_id,
+                'last_modified': consumer.modified}
+
+    def provider_allocations(self, client, provider):
+        return {u: {'resources': dict(c.allocations[provider]),
+                    'consumer_generation': c.generation}
+                for u, c in self.consumers.items()
+                if provider in c.allocations}
+
+    def provider_usages(self, client, provider):
+        usages = {}
+        for consumer in self.consumers.values():
+            for rc, n in consumer.allocations.get(provider, {}).items():
+                usages[rc] = usages.get(rc, 0) + n
+        return usages
+
+    @contextlib.contextmanager
+    def serving(self):
+        with mock.patch.object(nova, 'server_list', self.server_list), \
+                mock.patch.object(nova, 'migration_list',
+                                  self.migration_list), \
+                mock.patch.object(nova, 'instance_known',
+                                  return_value=False), \
+                mock.patch.object(placement, 'consumer_allocations',
+                                  self.consumer_allocations), \
+                mock.patch.object(placement, 'provider_allocations',
+                                  self.provider_allocations), \
+                mock.patch.object(placement, 'provider_usages',
+                                  self.provider_usages), \
+                mock.patch.object(placement, 'incomplete_usages',
+                                  return_value={}), \
+                mock.patch.object(collect, 'read_topology',
+                                  self.read_topology):
+            yield self
+
+
+def unconfirmed_resize():
+    """``resized`` in VERIFY_RESIZE on host2, its migration consumer
+    holding host1; ``web`` healthy on host1."""
+    c = cloud.Cloud()
+    web = c.server('web', 'host1')
+    c.allocate(web, cloud.uid('host1'), modified=None, owner=(None, None))
+    resized = c.server('resized', 'host2', status='VERIFY_RESIZE')
+    c.allocate(resized, cloud.uid('host2'), modified=None,
+               owner=(None, None))
+    mig = c.migration('mig', resized, 'finished', kind='resize',
+                      source='host1', dest='host2')
+    c.allocate(mig, cloud.uid('host1'), owner=('p', 'u'))
+    return Cloud(c.snapshot()), mig
+
+
+def owners(snapshot, consumer):
+    return {(f.project_id, f.user_id)
+            for f in classify.audit(snapshot, min_age=0).findings
+            if f.consumer == consumer}
+
+
+def test_a_protected_migration_consumer_keeps_its_owner_across_sweeps():
+    """Its owner is only Placement's (a server's comes from Nova): every
+    sweep reads it, and only it, of the consumers nothing is wrong
+    with."""
+    fake, mig = unconfirmed_resize()
+    with fake.serving():
+        first = collect.full_snapshot(None, None)
+        assert owners(first, mig) == {('p', 'u')}
+        assert fake.read == [mig]
+        fake.rewrite(cloud.uid('web'), cloud.uid('host1'),
+                     {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
+                     cloud.LONG_AGO)
+        refreshed = collect.refresh_snapshot(None, None, first)
+        assert owners(refreshed, mig) == {('p', 'u')}
+        again = collect.full_snapshot(None, None, previous=refreshed)
+        assert owners(again, mig) == {('p', 'u')}
+    assert sorted(fake.read) == sorted([mig] * 2)
+
+
+def test_a_consumer_rewritten_behind_novas_back_gets_its_new_age():
+    """A refresh that sees a consumer change only through its provider's
+    generation (an operator's ``allocation set``, Neutron's QoS update)
+    reads its age again: the age it had before lets a repair race the
+    writer."""
+    fake, _ = unconfirmed_resize()
+    web, host1 = cloud.uid('web'), cloud.uid('host1')
+    with fake.serving():
+        old = collect.full_snapshot(None, None)
+        # Read by an earlier refresh, when Nova last changed it.
+        old.consumers[web].modified = cloud.LONG_AGO
+        old.consumers[web].project_id = 'p'
+        old.consumers[web].user_id = 'u'
+        fake.rewrite(web, host1, {'VCPU': 1, 'MEMORY_MB': 4096,
+                                  'DISK_GB': 1},
+                     collect._now() - datetime.timedelta(seconds=30))
+        fresh = collect.refresh_snapshot(None, None, old)
+    assert fresh.consumers[web].generation == 2
+    (finding,) = classify.Auditor(fresh, min_age=600).consumer_findings(web)
+    assert (finding.verdict, finding.actions) == (m.PROTECTED, ()), finding
+    assert 'younger than the 600 s protection' in str(finding.reason)
+    (finding,) = classify.Auditor(fresh, min_age=0).consumer_findings(web)
+    assert finding.verdict == m.WRONG_AMOUNT

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from tests.unit.cloud import Cloud
+from tests.unit.cloud import LONG_AGO
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
 
@@ -43,7 +44,13 @@ FLAVORS = {
 SERVER_KINDS = ('correct', 'missing', 'wrong', 'extra_class', 'moved',
                 'moved_only', 'evacuated', 'child_here', 'child_left',
                 'child_moved_along', 'shared_disk', 'shared_wrong',
-                'incomplete', 'busy', 'verify_resize', 'young', 'nowhere')
+                'incomplete', 'busy', 'verify_resize', 'young', 'nowhere',
+                'young_wrong', 'young_incomplete', 'young_elsewhere')
+YOUNG_WRITES = ('young', 'young_wrong', 'young_incomplete',
+                'young_elsewhere')
+"""Kinds whose allocations were written seconds ago (by a resize, a QoS
+update, a heal, an operator) on a server created long before, but for
+``young`` (a server just built)."""
 OTHER_KINDS = ('stale_migration', 'migration_in_progress', 'deleted',
                'unknown', 'young_unknown', 'unresolved')
 YOUNG = NOW - datetime.timedelta(seconds=30)
@@ -80,9 +87,9 @@ def snapshots(draw):
         full = needs(flavor) if flavor.extra_specs is not None else {
             'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
         owner = (m.INCOMPLETE, m.INCOMPLETE) if (
-            kind == 'incomplete' or draw(st.integers(0, 9)) == 0) else \
-            ('p', 'u')
-        modified = YOUNG if kind == 'young' else \
+            kind in ('incomplete', 'young_incomplete') or
+            draw(st.integers(0, 9)) == 0) else ('p', 'u')
+        modified = YOUNG if kind in YOUNG_WRITES else \
             NOW - datetime.timedelta(hours=1)
 
         def give(provider, resources, _vm=vm, _owner=owner,
@@ -92,7 +99,7 @@ def snapshots(draw):
 
         if kind == 'missing':
             continue
-        if kind in ('moved_only', 'nowhere'):
+        if kind in ('moved_only', 'nowhere', 'young_elsewhere'):
             give(there, full)
             continue
         if kind in ('shared_disk', 'shared_wrong') and ceph and \
@@ -101,7 +108,7 @@ def snapshots(draw):
             give(here, local)
             disk = full['DISK_GB'] + (7 if kind == 'shared_wrong' else 0)
             give(ceph, {'DISK_GB': disk})
-        elif kind == 'wrong':
+        elif kind in ('wrong', 'young_wrong'):
             give(here, dict(full, MEMORY_MB=full['MEMORY_MB'] * 2))
         elif kind == 'extra_class':
             give(here, dict(full, CUSTOM_STRAY=3))
@@ -151,6 +158,17 @@ def snapshots(draw):
                                unresolved=frozenset(unresolved))
 
 
+def writes(snapshot, consumer):
+    """When what a write to ``consumer`` would change was last written:
+    the consumer's last write, and its server's creation."""
+    held = snapshot.consumers.get(consumer)
+    server = snapshot.servers.get(consumer)
+    found = [held.modified] if held and held.modified else []
+    if server is not None and server.created:
+        found.append(datetime.datetime.fromisoformat(server.created))
+    return found
+
+
 def applied(snapshot, plan):
     """``snapshot`` with ``plan`` written, as Placement would hold it."""
     consumers = dict(snapshot.consumers)
@@ -175,6 +193,10 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
         assert auditor.finding(finding.consumer, finding.provider) == finding
         if finding.verdict not in (m.OK, m.PROTECTED):
             assert finding.actions or finding.blocked, finding
+        # Nothing younger than the minimum age is offered a write.
+        if finding.actions:
+            for written in writes(snapshot, finding.consumer):
+                assert (NOW - written).total_seconds() >= min_age, finding
         # Every reason renders, in English and through a translation.
         for why in (finding.reason, finding.nova, finding.blocked):
             if why:
@@ -217,3 +239,21 @@ def test_the_generator_reaches_every_repairable_verdict():
     hypothesis.find(snapshots(), has(m.MOVED, offered=False),
                     settings=hypothesis.settings(max_examples=2000,
                                                  deadline=None))
+
+
+def test_the_generator_writes_young_server_level_findings():
+    """The minimum-age assertion above is not vacuous: wrong amounts,
+    incomplete consumers and allocations missing from the server's host,
+    written seconds ago on old servers, occur in generated clouds."""
+    def young(verdict):
+        def check(snapshot):
+            return any(
+                f.verdict == verdict and f.consumer in snapshot.servers and
+                writes(snapshot, f.consumer) == [YOUNG, LONG_AGO]
+                for f in classify.audit(snapshot, min_age=0).findings)
+        return check
+
+    for verdict in (m.WRONG_AMOUNT, m.INCOMPLETE_CONSUMER, m.MISSING):
+        hypothesis.find(snapshots(), young(verdict),
+                        settings=hypothesis.settings(max_examples=2000,
+                                                     deadline=None))

@@ -316,8 +316,7 @@ def preview_restore(request, entries):
     clients = _clients(request)
     rows = repair.preview_restore(clients.placement, entries,
                                   _restorable(request, entries))
-    notes = repair.restore_notes(clients.placement, clients.nova, entries,
-                                 min_age=conf.MIN_AGE.get())
+    notes = repair.restore_notes(clients.placement, clients.nova, entries)
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
     return rows

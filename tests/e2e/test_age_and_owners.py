@@ -1,0 +1,165 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""On the sandbox: a server-level finding written seconds ago waits for
+the minimum age like any other (Nova may still be writing it), and the
+owner of a protected migration consumer stays what Placement says across
+cold reports, full sweeps and refreshes of the panel's snapshot."""
+
+import json
+
+import pytest
+
+from orphan_dashboard.api import client as client_module
+from orphan_dashboard.api import placement as api
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import cli
+from orphan_dashboard import snapshots
+from tests.e2e.conftest import module_cloud
+from tests.e2e.conftest import orphan_audit
+
+pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
+
+cloud = module_cloud('unconfirmed_resize')
+
+
+def held(clients, consumer):
+    body = api.consumer_allocations(clients.placement, consumer)
+    return {rp: a['resources'] for rp, a in body['allocations'].items()}
+
+
+def owner(clients, consumer):
+    body = api.consumer_allocations(clients.placement, consumer)
+    return body.get('project_id'), body.get('user_id')
+
+
+def findings_of(result, consumer):
+    assert result.returncode in (0, 3), result.stdout + result.stderr
+    return [f for f in json.loads(result.stdout)['findings']
+            if f['consumer'] == consumer]
+
+
+def test_findings_written_seconds_ago_wait_for_the_minimum_age(cloud,
+                                                              tmp_path):
+    """A wrong amount and an incomplete consumer just written through the
+    Placement API are protected at 600 s: ``apply`` writes neither; at
+    0 s both are repaired."""
+    clients = cloud.clients()
+    wrong = cloud.control('POST', '/incidents/wrong_amount')
+    legacy = cloud.control('POST', '/incidents/pre_pike_consumer')
+    server, host3 = wrong['servers'][0]['uuid'], wrong['expected'][0][
+        'provider']
+    old_style = legacy['servers'][0]['uuid']
+    before = held(clients, server), held(clients, old_style)
+    assert before[0][host3]['MEMORY_MB'] == 4096
+    assert owner(clients, old_style) == (m.INCOMPLETE, m.INCOMPLETE)
+
+    report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '600',
+                          '--json')
+    for consumer in (server, old_style):
+        found = findings_of(report, consumer)
+        assert found, consumer
+        assert [(f['verdict'], f['actions']) for f in found] == [
+            (m.PROTECTED, [])] * len(found), found
+        assert all('younger than the 600 s protection' in f['reason']
+                   for f in found), found
+
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '600',
+                          '--json')
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout)['outcomes'] == []
+    assert (held(clients, server), held(clients, old_style)) == before
+    assert owner(clients, old_style) == (m.INCOMPLETE, m.INCOMPLETE)
+
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                          '--json')
+    assert result.returncode == 4, result.stdout + result.stderr
+    outcomes = {o['consumer']: (o['action'], o['status'])
+                for o in json.loads(result.stdout)['outcomes']}
+    assert outcomes[server] == (m.DELETE_AND_HEAL, 'done')
+    assert outcomes[old_style] == (m.SET_OWNER, 'done')
+    assert held(clients, server)[host3]['MEMORY_MB'] == 1024
+    assert m.INCOMPLETE not in owner(clients, old_style)
+
+    # Undone at once, the repair's own write is seconds old: the preview
+    # still says what the restore would leave.
+    entry = {o['consumer']: o['journal_entry'] for o in json.loads(
+        result.stdout)['outcomes']}[server]
+    undo = orphan_audit(cloud, tmp_path, 'restore', str(entry),
+                        '--min-age', '600', '--json')
+    assert undo.returncode == 3, undo.stdout + undo.stderr
+    (plan,) = json.loads(undo.stdout)['plans']
+    assert any('after the restore it would be wrong_amount' in note
+               for note in plan['notes']), plan
+
+
+def refresh(*args):
+    """``orphan-audit refresh ARGS`` in this process (its cache is the
+    panel's here): the stored report's findings."""
+    code = cli.execute(cli.build_parser().parse_args(
+        ['--os-cloud', 'sandbox', 'refresh', '--min-age', '0', *args]))
+    assert code == cli.NOTHING
+    return stored_findings()
+
+
+def stored_findings():
+    """The findings the panel shows: the stored summary's and its trees'
+    (what the index, the provider pages and the exports read)."""
+    store = snapshots.Store(client_module.cloud_for_clients(
+        client_module.for_cloud('sandbox')).key)
+    version = store.state()['version']
+    report = store.load_report(version)
+    trees = [store.load_tree(version, p.provider.uuid)
+             for p in report.providers]
+    return [f.as_dict() for f in report.findings] + [
+        f.as_dict() for t in trees for f in t.findings]
+
+
+def test_a_protected_migration_consumer_keeps_its_owner(cloud, tmp_path):
+    """The source side of an unconfirmed resize names the project and
+    user Placement holds it for: in a cold report, and in the panel's
+    snapshot after full sweeps and refreshes, with or without an
+    incomplete consumer around (whose presence makes a sweep read every
+    owner)."""
+    clients = cloud.clients()
+    (migration,) = cloud.incidents['unconfirmed_resize']['migrations']
+    consumer = migration['uuid']
+    want = owner(clients, consumer)
+    assert None not in want and m.INCOMPLETE not in want
+
+    def owners(findings):
+        found = {(f['project_id'], f['user_id']) for f in findings
+                 if f['consumer'] == consumer}
+        assert found, 'no finding on the migration consumer'
+        return found
+
+    # No incomplete consumer (the one the other test staged is repaired):
+    # nothing makes a sweep read every owner.
+    assert api.incomplete_usages(clients.placement) == {}
+    cold = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                        '--json')
+    assert owners(findings_of(cold, consumer)) == {want}, 'cold report'
+    assert owners(refresh('--full')) == {want}, 'first full sweep'
+    assert owners(refresh()) == {want}, 'refresh'
+    assert owners(refresh('--full')) == {want}, 'second full sweep'
+    # A sweep with an incomplete consumer around reads every owner; its
+    # repair must not take them away from the next sweeps.
+    legacy = cloud.control('POST', '/incidents/pre_pike_consumer')
+    assert owners(refresh('--full')) == {want}, 'incomplete consumer around'
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0')
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert m.INCOMPLETE not in owner(clients, legacy['servers'][0]['uuid'])
+    assert owners(refresh()) == {want}, 'refresh after the repair'
+    assert owners(refresh('--full')) == {want}, 'full sweep after the repair'
+    cold = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                        '--json')
+    assert owners(findings_of(cold, consumer)) == {want}, 'cold, at last'
