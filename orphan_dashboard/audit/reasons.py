@@ -78,6 +78,12 @@ MESSAGES = {
         'could live there'),
     'protected.down_cell_server': N_(
         'server is in a cell Nova cannot reach right now'),
+    'protected.down_cell_host': N_(
+        'on a compute node of host %(host)s, in a cell Nova cannot reach '
+        'right now'),
+    'protected.unconfirmed_node': N_(
+        'Nova could not list its compute nodes (a cell is down): '
+        '%(provider)s could be one of the down cell\'s'),
     'protected.resize_awaiting_confirm': N_(
         'resize awaiting confirm or revert'),
     'protected.awaiting_confirm': N_('%(move)s awaiting confirm or revert'),
