@@ -121,14 +121,15 @@ def instance_known(client, server_id):
 
     True for a server deleted the Nova way or marked deleted by hand in the
     database; False once it is archived or never existed; None when policy
-    forbids asking (then nobody can tell).
+    forbids asking or its cell is down (Nova answers 500): then nobody can
+    tell.
     """
     try:
         _nova(client, mv.INSTANCE_ACTIONS).instance_action.list(server_id)
         return True
     except ks_exc.NotFound:
         return False
-    except ks_exc.Forbidden:
+    except (ks_exc.Forbidden, ks_exc.InternalServerError):
         return None
 
 
@@ -142,15 +143,18 @@ def migration_list(client, on_page=None, **filters):
 
 @trace
 def hypervisor_list(client):
-    """Hypervisors with their service host; id is the provider uuid."""
+    """Hypervisors with their service host; id is the provider uuid.  Nova
+    answers 500 when any cell is down (it walks every cell's database)."""
     return [h.to_dict() for h in
             _nova(client, mv.HYPERVISORS).hypervisors.list(detailed=True)]
 
 
 @trace
 def service_list(client, binary='nova-compute'):
+    """Compute services, a down cell's as ``{host, binary, status:
+    UNKNOWN}``."""
     return [s.to_dict() for s in
-            _nova(client, mv.SERVICES).services.list(binary=binary)]
+            _nova(client, mv.SERVICE_LIST).services.list(binary=binary)]
 
 
 @trace
