@@ -189,6 +189,15 @@ MESSAGES = {
     'verdict.unknown_consumer': N_('unknown consumer'),
     'list': N_('%(first)s, %(rest)s'),
     'nothing': N_('nothing'),
+
+    # What a down cell hides from an audit.
+    'cells.down': N_(
+        'Nova could not reach every cell, so this audit is partial. Until '
+        'the cell is back, these are protected: the allocations on the '
+        'compute hosts of the down cells: %(hosts)s (their servers Nova '
+        'returned as partial records: %(servers)d); those on providers '
+        'Nova could not confirm as compute nodes: %(providers)s; and every '
+        'consumer Nova does not know.'),
 }
 
 
@@ -245,6 +254,13 @@ def listing(parts):
     for part in reversed(parts[:-1]):
         joined = reason('list', first=part, rest=joined)
     return joined
+
+
+def down_cells(report):
+    """What a down cell hid from ``report``'s audit, as one sentence."""
+    return reason('cells.down', hosts=listing(report.skipped_hosts),
+                  servers=report.down_cell_servers,
+                  providers=listing(report.unconfirmed))
 
 
 def render(value, gettext=_english):
