@@ -192,8 +192,9 @@ MESSAGES = {
 
     # What a down cell hides from an audit.
     'cells.down': N_(
-        'Nova could not reach every cell, so this audit is partial. Until '
-        'the cell is back, these are protected: the allocations on the '
+        'A cell is down: Nova could not reach it, so this audit is '
+        'partial. Until it is back, these are protected: the allocations on '
+        'the '
         'compute hosts of the down cells: %(hosts)s (their servers Nova '
         'returned as partial records: %(servers)d); those on providers '
         'Nova could not confirm as compute nodes: %(providers)s; and every '
