@@ -242,6 +242,11 @@ def full_snapshot(placement_client, nova_client,
                                       progress)
         servers = {s.uuid: s for s in map(parse.server,
                                           server_list.result())}
+        if not topo['hypervisors_listed'] or any(
+                s.status == m.DOWN_CELL_STATUS
+                for s in topo['services'].values()):
+            for body in nova.down_cell_servers(nova_client):
+                servers.setdefault(body['id'], parse.server(body))
         snapshot = m.Snapshot(
             consumers=parse.consumers_from_providers(allocations),
             servers=servers,
@@ -484,9 +489,11 @@ def _bring_up_to_date(placement_client, old, providers, changed, usages,
 def snapshot(placement_client, nova_client, cached=None,
              full_sweep_interval=600, concurrency=DEFAULT_CONCURRENCY,
              touched=(), progress=NO_PROGRESS, full=False):
-    """A full sweep (when asked, or due), or a refresh of ``cached``;
+    """A full sweep (when asked, due, or ``cached`` is partial: a down
+    cell's servers show in no refresh), or a refresh of ``cached``;
     ``touched`` are the consumers written since ``cached`` was taken."""
     if full or cached is None or cached.full_sweep_at is None or (
+            cached.down_cells) or (
             _now() - cached.full_sweep_at).total_seconds() >= \
             full_sweep_interval:
         return full_snapshot(placement_client, nova_client, concurrency,

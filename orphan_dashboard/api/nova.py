@@ -100,10 +100,23 @@ def _paged(client, version, path, key, marker_key, query, on_page=None):
 
 @trace
 def server_list(client, on_page=None, **filters):
-    """All servers of all projects (admin), including down-cell partials;
+    """All servers of all projects (admin) in the cells Nova reaches (a
+    paged listing leaves a down cell's out: see :func:`down_cell_servers`);
     ``filters`` by Nova's query names (``changes-since``, ``host``)."""
     return _paged(client, mv.SERVERS, '/servers/detail', 'servers', 'id',
                   dict(filters, all_tenants=1), on_page)
+
+
+@trace
+def down_cell_servers(client):
+    """The partial records (status ``UNKNOWN``) of the servers of cells
+    Nova cannot reach.  Nova returns them only to an unpaged, unfiltered
+    listing at 2.69 (``limit``, ``marker``, a sort or any filter but
+    ``all_tenants`` leaves them out), first, up to its ``[api]
+    max_limit``: the brief listing of that first page."""
+    _, body = _nova(client, mv.SERVERS).client.get(
+        '/servers?all_tenants=1')
+    return [s for s in body['servers'] if s.get('status') == 'UNKNOWN']
 
 
 @trace

@@ -92,6 +92,8 @@ def _cloud_with_a_down_cell(hypervisor_list):
         mock.patch.object(nova, 'hypervisor_list',
                           side_effect=hypervisor_list),
         mock.patch.object(nova, 'server_list', return_value=[server]),
+        mock.patch.object(nova, 'down_cell_servers', return_value=[
+            {'id': cloud.uid('lost'), 'status': 'UNKNOWN'}]),
         mock.patch.object(nova, 'migration_list', return_value=[])]
 
 
@@ -110,6 +112,10 @@ def test_a_down_cells_hypervisor_listing_leaves_what_is_proven():
             patch.stop()
     assert snapshot.hypervisors_listed is False
     assert snapshot.down_hosts == {'host5'}
+    # Nova's paged listing leaves a down cell's servers out: they come
+    # from the unpaged one, as partial records.
+    assert snapshot.servers[cloud.uid('lost')].down_cell
+    assert not snapshot.servers[cloud.uid('vm')].down_cell
     assert snapshot.down_cells
     assert {u: (h.hostname, h.host)
             for u, h in snapshot.hypervisors.items()} == {
@@ -140,3 +146,18 @@ def test_a_refresh_lists_hypervisors_again_after_a_partial_sweep():
             patch.stop()
     assert topology['hypervisors_listed'] is True
     assert set(topology['hypervisors']) == set(old.providers)
+
+
+def test_a_partial_snapshot_is_never_refreshed_but_swept_again():
+    """Down-cell servers do not show in a refresh's ``changes-since``
+    listing, nor do they when their cell is back: only a full sweep
+    replaces their partial records."""
+    c = cloud.Cloud()
+    c.servers[cloud.uid('lost')] = m.Server(cloud.uid('lost'),
+                                            status='UNKNOWN')
+    cached = c.snapshot()
+    cached.full_sweep_at = collect._now()
+    with mock.patch.object(collect, 'full_snapshot') as full, \
+            mock.patch.object(collect, 'refresh_snapshot') as refresh:
+        collect.snapshot(None, None, cached)
+    assert full.called and not refresh.called
