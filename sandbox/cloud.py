@@ -12,6 +12,9 @@
 
 """Nova (API, conductor, scheduler, 3 fake computes) and Placement in-process.
 
+With ``cells=2``, a second cell with one more compute (host5) that the
+control API can take down and bring back.
+
 Built from Nova's own functional-test fixtures, with the Nova API and
 Placement WSGI apps served on real loopback ports behind keystonemiddleware.
 Compute periodic tasks never run on their own (``periodic_enable`` is False
