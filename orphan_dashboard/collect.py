@@ -143,6 +143,16 @@ def read_topology(placement_client, nova_client, old=None):
         )
 
 
+def _down_cell_servers(nova_client, topo):
+    """``{uuid: Server}``, the partial records of a down cell's servers
+    when ``topo`` shows one (none of Nova's paged listings has them)."""
+    if topo.get('hypervisors_listed', True) and not any(
+            s.status == m.DOWN_CELL_STATUS for s in topo['services'].values()):
+        return {}
+    return {s.uuid: s for s in map(parse.server,
+                                   nova.down_cell_servers(nova_client))}
+
+
 def prove(topo, servers):
     """``topo`` (:func:`read_topology`'s) with the compute nodes that
     ``servers`` (the healthy cells' live on them) prove, when Nova's
@@ -242,11 +252,7 @@ def full_snapshot(placement_client, nova_client,
                                       progress)
         servers = {s.uuid: s for s in map(parse.server,
                                           server_list.result())}
-        if not topo['hypervisors_listed'] or any(
-                s.status == m.DOWN_CELL_STATUS
-                for s in topo['services'].values()):
-            for body in nova.down_cell_servers(nova_client):
-                servers.setdefault(body['id'], parse.server(body))
+        servers.update(_down_cell_servers(nova_client, topo))
         snapshot = m.Snapshot(
             consumers=parse.consumers_from_providers(allocations),
             servers=servers,
@@ -400,6 +406,7 @@ def refresh_snapshot(placement_client, nova_client, old,
                 servers.pop(body['id'], None)
             else:
                 servers[body['id']] = parse.server(body)
+        servers.update(_down_cell_servers(nova_client, topo))
         migrations = dict(old.migrations)
         migrations.update((g.uuid, g) for g in map(
             parse.migration, migration_changes.result()))

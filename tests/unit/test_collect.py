@@ -161,3 +161,24 @@ def test_a_partial_snapshot_is_never_refreshed_but_swept_again():
             mock.patch.object(collect, 'refresh_snapshot') as refresh:
         collect.snapshot(None, None, cached)
     assert full.called and not refresh.called
+
+
+def test_a_refresh_that_finds_a_cell_down_reads_its_servers_as_partial():
+    """A cell that went down since the last sweep: its servers, unchanged,
+    are in no changes-since listing; their old full records give way to
+    the partial ones Nova returns now."""
+    c = cloud.Cloud()
+    lost = c.server('lost', 'host1')
+    old = c.snapshot()
+    patches = _cloud_with_a_down_cell(ks_exc.InternalServerError('down'))
+    patches.append(mock.patch.object(placement, 'provider_usages',
+                                     return_value={}))
+    for patch in patches:
+        patch.start()
+    try:
+        fresh = collect.refresh_snapshot(None, None, old)
+    finally:
+        for patch in patches:
+            patch.stop()
+    assert fresh.servers[lost].down_cell
+    assert fresh.down_cells
