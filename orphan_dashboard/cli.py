@@ -18,7 +18,9 @@ from cron) and ``metrics`` (Prometheus).  ``manage.py orphan_audit`` is the
 same parser and the same code (``management/commands/orphan_audit.py``).
 Exit codes follow ``nova-manage placement audit``: 0 nothing found, 3
 findings (or something to restore), 4 repairs applied; 1 on errors (one
-line, no traceback), 2 on bad arguments.
+line, no traceback), 2 on bad arguments; 5 when ``report`` or ``apply``
+ran partially because Nova could not reach a cell (what it could see was
+audited and repaired; the JSON's ``skipped_cells`` says what was not).
 """
 
 import argparse
@@ -45,7 +47,11 @@ from orphan_dashboard import collect
 from orphan_dashboard import conf
 from orphan_dashboard import repair
 
-NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED = 0, 1, 2, 3, 4
+NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED, PARTIAL = 0, 1, 2, 3, 4, 5
+EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
+          '5 partial run (a cell is down: report and apply audited and '
+          'repaired only what Nova could see, see "skipped_cells"), '
+          '1 error, 2 bad arguments')
 COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission',
             'refresh', 'metrics')
 
@@ -101,6 +107,7 @@ def build_parser(parser=None):
     parser.description = ('Find (and with "apply", repair) orphaned '
                           'allocations in Placement, using only the Nova and '
                           'Placement APIs.  Every write is journaled first.')
+    parser.epilog = EPILOG
     _common(parser)
     commands = parser.add_subparsers(dest='command', metavar='COMMAND')
 
@@ -211,13 +218,24 @@ def report_json(report):
     } for p in report.providers]
     findings = [f.as_dict() for f in report.findings if f.verdict != m.OK]
     return {'providers': providers, 'findings': findings,
-            'down_cells': report.down_cells}
+            'down_cells': report.down_cells, 'partial': report.down_cells,
+            'skipped_cells': skipped_cells(report)}
+
+
+def skipped_cells(report):
+    """What a down cell hid from the run, or None for a whole run: Nova
+    names no cell to its API users, only the compute hosts of the cells
+    it could not reach."""
+    if not report.down_cells:
+        return None
+    return {'hosts': list(report.skipped_hosts),
+            'down_cell_servers': report.down_cell_servers,
+            'unconfirmed_providers': list(report.unconfirmed)}
 
 
 def print_text(report, out):
     if report.down_cells:
-        print('WARNING: a cell is down; consumers that could live there are '
-              'protected', file=out)
+        print('PARTIAL: %s' % reasons.down_cells(report), file=out)
     for p in report.providers:
         if not p.needs_attention:
             continue
@@ -344,7 +362,13 @@ def cmd_report(args, clients, out):
         out.write('\n')
     else:
         print_text(report, out)
-    return FOUND if report.problems else NOTHING
+    return partial(report, FOUND if report.problems else NOTHING)
+
+
+def partial(report, code):
+    """``code``, or :data:`PARTIAL` when a cell was down (errors stay
+    errors)."""
+    return PARTIAL if report.down_cells and code != ERROR else code
 
 
 def cmd_apply(args, clients, out):
@@ -354,7 +378,9 @@ def cmd_apply(args, clients, out):
             json.dump(dict(report_json(report), outcomes=[]), out, indent=2,
                       sort_keys=True)
             out.write('\n')
-        return NOTHING
+        elif report.down_cells:
+            print('PARTIAL: %s' % reasons.down_cells(report), file=out)
+        return partial(report, NOTHING)
     selections = repair.recommended_selections(report.problems)
     hints = repair.instance_hints(report.findings, selections)
     rows = repair.preview(clients.placement, clients.nova, selections,
@@ -371,9 +397,11 @@ def cmd_apply(args, clients, out):
                   out, indent=2, sort_keys=True)
         out.write('\n')
     else:
+        if report.down_cells:
+            print('PARTIAL: %s' % reasons.down_cells(report), file=out)
         print_rows(rows, out)
         print_outcomes(outcomes, out)
-    return outcome_code(outcomes)
+    return partial(report, outcome_code(outcomes))
 
 
 def cmd_history(args, clients, out):

@@ -21,12 +21,15 @@ import datetime
 import logging
 import threading
 
+from keystoneauth1 import exceptions as ks_exc
+
 from orphan_dashboard.api import keystone
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
+from orphan_dashboard.audit.topology import proven_hypervisors
 from orphan_dashboard import conf
 
 LOG = logging.getLogger(__name__)
@@ -100,30 +103,65 @@ def read_topology(placement_client, nova_client, old=None):
 
     The four listings are independent: they go out together.  The
     hypervisor listing is the costly one: it is reused from ``old`` while
-    the set of root providers stays the same.
+    the set of root providers stays the same and ``old`` had it whole.
+    Nova fails it (500) while any cell is down: then ``hypervisors`` are
+    the ones the services and ``old`` prove (see :func:`prove`) and
+    ``hypervisors_listed`` is False.
     """
+    reuse = old is not None and old.hypervisors_listed
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         provider_list = pool.submit(placement.provider_list, placement_client)
         sharing = pool.submit(placement.sharing_provider_uuids,
                               placement_client)
         services = pool.submit(nova.service_list, nova_client)
         hypervisor_list = (pool.submit(nova.hypervisor_list, nova_client)
-                           if old is None else None)
+                           if not reuse else None)
         providers = {p['uuid']: parse.provider(p)
                      for p in provider_list.result()}
-        if old is not None and _roots(old.providers) == _roots(providers):
+        services = {s.host: s for s in map(parse.service, services.result())}
+        listed = True
+        if reuse and _roots(old.providers) == _roots(providers):
             hypervisors = dict(old.hypervisors)
         else:
-            hypervisors = {h.uuid: h for h in map(
-                parse.hypervisor, (hypervisor_list or pool.submit(
-                    nova.hypervisor_list, nova_client)).result())}
+            try:
+                hypervisors = {h.uuid: h for h in map(
+                    parse.hypervisor, (hypervisor_list or pool.submit(
+                        nova.hypervisor_list, nova_client)).result())}
+            except ks_exc.InternalServerError as exc:
+                LOG.warning('Nova could not list its hypervisors (%s): a '
+                            'cell is down, the audit is partial', exc)
+                listed = False
+                hypervisors = proven_hypervisors(
+                    providers, services,
+                    known=old.hypervisors.values() if old else ())
         return dict(
             providers=providers,
             sharing_providers=frozenset(sharing.result()),
             hypervisors=hypervisors,
-            services={s.host: s for s in map(
-                parse.service, services.result())},
+            hypervisors_listed=listed,
+            services=services,
         )
+
+
+def _down_cell_servers(nova_client, topo):
+    """``{uuid: Server}``, the partial records of a down cell's servers
+    when ``topo`` shows one (none of Nova's paged listings has them)."""
+    if topo.get('hypervisors_listed', True) and not any(
+            s.status == m.DOWN_CELL_STATUS for s in topo['services'].values()):
+        return {}
+    return {s.uuid: s for s in map(parse.server,
+                                   nova.down_cell_servers(nova_client))}
+
+
+def prove(topo, servers):
+    """``topo`` (:func:`read_topology`'s) with the compute nodes that
+    ``servers`` (the healthy cells' live on them) prove, when Nova's
+    hypervisor listing failed."""
+    if not topo.get('hypervisors_listed', True):
+        topo['hypervisors'] = proven_hypervisors(
+            topo['providers'], topo['services'], servers,
+            known=topo['hypervisors'].values())
+    return topo
 
 
 def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
@@ -208,17 +246,20 @@ def full_snapshot(placement_client, nova_client,
                                      on_page=_listed(progress, 'migrations'))
         incomplete = pool.submit(placement.incomplete_usages,
                                  placement_client)
-        topology = read_topology(placement_client, nova_client)
+        topo = read_topology(placement_client, nova_client)
         allocations = _provider_reads(placement_client,
-                                      topology['providers'], concurrency,
+                                      topo['providers'], concurrency,
                                       progress)
+        servers = {s.uuid: s for s in map(parse.server,
+                                          server_list.result())}
+        servers.update(_down_cell_servers(nova_client, topo))
         snapshot = m.Snapshot(
             consumers=parse.consumers_from_providers(allocations),
-            servers={s.uuid: s for s in map(
-                parse.server, server_list.result())},
+            servers=servers,
             migrations={g.uuid: g for g in map(
                 parse.migration, migration_list.result())},
-            taken_at=taken_at, full_sweep_at=taken_at, **topology)
+            taken_at=taken_at, full_sweep_at=taken_at,
+            **prove(topo, servers.values()))
     _identify(snapshot, placement_client, nova_client,
               _suspects(snapshot, snapshot.consumers), concurrency)
     _identify_owners(snapshot, placement_client, concurrency,
@@ -358,8 +399,8 @@ def refresh_snapshot(placement_client, nova_client, old,
         incomplete = pool.submit(placement.incomplete_usages,
                                  placement_client)
         reads.consumers(touched)
-        topology = read_topology(placement_client, nova_client, old)
-        providers = topology['providers']
+        topo = read_topology(placement_client, nova_client, old)
+        providers = topo['providers']
         reads.usages(_moved(old.providers, providers))
 
         servers = dict(old.servers)
@@ -368,6 +409,7 @@ def refresh_snapshot(placement_client, nova_client, old,
                 servers.pop(body['id'], None)
             else:
                 servers[body['id']] = parse.server(body)
+        servers.update(_down_cell_servers(nova_client, topo))
         migrations = dict(old.migrations)
         migrations.update((g.uuid, g) for g in map(
             parse.migration, migration_changes.result()))
@@ -380,7 +422,8 @@ def refresh_snapshot(placement_client, nova_client, old,
         known_instances=frozenset(
             u for u in old.known_instances if u in consumers),
         unresolved=frozenset(u for u in old.unresolved if u in consumers),
-        taken_at=taken_at, full_sweep_at=old.full_sweep_at, **topology)
+        taken_at=taken_at, full_sweep_at=old.full_sweep_at,
+        **prove(topo, servers.values()))
     unidentified = _suspects(snapshot, [
         u for u, consumer in consumers.items()
         if u in changed or u not in old.consumers or
@@ -460,9 +503,11 @@ def _bring_up_to_date(placement_client, old, providers, changed, usages,
 def snapshot(placement_client, nova_client, cached=None,
              full_sweep_interval=600, concurrency=DEFAULT_CONCURRENCY,
              touched=(), progress=NO_PROGRESS, full=False):
-    """A full sweep (when asked, or due), or a refresh of ``cached``;
+    """A full sweep (when asked, due, or ``cached`` is partial: a down
+    cell's servers show in no refresh), or a refresh of ``cached``;
     ``touched`` are the consumers written since ``cached`` was taken."""
     if full or cached is None or cached.full_sweep_at is None or (
+            cached.down_cells) or (
             _now() - cached.full_sweep_at).total_seconds() >= \
             full_sweep_interval:
         return full_snapshot(placement_client, nova_client, concurrency,
@@ -493,10 +538,11 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
             placement_client, nova_client))
         found = _map(lambda u: nova.server_get(nova_client, u), uuids,
                      concurrency)
+        servers = {u: parse.server(b) for u, b in found.items()
+                   if b is not None}
         snapshot = m.Snapshot(
-            consumers={}, servers={u: parse.server(b)
-                                   for u, b in found.items() if b is not None},
-            migrations={}, taken_at=taken_at, **read.result())
+            consumers={}, servers=servers, migrations={}, taken_at=taken_at,
+            **prove(dict(read.result()), servers.values()))
     details = _map(lambda u: placement.consumer_allocations(
         placement_client, u), uuids, concurrency)
     snapshot.consumers.update(

@@ -22,11 +22,12 @@ def _incidents(value):
     if value == 'all':
         return list(incidents_names.NAMES)
     names = [n.strip() for n in value.split(',') if n.strip()]
-    bad = [n for n in names if n not in incidents_names.NAMES]
+    known = incidents_names.NAMES + incidents_names.OPT_IN
+    bad = [n for n in names if n not in known]
     if bad:
         raise argparse.ArgumentTypeError(
             'unknown incident(s) %s; known: %s'
-            % (', '.join(bad), ', '.join(incidents_names.NAMES)))
+            % (', '.join(bad), ', '.join(known)))
     return names
 
 
@@ -51,7 +52,11 @@ def main(argv=None):
     up.add_argument('--incidents', type=_incidents, default=[],
                     help="'all', 'none' or a comma list of: "
                          "evacuation, deleted_behind_nova, failed_migration,"
-                         " unconfirmed_resize, healed_away, healthy")
+                         " unconfirmed_resize, healed_away, healthy (and,"
+                         " with --cells 2 only, second_cell)")
+    up.add_argument('--cells', type=int, choices=(1, 2), default=1,
+                    help='Nova cells; 2 adds host5 in cell2, which the '
+                         'control API can take down (default 1)')
     demo = sub.add_parser('demo', help='the sandbox with all incidents, '
                                        'plus Horizon')
     _common(demo)

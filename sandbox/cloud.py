@@ -12,6 +12,9 @@
 
 """Nova (API, conductor, scheduler, 3 fake computes) and Placement in-process.
 
+With ``cells=2``, a second cell with one more compute (host5) that the
+control API can take down and bring back.
+
 Built from Nova's own functional-test fixtures, with the Nova API and
 Placement WSGI apps served on real loopback ports behind keystonemiddleware.
 Compute periodic tasks never run on their own (``periodic_enable`` is False
@@ -53,6 +56,8 @@ CONF = nova.conf.CONF
 LOG = logging.getLogger('sandbox')
 
 HOSTS = ('host1', 'host2', 'host3')
+CELL2_HOSTS = ('host5',)
+"""Computes of the second cell, started only with ``cells=2``."""
 
 
 class SandboxFakeDriver(fake_virt.FakeDriver):
@@ -143,6 +148,10 @@ class SandboxCloud(nova_test.TestCase):
         self.scheduler_service = self.start_service('scheduler')
         for host in HOSTS:
             self._start_compute(host)
+        if self.NUMBER_OF_CELLS > 1:
+            for host in CELL2_HOSTS:
+                self._start_compute(host, cell_name='cell2')
+        self.down_cells = {}
         self.stopped = set()
         self.servers = []
 
@@ -193,10 +202,42 @@ class SandboxCloud(nova_test.TestCase):
     def admin_ctxt(self):
         return nova_context.get_admin_context()
 
-    def cell_ctxt(self):
+    def cell_ctxt(self, host=None):
+        """An admin context targeted at ``host``'s cell (else cell1)."""
         ctxt = self.admin_ctxt()
-        nova_context.set_target_cell(ctxt, self.cell_mappings['cell1'])
+        cell = (self.host_mappings[host].cell_mapping if host
+                else self.cell_mappings['cell1'])
+        nova_context.set_target_cell(ctxt, cell)
         return ctxt
+
+    def cell_down(self, name):
+        """Nova's ``DownCellFixture`` on cell ``name``: every scatter-gather
+        and target_cell of it fails with a DBError, as when its database is
+        unreachable (os-hypervisors answers 500, servers come back partial,
+        os-services lists its hosts UNKNOWN).  It patches module functions,
+        so the API's request threads see it too."""
+        if name not in self.cell_mappings or name == 'cell0':
+            raise KeyError(name)
+        if name in self.down_cells:
+            return {'cell': name, 'state': 'down', 'changed': False}
+        fixture = nova_fixtures.DownCellFixture([self.cell_mappings[name]])
+        fixture.setUp()
+        self.down_cells[name] = fixture
+        return {'cell': name, 'state': 'down', 'changed': True,
+                'hosts': self._cell_hosts(name)}
+
+    def cell_up(self, name):
+        if name not in self.cell_mappings:
+            raise KeyError(name)
+        fixture = self.down_cells.pop(name, None)
+        if fixture is not None:
+            fixture.cleanUp()
+        return {'cell': name, 'state': 'up', 'changed': fixture is not None,
+                'hosts': self._cell_hosts(name)}
+
+    def _cell_hosts(self, name):
+        return sorted(h for h, hm in self.host_mappings.items()
+                      if hm.cell_mapping.name == name)
 
     def add_compute(self, host):
         """One more fake compute, for an incident that retires it."""
@@ -208,11 +249,11 @@ class SandboxCloud(nova_test.TestCase):
         """host name -> compute node (= resource provider) uuid, for the
         hosts that still have one: a decommission deletes host4's compute
         service, and its node with it, under its running fake compute."""
-        ctxt = self.cell_ctxt()
         out = {}
         for host in self.computes:
             try:
-                nodes = objects.ComputeNodeList.get_all_by_host(ctxt, host)
+                nodes = objects.ComputeNodeList.get_all_by_host(
+                    self.cell_ctxt(host), host)
             except exception.ComputeHostNotFound:
                 continue
             out[host] = nodes[0].uuid
@@ -262,10 +303,11 @@ class SandboxCloud(nova_test.TestCase):
         compute.manager.update_available_resource(self.cell_ctxt())
         return {'host': host, 'ran': 'update_available_resource'}
 
-    def soft_delete_behind_nova(self, uuid):
+    def soft_delete_behind_nova(self, uuid, host=None):
         """Marked deleted by hand in SQL (``deleted=1``, as in the operator
-        post "Placement: управление ресурсами"), not Nova's ``deleted=id``."""
-        ctxt = self.cell_ctxt()
+        post "Placement: управление ресурсами"), not Nova's ``deleted=id``,
+        in ``host``'s cell (else cell1)."""
+        ctxt = self.cell_ctxt(host)
         engine = main_db_api.get_engine(context=ctxt)
         with engine.begin() as conn:
             res = conn.exec_driver_sql(
@@ -288,8 +330,10 @@ class SandboxCloud(nova_test.TestCase):
         return {'exit_code': rc, 'output': out.getvalue()}
 
 
-def build():
-    """Set up the cloud; returns the SandboxCloud (call .cleanUp())."""
+def build(cells=1):
+    """Set up the cloud with ``cells`` Nova cells; returns the SandboxCloud
+    (call .cleanUp())."""
     tc = SandboxCloud('runTest')
+    tc.NUMBER_OF_CELLS = cells
     tc.setUp()
     return tc

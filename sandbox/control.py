@@ -13,6 +13,7 @@
 """The control interface: a loopback JSON API for what no public API can do.
 
     POST /computes/<host>/stop | /computes/<host>/start
+    POST /cells/<name>/down | /cells/<name>/up   (up --cells 2: cell2)
     POST /instances/<uuid>/soft-delete-behind-nova
     POST /incidents/<name>      GET /incidents
     POST /nova-manage/placement-audit
@@ -63,7 +64,7 @@ class ControlApp:
             return _json(self.sb.stager.manifest)
         if len(parts) == 2 and parts[0] == 'incidents' and m == 'POST':
             name = parts[1]
-            if name not in incidents.NAMES:
+            if name not in incidents.NAMES + incidents.OPT_IN:
                 return _json({'error': 'unknown incident %r' % name,
                               'known': list(incidents.NAMES)}, 404)
             entry = self.sb.stager.stage(name)
@@ -78,6 +79,11 @@ class ControlApp:
                 return _json(cloud.stop_compute(host))
             if action == 'start':
                 return _json(cloud.start_compute(host))
+        if len(parts) == 3 and parts[0] == 'cells' and m == 'POST':
+            if parts[2] == 'down':
+                return _json(cloud.cell_down(parts[1]))
+            if parts[2] == 'up':
+                return _json(cloud.cell_up(parts[1]))
         if (len(parts) == 3 and parts[0] == 'instances' and
                 parts[2] == 'soft-delete-behind-nova' and m == 'POST'):
             res = cloud.soft_delete_behind_nova(parts[1])

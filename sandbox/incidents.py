@@ -25,6 +25,7 @@ from nova.scheduler.client import report
 
 from sandbox import cloud as sb_cloud
 from sandbox.incidents_names import NAMES  # noqa: F401
+from sandbox.incidents_names import OPT_IN
 
 IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'   # GlanceFixture.image1
 
@@ -251,7 +252,7 @@ class Stager:
     # ---------------------------------------------------------- incidents
     def stage(self, name):
         func = getattr(self, 'stage_' + name, None)
-        if func is None or name not in NAMES:
+        if func is None or name not in NAMES + OPT_IN:
             raise KeyError(name)
         with self.lock:
             self._flavors()
@@ -563,6 +564,43 @@ class Stager:
                   "hand-written SQL; confirm of a cold migration losing a "
                   'race; PUT /allocations of an unknown consumer',
             checks={'races_fired': list(self.race.fired)})
+
+    def stage_second_cell(self):
+        """host5, the second cell's compute, with what must stay untouched
+        while that cell is down (``POST /cells/cell2/down``), each of which
+        a repair would touch once it is back."""
+        if 'host5' not in self.cloud.computes:
+            raise IncidentError('second_cell needs the sandbox started with '
+                                '--cells 2')
+        if 'second_cell' in self.manifest:
+            raise IncidentError('second_cell is already staged')
+        self.rps = self.cloud.provider_uuids()
+        kept = self.boot('cell2-vm', 'sb-small', 'host5')
+        ghost = self.boot('cell2-deleted-vm', 'sb-small', 'host5')
+        self.cloud.soft_delete_behind_nova(ghost['id'], host='host5')
+        straddling = self.boot('cell1-straddling-vm', 'sb-small', 'host2')
+        current = self.api.placement('GET',
+                                     '/allocations/%s' % straddling['id'])
+        held = {rp: a['resources']
+                for rp, a in current['allocations'].items()}
+        self._put(straddling['id'], dict(held, **{
+            self.rps['host5']: held[self.rps['host2']]}), current)
+        servers = [self._server_entry(kept['id']),
+                   self._server_entry(ghost['id'], ghost['name'],
+                                      deleted=True),
+                   self._server_entry(straddling['id'])]
+        return self._finish(
+            'second_cell',
+            'host5, in cell2: a server, a server deleted behind Nova\'s '
+            'back, and a leftover on host5 of a cell1 server living on '
+            'host2.',
+            servers, [],
+            [self._exp(kept['id'], 'instance', 'host5', 'ok'),
+             self._exp(ghost['id'], 'instance', 'host5', 'deleted_instance'),
+             self._exp(straddling['id'], 'instance', 'host2', 'ok'),
+             self._exp(straddling['id'], 'instance', 'host5', 'moved')],
+            fault='cell2 server deleted with hand-written SQL; PUT '
+                  '/allocations adding host5 to a host2 server')
 
     def stage_healthy(self):
         a = self.boot('healthy-vm-1', 'sb-small', 'host2')

@@ -229,7 +229,7 @@ class Running:
         os.environ.setdefault('OS_NOVA_DISABLE_EVENTLET_PATCHING', '1')
         os.environ['OS_TEST_TIMEOUT'] = '0'
         from sandbox import cloud as sb_cloud
-        self.cloud = sb_cloud.build()
+        self.cloud = sb_cloud.build(getattr(self.args, 'cells', 1))
         handler = logging.FileHandler(os.path.join(self.state_dir,
                                                    'sandbox.log'))
         handler.setLevel(logging.DEBUG if self.args.debug else logging.INFO)

@@ -41,3 +41,6 @@ HYPERVISORS = '2.53'
 """Hypervisor id == compute node uuid == resource provider uuid (2.53)."""
 SERVICES = '2.53'
 """Service uuids (2.53), forced_down (2.11)."""
+SERVICE_LIST = '2.69'
+"""The listing also names a down cell's compute hosts, status ``UNKNOWN``
+(2.69), instead of leaving them out."""

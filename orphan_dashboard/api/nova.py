@@ -100,10 +100,23 @@ def _paged(client, version, path, key, marker_key, query, on_page=None):
 
 @trace
 def server_list(client, on_page=None, **filters):
-    """All servers of all projects (admin), including down-cell partials;
+    """All servers of all projects (admin) in the cells Nova reaches (a
+    paged listing leaves a down cell's out: see :func:`down_cell_servers`);
     ``filters`` by Nova's query names (``changes-since``, ``host``)."""
     return _paged(client, mv.SERVERS, '/servers/detail', 'servers', 'id',
                   dict(filters, all_tenants=1), on_page)
+
+
+@trace
+def down_cell_servers(client):
+    """The partial records (status ``UNKNOWN``) of the servers of cells
+    Nova cannot reach.  Nova returns them only to an unpaged, unfiltered
+    listing at 2.69 (``limit``, ``marker``, a sort or any filter but
+    ``all_tenants`` leaves them out), first, up to its ``[api]
+    max_limit``: the brief listing of that first page."""
+    _, body = _nova(client, mv.SERVERS).client.get(
+        '/servers?all_tenants=1')
+    return [s for s in body['servers'] if s.get('status') == 'UNKNOWN']
 
 
 @trace
@@ -121,14 +134,15 @@ def instance_known(client, server_id):
 
     True for a server deleted the Nova way or marked deleted by hand in the
     database; False once it is archived or never existed; None when policy
-    forbids asking (then nobody can tell).
+    forbids asking or its cell is down (Nova answers 500): then nobody can
+    tell.
     """
     try:
         _nova(client, mv.INSTANCE_ACTIONS).instance_action.list(server_id)
         return True
     except ks_exc.NotFound:
         return False
-    except ks_exc.Forbidden:
+    except (ks_exc.Forbidden, ks_exc.InternalServerError):
         return None
 
 
@@ -142,15 +156,18 @@ def migration_list(client, on_page=None, **filters):
 
 @trace
 def hypervisor_list(client):
-    """Hypervisors with their service host; id is the provider uuid."""
+    """Hypervisors with their service host; id is the provider uuid.  Nova
+    answers 500 when any cell is down (it walks every cell's database)."""
     return [h.to_dict() for h in
             _nova(client, mv.HYPERVISORS).hypervisors.list(detailed=True)]
 
 
 @trace
 def service_list(client, binary='nova-compute'):
+    """Compute services, a down cell's as ``{host, binary, status:
+    UNKNOWN}``."""
     return [s.to_dict() for s in
-            _nova(client, mv.SERVICES).services.list(binary=binary)]
+            _nova(client, mv.SERVICE_LIST).services.list(binary=binary)]
 
 
 @trace

@@ -203,6 +203,13 @@ class Auditor:
 
     def classify(self, consumer_uuid, provider_uuid, held=None):
         """``(verdict, reason, candidate actions)`` of one allocation."""
+        host, unconfirmed = self.topology.cut_off(provider_uuid)
+        if host:
+            return m.PROTECTED, why('protected.down_cell_host',
+                                    host=host), ()
+        if unconfirmed:
+            return m.PROTECTED, why('protected.unconfirmed_node',
+                                    provider=unconfirmed), ()
         server = self.snapshot.servers.get(consumer_uuid)
         if server is not None:
             return self._classify_server(server, provider_uuid)
@@ -378,6 +385,8 @@ class Auditor:
     # -- whole report -------------------------------------------------------
 
     def service_state(self, root):
+        if any(self.topology.cut_off(root)):
+            return 'cell down'
         hypervisor = self.snapshot.hypervisors.get(root)
         if hypervisor is None:
             if self.topology.is_sharing(root):
@@ -421,7 +430,14 @@ class Auditor:
         return m.Report(providers=reports, down_cells=self.down_cells,
                         taken_at=self.snapshot.taken_at,
                         names={u: p.name for u, p in
-                               self.snapshot.providers.items()})
+                               self.snapshot.providers.items()},
+                        skipped_hosts=tuple(sorted(self.snapshot.down_hosts)),
+                        down_cell_servers=sum(
+                            s.down_cell
+                            for s in self.snapshot.servers.values()),
+                        unconfirmed=tuple(sorted(
+                            r.provider.name for r in reports
+                            if self.topology.cut_off(r.provider.uuid)[1])))
 
     def _provider_report(self, root, findings, servers, usage):
         needed = {}
@@ -441,7 +457,8 @@ class Auditor:
             service_state=self.service_state(root),
             servers=len(servers), consumers=len(consumers),
             usage=usage, needed=needed, findings=findings,
-            sharing=self.topology.is_sharing(root))
+            sharing=self.topology.is_sharing(root),
+            cell_down=any(self.topology.cut_off(root)))
 
 
 def _row_order(finding):

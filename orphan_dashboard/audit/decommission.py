@@ -57,6 +57,8 @@ class Decommission:
     servers: list
     """Servers Nova still places there: not ours to move."""
     steps: list
+    cell_down: typing.Any = ''
+    """Why nothing of it may go while a cell is down: a reason."""
 
     @property
     def gone(self):
@@ -66,11 +68,12 @@ class Decommission:
     @property
     def up(self):
         return (self.service is not None and not self.service.forced_down and
+                self.service.status != m.DOWN_CELL_STATUS and
                 self.service.state not in SERVICE_DOWN)
 
     def blockers(self, chosen=()):
         """Why the flow cannot run to its end now: reasons."""
-        found = []
+        found = [self.cell_down] if self.cell_down else []
         if self.up:
             found.append(why('blocker.service_up', host=self.service.host))
         if self.servers:
@@ -143,7 +146,22 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE):
         steps.append(_step(auditor, uuid, tree))
     return Decommission(name=name, host=host, service=service, roots=roots,
                         providers=_children_first(snapshot, roots),
-                        servers=servers, steps=steps)
+                        servers=servers, steps=steps,
+                        cell_down=_cell_down(snapshot, auditor, host, roots))
+
+
+def _cell_down(snapshot, auditor, host, roots):
+    """Why a down cell forbids this decommission, or ''."""
+    cut = [auditor.topology.cut_off(root) for root in roots]
+    down = [h for h, _ in cut if h]
+    if host in snapshot.down_hosts or down:
+        return why('blocker.not_now', reason=why(
+            'protected.down_cell_host', host=host or down[0]))
+    unconfirmed = [name for _, name in cut if name]
+    if unconfirmed:
+        return why('blocker.not_now', reason=why(
+            'protected.unconfirmed_node', provider=unconfirmed[0]))
+    return ''
 
 
 def _step(auditor, uuid, tree):

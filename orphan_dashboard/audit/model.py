@@ -87,6 +87,8 @@ MIGRATION_IN_PROGRESS = frozenset({
     'accepted', 'queued', 'preparing', 'running', 'pre-migrating',
     'migrating', 'post-migrating', 'finished', 'confirming', 'reverting'})
 EVACUATION_DONE = frozenset({'done', 'completed'})
+DOWN_CELL_STATUS = 'UNKNOWN'
+"""A server's or compute service's status in a cell Nova cannot reach."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,7 +132,7 @@ class Server:
     def down_cell(self):
         """A partial record from a cell Nova cannot reach (microversion
         2.69)."""
-        return self.status == 'UNKNOWN' and self.flavor is None
+        return self.status == DOWN_CELL_STATUS and self.flavor is None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,10 +200,23 @@ class Snapshot:
     full_sweep_at: typing.Optional[datetime.datetime] = None
     """When every provider's allocations were last read (an incremental
     refresh cannot see a ``DELETE /allocations``: it bumps no generation)."""
+    hypervisors_listed: bool = True
+    """False when Nova's hypervisor listing failed (it does whenever one
+    cell is down): ``hypervisors`` then holds only the compute nodes that
+    the services, the servers or an earlier snapshot prove."""
+
+    @property
+    def down_hosts(self):
+        """Compute hosts of a cell Nova cannot reach: os-services (2.69)
+        lists them from the host mappings with status ``UNKNOWN``."""
+        return frozenset(s.host for s in self.services.values()
+                         if s.status == DOWN_CELL_STATUS)
 
     @property
     def down_cells(self):
-        return any(s.down_cell for s in self.servers.values())
+        """Nova could not read every cell: the audit is partial."""
+        return (not self.hypervisors_listed or bool(self.down_hosts) or
+                any(s.down_cell for s in self.servers.values()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,6 +282,8 @@ class ProviderReport:
     needed: Resources
     findings: list
     sharing: bool = False
+    cell_down: bool = False
+    """Its compute node could be in a cell Nova cannot reach."""
 
     @property
     def counts(self):
@@ -282,7 +299,8 @@ class ProviderReport:
     @property
     def orphaned_provider(self):
         """A provider whose compute node Nova no longer has."""
-        return self.hypervisor is None and not self.sharing
+        return (self.hypervisor is None and not self.sharing and
+                not self.cell_down)
 
     @property
     def mismatched(self):
@@ -309,6 +327,13 @@ class Report:
     taken_at: typing.Optional[datetime.datetime] = None
     names: dict = dataclasses.field(default_factory=dict)
     """``{provider uuid: name}`` of every provider, children included."""
+    skipped_hosts: tuple = ()
+    """Compute hosts of the cells Nova could not reach."""
+    down_cell_servers: int = 0
+    """Servers Nova returned as partial records from those cells."""
+    unconfirmed: tuple = ()
+    """Names of root providers whose compute node Nova could not confirm
+    (its hypervisor listing failed): they could be in a down cell."""
 
     @property
     def findings(self):

@@ -78,6 +78,12 @@ MESSAGES = {
         'could live there'),
     'protected.down_cell_server': N_(
         'server is in a cell Nova cannot reach right now'),
+    'protected.down_cell_host': N_(
+        'on a compute node of host %(host)s, in a cell Nova cannot reach '
+        'right now'),
+    'protected.unconfirmed_node': N_(
+        'Nova could not list its compute nodes (a cell is down): '
+        '%(provider)s could be one of the down cell\'s'),
     'protected.resize_awaiting_confirm': N_(
         'resize awaiting confirm or revert'),
     'protected.awaiting_confirm': N_('%(move)s awaiting confirm or revert'),
@@ -187,6 +193,16 @@ MESSAGES = {
     # A listing's parts, joined from the last back (see listing()).
     'list': N_('%(first)s, %(rest)s'),
     'nothing': N_('nothing'),
+
+    # What a down cell hides from an audit.
+    'cells.down': N_(
+        'A cell is down: Nova could not reach it, so this audit is '
+        'partial. Until it is back, these are protected: the allocations on '
+        'the '
+        'compute hosts of the down cells: %(hosts)s (their servers Nova '
+        'returned as partial records: %(servers)d); those on providers '
+        'Nova could not confirm as compute nodes: %(providers)s; and every '
+        'consumer Nova does not know.'),
 }
 
 
@@ -257,6 +273,13 @@ def listing(parts):
     if len(parts) == 1:
         return parts[0]
     return reason('list', parts=parts)
+
+
+def down_cells(report):
+    """What a down cell hid from ``report``'s audit, as one sentence."""
+    return reason('cells.down', hosts=listing(report.skipped_hosts),
+                  servers=report.down_cell_servers,
+                  providers=listing(report.unconfirmed))
 
 
 def render(value, gettext=_english):

@@ -69,3 +69,51 @@ class Topology:
         """The compute service host of ``uuid``'s tree, or None."""
         hypervisor = self.snapshot.hypervisors.get(self.root(uuid))
         return hypervisor.host if hypervisor is not None else None
+
+    def cut_off(self, uuid):
+        """``(host, None)`` when ``uuid``'s tree is a compute node of a
+        host in a cell Nova cannot reach, ``(None, provider name)`` when
+        no compute node could be confirmed for it because Nova's
+        hypervisor listing failed, else ``(None, None)``."""
+        root = self.root(uuid)
+        if self.is_sharing(root):
+            return None, None
+        down = self.snapshot.down_hosts
+        hypervisor = self.snapshot.hypervisors.get(root)
+        if hypervisor is not None:
+            return (hypervisor.host if hypervisor.host in down else None,
+                    None)
+        name = self.name(root)
+        if name in down:
+            return name, None
+        if not self.snapshot.hypervisors_listed:
+            return None, name
+        return None, None
+
+
+def proven_hypervisors(providers, services, servers=(), known=()):
+    """The compute nodes Nova's services and servers prove when its
+    hypervisor listing failed: ``{provider uuid: Hypervisor}``.
+
+    A root provider is a node of a reachable host when a server of that
+    host lives on a node of its name, when it is named after a compute
+    host that os-services lists with a state (a node named after its
+    host, as libvirt's are: host names are unique across cells), or when
+    ``known`` (an earlier listing) had it under such a host.  Anything
+    else could belong to the down cell.
+    """
+    up = {s.host for s in services.values()
+          if s.status != m.DOWN_CELL_STATUS}
+    roots = {p.name: p.uuid for p in providers.values()
+             if p.uuid == p.root_uuid}
+    proven = {h.uuid: h for h in known
+              if h.host in up and h.uuid in providers}
+    for name, uuid in roots.items():
+        if name in up and uuid not in proven:
+            proven[uuid] = m.Hypervisor(uuid, name, host=name)
+    for server in servers:
+        uuid = roots.get(server.node)
+        if (uuid is not None and uuid not in proven and
+                server.host in up and not server.down_cell):
+            proven[uuid] = m.Hypervisor(uuid, server.node, host=server.host)
+    return proven

@@ -30,14 +30,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 class Cloud:
     """A running ``python -m sandbox up`` and what it wrote."""
 
-    def __init__(self, state_dir, incidents):
+    def __init__(self, state_dir, incidents, *options):
         self.state_dir = str(state_dir)
         self.log = open(os.path.join(self.state_dir, 'up.log'), 'w')
         self.proc = subprocess.Popen(
             [sys.executable, '-m', 'sandbox', 'up', '--incidents', incidents,
              '--state-dir', self.state_dir, '--keystone-port', '0',
              '--nova-port', '0', '--placement-port', '0',
-             '--control-port', '0'],
+             '--control-port', '0', *options],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True,
             start_new_session=True)
         deadline = time.monotonic() + 300
@@ -78,12 +78,13 @@ class Cloud:
             os.killpg(self.proc.pid, signal.SIGKILL)
 
 
-def module_cloud(incidents):
+def module_cloud(incidents, *options):
     """A ``cloud`` fixture: a fresh sandbox per test module, with these
-    incidents staged."""
+    incidents staged (and ``sandbox up``'s ``options``)."""
     @pytest.fixture(scope='module')
     def cloud(tmp_path_factory):
-        sandbox = Cloud(tmp_path_factory.mktemp('sandbox'), incidents)
+        sandbox = Cloud(tmp_path_factory.mktemp('sandbox'), incidents,
+                        *options)
         yield sandbox
         sandbox.stop()
     return cloud

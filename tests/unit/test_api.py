@@ -138,10 +138,11 @@ def test_the_cli_session_has_a_timeout(monkeypatch):
 
 
 @pytest.mark.parametrize('status,known', [
-    (200, True), (404, False), (403, None)])
+    (200, True), (404, False), (403, None), (500, None)])
 def test_whether_nova_knew_a_consumer(requests_mock, status, known):
     """None when policy forbids reading a deleted server's instance
-    actions: nobody can tell, so the consumer is protected."""
+    actions, or when its cell is down (Nova answers 500): nobody can tell,
+    so the consumer is protected."""
     body = ({'instanceActions': []} if status == 200 else
             {'error': {'message': 'no', 'code': status}})
     requests_mock.get(NOVA + '/servers/uuid/os-instance-actions',
@@ -150,3 +151,14 @@ def test_whether_nova_knew_a_consumer(requests_mock, status, known):
     # Below 2.27 Nova reads only its legacy microversion header.
     assert requests_mock.last_request.headers[
         'X-OpenStack-Nova-API-Version'] == '2.21'
+
+
+def test_services_are_listed_with_down_cells_hosts(requests_mock):
+    """At 2.69 os-services lists a down cell's compute hosts (status
+    UNKNOWN) instead of leaving them out."""
+    requests_mock.get(NOVA + '/os-services', json={'services': [
+        {'binary': 'nova-compute', 'host': 'host5', 'status': 'UNKNOWN'}]})
+    assert nova.service_list(nova_adapter()) == [
+        {'binary': 'nova-compute', 'host': 'host5', 'status': 'UNKNOWN'}]
+    assert requests_mock.last_request.headers[
+        'OpenStack-API-Version'] == 'compute 2.69'

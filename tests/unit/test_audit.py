@@ -398,3 +398,72 @@ def test_a_consumer_nova_cannot_be_asked_about_is_protected():
     finding = classify.Auditor(snapshot).finding(stranger, H1)
     assert finding.verdict == m.PROTECTED
     assert finding.actions == ()
+
+
+def _one_cell_down(cloud):
+    """host5 is in a cell Nova cannot reach: os-services lists it as
+    ``UNKNOWN`` and the hypervisor listing failed, so its provider has no
+    compute node to show."""
+    down = uid('host5')
+    cloud.providers[down] = m.Provider(down, 'host5', 1, down)
+    cloud.services['host5'] = m.Service('host5', '', status='UNKNOWN')
+    return down
+
+
+def test_one_cell_down_protects_its_hosts_and_spares_the_rest():
+    cloud = Cloud()
+    down = _one_cell_down(cloud)
+    evacuated = cloud.server('evacuated', 'host2')
+    cloud.allocate(evacuated, H1)
+    cloud.allocate(evacuated, H2)
+    cloud.migration('evac', evacuated, 'done', kind='evacuation')
+    straddling = cloud.server('straddling', 'host3')
+    cloud.allocate(straddling, H3)
+    cloud.allocate(straddling, down)
+    cloud.allocate(uid('down-cell-vm'), down)
+    cloud.allocate(uid('stranger'), H1)
+    snapshot = cloud.snapshot()
+    snapshot.hypervisors_listed = False
+    report = classify.audit(snapshot)
+    found = {(f.consumer, f.provider): f for f in report.findings}
+
+    assert found[(evacuated, H1)].verdict == m.EVACUATED_SOURCE
+    assert found[(evacuated, H1)].action == m.TRIM
+    for row in ((straddling, down), (uid('down-cell-vm'), down)):
+        assert found[row].verdict == m.PROTECTED, found[row]
+        assert 'host5' in str(found[row].reason)
+        assert found[row].actions == ()
+    assert found[(uid('stranger'), H1)].verdict == m.PROTECTED
+    assert report.down_cells
+    assert report.skipped_hosts == ('host5',)
+    assert not report.provider(down).orphaned_provider
+    assert report.provider(down).service_state == 'cell down'
+
+
+def test_unconfirmed_node_is_protected_while_nova_cannot_list_them():
+    """A provider Nova's failed listing could not confirm could be a compute
+    node of the down cell: nothing on it is judged, and it is no orphaned
+    provider to delete."""
+    cloud = Cloud()
+    unsure = uid('node9')
+    cloud.providers[unsure] = m.Provider(unsure, 'node9', 1, unsure)
+    cloud.allocate(uid('somebody'), unsure)
+    snapshot = cloud.snapshot()
+    snapshot.hypervisors_listed = False
+    report = classify.audit(snapshot)
+    finding = report.findings[0]
+    assert finding.verdict == m.PROTECTED
+    assert 'node9' in str(finding.reason)
+    assert report.down_cells
+    assert report.unconfirmed == ('node9',)
+    assert not report.provider(unsure).orphaned_provider
+
+
+def test_full_listing_still_finds_orphaned_providers():
+    cloud = Cloud()
+    gone = uid('gone')
+    cloud.providers[gone] = m.Provider(gone, 'gone', 1, gone)
+    report = classify.audit(cloud.snapshot())
+    assert not report.down_cells
+    assert report.provider(gone).orphaned_provider
+    assert report.skipped_hosts == () and report.unconfirmed == ()

@@ -132,3 +132,70 @@ def test_parsers_are_the_same():
     subparsers = next(a for a in command._actions
                       if isinstance(a, argparse._SubParsersAction))
     assert sorted(subparsers.choices) == sorted(cli.COMMANDS)
+
+
+def _down_cell_snapshot():
+    """host5's cell is down: os-services lists it UNKNOWN, the hypervisor
+    listing failed, one server comes back as a partial record; a stranger
+    holds host1."""
+    from orphan_dashboard.audit import model as m
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+
+    cloud = Cloud()
+    down = uid('host5')
+    cloud.providers[down] = m.Provider(down, 'host5', 1, down)
+    cloud.services['host5'] = m.Service('host5', '', status='UNKNOWN')
+    cloud.servers[uid('lost')] = m.Server(uid('lost'), status='UNKNOWN')
+    cloud.allocate(uid('lost'), down)
+    cloud.allocate(uid('stranger'), uid('host1'))
+    snapshot = cloud.snapshot()
+    snapshot.hypervisors_listed = False
+    return snapshot
+
+
+@pytest.mark.parametrize('command', ['report', 'apply'])
+def test_a_down_cell_makes_a_partial_run(command):
+    """Neither a full run (0, 3, 4) nor an error (1): the partial code, and
+    the JSON names what was skipped."""
+    args = parse(command, '--json', '--min-age', '0')
+    out = io.StringIO()
+    with mock.patch.object(cli.collect, 'full_snapshot',
+                           return_value=_down_cell_snapshot()), \
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'):
+        assert cli.execute(args, out) == cli.PARTIAL == 5
+    out = json.loads(out.getvalue())
+    assert out['partial'] is True
+    assert out['skipped_cells'] == {
+        'hosts': ['host5'], 'down_cell_servers': 1,
+        'unconfirmed_providers': []}
+    assert {f['verdict'] for f in out['findings']} == {'protected'}
+
+
+def test_a_down_cell_is_named_in_the_text_report():
+    args = parse('report', '--min-age', '0')
+    out = io.StringIO()
+    with mock.patch.object(cli.collect, 'full_snapshot',
+                           return_value=_down_cell_snapshot()), \
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'):
+        assert cli.execute(args, out) == cli.PARTIAL
+    first = out.getvalue().splitlines()[0]
+    assert first.startswith('PARTIAL: ')
+    assert 'host5' in first
+    assert 'partial records: 1' in first
+
+
+def test_a_whole_run_says_nothing_was_skipped():
+    from tests.unit.cloud import Cloud
+
+    args = parse('report', '--json')
+    out = io.StringIO()
+    with mock.patch.object(cli.collect, 'full_snapshot',
+                           return_value=Cloud().snapshot()), \
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'):
+        assert cli.execute(args, out) == cli.NOTHING
+    out = json.loads(out.getvalue())
+    assert out['partial'] is False and out['skipped_cells'] is None

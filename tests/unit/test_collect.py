@@ -19,9 +19,12 @@ import datetime
 import threading
 from unittest import mock
 
+from keystoneauth1 import exceptions as ks_exc
+
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import collect
 from tests.unit import cloud
@@ -230,3 +233,123 @@ def test_a_consumer_rewritten_behind_novas_back_gets_its_new_age():
     assert 'younger than the 600 s protection' in str(finding.reason)
     (finding,) = classify.Auditor(fresh, min_age=0).consumer_findings(web)
     assert finding.verdict == m.WRONG_AMOUNT
+
+
+def _cloud_with_a_down_cell(hypervisor_list):
+    """Placement has host1, host5 and node cmp7.example; os-services lists
+    host1 up and host5 (a down cell's) UNKNOWN; Nova lists one server, on
+    host7's node cmp7.example; ``hypervisor_list`` answers for Nova."""
+    providers = [{'uuid': cloud.uid(n), 'name': n, 'generation': 1,
+                  'root_provider_uuid': cloud.uid(n)}
+                 for n in ('host1', 'host5', 'cmp7.example')]
+    services = [{'host': 'host1', 'state': 'up', 'status': 'enabled',
+                 'id': 's1'},
+                {'host': 'host7', 'state': 'up', 'status': 'enabled',
+                 'id': 's7'},
+                {'binary': 'nova-compute', 'host': 'host5',
+                 'status': 'UNKNOWN'}]
+    server = {'id': cloud.uid('vm'), 'status': 'ACTIVE',
+              'OS-EXT-SRV-ATTR:host': 'host7',
+              'OS-EXT-SRV-ATTR:hypervisor_hostname': 'cmp7.example'}
+    return [
+        mock.patch.object(placement, 'provider_list',
+                          return_value=providers),
+        mock.patch.object(placement, 'sharing_provider_uuids',
+                          return_value=[]),
+        mock.patch.object(placement, 'provider_allocations',
+                          return_value={}),
+        mock.patch.object(placement, 'incomplete_usages', return_value={}),
+        mock.patch.object(nova, 'service_list', return_value=services),
+        mock.patch.object(nova, 'hypervisor_list',
+                          side_effect=hypervisor_list),
+        mock.patch.object(nova, 'server_list', return_value=[server]),
+        mock.patch.object(nova, 'down_cell_servers', return_value=[
+            {'id': cloud.uid('lost'), 'status': 'UNKNOWN'}]),
+        mock.patch.object(nova, 'migration_list', return_value=[])]
+
+
+def test_a_down_cells_hypervisor_listing_leaves_what_is_proven():
+    """Nova's hypervisor listing answers 500 while one cell is down: the
+    sweep goes on with the compute nodes os-services and the servers
+    prove, and says the listing failed."""
+    patches = _cloud_with_a_down_cell(ks_exc.InternalServerError(
+        'Unrecognized schema in response body.'))
+    for patch in patches:
+        patch.start()
+    try:
+        snapshot = collect.full_snapshot(None, None)
+    finally:
+        for patch in patches:
+            patch.stop()
+    assert snapshot.hypervisors_listed is False
+    assert snapshot.down_hosts == {'host5'}
+    # Nova's paged listing leaves a down cell's servers out: they come
+    # from the unpaged one, as partial records.
+    assert snapshot.servers[cloud.uid('lost')].down_cell
+    assert not snapshot.servers[cloud.uid('vm')].down_cell
+    assert snapshot.down_cells
+    assert {u: (h.hostname, h.host)
+            for u, h in snapshot.hypervisors.items()} == {
+        cloud.uid('host1'): ('host1', 'host1'),
+        cloud.uid('cmp7.example'): ('cmp7.example', 'host7')}
+
+
+def test_a_refresh_lists_hypervisors_again_after_a_partial_sweep():
+    """A refresh reuses the last hypervisor listing only if it was whole:
+    the cell back up, the next refresh sees all of it."""
+    c = cloud.Cloud()
+    old = c.snapshot()
+    old.hypervisors_listed = False
+    old.providers = {}
+    listed = [{'id': cloud.uid(n), 'hypervisor_hostname': n,
+               'service': {'host': n}}
+              for n in ('host1', 'host5', 'cmp7.example')]
+    patches = _cloud_with_a_down_cell([listed])
+    for patch in patches:
+        patch.start()
+    try:
+        old.providers = {cloud.uid(n): m.Provider(
+            cloud.uid(n), n, 1, cloud.uid(n))
+            for n in ('host1', 'host5', 'cmp7.example')}
+        topology = collect.read_topology(None, None, old)
+    finally:
+        for patch in patches:
+            patch.stop()
+    assert topology['hypervisors_listed'] is True
+    assert set(topology['hypervisors']) == set(old.providers)
+
+
+def test_a_partial_snapshot_is_never_refreshed_but_swept_again():
+    """Down-cell servers do not show in a refresh's ``changes-since``
+    listing, nor do they when their cell is back: only a full sweep
+    replaces their partial records."""
+    c = cloud.Cloud()
+    c.servers[cloud.uid('lost')] = m.Server(cloud.uid('lost'),
+                                            status='UNKNOWN')
+    cached = c.snapshot()
+    cached.full_sweep_at = collect._now()
+    with mock.patch.object(collect, 'full_snapshot') as full, \
+            mock.patch.object(collect, 'refresh_snapshot') as refresh:
+        collect.snapshot(None, None, cached)
+    assert full.called and not refresh.called
+
+
+def test_a_refresh_that_finds_a_cell_down_reads_its_servers_as_partial():
+    """A cell that went down since the last sweep: its servers, unchanged,
+    are in no changes-since listing; their old full records give way to
+    the partial ones Nova returns now."""
+    c = cloud.Cloud()
+    lost = c.server('lost', 'host1')
+    old = c.snapshot()
+    patches = _cloud_with_a_down_cell(ks_exc.InternalServerError('down'))
+    patches.append(mock.patch.object(placement, 'provider_usages',
+                                     return_value={}))
+    for patch in patches:
+        patch.start()
+    try:
+        fresh = collect.refresh_snapshot(None, None, old)
+    finally:
+        for patch in patches:
+            patch.stop()
+    assert fresh.servers[lost].down_cell
+    assert fresh.down_cells

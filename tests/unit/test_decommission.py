@@ -130,3 +130,28 @@ def test_a_host_with_thousands_of_servers_is_printed_whole():
                for i, u in enumerate(nodes))
     listed = cli.decommission_json(plan, set())['blockers']
     assert [b for b in listed if nodes[-1] in b]
+
+
+def test_a_host_of_a_down_cell_is_never_decommissioned():
+    """host5's cell is down: Nova lists its service UNKNOWN (no state) and
+    no compute node; its empty provider could be a live node there."""
+    cloud = Cloud()
+    down = uid('host5')
+    cloud.providers[down] = m.Provider(down, 'host5', 1, down)
+    cloud.services['host5'] = m.Service('host5', '', status='UNKNOWN')
+    snapshot = cloud.snapshot()
+    snapshot.hypervisors_listed = False
+    plan = decommission.plan(snapshot, 'host5', min_age=0)
+    assert plan.roots == [down] and plan.steps == []
+    [blocker] = plan.blockers()
+    assert 'host5' in str(blocker) and 'cannot reach' in str(blocker)
+
+
+def test_an_unconfirmed_provider_is_never_decommissioned():
+    cloud = Cloud()
+    unsure = uid('node9')
+    cloud.providers[unsure] = m.Provider(unsure, 'node9', 1, unsure)
+    snapshot = cloud.snapshot()
+    snapshot.hypervisors_listed = False
+    [blocker] = decommission.plan(snapshot, 'node9', min_age=0).blockers()
+    assert 'node9' in str(blocker) and 'could be' in str(blocker)

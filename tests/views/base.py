@@ -109,7 +109,17 @@ class Incidents:
         if down_cell:
             cloud.servers[uid('lost')] = m.Server(uid('lost'),
                                                   status='UNKNOWN')
+        if down_cell == 'host5':
+            # Its cell down: os-services lists host5 UNKNOWN, Nova could
+            # not list hypervisors; node9 is a provider nothing confirms.
+            for name in ('host5', 'node9'):
+                cloud.providers[uid(name)] = m.Provider(uid(name), name, 1,
+                                                        uid(name))
+            cloud.services['host5'] = m.Service('host5', '',
+                                                status='UNKNOWN')
         self.snapshot = cloud.snapshot()
+        if down_cell == 'host5':
+            self.snapshot.hypervisors_listed = False
         self.report = classify.audit(self.snapshot)
 
 

@@ -35,6 +35,7 @@ from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import REPAIR
 from tests.views.base import signed_rows
+from tests.views.base import uid
 
 
 class IndexTests(AdminViewTests):
@@ -130,6 +131,23 @@ class IndexTests(AdminViewTests):
         self.client.get(INDEX)
         self.assertEqual(1, len(self.messages_seen.texts('warning')))
         self.assertIn('A cell is down', self.messages_seen.texts('warning')[0])
+
+    @helpers.create_mocks({service: ['report']})
+    def test_down_cell_warning_names_what_is_protected(self):
+        self.mock_report.return_value = Incidents(down_cell='host5').report
+        response = self.client.get(INDEX)
+        [warning] = self.messages_seen.texts('warning')
+        self.assertIn('A cell is down', warning)
+        self.assertIn('compute hosts of the down cells: host5', warning)
+        # With no hypervisor listing, a provider whose compute node is gone
+        # cannot be told from one of the down cell's nodes.
+        self.assertIn('as compute nodes: gone, gone-busy, node9', warning)
+        self.assertIn('partial records: 1', warning)
+        # None is an orphaned provider the index offers to delete.
+        link = 'href="%s?provider=%%s"' % DELETE_PROVIDER
+        for name in ('node9', 'host5'):
+            self.assertNotContains(response, link % uid(name))
+        self.assertNotContains(response, link % GONE)
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report']})

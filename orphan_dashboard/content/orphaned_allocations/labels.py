@@ -70,6 +70,7 @@ SERVICE_STATES = {
     'forced down': _('Forced down'),
     'sharing provider': _('Sharing provider'),
     'no compute node': _('No compute node'),
+    'cell down': _('Cell down'),
     'unknown': _('Unknown'),
 }
 DISABLED_SUFFIX = ' (disabled)'

@@ -26,6 +26,7 @@ from horizon import messages
 from horizon import tabs
 
 from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
@@ -51,9 +52,7 @@ def _report(request, provider_uuid=None):
                                      'cloud: no repair is possible now.'))
         return (None, None) if provider_uuid else None
     if report is not None and report.down_cells:
-        messages.warning(request, _(
-            'A cell is down: allocations that could belong to servers there '
-            'are shown as protected until it is back.'))
+        messages.warning(request, labels.reason(reasons.down_cells(report)))
     return (report, provider) if provider_uuid else report
 
 

@@ -1,0 +1,94 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""One cell of two down, on the sandbox (``up --cells 2``): Nova's own
+``DownCellFixture`` on cell2, whose host5 holds a server, a server deleted
+behind Nova's back and a leftover of a cell1 server.  The audit and the
+repair go on in cell1 and leave everything of host5 as it was."""
+
+import json
+
+import pytest
+
+from orphan_dashboard.api import placement as api
+from tests.e2e.conftest import audited
+from tests.e2e.conftest import module_cloud
+from tests.e2e.conftest import orphan_audit
+
+pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
+
+cloud = module_cloud('evacuation,second_cell', '--cells', '2')
+PARTIAL = 5
+"""The documented exit code of a partial run (README, ``--help``)."""
+
+
+@pytest.fixture(scope='module')
+def cell2_down(cloud):
+    cloud.control('POST', '/cells/cell2/down')
+    yield cloud.incidents['second_cell']
+    cloud.control('POST', '/cells/cell2/up')
+
+
+def host5_allocations(clients, host5):
+    return api.provider_allocations(clients.placement, host5)
+
+
+def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
+                                                          tmp_path):
+    host5 = cell2_down['hosts']['host5']
+    evacuation = cloud.incidents['evacuation']
+    host1 = evacuation['hosts']['host1']
+    evacuated = evacuation['servers'][0]['uuid']
+    clients = cloud.clients()
+    before = host5_allocations(clients, host5)
+    assert len(before) == 3, before
+
+    report = orphan_audit(cloud, tmp_path, 'report', '--json',
+                          '--min-age', '0')
+    assert report.returncode == PARTIAL, report.stderr
+    out = json.loads(report.stdout)
+    assert out['partial'] is True
+    assert out['skipped_cells'] == {
+        'hosts': ['host5'], 'down_cell_servers': 2,
+        'unconfirmed_providers': []}
+    verdicts = {(f['consumer'], f['provider']): f['verdict']
+                for f in out['findings']}
+    assert verdicts[(evacuated, host1)] == 'evacuated_source'
+    assert {v for (c, p), v in verdicts.items() if p == host5} == \
+        {'protected'}
+    assert {c for (c, p) in verdicts if p == host5} == set(before)
+
+    text = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0')
+    assert text.returncode == PARTIAL
+    assert text.stdout.startswith('PARTIAL: A cell is down')
+    assert 'compute hosts of the down cells: host5' in text.stdout
+
+    applied = orphan_audit(cloud, tmp_path, 'apply', '--json',
+                           '--min-age', '0')
+    assert applied.returncode == PARTIAL, applied.stderr
+    outcomes = json.loads(applied.stdout)['outcomes']
+    assert [(o['consumer'], o['provider'], o['status'])
+            for o in outcomes] == [(evacuated, host1, 'done')]
+    body = api.consumer_allocations(clients.placement, evacuated)
+    assert host1 not in body['allocations']
+    assert host5_allocations(clients, host5) == before
+
+
+def test_the_index_warns_of_the_down_cell(cloud, cell2_down, horizon):
+    page = audited(horizon, refresh=True)
+    assert page.status_code == 200
+    warnings = [str(msg) for msg in page.context['messages']
+                if 'warning' in msg.tags]
+    assert len(warnings) == 1, warnings
+    assert 'A cell is down' in warnings[0]
+    assert 'compute hosts of the down cells: host5' in warnings[0]
+    assert 'partial records: 2' in warnings[0]
