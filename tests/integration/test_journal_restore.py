@@ -12,6 +12,7 @@
 
 """Journal and Restore against a real Placement server."""
 
+import io
 import json
 
 from django.core.exceptions import ObjectDoesNotExist
@@ -229,3 +230,33 @@ def test_history_pages_and_filters_in_the_database(placement, build,
         consumers[2]]
     assert len(logged(provider=new)) == 5
     assert len(list(journal_module.all_entries(CLOUD, provider=old))) == 5
+
+
+def test_restore_batch_takes_exact_batch_ids_only(placement, build,
+                                                  journal):
+    """``restore --batch`` with a prefix used to restore every batch that
+    starts with it (with ``--apply``: no cap, no confirmation)."""
+    from orphan_dashboard import cli
+
+    clients = client.Clients(placement, placement)
+    cloud = client.cloud_for_clients(clients)
+    old, new = build.provider('old'), build.provider('new')
+    consumers = [build.allocate({old: SMALL, new: SMALL}) for _ in 'cd']
+    batches = ['ab' + c * 30 for c in 'cd']
+    for consumer, batch in zip(consumers, batches):
+        journal.actor.update(cloud=cloud.key, batch=batch)
+        assert _trim(placement, journal, consumer, new, old).status == \
+            repair.DONE
+
+    def restore(batch):
+        args = cli.build_parser().parse_args(
+            ['restore', '--batch', batch, '--apply', '--min-age', '0'])
+        return cli.cmd_restore(args, clients, io.StringIO())
+
+    with pytest.raises(cli.BadArguments):
+        restore('ab')
+    assert [_now(placement, c).allocations for c in consumers] == [
+        {new: SMALL}, {new: SMALL}]
+    restore(batches[1])
+    assert [_now(placement, c).allocations for c in consumers] == [
+        {new: SMALL}, {old: SMALL, new: SMALL}]
