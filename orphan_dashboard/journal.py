@@ -224,13 +224,15 @@ def restorable(cloud, subjects):
     is a restore, restoring it is a redo).  A change is in effect unless
     an odd number of applied restores goes back to it (a restore, a
     restore of that restore...).  An older change never jumps the queue:
-    restoring it would clobber every change made since.  Refused writes
-    changed nothing: they are neither restorable nor in the way.
+    restoring it would clobber every change made since.  Refused writes,
+    and failed ones that left the consumer as it was, changed nothing:
+    they are neither restorable nor in the way.
     """
     model = _model()
     rows = _query(cloud).filter(subject__in=set(subjects)).exclude(
-        status=model.REFUSED).exclude(kind=model.SERVICE).order_by(
-        '-id').values(
+        status=model.REFUSED).exclude(kind=model.SERVICE).exclude(
+        status=model.FAILED,
+        new_generation=models.F('generation')).order_by('-id').values(
         'id', 'subject', 'restores_id', 'status')
     by_subject = {}
     for row in rows:

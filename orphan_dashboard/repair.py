@@ -23,6 +23,7 @@ and every row gets an outcome, whatever happens to the rows around it.
 """
 
 import dataclasses
+import logging
 import shlex
 import typing
 
@@ -36,6 +37,8 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
 from orphan_dashboard import collect
+
+LOG = logging.getLogger(__name__)
 
 DONE = 'done'
 SKIPPED = 'skipped'
@@ -242,7 +245,8 @@ def write(placement_client, journal, plan, restores=None):
         lambda: placement.put_allocations(
             placement_client, plan.consumer, plan.after, plan.generation,
             plan.project_id, plan.user_id),
-        lambda: _generation(placement_client, plan.consumer))
+        lambda: _generation(placement_client, plan.consumer),
+        lambda: _consumer_now(placement_client, plan.consumer))
 
 
 def _generation(placement_client, consumer):
@@ -253,13 +257,33 @@ def _generation(placement_client, consumer):
         return None
 
 
-def journaled(journal, plan, begin, send, read_back=lambda: None):
+def _consumer_now(placement_client, consumer):
+    """The consumer as Placement holds it now, or None if unreadable."""
+    try:
+        return parse.consumer(consumer, placement.consumer_allocations(
+            placement_client, consumer))
+    except Exception:
+        LOG.exception('consumer %s could not be read back', consumer)
+        return None
+
+
+def _holds(consumer, allocations, project_id, user_id):
+    return consumer is not None and consumer.allocations == allocations \
+        and (not allocations or (consumer.project_id, consumer.user_id) ==
+             (project_id, user_id))
+
+
+def journaled(journal, plan, begin, send, read_back=lambda: None,
+              now=None):
     """``begin`` a journal entry, ``send`` the write, record the outcome.
 
     Placement's refusal (409) skips the row with Placement's words; any
     other error fails it.  A write the journal could not record first is
     not sent; one whose outcome it could not record stays ``pending`` in
-    the journal, and the outcome says to look there.
+    the journal, and the outcome says to look there.  ``now`` (a consumer
+    write's) re-reads the consumer after an error answer: left as it was,
+    the entry records that nothing changed, so that it never stands in the
+    way of a restore.
     """
     selection = selection_of(plan)
     try:
@@ -276,9 +300,13 @@ def journaled(journal, plan, begin, send, read_back=lambda: None):
             detail)
     except ks_exc.ClientException as exc:
         detail, _code = placement.error_detail(exc)
+        unchanged = None
+        if isinstance(exc, ks_exc.HttpError) and now is not None and \
+                _holds(now(), plan.before, plan.project_id, plan.user_id):
+            unchanged = plan.generation
         return _finish(journal, entry, entry.FAILED, Outcome(
             selection, FAILED, 'Placement failed: %s' % detail, plan),
-            detail)
+            detail, new_generation=unchanged)
     return _finish(journal, entry, entry.APPLIED, Outcome(
         selection, DONE, 'done', plan), new_generation=read_back())
 
@@ -302,6 +330,8 @@ def _not_restorable(entry, restorable):
                 'not re-create it' % (entry.before or {}).get('host', ''))
     if entry.status == entry.REFUSED:
         return 'entry %d changed nothing: Placement refused it' % entry.id
+    if entry.changed_nothing:
+        return reasons.reason('write.changed_nothing', entry=entry.id)
     allowed = restorable.get(entry.subject, set())
     if entry.id not in allowed:
         return ('entry %d is not the latest change of %s %s still in effect '

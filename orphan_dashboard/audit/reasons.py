@@ -162,6 +162,11 @@ MESSAGES = {
     'blocker.still_on': N_('%(action)s would still leave it on '
                            '%(providers)s'),
 
+    # What became of a write, when it is not simply done.
+    'write.changed_nothing': N_(
+        'entry %(entry)d changed nothing: Placement answered it with an '
+        'error'),
+
     # Names of repairs and verdicts inside a sentence.
     'action.trim': N_('trim to current host'),
     'action.delete_and_heal': N_('delete and heal'),

@@ -14,6 +14,7 @@
 
 import io
 import json
+import uuid
 
 from django.core.exceptions import ObjectDoesNotExist
 import pytest
@@ -230,6 +231,32 @@ def test_history_pages_and_filters_in_the_database(placement, build,
         consumers[2]]
     assert len(logged(provider=new)) == 5
     assert len(list(journal_module.all_entries(CLOUD, provider=old))) == 5
+
+
+def test_a_failed_write_that_changed_nothing_is_not_in_the_way(
+        placement, build, journal):
+    """Placement answered a write with an error and the consumer is as it
+    was: that entry changed nothing, so the change before it stays the one
+    to restore (it used to block it for good)."""
+    old, new = build.provider('old'), build.provider('new')
+    consumer = build.allocate({old: SMALL, new: SMALL})
+    _trim(placement, journal, consumer, new, old)
+    now = _now(placement, consumer)
+    ghost = str(uuid.uuid4())
+    bad = m.Plan(m.TRIM, consumer, new, m.MOVED, 'moved', now.generation,
+                 'p', 'u', now.allocations, {ghost: SMALL})
+    assert repair.write(placement, journal, bad).status == repair.FAILED
+    failed, trimmed = logged(consumer=consumer)
+    assert failed.status == failed.FAILED
+    assert journal_module.restorable(CLOUD, [consumer])[consumer] == {
+        trimmed.id}
+    (row,), (outcome,) = restore_entries(placement, journal, [failed])
+    assert 'changed nothing' in str(row.error)
+    assert outcome.status == repair.SKIPPED
+    (row,), (outcome,) = restore_entries(placement, journal, [trimmed])
+    assert row.error is None, row.error
+    assert outcome.status == repair.DONE, outcome.message
+    assert _now(placement, consumer).allocations == {old: SMALL, new: SMALL}
 
 
 def test_restore_batch_takes_exact_batch_ids_only(placement, build,
