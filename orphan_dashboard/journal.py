@@ -146,6 +146,10 @@ class Journal:
                 generation=(before or {}).get('generation'), before=before,
                 after=after, restores=restores, **self.actor)
 
+    def discard(self, entry):
+        """Forget an entry whose write changed nothing at all."""
+        entry.delete()
+
     def finish(self, entry, status, message='', new_generation=None):
         entry.status = status
         entry.message = message

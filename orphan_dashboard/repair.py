@@ -231,7 +231,7 @@ def apply(placement_client, nova_client, journal, confirmed,
             outcomes.append(outcome)
             if outcome.status == DONE:
                 written.add(selection.consumer)
-            if outcome.entry_id is None:
+            if outcome.status == FAILED and outcome.entry_id is None:
                 halted = ('not attempted: the journal failed on an earlier '
                           'row')
     return outcomes
@@ -277,13 +277,15 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
               now=None):
     """``begin`` a journal entry, ``send`` the write, record the outcome.
 
-    Placement's refusal (409) skips the row with Placement's words; any
-    other error fails it.  A write the journal could not record first is
-    not sent; one whose outcome it could not record stays ``pending`` in
-    the journal, and the outcome says to look there.  ``now`` (a consumer
-    write's) re-reads the consumer after an error answer: left as it was,
-    the entry records that nothing changed, so that it never stands in the
-    way of a restore.
+    Placement's refusal (409) skips the row, in words; any other error
+    fails it.  A write the journal could not record first is not sent;
+    one whose outcome it could not record stays ``pending`` in the
+    journal, and the outcome says to look there.  ``now`` (a consumer
+    write's) re-reads the consumer after an error: a conflict with a
+    consumer already holding exactly the plan's after is our own identical
+    write that won (its entry says it all, this one is dropped), and an
+    error answer leaving the consumer as it was records that nothing
+    changed, so that entry never stands in the way of a restore.
     """
     selection = selection_of(plan)
     try:
@@ -294,10 +296,20 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
     try:
         send()
     except ks_exc.Conflict as exc:
-        detail, _code = placement.error_detail(exc)
+        detail, code = placement.error_detail(exc)
+        LOG.warning('Placement refused journal entry %s: %s', entry.id,
+                    detail)
+        consumer = now() if now else None
+        if _holds(consumer, plan.after, plan.project_id, plan.user_id):
+            return _drop(journal, entry, Outcome(
+                selection, SKIPPED, reasons.reason('write.already_done'),
+                plan))
+        if code == placement.CONCURRENT_UPDATE:
+            why = reasons.reason('write.refused_changed')
+        else:
+            why = reasons.reason('write.refused')
         return _finish(journal, entry, entry.REFUSED, Outcome(
-            selection, SKIPPED, 'Placement refused: %s' % detail, plan),
-            detail)
+            selection, SKIPPED, why, plan), str(why))
     except ks_exc.ClientException as exc:
         detail, _code = placement.error_detail(exc)
         unchanged = None
@@ -311,14 +323,26 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
         selection, DONE, 'done', plan), new_generation=read_back())
 
 
+def _drop(journal, entry, outcome):
+    """Forget the entry of a write that changed nothing (a conflict with
+    our own identical write): a refusal in History would be noise."""
+    try:
+        journal.discard(entry)
+    except Exception:
+        LOG.exception('journal entry %s could not be dropped', entry.id)
+        return _finish(journal, entry, entry.REFUSED, outcome,
+                       str(outcome.message))
+    return outcome
+
+
 def _finish(journal, entry, status, outcome, message='', new_generation=None):
     outcome.entry_id = entry.id
     try:
         journal.finish(entry, status, message, new_generation=new_generation)
     except Exception as exc:
-        outcome.message += ('; its journal entry %d could not be updated '
-                            '(%s) and stays "no answer recorded": see '
-                            'History' % (entry.id, exc))
+        outcome.message = ('%s; its journal entry %d could not be updated '
+                           '(%s) and stays "no answer recorded": see '
+                           'History' % (outcome.message, entry.id, exc))
     return outcome
 
 

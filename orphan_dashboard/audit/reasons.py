@@ -163,6 +163,16 @@ MESSAGES = {
                            '%(providers)s'),
 
     # What became of a write, when it is not simply done.
+    'write.already_done': N_(
+        'already as this change would leave it: a concurrent write (another '
+        'confirm of the same preview) got there first, and this one wrote '
+        'nothing'),
+    'write.refused_changed': N_(
+        'Placement refused it: the consumer changed since it was read, so '
+        'nothing was written; review it again'),
+    'write.refused': N_(
+        'Placement refused it, so nothing was written: the resources do not '
+        'fit a provider (its capacity, or its minimum, maximum or step)'),
     'write.changed_nothing': N_(
         'entry %(entry)d changed nothing: Placement answered it with an '
         'error'),

@@ -78,7 +78,8 @@ def test_refused_write_is_journaled_as_refused(placement, build, journal):
     assert repair.write(placement, journal, plan).status == repair.SKIPPED
     (entry,) = logged(consumer=consumer)
     assert entry.status == entry.REFUSED
-    assert 'consumer generation conflict' in entry.message
+    assert 'the consumer changed since it was read' in entry.message
+    assert 'consumer generation conflict' not in entry.message
 
 
 def test_restore_puts_the_consumer_back_and_is_undoable(placement, build,
