@@ -285,14 +285,16 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
     consumer already holding exactly the plan's after is our own identical
     write that won (its entry says it all, this one is dropped), and an
     error answer leaving the consumer as it was records that nothing
-    changed, so that entry never stands in the way of a restore.
+    changed, so that entry never stands in the way of a restore.  The
+    journal's own errors are logged, never shown.
     """
     selection = selection_of(plan)
     try:
         entry = begin()
-    except Exception as exc:
-        return Outcome(selection, FAILED, 'not written: the journal could '
-                       'not record it first (%s)' % exc, plan)
+    except Exception:
+        LOG.exception('the journal could not record a write first')
+        return Outcome(selection, FAILED,
+                       reasons.reason('write.journal_before'), plan)
     try:
         send()
     except ks_exc.Conflict as exc:
@@ -319,6 +321,13 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
         return _finish(journal, entry, entry.FAILED, Outcome(
             selection, FAILED, 'Placement failed: %s' % detail, plan),
             detail, new_generation=unchanged)
+    except Exception:
+        LOG.exception('journal entry %s: unexpected error writing', entry.id)
+        return _finish(journal, entry, entry.FAILED, Outcome(
+            selection, FAILED, reasons.reason('write.unexpected',
+                                              entry=entry.id), plan),
+            'an unexpected error interrupted it after it was sent: it may '
+            'be partly written (see the logs)')
     return _finish(journal, entry, entry.APPLIED, Outcome(
         selection, DONE, 'done', plan), new_generation=read_back())
 
@@ -339,10 +348,10 @@ def _finish(journal, entry, status, outcome, message='', new_generation=None):
     outcome.entry_id = entry.id
     try:
         journal.finish(entry, status, message, new_generation=new_generation)
-    except Exception as exc:
-        outcome.message = ('%s; its journal entry %d could not be updated '
-                           '(%s) and stays "no answer recorded": see '
-                           'History' % (outcome.message, entry.id, exc))
+    except Exception:
+        LOG.exception('journal entry %s could not be updated', entry.id)
+        outcome.message = reasons.reason(
+            'write.journal_after', outcome=outcome.message, entry=entry.id)
     return outcome
 
 

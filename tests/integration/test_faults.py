@@ -33,6 +33,7 @@ from tests.integration.batches import trim_batch
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
 from tests.integration.fault_proxy import FaultProxy
+from tests.integration.fault_proxy import GARBAGE
 from tests.integration.fault_proxy import HANG
 
 
@@ -166,7 +167,7 @@ def test_a_write_the_journal_cannot_record_is_not_sent(placement, build,
     outcomes = [repair.write(placement, flaky, plan) for plan in plans]
     assert [o.status for o in outcomes] == [repair.FAILED, repair.DONE]
     assert 'not written: the journal could not record it first' in \
-        outcomes[0].message
+        str(outcomes[0].message)
     assert outcomes[0].entry_id is None
     assert held(placement, consumers) == [initial[0], plans[1].after]
     assert logged(consumer=consumers[0]) == []
@@ -181,8 +182,40 @@ def test_a_write_whose_outcome_the_journal_lost_stays_pending(
     assert held(placement, consumers) == [plans[0].after]
     (entry,) = logged(consumer=consumers[0])
     assert entry.status == entry.PENDING and outcome.entry_id == entry.id
+    message = str(outcome.message)
     assert ('journal entry %d could not be updated' % entry.id in
-            outcome.message and 'see History' in outcome.message)
+            message and 'see History' in message)
     # Pending: restorable all the same.
     _, (restored,) = restore_entries(placement, journal, [entry])
     assert restored.status == repair.DONE, restored.message
+
+
+def test_an_unexpected_error_re_creating_a_provider_says_what_happened(
+        placement, build, journal, proxy):
+    """Placement created the provider, then an answer that is not JSON
+    (not a keystoneauth error) broke off the rest: the outcome says it
+    may be partly written and points to History, instead of "nothing was
+    written"; its entry is closed as failed, and a restore stays
+    possible."""
+    from orphan_dashboard.api import placement as api
+    from orphan_dashboard.audit import model as m
+
+    rp = build.provider('gone')
+    record = api.provider_record(placement, rp)
+    plan = repair.ProviderPlan(m.DELETE_PROVIDER, rp, record['name'],
+                               record['generation'], record)
+    assert repair.delete_provider(placement, journal, plan).status == \
+        repair.DONE
+    (deleted,) = logged(provider=rp)
+    proxy.inject('PUT', '/resource_providers/%s/inventories' % rp, 1,
+                 GARBAGE)
+    _, (outcome,) = restore_entries(_client(proxy.url, timeout=10), journal,
+                                    [deleted])
+    assert outcome.status == repair.FAILED
+    text = str(outcome.message)
+    assert 'partly written' in text and 'History' in text, text
+    assert 'proxy error' not in text and 'Expecting value' not in text
+    recreated = logged(provider=rp)[0]
+    assert recreated.restores_id == deleted.id
+    assert recreated.status == recreated.FAILED
+    assert api.provider_record(placement, rp)['inventories'] == {}
