@@ -288,6 +288,22 @@ class HistoryFilterTests(AdminViewTests):
         self.assertEqual({self.on_host1, self.on_host3},
                          self.shown('consumer', '')[0])
 
+    @pytest.mark.error_messages
+    def test_a_batch_restore_takes_the_exact_batch_only(self):
+        """The panel's ``?batch=`` (Restore decommission) used to take in
+        every batch starting with what it was given."""
+        self.add(uid('third'), H1, 'b' * 31 + 'c')
+        with mock.patch.object(service, 'preview_restore',
+                               return_value=[]) as preview:
+            res = self.client.get(RESTORE, {'batch': 'b' * 8})
+            self.assertRedirectsNoFollow(res, INDEX)
+            self.assertEqual(['No such batch.'],
+                             self.messages_seen.texts('error'))
+            preview.assert_not_called()
+            self.client.get(RESTORE, {'batch': 'b' * 32})
+        (_request, entries), _ = preview.call_args
+        self.assertEqual([self.on_host3], [e.consumer for e in entries])
+
     def test_the_export_link_keeps_the_batch_filter(self):
         found, res = self.shown('batch', 'b' * 32)
         self.assertEqual({self.on_host3}, found)
