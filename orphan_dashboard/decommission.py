@@ -107,12 +107,30 @@ def apply(placement_client, nova_client, journal, name, confirmed,
             root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: the '
             'compute service and the providers are kept, since not every '
             'repair went through')]
+    try:
+        _delete_all(placement_client, nova_client, journal, fresh, outcomes)
+    except Exception:
+        if not outcomes:
+            raise
+        LOG.exception('decommission of %s interrupted', name)
+        outcomes.append(_outcome(root, m.DELETE_SERVICE, repair.FAILED,
+                                 reasons.reason('decommission.interrupted',
+                                                host=name)))
+    return outcomes
+
+
+def _delete_all(placement_client, nova_client, journal, fresh, outcomes):
+    """Once every repair went through: the compute service, then what of
+    its trees is left.  Each step is added to ``outcomes`` as it is done,
+    so that an error after writes leaves them said."""
+    root = fresh.roots[0] if fresh.roots else ''
     held = _held(placement_client, fresh.providers)
     if held:
-        return outcomes + [_outcome(
+        outcomes.append(_outcome(
             root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: %s' %
             '; '.join('provider %s still holds allocations of %s' % (
-                p, ', '.join(sorted(c))) for p, c in held.items()))]
+                p, ', '.join(sorted(c))) for p, c in held.items())))
+        return
     records = [placement.provider_record(placement_client, p)
                for p in fresh.providers]
     records = [r for r in records if r]
@@ -120,11 +138,10 @@ def apply(placement_client, nova_client, journal, name, confirmed,
         step, entries = _delete_service(nova_client, journal, fresh, records)
         outcomes.append(step)
         if step.status != repair.DONE or entries is None:
-            return outcomes
+            return
     else:
         entries = {}
-    return outcomes + _delete_left(placement_client, journal, records,
-                                   entries)
+    _delete_left(placement_client, journal, records, entries, outcomes)
 
 
 def _held(placement_client, providers):
@@ -208,10 +225,9 @@ def _nova_detail(exc):
         return str(exc)
 
 
-def _delete_left(placement_client, journal, records, entries):
+def _delete_left(placement_client, journal, records, entries, outcomes):
     """Delete, children first, what of the trees Nova left; the providers
     Nova deleted only have their journal entries finished."""
-    outcomes = []
     for record in records:
         uuid = record['uuid']
         entry = entries.get(uuid)
@@ -230,4 +246,3 @@ def _delete_left(placement_client, journal, records, entries):
         outcomes.append(outcome)
         if outcome.status != repair.DONE:
             break
-    return outcomes

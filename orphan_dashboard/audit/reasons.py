@@ -196,6 +196,9 @@ MESSAGES = {
         'compute service %(host)s was deleted, but recording it in the '
         'journal failed: see History and the logs; nothing more was '
         'attempted'),
+    'decommission.interrupted': N_(
+        'an error interrupted the decommission of %(host)s after the steps '
+        'above: see History and the logs before trying again'),
     'service.journal_before': N_(
         'not attempted: the journal could not record the delete of compute '
         'service %(host)s first, so it was not sent (the error is in the '

@@ -10,10 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""A decommission whose compute service delete went through while we could
-not tell, on the sandbox: Nova's answer lost (a read timeout), or the
-journal failing right after.  The outcome says what is known and points
-to History, never "nothing was written" nor the database's own words."""
+"""A decommission broken after it wrote something, on the sandbox: a read
+failing after the repairs, Nova's answer to the compute service delete
+lost (a read timeout), the journal failing around that delete.  The
+outcome says what is known and points to History, never "nothing was
+written" nor the database's own words."""
 
 import time
 
@@ -116,16 +117,42 @@ def _service_step(outcomes):
 
 def test_a_journal_failing_around_the_service_delete_says_what_was_done(
         cloud):
-    """The journal fails before the delete: the repairs are done, the
+    """Placement fails a read after the repairs: they are reported done,
+    then the interruption.  The journal fails before the delete: the
     delete is not sent, and the outcome says so; it fails after Nova
-    deleted the service: the outcome says it was deleted.  Neither says
+    deleted the service: the outcome says it was deleted.  None says
     "nothing was written" nor quotes the database."""
     clients = cloud.clients()
     retired = cloud.incidents['retired_host']
     unknown = {e['consumer'] for e in retired['expected']
                if e['host'] == 'host4' and
                e['verdict'] == 'unknown_consumer'}
+    host4 = retired['hosts']['host4']
     journal = _journal('journal')
+    plan = decommission.preview(clients.placement, clients.nova, 'host4',
+                                min_age=0)
+    # Placement fails the read that follows the repairs: they are written,
+    # and the outcome says what was done, not "nothing was written".
+    proxy = FaultProxy(cloud.config['placement']['url'])
+    proxy.inject('GET', '/resource_providers/%s/allocations' % host4, 2,
+                 500)
+    try:
+        placement = adapter.Adapter(
+            clients.placement.session, service_type='placement',
+            endpoint_override=proxy.url)
+        outcomes = decommission.apply(
+            placement, clients.nova, journal, 'host4', plan.plans(unknown),
+            chosen=unknown, min_age=0)
+    finally:
+        proxy.close()
+    assert [o.status for o in outcomes[:-1]] == [repair.DONE] * (
+        len(outcomes) - 1) and len(outcomes) > 1
+    assert outcomes[-1].status == repair.FAILED
+    text = str(outcomes[-1].message)
+    assert 'interrupted' in text and 'History' in text, text
+    assert 'injected failure' not in text, text
+    assert services(clients, 'host4')
+
     plan = decommission.preview(clients.placement, clients.nova, 'host4',
                                 min_age=0)
     outcomes = decommission.apply(
@@ -134,7 +161,6 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
     status, text = _service_step(outcomes)
     assert status == repair.FAILED
     assert 'not attempted' in text and 'not sent' in text, text
-    assert {o.status for o in outcomes[:-1]} == {repair.DONE}
     assert services(clients, 'host4')
 
     outcomes = decommission.apply(
