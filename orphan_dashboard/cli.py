@@ -143,7 +143,8 @@ def build_parser(parser=None):
                         default=[], help='journal entry ids (the latest '
                         'change in effect of each consumer or provider)')
     chosen.add_argument('--batch', help='every entry of one confirm or '
-                        'decommission (the batch column of history)')
+                        'decommission (the whole batch id, as history '
+                        'prints it)')
     restore.add_argument('--apply', action='store_true',
                          help='write the restore (default: preview only)')
     restore.add_argument('--json', action='store_true',
@@ -417,7 +418,7 @@ def cmd_history(args, clients, out):
     else:
         for e in found:
             print('%5d %s %s %-8s %-6s %-16s %s on %s by %s: %s' % (
-                e.id, e.created.isoformat(timespec='seconds'), e.batch[:8],
+                e.id, e.created.isoformat(timespec='seconds'), e.batch,
                 e.status, e.source, e.action, e.consumer or '-', e.provider,
                 e.user_name, e.message or e.reason), file=out)
     return NOTHING
@@ -435,7 +436,7 @@ def cmd_restore(args, clients, out):
         raise BadArguments('no journal entry of this cloud among %s' %
                            ' '.join(map(str, args.entries)))
     if args.batch:
-        entries = list(journal.all_entries(cloud, batch=args.batch))
+        entries = journal.batch_entries(cloud, args.batch)
         if not entries:
             raise BadArguments('no batch %s in this cloud\'s journal' %
                                args.batch)

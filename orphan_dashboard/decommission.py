@@ -27,6 +27,8 @@ before writing anything.  The compute service is never re-created by a
 restore.
 """
 
+import logging
+
 from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import nova
@@ -34,8 +36,11 @@ from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission as planner
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
 from orphan_dashboard import collect
 from orphan_dashboard import repair
+
+LOG = logging.getLogger(__name__)
 
 
 def read(placement_client, nova_client, name, instance_hints=()):
@@ -102,24 +107,41 @@ def apply(placement_client, nova_client, journal, name, confirmed,
             root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: the '
             'compute service and the providers are kept, since not every '
             'repair went through')]
+    try:
+        _delete_all(placement_client, nova_client, journal, fresh, outcomes)
+    except Exception:
+        if not outcomes:
+            raise
+        LOG.exception('decommission of %s interrupted', name)
+        outcomes.append(_outcome(root, m.DELETE_SERVICE, repair.FAILED,
+                                 reasons.reason('decommission.interrupted',
+                                                host=name)))
+    return outcomes
+
+
+def _delete_all(placement_client, nova_client, journal, fresh, outcomes):
+    """Once every repair went through: the compute service, then what of
+    its trees is left.  Each step is added to ``outcomes`` as it is done,
+    so that an error after writes leaves them said."""
+    root = fresh.roots[0] if fresh.roots else ''
     held = _held(placement_client, fresh.providers)
     if held:
-        return outcomes + [_outcome(
+        outcomes.append(_outcome(
             root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: %s' %
             '; '.join('provider %s still holds allocations of %s' % (
-                p, ', '.join(sorted(c))) for p, c in held.items()))]
+                p, ', '.join(sorted(c))) for p, c in held.items())))
+        return
     records = [placement.provider_record(placement_client, p)
                for p in fresh.providers]
     records = [r for r in records if r]
     if fresh.service is not None:
         step, entries = _delete_service(nova_client, journal, fresh, records)
         outcomes.append(step)
-        if step.status != repair.DONE:
-            return outcomes
+        if step.status != repair.DONE or entries is None:
+            return
     else:
         entries = {}
-    return outcomes + _delete_left(placement_client, journal, records,
-                                   entries)
+    _delete_left(placement_client, journal, records, entries, outcomes)
 
 
 def _held(placement_client, providers):
@@ -137,19 +159,38 @@ def _held(placement_client, providers):
 
 def _delete_service(nova_client, journal, fresh, records):
     """Journal the service and every provider of its trees, then ask Nova
-    to delete the service (and, with it, the providers)."""
+    to delete the service (and, with it, the providers).
+
+    Once the delete is sent, the outcome says what is known: Nova's
+    refusal, no answer (it may have been done: the entries stay "no
+    answer recorded"), or done with the journal failing after it.  The
+    journal's own errors are logged, never shown.
+    """
     service = fresh.service
     root = fresh.roots[0] if fresh.roots else ''
-    entry = journal.begin_service(m.DELETE_SERVICE, {
-        'uuid': service.uuid, 'host': service.host, 'state': service.state,
-        'status': service.status, 'forced_down': service.forced_down},
-        root, 'decommission of %s: not re-created by a restore' %
-        service.host)
-    entries = {r['uuid']: journal.begin_provider(
-        m.DELETE_PROVIDER, r, {}, 'provider %s, deleted with compute '
-        'service %s' % (r['name'], service.host)) for r in records}
+    try:
+        entry = journal.begin_service(m.DELETE_SERVICE, {
+            'uuid': service.uuid, 'host': service.host,
+            'state': service.state, 'status': service.status,
+            'forced_down': service.forced_down}, root,
+            'decommission of %s: not re-created by a restore' % service.host)
+        entries = {r['uuid']: journal.begin_provider(
+            m.DELETE_PROVIDER, r, {}, 'provider %s, deleted with compute '
+            'service %s' % (r['name'], service.host)) for r in records}
+    except Exception:
+        LOG.exception('the journal could not record the delete of compute '
+                      'service %s first', service.host)
+        return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
+                        reasons.reason('service.journal_before',
+                                       host=service.host)), {}
     try:
         nova.delete_service(nova_client, service.uuid)
+    except ks_exc.ConnectionError:
+        LOG.exception('no answer to the delete of compute service %s',
+                      service.host)
+        return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
+                        reasons.reason('service.no_answer',
+                                       host=service.host), entry.id), {}
     except ks_exc.ClientException as exc:
         detail = _nova_detail(exc)
         status = entry.REFUSED if isinstance(exc, ks_exc.Conflict) \
@@ -162,7 +203,14 @@ def _delete_service(nova_client, journal, fresh, records):
                         'Nova did not delete compute service %s: %s; its '
                         'providers are kept' % (service.host, detail),
                         entry.id), {}
-    journal.finish(entry, entry.APPLIED)
+    try:
+        journal.finish(entry, entry.APPLIED)
+    except Exception:
+        LOG.exception('the journal could not record the delete of compute '
+                      'service %s', service.host)
+        return _outcome(root, m.DELETE_SERVICE, repair.DONE,
+                        reasons.reason('service.deleted_unjournaled',
+                                       host=service.host), entry.id), None
     return _outcome(root, m.DELETE_SERVICE, repair.DONE,
                     'compute service %s deleted' % service.host,
                     entry.id), entries
@@ -177,10 +225,9 @@ def _nova_detail(exc):
         return str(exc)
 
 
-def _delete_left(placement_client, journal, records, entries):
+def _delete_left(placement_client, journal, records, entries, outcomes):
     """Delete, children first, what of the trees Nova left; the providers
     Nova deleted only have their journal entries finished."""
-    outcomes = []
     for record in records:
         uuid = record['uuid']
         entry = entries.get(uuid)
@@ -199,4 +246,3 @@ def _delete_left(placement_client, journal, records, entries):
         outcomes.append(outcome)
         if outcome.status != repair.DONE:
             break
-    return outcomes

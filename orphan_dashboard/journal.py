@@ -26,6 +26,7 @@ import uuid
 from django.conf import settings
 from django.core import exceptions
 from django.core import management
+from django.db import models
 from django.db import transaction
 from django.utils import timezone
 
@@ -145,6 +146,10 @@ class Journal:
                 generation=(before or {}).get('generation'), before=before,
                 after=after, restores=restores, **self.actor)
 
+    def discard(self, entry):
+        """Forget an entry whose write changed nothing at all."""
+        entry.delete()
+
     def finish(self, entry, status, message='', new_generation=None):
         entry.status = status
         entry.message = message
@@ -155,28 +160,38 @@ class Journal:
         return entry
 
 
-def _query(cloud, provider=None, consumer=None, batch=None):
-    query = _model().objects.all()
+def _query(cloud, provider=None, consumer=None, batch=None, named=()):
+    model = _model()
+    query = model.objects.all()
     if cloud is not None:
         query = query.filter(cloud=cloud.key)
     if consumer:
-        query = query.filter(consumer=consumer.lower())
+        query = query.filter(consumer__contains=consumer.lower())
     if provider:
-        query = query.filter(touched__contains=provider.lower())
+        text = provider.lower()
+        query = query.filter(
+            models.Q(touched__contains=text) |
+            models.Q(provider__in=set(named)) |
+            models.Q(kind=model.PROVIDER, before__name__icontains=text) |
+            models.Q(kind=model.PROVIDER, after__name__icontains=text))
     if batch:
         query = query.filter(batch__startswith=batch.lower())
     return query
 
 
 def entries(cloud, provider=None, consumer=None, batch=None, marker=None,
-            prev_marker=None, limit=None):
+            prev_marker=None, limit=None, named=()):
     """Newest first, of ``cloud`` (None: every cloud).
 
-    ``provider`` matches any provider an entry touched.  Pages the Horizon
-    way: ``marker`` is the last id of the page before, ``prev_marker`` the
+    The filters match the way the other tables do, on what History shows:
+    ``provider`` a part of the id of any provider an entry touched, of the
+    name of a provider it recorded whole, or ``named`` (the providers whose
+    names the caller found it in); ``consumer`` a part of the consumer's
+    id; ``batch`` the start of a batch id.  Pages the Horizon way:
+    ``marker`` is the last id of the page before, ``prev_marker`` the
     first id of the page after.  Returns ``(entries, has_prev, has_more)``.
     """
-    query = _query(cloud, provider, consumer, batch).order_by('-id')
+    query = _query(cloud, provider, consumer, batch, named).order_by('-id')
     if prev_marker is not None:
         found = list(query.filter(id__gt=prev_marker).order_by('id')[
             :limit + 1 if limit else None])
@@ -190,10 +205,19 @@ def entries(cloud, provider=None, consumer=None, batch=None, marker=None,
     return found[:limit] if limit else found, marker is not None, has_more
 
 
-def all_entries(cloud, provider=None, consumer=None, batch=None):
-    """Every matching entry, newest first, read in chunks (for export)."""
-    return _query(cloud, provider, consumer, batch).order_by('-id').iterator(
-        chunk_size=500)
+def all_entries(cloud, provider=None, consumer=None, batch=None,
+                named=()):
+    """Every entry :func:`entries` matches, newest first, read in chunks
+    (for export)."""
+    return _query(cloud, provider, consumer, batch, named).order_by(
+        '-id').iterator(chunk_size=500)
+
+
+def batch_entries(cloud, batch):
+    """The entries of exactly this batch, newest first: a restore of a
+    batch must never take in another that starts the same way."""
+    return list(_query(cloud).filter(batch=(batch or '').lower()).order_by(
+        '-id'))
 
 
 def restorable(cloud, subjects):
@@ -204,13 +228,15 @@ def restorable(cloud, subjects):
     is a restore, restoring it is a redo).  A change is in effect unless
     an odd number of applied restores goes back to it (a restore, a
     restore of that restore...).  An older change never jumps the queue:
-    restoring it would clobber every change made since.  Refused writes
-    changed nothing: they are neither restorable nor in the way.
+    restoring it would clobber every change made since.  Refused writes,
+    and failed ones that left the consumer as it was, changed nothing:
+    they are neither restorable nor in the way.
     """
     model = _model()
     rows = _query(cloud).filter(subject__in=set(subjects)).exclude(
-        status=model.REFUSED).exclude(kind=model.SERVICE).order_by(
-        '-id').values(
+        status=model.REFUSED).exclude(kind=model.SERVICE).exclude(
+        status=model.FAILED,
+        new_generation=models.F('generation')).order_by('-id').values(
         'id', 'subject', 'restores_id', 'status')
     by_subject = {}
     for row in rows:

@@ -92,3 +92,11 @@ class JournalEntry(models.Model):
     @property
     def providers(self):
         return self.touched.split()
+
+    @property
+    def changed_nothing(self):
+        """Placement answered the write with an error and the consumer was
+        then found as it was: the entry is no change to restore."""
+        return self.status == self.FAILED and \
+            self.new_generation is not None and \
+            self.new_generation == self.generation

@@ -23,6 +23,7 @@ and every row gets an outcome, whatever happens to the rows around it.
 """
 
 import dataclasses
+import logging
 import shlex
 import typing
 
@@ -36,6 +37,8 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
 from orphan_dashboard import collect
+
+LOG = logging.getLogger(__name__)
 
 DONE = 'done'
 SKIPPED = 'skipped'
@@ -228,7 +231,7 @@ def apply(placement_client, nova_client, journal, confirmed,
             outcomes.append(outcome)
             if outcome.status == DONE:
                 written.add(selection.consumer)
-            if outcome.entry_id is None:
+            if outcome.status == FAILED and outcome.entry_id is None:
                 halted = ('not attempted: the journal failed on an earlier '
                           'row')
     return outcomes
@@ -242,7 +245,8 @@ def write(placement_client, journal, plan, restores=None):
         lambda: placement.put_allocations(
             placement_client, plan.consumer, plan.after, plan.generation,
             plan.project_id, plan.user_id),
-        lambda: _generation(placement_client, plan.consumer))
+        lambda: _generation(placement_client, plan.consumer),
+        lambda: _consumer_now(placement_client, plan.consumer))
 
 
 def _generation(placement_client, consumer):
@@ -253,44 +257,101 @@ def _generation(placement_client, consumer):
         return None
 
 
-def journaled(journal, plan, begin, send, read_back=lambda: None):
+def _consumer_now(placement_client, consumer):
+    """The consumer as Placement holds it now, or None if unreadable."""
+    try:
+        return parse.consumer(consumer, placement.consumer_allocations(
+            placement_client, consumer))
+    except Exception:
+        LOG.exception('consumer %s could not be read back', consumer)
+        return None
+
+
+def _holds(consumer, allocations, project_id, user_id):
+    return consumer is not None and consumer.allocations == allocations \
+        and (not allocations or (consumer.project_id, consumer.user_id) ==
+             (project_id, user_id))
+
+
+def journaled(journal, plan, begin, send, read_back=lambda: None,
+              now=None):
     """``begin`` a journal entry, ``send`` the write, record the outcome.
 
-    Placement's refusal (409) skips the row with Placement's words; any
-    other error fails it.  A write the journal could not record first is
-    not sent; one whose outcome it could not record stays ``pending`` in
-    the journal, and the outcome says to look there.
+    Placement's refusal (409) skips the row, in words; any other error
+    fails it.  A write the journal could not record first is not sent;
+    one whose outcome it could not record stays ``pending`` in the
+    journal, and the outcome says to look there.  ``now`` (a consumer
+    write's) re-reads the consumer after an error: a conflict with a
+    consumer already holding exactly the plan's after is our own identical
+    write that won (its entry says it all, this one is dropped), and an
+    error answer leaving the consumer as it was records that nothing
+    changed, so that entry never stands in the way of a restore.  The
+    journal's own errors are logged, never shown.
     """
     selection = selection_of(plan)
     try:
         entry = begin()
-    except Exception as exc:
-        return Outcome(selection, FAILED, 'not written: the journal could '
-                       'not record it first (%s)' % exc, plan)
+    except Exception:
+        LOG.exception('the journal could not record a write first')
+        return Outcome(selection, FAILED,
+                       reasons.reason('write.journal_before'), plan)
     try:
         send()
     except ks_exc.Conflict as exc:
-        detail, _code = placement.error_detail(exc)
+        detail, code = placement.error_detail(exc)
+        LOG.warning('Placement refused journal entry %s: %s', entry.id,
+                    detail)
+        consumer = now() if now else None
+        if _holds(consumer, plan.after, plan.project_id, plan.user_id):
+            return _drop(journal, entry, Outcome(
+                selection, SKIPPED, reasons.reason('write.already_done'),
+                plan))
+        if code == placement.CONCURRENT_UPDATE:
+            why = reasons.reason('write.refused_changed')
+        else:
+            why = reasons.reason('write.refused')
         return _finish(journal, entry, entry.REFUSED, Outcome(
-            selection, SKIPPED, 'Placement refused: %s' % detail, plan),
-            detail)
+            selection, SKIPPED, why, plan), str(why))
     except ks_exc.ClientException as exc:
         detail, _code = placement.error_detail(exc)
+        unchanged = None
+        if isinstance(exc, ks_exc.HttpError) and now is not None and \
+                _holds(now(), plan.before, plan.project_id, plan.user_id):
+            unchanged = plan.generation
         return _finish(journal, entry, entry.FAILED, Outcome(
             selection, FAILED, 'Placement failed: %s' % detail, plan),
-            detail)
+            detail, new_generation=unchanged)
+    except Exception:
+        LOG.exception('journal entry %s: unexpected error writing', entry.id)
+        return _finish(journal, entry, entry.FAILED, Outcome(
+            selection, FAILED, reasons.reason('write.unexpected',
+                                              entry=entry.id), plan),
+            'an unexpected error interrupted it after it was sent: it may '
+            'be partly written (see the logs)')
     return _finish(journal, entry, entry.APPLIED, Outcome(
         selection, DONE, 'done', plan), new_generation=read_back())
+
+
+def _drop(journal, entry, outcome):
+    """Forget the entry of a write that changed nothing (a conflict with
+    our own identical write): a refusal in History would be noise."""
+    try:
+        journal.discard(entry)
+    except Exception:
+        LOG.exception('journal entry %s could not be dropped', entry.id)
+        return _finish(journal, entry, entry.REFUSED, outcome,
+                       str(outcome.message))
+    return outcome
 
 
 def _finish(journal, entry, status, outcome, message='', new_generation=None):
     outcome.entry_id = entry.id
     try:
         journal.finish(entry, status, message, new_generation=new_generation)
-    except Exception as exc:
-        outcome.message += ('; its journal entry %d could not be updated '
-                            '(%s) and stays "no answer recorded": see '
-                            'History' % (entry.id, exc))
+    except Exception:
+        LOG.exception('journal entry %s could not be updated', entry.id)
+        outcome.message = reasons.reason(
+            'write.journal_after', outcome=outcome.message, entry=entry.id)
     return outcome
 
 
@@ -302,6 +363,8 @@ def _not_restorable(entry, restorable):
                 'not re-create it' % (entry.before or {}).get('host', ''))
     if entry.status == entry.REFUSED:
         return 'entry %d changed nothing: Placement refused it' % entry.id
+    if entry.changed_nothing:
+        return reasons.reason('write.changed_nothing', entry=entry.id)
     allowed = restorable.get(entry.subject, set())
     if entry.id not in allowed:
         return ('entry %d is not the latest change of %s %s still in effect '

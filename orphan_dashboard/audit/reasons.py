@@ -171,6 +171,48 @@ MESSAGES = {
     'blocker.still_on': N_('%(action)s would still leave it on '
                            '%(providers)s'),
 
+    # What became of a write, when it is not simply done.
+    'write.journal_before': N_(
+        'not written: the journal could not record it first (the error is '
+        'in the logs)'),
+    'write.journal_after': N_(
+        '%(outcome)s; its journal entry %(entry)d could not be updated and '
+        'stays "no answer recorded": see History (the error is in the '
+        'logs)'),
+    'write.already_done': N_(
+        'already as this change would leave it: a concurrent write (another '
+        'confirm of the same preview) got there first, and this one wrote '
+        'nothing'),
+    'write.refused_changed': N_(
+        'Placement refused it: the consumer changed since it was read, so '
+        'nothing was written; review it again'),
+    'write.refused': N_(
+        'Placement refused it, so nothing was written: the resources do not '
+        'fit a provider (its capacity, or its minimum, maximum or step)'),
+    'write.unexpected': N_(
+        'an unexpected error interrupted it after it was sent: it may be '
+        'partly written; see History (journal entry %(entry)d) and the '
+        'logs'),
+    'write.changed_nothing': N_(
+        'entry %(entry)d changed nothing: Placement answered it with an '
+        'error'),
+    'service.no_answer': N_(
+        'Nova did not answer the delete of compute service %(host)s in '
+        'time: it may have been deleted, with its providers; see History '
+        '(its entries stay "no answer recorded") and check Nova before '
+        'trying again'),
+    'service.deleted_unjournaled': N_(
+        'compute service %(host)s was deleted, but recording it in the '
+        'journal failed: see History and the logs; nothing more was '
+        'attempted'),
+    'decommission.interrupted': N_(
+        'an error interrupted the decommission of %(host)s after the steps '
+        'above: see History and the logs before trying again'),
+    'service.journal_before': N_(
+        'not attempted: the journal could not record the delete of compute '
+        'service %(host)s first, so it was not sent (the error is in the '
+        'logs)'),
+
     # Names of repairs and verdicts inside a sentence.
     'action.trim': N_('trim to current host'),
     'action.delete_and_heal': N_('delete and heal'),

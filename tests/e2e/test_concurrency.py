@@ -173,3 +173,42 @@ def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
     assert set(told.consumers[server].allocations) == {home}
     assert findings(told) == findings(
         collect.full_snapshot(clients.placement, clients.nova))
+
+
+def test_four_confirms_of_one_preview_write_once_and_record_it_once(cloud):
+    """Four confirms of one preview, each re-reading before any of them
+    wrote (a double click, four tabs): Placement is written once, and
+    History holds that one change: the three writes that lost the race to
+    an identical one changed nothing and refused nothing."""
+    from unittest import mock
+
+    clients = cloud.clients()
+    incident = cloud.incidents['deleted_behind_nova']
+    ghost = incident['servers'][0]['uuid']
+    rp = incident['hosts']['host2']
+    row = _preview(clients, repair.Selection(ghost, rp, m.DELETE))
+    journals = [journal_module.Journal('test', CLOUD, user_name='t%d' % i)
+                for i in range(4)]
+    waiting = list(journals[1:])
+    outcomes = []
+    put = api.put_allocations
+
+    def racing_put(*args, **kwargs):
+        # Each confirm's write goes out only once the next confirm has
+        # re-read the consumer and sent its own.
+        if waiting:
+            outcomes.append(_apply(clients, waiting.pop(0), row))
+        return put(*args, **kwargs)
+
+    with mock.patch.object(api, 'put_allocations', racing_put):
+        outcomes.append(_apply(clients, journals[0], row))
+    assert sorted(o.status for o in outcomes) == [
+        repair.DONE, repair.SKIPPED, repair.SKIPPED, repair.SKIPPED]
+    assert _held(clients, ghost)['allocations'] == {}
+    entries = list(journal_module.all_entries(CLOUD, consumer=ghost))
+    assert [e.status for e in entries] == ['applied'], [
+        (e.status, e.message) for e in entries]
+    for outcome in outcomes:
+        if outcome.status == repair.SKIPPED:
+            text = str(outcome.message)
+            assert 'already' in text and 'conflict' not in text, text

@@ -14,7 +14,9 @@
 
 Forwards every request unchanged, except the ``nth`` request matching a
 method and path prefix, which it answers with a 409, a 500, or not at all
-(it hangs until released or the client gives up).
+(it hangs until released or the client gives up), or forwards and then
+answers late (the upstream did it; the client gave up waiting) or with a
+body that is not JSON.
 """
 
 import threading
@@ -24,6 +26,8 @@ from werkzeug import serving
 from werkzeug import wrappers
 
 HANG = 'hang'
+LATE = 'late'
+GARBAGE = 'garbage'
 
 
 class FaultProxy:
@@ -66,6 +70,9 @@ class FaultProxy:
                 '{"errors": [{"status": 409, "title": "Conflict", "detail":'
                 ' "injected conflict", "code": "placement.undefined_code"}]}',
                 status=409, content_type='application/json')
+        if fault == GARBAGE:
+            return wrappers.Response('<html>proxy error</html>', status=200,
+                                     content_type='text/html')
         if fault == 500:
             return wrappers.Response(
                 '{"errors": [{"status": 500, "title": "Internal Server Error",'
@@ -78,6 +85,8 @@ class FaultProxy:
             headers=headers, data=request.get_data(), timeout=60)
         with self.lock:
             self.forwarded.append((request.method, request.path))
+        if fault == LATE:
+            self.release.wait(120)
         excluded = ('content-encoding', 'transfer-encoding', 'connection',
                     'content-length')
         return wrappers.Response(

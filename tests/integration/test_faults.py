@@ -33,6 +33,7 @@ from tests.integration.batches import trim_batch
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
 from tests.integration.fault_proxy import FaultProxy
+from tests.integration.fault_proxy import GARBAGE
 from tests.integration.fault_proxy import HANG
 
 
@@ -71,11 +72,14 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
     assert all(after[i] == plans[i].after for i in (0, 2, 3))
 
     _, results = restore_entries(placement, journal, entries)
-    # The refused write changed nothing: nothing to restore.
+    # The refused write, and the one Placement answered with an error,
+    # changed nothing: nothing to restore.  A write never answered may
+    # have been done: the restore reads what it finds.
     assert [r.status for r in results] == [
         repair.DONE, repair.SKIPPED, repair.DONE, repair.DONE]
-    expected = ('changed nothing: Placement refused it' if fault == 409
-                else 'already as it was before')
+    expected = {409: 'changed nothing: Placement refused it',
+                500: 'changed nothing: Placement answered it with an error',
+                HANG: 'already as it was before'}[fault]
     assert expected in str(results[1].message)
     assert held(placement, consumers) == initial
 
@@ -163,7 +167,7 @@ def test_a_write_the_journal_cannot_record_is_not_sent(placement, build,
     outcomes = [repair.write(placement, flaky, plan) for plan in plans]
     assert [o.status for o in outcomes] == [repair.FAILED, repair.DONE]
     assert 'not written: the journal could not record it first' in \
-        outcomes[0].message
+        str(outcomes[0].message)
     assert outcomes[0].entry_id is None
     assert held(placement, consumers) == [initial[0], plans[1].after]
     assert logged(consumer=consumers[0]) == []
@@ -178,8 +182,40 @@ def test_a_write_whose_outcome_the_journal_lost_stays_pending(
     assert held(placement, consumers) == [plans[0].after]
     (entry,) = logged(consumer=consumers[0])
     assert entry.status == entry.PENDING and outcome.entry_id == entry.id
+    message = str(outcome.message)
     assert ('journal entry %d could not be updated' % entry.id in
-            outcome.message and 'see History' in outcome.message)
+            message and 'see History' in message)
     # Pending: restorable all the same.
     _, (restored,) = restore_entries(placement, journal, [entry])
     assert restored.status == repair.DONE, restored.message
+
+
+def test_an_unexpected_error_re_creating_a_provider_says_what_happened(
+        placement, build, journal, proxy):
+    """Placement created the provider, then an answer that is not JSON
+    (not a keystoneauth error) broke off the rest: the outcome says it
+    may be partly written and points to History, instead of "nothing was
+    written"; its entry is closed as failed, and a restore stays
+    possible."""
+    from orphan_dashboard.api import placement as api
+    from orphan_dashboard.audit import model as m
+
+    rp = build.provider('gone')
+    record = api.provider_record(placement, rp)
+    plan = repair.ProviderPlan(m.DELETE_PROVIDER, rp, record['name'],
+                               record['generation'], record)
+    assert repair.delete_provider(placement, journal, plan).status == \
+        repair.DONE
+    (deleted,) = logged(provider=rp)
+    proxy.inject('PUT', '/resource_providers/%s/inventories' % rp, 1,
+                 GARBAGE)
+    _, (outcome,) = restore_entries(_client(proxy.url, timeout=10), journal,
+                                    [deleted])
+    assert outcome.status == repair.FAILED
+    text = str(outcome.message)
+    assert 'partly written' in text and 'History' in text, text
+    assert 'proxy error' not in text and 'Expecting value' not in text
+    recreated = logged(provider=rp)[0]
+    assert recreated.restores_id == deleted.id
+    assert recreated.status == recreated.FAILED
+    assert api.provider_record(placement, rp)['inventories'] == {}

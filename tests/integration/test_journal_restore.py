@@ -12,7 +12,9 @@
 
 """Journal and Restore against a real Placement server."""
 
+import io
 import json
+import uuid
 
 from django.core.exceptions import ObjectDoesNotExist
 import pytest
@@ -76,7 +78,8 @@ def test_refused_write_is_journaled_as_refused(placement, build, journal):
     assert repair.write(placement, journal, plan).status == repair.SKIPPED
     (entry,) = logged(consumer=consumer)
     assert entry.status == entry.REFUSED
-    assert 'consumer generation conflict' in entry.message
+    assert 'the consumer changed since it was read' in entry.message
+    assert 'consumer generation conflict' not in entry.message
 
 
 def test_restore_puts_the_consumer_back_and_is_undoable(placement, build,
@@ -229,3 +232,59 @@ def test_history_pages_and_filters_in_the_database(placement, build,
         consumers[2]]
     assert len(logged(provider=new)) == 5
     assert len(list(journal_module.all_entries(CLOUD, provider=old))) == 5
+
+
+def test_a_failed_write_that_changed_nothing_is_not_in_the_way(
+        placement, build, journal):
+    """Placement answered a write with an error and the consumer is as it
+    was: that entry changed nothing, so the change before it stays the one
+    to restore (it used to block it for good)."""
+    old, new = build.provider('old'), build.provider('new')
+    consumer = build.allocate({old: SMALL, new: SMALL})
+    _trim(placement, journal, consumer, new, old)
+    now = _now(placement, consumer)
+    ghost = str(uuid.uuid4())
+    bad = m.Plan(m.TRIM, consumer, new, m.MOVED, 'moved', now.generation,
+                 'p', 'u', now.allocations, {ghost: SMALL})
+    assert repair.write(placement, journal, bad).status == repair.FAILED
+    failed, trimmed = logged(consumer=consumer)
+    assert failed.status == failed.FAILED
+    assert journal_module.restorable(CLOUD, [consumer])[consumer] == {
+        trimmed.id}
+    (row,), (outcome,) = restore_entries(placement, journal, [failed])
+    assert 'changed nothing' in str(row.error)
+    assert outcome.status == repair.SKIPPED
+    (row,), (outcome,) = restore_entries(placement, journal, [trimmed])
+    assert row.error is None, row.error
+    assert outcome.status == repair.DONE, outcome.message
+    assert _now(placement, consumer).allocations == {old: SMALL, new: SMALL}
+
+
+def test_restore_batch_takes_exact_batch_ids_only(placement, build,
+                                                  journal):
+    """``restore --batch`` with a prefix used to restore every batch that
+    starts with it (with ``--apply``: no cap, no confirmation)."""
+    from orphan_dashboard import cli
+
+    clients = client.Clients(placement, placement)
+    cloud = client.cloud_for_clients(clients)
+    old, new = build.provider('old'), build.provider('new')
+    consumers = [build.allocate({old: SMALL, new: SMALL}) for _ in 'cd']
+    batches = ['ab' + c * 30 for c in 'cd']
+    for consumer, batch in zip(consumers, batches):
+        journal.actor.update(cloud=cloud.key, batch=batch)
+        assert _trim(placement, journal, consumer, new, old).status == \
+            repair.DONE
+
+    def restore(batch):
+        args = cli.build_parser().parse_args(
+            ['restore', '--batch', batch, '--apply', '--min-age', '0'])
+        return cli.cmd_restore(args, clients, io.StringIO())
+
+    with pytest.raises(cli.BadArguments):
+        restore('ab')
+    assert [_now(placement, c).allocations for c in consumers] == [
+        {new: SMALL}, {new: SMALL}]
+    restore(batches[1])
+    assert [_now(placement, c).allocations for c in consumers] == [
+        {new: SMALL}, {old: SMALL, new: SMALL}]

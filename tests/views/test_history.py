@@ -30,6 +30,7 @@ from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import H1
 from tests.views.base import H2
+from tests.views.base import H3
 from tests.views.base import helpers
 from tests.views.base import Incidents
 from tests.views.base import INDEX
@@ -142,7 +143,7 @@ class HistoryTests(AdminViewTests):
             'horizon:admin:orphaned_allocations:export', args=['csv']),
             {'consumer': uid('vm5')})
         self.mock_history_export.assert_called_once_with(
-            mock.ANY, provider=None, consumer=uid('vm5'))
+            mock.ANY, provider=None, consumer=uid('vm5'), batch=None)
         self.assertEqual('text/csv', res['Content-Type'])
         rows = list(csv.DictReader(io.StringIO(
             b''.join(res.streaming_content).decode())))
@@ -213,3 +214,102 @@ class RestoreTests(AdminViewTests):
             self.assertTrue(res.context['form'].non_field_errors())
         self.mock_preview_restore.assert_not_called()
         self.mock_restore.assert_not_called()
+
+
+class HistoryFilterTests(AdminViewTests):
+    """The History filter and its export over the real journal: what the
+    tab shows (provider names, consumer ids) is what the filter finds."""
+    databases = {'default', 'orphan_journal'}
+
+    def setUp(self):
+        super().setUp()
+        from orphan_dashboard.api import client
+        self.cloud = client.Cloud('http://keystone.test/v3', 'RegionOne',
+                                  'http://placement.test', 'placement-id')
+        for patch in (mock.patch.object(client, 'cloud_for_request',
+                                        return_value=self.cloud),
+                      mock.patch.object(service, 'report',
+                                        return_value=Incidents().report)):
+            patch.start()
+            self.addCleanup(patch.stop)
+        self.on_host1 = self.add(uid('first'), H1, 'a' * 32)
+        self.on_host3 = self.add(uid('second'), H3, 'b' * 32)
+
+    def add(self, consumer, provider, batch):
+        from orphan_dashboard.models import JournalEntry
+        journal.ensure_ready()
+        JournalEntry.objects.create(
+            cloud=self.cloud.key, batch=batch, kind=JournalEntry.ALLOCATIONS,
+            subject=consumer, consumer=consumer, provider=provider,
+            touched=provider, action=m.TRIM, verdict=m.MOVED, reason='',
+            before={provider: {'VCPU': 1}}, after={}, generation=1,
+            status=JournalEntry.APPLIED, source='test', user_name='admin',
+            consumer_project='p', consumer_user='u')
+        return consumer
+
+    def shown(self, field, text):
+        """The consumers the History tab lists once filtered, and its
+        page."""
+        res = self.client.post(INDEX + '?tab=orphaned_allocations__history', {
+            'history__filter__q_field': field, 'history__filter__q': text})
+        self.assertEqual(302, res.status_code)
+        res = self.client.get(INDEX, HISTORY_TAB)
+        content = res.content.decode()
+        return {c for c in (self.on_host1, self.on_host3)
+                if c in content}, res
+
+    def test_a_provider_by_the_name_history_shows(self):
+        self.assertEqual({self.on_host3}, self.shown('provider', 'host3')[0])
+        self.assertEqual({self.on_host1},
+                         self.shown('provider', 'HOST1')[0])
+        self.assertEqual({self.on_host3},
+                         self.shown('provider', H3[:8])[0])
+        # A deleted provider, named by the record its entry keeps.
+        from orphan_dashboard.models import JournalEntry
+        gone = uid('retired-9')
+        JournalEntry.objects.create(
+            cloud=self.cloud.key, batch='c' * 32, kind=JournalEntry.PROVIDER,
+            subject=gone, consumer='', provider=gone, touched=gone,
+            action=m.DELETE_PROVIDER, verdict='', reason='',
+            before={'uuid': gone, 'name': 'retired-9', 'inventories': {}},
+            after={}, generation=1, status=JournalEntry.APPLIED,
+            source='test', user_name='admin')
+        res = self.shown('provider', 'retired')[1]
+        self.assertContains(res, 'retired-9')
+        self.assertContains(res, gone)
+        self.assertNotContains(res, self.on_host1)
+
+    def test_a_consumer_by_a_prefix_of_its_id(self):
+        self.assertEqual({self.on_host1},
+                         self.shown('consumer', self.on_host1[:8])[0])
+
+    def test_a_filter_matching_nothing_is_cleared_when_asked(self):
+        self.assertEqual(set(), self.shown('consumer', 'nothing-like-it')[0])
+        self.assertEqual({self.on_host1, self.on_host3},
+                         self.shown('consumer', '')[0])
+
+    @pytest.mark.error_messages
+    def test_a_batch_restore_takes_the_exact_batch_only(self):
+        """The panel's ``?batch=`` (Restore decommission) used to take in
+        every batch starting with what it was given."""
+        self.add(uid('third'), H1, 'b' * 31 + 'c')
+        with mock.patch.object(service, 'preview_restore',
+                               return_value=[]) as preview:
+            res = self.client.get(RESTORE, {'batch': 'b' * 8})
+            self.assertRedirectsNoFollow(res, INDEX)
+            self.assertEqual(['No such batch.'],
+                             self.messages_seen.texts('error'))
+            preview.assert_not_called()
+            self.client.get(RESTORE, {'batch': 'b' * 32})
+        (_request, entries), _ = preview.call_args
+        self.assertEqual([self.on_host3], [e.consumer for e in entries])
+
+    def test_the_export_link_keeps_the_batch_filter(self):
+        found, res = self.shown('batch', 'b' * 32)
+        self.assertEqual({self.on_host3}, found)
+        link = reverse('horizon:admin:orphaned_allocations:export',
+                       args=['csv']) + '?batch=' + 'b' * 32
+        self.assertContains(res, 'href="%s"' % link)
+        rows = list(csv.DictReader(io.StringIO(b''.join(
+            self.client.get(link).streaming_content).decode())))
+        self.assertEqual([self.on_host3], [r['consumer'] for r in rows])

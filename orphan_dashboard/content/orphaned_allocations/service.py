@@ -274,6 +274,21 @@ def apply(request, plans, instance_hints=()):
         note_written(request, {p.consumer for p in plans})
 
 
+def _named(request, provider):
+    """The providers whose names hold ``provider``, as History names them
+    (the last audit's names): the filter finds what the tab shows."""
+    if not provider:
+        return ()
+    try:
+        names = provider_names(request)
+    except Exception:
+        LOG.exception('provider names unavailable to the History filter')
+        return ()
+    text = provider.lower()
+    return sorted(uuid for uuid, name in names.items()
+                  if name and text in name.lower())
+
+
 def history(request, provider=None, consumer=None, batch=None, marker=None,
             prev_marker=None, limit=None):
     """This cloud's journal entries, newest first, a page at a time:
@@ -281,22 +296,23 @@ def history(request, provider=None, consumer=None, batch=None, marker=None,
     cloud = client.cloud_for_request(request)
     found, has_prev, has_more = journal.entries(
         cloud, provider=provider, consumer=consumer, batch=batch,
-        marker=marker, prev_marker=prev_marker, limit=limit)
+        marker=marker, prev_marker=prev_marker, limit=limit,
+        named=_named(request, provider))
     return found, has_prev, has_more, journal.restorable(
         cloud, {e.subject for e in found})
 
 
 def history_export(request, provider=None, consumer=None, batch=None):
-    """Every matching entry of this cloud, read as it is written out."""
+    """Every entry History shows with the same filter, read as it is
+    written out."""
     return journal.all_entries(client.cloud_for_request(request),
                                provider=provider, consumer=consumer,
-                               batch=batch)
+                               batch=batch, named=_named(request, provider))
 
 
 def batch_entries(request, batch):
-    """This cloud's entries of one confirm or decommission."""
-    return list(journal.all_entries(client.cloud_for_request(request),
-                                    batch=batch))
+    """This cloud's entries of exactly one confirm or decommission."""
+    return journal.batch_entries(client.cloud_for_request(request), batch)
 
 
 def journal_entries(request, entry_ids):

@@ -433,6 +433,7 @@ class ExportHistoryView(generic.View):
     def get(self, request, fmt):
         found = service.history_export(
             request, provider=request.GET.get('provider') or None,
-            consumer=request.GET.get('consumer') or None)
+            consumer=request.GET.get('consumer') or None,
+            batch=request.GET.get('batch') or None)
         export_ = journal.export_csv if fmt == 'csv' else journal.export_json
         return _download(export_(found), fmt, 'orphan-journal')
