@@ -494,6 +494,10 @@ def cmd_decommission(args, clients, out):
     code = FOUND
     if plan.gone:
         code = NOTHING
+    elif plan.foreign:
+        print('orphan-audit: %s' % '; '.join(
+            str(b) for b in plan.refusals()), file=sys.stderr)
+        code = ERROR
     elif plan.servers:
         print('orphan-audit: %s still runs servers: %s' % (
             args.host, ', '.join(s.uuid for s in plan.servers)),

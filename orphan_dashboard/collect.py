@@ -21,6 +21,8 @@ import datetime
 import logging
 import threading
 
+from keystoneauth1 import exceptions as ks_exc
+
 from orphan_dashboard.api import keystone
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
@@ -106,6 +108,8 @@ def read_topology(placement_client, nova_client, old=None):
         provider_list = pool.submit(placement.provider_list, placement_client)
         sharing = pool.submit(placement.sharing_provider_uuids,
                               placement_client)
+        nova_owned = pool.submit(placement.nova_owned_uuids,
+                                 placement_client)
         services = pool.submit(nova.service_list, nova_client)
         hypervisor_list = (pool.submit(nova.hypervisor_list, nova_client)
                            if old is None else None)
@@ -117,13 +121,41 @@ def read_topology(placement_client, nova_client, old=None):
             hypervisors = {h.uuid: h for h in map(
                 parse.hypervisor, (hypervisor_list or pool.submit(
                     nova.hypervisor_list, nova_client)).result())}
+        owner_nova = frozenset(nova_owned.result())
+        sharing_providers = frozenset(sharing.result())
         return dict(
             providers=providers,
-            sharing_providers=frozenset(sharing.result()),
+            sharing_providers=sharing_providers,
             hypervisors=hypervisors,
             services={s.host: s for s in map(
                 parse.service, services.result())},
+            owner_nova=owner_nova,
+            inventory_classes=_inventory_classes(
+                placement_client, providers, hypervisors,
+                owner_nova | sharing_providers, old),
         )
+
+
+def _inventory_classes(placement_client, providers, hypervisors, known,
+                       old=None):
+    """The resource classes of the roots Nova lists no compute node for
+    (and that are neither ``known`` Nova's nor sharing): whose they are
+    depends on them.  Few, so read one by one; ``old``'s kept while a
+    provider's generation has not moved."""
+    before = (old.inventory_classes or {}) if old is not None else {}
+    wanted = [u for u, p in providers.items() if u == p.root_uuid and
+              u not in hypervisors and u not in known]
+    classes = {}
+    for uuid in wanted:
+        if uuid in before and old.providers.get(uuid) == providers[uuid]:
+            classes[uuid] = before[uuid]
+            continue
+        try:
+            classes[uuid] = tuple(sorted(placement.provider_inventories(
+                placement_client, uuid)))
+        except ks_exc.NotFound:
+            continue
+    return classes
 
 
 def _identify(snapshot, placement_client, nova_client, uuids, concurrency,

@@ -27,6 +27,7 @@ from orphan_dashboard.api import trace
 from orphan_dashboard.audit.model import INCOMPLETE
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+NOVA_TRAIT = 'OWNER_NOVA'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
 
 
@@ -44,6 +45,17 @@ def provider_list(client, **filters):
 @trace
 def sharing_provider_uuids(client):
     providers = provider_list(client, required=SHARING_TRAIT)
+    return {p['uuid'] for p in providers}
+
+
+@trace
+def nova_owned_uuids(client):
+    """Providers with Nova's ``OWNER_NOVA`` trait; empty where Placement's
+    os-traits predates it (400: no such trait)."""
+    try:
+        providers = provider_list(client, required=NOVA_TRAIT)
+    except ks_exc.BadRequest:
+        return set()
     return {p['uuid'] for p in providers}
 
 

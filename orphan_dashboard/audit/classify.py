@@ -26,6 +26,7 @@ import datetime
 
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_resources
@@ -366,6 +367,8 @@ class Auditor:
         if hypervisor is None:
             if self.topology.is_sharing(root):
                 return 'sharing provider'
+            if ownership.root_owner(self.snapshot, root) != ownership.NOVA:
+                return 'not a compute node'
             return 'no compute node'
         service = self.snapshot.services.get(hypervisor.host)
         if service is None:
@@ -425,7 +428,8 @@ class Auditor:
             service_state=self.service_state(root),
             servers=len(servers), consumers=len(consumers),
             usage=usage, needed=needed, findings=findings,
-            sharing=self.topology.is_sharing(root))
+            sharing=self.topology.is_sharing(root),
+            owner=ownership.root_owner(self.snapshot, root))
 
 
 def _row_order(finding):

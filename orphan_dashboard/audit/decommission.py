@@ -25,6 +25,7 @@ import typing
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
@@ -57,6 +58,11 @@ class Decommission:
     servers: list
     """Servers Nova still places there: not ours to move."""
     steps: list
+    foreign: dict = dataclasses.field(default_factory=dict)
+    """``{root: likely owner}`` of the roots not proven Nova's: never
+    deleted."""
+    names: dict = dataclasses.field(default_factory=dict)
+    """``{provider uuid: name}`` of the trees."""
 
     @property
     def gone(self):
@@ -68,9 +74,17 @@ class Decommission:
         return (self.service is not None and not self.service.forced_down and
                 self.service.state not in SERVICE_DOWN)
 
+    def refusals(self):
+        """Why none of it is ours to delete: roots not proven Nova's."""
+        return [why('blocker.not_proven', provider=self._name(root))
+                if owner is None else
+                why('blocker.not_nova', provider=self._name(root),
+                    owner=owner)
+                for root, owner in sorted(self.foreign.items())]
+
     def blockers(self, chosen=()):
         """Why the flow cannot run to its end now: reasons."""
-        found = []
+        found = self.refusals()
         if self.up:
             found.append(why('blocker.service_up', host=self.service.host))
         if self.servers:
@@ -85,6 +99,9 @@ class Decommission:
                 found.append(why('blocker.unknown_consumer',
                                  consumer=step.consumer))
         return found
+
+    def _name(self, uuid):
+        return '%s (%s)' % (self.names.get(uuid, uuid), uuid)
 
     def plans(self, chosen=()):
         """The writes to make: every repair, and the chosen deletes."""
@@ -141,9 +158,15 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE):
         if uuid in living or not set(consumer.allocations) & tree:
             continue
         steps.append(_step(auditor, uuid, tree))
+    foreign = {root: ownership.root_owner(snapshot, root) for root in roots}
     return Decommission(name=name, host=host, service=service, roots=roots,
                         providers=_children_first(snapshot, roots),
-                        servers=servers, steps=steps)
+                        servers=servers, steps=steps,
+                        foreign={r: o for r, o in foreign.items()
+                                 if o != ownership.NOVA},
+                        names={p.uuid: p.name
+                               for p in snapshot.providers.values()
+                               if p.root_uuid in roots})
 
 
 def _step(auditor, uuid, tree):

@@ -198,6 +198,11 @@ class Snapshot:
     full_sweep_at: typing.Optional[datetime.datetime] = None
     """When every provider's allocations were last read (an incremental
     refresh cannot see a ``DELETE /allocations``: it bumps no generation)."""
+    owner_nova: frozenset = frozenset()
+    """Providers carrying Nova's ``OWNER_NOVA`` trait (Nova 34 and later)."""
+    inventory_classes: typing.Optional[dict] = None
+    """``{provider uuid: resource classes}`` of the root providers with no
+    compute node: what decides whose they are (:mod:`.ownership`)."""
 
     @property
     def down_cells(self):
@@ -267,6 +272,9 @@ class ProviderReport:
     needed: Resources
     findings: list
     sharing: bool = False
+    owner: typing.Optional[str] = None
+    """Who likely made the root provider: ``nova``, another service, or
+    None when nobody is proven (:func:`.ownership.likely_owner`)."""
 
     @property
     def counts(self):
@@ -281,8 +289,10 @@ class ProviderReport:
 
     @property
     def orphaned_provider(self):
-        """A provider whose compute node Nova no longer has."""
-        return self.hypervisor is None and not self.sharing
+        """A provider of Nova's whose compute node Nova no longer has:
+        another service's provider is never ours to delete."""
+        return (self.hypervisor is None and not self.sharing and
+                self.owner == 'nova')
 
     @property
     def mismatched(self):

@@ -161,6 +161,12 @@ MESSAGES = {
     'blocker.no_repair': N_('%(reason)s, and no repair applies'),
     'blocker.still_on': N_('%(action)s would still leave it on '
                            '%(providers)s'),
+    'blocker.not_nova': N_(
+        "provider %(provider)s is not Nova's (likely %(owner)s's): only its "
+        'owner may delete it'),
+    'blocker.not_proven': N_(
+        "provider %(provider)s is not proven Nova's (no OWNER_NOVA trait, "
+        'not shaped like a compute node): only its owner may delete it'),
 
     # Names of repairs and verdicts inside a sentence.
     'action.trim': N_('trim to current host'),

@@ -70,6 +70,7 @@ SERVICE_STATES = {
     'forced down': _('Forced down'),
     'sharing provider': _('Sharing provider'),
     'no compute node': _('No compute node'),
+    'not a compute node': _('Not a compute node'),
     'unknown': _('Unknown'),
 }
 DISABLED_SUFFIX = ' (disabled)'
@@ -82,3 +83,18 @@ def service_state(text):
         return _('%(state)s (disabled)') % {
             'state': SERVICE_STATES.get(state, state)}
     return SERVICE_STATES.get(text, text)
+
+
+OWNERS = {
+    'nova': _('Nova'),
+    'neutron': _('Neutron'),
+    'blazar': _('Blazar'),
+    'cyborg': _('Cyborg'),
+}
+
+
+def owner(value):
+    """Who likely made a provider (:mod:`audit.ownership`)."""
+    if not value:
+        return _("unknown, not proven Nova's")
+    return OWNERS.get(value, value.capitalize())

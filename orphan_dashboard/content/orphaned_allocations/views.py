@@ -138,6 +138,7 @@ class DetailView(_FilteredTabsView):
         context['provider_report'] = self.provider_report
         context['service_state'] = labels.service_state(
             self.provider_report.service_state)
+        context['owner'] = labels.owner(self.provider_report.owner)
         return context
 
 
@@ -347,7 +348,8 @@ class DecommissionView(_PreviewView):
     def actionable(self):
         plan = getattr(self, 'plan', None)
         return plan is not None and not plan.gone and not plan.up and \
-            not plan.servers and not any(s.error for s in plan.steps)
+            not plan.servers and not plan.foreign and \
+            not any(s.error for s in plan.steps)
 
     def get_initial(self):
         """Signed even with nothing to repair: the deletes remain."""
