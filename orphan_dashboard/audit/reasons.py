@@ -167,6 +167,19 @@ MESSAGES = {
     'blocker.not_proven': N_(
         "provider %(provider)s is not proven Nova's (no OWNER_NOVA trait, "
         'not shaped like a compute node): only its owner may delete it'),
+    'blocker.several_nodes': N_(
+        'compute service %(host)s serves %(count)d nodes (%(nodes)s): '
+        'decommission one of them, or choose the whole service'),
+    'blocker.node_listed': N_(
+        'Nova still has compute node %(node)s: only deleting compute '
+        'service %(host)s, the whole service, removes it'),
+    'changed.decommission': N_(
+        'nothing written: %(changes)s since the preview; open it again'),
+    'changed.service': N_(
+        'compute service %(host)s is now %(uuid)s, not %(was)s'),
+    'changed.added': N_('providers were added: %(providers)s'),
+    'changed.gone': N_('providers are gone: %(providers)s'),
+    'changed.scope': N_('the choice of the whole service differs'),
 
     # Names of repairs and verdicts inside a sentence.
     'action.trim': N_('trim to current host'),

@@ -109,3 +109,77 @@ def test_a_host_already_gone():
     cloud, _ = dead_host1()
     plan = decommission.plan(cloud.snapshot(), 'host9', min_age=0)
     assert plan.gone and plan.blockers() == []
+
+
+def ironic():
+    """One compute service, an Ironic conductor, forced down with three
+    nodes (named, as Ironic's are, by their node uuid)."""
+    cloud = Cloud(hosts=())
+    cloud.services['conductor'] = m.Service(
+        'conductor', 'down', forced_down=True, uuid=uid('conductor-svc'))
+    nodes = []
+    for name in ('node-a', 'node-b', 'node-c'):
+        rp = uid(name)
+        cloud.providers[rp] = m.Provider(rp, rp, 1, rp)
+        cloud.hypervisors[rp] = m.Hypervisor(rp, rp, host='conductor',
+                                             state='down')
+        cloud.classes[rp] = ('CUSTOM_BAREMETAL_GOLD',)
+        nodes.append(rp)
+    return cloud, nodes
+
+
+def test_one_node_of_a_multi_node_service_never_takes_the_service():
+    cloud, (a, b, c) = ironic()
+    plan = decommission.plan(cloud.snapshot(), b, min_age=0)
+    assert plan.roots == [b] and plan.providers == [b]
+    assert plan.other_nodes == sorted([a, c])
+    assert not plan.deletes_service
+    assert any('Nova still has compute node %s' % b in str(x)
+               for x in plan.blockers())
+    whole = decommission.plan(cloud.snapshot(), b, min_age=0,
+                              whole_service=True)
+    assert whole.roots == sorted([a, b, c]) and whole.deletes_service
+    assert whole.blockers() == []
+
+
+def test_naming_a_multi_node_host_needs_the_whole_service_choice():
+    cloud, (a, b, c) = ironic()
+    plan = decommission.plan(cloud.snapshot(), 'conductor', min_age=0)
+    assert not plan.deletes_service
+    assert any('serves 3 nodes' in str(x) for x in plan.blockers())
+    whole = decommission.plan(cloud.snapshot(), 'conductor', min_age=0,
+                              whole_service=True)
+    assert whole.deletes_service and whole.blockers() == []
+
+
+def test_a_node_nova_dropped_goes_alone_and_keeps_its_service():
+    cloud, (a, b, c) = ironic()
+    del cloud.hypervisors[a]
+    ghost = uid('ghost-on-a')
+    cloud.known.add(ghost)
+    cloud.allocate(ghost, a, {'CUSTOM_BAREMETAL_GOLD': 1})
+    plan = decommission.plan(cloud.snapshot(), a, min_age=0)
+    assert plan.roots == [a] and not plan.deletes_service
+    assert plan.blockers() == []
+    assert [p.consumer for p in plan.plans()] == [ghost]
+
+
+def test_what_a_preview_showed_is_bound():
+    cloud, _ = dead_host1()
+    cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
+                                        uuid=uid('host1-svc'))
+    shown = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert shown.binding() == {
+        'service': uid('host1-svc'), 'providers': sorted(shown.providers),
+        'whole_service': False}
+    assert shown.changed_since(shown.binding()) is None
+    cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
+                                        uuid=uid('host1-svc-again'))
+    again = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert 'compute service host1 is now %s' % uid('host1-svc-again') in \
+        str(again.changed_since(shown.binding()))
+    cloud.services['host1'] = shown.service
+    new = cloud.child(H1, 'host1_pci_0000_81_00_0')
+    grown = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert 'host1_pci_0000_81_00_0 (%s)' % new in \
+        str(grown.changed_since(shown.binding()))
