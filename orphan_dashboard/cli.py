@@ -207,6 +207,7 @@ def report_json(report):
         'service_state': p.service_state, 'servers': p.servers,
         'consumers': p.consumers, 'usage': p.usage, 'needed': p.needed,
         'mismatched': p.mismatched, 'orphaned_provider': p.orphaned_provider,
+        'owner': p.owner,
         'findings': p.counts,
     } for p in report.providers]
     findings = [f.as_dict() for f in report.findings if f.verdict != m.OK]

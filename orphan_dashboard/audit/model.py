@@ -199,7 +199,7 @@ class Snapshot:
     """When every provider's allocations were last read (an incremental
     refresh cannot see a ``DELETE /allocations``: it bumps no generation)."""
     owner_nova: frozenset = frozenset()
-    """Providers carrying Nova's ``OWNER_NOVA`` trait (Nova 34 and later)."""
+    """Providers carrying the ``OWNER_NOVA`` trait current Novas set."""
     inventory_classes: typing.Optional[dict] = None
     """``{provider uuid: resource classes}`` of the root providers with no
     compute node: what decides whose they are (:mod:`.ownership`)."""

@@ -13,8 +13,8 @@
 """Whose resource provider it is, from what Placement and Nova show.
 
 Only a provider proven Nova's may be called orphaned or be deleted: "not a
-compute node" does not mean "ours".  Nova 34 tags every provider it
-creates with ``OWNER_NOVA``; older Novas tag nothing, so there ownership
+compute node" does not mean "ours".  Current Novas tag every provider
+they create with ``OWNER_NOVA``; older ones tag nothing, so there ownership
 is inferred from what Nova's resource tracker writes (see the README,
 *Whose provider*).  Pure: the collector reads the facts.
 """
