@@ -49,13 +49,26 @@ def sharing_provider_uuids(client):
 
 
 @trace
+def trait_exists(client, name):
+    try:
+        _get(client, '/traits/%s' % name, mv.PROVIDER_RECORD)
+    except ks_exc.NotFound:
+        return False
+    return True
+
+
+@trace
 def nova_owned_uuids(client):
     """Providers with Nova's ``OWNER_NOVA`` trait; empty where Placement's
-    os-traits predates it (400: no such trait)."""
+    os-traits predates it.  Placement answers a trait it does not know with
+    400, but also, rarely, one it knows while another request refreshes its
+    trait cache: then the listing is asked again."""
     try:
         providers = provider_list(client, required=NOVA_TRAIT)
     except ks_exc.BadRequest:
-        return set()
+        if not trait_exists(client, NOVA_TRAIT):
+            return set()
+        providers = provider_list(client, required=NOVA_TRAIT)
     return {p['uuid'] for p in providers}
 
 

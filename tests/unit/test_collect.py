@@ -90,6 +90,8 @@ def test_ownership_is_read_cheaply_and_survives_an_older_os_traits():
 
     with mock.patch.object(placement, 'provider_list',
                            side_effect=provider_list), \
+            mock.patch.object(placement, 'trait_exists',
+                              return_value=False), \
             mock.patch.object(placement, 'provider_inventories',
                               side_effect=lambda c, u: inventories[u]) \
             as read, \
@@ -104,3 +106,26 @@ def test_ownership_is_read_cheaply_and_survives_an_older_os_traits():
         [gone, segment])
     assert topology['inventory_classes'] == {
         gone: ('MEMORY_MB', 'VCPU'), segment: ('IPV4_ADDRESS',)}
+
+
+def test_a_400_for_a_trait_placement_knows_is_asked_again():
+    """Placement's trait cache, cleared by a concurrent trait write, can
+    answer a known trait with 400: the listing is asked again, not taken
+    as "nothing tagged" (which would refuse every tagged provider)."""
+    from keystoneauth1 import exceptions as ks_exc
+
+    answers = [ks_exc.BadRequest('No such trait(s): OWNER_NOVA'),
+               [{'uuid': 'n1'}]]
+
+    def provider_list(client, **filters):
+        assert filters == {'required': 'OWNER_NOVA'}
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    with mock.patch.object(placement, 'provider_list',
+                           side_effect=provider_list), \
+            mock.patch.object(placement, 'trait_exists', return_value=True):
+        assert placement.nova_owned_uuids(None) == {'n1'}
+    assert answers == []
