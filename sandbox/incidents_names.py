@@ -14,4 +14,4 @@
 NAMES = ('evacuation', 'deleted_behind_nova', 'failed_migration',
          'unconfirmed_resize', 'healed_away', 'wrong_amount',
          'port_bandwidth_left', 'pre_pike_consumer', 'retired_host',
-         'healthy')
+         'foreign_providers', 'healthy')
