@@ -183,3 +183,43 @@ def test_what_a_preview_showed_is_bound():
     grown = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
     assert 'host1_pci_0000_81_00_0 (%s)' % new in \
         str(grown.changed_since(shown.binding()))
+
+
+def test_a_provider_added_during_the_repairs_stops_the_deletes():
+    """Checked again after the repairs, just before the deletes: a child
+    created meanwhile keeps the service and every provider."""
+    from unittest import mock
+
+    from orphan_dashboard.api import nova
+    from orphan_dashboard.api import placement
+    from orphan_dashboard import decommission as flow
+    from orphan_dashboard import repair
+
+    cloud, who = dead_host1()
+    cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
+                                        uuid=uid('host1-svc'))
+    shown = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    chosen = {who['stranger']}
+    late = uid('late-child')
+    listed = [{'uuid': p, 'root_provider_uuid': H1}
+              for p in shown.providers + [late]]
+    done = [repair.Outcome(repair.selection_of(p), repair.DONE, 'done')
+            for p in shown.plans(chosen)]
+    with mock.patch.object(flow, 'preview', return_value=shown), \
+            mock.patch.object(repair, 'apply', return_value=done), \
+            mock.patch.object(flow, '_held', return_value={}), \
+            mock.patch.object(placement, 'provider_list',
+                              return_value=listed), \
+            mock.patch.object(nova, 'service_list', return_value=[
+                {'host': 'host1', 'id': uid('host1-svc')}]), \
+            mock.patch.object(nova, 'delete_service') as delete_service, \
+            mock.patch.object(placement, 'delete_provider') as delete:
+        outcomes = flow.apply(None, None, mock.Mock(), 'host1',
+                              shown.plans(chosen), chosen, min_age=0,
+                              bound=shown.binding())
+    delete_service.assert_not_called()
+    delete.assert_not_called()
+    assert outcomes[-1].status == repair.SKIPPED
+    assert 'providers %s' % late in outcomes[-1].message
+    assert 'the compute service and the providers are kept' in \
+        outcomes[-1].message
