@@ -471,7 +471,8 @@ def print_decommission(plan, chosen, out):
     if plan.keeps_service:
         print('compute service %s also serves %s: kept (--whole-service '
               'deletes it with every node)' % (service.host, ', '.join(
-                  plan.other_nodes)), file=out)
+                  '%s (%s)' % (plan.names.get(n, n), n)
+                  for n in plan.other_nodes)), file=out)
     for step in plan.steps:
         head = '%-19s %s: %s' % (step.finding.verdict, step.consumer,
                                  step.finding.reason)
