@@ -166,6 +166,10 @@ def build_parser(parser=None):
                               action='append', default=[],
                               help='delete this consumer Nova does not know '
                                    '(an explicit choice; repeat as needed)')
+    decommission.add_argument('--whole-service', action='store_true',
+                              help='delete the compute service with every '
+                                   'node it serves (needed when it serves '
+                                   'several, e.g. an Ironic conductor)')
     decommission.add_argument('--json', action='store_true',
                               help='print the plan and outcomes as JSON')
     _min_age_option(decommission)
@@ -215,6 +219,7 @@ def report_json(report):
         'service_state': p.service_state, 'servers': p.servers,
         'consumers': p.consumers, 'usage': p.usage, 'needed': p.needed,
         'mismatched': p.mismatched, 'orphaned_provider': p.orphaned_provider,
+        'owner': p.owner,
         'findings': p.counts,
     } for p in report.providers]
     findings = [f.as_dict() for f in report.findings if f.verdict != m.OK]
@@ -475,6 +480,9 @@ def decommission_json(plan, chosen):
             'state': plan.service.state,
             'forced_down': plan.service.forced_down},
         'providers': plan.providers,
+        'deletes_service': plan.deletes_service,
+        'whole_service': plan.whole_service,
+        'other_nodes': plan.other_nodes,
         'servers': [{'uuid': s.uuid, 'name': s.name, 'status': s.status}
                     for s in plan.servers],
         'steps': [{'consumer': s.consumer, 'verdict': s.finding.verdict,
@@ -492,6 +500,11 @@ def print_decommission(plan, chosen, out):
                                   ', forced down' if service.forced_down
                                   else '') if service else 'none',
         ', '.join(plan.providers) or 'none'), file=out)
+    if plan.keeps_service:
+        print('compute service %s also serves %s: kept (--whole-service '
+              'deletes it with every node)' % (service.host, ', '.join(
+                  '%s (%s)' % (plan.names.get(n, n), n)
+                  for n in plan.other_nodes)), file=out)
     for step in plan.steps:
         head = '%-19s %s: %s' % (step.finding.verdict, step.consumer,
                                  step.finding.reason)
@@ -505,7 +518,7 @@ def print_decommission(plan, chosen, out):
         print('repair   %s' % head, file=out)
         for command in planner.osc_commands(step.plan):
             print('plan: %s' % command, file=out)
-    if service:
+    if plan.deletes_service:
         print('then: delete compute service %s (Nova deletes its providers; '
               'a restore does not re-create the service)' % service.host,
               file=out)
@@ -545,13 +558,18 @@ def cmd_decommission(args, clients, out):
 
     chosen = {u.lower() for u in args.delete_unknown}
     plan = decommission.preview(clients.placement, clients.nova, args.host,
-                                min_age=_min_age(args))
+                                min_age=_min_age(args),
+                                whole_service=args.whole_service)
     if plan.gone:
         known_or_close(args.host, clients)
     outcomes = []
     code = FOUND
     if plan.gone:
         code = NOTHING
+    elif plan.foreign:
+        print('orphan-audit: %s' % '; '.join(
+            str(b) for b in plan.refusals()), file=sys.stderr)
+        code = ERROR
     elif plan.servers:
         print('orphan-audit: %s still runs servers: %s' % (
             args.host, ', '.join(s.uuid for s in plan.servers)),
@@ -561,7 +579,8 @@ def cmd_decommission(args, clients, out):
         setup_django()
         outcomes = decommission.apply(
             clients.placement, clients.nova, cli_journal(clients), args.host,
-            plan.plans(chosen), chosen, min_age=_min_age(args))
+            plan.plans(chosen), chosen, min_age=_min_age(args),
+            bound=plan.binding())
         code = (APPLIED if outcomes and all(o.status == repair.DONE
                                             for o in outcomes) else ERROR)
     if args.json:

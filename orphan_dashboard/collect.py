@@ -101,7 +101,7 @@ def _roots(providers):
 def read_topology(placement_client, nova_client, old=None):
     """Providers, sharing providers, hypervisors and compute services.
 
-    The four listings are independent: they go out together.  The
+    The five listings are independent: they go out together.  The
     hypervisor listing is the costly one: it is reused from ``old`` while
     the set of root providers stays the same and ``old`` had it whole.
     Nova fails it (500) while any cell is down: then ``hypervisors`` are
@@ -109,10 +109,12 @@ def read_topology(placement_client, nova_client, old=None):
     ``hypervisors_listed`` is False.
     """
     reuse = old is not None and old.hypervisors_listed
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+    with concurrent.futures.ThreadPoolExecutor(5) as pool:
         provider_list = pool.submit(placement.provider_list, placement_client)
         sharing = pool.submit(placement.sharing_provider_uuids,
                               placement_client)
+        nova_owned = pool.submit(placement.nova_owned_uuids,
+                                 placement_client)
         services = pool.submit(nova.service_list, nova_client)
         hypervisor_list = (pool.submit(nova.hypervisor_list, nova_client)
                            if not reuse else None)
@@ -134,12 +136,18 @@ def read_topology(placement_client, nova_client, old=None):
                 hypervisors = proven_hypervisors(
                     providers, services,
                     known=old.hypervisors.values() if old else ())
+        owner_nova = frozenset(nova_owned.result())
+        sharing_providers = frozenset(sharing.result())
         return dict(
             providers=providers,
-            sharing_providers=frozenset(sharing.result()),
+            sharing_providers=sharing_providers,
             hypervisors=hypervisors,
             hypervisors_listed=listed,
             services=services,
+            owner_nova=owner_nova,
+            inventory_classes=_inventory_classes(
+                placement_client, providers, hypervisors,
+                owner_nova | sharing_providers, old),
         )
 
 
@@ -162,6 +170,28 @@ def prove(topo, servers):
             topo['providers'], topo['services'], servers,
             known=topo['hypervisors'].values())
     return topo
+
+
+def _inventory_classes(placement_client, providers, hypervisors, known,
+                       old=None):
+    """The resource classes of the roots Nova lists no compute node for
+    (and that are neither ``known`` Nova's nor sharing): whose they are
+    depends on them.  Few, so read one by one; ``old``'s kept while a
+    provider's generation has not moved."""
+    before = (old.inventory_classes or {}) if old is not None else {}
+    wanted = [u for u, p in providers.items() if u == p.root_uuid and
+              u not in hypervisors and u not in known]
+    classes = {}
+    for uuid in wanted:
+        if uuid in before and old.providers.get(uuid) == providers[uuid]:
+            classes[uuid] = before[uuid]
+            continue
+        try:
+            classes[uuid] = tuple(sorted(placement.provider_inventories(
+                placement_client, uuid)))
+        except ks_exc.NotFound:
+            continue
+    return classes
 
 
 def _identify(snapshot, placement_client, nova_client, uuids, concurrency,

@@ -44,8 +44,9 @@ LOG = logging.getLogger(__name__)
 
 
 def read(placement_client, nova_client, name, instance_hints=()):
-    """A snapshot of everything on ``name``'s provider trees, read now:
-    the consumers holding them and the servers Nova places there."""
+    """A snapshot of everything on ``name``'s provider trees (every node
+    of its compute service), read now: the consumers holding them and the
+    servers Nova places there."""
     topology = collect.read_topology(placement_client, nova_client)
     bare = m.Snapshot(consumers={}, servers={}, migrations={}, **topology)
     host, _service, roots = planner.resolve(bare, name)
@@ -62,10 +63,11 @@ def read(placement_client, nova_client, name, instance_hints=()):
 
 
 def preview(placement_client, nova_client, name,
-            min_age=classify.DEFAULT_MIN_AGE, instance_hints=()):
+            min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+            whole_service=False):
     """The :class:`~audit.decommission.Decommission` of ``name`` now."""
     return planner.plan(read(placement_client, nova_client, name,
-                             instance_hints), name, min_age)
+                             instance_hints), name, min_age, whole_service)
 
 
 def _outcome(provider, action, status, message, entry_id=None):
@@ -74,20 +76,29 @@ def _outcome(provider, action, status, message, entry_id=None):
 
 
 def apply(placement_client, nova_client, journal, name, confirmed,
-          chosen=(), min_age=classify.DEFAULT_MIN_AGE, instance_hints=()):
+          chosen=(), min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+          bound=None):
     """Carry the decommission of ``name`` out; an outcome per step.
 
     ``confirmed`` are the repair plans the operator saw; ``chosen`` the
-    unknown consumers they chose to delete.  Nothing is written while
-    anything blocks the whole flow (servers on the host, a consumer
-    nothing would clear, an unknown consumer not chosen).
+    unknown consumers they chose to delete; ``bound`` the
+    :meth:`~audit.decommission.Decommission.binding` of the preview (the
+    compute service, the providers, the choice of the whole service):
+    checked on the fresh read and again just before the deletes.  Nothing
+    is written while anything blocks the whole flow (servers on the host,
+    a consumer nothing would clear, an unknown consumer not chosen, a
+    service or provider the preview did not show).
     """
+    bound = bound or {}
     fresh = preview(placement_client, nova_client, name, min_age,
-                    instance_hints)
+                    instance_hints, bool(bound.get('whole_service')))
     root = fresh.roots[0] if fresh.roots else ''
     if fresh.gone:
         return [_outcome(root, m.DELETE_PROVIDER, repair.SKIPPED,
                          '%s is already gone' % name)]
+    changed = bound and fresh.changed_since(bound)
+    if changed:
+        return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED, changed)]
     blockers = fresh.blockers(chosen)
     if blockers:
         return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED,
@@ -108,7 +119,8 @@ def apply(placement_client, nova_client, journal, name, confirmed,
             'compute service and the providers are kept, since not every '
             'repair went through')]
     try:
-        _delete_all(placement_client, nova_client, journal, fresh, outcomes)
+        _delete_all(placement_client, nova_client, journal, fresh, outcomes,
+                    bound)
     except Exception:
         if not outcomes:
             raise
@@ -119,7 +131,8 @@ def apply(placement_client, nova_client, journal, name, confirmed,
     return outcomes
 
 
-def _delete_all(placement_client, nova_client, journal, fresh, outcomes):
+def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
+                bound):
     """Once every repair went through: the compute service, then what of
     its trees is left.  Each step is added to ``outcomes`` as it is done,
     so that an error after writes leaves them said."""
@@ -131,10 +144,18 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes):
             '; '.join('provider %s still holds allocations of %s' % (
                 p, ', '.join(sorted(c))) for p, c in held.items())))
         return
+    changed = bound and _changed_now(placement_client, nova_client, fresh,
+                                     bound)
+    if changed:
+        outcomes.append(_outcome(
+            root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: %s '
+            'changed since the preview; the compute service and the '
+            'providers are kept' % changed))
+        return
     records = [placement.provider_record(placement_client, p)
                for p in fresh.providers]
     records = [r for r in records if r]
-    if fresh.service is not None:
+    if fresh.deletes_service:
         step, entries = _delete_service(nova_client, journal, fresh, records)
         outcomes.append(step)
         if step.status != repair.DONE or entries is None:
@@ -142,6 +163,25 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes):
     else:
         entries = {}
     _delete_left(placement_client, journal, records, entries, outcomes)
+
+
+def _changed_now(placement_client, nova_client, fresh, bound):
+    """What differs from ``bound`` just before the deletes (after the
+    repairs): the service's uuid and the providers of the trees."""
+    providers = sorted(p['uuid'] for p in placement.provider_list(
+        placement_client) if (p.get('root_provider_uuid') or p['uuid'])
+        in fresh.roots)
+    service = next((s.get('id') for s in nova.service_list(nova_client)
+                    if s.get('host') == fresh.host), None) \
+        if fresh.host else None
+    changes = []
+    if service != bound.get('service'):
+        changes.append('compute service %s is now %s' % (fresh.host,
+                                                        service))
+    if providers != sorted(bound.get('providers') or ()):
+        changes.append('providers %s' % ', '.join(sorted(
+            set(providers) ^ set(bound.get('providers') or ()))))
+    return '; '.join(changes)
 
 
 def _held(placement_client, providers):

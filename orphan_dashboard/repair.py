@@ -33,9 +33,11 @@ from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard import collect
 
 LOG = logging.getLogger(__name__)
@@ -527,7 +529,7 @@ def preview_provider_delete(placement_client, nova_client, roots):
     """One row per provider of each tree in ``roots``, children first: its
     record as Placement holds it now, or why it cannot be deleted."""
     providers = placement.provider_list(placement_client)
-    nodes = {h['id'] for h in nova.hypervisor_list(nova_client)}
+    nodes = _nova_nodes(nova_client)
     rows = []
     for root in roots:
         tree = _tree_bottom_up(providers, root)
@@ -540,15 +542,45 @@ def preview_provider_delete(placement_client, nova_client, roots):
     return rows
 
 
+def _nova_nodes(nova_client):
+    """``(compute node uuids, hypervisor and compute service names)``."""
+    hypervisors = nova.hypervisor_list(nova_client)
+    names = {h['hypervisor_hostname'] for h in hypervisors} | {
+        s['host'] for s in nova.service_list(nova_client)}
+    return {h['id'] for h in hypervisors}, frozenset(names)
+
+
+def _not_novas(placement_client, record, nodes):
+    """Why the tree of ``record`` is not ours to delete (a reason), or
+    None when its root is proven Nova's."""
+    root = record.get('root_provider_uuid') or record['uuid']
+    top = record if root == record['uuid'] else \
+        placement.provider_record(placement_client, root)
+    if top is None:
+        return None
+    owner = ownership.likely_owner(top['name'], top['traits'],
+                                   top['inventories'], nodes[1],
+                                   node=root in nodes[0])
+    if owner == ownership.NOVA:
+        return None
+    name = '%s (%s)' % (top['name'], root)
+    if owner is None:
+        return why('blocker.not_proven', provider=name)
+    return why('blocker.not_nova', provider=name, owner=owner)
+
+
 def _provider_row(placement_client, uuid, nodes):
     row = Row(Selection('', uuid, m.DELETE_PROVIDER))
     record = placement.provider_record(placement_client, uuid)
+    refusal = record and _not_novas(placement_client, record, nodes)
     if record is None:
         row.error = 'provider %s no longer exists' % uuid
-    elif uuid in nodes:
+    elif uuid in nodes[0]:
         row.error = ('Nova still has compute node %s: delete its compute '
                      'service instead, which deletes its provider' %
                      record['name'])
+    elif refusal:
+        row.error = refusal
     elif placement.provider_allocations(placement_client, uuid):
         row.error = ('provider %s still holds allocations: repair them '
                      'first' % record['name'])
@@ -566,7 +598,7 @@ def delete_providers(placement_client, nova_client, journal, confirmed):
     """
     outcomes = []
     halted = None
-    nodes = {h['id'] for h in nova.hypervisor_list(nova_client)}
+    nodes = _nova_nodes(nova_client)
     for plan in confirmed:
         selection = selection_of(plan)
         if halted:

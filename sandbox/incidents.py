@@ -602,6 +602,50 @@ class Stager:
             fault='cell2 server deleted with hand-written SQL; PUT '
                   '/allocations adding host5 to a host2 server')
 
+    def stage_foreign_providers(self):
+        """Providers other services make, created through the Placement
+        API as they do: a routed network's segment (Neutron's segments
+        plugin: a root with IPV4_ADDRESS in the segment's aggregate) and
+        a Blazar reservation provider under host3.  Neither is Nova's:
+        never orphaned, never deleted."""
+        if 'foreign_providers' in self.manifest:
+            raise IncidentError('foreign_providers is already staged')
+        segment_id = '2c1f7d3a-6b8e-4f0a-9d5c-1e7b3a9f4c62'
+        segment = self.api.placement('POST', '/resource_providers', {
+            'name': 'Neutron segment id %s' % segment_id}, mv='1.20')
+        self.api.placement(
+            'PUT', '/resource_providers/%s/inventories' % segment['uuid'], {
+                'resource_provider_generation': segment['generation'],
+                'inventories': {'IPV4_ADDRESS': {
+                    'total': 253, 'reserved': 2, 'min_unit': 1,
+                    'max_unit': 1, 'step_size': 1,
+                    'allocation_ratio': 1.0}}})
+        self.api.placement(
+            'PUT', '/resource_providers/%s/aggregates' % segment['uuid'], {
+                'resource_provider_generation': segment['generation'] + 1,
+                'aggregates': [segment_id]}, mv='1.19')
+        reservation = 'CUSTOM_RESERVATION_8F1D2C3B'
+        self.api.placement('PUT', '/resource_classes/%s' % reservation,
+                           mv='1.7')
+        blazar = self.api.placement('POST', '/resource_providers', {
+            'name': 'blazar_host3',
+            'parent_provider_uuid': self.rps['host3']}, mv='1.20')
+        self.api.placement(
+            'PUT', '/resource_providers/%s/inventories' % blazar['uuid'], {
+                'resource_provider_generation': blazar['generation'],
+                'inventories': {reservation: {'total': 2}}})
+        return self._finish(
+            'foreign_providers',
+            "another service's providers: a Neutron routed network's "
+            'segment provider (a root, IPV4_ADDRESS, in the segment\'s '
+            'aggregate) and Blazar\'s blazar_host3 under host3 '
+            "(%s): neither is Nova's, neither is orphaned nor offered for "
+            'deletion.' % reservation,
+            [], [], [],
+            checks={'segment': segment['uuid'],
+                    'segment_name': 'Neutron segment id %s' % segment_id,
+                    'blazar': blazar['uuid']})
+
     def stage_healthy(self):
         a = self.boot('healthy-vm-1', 'sb-small', 'host2')
         b = self.boot('healthy-vm-2', 'sb-small', 'host3')

@@ -14,7 +14,7 @@
 NAMES = ('evacuation', 'deleted_behind_nova', 'failed_migration',
          'unconfirmed_resize', 'healed_away', 'wrong_amount',
          'port_bandwidth_left', 'pre_pike_consumer', 'retired_host',
-         'healthy')
+         'foreign_providers', 'healthy')
 OPT_IN = ('second_cell',)
 """Staged only when named, never by ``all``: ``second_cell`` needs the
 sandbox started with ``--cells 2``."""

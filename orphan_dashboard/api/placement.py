@@ -27,6 +27,7 @@ from orphan_dashboard.api import trace
 from orphan_dashboard.audit.model import INCOMPLETE
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+NOVA_TRAIT = 'OWNER_NOVA'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
 
 
@@ -44,6 +45,30 @@ def provider_list(client, **filters):
 @trace
 def sharing_provider_uuids(client):
     providers = provider_list(client, required=SHARING_TRAIT)
+    return {p['uuid'] for p in providers}
+
+
+@trace
+def trait_exists(client, name):
+    try:
+        _get(client, '/traits/%s' % name, mv.PROVIDER_RECORD)
+    except ks_exc.NotFound:
+        return False
+    return True
+
+
+@trace
+def nova_owned_uuids(client):
+    """Providers with Nova's ``OWNER_NOVA`` trait; empty where Placement's
+    os-traits predates it.  Placement answers a trait it does not know with
+    400, but also, rarely, one it knows while another request refreshes its
+    trait cache: then the listing is asked again."""
+    try:
+        providers = provider_list(client, required=NOVA_TRAIT)
+    except ks_exc.BadRequest:
+        if not trait_exists(client, NOVA_TRAIT):
+            return set()
+        providers = provider_list(client, required=NOVA_TRAIT)
     return {p['uuid'] for p in providers}
 
 

@@ -26,6 +26,7 @@ import datetime
 
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_resources
@@ -391,6 +392,8 @@ class Auditor:
         if hypervisor is None:
             if self.topology.is_sharing(root):
                 return 'sharing provider'
+            if ownership.root_owner(self.snapshot, root) != ownership.NOVA:
+                return 'not a compute node'
             return 'no compute node'
         service = self.snapshot.services.get(hypervisor.host)
         if service is None:
@@ -458,7 +461,8 @@ class Auditor:
             servers=len(servers), consumers=len(consumers),
             usage=usage, needed=needed, findings=findings,
             sharing=self.topology.is_sharing(root),
-            cell_down=any(self.topology.cut_off(root)))
+            cell_down=any(self.topology.cut_off(root)),
+            owner=ownership.root_owner(self.snapshot, root))
 
 
 def _row_order(finding):

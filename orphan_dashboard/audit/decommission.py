@@ -25,6 +25,7 @@ import typing
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
@@ -59,6 +60,20 @@ class Decommission:
     steps: list
     cell_down: typing.Any = ''
     """Why nothing of it may go while a cell is down: a reason."""
+    foreign: dict = dataclasses.field(default_factory=dict)
+    """``{root: likely owner}`` of the roots not proven Nova's: never
+    deleted."""
+    names: dict = dataclasses.field(default_factory=dict)
+    """``{provider uuid: name}`` of the trees."""
+    nodes: list = dataclasses.field(default_factory=list)
+    """Every compute node root of the host's service (several for an
+    Ironic conductor)."""
+    whole_service: bool = False
+    """The operator chose the whole service, every node of it."""
+    keeps_service: bool = False
+    """A node of a multi-node service chosen alone: the service stays."""
+    named_host: bool = False
+    """The name was the compute host's, not one node's."""
 
     @property
     def gone(self):
@@ -66,15 +81,41 @@ class Decommission:
         return self.service is None and not self.providers
 
     @property
+    def deletes_service(self):
+        return self.service is not None and not self.keeps_service
+
+    @property
+    def other_nodes(self):
+        """The service's nodes this decommission leaves alone."""
+        return [n for n in self.nodes if n not in self.roots]
+
+    @property
     def up(self):
         return (self.service is not None and not self.service.forced_down and
                 self.service.status != m.DOWN_CELL_STATUS and
                 self.service.state not in SERVICE_DOWN)
 
+    def refusals(self):
+        """Why none of it is ours to delete: roots not proven Nova's."""
+        return [why('blocker.not_proven', provider=self._name(root))
+                if owner is None else
+                why('blocker.not_nova', provider=self._name(root),
+                    owner=owner)
+                for root, owner in sorted(self.foreign.items())]
+
     def blockers(self, chosen=()):
         """Why the flow cannot run to its end now: reasons."""
         found = [self.cell_down] if self.cell_down else []
-        if self.up:
+        found += self.refusals()
+        if self.keeps_service and self.named_host:
+            found.append(why('blocker.several_nodes', host=self.service.host,
+                             count=len(self.nodes), nodes=reasons.listing(
+                                 self._name(n) for n in self.nodes)))
+        elif self.keeps_service:
+            found.extend(why('blocker.node_listed', node=self._name(n),
+                             host=self.service.host)
+                         for n in self.roots if n in self.nodes)
+        if self.up and self.deletes_service:
             found.append(why('blocker.service_up', host=self.service.host))
         if self.servers:
             found.append(why('blocker.servers', servers=reasons.listing(
@@ -89,6 +130,41 @@ class Decommission:
                                  consumer=step.consumer))
         return found
 
+    def _name(self, uuid):
+        return '%s (%s)' % (self.names.get(uuid, uuid), uuid)
+
+    def binding(self):
+        """What a confirm must find unchanged: the compute service and
+        the providers the preview showed, and the choice of scope."""
+        return {'service': self.service.uuid if self.service else None,
+                'providers': sorted(self.providers),
+                'whole_service': self.whole_service}
+
+    def changed_since(self, bound):
+        """Why this fresh plan is not the one ``bound`` (a
+        :meth:`binding`) was shown, or None."""
+        changes = []
+        now = self.binding()
+        if now['service'] != bound.get('service'):
+            changes.append(why('changed.service', host=self.host,
+                               uuid=now['service'] or '-',
+                               was=bound.get('service') or '-'))
+        added = sorted(set(now['providers']) -
+                       set(bound.get('providers') or ()))
+        gone = sorted(set(bound.get('providers') or ()) -
+                      set(now['providers']))
+        if added:
+            changes.append(why('changed.added', providers=reasons.listing(
+                self._name(p) for p in added)))
+        if gone:
+            changes.append(why('changed.gone', providers=reasons.listing(
+                gone)))
+        if now['whole_service'] != bool(bound.get('whole_service')):
+            changes.append(why('changed.scope'))
+        if not changes:
+            return None
+        return why('changed.decommission', changes=reasons.listing(changes))
+
     def plans(self, chosen=()):
         """The writes to make: every repair, and the chosen deletes."""
         return [s.plan for s in self.steps if s.plan and (
@@ -98,9 +174,20 @@ class Decommission:
 def resolve(snapshot, name):
     """``(host, service, roots)`` for a compute host, hypervisor or
     provider name or uuid; roots are empty when nothing of it is left."""
+    host, roots, _named_host = _resolve(snapshot, name)
+    topology = classify.Topology(snapshot)
+    if host is not None:
+        roots |= {topology.root(h.uuid) for h in snapshot.hypervisors.values()
+                  if h.host == host}
+    return host, snapshot.services.get(host), sorted(roots)
+
+
+def _resolve(snapshot, name):
+    """``(host, roots named, whether the name is the host's)``."""
     topology = classify.Topology(snapshot)
     wanted = name.lower()
     host = next((h for h in snapshot.services if h.lower() == wanted), None)
+    named_host = host is not None
     roots = set()
     for hypervisor in snapshot.hypervisors.values():
         if wanted in (hypervisor.uuid, hypervisor.hostname.lower()):
@@ -111,10 +198,7 @@ def resolve(snapshot, name):
             roots.add(provider.root_uuid)
             hypervisor = snapshot.hypervisors.get(provider.root_uuid)
             host = host or (hypervisor.host if hypervisor else None)
-    if host is not None:
-        roots |= {topology.root(h.uuid) for h in snapshot.hypervisors.values()
-                  if h.host == host}
-    return host, snapshot.services.get(host), sorted(roots)
+    return host, roots, named_host
 
 
 def _children_first(snapshot, roots):
@@ -128,13 +212,27 @@ def _children_first(snapshot, roots):
     return sorted(parents, key=lambda u: (-depth(u), u))
 
 
-def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE):
-    """What decommissioning ``name`` takes, from a fresh snapshot."""
-    host, service, roots = resolve(snapshot, name)
+def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
+         whole_service=False):
+    """What decommissioning ``name`` takes, from a fresh snapshot.
+
+    A node of a service with several (an Ironic conductor's) is handled
+    alone, its service kept, unless ``whole_service``: deleting the service
+    deletes every node's provider, never the side effect of naming one.
+    """
+    host, roots, named_host = _resolve(snapshot, name)
+    service = snapshot.services.get(host)
     auditor = classify.Auditor(snapshot, min_age=min_age)
+    nodes = sorted({auditor.topology.root(h.uuid)
+                    for h in snapshot.hypervisors.values()
+                    if host is not None and h.host == host})
+    keeps_service = len(nodes) > 1 and not whole_service
+    if named_host or not keeps_service:
+        roots |= set(nodes)
+    roots = sorted(roots)
     tree = set(_children_first(snapshot, roots))
     servers = sorted((s for s in snapshot.servers.values()
-                      if (host and s.host == host) or
+                      if (host and not keeps_service and s.host == host) or
                       auditor.topology.server_root(s) in roots),
                      key=lambda s: (s.name, s.uuid))
     living = {s.uuid for s in servers}
@@ -144,10 +242,18 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE):
         if uuid in living or not set(consumer.allocations) & tree:
             continue
         steps.append(_step(auditor, uuid, tree))
+    foreign = {root: ownership.root_owner(snapshot, root) for root in roots}
     return Decommission(name=name, host=host, service=service, roots=roots,
                         providers=_children_first(snapshot, roots),
                         servers=servers, steps=steps,
-                        cell_down=_cell_down(snapshot, auditor, host, roots))
+                        cell_down=_cell_down(snapshot, auditor, host, roots),
+                        foreign={r: o for r, o in foreign.items()
+                                 if o != ownership.NOVA},
+                        names={p.uuid: p.name
+                               for p in snapshot.providers.values()
+                               if p.root_uuid in roots or p.uuid in nodes},
+                        nodes=nodes, whole_service=whole_service,
+                        keeps_service=keeps_service, named_host=named_host)
 
 
 def _cell_down(snapshot, auditor, host, roots):

@@ -204,6 +204,11 @@ class Snapshot:
     """False when Nova's hypervisor listing failed (it does whenever one
     cell is down): ``hypervisors`` then holds only the compute nodes that
     the services, the servers or an earlier snapshot prove."""
+    owner_nova: frozenset = frozenset()
+    """Providers carrying the ``OWNER_NOVA`` trait current Novas set."""
+    inventory_classes: typing.Optional[dict] = None
+    """``{provider uuid: resource classes}`` of the root providers with no
+    compute node: what decides whose they are (:mod:`.ownership`)."""
 
     @property
     def down_hosts(self):
@@ -284,6 +289,9 @@ class ProviderReport:
     sharing: bool = False
     cell_down: bool = False
     """Its compute node could be in a cell Nova cannot reach."""
+    owner: typing.Optional[str] = None
+    """Who likely made the root provider: ``nova``, another service, or
+    None when nobody is proven (:func:`.ownership.likely_owner`)."""
 
     @property
     def counts(self):
@@ -298,9 +306,11 @@ class ProviderReport:
 
     @property
     def orphaned_provider(self):
-        """A provider whose compute node Nova no longer has."""
+        """A provider of Nova's whose compute node Nova no longer has (and
+        not only unlisted because its cell is down): another service's
+        provider is never ours to delete."""
         return (self.hypervisor is None and not self.sharing and
-                not self.cell_down)
+                not self.cell_down and self.owner == 'nova')
 
     @property
     def mismatched(self):

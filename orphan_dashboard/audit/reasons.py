@@ -170,6 +170,25 @@ MESSAGES = {
     'blocker.no_repair': N_('%(reason)s, and no repair applies'),
     'blocker.still_on': N_('%(action)s would still leave it on '
                            '%(providers)s'),
+    'blocker.not_nova': N_(
+        "provider %(provider)s is not Nova's (likely %(owner)s's): only its "
+        'owner may delete it'),
+    'blocker.not_proven': N_(
+        "provider %(provider)s is not proven Nova's (no OWNER_NOVA trait, "
+        'not shaped like a compute node): only its owner may delete it'),
+    'blocker.several_nodes': N_(
+        'compute service %(host)s serves %(count)d nodes (%(nodes)s): '
+        'decommission one of them, or choose the whole service'),
+    'blocker.node_listed': N_(
+        'Nova still has compute node %(node)s: only deleting compute '
+        'service %(host)s, the whole service, removes it'),
+    'changed.decommission': N_(
+        'nothing written: %(changes)s since the preview; open it again'),
+    'changed.service': N_(
+        'compute service %(host)s is now %(uuid)s, not %(was)s'),
+    'changed.added': N_('providers were added: %(providers)s'),
+    'changed.gone': N_('providers are gone: %(providers)s'),
+    'changed.scope': N_('the choice of the whole service differs'),
 
     # What became of a write, when it is not simply done.
     'write.journal_before': N_(

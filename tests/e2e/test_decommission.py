@@ -16,7 +16,10 @@ cold migration and a consumer of another service; host1 died holding an
 evacuation leftover.  ``orphan-audit decommission`` previews, refuses what
 it must, and carries the whole flow out; a service delete Nova refuses is
 reported and loses nothing; a decommission is restorable but for its
-compute service.  Placement and Nova are checked after each step."""
+compute service; a provider added since the preview stops the confirm;
+another service's providers (a Neutron segment, Blazar's child of host3)
+are never orphaned nor deleted.  Placement and Nova are checked after
+each step."""
 
 import json
 
@@ -26,18 +29,23 @@ import pytest
 from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import placement as api
+from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard import collect
 from orphan_dashboard import decommission
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
+from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
 from tests.integration.fault_proxy import FaultProxy
 
 pytestmark = pytest.mark.django_db(databases=['orphan_journal'])
+DECOMMISSION = INDEX + 'decommission/'
+DELETE_PROVIDER = INDEX + 'providers/delete/'
 
 
-cloud = module_cloud('evacuation,retired_host,healthy')
+cloud = module_cloud('evacuation,retired_host,foreign_providers,healthy')
 
 
 @pytest.fixture(scope='module')
@@ -163,6 +171,81 @@ def test_the_cli_decommissions_host4_and_a_restore_brings_it_back(
     assert services(clients, 'host4') == []
 
 
+@pytest.mark.django_db(databases=['default', 'orphan_journal'])
+def test_a_provider_added_since_the_preview_stops_the_confirm(
+        cloud, horizon):
+    """A child provider created in host1's tree between the panel's
+    preview and its confirm: nothing is repaired, nothing deleted."""
+    import uuid
+    clients = cloud.clients()
+    evacuation = cloud.incidents['evacuation']
+    host1 = evacuation['hosts']['host1']
+    server = evacuation['servers'][0]['uuid']
+    before = held(clients, server)
+    preview = horizon.get(DECOMMISSION, {'provider': host1})
+    assert b'value="Decommission"' in preview.content
+    child = str(uuid.uuid4())
+    clients.placement.post('/resource_providers', json={
+        'uuid': child, 'name': 'host1_pci_0000_81_00_0',
+        'parent_provider_uuid': host1}, microversion='1.14')
+    journaled = len(list(journal_module.all_entries(None)))
+    try:
+        response = horizon.post(DECOMMISSION, {
+            'rows': preview.context['form'].initial['rows']}, follow=True)
+        said = [str(m) for m in response.context['messages']]
+        assert any('nothing written: providers were added: '
+                   'host1_pci_0000_81_00_0 (%s)' % child in m
+                   for m in said), said
+        assert held(clients, server) == before
+        assert len(list(journal_module.all_entries(None))) == journaled
+        assert services(clients, 'host1')
+        assert api.provider_record(clients.placement, host1) is not None
+        assert api.provider_record(clients.placement, child) is not None
+    finally:
+        clients.placement.delete('/resource_providers/%s' % child,
+                                 microversion='1.14')
+
+
+@pytest.mark.django_db(databases=['default', 'orphan_journal'])
+def test_another_services_providers_are_never_orphaned_nor_deleted(
+        cloud, horizon, journal_dir):
+    """A Neutron segment provider and Blazar's child of host3, made
+    through the Placement API: shown as theirs, refused by the CLI and by
+    the panel's delete and decommission URLs, still there after."""
+    staged = cloud.incidents['foreign_providers']['checks']
+    segment, name, blazar = (staged['segment'], staged['segment_name'],
+                             staged['blazar'])
+    clients = cloud.clients()
+    done = orphan_audit(cloud, journal_dir, 'decommission', name, '--apply')
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "is not Nova's (likely neutron's)" in done.stderr
+    assert api.provider_record(clients.placement, segment) is not None
+
+    snapshot = collect.full_snapshot(clients.placement, clients.nova)
+    report = classify.audit(snapshot, min_age=0)
+    found = report.provider(segment)
+    assert (found.orphaned_provider, found.service_state) == (
+        False, 'not a compute node')
+    assert found.owner == 'neutron'
+    assert report.names[blazar] == 'blazar_host3'
+    assert all(p.owner == 'nova' for p in report.providers
+               if p.provider.uuid != segment)
+    # Nova 34 tags its own compute nodes.
+    assert set(cloud.incidents['evacuation']['hosts'].values()) <= \
+        snapshot.owner_nova
+
+    preview = horizon.get(DELETE_PROVIDER, {'provider': segment})
+    assert "is not Nova&#x27;s" in preview.content.decode()
+    assert b'value="Delete"' not in preview.content
+    assert 'rows' not in preview.context['form'].initial
+    preview = horizon.get(DECOMMISSION, {'provider': segment})
+    assert "is not Nova&#x27;s" in preview.content.decode()
+    assert b'value="Decommission"' not in preview.content
+    assert 'rows' not in preview.context['form'].initial
+    for rp in (segment, blazar):
+        assert api.provider_record(clients.placement, rp) is not None
+
+
 def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
         cloud):
     """Through a proxy answering Nova's DELETE /os-services with 409:
@@ -215,6 +298,10 @@ def test_a_provider_tree_without_compute_node_goes_children_first(
     clients.placement.post('/resource_providers', json={
         'uuid': child, 'name': 'gone-node:nic',
         'parent_provider_uuid': root}, microversion='1.14')
+    # Made by Nova 34 (its trait): only a provider of Nova's may go.
+    clients.placement.put('/resource_providers/%s/traits' % root, json={
+        'resource_provider_generation': 0, 'traits': ['OWNER_NOVA']},
+        microversion='1.6')
     preview = orphan_audit(cloud, journal_dir, 'decommission', root,
                            '--json')
     assert preview.returncode == 3

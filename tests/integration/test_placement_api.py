@@ -219,3 +219,38 @@ def test_a_deleted_provider_comes_back_whole(placement, build):
     for before, after in zip(records, again):
         assert {k: v for k, v in after.items() if k != 'generation'} == \
             {k: v for k, v in before.items() if k != 'generation'}
+
+
+def test_ownership_reads_and_the_delete_refusal(placement, build):
+    """Against a real Placement: the OWNER_NOVA listing, the 400 an
+    unknown trait gets (what the fallback relies on), and a provider
+    delete that refuses a Neutron segment provider while it accepts a
+    tagged node."""
+    from unittest import mock
+
+    from orphan_dashboard.api import nova
+
+    node = build.provider('node')
+    placement.put('/resource_providers/%s/traits' % node, microversion='1.6',
+                  json={'resource_provider_generation': 1,
+                        'traits': [api.NOVA_TRAIT]})
+    segment = build.provider('segment')
+    placement.put('/resource_providers/%s/inventories' % segment, json={
+        'resource_provider_generation': 1,
+        'inventories': {'IPV4_ADDRESS': {'total': 253}}})
+    placement.put('/resource_providers/%s' % segment, microversion='1.14',
+                  json={'name': 'Neutron segment id %s' % segment})
+    assert node in api.nova_owned_uuids(placement)
+    assert segment not in api.nova_owned_uuids(placement)
+    assert api.trait_exists(placement, api.NOVA_TRAIT)
+    assert not api.trait_exists(placement, 'CUSTOM_NEVER_MADE')
+    with pytest.raises(ks_exc.BadRequest):
+        api.provider_list(placement, required='CUSTOM_NEVER_MADE')
+    with mock.patch.object(nova, 'hypervisor_list', return_value=[]), \
+            mock.patch.object(nova, 'service_list', return_value=[]):
+        (refused,) = repair.preview_provider_delete(placement, None,
+                                                    [segment])
+        (accepted,) = repair.preview_provider_delete(placement, None, [node])
+    assert refused.plan is None
+    assert "is not Nova's (likely neutron's)" in str(refused.error)
+    assert accepted.plan is not None and not accepted.error

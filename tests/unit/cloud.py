@@ -19,6 +19,8 @@ from orphan_dashboard.audit import model as m
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.timezone.utc)
 LONG_AGO = NOW - datetime.timedelta(hours=1)
+COMPUTE = ('DISK_GB', 'MEMORY_MB', 'VCPU')
+"""The inventory Nova's resource tracker gives a compute node."""
 SMALL = m.Flavor(vcpus=1, ram=512, disk=1, extra_specs={}, name='small')
 
 
@@ -36,6 +38,8 @@ class Cloud:
         self.consumers = {}
         self.sharing = set()
         self.known = set()
+        self.classes = {}
+        self.owner_nova = set()
         for host in hosts:
             self.host(host)
 
@@ -44,6 +48,14 @@ class Cloud:
         self.providers[rp] = m.Provider(rp, name, 1, rp)
         self.hypervisors[rp] = m.Hypervisor(rp, name, host=name, state=state)
         self.services[name] = m.Service(name, state, forced_down=forced_down)
+        self.classes[rp] = COMPUTE
+        return rp
+
+    def foreign(self, name, classes):
+        """A root provider another service made: no compute node."""
+        rp = uid(name)
+        self.providers[rp] = m.Provider(rp, name, 1, rp)
+        self.classes[rp] = tuple(classes)
         return rp
 
     def child(self, parent, name):
@@ -89,4 +101,6 @@ class Cloud:
             servers=dict(self.servers), migrations=dict(self.migrations),
             hypervisors=dict(self.hypervisors), services=dict(self.services),
             sharing_providers=frozenset(self.sharing),
-            known_instances=frozenset(self.known), taken_at=NOW)
+            known_instances=frozenset(self.known), taken_at=NOW,
+            owner_nova=frozenset(self.owner_nova),
+            inventory_classes=dict(self.classes))

@@ -199,3 +199,38 @@ def test_a_whole_run_says_nothing_was_skipped():
         assert cli.execute(args, out) == cli.NOTHING
     out = json.loads(out.getvalue())
     assert out['partial'] is False and out['skipped_cells'] is None
+
+
+def test_decommission_of_one_node_keeps_its_service_unless_asked():
+    """A node of an Ironic conductor: the preview names the other nodes
+    and keeps the service; --whole-service takes it all, and --apply hands
+    the decommission what the preview printed."""
+    from orphan_dashboard.audit import decommission as planner
+    from orphan_dashboard import decommission
+    from tests.unit.test_decommission import ironic
+
+    cloud, (a, b, c) = ironic()
+    snapshot = cloud.snapshot()
+
+    def preview(placement, nova, name, min_age=0, whole_service=False):
+        return planner.plan(snapshot, name, min_age, whole_service)
+
+    with mock.patch.object(decommission, 'preview', side_effect=preview), \
+            mock.patch.object(decommission, 'apply',
+                              return_value=[]) as apply, \
+            mock.patch.object(cli, 'setup_django'), \
+            mock.patch.object(cli, 'cli_journal'), \
+            mock.patch.object(cli.client, 'for_cloud'):
+        printed = io.StringIO()
+        assert cli.execute(parse('decommission', b), printed) == cli.FOUND
+        out = printed.getvalue()
+        assert 'compute service conductor also serves %s (%s), %s (%s): ' \
+            'kept' % tuple(x for n in sorted([a, c]) for x in (n, n)) in out
+        assert 'then: delete compute service' not in out
+        assert 'Nova still has compute node %s' % b in out
+        cli.execute(parse('decommission', b, '--whole-service', '--apply'),
+                    io.StringIO())
+    (call,) = apply.call_args_list
+    assert call.kwargs['bound'] == {
+        'service': snapshot.services['conductor'].uuid,
+        'providers': sorted([a, b, c]), 'whole_service': True}

@@ -353,3 +353,73 @@ def test_a_refresh_that_finds_a_cell_down_reads_its_servers_as_partial():
             patch.stop()
     assert fresh.servers[lost].down_cell
     assert fresh.down_cells
+
+
+def test_ownership_is_read_cheaply_and_survives_an_older_os_traits():
+    """One ``required=OWNER_NOVA`` listing; inventories only of the roots
+    with no compute node and no trait; a 400 (no such trait) means no
+    provider is tagged, and the inventories decide."""
+    from keystoneauth1 import exceptions as ks_exc
+
+    gone, segment, host1 = (cloud.uid('gone'), cloud.uid('segment'),
+                            cloud.uid('host1'))
+    child = cloud.uid('host1_pci')
+    listed = [{'uuid': u, 'name': n, 'generation': 1,
+               'root_provider_uuid': r, 'parent_provider_uuid': p}
+              for u, n, r, p in ((host1, 'host1', host1, None),
+                                 (child, 'host1_pci', host1, host1),
+                                 (gone, 'gone', gone, None),
+                                 (segment, 'Neutron segment id x', segment,
+                                  None))]
+    inventories = {gone: {'VCPU': {}, 'MEMORY_MB': {}},
+                   segment: {'IPV4_ADDRESS': {}}}
+
+    def provider_list(client, **filters):
+        if filters.get('required') == 'OWNER_NOVA':
+            raise ks_exc.BadRequest('No such trait(s): OWNER_NOVA')
+        if filters.get('required') == 'MISC_SHARES_VIA_AGGREGATE':
+            return []
+        assert not filters
+        return listed
+
+    with mock.patch.object(placement, 'provider_list',
+                           side_effect=provider_list), \
+            mock.patch.object(placement, 'trait_exists',
+                              return_value=False), \
+            mock.patch.object(placement, 'provider_inventories',
+                              side_effect=lambda c, u: inventories[u]) \
+            as read, \
+            mock.patch.object(nova, 'hypervisor_list', return_value=[{
+                'id': host1, 'hypervisor_hostname': 'host1',
+                'service': {'host': 'host1'}}]), \
+            mock.patch.object(nova, 'service_list', return_value=[{
+                'host': 'host1', 'state': 'up', 'id': 's1'}]):
+        topology = collect.read_topology(None, None)
+    assert topology['owner_nova'] == frozenset()
+    assert sorted(c.args[1] for c in read.call_args_list) == sorted(
+        [gone, segment])
+    assert topology['inventory_classes'] == {
+        gone: ('MEMORY_MB', 'VCPU'), segment: ('IPV4_ADDRESS',)}
+
+
+def test_a_400_for_a_trait_placement_knows_is_asked_again():
+    """Placement's trait cache, cleared by a concurrent trait write, can
+    answer a known trait with 400: the listing is asked again, not taken
+    as "nothing tagged" (which would refuse every tagged provider)."""
+    from keystoneauth1 import exceptions as ks_exc
+
+    answers = [ks_exc.BadRequest('No such trait(s): OWNER_NOVA'),
+               [{'uuid': 'n1'}]]
+
+    def provider_list(client, **filters):
+        assert filters == {'required': 'OWNER_NOVA'}
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    with mock.patch.object(placement, 'provider_list',
+                           side_effect=provider_list), \
+            mock.patch.object(placement, 'trait_exists', return_value=True):
+        assert placement.nova_owned_uuids(None) == {'n1'}
+    assert answers == []

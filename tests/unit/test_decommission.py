@@ -151,7 +151,122 @@ def test_an_unconfirmed_provider_is_never_decommissioned():
     cloud = Cloud()
     unsure = uid('node9')
     cloud.providers[unsure] = m.Provider(unsure, 'node9', 1, unsure)
+    cloud.owner_nova.add(unsure)
     snapshot = cloud.snapshot()
     snapshot.hypervisors_listed = False
     [blocker] = decommission.plan(snapshot, 'node9', min_age=0).blockers()
     assert 'node9' in str(blocker) and 'could be' in str(blocker)
+
+
+def ironic():
+    """One compute service, an Ironic conductor, forced down with three
+    nodes (named, as Ironic's are, by their node uuid)."""
+    cloud = Cloud(hosts=())
+    cloud.services['conductor'] = m.Service(
+        'conductor', 'down', forced_down=True, uuid=uid('conductor-svc'))
+    nodes = []
+    for name in ('node-a', 'node-b', 'node-c'):
+        rp = uid(name)
+        cloud.providers[rp] = m.Provider(rp, rp, 1, rp)
+        cloud.hypervisors[rp] = m.Hypervisor(rp, rp, host='conductor',
+                                             state='down')
+        cloud.classes[rp] = ('CUSTOM_BAREMETAL_GOLD',)
+        nodes.append(rp)
+    return cloud, nodes
+
+
+def test_one_node_of_a_multi_node_service_never_takes_the_service():
+    cloud, (a, b, c) = ironic()
+    plan = decommission.plan(cloud.snapshot(), b, min_age=0)
+    assert plan.roots == [b] and plan.providers == [b]
+    assert plan.other_nodes == sorted([a, c])
+    assert not plan.deletes_service
+    assert any('Nova still has compute node %s' % b in str(x)
+               for x in plan.blockers())
+    whole = decommission.plan(cloud.snapshot(), b, min_age=0,
+                              whole_service=True)
+    assert whole.roots == sorted([a, b, c]) and whole.deletes_service
+    assert whole.blockers() == []
+
+
+def test_naming_a_multi_node_host_needs_the_whole_service_choice():
+    cloud, (a, b, c) = ironic()
+    plan = decommission.plan(cloud.snapshot(), 'conductor', min_age=0)
+    assert not plan.deletes_service
+    assert any('serves 3 nodes' in str(x) for x in plan.blockers())
+    whole = decommission.plan(cloud.snapshot(), 'conductor', min_age=0,
+                              whole_service=True)
+    assert whole.deletes_service and whole.blockers() == []
+
+
+def test_a_node_nova_dropped_goes_alone_and_keeps_its_service():
+    cloud, (a, b, c) = ironic()
+    del cloud.hypervisors[a]
+    ghost = uid('ghost-on-a')
+    cloud.known.add(ghost)
+    cloud.allocate(ghost, a, {'CUSTOM_BAREMETAL_GOLD': 1})
+    plan = decommission.plan(cloud.snapshot(), a, min_age=0)
+    assert plan.roots == [a] and not plan.deletes_service
+    assert plan.blockers() == []
+    assert [p.consumer for p in plan.plans()] == [ghost]
+
+
+def test_what_a_preview_showed_is_bound():
+    cloud, _ = dead_host1()
+    cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
+                                        uuid=uid('host1-svc'))
+    shown = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert shown.binding() == {
+        'service': uid('host1-svc'), 'providers': sorted(shown.providers),
+        'whole_service': False}
+    assert shown.changed_since(shown.binding()) is None
+    cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
+                                        uuid=uid('host1-svc-again'))
+    again = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert 'compute service host1 is now %s' % uid('host1-svc-again') in \
+        str(again.changed_since(shown.binding()))
+    cloud.services['host1'] = shown.service
+    new = cloud.child(H1, 'host1_pci_0000_81_00_0')
+    grown = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert 'host1_pci_0000_81_00_0 (%s)' % new in \
+        str(grown.changed_since(shown.binding()))
+
+
+def test_a_provider_added_during_the_repairs_stops_the_deletes():
+    """Checked again after the repairs, just before the deletes: a child
+    created meanwhile keeps the service and every provider."""
+    from unittest import mock
+
+    from orphan_dashboard.api import nova
+    from orphan_dashboard.api import placement
+    from orphan_dashboard import decommission as flow
+    from orphan_dashboard import repair
+
+    cloud, who = dead_host1()
+    cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
+                                        uuid=uid('host1-svc'))
+    shown = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    chosen = {who['stranger']}
+    late = uid('late-child')
+    listed = [{'uuid': p, 'root_provider_uuid': H1}
+              for p in shown.providers + [late]]
+    done = [repair.Outcome(repair.selection_of(p), repair.DONE, 'done')
+            for p in shown.plans(chosen)]
+    with mock.patch.object(flow, 'preview', return_value=shown), \
+            mock.patch.object(repair, 'apply', return_value=done), \
+            mock.patch.object(flow, '_held', return_value={}), \
+            mock.patch.object(placement, 'provider_list',
+                              return_value=listed), \
+            mock.patch.object(nova, 'service_list', return_value=[
+                {'host': 'host1', 'id': uid('host1-svc')}]), \
+            mock.patch.object(nova, 'delete_service') as delete_service, \
+            mock.patch.object(placement, 'delete_provider') as delete:
+        outcomes = flow.apply(None, None, mock.Mock(), 'host1',
+                              shown.plans(chosen), chosen, min_age=0,
+                              bound=shown.binding())
+    delete_service.assert_not_called()
+    delete.assert_not_called()
+    assert outcomes[-1].status == repair.SKIPPED
+    assert 'providers %s' % late in outcomes[-1].message
+    assert 'the compute service and the providers are kept' in \
+        outcomes[-1].message

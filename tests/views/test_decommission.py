@@ -13,16 +13,22 @@
 """Decommission: the preview of everything on a dead hypervisor, the
 explicit choice for consumers Nova does not know, and the confirm."""
 
+import dataclasses
 from unittest import mock
 
 from django.urls import reverse
 from django.utils import html
 import pytest
 
+from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission as planner
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard import decommission
 from orphan_dashboard import repair
+from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
@@ -74,7 +80,8 @@ class DecommissionTests(AdminViewTests):
         self.mock_report.return_value = incidents.report
         self.mock_preview_decommission.return_value = plan
         res = self.client.get(DECOMMISSION, {'provider': H1})
-        self.mock_preview_decommission.assert_called_once_with(mock.ANY, H1)
+        self.mock_preview_decommission.assert_called_once_with(
+            mock.ANY, H1, whole_service=False)
         self.assertContains(res, 'Evacuated source')
         self.assertContains(res, 'resource provider allocation unset %s '
                                  '--provider %s' % (incidents.vm, H1))
@@ -91,7 +98,8 @@ class DecommissionTests(AdminViewTests):
         self.assertNoFormErrors(res)
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_decommission_apply.assert_called_once_with(
-            mock.ANY, H1, plan.plans({STRANGER}), {STRANGER})
+            mock.ANY, H1, plan.plans({STRANGER}), {STRANGER},
+            bound=plan.binding())
         self.assertEqual(['Delete compute service of provider host1: '
                           'done.'], self.messages_seen.texts('success'))
 
@@ -145,3 +153,115 @@ class DecommissionTests(AdminViewTests):
         res = self.client.get(DECOMMISSION, {'provider': 'x'})
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_preview_decommission.assert_not_called()
+
+
+SERVICE, AGAIN = uid('host1-service'), uid('host1-service-again')
+
+
+def host1_with_service_uuid():
+    """host1 of the incidents, its compute service with its uuid."""
+    incidents = Incidents()
+    snapshot = incidents.snapshot
+    snapshot.services['host1'] = dataclasses.replace(
+        snapshot.services['host1'], uuid=SERVICE)
+    return incidents, snapshot
+
+
+def conductor():
+    """An Ironic conductor forced down with three nodes."""
+    cloud = Cloud(hosts=())
+    cloud.services['conductor'] = m.Service(
+        'conductor', 'down', forced_down=True, uuid=uid('conductor'))
+    nodes = []
+    for name in ('node-a', 'node-b', 'node-c'):
+        rp = uid(name)
+        cloud.providers[rp] = m.Provider(rp, rp, 1, rp)
+        cloud.hypervisors[rp] = m.Hypervisor(rp, rp, host='conductor',
+                                             state='down')
+        cloud.classes[rp] = ('CUSTOM_BAREMETAL_GOLD',)
+        nodes.append(rp)
+    return cloud.snapshot(), nodes
+
+
+class BindingTests(AdminViewTests):
+    """The confirm deletes only the compute service and the providers its
+    preview showed: re-read at submit, any difference writes nothing."""
+
+    def confirm_after(self, changed):
+        incidents, snapshot = host1_with_service_uuid()
+        self.mock_report.return_value = incidents.report
+        plan = planner.plan(snapshot, H1, min_age=0)
+        with mock.patch.object(service, 'preview_decommission',
+                               return_value=plan):
+            signed = signed_rows(self.client.get(DECOMMISSION,
+                                                 {'provider': H1}))
+        journal = mock.Mock()
+        with mock.patch.object(decommission, 'read',
+                               return_value=changed(snapshot)), \
+                mock.patch.object(service, '_journal',
+                                  return_value=journal), \
+                mock.patch.object(repair, 'apply') as repairs, \
+                mock.patch.object(nova, 'delete_service') as delete_service, \
+                mock.patch.object(placement, 'delete_provider') as delete:
+            res = self.client.post(DECOMMISSION, {'rows': signed})
+        self.assertNoFormErrors(res)
+        repairs.assert_not_called()
+        delete_service.assert_not_called()
+        delete.assert_not_called()
+        self.assertEqual([], journal.method_calls)
+        (skipped,) = self.messages_seen.texts('warning')
+        return skipped
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_a_service_registered_again_since_the_preview(self):
+        def again(snapshot):
+            snapshot.services['host1'] = dataclasses.replace(
+                snapshot.services['host1'], uuid=AGAIN)
+            return snapshot
+
+        skipped = self.confirm_after(again)
+        self.assertIn('nothing written: compute service host1 is now %s, '
+                      'not %s since the preview' % (AGAIN, SERVICE),
+                      skipped)
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_a_provider_added_to_the_tree_since_the_preview(self):
+        child = uid('host1_pci_0000_81_00_0')
+
+        def grown(snapshot):
+            snapshot.providers[child] = m.Provider(
+                child, 'host1_pci_0000_81_00_0', 0, H1, H1)
+            return snapshot
+
+        skipped = self.confirm_after(grown)
+        self.assertIn('providers were added: host1_pci_0000_81_00_0 (%s)' %
+                      child, skipped)
+
+    @helpers.create_mocks({service: ['report', 'decommission_apply']})
+    def test_one_node_of_several_needs_the_whole_service_ticked(self):
+        snapshot, (a, b, c) = conductor()
+        self.mock_report.return_value = classify.audit(snapshot)
+        with mock.patch.object(decommission, 'read', return_value=snapshot), \
+                mock.patch.object(service, '_clients'):
+            res = self.client.get(DECOMMISSION, {'provider': b})
+            self.assertContains(res, 'also serves')
+            for other in (a, c):
+                self.assertContains(res, other)
+            self.assertContains(res, 'whole_service=1')
+            self.assertNotContains(res, 'value="Decommission"')
+            res = self.client.get(DECOMMISSION, {'provider': b,
+                                                 'whole_service': '1'})
+        self.assertContains(res, 'value="Decommission"')
+        self.assertContains(res, 'name="whole_service"')
+        signed = signed_rows(res)
+        res = self.client.post(DECOMMISSION, {'rows': signed})
+        self.assertTrue(res.context['form'].errors)
+        self.mock_decommission_apply.assert_not_called()
+        self.mock_decommission_apply.return_value = []
+        res = self.client.post(DECOMMISSION, {'rows': signed,
+                                              'whole_service': 'on'})
+        self.assertNoFormErrors(res)
+        (call,) = self.mock_decommission_apply.call_args_list
+        self.assertEqual(call.kwargs['bound'], {
+            'service': uid('conductor'), 'providers': sorted([a, b, c]),
+            'whole_service': True})

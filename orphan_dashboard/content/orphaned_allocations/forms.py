@@ -253,18 +253,31 @@ class DecommissionForm(_SignedRowsForm):
         label=_('Delete these consumers Nova does not know'), required=False,
         widget=forms.CheckboxSelectMultiple)
 
+    whole_service = forms.BooleanField(required=False)
+
     def __init__(self, request, *args, **kwargs):
         super().__init__(request, *args, **kwargs)
         optional = kwargs.get('initial', {}).get('optional', ())
+        whole = kwargs.get('initial', {}).get('whole_service_host')
         if self.data.get('rows'):
             try:
-                optional = unsign(request, self.kind,
-                                  self.data['rows']).get('optional', ())
+                signed = unsign(request, self.kind, self.data['rows'])
+                optional = signed.get('optional', ())
+                whole = (signed.get('bound') or {}).get('whole_service')
             except forms.ValidationError:
-                optional = ()
+                optional, whole = (), None
         self.fields['delete_unknown'].choices = [(c, c) for c in optional]
+        if whole:
+            # Deleting a whole multi-node service is ticked, never implied.
+            field = self.fields['whole_service']
+            field.required = True
+            field.label = _('Delete this compute service and every node of '
+                            'it, as listed above')
+        else:
+            del self.fields['whole_service']
 
     def write(self, request, data):
         return service.decommission_apply(
             request, data['signed']['provider'], data['rows'],
-            set(data.get('delete_unknown') or ()))
+            set(data.get('delete_unknown') or ()),
+            bound=data['signed'].get('bound'))

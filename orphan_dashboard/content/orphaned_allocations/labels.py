@@ -71,6 +71,7 @@ SERVICE_STATES = {
     'sharing provider': _('Sharing provider'),
     'no compute node': _('No compute node'),
     'cell down': _('Cell down'),
+    'not a compute node': _('Not a compute node'),
     'unknown': _('Unknown'),
 }
 DISABLED_SUFFIX = ' (disabled)'
@@ -83,3 +84,18 @@ def service_state(text):
         return _('%(state)s (disabled)') % {
             'state': SERVICE_STATES.get(state, state)}
     return SERVICE_STATES.get(text, text)
+
+
+OWNERS = {
+    'nova': _('Nova'),
+    'neutron': _('Neutron'),
+    'blazar': _('Blazar'),
+    'cyborg': _('Cyborg'),
+}
+
+
+def owner(value):
+    """Who likely made a provider (:mod:`audit.ownership`)."""
+    if not value:
+        return _("unknown, not proven Nova's")
+    return OWNERS.get(value, value.capitalize())

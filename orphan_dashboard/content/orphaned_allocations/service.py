@@ -370,24 +370,29 @@ def delete_providers(request, plans):
         note_written(request, providers_changed=True)
 
 
-def preview_decommission(request, provider_uuid):
-    """What decommissioning the hypervisor of ``provider_uuid`` takes, read
-    now; the instance hints come from the snapshot shown."""
+def preview_decommission(request, provider_uuid, whole_service=False):
+    """What decommissioning the hypervisor of ``provider_uuid`` (with
+    ``whole_service``, every node of its compute service) takes, read now;
+    the instance hints come from the snapshot shown."""
     clients = _clients(request)
     return decommission.preview(
         clients.placement, clients.nova, provider_uuid,
         min_age=conf.MIN_AGE.get(),
-        instance_hints=_hints_for_tree(request, provider_uuid))
+        instance_hints=_hints_for_tree(request, provider_uuid),
+        whole_service=whole_service)
 
 
-def decommission_apply(request, provider_uuid, plans, chosen):
-    """Carry a previewed decommission out; an outcome per step."""
+def decommission_apply(request, provider_uuid, plans, chosen, bound=None):
+    """Carry a previewed decommission out, if its compute service and
+    providers are still those ``bound`` says it showed; an outcome per
+    step."""
     clients = _clients(request)
     try:
         return decommission.apply(
             clients.placement, clients.nova, _journal(request), provider_uuid,
             plans, chosen, min_age=conf.MIN_AGE.get(),
-            instance_hints=_hints_for_tree(request, provider_uuid))
+            instance_hints=_hints_for_tree(request, provider_uuid),
+            bound=bound)
     finally:
         note_written(request, {p.consumer for p in plans},
                      providers_changed=True)

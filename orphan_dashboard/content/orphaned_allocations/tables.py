@@ -246,6 +246,9 @@ def _state(datum):
     state = labels.service_state(datum.service_state)
     if datum.orphaned_provider:
         return _('%s (orphaned provider)') % state
+    if datum.hypervisor is None and not datum.sharing:
+        return _('%(state)s (owner: %(owner)s)') % {
+            'state': state, 'owner': labels.owner(datum.owner)}
     return state
 
 

@@ -145,6 +145,7 @@ class OverviewTab(tabs.Tab):
                 for rc in classes]
         return {'report': report, 'rows': rows,
                 'service_state': labels.service_state(report.service_state),
+                'owner': labels.owner(report.owner),
                 'hypervisor_url': tables.hypervisor_url(report.hypervisor)
                 if report.hypervisor else None}
 

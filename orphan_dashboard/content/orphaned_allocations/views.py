@@ -12,6 +12,8 @@
 
 """Thin views: read the report, render tables, preview and confirm."""
 
+from urllib import parse as urlparse
+
 from django.core.exceptions import ObjectDoesNotExist
 from django import http
 from django.urls import reverse
@@ -137,6 +139,7 @@ class DetailView(_FilteredTabsView):
         context['provider_report'] = self.provider_report
         context['service_state'] = labels.service_state(
             self.provider_report.service_state)
+        context['owner'] = labels.owner(self.provider_report.owner)
         return context
 
 
@@ -340,23 +343,32 @@ class DecommissionView(_PreviewView):
     def preview_rows(self):
         self.provider = repair_forms.parse_uuid(
             self.request.GET.get('provider'))
-        self.plan = service.preview_decommission(self.request, self.provider)
+        self.plan = service.preview_decommission(
+            self.request, self.provider,
+            whole_service=self.request.GET.get('whole_service') == '1')
         return self.plan.steps
 
     def actionable(self):
+        """Nothing blocks it but unknown consumers, which are ticked."""
         plan = getattr(self, 'plan', None)
-        return plan is not None and not plan.gone and not plan.up and \
-            not plan.servers and not any(s.error for s in plan.steps)
+        return plan is not None and not plan.gone and not plan.blockers(
+            [s.consumer for s in plan.steps if s.optional])
 
     def get_initial(self):
-        """Signed even with nothing to repair: the deletes remain."""
+        """Signed even with nothing to repair: the deletes remain, bound
+        to the service and providers shown."""
         if not self.actionable():
             return {}
         optional = [s.consumer for s in self.plan.steps if s.optional]
-        return {'optional': optional, 'rows': repair_forms.sign(
-            self.request, self.form_class.kind, {
-                'provider': self.provider, 'optional': optional,
-                'plans': self.signed_plans(), 'names': self.names()})}
+        return {'optional': optional,
+                'whole_service_host': self.plan.host
+                if self.plan.whole_service else None,
+                'rows': repair_forms.sign(
+                    self.request, self.form_class.kind, {
+                        'provider': self.provider, 'optional': optional,
+                        'bound': self.plan.binding(),
+                        'plans': self.signed_plans(),
+                        'names': self.names()})}
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -374,6 +386,12 @@ class DecommissionView(_PreviewView):
             for step in (plan.steps if plan else [])]
         context['providers'] = [(names.get(p, p), p)
                                 for p in (plan.providers if plan else [])]
+        context['other_nodes'] = [(plan.names.get(n, n), n)
+                                  for n in (plan.other_nodes if plan else [])]
+        context['whole_service_url'] = '%s?%s' % (
+            self.request.path, urlparse.urlencode(
+                {'provider': self.provider, 'whole_service': '1'})) \
+            if plan and plan.keeps_service else None
         context['blockers'] = plan.blockers(
             [s.consumer for s in plan.steps if s.optional]) if plan else []
         return context

@@ -1,0 +1,115 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Whose resource provider it is, from what Placement and Nova show.
+
+Only a provider proven Nova's may be called orphaned or be deleted: "not a
+compute node" does not mean "ours".  Current Novas tag every provider
+they create with ``OWNER_NOVA``; older ones tag nothing, so there ownership
+is inferred from what Nova's resource tracker writes (see the README,
+*Whose provider*).  Pure: the collector reads the facts.
+"""
+
+import re
+
+NOVA = 'nova'
+NEUTRON = 'neutron'
+BLAZAR = 'blazar'
+CYBORG = 'cyborg'
+NOVA_TRAIT = 'OWNER_NOVA'
+OWNER_PREFIX = 'OWNER_'
+
+COMPUTE_CLASSES = frozenset({'VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB',
+                             'MEM_ENCRYPTION_CONTEXT', 'VGPU'})
+"""What the resource tracker of a libvirt, VMware or Hyper-V compute node
+puts on its root provider."""
+
+_UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                   r'[0-9a-f]{12}$', re.I)
+
+_BY_NAME = (
+    (re.compile(r'^Neutron segment id '), NEUTRON),
+    (re.compile(r'^blazar_'), BLAZAR),
+    (re.compile(r':'), NEUTRON),
+)
+"""Names other services give their providers: a routed network's segment,
+Blazar's reservable host, a Neutron agent's ``<host>:<agent>[:<device>]``
+(a compute node's name never holds a colon)."""
+
+_BY_CLASS = (
+    (re.compile(r'^IPV4_ADDRESS$'), NEUTRON),
+    (re.compile(r'^NET_(BW|PACKET_RATE)_'), NEUTRON),
+    (re.compile(r'^CUSTOM_RESERVATION_'), BLAZAR),
+    (re.compile(r'^(FPGA|PGPU|CUSTOM_ACCELERATOR_)'), CYBORG),
+)
+
+
+def _foreign(name, classes):
+    for pattern, owner in _BY_NAME:
+        if pattern.search(name or ''):
+            return owner
+    for rc in classes or ():
+        for pattern, owner in _BY_CLASS:
+            if pattern.search(rc):
+                return owner
+    return None
+
+
+def _shaped_like_a_compute_node(name, classes):
+    """A compute node's inventory: only the resource tracker's classes, or
+    an Ironic node's one custom class under the node's uuid."""
+    classes = set(classes or ())
+    if classes and classes <= COMPUTE_CLASSES:
+        return True
+    return (len(classes) == 1 and next(iter(classes)).startswith('CUSTOM_')
+            and bool(_UUID.match(name or '')))
+
+
+def likely_owner(name, traits=(), classes=None, nova_names=frozenset(),
+                 node=False):
+    """``'nova'``, another service's name, or None when nobody is proven.
+
+    ``node``: Nova lists the provider as a compute node.  ``classes``: its
+    inventory's resource classes (None when not read).  ``nova_names``: the
+    hypervisor hostnames and compute service hosts Nova lists.
+    """
+    traits = set(traits or ())
+    if node or NOVA_TRAIT in traits:
+        return NOVA
+    for trait in sorted(traits):
+        if trait.startswith(OWNER_PREFIX):
+            return trait[len(OWNER_PREFIX):].lower()
+    foreign = _foreign(name, classes)
+    if foreign:
+        return foreign
+    if classes and not _shaped_like_a_compute_node(name, classes):
+        return None
+    if classes or name in nova_names:
+        return NOVA
+    return None
+
+
+def nova_names(snapshot):
+    """The hypervisor hostnames and compute service hosts of a snapshot."""
+    return frozenset(h.hostname for h in snapshot.hypervisors.values()) | \
+        frozenset(snapshot.services)
+
+
+def root_owner(snapshot, root):
+    """The likely owner of a root provider of ``snapshot``, from its facts
+    (``owner_nova``, ``inventory_classes``)."""
+    provider = snapshot.providers.get(root)
+    classes = (snapshot.inventory_classes or {}).get(root)
+    return likely_owner(
+        provider.name if provider else root,
+        (NOVA_TRAIT,) if root in (snapshot.owner_nova or ()) else (),
+        classes, nova_names(snapshot), node=root in snapshot.hypervisors)

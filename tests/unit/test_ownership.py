@@ -1,0 +1,119 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Whose provider is it: only one provably Nova's is ever called orphaned,
+offered for deletion or decommissioned."""
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import decommission
+from orphan_dashboard.audit import model as m
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
+
+SEGMENT = 'Neutron segment id 8a6c1d2e-3f4b-4c5d-9e6f-7a8b9c0d1e2f'
+
+
+def foreign_cloud():
+    """A dead compute node's provider beside a Neutron routed network's
+    segment provider and Blazar's reservation provider, none with a
+    compute node."""
+    cloud = Cloud()
+    gone = cloud.host('gone')
+    del cloud.hypervisors[gone]
+    del cloud.services['gone']
+    segment = cloud.foreign(SEGMENT, ['IPV4_ADDRESS'])
+    blazar = cloud.foreign('blazar_host9', ['CUSTOM_RESERVATION_ABC'])
+    stranger = cloud.foreign('someones-thing', [])
+    return cloud, dict(gone=gone, segment=segment, blazar=blazar,
+                       stranger=stranger)
+
+
+def test_only_a_provably_nova_provider_is_orphaned():
+    cloud, rp = foreign_cloud()
+    report = classify.audit(cloud.snapshot())
+    for name in ('segment', 'blazar', 'stranger'):
+        assert not report.provider(rp[name]).orphaned_provider, name
+    assert report.provider(rp['gone']).orphaned_provider
+    assert report.provider(rp['gone']).owner == 'nova'
+    assert report.provider(rp['gone']).service_state == 'no compute node'
+    for name, owner in (('segment', 'neutron'), ('blazar', 'blazar'),
+                        ('stranger', None)):
+        found = report.provider(rp[name])
+        assert found.owner == owner, name
+        assert found.service_state == 'not a compute node', name
+        assert not found.needs_attention, name
+
+
+def test_the_owner_nova_trait_proves_it_whatever_the_inventory():
+    cloud, rp = foreign_cloud()
+    cloud.classes[rp['gone']] = ('CUSTOM_WHATEVER',)
+    cloud.owner_nova.add(rp['gone'])
+    report = classify.audit(cloud.snapshot())
+    assert report.provider(rp['gone']).orphaned_provider
+
+
+def test_a_decommission_of_another_services_provider_is_blocked():
+    cloud, rp = foreign_cloud()
+    plan = decommission.plan(cloud.snapshot(), SEGMENT, min_age=0)
+    assert plan.roots == [rp['segment']]
+    assert plan.foreign == {rp['segment']: 'neutron'}
+    (blocker,) = plan.blockers()
+    assert "is not Nova's" in str(blocker) and 'neutron' in str(blocker)
+    plan = decommission.plan(cloud.snapshot(), rp['gone'], min_age=0)
+    assert plan.foreign == {} and plan.blockers() == []
+
+
+def test_the_rule_for_novas_that_tag_nothing():
+    from orphan_dashboard.audit import ownership as o
+    names = frozenset({'host1', 'host2'})
+    cases = [
+        # (name, traits, classes, listed as a compute node, owner)
+        ('anything', (), (), True, 'nova'),
+        ('anything', ('OWNER_NOVA',), ('IPV4_ADDRESS',), False, 'nova'),
+        ('dev', ('OWNER_CYBORG',), ('FPGA',), False, 'cyborg'),
+        ('host9', (), ('VCPU', 'MEMORY_MB', 'DISK_GB'), False, 'nova'),
+        ('host9', (), ('PCPU', 'MEMORY_MB'), False, 'nova'),
+        (uid('ironic-node'), (), ('CUSTOM_BAREMETAL_GOLD',), False, 'nova'),
+        ('not-a-uuid', (), ('CUSTOM_BAREMETAL_GOLD',), False, None),
+        (uid('x'), (), ('CUSTOM_A', 'CUSTOM_B'), False, None),
+        ('host1', (), (), False, 'nova'),
+        ('host1', (), None, False, 'nova'),
+        ('host9', (), (), False, None),
+        ('host9', (), None, False, None),
+        (SEGMENT, (), ('IPV4_ADDRESS',), False, 'neutron'),
+        (SEGMENT, (), (), False, 'neutron'),
+        ('router-net', (), ('IPV4_ADDRESS',), False, 'neutron'),
+        ('host1:Open vSwitch agent', (), (), False, 'neutron'),
+        ('host9', (), ('NET_BW_EGR_KILOBIT_PER_SEC',), False, 'neutron'),
+        ('host9', (), ('VCPU', 'NET_PACKET_RATE_KILOPACKET_PER_SEC'), False,
+         'neutron'),
+        ('blazar_host1', (), (), False, 'blazar'),
+        ('host1', (), ('CUSTOM_RESERVATION_X',), False, 'blazar'),
+        ('host1_fpga', (), ('FPGA',), False, 'cyborg'),
+        ('host1', (), ('VCPU', 'CUSTOM_SOMETHING'), False, None),
+    ]
+    for name, traits, classes, node, owner in cases:
+        assert o.likely_owner(name, traits, classes, names, node) == owner, (
+            name, traits, classes)
+
+
+def test_a_report_without_ownership_facts_keeps_its_shape():
+    """A snapshot pickled before ownership was read (no inventories):
+    a compute service's name still proves a root Nova's."""
+    cloud = Cloud()
+    dead = cloud.host('dead')
+    del cloud.hypervisors[dead]
+    snapshot = cloud.snapshot()
+    snapshot.inventory_classes = None
+    report = classify.audit(snapshot)
+    assert report.provider(dead).orphaned_provider
+    assert m.ProviderReport.__dataclass_fields__['owner'].default is None

@@ -1,0 +1,143 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Another service's provider (a Neutron routed network's segment) is
+shown with its likely owner, is offered no destructive action, and the
+delete and decommission URLs refuse it, whatever the request carries."""
+
+from unittest import mock
+
+from django.urls import reverse
+
+from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import decommission as planner
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard import decommission
+from orphan_dashboard import repair
+from tests.unit.cloud import Cloud
+from tests.views.base import AdminViewTests
+from tests.views.base import DELETE_PROVIDER
+from tests.views.base import detail
+from tests.views.base import helpers
+from tests.views.base import INDEX
+from tests.views.base import signed_rows
+
+DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
+SEGMENT = 'Neutron segment id 8a6c1d2e-3f4b-4c5d-9e6f-7a8b9c0d1e2f'
+
+
+def segment_cloud():
+    cloud = Cloud()
+    segment = cloud.foreign(SEGMENT, ['IPV4_ADDRESS'])
+    return cloud, segment
+
+
+def record(uuid):
+    return {'uuid': uuid, 'name': SEGMENT, 'generation': 2,
+            'parent_provider_uuid': None, 'root_provider_uuid': uuid,
+            'inventories': {'IPV4_ADDRESS': {'total': 253}}, 'traits': [],
+            'aggregates': ['b1d1c0d4-5a0e-4d8e-9f8e-3b6c2f1a7e90']}
+
+
+def placement_of(uuid):
+    """Placement and Nova as they answer about the segment provider."""
+    return [
+        mock.patch.object(placement, 'provider_list', return_value=[{
+            'uuid': uuid, 'name': SEGMENT, 'generation': 2,
+            'root_provider_uuid': uuid, 'parent_provider_uuid': None}]),
+        mock.patch.object(placement, 'provider_record',
+                          return_value=record(uuid)),
+        mock.patch.object(placement, 'provider_allocations',
+                          return_value={}),
+        mock.patch.object(placement, 'delete_provider'),
+        mock.patch.object(nova, 'hypervisor_list', return_value=[
+            {'id': 'x', 'hypervisor_hostname': 'host1'}]),
+        mock.patch.object(nova, 'service_list',
+                          return_value=[{'host': 'host1'}]),
+        mock.patch.object(nova, 'delete_service'),
+    ]
+
+
+class OwnershipTests(AdminViewTests):
+    @helpers.create_mocks({service: ['report']})
+    def test_no_destructive_action_is_offered(self):
+        cloud, segment = segment_cloud()
+        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        res = self.client.get(INDEX, {'show': 'all'})
+        self.assertContains(res, SEGMENT)
+        self.assertNotContains(res, 'href="%s?provider=%s"' % (
+            DELETE_PROVIDER, segment))
+        self.assertNotContains(res, 'href="%s?provider=%s"' % (
+            DECOMMISSION, segment))
+        self.assertContains(res, 'Not a compute node (owner: Neutron)')
+        res = self.client.get(detail(segment))
+        self.assertContains(res, 'Owner: Neutron')
+        self.assertNotContains(res, DELETE_PROVIDER + '?provider=')
+        self.assertNotContains(res, DECOMMISSION + '?provider=')
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_the_delete_url_refuses_it(self):
+        cloud, segment = segment_cloud()
+        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        patches = placement_of(segment)
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+        res = self.client.get(DELETE_PROVIDER, {'provider': segment})
+        self.assertContains(res, "is not Nova&#x27;s (likely neutron&#x27;s)")
+        self.assertNotContains(res, 'value="Delete"')
+        # A confirm signed for a plan (an older preview) is refused too.
+        plan = repair.ProviderPlan(m.DELETE_PROVIDER, segment, SEGMENT, 2,
+                                   record(segment))
+        with mock.patch.object(service, 'preview_provider_delete',
+                               return_value=[repair.Row(repair.Selection(
+                                   '', segment, m.DELETE_PROVIDER),
+                                   plan=plan)]):
+            signed = signed_rows(self.client.get(DELETE_PROVIDER,
+                                                 {'provider': segment}))
+        self.client.post(DELETE_PROVIDER, {'rows': signed})
+        placement.delete_provider.assert_not_called()
+        (skipped,) = self.messages_seen.texts('warning')
+        self.assertIn("is not Nova's", skipped)
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_the_decommission_url_refuses_it(self):
+        cloud, segment = segment_cloud()
+        snapshot = cloud.snapshot()
+        self.mock_report.return_value = classify.audit(snapshot)
+        patches = placement_of(segment) + [
+            mock.patch.object(decommission, 'read', return_value=snapshot),
+            mock.patch.object(repair, 'apply')]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+        res = self.client.get(DECOMMISSION, {'provider': segment})
+        self.assertContains(res, "is not Nova&#x27;s (likely neutron&#x27;s)")
+        self.assertNotContains(res, 'value="Decommission"')
+        self.assertNotIn('rows', res.context['form'].initial)
+        # A confirm signed for it anyway writes nothing.
+        unguarded = planner.plan(snapshot, segment, min_age=0)
+        unguarded.foreign = {}
+        with mock.patch.object(service, 'preview_decommission',
+                               return_value=unguarded):
+            signed = signed_rows(self.client.get(DECOMMISSION,
+                                                 {'provider': segment}))
+        self.client.post(DECOMMISSION, {'rows': signed})
+        placement.delete_provider.assert_not_called()
+        nova.delete_service.assert_not_called()
+        repair.apply.assert_not_called()
+        (skipped,) = self.messages_seen.texts('warning')
+        self.assertIn("nothing written: provider %s (%s) is not Nova's" % (
+            SEGMENT, segment), skipped)
