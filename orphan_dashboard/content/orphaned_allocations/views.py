@@ -29,6 +29,7 @@ from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
 from orphan_dashboard import export
@@ -145,6 +146,15 @@ class _PreviewView(forms.ModalFormView):
     """Modal plumbing: rows computed on GET and signed for the confirm."""
     success_url = INDEX_URL
     submit_label = _('Confirm')
+    policy_rules = policies.WRITE_ALLOCATIONS
+
+    def dispatch(self, request, *args, **kwargs):
+        """Neither the preview nor its confirm for a user the policy
+        refuses: nothing read, written or journaled for them."""
+        if not policies.allowed(request, self.policy_rules):
+            messages.error(request, policies.REFUSED[self.policy_rules])
+            return http.HttpResponseRedirect(self.get_success_url())
+        return super().dispatch(request, *args, **kwargs)
 
     def get_success_url(self):
         """Back where the action was taken (``next``), if it is ours."""
@@ -307,6 +317,7 @@ class DeleteProviderView(_PreviewView):
     modal_header = _('Review the provider deletion')
     page_title = _('Review the provider deletion')
     submit_label = _('Delete')
+    policy_rules = policies.DELETE_PROVIDERS
 
     def preview_rows(self):
         roots = [repair_forms.parse_uuid(p)
@@ -337,6 +348,7 @@ class DecommissionView(_PreviewView):
     modal_header = _('Decommission a hypervisor')
     page_title = _('Decommission a hypervisor')
     submit_label = _('Decommission')
+    policy_rules = policies.DECOMMISSION
 
     def preview_rows(self):
         self.provider = repair_forms.parse_uuid(
