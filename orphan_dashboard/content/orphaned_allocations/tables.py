@@ -159,17 +159,23 @@ class FixRecommended(tables.Action):
         return shortcuts.redirect(_url('repair', request, provider=obj_ids))
 
 
-class Refresh(tables.LinkAction):
+class Refresh(tables.Action):
+    """A full sweep in the background, asked for by a POST of the table's
+    form (its CSRF token): a link, even from another site, starts none.
+    Comes back at once to the page it was pressed on."""
     name = 'refresh'
     verbose_name = _('Refresh')
+    verbose_name_plural = _('Refresh')
     icon = 'refresh'
+    requires_input = False
     policy_rules = POLICY
 
-    def get_link_url(self, datum=None):
-        query = {'refresh': 1}
-        if self.table.request.GET.get('show') == 'all':
-            query['show'] = 'all'
-        return '?' + urlparse.urlencode(query)
+    def handle(self, table, request, obj_ids):
+        try:
+            service.refresh(request)
+        except Exception:
+            exceptions.handle(request, _('Unable to start a sweep.'))
+        return shortcuts.redirect(request.get_full_path())
 
 
 class ToggleAll(tables.LinkAction):

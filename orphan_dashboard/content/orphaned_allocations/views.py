@@ -77,20 +77,6 @@ class IndexView(_FilteredTabsView):
     template_name = 'orphaned_allocations/index.html'
     page_title = _('Orphaned Allocations')
 
-    def get(self, request, *args, **kwargs):
-        """*Refresh* asks for a full sweep in the background and comes back
-        at once, to the page without the request in its URL."""
-        if request.GET.get('refresh'):
-            try:
-                service.refresh(request)
-            except Exception:
-                exceptions.handle(request, _('Unable to start a sweep.'))
-            query = request.GET.copy()
-            del query['refresh']
-            return http.HttpResponseRedirect(
-                request.path + ('?' + query.urlencode() if query else ''))
-        return super().get(request, *args, **kwargs)
-
     def get_tabs(self, request, **kwargs):
         if not hasattr(self, 'report'):
             self.report = _report(request)
