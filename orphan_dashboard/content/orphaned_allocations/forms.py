@@ -242,6 +242,16 @@ class DeleteProvidersForm(_SignedRowsForm):
         return service.delete_providers(request, data['rows'])
 
 
+def _offered(signed):
+    """The unknown consumers a decommission's preview offered to delete;
+    none from a blob of any other shape."""
+    optional = signed.get('optional') if isinstance(signed, dict) else None
+    if isinstance(optional, list) and all(isinstance(c, str)
+                                          for c in optional):
+        return optional
+    return []
+
+
 class DecommissionForm(_SignedRowsForm):
     """The repairs of a decommission, signed, and the unknown consumers the
     operator chose to delete (each an explicit tick)."""
@@ -258,8 +268,8 @@ class DecommissionForm(_SignedRowsForm):
         optional = kwargs.get('initial', {}).get('optional', ())
         if self.data.get('rows'):
             try:
-                optional = unsign(request, self.kind,
-                                  self.data['rows']).get('optional', ())
+                optional = _offered(unsign(request, self.kind,
+                                           self.data['rows']))
             except forms.ValidationError:
                 optional = ()
         self.fields['delete_unknown'].choices = [(c, c) for c in optional]
