@@ -186,7 +186,7 @@ def main(argv=None):
     # hypervisor's page in turn meanwhile, and once it is published.
     started = time.perf_counter()
     out['refresh_click_s'] = _timed(
-        lambda: client.get(INDEX + '?refresh=1'))[0]
+        lambda: client.post(INDEX, {'action': 'providers__refresh'}))[0]
     during = {INDEX: [], detail: []}
     sweeping, progress = sweep_state()
     while sweeping:

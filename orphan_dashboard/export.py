@@ -15,16 +15,26 @@ piece at a time so a long one streams."""
 
 import csv
 import json
+import unicodedata
 
 FORMULA_START = ('=', '+', '-', '@', '\t', '\r')
 """A spreadsheet runs a cell starting with these as a formula."""
+
+
+def _runnable(text):
+    """Whether a spreadsheet could run ``text``: a formula start, also in a
+    compatibility form (full-width, small) that some spreadsheets take for
+    it, or any whitespace, which they may trim before one."""
+    first = text[:1]
+    return bool(first) and (first.isspace() or unicodedata.normalize(
+        'NFKC', first) in FORMULA_START)
 
 
 def _cell(value):
     if isinstance(value, (dict, list, tuple)):
         value = json.dumps(value, sort_keys=True)
     text = '' if value is None else str(value)
-    return "'" + text if text.startswith(FORMULA_START) else text
+    return "'" + text if _runnable(text) else text
 
 
 class _Line:

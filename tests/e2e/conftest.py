@@ -139,7 +139,10 @@ def audited(client, refresh=False, timeout=180):
     the operator's *Refresh* (changes made outside the panel)."""
     deadline = time.monotonic() + timeout
     before = client.get(INDEX + 'sweep/').json()['version']
-    client.get(INDEX + ('?refresh=1' if refresh else ''))
+    if refresh:
+        client.post(INDEX, {'action': 'providers__refresh'})
+    else:
+        client.get(INDEX)
     while True:
         state = client.get(INDEX + 'sweep/').json()
         if state['version'] and not state['sweeping'] and (

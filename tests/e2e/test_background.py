@@ -111,6 +111,19 @@ class Horizon:
         return self.session.get(self.url + path, allow_redirects=False,
                                 timeout=60, **kwargs)
 
+    def refresh_form(self):
+        """What *Refresh* posts: the table form's CSRF token and action."""
+        page = self.get(INDEX).text
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"',
+                          page).group(1)
+        assert 'value="providers__refresh"' in page
+        return {'csrfmiddlewaretoken': token, 'action': 'providers__refresh'}
+
+    def post(self, path, data):
+        return self.session.post(self.url + path, data=data,
+                                 headers={'Referer': self.url + path},
+                                 allow_redirects=False, timeout=60)
+
     def stop(self):
         common.stop_process(self.proc, 20)
         self.log.close()
@@ -152,12 +165,13 @@ def test_one_sweep_at_a_time_across_two_horizons(store, horizons):
     before = store.sweeps()
     version = store.state()['version']
     answers = []
+    forms = [h.refresh_form() for h in horizons]
 
-    def press_refresh(horizon):
-        answers.append(horizon.get(INDEX + '?refresh=1'))
+    def press_refresh(horizon, form):
+        answers.append(horizon.post(INDEX, form))
 
-    threads = [threading.Thread(target=press_refresh, args=(h,))
-               for h in horizons]
+    threads = [threading.Thread(target=press_refresh, args=pair)
+               for pair in zip(horizons, forms)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -179,6 +193,25 @@ def test_one_sweep_at_a_time_across_two_horizons(store, horizons):
     for horizon in horizons:
         assert 'data-version="%s"' % state['version'] in horizon.get(
             INDEX).text
+
+
+def test_a_link_starts_no_sweep(store, horizons):
+    """*Refresh* is a POST with the page's CSRF token: the old link, or
+    the same POST from another site (no token), starts nothing."""
+    horizon = horizons[0]
+    before = store.sweeps()
+    version = store.state()['version']
+    assert horizon.get(INDEX + '?refresh=1').status_code == 200
+    form = horizon.refresh_form()
+    del form['csrfmiddlewaretoken']
+    refused = horizon.post(INDEX, form)
+    # Horizon's CSRF failure view sends the user to the login page.
+    assert refused.status_code == 302
+    assert 'csrf_failure' in refused.headers['Location']
+    time.sleep(2)
+    assert store.sweeper() is None
+    assert store.sweeps() == before
+    assert store.state()['version'] == version
 
 
 def test_a_bar_on_a_terminal_only(cloud, monkeypatch):

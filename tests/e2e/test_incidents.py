@@ -123,6 +123,43 @@ def test_a_member_can_neither_see_nor_post(cloud, keystone):
     assert journal_module.entries(None, consumer=ghost)[0] == []
 
 
+def test_an_admin_placements_policy_refuses_writes_nothing(
+        cloud, horizon, tmp_path):
+    """An admin whose Placement policy (registered in Horizon) refuses
+    ``placement:allocations:update``: the confirm of a preview made while
+    allowed, replayed, writes nothing to the real Placement and journals
+    nothing, though the admin's token would let Placement accept it."""
+    from django.conf import settings
+    from django.test.utils import override_settings
+    from openstack_auth import policy
+
+    clients = cloud.clients()
+    incident = cloud.incidents['deleted_behind_nova']
+    ghost = incident['servers'][0]['uuid']
+    selection = {'sel': '%s:%s:delete' % (ghost, incident['hosts']['host2'])}
+    preview = horizon.get(INDEX + 'repair/', selection)
+    rows = preview.context['form'].initial['rows']
+    before = api.consumer_allocations(clients.placement, ghost)
+    assert before['allocations']
+    rules = tmp_path / 'placement_policy.yaml'
+    rules.write_text('"placement:allocations:update": "!"\n')
+    policy.reset()
+    try:
+        with override_settings(
+                POLICY_CHECK_FUNCTION='openstack_auth.policy.check',
+                POLICY_FILES=dict(settings.POLICY_FILES,
+                                  placement=str(rules))):
+            for response in (horizon.get(INDEX + 'repair/', selection),
+                             horizon.post(INDEX + 'repair/',
+                                          {'rows': rows})):
+                assert response.status_code == 302
+                assert response['Location'] == INDEX
+    finally:
+        policy.reset()
+    assert api.consumer_allocations(clients.placement, ghost) == before
+    assert journal_module.entries(None, consumer=ghost)[0] == []
+
+
 def test_horizons_own_overviews_show_usage(cloud, horizon):
     """The staged rows (one marked deleted by hand in SQL) pass the
     tenant-usage listing that Project and Admin > Overview read."""

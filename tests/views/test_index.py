@@ -72,11 +72,49 @@ class IndexTests(AdminViewTests):
         self.assertEqual('host4', names[-1])
         self.assertEqual(6, len(names))
         self.assertContains(res, 'Show mismatched only')
-        self.assertContains(res, '?refresh=1&amp;show=all')
-        # Refresh asks for a sweep and comes back at once, without it.
-        res = self.client.get(INDEX, {'show': 'all', 'refresh': '1'})
+        # Refresh is a button of the table's form, posted with its CSRF
+        # token to the page shown.
+        self.assertContains(res, 'name="action" type="submit" '
+                                 'value="providers__refresh"')
+        self.assertContains(res, 'action="%s?show=all" method="POST"'
+                            % INDEX)
+        self.assertNotContains(res, 'refresh=1')
+        # It asks for a sweep and comes back at once.
+        res = self.client.post(INDEX + '?show=all',
+                               {'action': 'providers__refresh'})
         self.assertRedirectsNoFollow(res, INDEX + '?show=all')
         self.mock_refresh.assert_called_once_with(mock.ANY)
+
+    @helpers.create_mocks({service: ['report', 'refresh']})
+    def test_a_get_never_starts_a_sweep(self):
+        """A link (a cross-site one too) cannot make the panel sweep."""
+        self.mock_report.return_value = Incidents().report
+        for query in ({'refresh': '1'}, {'show': 'all', 'refresh': 'yes'},
+                      {'action': 'providers__refresh'},
+                      {'table': 'providers', 'action': 'refresh'}):
+            res = self.client.get(INDEX, query)
+            self.assertEqual(200, res.status_code, query)
+        self.mock_refresh.assert_not_called()
+
+    @helpers.create_mocks({service: ['report', 'refresh']})
+    def test_a_refresh_without_the_csrf_token_is_refused(self):
+        from django.test import Client
+        self.mock_report.return_value = Incidents().report
+        client = Client(enforce_csrf_checks=True)
+        client.cookies = self.client.cookies
+        res = client.post(INDEX, {'action': 'providers__refresh'})
+        self.assertContains(res, 'CSRF', status_code=403)
+        self.mock_refresh.assert_not_called()
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'refresh']})
+    def test_a_refresh_that_cannot_start_says_so(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_refresh.side_effect = ks_exc.ConnectFailure('down')
+        res = self.client.post(INDEX, {'action': 'providers__refresh'})
+        self.assertRedirectsNoFollow(res, INDEX)
+        (error,) = self.messages_seen.texts('error')
+        self.assertTrue(error.startswith('Unable to start a sweep.'), error)
 
     @helpers.create_mocks({service: ['report', 'sweep_state']})
     def test_the_first_page_shows_the_sweep_instead_of_waiting(self):

@@ -12,17 +12,30 @@
 
 """Only admins: the panel's permissions and compute policy, server-side."""
 
+import os
+import tempfile
+from unittest import mock
+
+from django.conf import settings
 from django.test.utils import override_settings
+from django.urls import reverse
+import pytest
 
 import horizon
+from openstack_auth import policy as auth_policy
 from openstack_auth import utils as auth_utils
 
+import orphan_dashboard
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard import journal
+from orphan_dashboard.models import JournalEntry
+from orphan_dashboard import repair
 from tests.views.base import AdminViewTests
 from tests.views.base import DELETE_PROVIDER
 from tests.views.base import detail
 from tests.views.base import encoded
+from tests.views.base import GONE
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import helpers
@@ -31,8 +44,21 @@ from tests.views.base import INDEX
 from tests.views.base import MemberViewTests
 from tests.views.base import REPAIR
 from tests.views.base import RESTORE
+from tests.views.base import signed_rows
+from tests.views import test_decommission
+from tests.views import test_history
+from tests.views import test_index
+from tests.views import test_paths
 
 POLICY = 'openstack_auth.policy.check'
+REFUSED = ('You are not allowed to change allocations in Placement: '
+           'nothing was written.')
+REFUSED_DELETE = ('You are not allowed to delete resource providers: '
+                  'nothing was deleted.')
+REFUSED_DECOMMISSION = ('You are not allowed to decommission hypervisors '
+                        '(it changes allocations, deletes resource '
+                        'providers and compute services): nothing was '
+                        'written.')
 
 
 def panel():
@@ -134,3 +160,184 @@ class PlacementPolicyTests(AdminViewTests):
             res = self.client.get(detail(H1))
         self.assertEqual(200, res.status_code)
         self.assertNotContains(res, REPAIR + '?sel=')
+
+
+DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
+ADMIN_ONLY = open(os.path.join(os.path.dirname(orphan_dashboard.__file__),
+                               'conf', 'placement_policy.yaml')).read()
+NO_ALLOCATIONS = ADMIN_ONLY + '"placement:allocations:update": "!"\n'
+NO_PROVIDER_DELETE = (ADMIN_ONLY +
+                      '"placement:resource_providers:delete": "!"\n')
+NO_SERVICE_DELETE = '"os_compute_api:os-services:delete": "!"\n'
+
+
+def with_policy(test, placement=ADMIN_ONLY, compute=None):
+    """The policy engine on, Placement's rules (and compute overrides)
+    from these texts."""
+    files = dict(settings.POLICY_FILES)
+    for scope, rules in (('placement', placement), ('compute', compute)):
+        if rules is not None:
+            path = os.path.join(tempfile.mkdtemp(), scope + '_policy.yaml')
+            with open(path, 'w') as f:
+                f.write(rules)
+            files[scope] = path
+    auth_policy.reset()
+    test.addCleanup(auth_policy.reset)
+    return override_settings(POLICY_CHECK_FUNCTION=POLICY,
+                             POLICY_FILES=files)
+
+
+class WritePolicyTests(AdminViewTests):
+    """The write views check the rules the tables' buttons declare, for
+    a preview and for its confirm: a direct URL or a replayed confirm of a
+    user the policy refuses writes nothing and journals nothing."""
+
+    databases = {'default', 'orphan_journal'}
+
+    def journaled(self):
+        return JournalEntry.objects.using(journal.DATABASE).count()
+
+    def assert_refused(self, res, text):
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual([text], self.messages_seen.texts('error'))
+        self.messages_seen.clear()
+
+    @pytest.mark.error_messages
+    def test_repair_preview_and_confirm(self):
+        snapshot, rows = test_paths.one_of_each()
+        cloud = test_paths.FakeCloud(snapshot)
+        for patch in cloud.patches():
+            patch.start()
+            self.addCleanup(patch.stop)
+        vm, provider = rows[m.EVACUATED_SOURCE]
+        query = {'sel': encoded(vm, provider, m.TRIM)}
+        signed = signed_rows(self.client.get(REPAIR, query))
+        before = cloud.snapshot
+        with mock.patch.object(service, 'preview') as preview, \
+                with_policy(self, NO_ALLOCATIONS):
+            self.assert_refused(self.client.get(REPAIR, query), REFUSED)
+            preview.assert_not_called()
+            self.assert_refused(self.client.post(REPAIR, {'rows': signed}),
+                                REFUSED)
+        self.assertIs(before, cloud.snapshot)
+        self.assertEqual(0, self.journaled())
+        # Placement's rule is the one refused: with it, the admin writes.
+        with with_policy(self):
+            res = self.client.post(REPAIR, {'rows': signed})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual([], self.messages_seen.texts('error'))
+        self.assertLessEqual(cloud.verdicts(vm), {m.OK})
+        self.assertEqual(1, self.journaled())
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'journal_entries',
+                                     'preview_restore', 'restore']})
+    def test_restore_preview_and_confirm(self):
+        self.mock_report.return_value = Incidents().report
+        journaled = test_history.entry()
+        self.mock_journal_entries.return_value = [journaled]
+        plan = m.Plan(m.RESTORE, journaled.consumer, H1, m.MOVED, '', None,
+                      'p', 'u', {}, {H1: {'VCPU': 1}})
+        self.mock_preview_restore.return_value = [(journaled, repair.Row(
+            repair.Selection(journaled.consumer, H1, m.RESTORE), plan=plan))]
+        signed = signed_rows(self.client.get(RESTORE, {'entry': 7}))
+        self.mock_preview_restore.reset_mock()
+        self.mock_journal_entries.reset_mock()
+        with with_policy(self, NO_ALLOCATIONS):
+            self.assert_refused(self.client.get(RESTORE, {'entry': 7}),
+                                REFUSED)
+            self.assert_refused(self.client.post(RESTORE, {'rows': signed}),
+                                REFUSED)
+        self.mock_preview_restore.assert_not_called()
+        self.mock_journal_entries.assert_not_called()
+        self.mock_restore.assert_not_called()
+        self.assertEqual(0, self.journaled())
+        self.mock_restore.return_value = []
+        with with_policy(self):
+            self.assertEqual(200, self.client.get(
+                RESTORE, {'entry': 7}).status_code)
+            self.assertRedirectsNoFollow(
+                self.client.post(RESTORE, {'rows': signed}), INDEX)
+        self.mock_restore.assert_called_once_with(mock.ANY, [journaled],
+                                                  {7: plan})
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'preview_provider_delete',
+                                     'delete_providers']})
+    def test_delete_provider_preview_and_confirm(self):
+        self.mock_report.return_value = Incidents().report
+        plan = test_index.provider_plan()
+        self.mock_preview_provider_delete.return_value = [repair.Row(
+            repair.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
+        query = {'provider': GONE}
+        signed = signed_rows(self.client.get(DELETE_PROVIDER, query))
+        self.mock_preview_provider_delete.reset_mock()
+        with with_policy(self, NO_PROVIDER_DELETE):
+            self.assert_refused(self.client.get(DELETE_PROVIDER, query),
+                                REFUSED_DELETE)
+            self.assert_refused(self.client.post(
+                DELETE_PROVIDER, {'rows': signed}), REFUSED_DELETE)
+        self.mock_preview_provider_delete.assert_not_called()
+        self.mock_delete_providers.assert_not_called()
+        self.assertEqual(0, self.journaled())
+        # Changing allocations is not needed to delete an empty provider.
+        self.mock_delete_providers.return_value = []
+        with with_policy(self, NO_ALLOCATIONS):
+            self.assertEqual(200, self.client.get(
+                DELETE_PROVIDER, query).status_code)
+            self.assertRedirectsNoFollow(self.client.post(
+                DELETE_PROVIDER, {'rows': signed}), INDEX)
+        self.mock_delete_providers.assert_called_once_with(mock.ANY, [plan])
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_decommission_needs_all_three_rules(self):
+        incidents, plan = test_decommission.dead_host1()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        query = {'provider': H1}
+        signed = signed_rows(self.client.get(DECOMMISSION, query))
+        self.mock_preview_decommission.reset_mock()
+        for placement_rules, compute_rules in (
+                (NO_ALLOCATIONS, None), (NO_PROVIDER_DELETE, None),
+                (ADMIN_ONLY, NO_SERVICE_DELETE)):
+            with with_policy(self, placement_rules, compute_rules):
+                self.assert_refused(self.client.get(DECOMMISSION, query),
+                                    REFUSED_DECOMMISSION)
+                self.assert_refused(self.client.post(
+                    DECOMMISSION, {'rows': signed}), REFUSED_DECOMMISSION)
+        self.mock_preview_decommission.assert_not_called()
+        self.mock_decommission_apply.assert_not_called()
+        self.assertEqual(0, self.journaled())
+        self.mock_decommission_apply.return_value = []
+        with with_policy(self):
+            self.assertEqual(200, self.client.get(
+                DECOMMISSION, query).status_code)
+            self.assertRedirectsNoFollow(self.client.post(
+                DECOMMISSION, {'rows': signed}), INDEX)
+        self.mock_decommission_apply.assert_called_once_with(
+            mock.ANY, H1, mock.ANY, set(), bound=plan.binding())
+
+    @helpers.create_mocks({service: ['report']})
+    def test_the_buttons_follow_the_same_rules(self):
+        """*Fix recommended* leads to a repair: hidden when allocations
+        cannot be changed, like the other repair buttons."""
+        self.mock_report.return_value = Incidents().report
+        with with_policy(self):
+            res = self.client.get(INDEX)
+        self.assertContains(res, 'providers__fix_recommended')
+        self.assertContains(res, 'href="%s?provider=%s"' % (DELETE_PROVIDER,
+                                                            GONE))
+        self.assertContains(res, 'href="%s?provider=%s"' % (DECOMMISSION,
+                                                            H1))
+        with with_policy(self, NO_ALLOCATIONS):
+            res = self.client.get(INDEX)
+        self.assertNotContains(res, 'providers__fix_recommended')
+        self.assertNotContains(res, DECOMMISSION)
+        self.assertContains(res, 'href="%s?provider=%s"' % (DELETE_PROVIDER,
+                                                            GONE))
+        with with_policy(self, ADMIN_ONLY, NO_SERVICE_DELETE):
+            res = self.client.get(INDEX)
+        self.assertContains(res, 'providers__fix_recommended')
+        self.assertNotContains(res, DECOMMISSION)

@@ -242,6 +242,16 @@ class DeleteProvidersForm(_SignedRowsForm):
         return service.delete_providers(request, data['rows'])
 
 
+def _offered(signed):
+    """The unknown consumers a decommission's preview offered to delete;
+    none from a blob of any other shape."""
+    optional = signed.get('optional') if isinstance(signed, dict) else None
+    if isinstance(optional, list) and all(isinstance(c, str)
+                                          for c in optional):
+        return optional
+    return []
+
+
 class DecommissionForm(_SignedRowsForm):
     """The repairs of a decommission, signed, and the unknown consumers the
     operator chose to delete (each an explicit tick)."""
@@ -262,8 +272,11 @@ class DecommissionForm(_SignedRowsForm):
         if self.data.get('rows'):
             try:
                 signed = unsign(request, self.kind, self.data['rows'])
-                optional = signed.get('optional', ())
-                whole = (signed.get('bound') or {}).get('whole_service')
+                optional = _offered(signed)
+                bound = (signed.get('bound')
+                         if isinstance(signed, dict) else None)
+                whole = (bound.get('whole_service')
+                         if isinstance(bound, dict) else None)
             except forms.ValidationError:
                 optional, whole = (), None
         self.fields['delete_unknown'].choices = [(c, c) for c in optional]

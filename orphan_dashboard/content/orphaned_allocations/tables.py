@@ -34,18 +34,14 @@ from orphan_dashboard.audit.reasons import format_allocations
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import repair
 
-POLICY = (("compute", "os_compute_api:os-hypervisors:list"),)
-WRITE_ALLOCATIONS = POLICY + (("placement", "placement:allocations:update"),)
-DELETE_PROVIDERS = POLICY + (
-    ("placement", "placement:resource_providers:delete"),)
-"""Placement's own rules: enforced where a placement policy file is
-registered in ``POLICY_FILES`` (see the README)."""
-DECOMMISSION = DELETE_PROVIDERS + (
-    ("compute", "os_compute_api:os-services:delete"),
-    ("placement", "placement:allocations:update"))
+POLICY = policies.PANEL
+WRITE_ALLOCATIONS = policies.WRITE_ALLOCATIONS
+DELETE_PROVIDERS = policies.DELETE_PROVIDERS
+DECOMMISSION = policies.DECOMMISSION
 DEAD = frozenset({'down', 'forced down', 'down (disabled)', 'no compute node'})
 """Service states of a hypervisor that may be decommissioned."""
 PROSE = ('orphan-prose',)
@@ -157,23 +153,29 @@ class FixRecommended(tables.Action):
     classes = ('btn-danger',)
     icon = 'wrench'
     attrs = ON_SELECTION
-    policy_rules = POLICY
+    policy_rules = WRITE_ALLOCATIONS
 
     def handle(self, table, request, obj_ids):
         return shortcuts.redirect(_url('repair', request, provider=obj_ids))
 
 
-class Refresh(tables.LinkAction):
+class Refresh(tables.Action):
+    """A full sweep in the background, asked for by a POST of the table's
+    form (its CSRF token): a link, even from another site, starts none.
+    Comes back at once to the page it was pressed on."""
     name = 'refresh'
     verbose_name = _('Refresh')
+    verbose_name_plural = _('Refresh')
     icon = 'refresh'
+    requires_input = False
     policy_rules = POLICY
 
-    def get_link_url(self, datum=None):
-        query = {'refresh': 1}
-        if self.table.request.GET.get('show') == 'all':
-            query['show'] = 'all'
-        return '?' + urlparse.urlencode(query)
+    def handle(self, table, request, obj_ids):
+        try:
+            service.refresh(request)
+        except Exception:
+            exceptions.handle(request, _('Unable to start a sweep.'))
+        return shortcuts.redirect(request.get_full_path())
 
 
 class ToggleAll(tables.LinkAction):

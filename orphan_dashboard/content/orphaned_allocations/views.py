@@ -32,6 +32,7 @@ from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
 from orphan_dashboard import export
@@ -63,6 +64,9 @@ class _FilteredTabsView(tabs.TabbedTableView):
     does for its own table: Horizon stores the filter only there."""
 
     def post(self, request, *args, **kwargs):
+        if 'action' in request.POST and '__' not in request.POST['action']:
+            # Horizon's tables would fail on it with a server error.
+            return http.HttpResponseBadRequest(_('Unknown action.'))
         self.load_tabs()
         for entry in self._table_dict.values():
             if self.handle_server_filter(request, table=entry['table']):
@@ -76,20 +80,6 @@ class IndexView(_FilteredTabsView):
     tab_group_class = panel_tabs.IndexTabs
     template_name = 'orphaned_allocations/index.html'
     page_title = _('Orphaned Allocations')
-
-    def get(self, request, *args, **kwargs):
-        """*Refresh* asks for a full sweep in the background and comes back
-        at once, to the page without the request in its URL."""
-        if request.GET.get('refresh'):
-            try:
-                service.refresh(request)
-            except Exception:
-                exceptions.handle(request, _('Unable to start a sweep.'))
-            query = request.GET.copy()
-            del query['refresh']
-            return http.HttpResponseRedirect(
-                request.path + ('?' + query.urlencode() if query else ''))
-        return super().get(request, *args, **kwargs)
 
     def get_tabs(self, request, **kwargs):
         if not hasattr(self, 'report'):
@@ -147,6 +137,15 @@ class _PreviewView(forms.ModalFormView):
     """Modal plumbing: rows computed on GET and signed for the confirm."""
     success_url = INDEX_URL
     submit_label = _('Confirm')
+    policy_rules = policies.WRITE_ALLOCATIONS
+
+    def dispatch(self, request, *args, **kwargs):
+        """Neither the preview nor its confirm for a user the policy
+        refuses: nothing read, written or journaled for them."""
+        if not policies.allowed(request, self.policy_rules):
+            messages.error(request, policies.REFUSED[self.policy_rules])
+            return http.HttpResponseRedirect(self.get_success_url())
+        return super().dispatch(request, *args, **kwargs)
 
     def get_success_url(self):
         """Back where the action was taken (``next``), if it is ours."""
@@ -309,6 +308,7 @@ class DeleteProviderView(_PreviewView):
     modal_header = _('Review the provider deletion')
     page_title = _('Review the provider deletion')
     submit_label = _('Delete')
+    policy_rules = policies.DELETE_PROVIDERS
 
     def preview_rows(self):
         roots = [repair_forms.parse_uuid(p)
@@ -339,6 +339,7 @@ class DecommissionView(_PreviewView):
     modal_header = _('Decommission a hypervisor')
     page_title = _('Decommission a hypervisor')
     submit_label = _('Decommission')
+    policy_rules = policies.DECOMMISSION
 
     def preview_rows(self):
         self.provider = repair_forms.parse_uuid(
