@@ -176,8 +176,8 @@ def _changed_now(placement_client, nova_client, fresh, bound):
         if fresh.host else None
     changes = []
     if service != bound.get('service'):
-        changes.append('compute service %s is now %s' % (fresh.host,
-                                                        service))
+        changes.append('compute service %s is now %s' % (
+            fresh.host, service))
     if providers != sorted(bound.get('providers') or ()):
         changes.append('providers %s' % ', '.join(sorted(
             set(providers) ^ set(bound.get('providers') or ()))))

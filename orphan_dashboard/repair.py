@@ -325,11 +325,11 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
             detail, new_generation=unchanged)
     except Exception:
         LOG.exception('journal entry %s: unexpected error writing', entry.id)
-        return _finish(journal, entry, entry.FAILED, Outcome(
-            selection, FAILED, reasons.reason('write.unexpected',
-                                              entry=entry.id), plan),
-            'an unexpected error interrupted it after it was sent: it may '
-            'be partly written (see the logs)')
+        outcome = Outcome(selection, FAILED, reasons.reason(
+            'write.unexpected', entry=entry.id), plan)
+        return _finish(journal, entry, entry.FAILED, outcome,
+                       'an unexpected error interrupted it after it was '
+                       'sent: it may be partly written (see the logs)')
     return _finish(journal, entry, entry.APPLIED, Outcome(
         selection, DONE, 'done', plan), new_generation=read_back())
 

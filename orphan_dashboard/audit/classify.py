@@ -176,10 +176,11 @@ class Auditor:
                         for p, f in findings.items()}
         young = judge_age and self._too_young_to_write(consumer_uuid)
         if young:
-            findings = {p: m.Finding(**{
-                **f.__dict__, 'verdict': m.PROTECTED, 'actions': (),
-                'reason': why('protected.young_finding', young=young,
-                              reason=f.reason)}) if f.problem else f
+            findings = {
+                p: m.Finding(**{
+                    **f.__dict__, 'verdict': m.PROTECTED, 'actions': (),
+                    'reason': why('protected.young_finding', young=young,
+                                  reason=f.reason)}) if f.problem else f
                 for p, f in findings.items()}
         return list(findings.values())
 

@@ -70,8 +70,9 @@ def _shaped_like_a_compute_node(name, classes):
     classes = set(classes or ())
     if classes and classes <= COMPUTE_CLASSES:
         return True
-    return (len(classes) == 1 and next(iter(classes)).startswith('CUSTOM_')
-            and bool(_UUID.match(name or '')))
+    return (len(classes) == 1 and
+            next(iter(classes)).startswith('CUSTOM_') and
+            bool(_UUID.match(name or '')))
 
 
 def likely_owner(name, traits=(), classes=None, nova_names=frozenset(),

@@ -55,8 +55,8 @@ class Setting:
             try:
                 return int(text)
             except ValueError:
-                raise BadSetting('%s=%s: not a whole number' % (self.name,
-                                                                 text))
+                raise BadSetting('%s=%s: not a whole number' % (
+                    self.name, text))
         return text
 
 

@@ -48,8 +48,8 @@ def findings_of(result, consumer):
             if f['consumer'] == consumer]
 
 
-def test_findings_written_seconds_ago_wait_for_the_minimum_age(cloud,
-                                                              tmp_path):
+def test_findings_written_seconds_ago_wait_for_the_minimum_age(
+        cloud, tmp_path):
     """A wrong amount and an incomplete consumer just written through the
     Placement API are protected at 600 s: ``apply`` writes neither; at
     0 s both are repaired."""
