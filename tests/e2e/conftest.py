@@ -23,6 +23,8 @@ from django.test import Client
 from django.test.utils import override_settings
 import pytest
 
+from orphan_dashboard.api import placement
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
@@ -103,6 +105,18 @@ def orphan_audit(cloud, journal_dir, *args):
         [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',
          'sandbox', *args], env=env, cwd=ROOT, capture_output=True,
         text=True, timeout=300)
+
+
+def held(clients, consumer):
+    """What ``consumer`` holds in Placement now, by provider."""
+    body = placement.consumer_allocations(clients.placement, consumer)
+    return {rp: a['resources'] for rp, a in body['allocations'].items()}
+
+
+def owner(clients, consumer):
+    """``(project, user)`` Placement records for ``consumer`` now."""
+    body = placement.consumer_allocations(clients.placement, consumer)
+    return body.get('project_id'), body.get('user_id')
 
 
 def login(cloud, who):

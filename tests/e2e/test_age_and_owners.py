@@ -24,22 +24,14 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard import cli
 from orphan_dashboard import snapshots
+from tests.e2e.conftest import held
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
+from tests.e2e.conftest import owner
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 
 cloud = module_cloud('unconfirmed_resize')
-
-
-def held(clients, consumer):
-    body = api.consumer_allocations(clients.placement, consumer)
-    return {rp: a['resources'] for rp, a in body['allocations'].items()}
-
-
-def owner(clients, consumer):
-    body = api.consumer_allocations(clients.placement, consumer)
-    return body.get('project_id'), body.get('user_id')
 
 
 def findings_of(result, consumer):

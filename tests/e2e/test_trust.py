@@ -29,10 +29,12 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard import journal as journal_module
 from orphan_dashboard import repair
 from tests.e2e.conftest import audited
+from tests.e2e.conftest import held
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import login
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
+from tests.e2e.conftest import owner
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 REPAIR = INDEX + 'repair/'
@@ -42,16 +44,6 @@ DELETE_PROVIDER = INDEX + 'providers/delete/'
 
 cloud = module_cloud('unconfirmed_resize,wrong_amount,pre_pike_consumer,'
                      'deleted_behind_nova,healthy')
-
-
-def held(clients, consumer):
-    body = api.consumer_allocations(clients.placement, consumer)
-    return {rp: a['resources'] for rp, a in body['allocations'].items()}
-
-
-def owner(clients, consumer):
-    body = api.consumer_allocations(clients.placement, consumer)
-    return body.get('project_id'), body.get('user_id')
 
 
 def server_of(cloud, name):

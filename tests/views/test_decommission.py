@@ -28,8 +28,8 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import decommission
 from orphan_dashboard import repair
-from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
+from tests.unit.test_decommission import ironic
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import GONE
@@ -167,22 +167,6 @@ def host1_with_service_uuid():
     return incidents, snapshot
 
 
-def conductor():
-    """An Ironic conductor forced down with three nodes."""
-    cloud = Cloud(hosts=())
-    cloud.services['conductor'] = m.Service(
-        'conductor', 'down', forced_down=True, uuid=uid('conductor'))
-    nodes = []
-    for name in ('node-a', 'node-b', 'node-c'):
-        rp = uid(name)
-        cloud.providers[rp] = m.Provider(rp, rp, 1, rp)
-        cloud.hypervisors[rp] = m.Hypervisor(rp, rp, host='conductor',
-                                             state='down')
-        cloud.classes[rp] = ('CUSTOM_BAREMETAL_GOLD',)
-        nodes.append(rp)
-    return cloud.snapshot(), nodes
-
-
 class BindingTests(AdminViewTests):
     """The confirm deletes only the compute service and the providers its
     preview showed: re-read at submit, any difference writes nothing."""
@@ -239,7 +223,8 @@ class BindingTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'decommission_apply']})
     def test_one_node_of_several_needs_the_whole_service_ticked(self):
-        snapshot, (a, b, c) = conductor()
+        cloud, (a, b, c) = ironic()
+        snapshot = cloud.snapshot()
         self.mock_report.return_value = classify.audit(snapshot)
         with mock.patch.object(decommission, 'read', return_value=snapshot), \
                 mock.patch.object(service, '_clients'):
@@ -263,5 +248,6 @@ class BindingTests(AdminViewTests):
         self.assertNoFormErrors(res)
         (call,) = self.mock_decommission_apply.call_args_list
         self.assertEqual(call.kwargs['bound'], {
-            'service': uid('conductor'), 'providers': sorted([a, b, c]),
+            'service': uid('conductor-svc'),
+            'providers': sorted([a, b, c]),
             'whole_service': True})
