@@ -158,8 +158,15 @@ class Browser:
         self.driver.get(self.site.url + path)
 
     def wait(self, condition, timeout=60):
+        """``condition`` again until it holds; an element it read going
+        stale (the page it came from was replaced meanwhile, as after a
+        filter's submit) is a reason to look again, not a failure."""
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
-        return WebDriverWait(self.driver, timeout).until(condition)
+        return WebDriverWait(
+            self.driver, timeout,
+            ignored_exceptions=(StaleElementReferenceException,)).until(
+                condition)
 
     def find(self, css, timeout=60):
         from selenium.webdriver.common.by import By
