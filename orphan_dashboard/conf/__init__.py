@@ -18,7 +18,8 @@ setting Horizon's settings do not have comes from the environment variable
 of its name (how ``orphan-audit`` without Horizon is set), else its
 default.  The journal's database and router come from
 the ``local_settings.d`` snippet shipped next to this module
-(:data:`SNIPPET`), as other Horizon plugins ship theirs.
+(:data:`SNIPPET`), as other Horizon plugins ship theirs, or, where only
+the enabled file was copied, from the app when Django starts.
 """
 
 import dataclasses
@@ -86,7 +87,7 @@ JOURNAL_DIR = Setting(
     'Directory of the embedded sqlite journal (default: the environment '
     'variable of the same name, else $XDG_STATE_HOME/orphan-dashboard or '
     '~/.local/state/orphan-dashboard); read by the local_settings.d '
-    'snippet.')
+    'snippet, or by the app when the settings name no journal.')
 SWEEP_PYTHON = Setting(
     'ORPHAN_AUDIT_SWEEP_PYTHON', None,
     "The Python that runs background sweeps (python -m "

@@ -90,6 +90,48 @@ def test_the_check_names_a_missing_journal_and_router(settings):
                for p in problems)
 
 
+class OtherRouter:
+    """A router of another app, which the journal's must not replace."""
+
+
+OTHER_ROUTER = __name__ + '.OtherRouter'
+
+
+def test_without_the_snippet_the_journal_is_embedded_with_a_warning(
+        settings, tmp_path):
+    """The enabled file alone (Kolla, OpenStack-Ansible): the app adds
+    the sqlite journal and its router, and the check says what several
+    Horizon nodes must set instead."""
+    from django.apps import apps as django_apps
+
+    config = django_apps.get_app_config('orphan_dashboard')
+    assert apps.default_journal() is False
+    assert apps.check_journal_shared() == []
+    databases = {k: v for k, v in settings.DATABASES.items()
+                 if k != conf.JOURNAL_DATABASE}
+    with override_settings(DATABASES=databases,
+                           DATABASE_ROUTERS=[OTHER_ROUTER],
+                           ORPHAN_AUDIT_JOURNAL_DIR=str(tmp_path)):
+        assert apps.default_journal() is True
+        from django.conf import settings as current
+        assert current.DATABASES[conf.JOURNAL_DATABASE] == {
+            'ENGINE': 'django.db.backends.sqlite3',
+            'NAME': str(tmp_path / 'journal.sqlite3')}
+        assert current.DATABASE_ROUTERS == [conf.JOURNAL_ROUTER,
+                                            OTHER_ROUTER]
+        assert apps.check_journal() == []
+        config.journal_defaulted = True
+        try:
+            (warning,) = apps.check_journal_shared()
+        finally:
+            config.journal_defaulted = False
+    assert isinstance(warning, checks.Warning)
+    assert warning.id == 'orphan_dashboard.W001'
+    assert str(tmp_path / 'journal.sqlite3') in warning.msg
+    assert "DATABASES['orphan_journal']" in warning.hint
+    assert conf.SNIPPET in warning.hint
+
+
 def test_the_check_names_a_python_background_sweeps_cannot_use(
         settings, monkeypatch, tmp_path):
     """uWSGI's executable is uWSGI: with a shared cache the sweeps need
