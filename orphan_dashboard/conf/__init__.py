@@ -25,6 +25,7 @@ the enabled file was copied, from the app when Django starts.
 import dataclasses
 import os
 import typing
+import urllib.parse
 
 
 class BadSetting(ValueError):
@@ -114,6 +115,34 @@ def journal_database(directory=None):
         'orphan-dashboard')
     return {'ENGINE': 'django.db.backends.sqlite3',
             'NAME': os.path.join(directory, 'journal.sqlite3')}
+
+
+_ENGINES = {'mysql': 'django.db.backends.mysql',
+            'postgresql': 'django.db.backends.postgresql',
+            'sqlite': 'django.db.backends.sqlite3'}
+
+
+def journal_from_url(url):
+    """The journal's ``DATABASES`` entry from an SQLAlchemy URL, the form
+    in which DevStack (``database_connection_url``) and oslo.db name a
+    database; the driver after ``+`` is Django's to choose."""
+    parts = urllib.parse.urlsplit(url)
+    backend = parts.scheme.split('+')[0]
+    if backend not in _ENGINES:
+        raise BadSetting('%s: not a MySQL, PostgreSQL or sqlite URL' %
+                         parts.scheme)
+    if backend == 'sqlite':
+        return {'ENGINE': _ENGINES[backend], 'NAME': parts.path[1:]}
+    database = {'ENGINE': _ENGINES[backend],
+                'NAME': urllib.parse.unquote(parts.path.lstrip('/')),
+                'HOST': parts.hostname or '',
+                'PORT': str(parts.port or ''),
+                'USER': urllib.parse.unquote(parts.username or ''),
+                'PASSWORD': urllib.parse.unquote(parts.password or '')}
+    charset = urllib.parse.parse_qs(parts.query).get('charset')
+    if charset and backend == 'mysql':
+        database['OPTIONS'] = {'charset': charset[-1]}
+    return database
 
 
 def add_journal(namespace):

@@ -69,6 +69,25 @@ def test_the_snippet_adds_the_journal_and_its_router(tmp_path):
     assert namespace['DATABASE_ROUTERS'].count(conf.JOURNAL_ROUTER) == 1
 
 
+def test_the_journal_from_devstacks_database_url():
+    """What DevStack's database_connection_url prints for each server."""
+    assert conf.journal_from_url(
+        'mysql+pymysql://root:p%40ss@[::1]:3306/orphan_journal'
+        '?charset=utf8&plugin=dbcounter') == {
+            'ENGINE': 'django.db.backends.mysql', 'NAME': 'orphan_journal',
+            'HOST': '::1', 'PORT': '3306', 'USER': 'root',
+            'PASSWORD': 'p@ss', 'OPTIONS': {'charset': 'utf8'}}
+    assert conf.journal_from_url(
+        'postgresql://root:secret@10.0.0.1/orphan_journal') == {
+            'ENGINE': 'django.db.backends.postgresql',
+            'NAME': 'orphan_journal', 'HOST': '10.0.0.1', 'PORT': '',
+            'USER': 'root', 'PASSWORD': 'secret'}
+    assert conf.journal_from_url('sqlite:////var/lib/j.sqlite3') == {
+        'ENGINE': 'django.db.backends.sqlite3', 'NAME': '/var/lib/j.sqlite3'}
+    with pytest.raises(conf.BadSetting, match='oracle'):
+        conf.journal_from_url('oracle://scott:tiger@db/orcl')
+
+
 def test_the_journal_directory_defaults_to_the_users_state(monkeypatch):
     monkeypatch.delenv(conf.JOURNAL_DIR.name, raising=False)
     monkeypatch.setenv('XDG_STATE_HOME', '/var/state')
