@@ -139,9 +139,11 @@ def journal_from_url(url):
                 'PORT': str(parts.port or ''),
                 'USER': urllib.parse.unquote(parts.username or ''),
                 'PASSWORD': urllib.parse.unquote(parts.password or '')}
-    charset = urllib.parse.parse_qs(parts.query).get('charset')
-    if charset and backend == 'mysql':
-        database['OPTIONS'] = {'charset': charset[-1]}
+    query = urllib.parse.parse_qs(parts.query)
+    options = {option: query[option][-1]
+               for option in ('charset', 'unix_socket') if option in query}
+    if options and backend == 'mysql':
+        database['OPTIONS'] = options
     return database
 
 

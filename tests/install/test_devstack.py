@@ -15,8 +15,9 @@ lays it out (``HORIZON_DIR/openstack_dashboard/local/``, its
 ``local_settings.py`` from the example), with a real memcached: ``stack
 install`` and ``stack post-config``, then what DevStack's ``init_horizon``
 runs (collectstatic, compress), Django's check, the panel registered and a
-journal write; ``clean`` leaves ``local/`` as it found it.  DevStack's own
-functions come from a stub whose database is sqlite, not MySQL."""
+journal write in a throwaway MariaDB server, DevStack's database as the
+stub of DevStack's functions gives it; ``clean`` leaves ``local/`` as it
+found it."""
 
 import os
 import shutil
@@ -29,6 +30,7 @@ from tests.install.conftest import local_files
 from tests.install.conftest import REGISTERED
 from tests.install.conftest import ROOT
 from tests.install.conftest import run
+from tests import mariadb
 
 MEMCACHED = shutil.which('memcached') or '/usr/bin/memcached'
 STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -41,10 +43,12 @@ ALLOWED_HOSTS = ["*"]
 STATIC_ROOT = %r
 '''
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(MEMCACHED) and
-    os.environ.get('ORPHAN_MEMCACHED_REQUIRED') != '1',
-    reason="Debian's memcached is not installed")
+pytestmark = [
+    pytest.mark.skipif(not os.path.exists(MEMCACHED) and
+                       os.environ.get('ORPHAN_MEMCACHED_REQUIRED') != '1',
+                       reason="Debian's memcached is not installed"),
+    pytest.mark.skipif(mariadb.MISSING,
+                       reason="Debian's mariadb-server is not installed")]
 
 
 @pytest.fixture
@@ -68,8 +72,8 @@ def plugin(env, *phase):
 
 def test_devstack_plugin_post_config_and_clean(dashboard, memcached,
                                                tmp_path):
-    # DevStack's install_horizon: Horizon's settings use memcached.
-    run(dashboard.pip + ['pymemcache'])
+    # What DevStack installs for Horizon's memcached and for MySQL.
+    run(dashboard.pip + ['pymemcache', 'PyMySQL'])
     local = os.path.join(dashboard.dashboard, 'local')
     shutil.copy(os.path.join(local, 'local_settings.py.example'),
                 os.path.join(local, 'local_settings.py'))
@@ -83,13 +87,21 @@ def test_devstack_plugin_post_config_and_clean(dashboard, memcached,
     run(django + ['check'], env=env, cwd=str(tmp_path))
     before = local_files(dashboard.dashboard)
 
-    data = tmp_path / 'data'
-    data.mkdir()
+    with mariadb.server() as socket:
+        _stack_and_clean(dashboard, env, socket, memcached, tmp_path, before)
+
+
+def _stack_and_clean(dashboard, env, socket, memcached, tmp_path, before):
+    local = os.path.join(dashboard.dashboard, 'local')
+    django = [dashboard.python, '-m', 'django']
     # What a previous stack left: recreate_database must drop it.
-    (data / 'orphan_journal.sqlite3').write_text('not a database')
+    left = mariadb.sql(socket, 'CREATE DATABASE orphan_journal; '
+                       'CREATE TABLE orphan_journal.old (id INT)')
+    assert left.returncode == 0, left.stderr
     devstack = dict(env, DEST=str(tmp_path), ORPHAN_DASHBOARD_DIR=ROOT,
                     HORIZON_DIR=os.path.dirname(dashboard.dashboard),
-                    PYTHON=dashboard.python, STUB_DATA=str(data),
+                    PYTHON=dashboard.python, STUB_MYSQL=mariadb.CLIENT,
+                    STUB_MYSQL_SOCKET=socket,
                     ENABLED_SERVICES='key,n-api,placement-api,horizon',
                     MEMCACHE_SERVERS=memcached)
     try:
@@ -102,7 +114,9 @@ def test_devstack_plugin_post_config_and_clean(dashboard, memcached,
         written = open(os.path.join(
             local, 'local_settings.d', '_85_orphan_dashboard_devstack.py'
         )).read()
-        assert repr('sqlite:///%s/orphan_journal.sqlite3' % data) in written
+        assert 'import pymysql' in written
+        assert repr('mysql+pymysql://root@localhost/orphan_journal'
+                    '?charset=utf8&unix_socket=' + socket) in written
         assert repr([memcached]) in written
         assert os.path.exists(os.path.join(
             local, 'enabled', '_2170_admin_orphaned_allocations_panel.py'))
@@ -121,7 +135,13 @@ def test_devstack_plugin_post_config_and_clean(dashboard, memcached,
                   cwd=str(tmp_path))
         assert '/admin/orphaned_allocations/' in out
         assert 'service-1 applied entries: 1' in out
-        assert str(data / 'orphan_journal.sqlite3') in out
+        # In MariaDB, read with its own client: the old table is gone.
+        tables = mariadb.sql(socket, 'SHOW TABLES FROM orphan_journal')
+        assert 'orphan_dashboard_journalentry' in tables.stdout
+        assert 'old' not in tables.stdout.split()
+        rows = mariadb.sql(socket, 'SELECT subject, status FROM '
+                           'orphan_journal.orphan_dashboard_journalentry')
+        assert rows.stdout.split()[-2:] == ['service-1', 'applied']
 
         plugin(devstack, 'clean')
         assert local_files(dashboard.dashboard) == before

@@ -78,6 +78,9 @@ def test_the_journal_from_devstacks_database_url():
             'HOST': '::1', 'PORT': '3306', 'USER': 'root',
             'PASSWORD': 'p@ss', 'OPTIONS': {'charset': 'utf8'}}
     assert conf.journal_from_url(
+        'mysql+pymysql://root@localhost/j?unix_socket=/run/mysqld.sock'
+    )['OPTIONS'] == {'unix_socket': '/run/mysqld.sock'}
+    assert conf.journal_from_url(
         'postgresql://root:secret@10.0.0.1/orphan_journal') == {
             'ENGINE': 'django.db.backends.postgresql',
             'NAME': 'orphan_journal', 'HOST': '10.0.0.1', 'PORT': '',
