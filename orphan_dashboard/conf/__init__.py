@@ -18,12 +18,14 @@ setting Horizon's settings do not have comes from the environment variable
 of its name (how ``orphan-audit`` without Horizon is set), else its
 default.  The journal's database and router come from
 the ``local_settings.d`` snippet shipped next to this module
-(:data:`SNIPPET`), as other Horizon plugins ship theirs.
+(:data:`SNIPPET`), as other Horizon plugins ship theirs, or, where only
+the enabled file was copied, from the app when Django starts.
 """
 
 import dataclasses
 import os
 import typing
+import urllib.parse
 
 
 class BadSetting(ValueError):
@@ -86,7 +88,7 @@ JOURNAL_DIR = Setting(
     'Directory of the embedded sqlite journal (default: the environment '
     'variable of the same name, else $XDG_STATE_HOME/orphan-dashboard or '
     '~/.local/state/orphan-dashboard); read by the local_settings.d '
-    'snippet.')
+    'snippet, or by the app when the settings name no journal.')
 SWEEP_PYTHON = Setting(
     'ORPHAN_AUDIT_SWEEP_PYTHON', None,
     "The Python that runs background sweeps (python -m "
@@ -113,6 +115,36 @@ def journal_database(directory=None):
         'orphan-dashboard')
     return {'ENGINE': 'django.db.backends.sqlite3',
             'NAME': os.path.join(directory, 'journal.sqlite3')}
+
+
+_ENGINES = {'mysql': 'django.db.backends.mysql',
+            'postgresql': 'django.db.backends.postgresql',
+            'sqlite': 'django.db.backends.sqlite3'}
+
+
+def journal_from_url(url):
+    """The journal's ``DATABASES`` entry from an SQLAlchemy URL, the form
+    in which DevStack (``database_connection_url``) and oslo.db name a
+    database; the driver after ``+`` is Django's to choose."""
+    parts = urllib.parse.urlsplit(url)
+    backend = parts.scheme.split('+')[0]
+    if backend not in _ENGINES:
+        raise BadSetting('%s: not a MySQL, PostgreSQL or sqlite URL' %
+                         parts.scheme)
+    if backend == 'sqlite':
+        return {'ENGINE': _ENGINES[backend], 'NAME': parts.path[1:]}
+    database = {'ENGINE': _ENGINES[backend],
+                'NAME': urllib.parse.unquote(parts.path.lstrip('/')),
+                'HOST': parts.hostname or '',
+                'PORT': str(parts.port or ''),
+                'USER': urllib.parse.unquote(parts.username or ''),
+                'PASSWORD': urllib.parse.unquote(parts.password or '')}
+    query = urllib.parse.parse_qs(parts.query)
+    options = {option: query[option][-1]
+               for option in ('charset', 'unix_socket') if option in query}
+    if options and backend == 'mysql':
+        database['OPTIONS'] = options
+    return database
 
 
 def add_journal(namespace):

@@ -17,19 +17,11 @@ consumer from it.  A throwaway MariaDB server runs on a Unix socket
 (Debian's ``mariadb-server``, installed by ``./run test`` as root), spoken
 to with PyMySQL, as oslo.db does."""
 
-import os
-import shutil
-import subprocess
-import tempfile
-import time
-
 import pytest
 
 from tests.integration.batches import shared_journal
+from tests import mariadb as mariadb_server
 
-MARIADBD = shutil.which('mariadbd') or '/usr/sbin/mariadbd'
-INSTALL_DB = shutil.which('mariadb-install-db') or \
-    '/usr/bin/mariadb-install-db'
 SETTINGS = '''
 import pymysql
 pymysql.install_as_MySQLdb()
@@ -45,50 +37,17 @@ DATABASES = {'default': {},
 '''
 
 pytestmark = pytest.mark.skipif(
-    not os.path.exists(MARIADBD) and
-    os.environ.get('ORPHAN_MARIADB_REQUIRED') != '1',
-    reason="Debian's mariadb-server is not installed")
+    mariadb_server.MISSING, reason="Debian's mariadb-server is not installed")
 
 
 @pytest.fixture(scope='module')
 def mariadb():
     """The socket of a fresh server with an empty ``orphan_journal``."""
-    home = tempfile.mkdtemp(prefix='orphan-mariadb-')
-    data, socket = os.path.join(home, 'data'), os.path.join(home, 'sock')
-    user = ['--user=mysql'] if os.geteuid() == 0 else []
-    if os.geteuid() == 0:
-        shutil.chown(home, 'mysql', 'mysql')
-    subprocess.run([INSTALL_DB, '--no-defaults', '--datadir=' + data,
-                    '--auth-root-authentication-method=normal',
-                    '--skip-test-db', *user],
-                   check=True, capture_output=True, text=True)
-    log = open(os.path.join(home, 'log'), 'w')
-    server = subprocess.Popen(
-        [MARIADBD, '--no-defaults', '--datadir=' + data,
-         '--socket=' + socket, '--skip-networking',
-         '--pid-file=' + os.path.join(home, 'pid'),
-         '--innodb-flush-log-at-trx-commit=0', *user],
-        stdout=log, stderr=subprocess.STDOUT)
-    try:
-        import pymysql
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                connection = pymysql.connect(unix_socket=socket, user='root')
-                break
-            except pymysql.err.OperationalError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(open(log.name).read())
-                time.sleep(0.2)
-        with connection.cursor() as cursor:
-            cursor.execute('CREATE DATABASE orphan_journal CHARACTER SET '
-                           'utf8mb4')
-        connection.close()
+    with mariadb_server.server() as socket:
+        created = mariadb_server.sql(
+            socket, 'CREATE DATABASE orphan_journal CHARACTER SET utf8mb4')
+        assert created.returncode == 0, created.stderr
         yield socket
-    finally:
-        server.terminate()
-        server.wait(30)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def _statuses(socket):

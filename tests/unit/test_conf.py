@@ -69,6 +69,28 @@ def test_the_snippet_adds_the_journal_and_its_router(tmp_path):
     assert namespace['DATABASE_ROUTERS'].count(conf.JOURNAL_ROUTER) == 1
 
 
+def test_the_journal_from_devstacks_database_url():
+    """What DevStack's database_connection_url prints for each server."""
+    assert conf.journal_from_url(
+        'mysql+pymysql://root:p%40ss@[::1]:3306/orphan_journal'
+        '?charset=utf8&plugin=dbcounter') == {
+            'ENGINE': 'django.db.backends.mysql', 'NAME': 'orphan_journal',
+            'HOST': '::1', 'PORT': '3306', 'USER': 'root',
+            'PASSWORD': 'p@ss', 'OPTIONS': {'charset': 'utf8'}}
+    assert conf.journal_from_url(
+        'mysql+pymysql://root@localhost/j?unix_socket=/run/mysqld.sock'
+    )['OPTIONS'] == {'unix_socket': '/run/mysqld.sock'}
+    assert conf.journal_from_url(
+        'postgresql://root:secret@10.0.0.1/orphan_journal') == {
+            'ENGINE': 'django.db.backends.postgresql',
+            'NAME': 'orphan_journal', 'HOST': '10.0.0.1', 'PORT': '',
+            'USER': 'root', 'PASSWORD': 'secret'}
+    assert conf.journal_from_url('sqlite:////var/lib/j.sqlite3') == {
+        'ENGINE': 'django.db.backends.sqlite3', 'NAME': '/var/lib/j.sqlite3'}
+    with pytest.raises(conf.BadSetting, match='oracle'):
+        conf.journal_from_url('oracle://scott:tiger@db/orcl')
+
+
 def test_the_journal_directory_defaults_to_the_users_state(monkeypatch):
     monkeypatch.delenv(conf.JOURNAL_DIR.name, raising=False)
     monkeypatch.setenv('XDG_STATE_HOME', '/var/state')
@@ -88,6 +110,48 @@ def test_the_check_names_a_missing_journal_and_router(settings):
                                         'orphan_dashboard.E002']
     assert all(isinstance(p, checks.Error) and conf.SNIPPET in p.hint
                for p in problems)
+
+
+class OtherRouter:
+    """A router of another app, which the journal's must not replace."""
+
+
+OTHER_ROUTER = __name__ + '.OtherRouter'
+
+
+def test_without_the_snippet_the_journal_is_embedded_with_a_warning(
+        settings, tmp_path):
+    """The enabled file alone (Kolla, OpenStack-Ansible): the app adds
+    the sqlite journal and its router, and the check says what several
+    Horizon nodes must set instead."""
+    from django.apps import apps as django_apps
+
+    config = django_apps.get_app_config('orphan_dashboard')
+    assert apps.default_journal() is False
+    assert apps.check_journal_shared() == []
+    databases = {k: v for k, v in settings.DATABASES.items()
+                 if k != conf.JOURNAL_DATABASE}
+    with override_settings(DATABASES=databases,
+                           DATABASE_ROUTERS=[OTHER_ROUTER],
+                           ORPHAN_AUDIT_JOURNAL_DIR=str(tmp_path)):
+        assert apps.default_journal() is True
+        from django.conf import settings as current
+        assert current.DATABASES[conf.JOURNAL_DATABASE] == {
+            'ENGINE': 'django.db.backends.sqlite3',
+            'NAME': str(tmp_path / 'journal.sqlite3')}
+        assert current.DATABASE_ROUTERS == [conf.JOURNAL_ROUTER,
+                                            OTHER_ROUTER]
+        assert apps.check_journal() == []
+        config.journal_defaulted = True
+        try:
+            (warning,) = apps.check_journal_shared()
+        finally:
+            config.journal_defaulted = False
+    assert isinstance(warning, checks.Warning)
+    assert warning.id == 'orphan_dashboard.W001'
+    assert str(tmp_path / 'journal.sqlite3') in warning.msg
+    assert "DATABASES['orphan_journal']" in warning.hint
+    assert conf.SNIPPET in warning.hint
 
 
 def test_the_check_names_a_python_background_sweeps_cannot_use(

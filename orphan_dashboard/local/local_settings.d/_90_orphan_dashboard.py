@@ -11,7 +11,9 @@
 # under the License.
 
 # Orphaned Allocations: the journal's database and router.  Copy this file
-# into openstack_dashboard/local/local_settings.d/ next to the enabled file.
+# into openstack_dashboard/local/local_settings.d/ next to the enabled file
+# to choose the journal yourself; without it the panel keeps the same
+# sqlite journal and manage.py check warns (orphan_dashboard.W001).
 #
 # The journal is a sqlite file in ORPHAN_AUDIT_JOURNAL_DIR (set it in
 # local_settings.py) unless DATABASES already has 'orphan_journal': on

@@ -1,0 +1,114 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""One scratch virtualenv with a plain Horizon and this package's wheel,
+shared by the install tests: installing Horizon is most of their time."""
+
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+VERSIONS = '''
+from importlib import metadata
+print(metadata.version('horizon'), metadata.version('Django'))
+'''
+
+LOCAL_SETTINGS = '''
+CACHES = {'default': {
+    'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}}
+STATIC_ROOT = %(static)r
+COMPRESS_ENABLED = True
+COMPRESS_OFFLINE = True
+ORPHAN_AUDIT_JOURNAL_DIR = %(journal)r
+'''
+REGISTERED = '''
+import django
+django.setup()
+from django.conf import settings
+from django.urls import reverse
+import horizon
+print(reverse('horizon:admin:orphaned_allocations:index'))
+panel = horizon.get_dashboard('admin').get_panel('orphaned_allocations')
+group = horizon.get_dashboard('admin').get_panel_group('compute')
+assert panel in list(group), list(group)
+print(panel.name)
+from orphan_dashboard.api import client
+from orphan_dashboard import journal
+cloud = client.Cloud('http://keystone/v3', 'RegionOne', 'http://placement',
+                     'placement-id')
+log = journal.Journal('cli', cloud)
+log.finish(log.begin_service('delete', {'uuid': 'service-1'}, 'provider-1',
+                             'install test'), 'applied')
+found, _, _ = journal.entries(cloud)
+print(found[0].subject, found[0].status, 'entries:', len(found))
+print(settings.DATABASES['orphan_journal']['NAME'])
+'''
+
+
+def run(args, **kwargs):
+    result = subprocess.run(args, capture_output=True, text=True, **kwargs)
+    assert result.returncode == 0, (args, result.stdout[-3000:],
+                                    result.stderr[-3000:])
+    return result.stdout
+
+
+def versions(python):
+    return run([python, '-c', VERSIONS]).strip()
+
+
+@pytest.fixture(scope='session')
+def horizon(tmp_path_factory):
+    """Horizon 27 (or the series ``ORPHAN_INSTALL_REQUIREMENTS`` names) in
+    a virtualenv, and this package built as a wheel, not yet installed."""
+    base = tmp_path_factory.mktemp('horizon')
+    venv = base / 'venv'
+    run([sys.executable, '-m', 'venv', str(venv)])
+    python = str(venv / 'bin' / 'python')
+    pip = [python, '-m', 'pip', 'install', '-q']
+    older = os.environ.get('ORPHAN_INSTALL_REQUIREMENTS')
+    if older:
+        run(pip + ['-r', older])
+    else:
+        run(pip + ['-c', os.path.join(ROOT, 'constraints.txt'),
+                   'horizon==27.0.0', 'Django<6'])
+    wheels = base / 'wheels'
+    run([python, '-m', 'pip', 'wheel', '-q', '--no-deps', '-w', str(wheels),
+         ROOT])
+    (wheel,) = wheels.iterdir()
+    dashboard = run([python, '-c', 'import openstack_dashboard, os; '
+                     'print(os.path.dirname(openstack_dashboard.__file__))'
+                     ]).strip()
+    return types.SimpleNamespace(python=python, pip=pip, wheel=wheel,
+                                 dashboard=dashboard,
+                                 versions=versions(python))
+
+
+def local_files(dashboard):
+    """Every file under openstack_dashboard/local/."""
+    found = set()
+    for dirpath, _dirs, files in os.walk(os.path.join(dashboard, 'local')):
+        found.update(os.path.join(dirpath, f) for f in files)
+    return found
+
+
+@pytest.fixture
+def dashboard(horizon):
+    """The shared Horizon's ``local/`` as it was before the test, after."""
+    before = local_files(horizon.dashboard)
+    yield horizon
+    for path in local_files(horizon.dashboard) - before:
+        os.remove(path)
