@@ -28,6 +28,7 @@ from tests.install.conftest import REGISTERED
 from tests.install.conftest import run
 from tests.install.conftest import versions
 
+
 def test_pip_install_into_a_plain_virtualenv(dashboard, tmp_path):
     python = dashboard.python
     run(dashboard.pip + [str(dashboard.wheel)])
