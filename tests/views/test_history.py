@@ -27,11 +27,13 @@ from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import journal
 from orphan_dashboard import repair
 from tests.views.base import AdminViewTests
+from tests.views.base import assert_named
 from tests.views.base import detail
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import H3
 from tests.views.base import helpers
+from tests.views.base import hidden_ids_removed
 from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import RESTORE
@@ -95,6 +97,26 @@ class HistoryTests(AdminViewTests):
         self.assertContains(res, RESTORE + '?entry=9')
         self.assertNotContains(res, RESTORE + '?entry=10')
         self.assertContains(res, RESTORE + '?batch=' + 'b' * 32)
+
+    @helpers.create_mocks({service: ['report', 'history', 'names']})
+    def test_history_names_the_providers_and_owners_it_knows(self):
+        """*Before → after* says host1, not host1's uuid, as the Provider
+        column does (the uuid one hover away), and an owner change names
+        the projects."""
+        self.mock_report.return_value = Incidents().report
+        self.mock_names.return_value = {
+            'projects': {'p-old': 'legacy-project', 'p': 'web'},
+            'users': {}}
+        moved = entry(8, before={H1: {'VCPU': 1}, H2: {'VCPU': 1}},
+                      after={H2: {'VCPU': 1}}, before_project='p-old',
+                      before_user='u-old')
+        self.mock_history.return_value = ([moved], False, False, {})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        shown = hidden_ids_removed(res)
+        assert_named(res, H1, H2)
+        self.assertIn('host1: VCPU=1; host2: VCPU=1 → host2: VCPU=1', shown)
+        self.assertIn('(project legacy-project → web)', shown)
+        self.assertContains(res, 'title="%s"' % H1)
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_the_filter_is_kept_and_used(self):

@@ -22,7 +22,10 @@ from urllib import parse as urlparse
 from django import shortcuts
 from django.template import defaultfilters
 from django.urls import reverse
+from django.utils.html import conditional_escape
 from django.utils.html import format_html
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from horizon import exceptions
@@ -628,12 +631,36 @@ def _change(entry):
         if entry.before:
             return _('%s → deleted') % _provider_summary(entry.before)
         return _('deleted → %s') % _provider_summary(entry.after)
-    change = '%s → %s' % (labels.reason(format_allocations(entry.before)),
-                          labels.reason(format_allocations(entry.after)))
+    names = getattr(entry, 'names', None) or {}
+    change = format_html('{} → {}', _allocations(entry.before, names),
+                         _allocations(entry.after, names))
     if entry.before_project:
-        change += ' ' + _('(project %(old)s → %(new)s)') % {
-            'old': entry.before_project, 'new': entry.consumer_project}
+        projects = getattr(entry, 'project_names', None) or {}
+        owner = conditional_escape(_('(project %(old)s → %(new)s)')) % {
+            'old': conditional_escape(named(entry.before_project, projects)),
+            'new': conditional_escape(named(entry.consumer_project,
+                                            projects))}
+        change = format_html('{} {}', change, mark_safe(owner))
     return change
+
+
+def named(uuid, names):
+    """A name the panel knows, its uuid one hover away; else the uuid."""
+    name = names.get(uuid)
+    if not name:
+        return uuid or ''
+    return format_html('<span title="{}">{}</span>', uuid, name)
+
+
+def _allocations(allocations, names):
+    """A journaled side of a change, providers by name where known."""
+    if not allocations:
+        return labels.reason(format_allocations(allocations))
+    return format_html_join('; ', '{}: {}', (
+        (named(rp, names), format_resources(resources))
+        for rp, resources in sorted(
+            allocations.items(),
+            key=lambda item: (names.get(item[0]) or item[0]))))
 
 
 def _provider(entry):
@@ -710,8 +737,13 @@ def history_data(tab, provider=None):
         names = service.provider_names(tab.request)
     except Exception:
         names = {}
+    try:
+        projects = service.names(tab.request)['projects']
+    except Exception:
+        projects = {}
     for entry in found:
         entry.restorable = entry.id in restorable.get(entry.subject, ())
+        entry.names, entry.project_names = names, projects
         record = entry.before or entry.after or {}
         entry.provider_name = names.get(entry.provider) or (
             record.get('name') if entry.kind == entry.PROVIDER else None)
