@@ -167,6 +167,15 @@ def assert_named(response, *uuids):
             text[max(at - 80, 0):at + 80].split())
 
 
+def preview_cells(response, row=0):
+    """The visible text of a preview row's Before and After cells."""
+    rows = re.findall(r'<tr class="orphan-preview-row.*?</tr>',
+                      response.content.decode(), flags=re.S)
+    cells = re.findall(r'<td[^>]*>(.*?)</td>', rows[row], flags=re.S)
+    return [' '.join(html.unescape(re.sub(r'<[^>]*>', '', re.sub(
+        r'<(div|br)\b', r' \g<0>', cell))).split()) for cell in cells[-2:]]
+
+
 def tree_of_report(request, provider_uuid):
     """``service.provider_report`` as the store serves it: the tree of the
     report ``service.report`` (mocked by the test) gives."""

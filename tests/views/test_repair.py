@@ -37,6 +37,7 @@ from tests.views.base import helpers
 from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import plan_row
+from tests.views.base import preview_cells
 from tests.views.base import REPAIR
 from tests.views.base import signed_rows
 from tests.views.base import uid
@@ -132,6 +133,30 @@ class PreviewTests(AdminViewTests):
         self.assertContains(res, 'nothing will be written')
         self.assertNotContains(res, 'value="Confirm"')
         self.assertNotIn('rows', res.context['form'].initial)
+
+    @helpers.create_mocks({service: ['report', 'preview', 'names']})
+    def test_set_owner_shows_the_owner_change_by_name(self):
+        """*Set project and user* writes the same allocations under a new
+        owner: Before and After differ by the owner, named."""
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        self.mock_names.return_value = {
+            'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
+        held = {H3: {'VCPU': 1}}
+        plan = m.Plan(m.SET_OWNER, incidents.legacy, H3,
+                      m.INCOMPLETE_CONSUMER, 'legacy', 3, 'p', 'u', held,
+                      held, before_project=m.INCOMPLETE,
+                      before_user=m.INCOMPLETE)
+        self.mock_preview.return_value = [repair.Row(
+            repair.Selection(incidents.legacy, H3, m.SET_OWNER), plan=plan)]
+        res = self.client.get(REPAIR, {'sel': encoded(
+            incidents.legacy, H3, m.SET_OWNER)})
+        self.assertEqual(200, res.status_code)
+        before, after = preview_cells(res)
+        self.assertNotEqual(before, after)
+        self.assertIn('project web, user alice', after)
+        self.assertIn('no project, no user', before)
+        self.assertContains(res, 'title="p"')
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_fix_recommended_takes_recommended_rows_only(self):

@@ -22,10 +22,8 @@ from urllib import parse as urlparse
 from django import shortcuts
 from django.template import defaultfilters
 from django.urls import reverse
-from django.utils.html import conditional_escape
 from django.utils.html import format_html
 from django.utils.html import format_html_join
-from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from horizon import exceptions
@@ -636,20 +634,11 @@ def _change(entry):
                          _allocations(entry.after, names))
     if entry.before_project:
         projects = getattr(entry, 'project_names', None) or {}
-        owner = conditional_escape(_('(project %(old)s → %(new)s)')) % {
-            'old': conditional_escape(named(entry.before_project, projects)),
-            'new': conditional_escape(named(entry.consumer_project,
-                                            projects))}
-        change = format_html('{} {}', change, mark_safe(owner))
+        change = format_html('{} {}', change, labels.html_format(
+            _('(project %(old)s → %(new)s)'),
+            old=labels.named(entry.before_project, projects),
+            new=labels.named(entry.consumer_project, projects)))
     return change
-
-
-def named(uuid, names):
-    """A name the panel knows, its uuid one hover away; else the uuid."""
-    name = names.get(uuid)
-    if not name:
-        return uuid or ''
-    return format_html('<span title="{}">{}</span>', uuid, name)
 
 
 def _allocations(allocations, names):
@@ -657,7 +646,7 @@ def _allocations(allocations, names):
     if not allocations:
         return labels.reason(format_allocations(allocations))
     return format_html_join('; ', '{}: {}', (
-        (named(rp, names), format_resources(resources))
+        (labels.named(rp, names), format_resources(resources))
         for rp, resources in sorted(
             allocations.items(),
             key=lambda item: (names.get(item[0]) or item[0]))))

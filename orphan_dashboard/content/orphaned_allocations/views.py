@@ -184,6 +184,16 @@ class _PreviewView(forms.ModalFormView):
         except Exception:
             return {}
 
+    def owners(self, plan):
+        """The owner before and after, named, where ``plan`` changes it."""
+        if not plan or not plan.changes_owner:
+            return None, None
+        try:
+            names = service.names(self.request)
+        except Exception:
+            names = {}
+        return labels.owner_change(plan, names)
+
     def signed_plans(self):
         """The plans the confirm may write, as JSON-able data."""
         return [repair.dump(r.plan) for r in self.rows if r.plan]
@@ -246,7 +256,8 @@ class RepairView(_PreviewView):
             row=row, action=labels.action(row.selection.action),
             provider=names.get(row.selection.provider),
             before=_side(row.plan.before, names) if row.plan else [],
-            after=_side(row.plan.after, names) if row.plan else [])
+            after=_side(row.plan.after, names) if row.plan else [],
+            owners=self.owners(row.plan))
             for row in self.rows]
         context['actionable'] = any(row.plan for row in self.rows)
         return context
@@ -294,7 +305,8 @@ class RestoreView(_PreviewView):
             before=_side(row.plan.before, names)
             if row.plan and entry.kind != entry.PROVIDER else [],
             after=_side(row.plan.after, names)
-            if row.plan and entry.kind != entry.PROVIDER else [])
+            if row.plan and entry.kind != entry.PROVIDER else [],
+            owners=self.owners(row.plan))
             for entry, row in self.rows]
         context['actionable'] = any(row.plan for _entry, row in self.rows)
         return context
