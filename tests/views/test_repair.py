@@ -23,6 +23,7 @@ from keystoneauth1 import exceptions as ks_exc
 import pytest
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import repair
@@ -294,6 +295,32 @@ class ConfirmTests(AdminViewTests):
             ['2 changes written and journaled.',
              '1 change skipped: nothing was written for it.',
              '1 change failed.'], seen.texts('info'))
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['apply']})
+    def test_the_messages_name_the_server_the_preview_showed(self):
+        """After the confirm, each row's message names the server (and the
+        hypervisor) the preview named, not the consumer's uuid."""
+        vm, gone = uid('vm'), uid('gone-vm')
+        web = reasons.reason('nova.server', name='web-1', status='ACTIVE')
+        rows = [plan_row(vm, nova=web),
+                plan_row(gone, H1, m.DELETE, after={},
+                         nova=reasons.reason('nova.deleted_server'))]
+        signed = self.preview(rows)
+        self.mock_apply.return_value = [
+            repair.Outcome(rows[0].selection, repair.DONE, 'done'),
+            repair.Outcome(rows[1].selection, repair.SKIPPED,
+                           'its allocations changed since the preview')]
+        res = self.client.post(REPAIR, {'rows': signed})
+        self.assertNoFormErrors(res)
+        seen = self.messages_seen
+        self.assertEqual(
+            ['Trim to current host of server web-1 on host1: done.'],
+            seen.texts('success'))
+        # A deleted server has no name left: its consumer's uuid it is.
+        self.assertEqual(
+            ['Delete of consumer %s on host1 skipped: its allocations '
+             'changed since the preview' % gone], seen.texts('warning'))
 
     def assert_refused(self, data, text):
         res = self.client.post(REPAIR, data)

@@ -205,10 +205,28 @@ class _PreviewView(forms.ModalFormView):
         return {'rows': repair_forms.sign(self.request, self.form_class.kind,
                                           dict(self.signed_extra(),
                                                plans=plans,
-                                               names=self.names()))}
+                                               names=self.signed_names()))}
+
+    def signed_names(self):
+        """The names the confirm's messages use: the providers', and the
+        servers' the preview showed."""
+        return dict(self.names(), **_server_names(self.rows))
 
     def signed_extra(self):
         return {}
+
+
+def _server_names(rows):
+    """``{consumer uuid: server name}`` of the rows whose finding, as just
+    re-read, names the consumer's server."""
+    found = {}
+    for row in rows:
+        nova = getattr(getattr(row, 'finding', None), 'nova', None)
+        if getattr(nova, 'code', None) == 'nova.server':
+            name = dict(nova.params).get('name')
+            if name:
+                found[row.selection.consumer] = name
+    return found
 
 
 def _side(allocations, names):
