@@ -149,11 +149,14 @@ def signed_rows(response):
 
 def hidden_ids_removed(response):
     """The page's visible text without the ids the panel shows beside a
-    name (a hover or a small grey id away): where a uuid is left, the
-    panel shows it instead of a name it knows."""
+    name (a hover or a small grey id away) and without the equivalent
+    commands: where a uuid is left, the panel shows it instead of a name
+    it knows."""
     text = re.sub(r'<small class="text-muted orphan-provider-id">.*?'
                   r'</small>', '', response.content.decode(), flags=re.S)
     text = re.sub(r'<script.*?</script>', '', text, flags=re.S)
+    text = re.sub(r'<code class="orphan-command">.*?</code>', '', text,
+                  flags=re.S)
     return html.unescape(re.sub(r'<[^>]*>', '', text))
 
 

@@ -28,6 +28,7 @@ from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import repair
 from tests.views.base import AdminViewTests
+from tests.views.base import assert_named
 from tests.views.base import detail
 from tests.views.base import encoded
 from tests.views.base import EVIL
@@ -158,6 +159,22 @@ class PreviewTests(AdminViewTests):
         self.assertIn('project web, user alice', after)
         self.assertIn('no project, no user', before)
         self.assertContains(res, 'title="p"')
+
+    @helpers.create_mocks({service: ['report', 'preview']})
+    def test_the_preview_names_the_server_first(self):
+        """The Consumer column leads with the server's name, its uuid in
+        small grey beside it, as a provider's (and in the equivalent
+        command, where it belongs)."""
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        web = reasons.reason('nova.server', name='web-1', status='ACTIVE')
+        self.mock_preview.return_value = [plan_row(incidents.vm, nova=web)]
+        res = self.client.get(REPAIR, {'sel': encoded(incidents.vm, H1,
+                                                      m.TRIM)})
+        self.assertEqual(200, res.status_code)
+        assert_named(res, incidents.vm, H1, H2)
+        self.assertContains(res, 'web-1 <small class="text-muted '
+                            'orphan-provider-id">%s</small>' % incidents.vm)
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_fix_recommended_takes_recommended_rows_only(self):

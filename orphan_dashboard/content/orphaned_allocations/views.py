@@ -267,11 +267,13 @@ class RepairView(_PreviewView):
         return {'hints': list(getattr(self, 'hints', ()))}
 
     def get_context_data(self, **kwargs):
-        """Each row with its provider names."""
+        """Each row with its server's and its providers' names."""
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
+        servers = _server_names(self.rows)
         context['previews'] = [dict(
             row=row, action=labels.action(row.selection.action),
+            server=servers.get(row.selection.consumer),
             provider=names.get(row.selection.provider),
             before=_side(row.plan.before, names) if row.plan else [],
             after=_side(row.plan.after, names) if row.plan else [],
