@@ -88,7 +88,7 @@ def consumer_owner(project, user, names):
 def owner_change(plan, names):
     """``(before, after)`` owners of a plan that changes them, else
     ``(None, None)``: a preview shows the change, not only its reason."""
-    if not plan or not plan.changes_owner:
+    if not getattr(plan, 'changes_owner', False):
         return None, None
     return (consumer_owner(plan.before_project, plan.before_user, names),
             consumer_owner(plan.project_id, plan.user_id, names))

@@ -186,7 +186,7 @@ class _PreviewView(forms.ModalFormView):
 
     def owners(self, plan):
         """The owner before and after, named, where ``plan`` changes it."""
-        if not plan or not plan.changes_owner:
+        if not getattr(plan, 'changes_owner', False):
             return None, None
         try:
             names = service.names(self.request)
