@@ -222,6 +222,50 @@ class RestoreTests(AdminViewTests):
                           % journaled.consumer],
                          self.messages_seen.texts('success'))
 
+    @helpers.create_mocks({service: ['batch_entries', 'journal_entries',
+                                     'preview_restore', 'restore',
+                                     'report']})
+    def test_a_decommission_restore_names_the_deleted_host(self):
+        """The host's provider is gone from the audit: the restore preview
+        and its messages name it as its journaled record does."""
+        from orphan_dashboard.models import JournalEntry
+        self.mock_report.return_value = Incidents().report
+        host9 = uid('host9')
+        record = {'uuid': host9, 'name': 'host9', 'generation': 2,
+                  'parent_provider_uuid': None, 'root_provider_uuid': host9,
+                  'inventories': {'VCPU': {'total': 8}}, 'traits': [],
+                  'aggregates': []}
+        gone = entry(9, consumer='', kind=JournalEntry.PROVIDER,
+                     action=m.DELETE_PROVIDER, subject=host9, provider=host9,
+                     touched=host9, before=record, after=None,
+                     batch='b' * 32)
+        trimmed = entry(8, provider=host9, touched=host9,
+                        before={host9: {'VCPU': 1}}, batch='b' * 32)
+        self.mock_batch_entries.return_value = [gone, trimmed]
+        self.mock_journal_entries.return_value = [gone, trimmed]
+        provider_row = repair.Row(
+            repair.Selection('', host9, m.RESTORE),
+            plan=repair.ProviderPlan(m.RESTORE, host9, 'host9', None,
+                                     record))
+        plan = m.Plan(m.RESTORE, trimmed.consumer, host9, m.MOVED, '', None,
+                      'p', 'u', {}, {host9: {'VCPU': 1}})
+        consumer_row = repair.Row(
+            repair.Selection(trimmed.consumer, host9, m.RESTORE), plan=plan)
+        self.mock_preview_restore.return_value = [(gone, provider_row),
+                                                  (trimmed, consumer_row)]
+        res = self.client.get(RESTORE, {'batch': 'b' * 32})
+        self.assertEqual(200, res.status_code)
+        assert_named(res, host9)
+        self.mock_restore.return_value = [
+            repair.Outcome(provider_row.selection, repair.DONE, 'done'),
+            repair.Outcome(consumer_row.selection, repair.DONE, 'done')]
+        res = self.client.post(RESTORE, {'rows': signed_rows(res)})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual(
+            ['Restore of provider host9: done.',
+             'Restore of consumer %s on host9: done.' % trimmed.consumer],
+            self.messages_seen.texts('success'))
+
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['journal_entries', 'preview_restore',
                                      'restore']})

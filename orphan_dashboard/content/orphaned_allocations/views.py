@@ -316,6 +316,17 @@ class RestoreView(_PreviewView):
         return [[entry.id, repair.dump(row.plan)]
                 for entry, row in self.rows if row.plan]
 
+    def names(self):
+        """The audit's names, and the journaled names of the providers it
+        no longer has (a decommissioned host's)."""
+        journaled = {}
+        for entry, _row in self.rows:
+            if entry.kind == entry.PROVIDER:
+                record = entry.before or entry.after or {}
+                if record.get('name'):
+                    journaled[entry.provider] = record['name']
+        return dict(journaled, **super().names())
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
