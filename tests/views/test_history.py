@@ -119,6 +119,36 @@ class HistoryTests(AdminViewTests):
         self.assertContains(res, 'title="%s"' % H1)
 
     @helpers.create_mocks({service: ['report', 'history']})
+    def test_a_decommission_names_its_deleted_host(self):
+        """Its host's provider is gone from the audit: every entry of the
+        decommission names it as the journaled provider record does."""
+        from orphan_dashboard.models import JournalEntry
+        self.mock_report.return_value = Incidents().report
+        host9 = uid('host9')
+        record = {'uuid': host9, 'name': 'host9', 'generation': 2,
+                  'parent_provider_uuid': None, 'root_provider_uuid': host9,
+                  'inventories': {'VCPU': {'total': 8}}, 'traits': [],
+                  'aggregates': []}
+        service_entry = entry(
+            10, consumer='', kind=JournalEntry.SERVICE,
+            action=m.DELETE_SERVICE, subject=uid('service'), provider=host9,
+            batch='b' * 32, before={'uuid': uid('service'), 'host': 'host9'})
+        gone = entry(9, consumer='', kind=JournalEntry.PROVIDER,
+                     action=m.DELETE_PROVIDER, subject=host9, provider=host9,
+                     touched=host9, before=record, after=None,
+                     batch='b' * 32)
+        trimmed = entry(8, provider=host9, touched=host9,
+                        before={host9: {'VCPU': 1}, H2: {'VCPU': 1}},
+                        after={H2: {'VCPU': 1}}, batch='b' * 32)
+        self.mock_history.return_value = (
+            [service_entry, gone, trimmed], False, False, {host9: {9}})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        self.assertEqual(200, res.status_code)
+        assert_named(res, host9, H2)
+        self.assertIn('host2: VCPU=1; host9: VCPU=1 → host2: VCPU=1',
+                      hidden_ids_removed(res))
+
+    @helpers.create_mocks({service: ['report', 'history']})
     def test_the_filter_is_kept_and_used(self):
         """Horizon keeps a server-side filter only for a DataTableView:
         the tab's filter is posted, stored and read back by our view."""

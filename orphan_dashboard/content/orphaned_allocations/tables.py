@@ -730,12 +730,16 @@ def history_data(tab, provider=None):
         projects = service.names(tab.request)['projects']
     except Exception:
         projects = {}
+    # A decommissioned host's provider is gone from the audit: its
+    # journaled record still names it.
+    names = dict({entry.provider: (entry.before or entry.after or {}).get(
+        'name') for entry in found if entry.kind == entry.PROVIDER}, **names)
     for entry in found:
         entry.restorable = entry.id in restorable.get(entry.subject, ())
         entry.names, entry.project_names = names, projects
-        record = entry.before or entry.after or {}
         entry.provider_name = names.get(entry.provider) or (
-            record.get('name') if entry.kind == entry.PROVIDER else None)
+            (entry.before or {}).get('host')
+            if entry.kind == entry.SERVICE else None)
     return found
 
 
