@@ -160,6 +160,29 @@ class PreviewTests(AdminViewTests):
         self.assertIn('no project, no user', before)
         self.assertContains(res, 'title="p"')
 
+    @helpers.create_mocks({service: ['report', 'preview', 'names']})
+    def test_the_set_owner_reason_names_the_owner(self):
+        """The incomplete consumer's reason, as the engine words it, names
+        its server's project and user rather than their ids."""
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        self.mock_names.return_value = {
+            'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
+        (finding,) = [f for f in incidents.report.findings
+                      if f.consumer == incidents.legacy]
+        held = {H3: dict(finding.resources)}
+        plan = m.Plan(m.SET_OWNER, incidents.legacy, H3,
+                      m.INCOMPLETE_CONSUMER, finding.reason, 3, 'p', 'u',
+                      held, held, before_project=m.INCOMPLETE,
+                      before_user=m.INCOMPLETE)
+        self.mock_preview.return_value = [repair.Row(
+            repair.Selection(incidents.legacy, H3, m.SET_OWNER), plan=plan,
+            finding=finding)]
+        res = self.client.get(REPAIR, {'sel': encoded(
+            incidents.legacy, H3, m.SET_OWNER)})
+        self.assertContains(res, 'its server belongs to project web, user '
+                                 'alice')
+
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_the_preview_names_the_server_first(self):
         """The Consumer column leads with the server's name, its uuid in

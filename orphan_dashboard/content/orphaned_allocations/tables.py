@@ -31,7 +31,6 @@ from horizon import tables
 from horizon.utils import functions as utils
 
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import format_allocations
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms
@@ -367,22 +366,10 @@ class ShownFinding:
         self.project_name = names['projects'].get(finding.project_id)
         self.user_name = names['users'].get(finding.user_id)
         self.hypervisor = hypervisors.get(finding.host)
-        self.reason = _owner_named(finding.reason, names)
+        self.reason = labels.owner_named(finding.reason, names)
 
     def __getattr__(self, name):
         return getattr(self.finding, name)
-
-
-def _owner_named(reason, names):
-    """An incomplete consumer's reason naming its server's project and
-    user as Keystone does, rather than by their ids."""
-    if getattr(reason, 'code', None) != 'incomplete_consumer':
-        return reason
-    params = dict(reason.params)
-    return reasons.reason(
-        reason.code,
-        project=names['projects'].get(params['project'], params['project']),
-        user=names['users'].get(params['user'], params['user']))
 
 
 def shown_findings(findings, report, names):

@@ -184,15 +184,17 @@ class _PreviewView(forms.ModalFormView):
         except Exception:
             return {}
 
+    def owner_names(self):
+        try:
+            return service.names(self.request)
+        except Exception:
+            return {}
+
     def owners(self, plan):
         """The owner before and after, named, where ``plan`` changes it."""
         if not getattr(plan, 'changes_owner', False):
             return None, None
-        try:
-            names = service.names(self.request)
-        except Exception:
-            names = {}
-        return labels.owner_change(plan, names)
+        return labels.owner_change(plan, self.owner_names())
 
     def signed_plans(self):
         """The plans the confirm may write, as JSON-able data."""
@@ -271,9 +273,13 @@ class RepairView(_PreviewView):
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
         servers = _server_names(self.rows)
+        owners = self.owner_names() if any(
+            row.finding for row in self.rows) else {}
         context['previews'] = [dict(
             row=row, action=labels.action(row.selection.action),
             server=servers.get(row.selection.consumer),
+            reason=row.finding and labels.owner_named(row.finding.reason,
+                                                      owners),
             provider=names.get(row.selection.provider),
             before=_side(row.plan.before, names) if row.plan else [],
             after=_side(row.plan.after, names) if row.plan else [],
