@@ -459,7 +459,8 @@ def cmd_restore(args, clients, out):
             restorable)
     if args.json:
         json.dump({'plans': [{'entry': entry.id, 'commands': row.commands,
-                              'error': row.error, 'notes': list(row.notes)}
+                              'error': row.error,
+                              'notes': [str(note) for note in row.notes]}
                              for entry, row in pairs],
                    'outcomes': outcomes_json(outcomes)},
                   out, indent=2, sort_keys=True)

@@ -481,8 +481,10 @@ def restore_notes(placement_client, nova_client, entries):
         auditor = classify.Auditor(restored, min_age=0)
         for finding in auditor.consumer_findings(entry.consumer):
             if finding.problem:
-                found.append('after the restore it would be %s: %s' % (
-                    finding.verdict, finding.reason))
+                found.append(reasons.reason(
+                    'restore.would_be',
+                    verdict=reasons.verdict_name(finding.verdict),
+                    reason=finding.reason))
                 break
         notes[entry.id] = tuple(found)
     return notes

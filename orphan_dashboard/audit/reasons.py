@@ -138,6 +138,8 @@ MESSAGES = {
         'the project and user of consumer %(consumer)s are unknown'),
     'cannot.still_wrong': N_(
         'after %(action)s it would still be %(verdict)s: %(reason)s'),
+    'restore.would_be': N_(
+        'after the restore it would be %(verdict)s: %(reason)s'),
     'cannot.already_restored': N_(
         'consumer %(consumer)s is already as it was before'),
     'cannot.changed_since': N_(

@@ -90,7 +90,7 @@ def test_findings_written_seconds_ago_wait_for_the_minimum_age(
                         '--min-age', '600', '--json')
     assert undo.returncode == 3, undo.stdout + undo.stderr
     (plan,) = json.loads(undo.stdout)['plans']
-    assert any('after the restore it would be wrong_amount' in note
+    assert any('after the restore it would be wrong amount:' in note
                for note in plan['notes']), plan
 
 

@@ -16,6 +16,8 @@
 fails on unexpected error messages.
 """
 
+import html
+import re
 from unittest import mock
 
 from django.urls import reverse
@@ -143,6 +145,38 @@ def encoded(consumer, provider, action):
 def signed_rows(response):
     """The signed rows a preview page hands its confirm."""
     return response.context['form'].initial['rows']
+
+
+def hidden_ids_removed(response):
+    """The page's visible text without the ids the panel shows beside a
+    name (a hover or a small grey id away) and without the equivalent
+    commands: where a uuid is left, the panel shows it instead of a name
+    it knows."""
+    text = re.sub(r'<small class="text-muted orphan-provider-id">.*?'
+                  r'</small>', '', response.content.decode(), flags=re.S)
+    text = re.sub(r'<script.*?</script>', '', text, flags=re.S)
+    text = re.sub(r'<code class="orphan-command">.*?</code>', '', text,
+                  flags=re.S)
+    return html.unescape(re.sub(r'<[^>]*>', '', text))
+
+
+def assert_named(response, *uuids):
+    """None of ``uuids`` is shown where the panel knows its name: the
+    message quotes where one was."""
+    text = hidden_ids_removed(response)
+    for uuid in uuids:
+        at = text.find(uuid)
+        assert at < 0, 'uuid shown instead of its name: %r' % ' '.join(
+            text[max(at - 80, 0):at + 80].split())
+
+
+def preview_cells(response, row=0):
+    """The visible text of a preview row's Before and After cells."""
+    rows = re.findall(r'<tr class="orphan-preview-row.*?</tr>',
+                      response.content.decode(), flags=re.S)
+    cells = re.findall(r'<td[^>]*>(.*?)</td>', rows[row], flags=re.S)
+    return [' '.join(html.unescape(re.sub(r'<[^>]*>', '', re.sub(
+        r'<(div|br)\b', r' \g<0>', cell))).split()) for cell in cells[-2:]]
 
 
 def tree_of_report(request, provider_uuid):

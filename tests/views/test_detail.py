@@ -224,6 +224,17 @@ class DetailTests(AdminViewTests):
         self.assertContains(res, sel_link(incidents.legacy, H3, 'set_owner'))
         self.assertContains(res, 'Set project and user')
 
+    @helpers.create_mocks({service: ['report', 'names']})
+    def test_incomplete_consumer_names_its_servers_owner(self):
+        """The reason names the project and user Keystone knows, not
+        their ids."""
+        self.mock_report.return_value = Incidents().report
+        self.mock_names.return_value = {'projects': {'p': 'web'},
+                                        'users': {'u': 'alice'}}
+        res = self.client.get(detail(H3))
+        self.assertContains(res, 'its server belongs to project web, user '
+                                 'alice')
+
     @helpers.create_mocks({service: ['report']})
     def test_malformed_provider_is_404(self):
         for bad in ('not-a-uuid', H1[:-1], H1 + 'a', '..%2F'):

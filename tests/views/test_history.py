@@ -27,11 +27,13 @@ from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import journal
 from orphan_dashboard import repair
 from tests.views.base import AdminViewTests
+from tests.views.base import assert_named
 from tests.views.base import detail
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import H3
 from tests.views.base import helpers
+from tests.views.base import hidden_ids_removed
 from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import RESTORE
@@ -95,6 +97,56 @@ class HistoryTests(AdminViewTests):
         self.assertContains(res, RESTORE + '?entry=9')
         self.assertNotContains(res, RESTORE + '?entry=10')
         self.assertContains(res, RESTORE + '?batch=' + 'b' * 32)
+
+    @helpers.create_mocks({service: ['report', 'history', 'names']})
+    def test_history_names_the_providers_and_owners_it_knows(self):
+        """*Before → after* says host1, not host1's uuid, as the Provider
+        column does (the uuid one hover away), and an owner change names
+        the projects."""
+        self.mock_report.return_value = Incidents().report
+        self.mock_names.return_value = {
+            'projects': {'p-old': 'legacy-project', 'p': 'web'},
+            'users': {}}
+        moved = entry(8, before={H1: {'VCPU': 1}, H2: {'VCPU': 1}},
+                      after={H2: {'VCPU': 1}}, before_project='p-old',
+                      before_user='u-old')
+        self.mock_history.return_value = ([moved], False, False, {})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        shown = hidden_ids_removed(res)
+        assert_named(res, H1, H2)
+        self.assertIn('host1: VCPU=1; host2: VCPU=1 → host2: VCPU=1', shown)
+        self.assertIn('(project legacy-project → web)', shown)
+        self.assertContains(res, 'title="%s"' % H1)
+
+    @helpers.create_mocks({service: ['report', 'history']})
+    def test_a_decommission_names_its_deleted_host(self):
+        """Its host's provider is gone from the audit: every entry of the
+        decommission names it as the journaled provider record does."""
+        from orphan_dashboard.models import JournalEntry
+        self.mock_report.return_value = Incidents().report
+        host9 = uid('host9')
+        record = {'uuid': host9, 'name': 'host9', 'generation': 2,
+                  'parent_provider_uuid': None, 'root_provider_uuid': host9,
+                  'inventories': {'VCPU': {'total': 8}}, 'traits': [],
+                  'aggregates': []}
+        service_entry = entry(
+            10, consumer='', kind=JournalEntry.SERVICE,
+            action=m.DELETE_SERVICE, subject=uid('service'), provider=host9,
+            batch='b' * 32, before={'uuid': uid('service'), 'host': 'host9'})
+        gone = entry(9, consumer='', kind=JournalEntry.PROVIDER,
+                     action=m.DELETE_PROVIDER, subject=host9, provider=host9,
+                     touched=host9, before=record, after=None,
+                     batch='b' * 32)
+        trimmed = entry(8, provider=host9, touched=host9,
+                        before={host9: {'VCPU': 1}, H2: {'VCPU': 1}},
+                        after={H2: {'VCPU': 1}}, batch='b' * 32)
+        self.mock_history.return_value = (
+            [service_entry, gone, trimmed], False, False, {host9: {9}})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        self.assertEqual(200, res.status_code)
+        assert_named(res, host9, H2)
+        self.assertIn('host2: VCPU=1; host9: VCPU=1 → host2: VCPU=1',
+                      hidden_ids_removed(res))
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_the_filter_is_kept_and_used(self):
@@ -199,6 +251,50 @@ class RestoreTests(AdminViewTests):
         self.assertEqual(['Restore of consumer %s on host1: done.'
                           % journaled.consumer],
                          self.messages_seen.texts('success'))
+
+    @helpers.create_mocks({service: ['batch_entries', 'journal_entries',
+                                     'preview_restore', 'restore',
+                                     'report']})
+    def test_a_decommission_restore_names_the_deleted_host(self):
+        """The host's provider is gone from the audit: the restore preview
+        and its messages name it as its journaled record does."""
+        from orphan_dashboard.models import JournalEntry
+        self.mock_report.return_value = Incidents().report
+        host9 = uid('host9')
+        record = {'uuid': host9, 'name': 'host9', 'generation': 2,
+                  'parent_provider_uuid': None, 'root_provider_uuid': host9,
+                  'inventories': {'VCPU': {'total': 8}}, 'traits': [],
+                  'aggregates': []}
+        gone = entry(9, consumer='', kind=JournalEntry.PROVIDER,
+                     action=m.DELETE_PROVIDER, subject=host9, provider=host9,
+                     touched=host9, before=record, after=None,
+                     batch='b' * 32)
+        trimmed = entry(8, provider=host9, touched=host9,
+                        before={host9: {'VCPU': 1}}, batch='b' * 32)
+        self.mock_batch_entries.return_value = [gone, trimmed]
+        self.mock_journal_entries.return_value = [gone, trimmed]
+        provider_row = repair.Row(
+            repair.Selection('', host9, m.RESTORE),
+            plan=repair.ProviderPlan(m.RESTORE, host9, 'host9', None,
+                                     record))
+        plan = m.Plan(m.RESTORE, trimmed.consumer, host9, m.MOVED, '', None,
+                      'p', 'u', {}, {host9: {'VCPU': 1}})
+        consumer_row = repair.Row(
+            repair.Selection(trimmed.consumer, host9, m.RESTORE), plan=plan)
+        self.mock_preview_restore.return_value = [(gone, provider_row),
+                                                  (trimmed, consumer_row)]
+        res = self.client.get(RESTORE, {'batch': 'b' * 32})
+        self.assertEqual(200, res.status_code)
+        assert_named(res, host9)
+        self.mock_restore.return_value = [
+            repair.Outcome(provider_row.selection, repair.DONE, 'done'),
+            repair.Outcome(consumer_row.selection, repair.DONE, 'done')]
+        res = self.client.post(RESTORE, {'rows': signed_rows(res)})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual(
+            ['Restore of provider host9: done.',
+             'Restore of consumer %s on host9: done.' % trimmed.consumer],
+            self.messages_seen.texts('success'))
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['journal_entries', 'preview_restore',

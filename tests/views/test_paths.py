@@ -143,6 +143,15 @@ REPAIRABLE = (m.EVACUATED_SOURCE, m.MOVED, m.DELETED_INSTANCE,
               m.INCOMPLETE_CONSUMER, m.UNKNOWN_CONSUMER)
 
 
+def shown(cloud, consumer):
+    """How a confirm's message names a consumer: by its server's name,
+    else by its uuid."""
+    server = cloud.snapshot.servers.get(consumer)
+    if server is not None:
+        return 'server %s on ' % server.name
+    return 'consumer %s on ' % consumer
+
+
 class PathTests(AdminViewTests):
     databases = {'default', 'orphan_journal'}
 
@@ -267,7 +276,7 @@ class PathTests(AdminViewTests):
         seen = self.messages_seen
         self.assertGreater(len(written), 1)
         (skipped,) = seen.texts('warning')
-        self.assertIn(written[0], skipped)
+        self.assertIn(shown(cloud, written[0]), skipped)
         self.assertIn('already as this change would leave it', skipped)
         self.assertEqual(len(written) - 1, len(seen.texts('success')))
         self.assertEqual([], seen.texts('error'))
@@ -297,9 +306,9 @@ class PathTests(AdminViewTests):
             self.confirm_with_errors(self.client.get(res['location']))
         seen = self.messages_seen
         (done,) = seen.texts('success')
-        self.assertIn(calls[0], done)
+        self.assertIn(shown(cloud, calls[0]), done)
         (failed,) = seen.texts('error')
-        self.assertIn(calls[1], failed)
+        self.assertIn(shown(cloud, calls[1]), failed)
         self.assertIn('not written: the journal could not record it first',
                       failed)
         # The journal database's own words go to the log, not the user.

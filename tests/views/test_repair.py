@@ -23,10 +23,12 @@ from keystoneauth1 import exceptions as ks_exc
 import pytest
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard import repair
 from tests.views.base import AdminViewTests
+from tests.views.base import assert_named
 from tests.views.base import detail
 from tests.views.base import encoded
 from tests.views.base import EVIL
@@ -37,6 +39,7 @@ from tests.views.base import helpers
 from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import plan_row
+from tests.views.base import preview_cells
 from tests.views.base import REPAIR
 from tests.views.base import signed_rows
 from tests.views.base import uid
@@ -132,6 +135,69 @@ class PreviewTests(AdminViewTests):
         self.assertContains(res, 'nothing will be written')
         self.assertNotContains(res, 'value="Confirm"')
         self.assertNotIn('rows', res.context['form'].initial)
+
+    @helpers.create_mocks({service: ['report', 'preview', 'names']})
+    def test_set_owner_shows_the_owner_change_by_name(self):
+        """*Set project and user* writes the same allocations under a new
+        owner: Before and After differ by the owner, named."""
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        self.mock_names.return_value = {
+            'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
+        held = {H3: {'VCPU': 1}}
+        plan = m.Plan(m.SET_OWNER, incidents.legacy, H3,
+                      m.INCOMPLETE_CONSUMER, 'legacy', 3, 'p', 'u', held,
+                      held, before_project=m.INCOMPLETE,
+                      before_user=m.INCOMPLETE)
+        self.mock_preview.return_value = [repair.Row(
+            repair.Selection(incidents.legacy, H3, m.SET_OWNER), plan=plan)]
+        res = self.client.get(REPAIR, {'sel': encoded(
+            incidents.legacy, H3, m.SET_OWNER)})
+        self.assertEqual(200, res.status_code)
+        before, after = preview_cells(res)
+        self.assertNotEqual(before, after)
+        self.assertIn('project web, user alice', after)
+        self.assertIn('no project, no user', before)
+        self.assertContains(res, 'title="p"')
+
+    @helpers.create_mocks({service: ['report', 'preview', 'names']})
+    def test_the_set_owner_reason_names_the_owner(self):
+        """The incomplete consumer's reason, as the engine words it, names
+        its server's project and user rather than their ids."""
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        self.mock_names.return_value = {
+            'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
+        (finding,) = [f for f in incidents.report.findings
+                      if f.consumer == incidents.legacy]
+        held = {H3: dict(finding.resources)}
+        plan = m.Plan(m.SET_OWNER, incidents.legacy, H3,
+                      m.INCOMPLETE_CONSUMER, finding.reason, 3, 'p', 'u',
+                      held, held, before_project=m.INCOMPLETE,
+                      before_user=m.INCOMPLETE)
+        self.mock_preview.return_value = [repair.Row(
+            repair.Selection(incidents.legacy, H3, m.SET_OWNER), plan=plan,
+            finding=finding)]
+        res = self.client.get(REPAIR, {'sel': encoded(
+            incidents.legacy, H3, m.SET_OWNER)})
+        self.assertContains(res, 'its server belongs to project web, user '
+                                 'alice')
+
+    @helpers.create_mocks({service: ['report', 'preview']})
+    def test_the_preview_names_the_server_first(self):
+        """The Consumer column leads with the server's name, its uuid in
+        small grey beside it, as a provider's (and in the equivalent
+        command, where it belongs)."""
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        web = reasons.reason('nova.server', name='web-1', status='ACTIVE')
+        self.mock_preview.return_value = [plan_row(incidents.vm, nova=web)]
+        res = self.client.get(REPAIR, {'sel': encoded(incidents.vm, H1,
+                                                      m.TRIM)})
+        self.assertEqual(200, res.status_code)
+        assert_named(res, incidents.vm, H1, H2)
+        self.assertContains(res, 'web-1 <small class="text-muted '
+                            'orphan-provider-id">%s</small>' % incidents.vm)
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_fix_recommended_takes_recommended_rows_only(self):
@@ -269,6 +335,32 @@ class ConfirmTests(AdminViewTests):
             ['2 changes written and journaled.',
              '1 change skipped: nothing was written for it.',
              '1 change failed.'], seen.texts('info'))
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['apply']})
+    def test_the_messages_name_the_server_the_preview_showed(self):
+        """After the confirm, each row's message names the server (and the
+        hypervisor) the preview named, not the consumer's uuid."""
+        vm, gone = uid('vm'), uid('gone-vm')
+        web = reasons.reason('nova.server', name='web-1', status='ACTIVE')
+        rows = [plan_row(vm, nova=web),
+                plan_row(gone, H1, m.DELETE, after={},
+                         nova=reasons.reason('nova.deleted_server'))]
+        signed = self.preview(rows)
+        self.mock_apply.return_value = [
+            repair.Outcome(rows[0].selection, repair.DONE, 'done'),
+            repair.Outcome(rows[1].selection, repair.SKIPPED,
+                           'its allocations changed since the preview')]
+        res = self.client.post(REPAIR, {'rows': signed})
+        self.assertNoFormErrors(res)
+        seen = self.messages_seen
+        self.assertEqual(
+            ['Trim to current host of server web-1 on host1: done.'],
+            seen.texts('success'))
+        # A deleted server has no name left: its consumer's uuid it is.
+        self.assertEqual(
+            ['Delete of consumer %s on host1 skipped: its allocations '
+             'changed since the preview' % gone], seen.texts('warning'))
 
     def assert_refused(self, data, text):
         res = self.client.post(REPAIR, data)

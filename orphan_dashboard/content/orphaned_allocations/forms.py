@@ -136,6 +136,10 @@ def _what(selection, names):
     provider = names.get(selection.provider) or selection.provider
     if not selection.consumer:
         return _('provider %s') % provider
+    server = names.get(selection.consumer)
+    if server:
+        return _('server %(server)s on %(provider)s') % {
+            'server': server, 'provider': provider}
     return _('consumer %(consumer)s on %(provider)s') % {
         'consumer': selection.consumer, 'provider': provider}
 

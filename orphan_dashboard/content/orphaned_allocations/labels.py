@@ -12,6 +12,9 @@
 
 """Translatable names for the engine's verdict and action codes."""
 
+from django.utils.html import conditional_escape
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -55,6 +58,53 @@ def reason(value):
     """The engine's :class:`~reasons.Reason` in the user's language (any
     other value as it is)."""
     return reasons.render(value, gettext)
+
+
+def html_format(text, **values):
+    """A translated %-format text with HTML values, both escaped."""
+    return mark_safe(conditional_escape(text) % {
+        key: conditional_escape(value) for key, value in values.items()})
+
+
+def named(uuid, names):
+    """A name the panel knows, its uuid one hover away; else the uuid."""
+    name = names.get(uuid)
+    if not name:
+        return uuid or ''
+    return format_html('<span title="{}">{}</span>', uuid, name)
+
+
+def consumer_owner(project, user, names):
+    """A consumer's project and user by name (``names`` as
+    ``service.names`` gives them); none for an incomplete consumer's."""
+    if project == m.INCOMPLETE:
+        return format_html('<span title="{}">{}</span>', project,
+                           _('no project, no user'))
+    return html_format(_('project %(project)s, user %(user)s'),
+                       project=named(project, names.get('projects', {})),
+                       user=named(user, names.get('users', {})))
+
+
+def owner_named(reason, names):
+    """An incomplete consumer's reason naming its server's project and
+    user as Keystone does, rather than by their ids."""
+    if getattr(reason, 'code', None) != 'incomplete_consumer':
+        return reason
+    params = dict(reason.params)
+    projects, users = names.get('projects', {}), names.get('users', {})
+    return reasons.reason(
+        reason.code,
+        project=projects.get(params['project'], params['project']),
+        user=users.get(params['user'], params['user']))
+
+
+def owner_change(plan, names):
+    """``(before, after)`` owners of a plan that changes them, else
+    ``(None, None)``: a preview shows the change, not only its reason."""
+    if not getattr(plan, 'changes_owner', False):
+        return None, None
+    return (consumer_owner(plan.before_project, plan.before_user, names),
+            consumer_owner(plan.project_id, plan.user_id, names))
 
 
 READ_KINDS = {

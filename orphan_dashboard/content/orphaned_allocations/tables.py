@@ -23,6 +23,7 @@ from django import shortcuts
 from django.template import defaultfilters
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.html import format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from horizon import exceptions
@@ -365,6 +366,7 @@ class ShownFinding:
         self.project_name = names['projects'].get(finding.project_id)
         self.user_name = names['users'].get(finding.user_id)
         self.hypervisor = hypervisors.get(finding.host)
+        self.reason = labels.owner_named(finding.reason, names)
 
     def __getattr__(self, name):
         return getattr(self.finding, name)
@@ -628,12 +630,27 @@ def _change(entry):
         if entry.before:
             return _('%s → deleted') % _provider_summary(entry.before)
         return _('deleted → %s') % _provider_summary(entry.after)
-    change = '%s → %s' % (labels.reason(format_allocations(entry.before)),
-                          labels.reason(format_allocations(entry.after)))
+    names = getattr(entry, 'names', None) or {}
+    change = format_html('{} → {}', _allocations(entry.before, names),
+                         _allocations(entry.after, names))
     if entry.before_project:
-        change += ' ' + _('(project %(old)s → %(new)s)') % {
-            'old': entry.before_project, 'new': entry.consumer_project}
+        projects = getattr(entry, 'project_names', None) or {}
+        change = format_html('{} {}', change, labels.html_format(
+            _('(project %(old)s → %(new)s)'),
+            old=labels.named(entry.before_project, projects),
+            new=labels.named(entry.consumer_project, projects)))
     return change
+
+
+def _allocations(allocations, names):
+    """A journaled side of a change, providers by name where known."""
+    if not allocations:
+        return labels.reason(format_allocations(allocations))
+    return format_html_join('; ', '{}: {}', (
+        (labels.named(rp, names), format_resources(resources))
+        for rp, resources in sorted(
+            allocations.items(),
+            key=lambda item: (names.get(item[0]) or item[0]))))
 
 
 def _provider(entry):
@@ -710,11 +727,20 @@ def history_data(tab, provider=None):
         names = service.provider_names(tab.request)
     except Exception:
         names = {}
+    try:
+        projects = service.names(tab.request)['projects']
+    except Exception:
+        projects = {}
+    # A decommissioned host's provider is gone from the audit: its
+    # journaled record still names it.
+    names = dict({entry.provider: (entry.before or entry.after or {}).get(
+        'name') for entry in found if entry.kind == entry.PROVIDER}, **names)
     for entry in found:
         entry.restorable = entry.id in restorable.get(entry.subject, ())
-        record = entry.before or entry.after or {}
+        entry.names, entry.project_names = names, projects
         entry.provider_name = names.get(entry.provider) or (
-            record.get('name') if entry.kind == entry.PROVIDER else None)
+            (entry.before or {}).get('host')
+            if entry.kind == entry.SERVICE else None)
     return found
 
 

@@ -184,6 +184,18 @@ class _PreviewView(forms.ModalFormView):
         except Exception:
             return {}
 
+    def owner_names(self):
+        try:
+            return service.names(self.request)
+        except Exception:
+            return {}
+
+    def owners(self, plan):
+        """The owner before and after, named, where ``plan`` changes it."""
+        if not getattr(plan, 'changes_owner', False):
+            return None, None
+        return labels.owner_change(plan, self.owner_names())
+
     def signed_plans(self):
         """The plans the confirm may write, as JSON-able data."""
         return [repair.dump(r.plan) for r in self.rows if r.plan]
@@ -195,10 +207,28 @@ class _PreviewView(forms.ModalFormView):
         return {'rows': repair_forms.sign(self.request, self.form_class.kind,
                                           dict(self.signed_extra(),
                                                plans=plans,
-                                               names=self.names()))}
+                                               names=self.signed_names()))}
+
+    def signed_names(self):
+        """The names the confirm's messages use: the providers', and the
+        servers' the preview showed."""
+        return dict(self.names(), **_server_names(self.rows))
 
     def signed_extra(self):
         return {}
+
+
+def _server_names(rows):
+    """``{consumer uuid: server name}`` of the rows whose finding, as just
+    re-read, names the consumer's server."""
+    found = {}
+    for row in rows:
+        nova = getattr(getattr(row, 'finding', None), 'nova', None)
+        if getattr(nova, 'code', None) == 'nova.server':
+            name = dict(nova.params).get('name')
+            if name:
+                found[row.selection.consumer] = name
+    return found
 
 
 def _side(allocations, names):
@@ -239,14 +269,21 @@ class RepairView(_PreviewView):
         return {'hints': list(getattr(self, 'hints', ()))}
 
     def get_context_data(self, **kwargs):
-        """Each row with its provider names."""
+        """Each row with its server's and its providers' names."""
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
+        servers = _server_names(self.rows)
+        owners = self.owner_names() if any(
+            row.finding for row in self.rows) else {}
         context['previews'] = [dict(
             row=row, action=labels.action(row.selection.action),
+            server=servers.get(row.selection.consumer),
+            reason=row.finding and labels.owner_named(row.finding.reason,
+                                                      owners),
             provider=names.get(row.selection.provider),
             before=_side(row.plan.before, names) if row.plan else [],
-            after=_side(row.plan.after, names) if row.plan else [])
+            after=_side(row.plan.after, names) if row.plan else [],
+            owners=self.owners(row.plan))
             for row in self.rows]
         context['actionable'] = any(row.plan for row in self.rows)
         return context
@@ -285,6 +322,17 @@ class RestoreView(_PreviewView):
         return [[entry.id, repair.dump(row.plan)]
                 for entry, row in self.rows if row.plan]
 
+    def names(self):
+        """The audit's names, and the journaled names of the providers it
+        no longer has (a decommissioned host's)."""
+        journaled = {}
+        for entry, _row in self.rows:
+            if entry.kind == entry.PROVIDER:
+                record = entry.before or entry.after or {}
+                if record.get('name'):
+                    journaled[entry.provider] = record['name']
+        return dict(journaled, **super().names())
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
@@ -294,7 +342,8 @@ class RestoreView(_PreviewView):
             before=_side(row.plan.before, names)
             if row.plan and entry.kind != entry.PROVIDER else [],
             after=_side(row.plan.after, names)
-            if row.plan and entry.kind != entry.PROVIDER else [])
+            if row.plan and entry.kind != entry.PROVIDER else [],
+            owners=self.owners(row.plan))
             for entry, row in self.rows]
         context['actionable'] = any(row.plan for _entry, row in self.rows)
         return context
