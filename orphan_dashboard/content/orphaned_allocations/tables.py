@@ -196,7 +196,7 @@ class ToggleAll(tables.LinkAction):
 class DeleteProvider(tables.LinkAction):
     """Delete a provider tree Nova no longer has, after a preview."""
     name = 'delete_provider'
-    verbose_name = _('Delete Provider')
+    verbose_name = _('Delete provider')
     classes = ('ajax-modal', 'btn-danger')
     icon = 'trash'
     policy_rules = DELETE_PROVIDERS
