@@ -78,7 +78,7 @@ def confirm(browser):
     """Submit the preview (modal or page) and wait for the page it leads
     to: a modal's answer is a redirect that Horizon's JavaScript follows."""
     browser.driver.execute_script('window.orphanPreviewPage = true;')
-    browser.click('form .btn-primary[type="submit"]')
+    browser.click('form .modal-footer [type="submit"]')
     browser.wait(lambda d: d.execute_script(
         'return !window.orphanPreviewPage && '
         'document.readyState === "complete";'))
