@@ -141,7 +141,7 @@ class IndexTests(AdminViewTests):
         with self.settings(API_RESULT_PAGE_SIZE=2):
             first = self.client.get(INDEX)
             self.assertEqual(['host3', 'gone-busy'], names(first))
-            self.assertContains(first, '5 of 6 resource providers need '
+            self.assertContains(first, '5 of 6 hypervisors need '
                                        'attention.')
             self.assertContains(first, '?marker=%s"' % GONE_BUSY)
             self.assertNotContains(first, 'prev_marker')

@@ -64,6 +64,16 @@ class SelectableTable(tables.DataTable):
             action.attrs.get('data-batch-action')
             for action in self.get_table_actions()))
 
+    def get_table_actions(self):
+        """No action on a selection over a table with no row to tick
+        (its rows' ``can_be_selected`` looks at the datum only)."""
+        found = super().get_table_actions()
+        row = self._meta.row_class
+        if any(row.can_be_selected(row, datum) for datum in self.data):
+            return found
+        return [action for action in found
+                if not action.attrs.get('data-batch-action')]
+
 
 def _url(name, request=None, **query):
     """One of the panel's views; with ``request``, ``next`` brings the
@@ -481,6 +491,11 @@ def _reason(finding):
         return _('%(reason)s. No repair here: %(blocked)s') % {
             'reason': labels.reason(finding.reason),
             'blocked': labels.reason(finding.blocked)}
+    if finding.action and len(finding.actions) > 1:
+        return _('%(reason)s. %(action)s is recommended: of the repairs '
+                 'that put this consumer right, it rewrites the least.') % {
+            'reason': labels.reason(finding.reason),
+            'action': labels.action(finding.action)}
     return labels.reason(finding.reason)
 
 
@@ -525,6 +540,14 @@ class AllocationsTable(SelectableTable):
 
     def get_object_id(self, datum):
         return _finding_id(datum)
+
+    def get_row_actions(self, datum):
+        """The recommended repair first (Horizon makes the first one the
+        row's button), then the others in the engine's order."""
+        found = super().get_row_actions(datum)
+        order = list(datum.actions)
+        return sorted(found, key=lambda action: order.index(action.repair)
+                      if action.repair in order else len(order))
 
     class Meta(object):
         name = 'allocations'

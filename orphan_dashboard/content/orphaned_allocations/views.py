@@ -361,6 +361,10 @@ class DecommissionView(_PreviewView):
     policy_rules = policies.DECOMMISSION
 
     def preview_rows(self):
+        if not self.request.GET.get('provider'):
+            raise repair_forms.BadSelection(_(
+                'No hypervisor chosen: decommission one from its row in '
+                'the Hypervisors tab.'))
         self.provider = repair_forms.parse_uuid(
             self.request.GET.get('provider'))
         self.plan = service.preview_decommission(
