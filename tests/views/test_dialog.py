@@ -153,3 +153,44 @@ class RecommendedFirstTests(AdminViewTests):
         self.assertTrue(readme_repair('missing').startswith('heal'),
                         readme_repair('missing'))
         self.assertIn('Heal is recommended', row)
+
+
+class TreeRowTests(AdminViewTests):
+    @helpers.create_mocks({service: ['report']})
+    def test_each_row_names_its_provider_on_a_tree(self):
+        """host1 and its NIC hold the same consumer: two rows that differ
+        only by their provider, which is shown."""
+        incidents = Incidents(bandwidth_left=True)
+        self.mock_report.return_value = incidents.report
+        res = self.client.get(detail(H1))
+        table = res.context['allocations_table']
+        self.assertIn('provider', [c.name for c in table.get_columns()])
+        shown = sorted(row.cells['provider'].data for row in table.get_rows()
+                       if row.datum.consumer == incidents.vm)
+        self.assertEqual(['host1', 'host1-nic'], shown)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_no_provider_column_for_a_single_provider(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.get(detail(H3))
+        self.assertNotIn('provider', [
+            c.name for c in res.context['allocations_table'].get_columns()])
+
+    @helpers.create_mocks({service: ['report']})
+    def test_a_long_reason_keeps_its_details_folded(self):
+        """The row says what happened in a sentence; why nothing is
+        offered (a paragraph, with the command) opens on demand."""
+        incidents = Incidents(bandwidth_left=True)
+        self.mock_report.return_value = incidents.report
+        page = self.client.get(detail(H1)).content.decode()
+        at = page.index('No repair here')
+        cell = page[page.rindex('<td', 0, at):page.index('</td>', at)]
+        self.assertIn('<details', cell)
+        visible, folded = cell.split('<details', 1)
+        self.assertIn('evacuated from host1 to host2', visible)
+        self.assertNotIn('heal_allocations', visible)
+        self.assertIn('<summary>', folded)
+        self.assertIn('No repair here: it holds NET_BW_EGR_KILOBIT_PER_SEC'
+                      '=1000 on host1-nic', folded)
+        self.assertIn('heal_allocations --instance %s' % incidents.vm,
+                      folded)

@@ -370,8 +370,10 @@ class ShownFinding:
     """A finding with what its row shows next to the ids: Keystone's
     project and user names, the hypervisor of the server's host."""
 
-    def __init__(self, finding, names, hypervisors):
+    def __init__(self, finding, names, hypervisors, providers=None):
         self.finding = finding
+        self.provider_name = (providers or {}).get(finding.provider,
+                                                   finding.provider)
         self.project_name = names['projects'].get(finding.project_id)
         self.user_name = names['users'].get(finding.user_id)
         self.hypervisor = hypervisors.get(finding.host)
@@ -382,7 +384,8 @@ class ShownFinding:
 
 def shown_findings(findings, report, names):
     hypervisors = report.hypervisors()
-    return [ShownFinding(f, names, hypervisors) for f in findings]
+    return [ShownFinding(f, names, hypervisors, report.names)
+            for f in findings]
 
 
 def _server_link(row):
@@ -488,9 +491,12 @@ class SetOwnerRows(RepairRows):
 
 def _reason(finding):
     if finding.blocked:
-        return _('%(reason)s. No repair here: %(blocked)s') % {
-            'reason': labels.reason(finding.reason),
-            'blocked': labels.reason(finding.blocked)}
+        # Why nothing is offered runs to a paragraph: folded, on demand.
+        return format_html(
+            '{}. <details class="orphan-details"><summary>{}</summary>{}'
+            '</details>', labels.reason(finding.reason),
+            _('Why no repair is offered'),
+            _('No repair here: %s') % labels.reason(finding.blocked))
     if finding.action and len(finding.actions) > 1:
         return _('%(reason)s. %(action)s is recommended: of the repairs '
                  'that put this consumer right, it rewrites the least.') % {
@@ -526,6 +532,7 @@ class AllocationsTable(SelectableTable):
     nova = tables.Column(lambda f: labels.reason(f.nova),
                          verbose_name=_('In Nova'), classes=PROSE,
                          link=_migrated_server_link)
+    provider = tables.Column('provider_name', verbose_name=_('Provider'))
     host = tables.Column('host', verbose_name=_('Current host'),
                          empty_value='-', link=lambda r: hypervisor_url(
                              r.hypervisor) if r.hypervisor else None)
@@ -540,6 +547,14 @@ class AllocationsTable(SelectableTable):
 
     def get_object_id(self, datum):
         return _finding_id(datum)
+
+    def get_columns(self):
+        """The provider column only when the rows span several providers
+        of the tree (a consumer's rows on a host and on its NIC)."""
+        if self.data is not None and len({row.provider
+                                          for row in self.data}) < 2:
+            self.columns.pop('provider', None)
+        return super().get_columns()
 
     def get_row_actions(self, datum):
         """The recommended repair first (Horizon makes the first one the
