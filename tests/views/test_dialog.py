@@ -18,14 +18,19 @@ import dataclasses
 import datetime
 import os
 import re
+from unittest import mock
 
 from django.urls import reverse
 from django.utils import timezone
 import pytest
 
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard import journal
+from orphan_dashboard import repair
 from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import H1
@@ -194,3 +199,49 @@ class TreeRowTests(AdminViewTests):
                       '=1000 on host1-nic', folded)
         self.assertIn('heal_allocations --instance %s' % incidents.vm,
                       folded)
+
+
+class HistoryBatchLinkTests(AdminViewTests):
+    """The link of a decommission's summary over the real journal: the
+    batch of its outcomes, and History showing that batch only."""
+    databases = {'default', 'orphan_journal'}
+
+    def setUp(self):
+        super().setUp()
+        from orphan_dashboard.api import client
+        self.cloud = client.Cloud('http://keystone.test/v3', 'RegionOne',
+                                  'http://placement.test', 'placement-id')
+        for patch in (mock.patch.object(client, 'cloud_for_request',
+                                        return_value=self.cloud),
+                      mock.patch.object(service, 'report',
+                                        return_value=Incidents().report)):
+            patch.start()
+            self.addCleanup(patch.stop)
+
+    def add(self, consumer, provider, batch):
+        from orphan_dashboard.models import JournalEntry
+        journal.ensure_ready()
+        return JournalEntry.objects.create(
+            cloud=self.cloud.key, batch=batch, kind=JournalEntry.ALLOCATIONS,
+            subject=consumer, consumer=consumer, provider=provider,
+            touched=provider, action=m.DELETE, verdict=m.UNKNOWN_CONSUMER,
+            reason='', before={provider: {'VCPU': 1}}, after={},
+            generation=1, status=JournalEntry.APPLIED, source='test',
+            user_name='admin', consumer_project='p', consumer_user='u')
+
+    def test_the_link_opens_the_batch_of_the_outcomes(self):
+        ours = self.add(uid('ours'), H1, 'c' * 32)
+        self.add(uid('other'), H3, 'd' * 32)
+        request = mock.Mock()
+        outcomes = [
+            repair.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
+                           repair.SKIPPED, 'not attempted'),
+            repair.Outcome(repair.Selection(uid('ours'), H1, m.DELETE),
+                           repair.DONE, 'done', entry_id=ours.id)]
+        batch = service.batch_of(request, outcomes)
+        self.assertEqual('c' * 32, batch)
+        self.assertIsNone(service.batch_of(request, outcomes[:1]))
+        self.client.get(INDEX, {'batch': batch})
+        res = self.client.get(INDEX, {'tab': 'orphaned_allocations__history'})
+        self.assertEqual([uid('ours')], [
+            e.consumer for e in res.context['history_table'].data])
