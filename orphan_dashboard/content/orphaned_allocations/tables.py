@@ -69,7 +69,8 @@ class SelectableTable(tables.DataTable):
         (its rows' ``can_be_selected`` looks at the datum only)."""
         found = super().get_table_actions()
         row = self._meta.row_class
-        if any(row.can_be_selected(row, datum) for datum in self.data):
+        if self.data is None or any(row.can_be_selected(row, datum)
+                                    for datum in self.data):
             return found
         return [action for action in found
                 if not action.attrs.get('data-batch-action')]
