@@ -24,3 +24,9 @@ def reason(value):
     """A :class:`~orphan_dashboard.audit.reasons.Reason` translated; any
     other value as it is."""
     return labels.reason(value)
+
+
+@register.filter
+def snapshot_age(taken_at):
+    """The status line's age of the audit snapshot."""
+    return labels.snapshot_age(taken_at)

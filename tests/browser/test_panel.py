@@ -78,7 +78,7 @@ def confirm(browser):
     """Submit the preview (modal or page) and wait for the page it leads
     to: a modal's answer is a redirect that Horizon's JavaScript follows."""
     browser.driver.execute_script('window.orphanPreviewPage = true;')
-    browser.click('form .btn-primary[type="submit"]')
+    browser.click('form .modal-footer [type="submit"]')
     browser.wait(lambda d: d.execute_script(
         'return !window.orphanPreviewPage && '
         'document.readyState === "complete";'))
@@ -401,8 +401,11 @@ def test_decommission_the_retired_host(site, browser, placement):
     browser.save('decommission-preview')
     confirm(browser)
     assert not browser.messages('danger'), browser.messages('danger')
-    texts = ' '.join(browser.messages('success'))
-    assert 'Delete compute service' in texts
+    # One summary, not a message per step, linking its History batch.
+    (text,) = browser.messages('success')
+    assert 'Decommission of host4:' in text, text
+    assert 'steps done and journaled' in text, text
+    assert browser.all('.messages .alert-success a[href*="batch="]')
     services = adapter.Adapter(
         site.sandbox.admin_session(), service_type='compute',
         interface='public').get(

@@ -100,8 +100,8 @@ class DecommissionTests(AdminViewTests):
         self.mock_decommission_apply.assert_called_once_with(
             mock.ANY, H1, plan.plans({STRANGER}), {STRANGER},
             bound=plan.binding())
-        self.assertEqual(['Delete compute service of provider host1: '
-                          'done.'], self.messages_seen.texts('success'))
+        self.assertEqual(['Decommission of host1: 1 step done and '
+                          'journaled.'], self.messages_seen.texts('success'))
 
     @helpers.create_mocks({service: ['report', 'preview_decommission',
                                      'decommission_apply']})
@@ -251,3 +251,108 @@ class BindingTests(AdminViewTests):
             'service': uid('conductor-svc'),
             'providers': sorted([a, b, c]),
             'whole_service': True})
+
+
+class DialogTests(AdminViewTests):
+    """What the decommission dialog says before and after the confirm."""
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    def test_the_confirm_is_a_danger_button(self):
+        incidents, plan = dead_host1()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        self.assertContains(res, 'class="btn btn-danger" type="submit" '
+                                 'value="Decommission"')
+        self.assertNotContains(res, 'class="btn btn-primary" type="submit"')
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    def test_no_heading_for_unknown_consumers_when_there_are_none(self):
+        incidents, plan = dead_host1(with_stranger=False)
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        self.assertContains(res, 'value="Decommission"')
+        self.assertNotContains(res, 'consumers Nova does not know')
+        self.assertNotContains(res, 'name="delete_unknown"')
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_an_unticked_unknown_consumer_is_a_field_error(self):
+        """The decommission needs it deleted: refused in the form, before
+        anything is written, not after the confirm."""
+        incidents, plan = dead_host1()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        self.assertContains(res, 'must be deleted for the decommission')
+        res = self.client.post(DECOMMISSION, {'rows': signed_rows(res)})
+        self.assertEqual(200, res.status_code)
+        errors = res.context['form'].errors
+        self.assertIn('delete_unknown', errors)
+        self.assertIn('Tick every consumer', str(errors['delete_unknown']))
+        self.assertContains(res, 'Tick every consumer')
+        self.mock_decommission_apply.assert_not_called()
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply', 'batch_of']})
+    def test_one_summary_message_with_its_history_batch(self):
+        incidents, plan = dead_host1()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        signed = signed_rows(self.client.get(DECOMMISSION,
+                                             {'provider': H1}))
+        self.mock_decommission_apply.return_value = [
+            repair.Outcome(repair.Selection(c, H1, m.DELETE), repair.DONE,
+                           'done', entry_id=i)
+            for i, c in enumerate((incidents.vm, STRANGER), 1)] + [
+            repair.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
+                           repair.DONE, 'deleted', entry_id=3)] + [
+            repair.Outcome(repair.Selection('', p, m.DELETE_PROVIDER),
+                           repair.DONE, 'deleted', entry_id=4)
+            for p in (H1,)]
+        self.mock_batch_of.return_value = 'abcdef0123'
+        res = self.client.post(DECOMMISSION, {
+            'rows': signed, 'delete_unknown': [STRANGER]})
+        self.assertNoFormErrors(res)
+        ((level, message),) = self.messages_seen
+        self.assertEqual('success', level)
+        self.assertIn('Decommission of host1: 4 steps done and journaled.',
+                      message)
+        self.assertIn('%s?tab=orphaned_allocations__history&amp;'
+                      'batch=abcdef0123' % INDEX, message)
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply', 'batch_of']})
+    def test_the_summary_says_where_it_stopped(self):
+        incidents, plan = dead_host1()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        signed = signed_rows(self.client.get(DECOMMISSION,
+                                             {'provider': H1}))
+        self.mock_decommission_apply.return_value = [
+            repair.Outcome(repair.Selection(STRANGER, H1, m.DELETE),
+                           repair.DONE, 'done', entry_id=1),
+            repair.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
+                           repair.FAILED, 'Nova said no')]
+        self.mock_batch_of.return_value = 'abcdef0123'
+        self.client.post(DECOMMISSION, {
+            'rows': signed, 'delete_unknown': [STRANGER]})
+        (message,) = self.messages_seen.texts('error')
+        self.assertIn('Decommission of host1: 1 of 2 steps done. Delete '
+                      'compute service host1 failed: Nova said no', message)
+        self.assertEqual(1, len(self.messages_seen))
+
+    @helpers.create_mocks({service: ['report', 'history']})
+    def test_the_history_link_shows_that_batch(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_history.return_value = ([], False, False, {})
+        res = self.client.get(INDEX, {'batch': 'abcdef0123'})
+        self.assertRedirectsNoFollow(
+            res, INDEX + '?tab=orphaned_allocations__history')
+        res = self.client.get(INDEX, {'tab': 'orphaned_allocations__history'})
+        self.mock_history.assert_called_once_with(
+            mock.ANY, marker=None, prev_marker=None, limit=20, provider=None,
+            batch='abcdef0123')
+        self.assertContains(res, 'value="abcdef0123"')

@@ -141,7 +141,7 @@ class IndexTests(AdminViewTests):
         with self.settings(API_RESULT_PAGE_SIZE=2):
             first = self.client.get(INDEX)
             self.assertEqual(['host3', 'gone-busy'], names(first))
-            self.assertContains(first, '5 of 6 resource providers need '
+            self.assertContains(first, '5 of 6 hypervisors need '
                                        'attention.')
             self.assertContains(first, '?marker=%s"' % GONE_BUSY)
             self.assertNotContains(first, 'prev_marker')
@@ -258,8 +258,21 @@ class DeleteProviderTests(AdminViewTests):
         res = self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_delete_providers.assert_called_once_with(mock.ANY, [plan])
-        self.assertEqual(['Delete provider of provider gone: done.'],
+        self.assertEqual(['Delete provider gone: done.'],
                          self.messages_seen.texts('success'))
+
+    @helpers.create_mocks({service: ['report', 'preview_provider_delete']})
+    def test_the_delete_is_a_danger_button_in_sentence_case(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.get(INDEX)
+        self.assertContains(res, 'Delete provider')
+        self.assertNotContains(res, 'Delete Provider')
+        self.mock_preview_provider_delete.return_value = [repair.Row(
+            repair.Selection('', GONE, m.DELETE_PROVIDER),
+            plan=provider_plan())]
+        res = self.client.get(DELETE_PROVIDER, {'provider': GONE})
+        self.assertContains(res, 'class="btn btn-danger" type="submit" '
+                                 'value="Delete"')
 
     @helpers.create_mocks({service: ['report', 'preview_provider_delete',
                                      'delete_providers']})
@@ -294,6 +307,6 @@ class DeleteProviderTests(AdminViewTests):
             'Placement failed: resource provider in use', plan)]
         res = self.client.post(DELETE_PROVIDER, {'rows': signed})
         self.assertRedirectsNoFollow(res, INDEX)
-        self.assertEqual(['Delete provider of provider gone failed: '
+        self.assertEqual(['Delete provider gone failed: '
                           'Placement failed: resource provider in use'],
                          self.messages_seen.texts('error'))

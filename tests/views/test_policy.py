@@ -314,10 +314,13 @@ class WritePolicyTests(AdminViewTests):
         with with_policy(self):
             self.assertEqual(200, self.client.get(
                 DECOMMISSION, query).status_code)
+            # The unknown consumer ticked, as the form requires.
             self.assertRedirectsNoFollow(self.client.post(
-                DECOMMISSION, {'rows': signed}), INDEX)
+                DECOMMISSION, {'rows': signed, 'delete_unknown': [
+                    test_decommission.STRANGER]}), INDEX)
         self.mock_decommission_apply.assert_called_once_with(
-            mock.ANY, H1, mock.ANY, set(), bound=plan.binding())
+            mock.ANY, H1, mock.ANY, {test_decommission.STRANGER},
+            bound=plan.binding())
 
     @helpers.create_mocks({service: ['report']})
     def test_the_buttons_follow_the_same_rules(self):

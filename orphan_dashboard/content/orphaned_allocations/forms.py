@@ -16,9 +16,12 @@ re-plans every row and writes only where nothing changed since."""
 
 import re
 import secrets
+from urllib import parse as urlparse
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.core import signing
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
@@ -35,6 +38,7 @@ from orphan_dashboard import repair
 UUID_RE = re.compile(r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                      r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')
 SESSION_KEY = 'orphan_dashboard_preview_key'
+HISTORY_TAB = 'orphaned_allocations__history'
 
 
 class BadSelection(ValueError):
@@ -132,16 +136,37 @@ def _summary(status, count):
                          count) % {'count': count}
 
 
-def _what(selection, names):
+PROVIDER_MESSAGES = {
+    repair.DONE: _('%(action)s %(what)s: done.'),
+    repair.SKIPPED: _('%(action)s %(what)s skipped: %(reason)s'),
+    repair.FAILED: _('%(action)s %(what)s failed: %(reason)s'),
+}
+"""A provider's or a compute service's row: its action names what it
+acts on, the name follows."""
+
+
+def _status(outcome):
+    return (outcome.status if outcome.status in ROW_MESSAGES
+            else repair.FAILED)
+
+
+def _row_message(outcome, names):
+    """``(add, text)``: the message of one row's outcome."""
+    status = _status(outcome)
+    add, text = ROW_MESSAGES[status]
+    selection = outcome.selection
     provider = names.get(selection.provider) or selection.provider
     if not selection.consumer:
-        return _('provider %s') % provider
-    server = names.get(selection.consumer)
-    if server:
-        return _('server %(server)s on %(provider)s') % {
-            'server': server, 'provider': provider}
-    return _('consumer %(consumer)s on %(provider)s') % {
-        'consumer': selection.consumer, 'provider': provider}
+        text, what = PROVIDER_MESSAGES[status], provider
+    elif names.get(selection.consumer):
+        what = _('server %(server)s on %(provider)s') % {
+            'server': names[selection.consumer], 'provider': provider}
+    else:
+        what = _('consumer %(consumer)s on %(provider)s') % {
+            'consumer': selection.consumer, 'provider': provider}
+    return add, text % {'action': labels.action(selection.action),
+                        'what': what,
+                        'reason': labels.reason(outcome.message)}
 
 
 def report_outcomes(request, outcomes, names=None):
@@ -149,13 +174,10 @@ def report_outcomes(request, outcomes, names=None):
     Placement's error), then the counts."""
     counts = {}
     for outcome in outcomes:
-        status = (outcome.status if outcome.status in ROW_MESSAGES
-                  else repair.FAILED)
+        status = _status(outcome)
         counts[status] = counts.get(status, 0) + 1
-        add, text = ROW_MESSAGES[status]
-        add(request, text % {'action': labels.action(outcome.selection.action),
-                             'what': _what(outcome.selection, names or {}),
-                             'reason': labels.reason(outcome.message)})
+        add, text = _row_message(outcome, names or {})
+        add(request, text)
     for status in (repair.DONE, repair.SKIPPED, repair.FAILED):
         if counts.get(status):
             messages.info(request, _summary(status, counts[status]))
@@ -207,8 +229,11 @@ class _SignedRowsForm(forms.SelfHandlingForm):
         except Exception:
             exceptions.handle(request, self.failure)
             return False
-        report_outcomes(request, outcomes, data['signed'].get('names'))
+        self.report(request, outcomes, data['signed'])
         return True
+
+    def report(self, request, outcomes, signed):
+        report_outcomes(request, outcomes, signed.get('names'))
 
 
 class RepairForm(_SignedRowsForm):
@@ -264,7 +289,8 @@ class DecommissionForm(_SignedRowsForm):
     failure = _('Unable to read the cloud again before writing: nothing was '
                 'written.')
     delete_unknown = forms.MultipleChoiceField(
-        label=_('Delete these consumers Nova does not know'), required=False,
+        label=_('Delete these consumers Nova does not know: each must be '
+                'deleted for the decommission'), required=False,
         widget=forms.CheckboxSelectMultiple)
 
     whole_service = forms.BooleanField(required=False)
@@ -283,7 +309,12 @@ class DecommissionForm(_SignedRowsForm):
                          if isinstance(bound, dict) else None)
             except forms.ValidationError:
                 optional, whole = (), None
-        self.fields['delete_unknown'].choices = [(c, c) for c in optional]
+        self.offered = list(optional)
+        field = self.fields['delete_unknown']
+        field.choices = [(c, c) for c in self.offered]
+        if not self.offered:
+            # No heading over an empty list; anything posted is refused.
+            field.widget = forms.MultipleHiddenInput()
         if whole:
             # Deleting a whole multi-node service is ticked, never implied.
             field = self.fields['whole_service']
@@ -293,8 +324,55 @@ class DecommissionForm(_SignedRowsForm):
         else:
             del self.fields['whole_service']
 
+    def clean(self):
+        """Every offered consumer ticked: the decommission clears every
+        allocation, so one left unticked would stop it after the
+        confirm, halfway."""
+        data = super().clean()
+        if set(self.offered) - set(data.get('delete_unknown') or ()):
+            self.add_error('delete_unknown', _(
+                'Tick every consumer listed, or cancel: the decommission '
+                'cannot delete the compute service while they hold its '
+                'providers. Nothing was written.'))
+        return data
+
     def write(self, request, data):
         return service.decommission_apply(
             request, data['signed']['provider'], data['rows'],
             set(data.get('delete_unknown') or ()),
             bound=data['signed'].get('bound'))
+
+    def report(self, request, outcomes, signed):
+        """One message: how many steps were done, where it stopped and
+        why, and a link to the batch in History."""
+        names = signed.get('names') or {}
+        host = names.get(signed['provider']) or signed['provider']
+        done = sum(1 for o in outcomes if o.status == repair.DONE)
+        stopped = next((o for o in outcomes if o.status != repair.DONE),
+                       None)
+        if stopped is None:
+            add = messages.success
+            text = ngettext_lazy(
+                'Decommission of %(host)s: %(count)d step done and '
+                'journaled.',
+                'Decommission of %(host)s: %(count)d steps done and '
+                'journaled.', done) % {'host': host, 'count': done}
+        else:
+            add, why = _row_message(stopped, names)
+            text = ngettext_lazy(
+                'Decommission of %(host)s: %(done)d of %(count)d step done. '
+                '%(why)s',
+                'Decommission of %(host)s: %(done)d of %(count)d steps done. '
+                '%(why)s', len(outcomes)) % {
+                    'host': host, 'done': done, 'count': len(outcomes),
+                    'why': why}
+        try:
+            batch = service.batch_of(request, outcomes)
+        except Exception:
+            batch = None
+        if batch:
+            text = format_html('{} <a href="{}">{}</a>', text, '%s?%s' % (
+                reverse('horizon:admin:orphaned_allocations:index'),
+                urlparse.urlencode({'tab': HISTORY_TAB, 'batch': batch})),
+                _('See it in History.'))
+        add(request, text)

@@ -15,6 +15,8 @@
 from django.utils.html import conditional_escape
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
+from django.utils import timesince
+from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -149,3 +151,18 @@ def owner(value):
     if not value:
         return _("unknown, not proven Nova's")
     return OWNERS.get(value, value.capitalize())
+
+
+def snapshot_age(taken_at, now=None):
+    """When the audit was taken, as an operator reads it: "just now" and
+    seconds rather than Django's "0 minutes"."""
+    if taken_at is None:
+        return ''
+    seconds = ((now or timezone.now()) - taken_at).total_seconds()
+    if seconds < 5:
+        return _('Audit snapshot taken just now.')
+    if seconds < 60:
+        return _('Audit snapshot taken %(seconds)d s ago.') % {
+            'seconds': seconds}
+    return _('Audit snapshot taken %(age)s ago.') % {
+        'age': timesince.timesince(taken_at, now)}

@@ -321,6 +321,15 @@ def journal_entries(request, entry_ids):
     return [journal.get(cloud, entry_id) for entry_id in entry_ids]
 
 
+def batch_of(request, outcomes):
+    """The journal batch these outcomes were written in, or None when
+    nothing was journaled."""
+    for outcome in outcomes:
+        if outcome.entry_id is not None:
+            return journal_entries(request, [outcome.entry_id])[0].batch
+    return None
+
+
 def _restorable(request, entries):
     return journal.restorable(client.cloud_for_request(request),
                               {e.subject for e in entries})

@@ -65,6 +65,17 @@ class SelectableTable(tables.DataTable):
             action.attrs.get('data-batch-action')
             for action in self.get_table_actions()))
 
+    def get_table_actions(self):
+        """No action on a selection over a table with no row to tick
+        (its rows' ``can_be_selected`` looks at the datum only)."""
+        found = super().get_table_actions()
+        row = self._meta.row_class
+        if self.data is None or any(row.can_be_selected(row, datum)
+                                    for datum in self.data):
+            return found
+        return [action for action in found
+                if not action.attrs.get('data-batch-action')]
+
 
 def _url(name, request=None, **query):
     """One of the panel's views; with ``request``, ``next`` brings the
@@ -197,7 +208,7 @@ class ToggleAll(tables.LinkAction):
 class DeleteProvider(tables.LinkAction):
     """Delete a provider tree Nova no longer has, after a preview."""
     name = 'delete_provider'
-    verbose_name = _('Delete Provider')
+    verbose_name = _('Delete provider')
     classes = ('ajax-modal', 'btn-danger')
     icon = 'trash'
     policy_rules = DELETE_PROVIDERS
@@ -361,8 +372,10 @@ class ShownFinding:
     """A finding with what its row shows next to the ids: Keystone's
     project and user names, the hypervisor of the server's host."""
 
-    def __init__(self, finding, names, hypervisors):
+    def __init__(self, finding, names, hypervisors, providers=None):
         self.finding = finding
+        self.provider_name = (providers or {}).get(finding.provider,
+                                                   finding.provider)
         self.project_name = names['projects'].get(finding.project_id)
         self.user_name = names['users'].get(finding.user_id)
         self.hypervisor = hypervisors.get(finding.host)
@@ -374,7 +387,8 @@ class ShownFinding:
 
 def shown_findings(findings, report, names):
     hypervisors = report.hypervisors()
-    return [ShownFinding(f, names, hypervisors) for f in findings]
+    return [ShownFinding(f, names, hypervisors, report.names)
+            for f in findings]
 
 
 def _server_link(row):
@@ -480,9 +494,17 @@ class SetOwnerRows(RepairRows):
 
 def _reason(finding):
     if finding.blocked:
-        return _('%(reason)s. No repair here: %(blocked)s') % {
+        # Why nothing is offered runs to a paragraph: folded, on demand.
+        return format_html(
+            '{}. <details class="orphan-details"><summary>{}</summary>{}'
+            '</details>', labels.reason(finding.reason),
+            _('Why no repair is offered'),
+            _('No repair here: %s') % labels.reason(finding.blocked))
+    if finding.action and len(finding.actions) > 1:
+        return _('%(reason)s. %(action)s is recommended: of the repairs '
+                 'that put this consumer right, it rewrites the least.') % {
             'reason': labels.reason(finding.reason),
-            'blocked': labels.reason(finding.blocked)}
+            'action': labels.action(finding.action)}
     return labels.reason(finding.reason)
 
 
@@ -513,6 +535,7 @@ class AllocationsTable(SelectableTable):
     nova = tables.Column(lambda f: labels.reason(f.nova),
                          verbose_name=_('In Nova'), classes=PROSE,
                          link=_migrated_server_link)
+    provider = tables.Column('provider_name', verbose_name=_('Provider'))
     host = tables.Column('host', verbose_name=_('Current host'),
                          empty_value='-', link=lambda r: hypervisor_url(
                              r.hypervisor) if r.hypervisor else None)
@@ -527,6 +550,22 @@ class AllocationsTable(SelectableTable):
 
     def get_object_id(self, datum):
         return _finding_id(datum)
+
+    def get_columns(self):
+        """The provider column only when the rows span several providers
+        of the tree (a consumer's rows on a host and on its NIC)."""
+        if self.data is not None and len({row.provider
+                                          for row in self.data}) < 2:
+            self.columns.pop('provider', None)
+        return super().get_columns()
+
+    def get_row_actions(self, datum):
+        """The recommended repair first (Horizon makes the first one the
+        row's button), then the others in the engine's order."""
+        found = super().get_row_actions(datum)
+        order = list(datum.actions)
+        return sorted(found, key=lambda action: order.index(action.repair)
+                      if action.repair in order else len(order))
 
     class Meta(object):
         name = 'allocations'

@@ -81,6 +81,20 @@ class IndexView(_FilteredTabsView):
     template_name = 'orphaned_allocations/index.html'
     page_title = _('Orphaned Allocations')
 
+    def get(self, request, *args, **kwargs):
+        """``?batch=`` (a decommission's message links it): the History
+        tab filtered by that batch, as if typed in its filter."""
+        batch = request.GET.get('batch')
+        if batch:
+            self.load_tabs()
+            table = self._table_dict['history']['table']
+            param = table._meta._filter_action.get_param_name()
+            request.session[param] = batch[:32]
+            request.session[param + '_field'] = 'batch'
+            return http.HttpResponseRedirect(
+                '%s?tab=%s' % (INDEX_URL, repair_forms.HISTORY_TAB))
+        return super().get(request, *args, **kwargs)
+
     def get_tabs(self, request, **kwargs):
         if not hasattr(self, 'report'):
             self.report = _report(request)
@@ -137,6 +151,8 @@ class _PreviewView(forms.ModalFormView):
     """Modal plumbing: rows computed on GET and signed for the confirm."""
     success_url = INDEX_URL
     submit_label = _('Confirm')
+    submit_class = 'btn-primary'
+    """``btn-danger`` for a confirm that deletes, as Horizon's own."""
     policy_rules = policies.WRITE_ALLOCATIONS
 
     def dispatch(self, request, *args, **kwargs):
@@ -160,6 +176,7 @@ class _PreviewView(forms.ModalFormView):
         context = super().get_context_data(**kwargs)
         context['rows'] = self.rows
         context['submit_url'] = self.request.get_full_path()
+        context['submit_class'] = self.submit_class
         return context
 
     def get(self, request, *args, **kwargs):
@@ -357,6 +374,7 @@ class DeleteProviderView(_PreviewView):
     modal_header = _('Review the provider deletion')
     page_title = _('Review the provider deletion')
     submit_label = _('Delete')
+    submit_class = 'btn-danger'
     policy_rules = policies.DELETE_PROVIDERS
 
     def preview_rows(self):
@@ -388,9 +406,14 @@ class DecommissionView(_PreviewView):
     modal_header = _('Decommission a hypervisor')
     page_title = _('Decommission a hypervisor')
     submit_label = _('Decommission')
+    submit_class = 'btn-danger'
     policy_rules = policies.DECOMMISSION
 
     def preview_rows(self):
+        if not self.request.GET.get('provider'):
+            raise repair_forms.BadSelection(_(
+                'No hypervisor chosen: decommission one from its row in '
+                'the Hypervisors tab.'))
         self.provider = repair_forms.parse_uuid(
             self.request.GET.get('provider'))
         self.plan = service.preview_decommission(
