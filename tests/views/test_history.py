@@ -292,7 +292,7 @@ class RestoreTests(AdminViewTests):
         res = self.client.post(RESTORE, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
         self.assertEqual(
-            ['Restore of provider host9: done.',
+            ['Restore host9: done.',
              'Restore of consumer %s on host9: done.' % trimmed.consumer],
             self.messages_seen.texts('success'))
 
