@@ -208,3 +208,35 @@ class MemberViewTests(helpers.TestCase):
     def _setup_test_data(self):
         super()._setup_test_data()
         self.service_catalog.append(PLACEMENT)
+
+
+class JournalViewTests(AdminViewTests):
+    """View tests over the real journal of one cloud, the last audit
+    being :class:`Incidents`'."""
+    databases = {'default', 'orphan_journal'}
+
+    def setUp(self):
+        super().setUp()
+        from orphan_dashboard.api import client
+        self.cloud = client.Cloud('http://keystone.test/v3', 'RegionOne',
+                                  'http://placement.test', 'placement-id')
+        for patch in (mock.patch.object(client, 'cloud_for_request',
+                                        return_value=self.cloud),
+                      mock.patch.object(service, 'report',
+                                        return_value=Incidents().report)):
+            patch.start()
+            self.addCleanup(patch.stop)
+
+    def journaled(self, consumer, provider, batch, action, verdict):
+        """An applied allocations entry of this cloud that took one VCPU
+        off ``provider``."""
+        from orphan_dashboard import journal
+        from orphan_dashboard.models import JournalEntry
+        journal.ensure_ready()
+        return JournalEntry.objects.create(
+            cloud=self.cloud.key, batch=batch, kind=JournalEntry.ALLOCATIONS,
+            subject=consumer, consumer=consumer, provider=provider,
+            touched=provider, action=action, verdict=verdict, reason='',
+            before={provider: {'VCPU': 1}}, after={}, generation=1,
+            status=JournalEntry.APPLIED, source='test', user_name='admin',
+            consumer_project='p', consumer_user='u')

@@ -27,7 +27,6 @@ import pytest
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import journal
 from orphan_dashboard import repair
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
@@ -39,6 +38,7 @@ from tests.views.base import H4
 from tests.views.base import helpers
 from tests.views.base import Incidents
 from tests.views.base import INDEX
+from tests.views.base import JournalViewTests
 from tests.views.base import plan_row
 from tests.views.base import REPAIR
 
@@ -201,33 +201,13 @@ class TreeRowTests(AdminViewTests):
                       folded)
 
 
-class HistoryBatchLinkTests(AdminViewTests):
+class HistoryBatchLinkTests(JournalViewTests):
     """The link of a decommission's summary over the real journal: the
     batch of its outcomes, and History showing that batch only."""
-    databases = {'default', 'orphan_journal'}
-
-    def setUp(self):
-        super().setUp()
-        from orphan_dashboard.api import client
-        self.cloud = client.Cloud('http://keystone.test/v3', 'RegionOne',
-                                  'http://placement.test', 'placement-id')
-        for patch in (mock.patch.object(client, 'cloud_for_request',
-                                        return_value=self.cloud),
-                      mock.patch.object(service, 'report',
-                                        return_value=Incidents().report)):
-            patch.start()
-            self.addCleanup(patch.stop)
 
     def add(self, consumer, provider, batch):
-        from orphan_dashboard.models import JournalEntry
-        journal.ensure_ready()
-        return JournalEntry.objects.create(
-            cloud=self.cloud.key, batch=batch, kind=JournalEntry.ALLOCATIONS,
-            subject=consumer, consumer=consumer, provider=provider,
-            touched=provider, action=m.DELETE, verdict=m.UNKNOWN_CONSUMER,
-            reason='', before={provider: {'VCPU': 1}}, after={},
-            generation=1, status=JournalEntry.APPLIED, source='test',
-            user_name='admin', consumer_project='p', consumer_user='u')
+        return self.journaled(consumer, provider, batch, m.DELETE,
+                              m.UNKNOWN_CONSUMER)
 
     def test_the_link_opens_the_batch_of_the_outcomes(self):
         ours = self.add(uid('ours'), H1, 'c' * 32)

@@ -36,6 +36,7 @@ from tests.views.base import helpers
 from tests.views.base import hidden_ids_removed
 from tests.views.base import Incidents
 from tests.views.base import INDEX
+from tests.views.base import JournalViewTests
 from tests.views.base import RESTORE
 from tests.views.base import signed_rows
 from tests.views.base import uid
@@ -312,35 +313,17 @@ class RestoreTests(AdminViewTests):
         self.mock_restore.assert_not_called()
 
 
-class HistoryFilterTests(AdminViewTests):
+class HistoryFilterTests(JournalViewTests):
     """The History filter and its export over the real journal: what the
     tab shows (provider names, consumer ids) is what the filter finds."""
-    databases = {'default', 'orphan_journal'}
 
     def setUp(self):
         super().setUp()
-        from orphan_dashboard.api import client
-        self.cloud = client.Cloud('http://keystone.test/v3', 'RegionOne',
-                                  'http://placement.test', 'placement-id')
-        for patch in (mock.patch.object(client, 'cloud_for_request',
-                                        return_value=self.cloud),
-                      mock.patch.object(service, 'report',
-                                        return_value=Incidents().report)):
-            patch.start()
-            self.addCleanup(patch.stop)
         self.on_host1 = self.add(uid('first'), H1, 'a' * 32)
         self.on_host3 = self.add(uid('second'), H3, 'b' * 32)
 
     def add(self, consumer, provider, batch):
-        from orphan_dashboard.models import JournalEntry
-        journal.ensure_ready()
-        JournalEntry.objects.create(
-            cloud=self.cloud.key, batch=batch, kind=JournalEntry.ALLOCATIONS,
-            subject=consumer, consumer=consumer, provider=provider,
-            touched=provider, action=m.TRIM, verdict=m.MOVED, reason='',
-            before={provider: {'VCPU': 1}}, after={}, generation=1,
-            status=JournalEntry.APPLIED, source='test', user_name='admin',
-            consumer_project='p', consumer_user='u')
+        self.journaled(consumer, provider, batch, m.TRIM, m.MOVED)
         return consumer
 
     def shown(self, field, text):
