@@ -35,7 +35,7 @@ import sys
 import time
 
 from bench import measure
-from orphan_dashboard import collect
+from orphan_dashboard.reading import collect
 from sandbox import common
 from sandbox import harness
 

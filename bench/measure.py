@@ -30,7 +30,7 @@ from keystoneauth1 import session as ks_session
 
 from orphan_dashboard.api import client as api_client
 from orphan_dashboard.audit import classify
-from orphan_dashboard import collect
+from orphan_dashboard.reading import collect
 
 CONCURRENCY = collect.DEFAULT_CONCURRENCY
 

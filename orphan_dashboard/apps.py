@@ -93,10 +93,10 @@ def check_journal_shared(app_configs=None, **kwargs):
 
 
 def check_sweep_python(app_configs=None, **kwargs):
-    """Background sweeps run ``PYTHON -m orphan_dashboard.sweeper`` when
-    the cache is shared; under uWSGI, or Apache with an embedded
+    """Background sweeps run ``PYTHON -m orphan_dashboard.reading.sweeper``
+    when the cache is shared; under uWSGI, or Apache with an embedded
     interpreter, this process's executable is the web server."""
-    from orphan_dashboard import snapshots
+    from orphan_dashboard.reading import snapshots
 
     python = conf.SWEEP_PYTHON.get() or sys.executable
     if not snapshots.Store('').shared or (

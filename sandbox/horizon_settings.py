@@ -20,8 +20,8 @@ The orphan_dashboard enabled files are added the Horizon way, without copying
 anything into site-packages: ``openstack_dashboard.settings`` calls
 ``settings_utils.update_dashboards([enabled, local_enabled], ...)`` once;
 while it is imported we hand that call one more enabled package
-(``orphan_dashboard.enabled``), so its ``_2170_...`` file is merged in order
-with Horizon's own (INSTALLED_APPS, panel customisation, JS/SCSS files).
+(``orphan_dashboard.local.enabled``), so its ``_2170_...`` file is merged in
+order with Horizon's own (INSTALLED_APPS, panel customisation, JS/SCSS files).
 """
 import importlib
 import json
@@ -56,7 +56,8 @@ if 'local.local_settings' not in sys.modules:
 
 EXTRA_ENABLED = []
 try:
-    EXTRA_ENABLED.append(importlib.import_module('orphan_dashboard.enabled'))
+    EXTRA_ENABLED.append(
+        importlib.import_module('orphan_dashboard.local.enabled'))
     from orphan_dashboard import conf as _orphan_conf
 except ImportError:
     _orphan_conf = None

@@ -92,15 +92,15 @@ JOURNAL_DIR = Setting(
 SWEEP_PYTHON = Setting(
     'ORPHAN_AUDIT_SWEEP_PYTHON', None,
     "The Python that runs background sweeps (python -m "
-    "orphan_dashboard.sweeper) when the cache is shared; default: this "
-    "process's interpreter, which under uWSGI or some mod_wsgi builds is "
+    "orphan_dashboard.reading.sweeper) when the cache is shared; default: "
+    "this process's interpreter, which under uWSGI or some mod_wsgi builds is "
     "the web server's binary instead: then name Horizon's Python here.")
 SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
             MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR, SWEEP_PYTHON)
 
 JOURNAL_DATABASE = 'orphan_journal'
 """The journal's alias in ``DATABASES``."""
-JOURNAL_ROUTER = 'orphan_dashboard.journal.Router'
+JOURNAL_ROUTER = 'orphan_dashboard.writing.journal.Router'
 SNIPPET = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'local',
                        'local_settings.d', '_90_orphan_dashboard.py')
 """Copy into ``openstack_dashboard/local/local_settings.d/``."""

@@ -22,8 +22,8 @@ import pytest
 from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import cli
-from orphan_dashboard import snapshots
+from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.reading import snapshots
 from tests.e2e.conftest import held
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit

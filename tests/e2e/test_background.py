@@ -31,9 +31,9 @@ import pytest
 import requests
 
 from orphan_dashboard.api import client as client_module
-from orphan_dashboard import cli
-from orphan_dashboard import cli_output
-from orphan_dashboard import snapshots
+from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.cli import progress_bar
+from orphan_dashboard.reading import snapshots
 from sandbox import common
 from sandbox import demo
 from tests.e2e.conftest import INDEX
@@ -181,7 +181,7 @@ def test_one_sweep_at_a_time_across_two_horizons(store, horizons):
     # process of its own, started by one of the two.
     assert store.sweeper() is not None
     assert len(processes.children({h.proc.pid for h in horizons},
-                                  'orphan_dashboard.sweeper')) == 1
+                                  'orphan_dashboard.reading.sweeper')) == 1
     deadline = time.monotonic() + 120
     while True:
         state = horizons[1].get(INDEX + 'sweep/').json()
@@ -217,7 +217,7 @@ def test_a_link_starts_no_sweep(store, horizons):
 def test_a_bar_on_a_terminal_only(cloud, monkeypatch):
     """In-process, stderr on a real pseudo-terminal: the bar is drawn;
     with --json, or piped, it is not."""
-    monkeypatch.setattr(cli_output, 'DELAY', 0)
+    monkeypatch.setattr(progress_bar, 'DELAY', 0)
     monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', cloud.config['clouds_yaml'])
 
     def run(argv):

@@ -20,8 +20,8 @@ import pytest
 from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import journal as journal_module
-from orphan_dashboard import repair
+from orphan_dashboard.writing import journal as journal_module
+from orphan_dashboard.writing import repair
 from tests.e2e.conftest import module_cloud
 
 CLOUD = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
@@ -138,7 +138,7 @@ def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
     the refresh re-reads it only because the write names its consumer
     (``touched``)."""
     from orphan_dashboard.audit import classify
-    from orphan_dashboard import collect
+    from orphan_dashboard.reading import collect
 
     def findings(snapshot):
         return sorted((f.consumer, f.provider, f.verdict)

@@ -26,8 +26,8 @@ from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import collect
-from orphan_dashboard import journal as journal_module
+from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import journal as journal_module
 from tests.e2e.conftest import audited
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import login

@@ -26,8 +26,8 @@ import pytest
 
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import journal as journal_module
-from orphan_dashboard import repair
+from orphan_dashboard.writing import journal as journal_module
+from orphan_dashboard.writing import repair
 from tests.e2e.conftest import audited
 from tests.e2e.conftest import held
 from tests.e2e.conftest import INDEX

@@ -47,7 +47,7 @@ group = horizon.get_dashboard('admin').get_panel_group('compute')
 assert panel in list(group), list(group)
 print(panel.name)
 from orphan_dashboard.api import client
-from orphan_dashboard import journal
+from orphan_dashboard.writing import journal
 cloud = client.Cloud('http://keystone/v3', 'RegionOne', 'http://placement',
                      'placement-id')
 log = journal.Journal('cli', cloud)

@@ -47,7 +47,7 @@ def test_pip_install_into_a_plain_virtualenv(dashboard, tmp_path):
                    ], cwd=str(tmp_path)).strip()
     assert package.startswith(os.path.dirname(dashboard.dashboard))
     enabled = '_2170_admin_orphaned_allocations_panel.py'
-    shutil.copy(os.path.join(package, 'enabled', enabled),
+    shutil.copy(os.path.join(package, 'local', 'enabled', enabled),
                 os.path.join(local, 'enabled', enabled))
     with open(os.path.join(local, 'local_settings.py'), 'w') as settings:
         settings.write(LOCAL_SETTINGS % {'static': str(tmp_path / 'static'),

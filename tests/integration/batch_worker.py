@@ -28,13 +28,13 @@ from keystoneauth1 import token_endpoint
 
 from orphan_dashboard.api import client as clients
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import cli
-from orphan_dashboard import repair
+from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.writing import repair
 
 
 def main(url, plans_file, cloud_url=None):
     cli.setup_django()
-    from orphan_dashboard import journal
+    from orphan_dashboard.writing import journal
 
     client = adapter.Adapter(session.Session(), service_type='placement',
                              auth=token_endpoint.Token(url, 'admin'))

@@ -118,7 +118,7 @@ CLOUD = client.Cloud('http://keystone.test:5000/v3', 'RegionOne',
 @pytest.fixture
 def journal(db):
     """A real journal, in the test database of its own alias."""
-    from orphan_dashboard import journal as journal_module
+    from orphan_dashboard.writing import journal as journal_module
     assert journal_module.DATABASE == JOURNAL_DB
     return journal_module.Journal('test', CLOUD, 'uid', 'tester', 'pid',
                                   'admin')
@@ -126,14 +126,14 @@ def journal(db):
 
 def logged(**filters):
     """The journal fixture's entries, newest first."""
-    from orphan_dashboard import journal as journal_module
+    from orphan_dashboard.writing import journal as journal_module
     return journal_module.entries(CLOUD, **filters)[0]
 
 
 def restore_entries(placement, journal, entries):
     """Preview, then confirm exactly what was previewed, as the panel does."""
-    from orphan_dashboard import journal as journal_module
-    from orphan_dashboard import repair
+    from orphan_dashboard.writing import journal as journal_module
+    from orphan_dashboard.writing import repair
     restorable = journal_module.restorable(CLOUD,
                                            {e.subject for e in entries})
     pairs = repair.preview_restore(placement, entries, restorable)

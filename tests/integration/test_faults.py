@@ -27,7 +27,7 @@ from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
 import pytest
 
-from orphan_dashboard import repair
+from orphan_dashboard.writing import repair
 from tests.integration.batches import held
 from tests.integration.batches import trim_batch
 from tests.integration.conftest import logged

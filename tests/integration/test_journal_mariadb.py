@@ -28,7 +28,7 @@ pymysql.install_as_MySQLdb()
 
 INSTALLED_APPS = ['orphan_dashboard']
 USE_TZ = True
-DATABASE_ROUTERS = ['orphan_dashboard.journal.Router']
+DATABASE_ROUTERS = ['orphan_dashboard.writing.journal.Router']
 DATABASES = {'default': {},
              'orphan_journal': {'ENGINE': 'django.db.backends.mysql',
                                 'NAME': 'orphan_journal', 'USER': 'root',

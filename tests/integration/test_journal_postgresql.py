@@ -31,7 +31,7 @@ BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin'))
 SETTINGS = '''
 INSTALLED_APPS = ['orphan_dashboard']
 USE_TZ = True
-DATABASE_ROUTERS = ['orphan_dashboard.journal.Router']
+DATABASE_ROUTERS = ['orphan_dashboard.writing.journal.Router']
 DATABASES = {'default': {},
              'orphan_journal': {'ENGINE': 'django.db.backends.postgresql',
                                 'NAME': 'orphan_journal', 'USER': 'postgres',

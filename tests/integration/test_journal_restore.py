@@ -23,8 +23,8 @@ from orphan_dashboard.api import client
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard import journal as journal_module
-from orphan_dashboard import repair
+from orphan_dashboard.writing import journal as journal_module
+from orphan_dashboard.writing import repair
 from tests.integration.conftest import CLOUD
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
@@ -264,7 +264,7 @@ def test_restore_batch_takes_exact_batch_ids_only(placement, build,
                                                   journal):
     """``restore --batch`` with a prefix used to restore every batch that
     starts with it (with ``--apply``: no cap, no confirmation)."""
-    from orphan_dashboard import cli
+    from orphan_dashboard.cli import commands as cli
 
     clients = client.Clients(placement, placement)
     cloud = client.cloud_for_clients(clients)

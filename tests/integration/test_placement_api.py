@@ -27,7 +27,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planner
-from orphan_dashboard import repair
+from orphan_dashboard.writing import repair
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 

@@ -22,7 +22,7 @@ import uuid
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard import collect
+from orphan_dashboard.reading import collect
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 

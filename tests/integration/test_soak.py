@@ -20,7 +20,7 @@ import time
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard import repair
+from orphan_dashboard.writing import repair
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
 

@@ -31,8 +31,8 @@ from django.core.cache.backends.locmem import LocMemCache
 import pytest
 
 from orphan_dashboard.api import client
-from orphan_dashboard import snapshots
-from orphan_dashboard import sweeper
+from orphan_dashboard.reading import snapshots
+from orphan_dashboard.reading import sweeper
 from tests import processes
 
 
@@ -79,7 +79,7 @@ def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
     with connection:
         request = connection.recv(65536)
         assert ('X-Auth-Token: %s' % token).encode() in request
-        pids = _children('orphan_dashboard.sweeper')
+        pids = _children('orphan_dashboard.reading.sweeper')
         assert len(pids) == 1
         pid = pids[0]
         assert os.getpriority(os.PRIO_PROCESS, pid) == sweeper.NICENESS
@@ -97,7 +97,7 @@ def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
         'the next page may sweep again'
     connection, _ = silent_cloud.accept()
     connection.close()
-    for pid in _children('orphan_dashboard.sweeper'):
+    for pid in _children('orphan_dashboard.reading.sweeper'):
         os.kill(pid, signal.SIGKILL)
     _wait(lambda: store.sweeper() is None)
 
@@ -127,7 +127,7 @@ def test_the_sweeper_imports_nothing_from_horizons_directory(
     with connection:
         assert ('X-Auth-Token: %s' % token).encode() in connection.recv(
             65536), 'the sweeper runs'
-        (pid,) = _children('orphan_dashboard.sweeper')
+        (pid,) = _children('orphan_dashboard.reading.sweeper')
         assert os.readlink('/proc/%d/cwd' % pid) == '/'
         os.kill(pid, signal.SIGKILL)
         _wait(lambda: store.sweeper() is None)

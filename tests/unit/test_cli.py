@@ -21,7 +21,7 @@ from unittest import mock
 from django.core import management
 import pytest
 
-from orphan_dashboard import cli
+from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.management.commands import orphan_audit
 
 
@@ -206,7 +206,7 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     and keeps the service; --whole-service takes it all, and --apply hands
     the decommission what the preview printed."""
     from orphan_dashboard.audit import decommission as planner
-    from orphan_dashboard import decommission
+    from orphan_dashboard.writing import teardown
     from tests.unit.test_decommission import ironic
 
     cloud, (a, b, c) = ironic()
@@ -215,8 +215,8 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     def preview(placement, nova, name, min_age=0, whole_service=False):
         return planner.plan(snapshot, name, min_age, whole_service)
 
-    with mock.patch.object(decommission, 'preview', side_effect=preview), \
-            mock.patch.object(decommission, 'apply',
+    with mock.patch.object(teardown, 'preview', side_effect=preview), \
+            mock.patch.object(teardown, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(cli, 'setup_django'), \
             mock.patch.object(cli, 'cli_journal'), \

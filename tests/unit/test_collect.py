@@ -25,7 +25,7 @@ from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import collect
+from orphan_dashboard.reading import collect
 from tests.unit import cloud
 
 

@@ -17,7 +17,7 @@ import io
 
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import cli
+from orphan_dashboard.cli import commands as cli
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -239,8 +239,8 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
 
     from orphan_dashboard.api import nova
     from orphan_dashboard.api import placement
-    from orphan_dashboard import decommission as flow
-    from orphan_dashboard import repair
+    from orphan_dashboard.writing import repair
+    from orphan_dashboard.writing import teardown as flow
 
     cloud, who = dead_host1()
     cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,

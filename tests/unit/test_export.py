@@ -17,7 +17,7 @@ import io
 
 import pytest
 
-from orphan_dashboard import export
+from orphan_dashboard.audit import export
 
 STARTERS = ['=1+1', '+1', '-1', '@SUM(A1)', '\tx', '\rx',
             # Whitespace before a formula: spreadsheets trim it.

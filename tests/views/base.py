@@ -27,7 +27,7 @@ from openstack_dashboard.test import helpers
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import repair
+from orphan_dashboard.writing import repair
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -230,8 +230,8 @@ class JournalViewTests(AdminViewTests):
     def journaled(self, consumer, provider, batch, action, verdict):
         """An applied allocations entry of this cloud that took one VCPU
         off ``provider``."""
-        from orphan_dashboard import journal
         from orphan_dashboard.models import JournalEntry
+        from orphan_dashboard.writing import journal
         journal.ensure_ready()
         return JournalEntry.objects.create(
             cloud=self.cloud.key, batch=batch, kind=JournalEntry.ALLOCATIONS,

@@ -26,8 +26,8 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission as planner
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import decommission
-from orphan_dashboard import repair
+from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import teardown
 from tests.unit.cloud import uid
 from tests.unit.test_decommission import ironic
 from tests.views.base import AdminViewTests
@@ -180,7 +180,7 @@ class BindingTests(AdminViewTests):
             signed = signed_rows(self.client.get(DECOMMISSION,
                                                  {'provider': H1}))
         journal = mock.Mock()
-        with mock.patch.object(decommission, 'read',
+        with mock.patch.object(teardown, 'read',
                                return_value=changed(snapshot)), \
                 mock.patch.object(service, '_journal',
                                   return_value=journal), \
@@ -226,7 +226,7 @@ class BindingTests(AdminViewTests):
         cloud, (a, b, c) = ironic()
         snapshot = cloud.snapshot()
         self.mock_report.return_value = classify.audit(snapshot)
-        with mock.patch.object(decommission, 'read', return_value=snapshot), \
+        with mock.patch.object(teardown, 'read', return_value=snapshot), \
                 mock.patch.object(service, '_clients'):
             res = self.client.get(DECOMMISSION, {'provider': b})
             self.assertContains(res, 'also serves')

@@ -27,7 +27,7 @@ import pytest
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import repair
+from orphan_dashboard.writing import repair
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 from tests.views.base import AdminViewTests

@@ -28,8 +28,8 @@ import pytest
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import journal
 from orphan_dashboard.models import JournalEntry
+from orphan_dashboard.writing import journal
 from tests.views.base import AdminViewTests
 from tests.views.base import DELETE_PROVIDER
 from tests.views.base import detail

@@ -24,8 +24,8 @@ import pytest
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import journal
-from orphan_dashboard import repair
+from orphan_dashboard.writing import journal
+from orphan_dashboard.writing import repair
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
 from tests.views.base import detail

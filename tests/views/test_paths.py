@@ -28,10 +28,10 @@ from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import cli
-from orphan_dashboard import collect
+from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import journal
+from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import journal
 import pytest
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid

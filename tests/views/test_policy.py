@@ -28,9 +28,9 @@ from openstack_auth import utils as auth_utils
 import orphan_dashboard
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import journal
 from orphan_dashboard.models import JournalEntry
-from orphan_dashboard import repair
+from orphan_dashboard.writing import journal
+from orphan_dashboard.writing import repair
 from tests.views.base import AdminViewTests
 from tests.views.base import DELETE_PROVIDER
 from tests.views.base import detail

@@ -28,7 +28,8 @@ from tests.views.base import INDEX
 class RegistrationTests(AdminViewTests):
     def test_enabled_file(self):
         enabled = importlib.import_module(
-            'orphan_dashboard.enabled._2170_admin_orphaned_allocations_panel')
+            'orphan_dashboard.local.enabled.'
+            '_2170_admin_orphaned_allocations_panel')
         self.assertEqual('admin', enabled.PANEL_DASHBOARD)
         self.assertEqual('compute', enabled.PANEL_GROUP)
         self.assertEqual('orphaned_allocations', enabled.PANEL)

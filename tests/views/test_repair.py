@@ -26,7 +26,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import repair
+from orphan_dashboard.writing import repair
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
 from tests.views.base import detail

@@ -30,9 +30,9 @@ import pytest
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import collect
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import snapshots
+from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import snapshots
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import H3

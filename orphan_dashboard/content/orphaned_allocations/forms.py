@@ -33,7 +33,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import repair
+from orphan_dashboard.writing import repair
 
 UUID_RE = re.compile(r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                      r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')

@@ -25,12 +25,12 @@ from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import collect
 from orphan_dashboard import conf
-from orphan_dashboard import decommission
-from orphan_dashboard import journal
-from orphan_dashboard import repair
-from orphan_dashboard import snapshots
+from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import snapshots
+from orphan_dashboard.writing import journal
+from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import teardown
 
 
 LOG = logging.getLogger(__name__)
@@ -78,8 +78,8 @@ def _current(request):
     snapshot in Django's cache (shared by all workers when that is
     memcached or redis) and start a background sweep when it is older than
     ``ORPHAN_AUDIT_SNAPSHOT_TTL``, when one was asked for, or when there is
-    none (see :mod:`orphan_dashboard.snapshots`).  Repairs never use it:
-    they re-read what they touch.
+    none (see :mod:`orphan_dashboard.reading.snapshots`).  Repairs never use
+    it: they re-read what they touch.
     """
     store = _store(request)
     state = store.state()
@@ -384,7 +384,7 @@ def preview_decommission(request, provider_uuid, whole_service=False):
     ``whole_service``, every node of its compute service) takes, read now;
     the instance hints come from the snapshot shown."""
     clients = _clients(request)
-    return decommission.preview(
+    return teardown.preview(
         clients.placement, clients.nova, provider_uuid,
         min_age=conf.MIN_AGE.get(),
         instance_hints=_hints_for_tree(request, provider_uuid),
@@ -397,7 +397,7 @@ def decommission_apply(request, provider_uuid, plans, chosen, bound=None):
     step."""
     clients = _clients(request)
     try:
-        return decommission.apply(
+        return teardown.apply(
             clients.placement, clients.nova, _journal(request), provider_uuid,
             plans, chosen, min_age=conf.MIN_AGE.get(),
             instance_hints=_hints_for_tree(request, provider_uuid),

@@ -37,7 +37,7 @@ from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard import repair
+from orphan_dashboard.writing import repair
 
 POLICY = policies.PANEL
 WRITE_ALLOCATIONS = policies.WRITE_ALLOCATIONS

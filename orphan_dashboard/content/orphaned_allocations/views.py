@@ -27,6 +27,7 @@ from horizon import forms
 from horizon import messages
 from horizon import tabs
 
+from orphan_dashboard.audit import export
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import format_resources
@@ -35,9 +36,8 @@ from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
-from orphan_dashboard import export
-from orphan_dashboard import journal
-from orphan_dashboard import repair
+from orphan_dashboard.writing import journal
+from orphan_dashboard.writing import repair
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
 

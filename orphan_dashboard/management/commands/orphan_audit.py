@@ -12,8 +12,8 @@
 
 """``manage.py orphan_audit``: ``orphan-audit`` on a Horizon node.
 
-The same parser (:func:`cli.build_parser`) and the same code
-(:func:`cli.execute`), with the journal in Horizon's settings and
+The same parser (:func:`commands.build_parser`) and the same code
+(:func:`commands.execute`), with the journal in Horizon's settings and
 the ``ORPHAN_AUDIT_*`` settings as defaults (:mod:`orphan_dashboard.conf`).
 """
 
@@ -22,7 +22,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 
-from orphan_dashboard import cli
+from orphan_dashboard.cli import commands
 
 
 class Command(BaseCommand):
@@ -30,10 +30,11 @@ class Command(BaseCommand):
            '"orphan-audit --help").'
 
     def add_arguments(self, parser):
-        cli.build_parser(parser)
+        commands.build_parser(parser)
 
     def run_from_argv(self, argv):
-        super().run_from_argv(argv[:2] + cli.normalize(argv[2:]))
+        super().run_from_argv(argv[:2] + commands.normalize(argv[2:]))
 
     def handle(self, *args, **options):
-        sys.exit(cli.execute(argparse.Namespace(**options), out=self.stdout))
+        sys.exit(commands.execute(argparse.Namespace(**options),
+                                  out=self.stdout))

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``python -m orphan_dashboard.sweeper``: one background sweep a page
+"""``python -m orphan_dashboard.reading.sweeper``: one background sweep a page
 asked for, in a process of its own (see :func:`snapshots.start`), which
 starts it isolated (:data:`snapshots.SWEEPER`).
 
@@ -51,7 +51,7 @@ def main():
     job = json.load(sys.stdin)
     import django
     django.setup()
-    from orphan_dashboard import snapshots
+    from orphan_dashboard.reading import snapshots
 
     store = snapshots.Store(job['cloud'], timeout=job['timeout'])
     try:

@@ -42,10 +42,11 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
-from orphan_dashboard import cli_output
-from orphan_dashboard import collect
+from orphan_dashboard.cli import progress_bar
+from orphan_dashboard.cli import prometheus
 from orphan_dashboard import conf
-from orphan_dashboard import repair
+from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import repair
 
 NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED, PARTIAL = 0, 1, 2, 3, 4, 5
 EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
@@ -315,7 +316,7 @@ def setup_django():
 
 
 def cli_journal(clients):
-    from orphan_dashboard import journal
+    from orphan_dashboard.writing import journal
 
     adapter = clients.placement
     try:
@@ -343,7 +344,7 @@ def _concurrency(args):
 def audit(args, clients):
     """The report of the whole cloud, or of ``--provider``'s tree."""
     client.validate_token(clients)
-    progress = cli_output.for_args(args)
+    progress = progress_bar.for_args(args)
     try:
         snapshot = collect.full_snapshot(clients.placement, clients.nova,
                                          concurrency=_concurrency(args),
@@ -411,7 +412,7 @@ def cmd_apply(args, clients, out):
 
 
 def cmd_history(args, clients, out):
-    from orphan_dashboard import journal
+    from orphan_dashboard.writing import journal
 
     cloud = None if args.all_clouds else client.cloud_for_clients(clients)
     found = journal.all_entries(cloud, provider=args.provider,
@@ -432,7 +433,7 @@ def cmd_history(args, clients, out):
 def cmd_restore(args, clients, out):
     from django.core.exceptions import ObjectDoesNotExist
 
-    from orphan_dashboard import journal
+    from orphan_dashboard.writing import journal
 
     cloud = client.cloud_for_clients(clients)
     try:
@@ -535,7 +536,7 @@ def known_or_close(name, clients):
     journal knew ``name``, a host found nowhere now; else raise
     BadArguments naming what comes close: "already gone" would pass a typo
     off as success."""
-    from orphan_dashboard import journal
+    from orphan_dashboard.writing import journal
 
     setup_django()
     deleted = journal.deleted_names(client.cloud_for_clients(clients))
@@ -555,12 +556,12 @@ def known_or_close(name, clients):
 
 
 def cmd_decommission(args, clients, out):
-    from orphan_dashboard import decommission
+    from orphan_dashboard.writing import teardown
 
     chosen = {u.lower() for u in args.delete_unknown}
-    plan = decommission.preview(clients.placement, clients.nova, args.host,
-                                min_age=_min_age(args),
-                                whole_service=args.whole_service)
+    plan = teardown.preview(clients.placement, clients.nova, args.host,
+                            min_age=_min_age(args),
+                            whole_service=args.whole_service)
     if plan.gone:
         known_or_close(args.host, clients)
     outcomes = []
@@ -578,7 +579,7 @@ def cmd_decommission(args, clients, out):
         code = ERROR
     elif args.apply:
         setup_django()
-        outcomes = decommission.apply(
+        outcomes = teardown.apply(
             clients.placement, clients.nova, cli_journal(clients), args.host,
             plan.plans(chosen), chosen, min_age=_min_age(args),
             bound=plan.binding())
@@ -601,7 +602,7 @@ def cmd_decommission(args, clients, out):
 
 def cmd_refresh(args, clients, out):
     """Renew the snapshot the panel's pages show, in the panel's cache."""
-    from orphan_dashboard import snapshots
+    from orphan_dashboard.reading import snapshots
 
     if 'DJANGO_SETTINGS_MODULE' not in os.environ:
         raise BadArguments(
@@ -611,7 +612,7 @@ def cmd_refresh(args, clients, out):
     store = snapshots.Store(client.cloud_for_clients(clients).key,
                             timeout=2 * conf.FULL_SWEEP.get())
     client.validate_token(clients)
-    progress = cli_output.for_args(args)
+    progress = progress_bar.for_args(args)
     started = time.monotonic()
     try:
         snapshot = snapshots.locked_sweep(
@@ -646,9 +647,9 @@ def cmd_metrics(args, clients, out):
     except Exception as exc:
         failure = exc
     now = time.time()
-    previous = cli_output.last_success(args.textfile) if args.textfile \
+    previous = prometheus.last_success(args.textfile) if args.textfile \
         else None
-    registry = cli_output.metrics_registry(
+    registry = prometheus.metrics_registry(
         report, time.monotonic() - started, report is not None,
         now if report is not None else previous)
     if args.textfile:
@@ -731,7 +732,3 @@ def execute(args, out=sys.stdout):
 def main(argv=None):
     argv = normalize(sys.argv[1:] if argv is None else argv)
     return execute(build_parser().parse_args(argv))
-
-
-if __name__ == '__main__':
-    sys.exit(main())

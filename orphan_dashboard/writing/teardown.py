@@ -37,8 +37,8 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission as planner
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
-from orphan_dashboard import collect
-from orphan_dashboard import repair
+from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import repair
 
 LOG = logging.getLogger(__name__)
 

@@ -20,8 +20,9 @@ from prometheus_client import parser
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import cli_output
-from orphan_dashboard import collect
+from orphan_dashboard.cli import progress_bar
+from orphan_dashboard.cli import prometheus
+from orphan_dashboard.reading import collect
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -50,7 +51,7 @@ def a_report():
 
 def test_findings_and_resources_match_the_report_zeros_included():
     report = a_report()
-    found = samples(cli_output.metrics_registry(report, 1.5, True, 1000.0))
+    found = samples(prometheus.metrics_registry(report, 1.5, True, 1000.0))
     for provider in report.providers:
         for verdict in m.VERDICTS:
             key = ('orphan_audit_findings', (
@@ -67,11 +68,11 @@ def test_findings_and_resources_match_the_report_zeros_included():
 def test_a_failed_audit_writes_no_stale_findings(tmp_path):
     path = str(tmp_path / 'orphan.prom')
     from prometheus_client import write_to_textfile
-    write_to_textfile(path, cli_output.metrics_registry(a_report(), 1, True,
+    write_to_textfile(path, prometheus.metrics_registry(a_report(), 1, True,
                                                         1000.0))
-    assert cli_output.last_success(path) == 1000.0
-    write_to_textfile(path, cli_output.metrics_registry(
-        None, 2, False, cli_output.last_success(path)))
+    assert prometheus.last_success(path) == 1000.0
+    write_to_textfile(path, prometheus.metrics_registry(
+        None, 2, False, prometheus.last_success(path)))
     found = samples(open(path).read())
     assert found[('orphan_audit_up', ())] == 0
     assert found[('orphan_audit_last_success_timestamp_seconds', ())] == 1000
@@ -86,22 +87,22 @@ class Tty(io.StringIO):
 
 
 def test_a_bar_only_on_a_terminal_and_never_with_json():
-    assert cli_output.for_args(argparse.Namespace(json=False),
-                               io.StringIO()) is collect.NO_PROGRESS
-    assert cli_output.for_args(argparse.Namespace(json=True),
-                               Tty()) is collect.NO_PROGRESS
-    assert isinstance(cli_output.for_args(argparse.Namespace(json=False),
-                                          Tty()),
-                      cli_output.TerminalProgress)
+    assert progress_bar.for_args(argparse.Namespace(json=False),
+                                 io.StringIO()) is collect.NO_PROGRESS
+    assert progress_bar.for_args(argparse.Namespace(json=True),
+                                 Tty()) is collect.NO_PROGRESS
+    assert isinstance(progress_bar.for_args(argparse.Namespace(json=False),
+                                            Tty()),
+                      progress_bar.TerminalProgress)
 
 
 def test_the_bar_shows_after_a_second(monkeypatch):
     stream = Tty()
-    bar = cli_output.TerminalProgress(stream)
+    bar = progress_bar.TerminalProgress(stream)
     bar.total('providers', 20)
     bar.advance('providers', 5)
     assert not bar.shown and stream.getvalue() == ''
-    monkeypatch.setattr(cli_output, 'DELAY', 0)
+    monkeypatch.setattr(progress_bar, 'DELAY', 0)
     bar.advance('servers', 1000)
     time.sleep(0.2)
     bar.close()

@@ -30,8 +30,8 @@ from django.db import models
 from django.db import transaction
 from django.utils import timezone
 
+from orphan_dashboard.audit import export
 from orphan_dashboard import conf
-from orphan_dashboard import export
 
 DATABASE = conf.JOURNAL_DATABASE
 APP_LABEL = 'orphan_dashboard'

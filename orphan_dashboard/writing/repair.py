@@ -18,8 +18,9 @@ Both steps re-read the chosen consumers from Nova and Placement
 fresh plan is exactly the one the operator confirmed (generation, the whole
 body before, and the body after: generations restart at 1 when a consumer
 is emptied and recreated), and the write itself is generation-checked.
-Every write is journaled before it is sent (:mod:`orphan_dashboard.journal`)
-and every row gets an outcome, whatever happens to the rows around it.
+Every write is journaled before it is sent
+(:mod:`orphan_dashboard.writing.journal`) and every row gets an outcome,
+whatever happens to the rows around it.
 """
 
 import dataclasses
@@ -38,7 +39,7 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
-from orphan_dashboard import collect
+from orphan_dashboard.reading import collect
 
 LOG = logging.getLogger(__name__)
 

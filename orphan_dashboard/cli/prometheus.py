@@ -10,70 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What ``orphan-audit`` shows besides reports: a progress bar on a
-terminal, and the Prometheus metrics of a report."""
-
-import sys
-import threading
-import time
+"""The Prometheus metrics of a report, for ``orphan-audit metrics``."""
 
 from orphan_dashboard.audit import model as m
-from orphan_dashboard import collect
 
-DELAY = 1.0
-"""A sweep shorter than this shows no bar."""
 LAST_SUCCESS = 'orphan_audit_last_success_timestamp_seconds'
-
-
-class TerminalProgress(collect.Progress):
-    """A ``rich`` progress bar on stderr, shown once a sweep has taken
-    :data:`DELAY` seconds; only made for a terminal (see :func:`for_args`).
-    """
-
-    LABELS = {'servers': 'servers listed', 'migrations': 'migrations listed',
-              'providers': 'provider allocations read'}
-
-    def __init__(self, stream=None):
-        from rich import console
-        from rich import progress
-        self.started = time.monotonic()
-        self.lock = threading.Lock()
-        self.bar = progress.Progress(
-            progress.TextColumn('{task.description}'),
-            progress.BarColumn(), progress.MofNCompleteColumn(),
-            progress.TimeElapsedColumn(), transient=True,
-            console=console.Console(file=stream or sys.stderr))
-        self.tasks = {kind: self.bar.add_task(self.LABELS[kind], total=None)
-                      for kind in collect.KINDS}
-        self.shown = False
-
-    def _show(self):
-        if not self.shown and time.monotonic() - self.started >= DELAY:
-            self.bar.start()
-            self.shown = True
-
-    def total(self, kind, count):
-        with self.lock:
-            self.bar.update(self.tasks[kind], total=count)
-            self._show()
-
-    def advance(self, kind, count=1):
-        with self.lock:
-            self.bar.advance(self.tasks[kind], count)
-            self._show()
-
-    def close(self):
-        if self.shown:
-            self.bar.stop()
-
-
-def for_args(args, stream=None):
-    """A bar for a sweep, or none: never with ``--json``, never unless
-    stderr is a terminal."""
-    stream = stream or sys.stderr
-    if getattr(args, 'json', False) or not stream.isatty():
-        return collect.NO_PROGRESS
-    return TerminalProgress(stream)
 
 
 def metrics_registry(report, duration, up, last_success):

@@ -21,7 +21,7 @@ lock between processes.  Blobs are compressed and cut in chunks below
 memcached's default 1 MB item limit.
 
 A background sweep started by a page runs in a process of its own
-(:mod:`orphan_dashboard.sweeper`) when the cache is shared: parsing
+(:mod:`orphan_dashboard.reading.sweeper`) when the cache is shared: parsing
 thousands of servers holds the interpreter's lock for long stretches,
 which in a thread would stall every page its Horizon process serves
 meanwhile.  With a process-local cache it can only be a thread.
@@ -49,8 +49,8 @@ from django.core.cache import DEFAULT_CACHE_ALIAS
 
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
-from orphan_dashboard import collect
 from orphan_dashboard import conf
+from orphan_dashboard.reading import collect
 
 LOG = logging.getLogger(__name__)
 CHUNK = 900 * 1024
@@ -353,20 +353,21 @@ def _logged(func, *args):
 
 
 SWEEPER = ('import runpy, sys; sys.path += sys.argv[1:]; '
-           'runpy.run_module("orphan_dashboard.sweeper", run_name="__main__")')
+           'runpy.run_module("orphan_dashboard.reading.sweeper", '
+           'run_name="__main__")')
 """The sweeper's module run as ``-m`` would, by an isolated Python (``-I``:
 no current directory, ``PYTHON*`` variable or user site on its path) that
 looks in this process's import path only after its own."""
 
 
 def _spawn(store, job, python):
-    """:mod:`orphan_dashboard.sweeper` with this process's settings module,
-    in a session of its own (a Horizon worker restarted meanwhile does not
-    take it down); the job, token included, goes through its stdin, never
-    its command line or environment.  It runs isolated, from ``/``: a
-    ``json.py`` in Horizon's directory must not read the token, and the
-    interpreter's own modules come before this process's import path,
-    which it needs for the settings module."""
+    """:mod:`orphan_dashboard.reading.sweeper` with this process's settings
+    module, in a session of its own (a Horizon worker restarted
+    meanwhile does not take it down); the job, token included, goes
+    through its stdin, never its command line or environment.  It runs
+    isolated, from ``/``: a ``json.py`` in Horizon's directory must not
+    read the token, and the interpreter's own modules come before this
+    process's import path, which it needs for the settings module."""
     from django.conf import settings
 
     env = dict(os.environ, DJANGO_SETTINGS_MODULE=settings.SETTINGS_MODULE)
