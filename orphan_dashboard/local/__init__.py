@@ -9,3 +9,5 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
+"""What Horizon copies or links into its own ``local/``: the enabled file
+(``enabled/``) and the settings snippet (``local_settings.d/``)."""
