@@ -74,11 +74,12 @@ def main(argv=None):
     from bench import cloud as bench_cloud
     from sandbox import cloud as sb_cloud
 
-    def build():
+    def build(cells=1):
         bench_cloud.BenchCloud.size = args.size
         if args.cache_dir:
             bench_cloud.BenchCloud.cache_root = args.cache_dir
         tc = bench_cloud.BenchCloud('runTest')
+        tc.NUMBER_OF_CELLS = cells
         tc.setUp()
         return tc
     sb_cloud.build = build
