@@ -73,7 +73,8 @@ def versions(python):
 @pytest.fixture(scope='session')
 def horizon(tmp_path_factory):
     """Horizon 27 (or the series ``ORPHAN_INSTALL_REQUIREMENTS`` names) in
-    a virtualenv, and this package built as a wheel, not yet installed."""
+    a virtualenv, and this package built by ``python -m build`` (an sdist
+    and a wheel, through its ``pbr.build`` backend), not yet installed."""
     base = tmp_path_factory.mktemp('horizon')
     venv = base / 'venv'
     run([sys.executable, '-m', 'venv', str(venv)])
@@ -85,15 +86,17 @@ def horizon(tmp_path_factory):
     else:
         run(pip + ['-c', os.path.join(ROOT, 'constraints.txt'),
                    'horizon==27.0.0', 'Django<6'])
-    wheels = base / 'wheels'
-    run([python, '-m', 'pip', 'wheel', '-q', '--no-deps', '-w', str(wheels),
-         ROOT])
-    (wheel,) = wheels.iterdir()
+    dist = base / 'dist'
+    # Not constrained: the Horizon series' own packaging stays as it is.
+    run(pip + ['build==1.6.1'])
+    run([python, '-m', 'build', '--outdir', str(dist), ROOT])
+    (wheel,) = dist.glob('*.whl')
+    (sdist,) = dist.glob('*.tar.gz')
     dashboard = run([python, '-c', 'import openstack_dashboard, os; '
                      'print(os.path.dirname(openstack_dashboard.__file__))'
                      ]).strip()
     return types.SimpleNamespace(python=python, pip=pip, wheel=wheel,
-                                 dashboard=dashboard,
+                                 sdist=sdist, dashboard=dashboard,
                                  versions=versions(python))
 
 
