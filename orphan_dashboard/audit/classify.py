@@ -33,9 +33,11 @@ from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit.reasons import verdict_name
 from orphan_dashboard.audit.topology import Topology
-from orphan_dashboard import conf
 
-DEFAULT_MIN_AGE = conf.MIN_AGE.default
+DEFAULT_MIN_AGE = 600
+"""Seconds: the protection of a caller that names none.  The panel and the
+CLI pass ``ORPHAN_AUDIT_MIN_AGE`` (:data:`orphan_dashboard.conf.MIN_AGE`,
+whose default this is)."""
 MOVE_AWAITING_CONFIRM = 'finished'
 """A resize or cold migration in VERIFY_RESIZE."""
 

@@ -1,0 +1,41 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Boundaries the engine and the service calls keep: settings passed in,
+no engine inside the API modules, every microversion named in one place,
+a cache key that changes with the cached classes, no measurements in
+docstrings."""
+
+import ast
+import pathlib
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard import conf
+
+PACKAGE = pathlib.Path(classify.__file__).resolve().parents[1]
+
+
+def _imports(path):
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {'%s.%s' % (node.module, alias.name)
+                      for alias in node.names}
+    return names
+
+
+def test_the_engine_takes_min_age_from_its_caller():
+    assert not any('conf' in name.split('.')
+                   for name in _imports(PACKAGE / 'audit' / 'classify.py'))
+    assert classify.DEFAULT_MIN_AGE == conf.MIN_AGE.default
