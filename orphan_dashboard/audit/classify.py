@@ -27,7 +27,7 @@ import datetime
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
-from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit import plan
 from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.audit.reasons import reason as why
@@ -122,9 +122,9 @@ class Auditor:
         :class:`~plan.CannotRepair` saying why not."""
         finding = self.finding(consumer_uuid, provider_uuid)
         if action not in finding.actions:
-            raise planner.CannotRepair(planner.refusal(
+            raise plan.CannotRepair(plan.refusal(
                 finding, action, self.topology.name(provider_uuid)))
-        return planner.plan(self.snapshot, finding, action, planner.target(
+        return plan.plan(self.snapshot, finding, action, plan.target(
             self.snapshot, self.topology, consumer_uuid, action))
 
     def _offer(self, finding):
@@ -134,9 +134,9 @@ class Auditor:
         offered, refused = [], []
         for action in candidates:
             try:
-                target = planner.target(self.snapshot, self.topology,
-                                        finding.consumer, action)
-            except planner.CannotRepair as exc:
+                target = plan.target(self.snapshot, self.topology,
+                                     finding.consumer, action)
+            except plan.CannotRepair as exc:
                 refused.append(exc.reason)
                 continue
             left = [f for f in self._judge(
