@@ -39,3 +39,9 @@ def test_the_engine_takes_min_age_from_its_caller():
     assert not any('conf' in name.split('.')
                    for name in _imports(PACKAGE / 'audit' / 'classify.py'))
     assert classify.DEFAULT_MIN_AGE == conf.MIN_AGE.default
+
+
+def test_the_api_modules_do_not_import_the_engine():
+    for path in (PACKAGE / 'api').glob('*.py'):
+        assert not any(name.startswith('orphan_dashboard.audit')
+                       for name in _imports(path)), path.name
