@@ -30,6 +30,7 @@ import typing
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
@@ -81,7 +82,8 @@ class ProviderPlan:
         if self.action == m.DELETE_PROVIDER:
             return [shlex.join(['openstack', 'resource', 'provider',
                                 'delete', self.provider])]
-        create = ['openstack', '--os-placement-api-version', '1.20',
+        create = ['openstack', '--os-placement-api-version',
+                  mv.OSC_PROVIDER_CREATE,
                   'resource', 'provider', 'create', '--uuid', self.provider]
         if self.record.get('parent_provider_uuid'):
             create += ['--parent-provider',

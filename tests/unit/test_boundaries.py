@@ -17,6 +17,7 @@ docstrings."""
 
 import ast
 import pathlib
+import re
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard import conf
@@ -45,3 +46,17 @@ def test_the_api_modules_do_not_import_the_engine():
     for path in (PACKAGE / 'api').glob('*.py'):
         assert not any(name.startswith('orphan_dashboard.audit')
                        for name in _imports(path)), path.name
+
+
+MICROVERSION = re.compile(r"""['"][12]\.\d+['"]""")
+
+
+def test_every_microversion_comes_from_the_microversions_module():
+    found = []
+    for path in PACKAGE.rglob('*.py'):
+        if path.name == 'microversions.py' or path.parts[-2] == 'audit':
+            continue
+        found += ['%s: %s' % (path.name, line.strip())
+                  for line in path.read_text().splitlines()
+                  if MICROVERSION.search(line)]
+    assert found == []
