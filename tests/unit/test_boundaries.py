@@ -60,3 +60,26 @@ def test_every_microversion_comes_from_the_microversions_module():
                   for line in path.read_text().splitlines()
                   if MICROVERSION.search(line)]
     assert found == []
+
+
+MEASURED = re.compile(r'\d+\.\d+\s?(?:s|ms|%)(?!\w)|\d\s?%')
+
+
+def _docstrings(tree):
+    for node in ast.walk(tree):
+        body = getattr(node, 'body', None)
+        if not isinstance(body, list):
+            continue
+        for statement in body:
+            if (isinstance(statement, ast.Expr) and
+                    isinstance(statement.value, ast.Constant) and
+                    isinstance(statement.value.value, str)):
+                yield statement.value.value
+
+
+def test_docstrings_hold_no_measurements():
+    found = ['%s: %s' % (path.name, match.group())
+             for path in PACKAGE.rglob('*.py')
+             for text in _docstrings(ast.parse(path.read_text()))
+             for match in MEASURED.finditer(text)]
+    assert found == []
