@@ -16,11 +16,17 @@ a cache key that changes with the cached classes, no measurements in
 docstrings."""
 
 import ast
+import dataclasses
 import pathlib
 import re
+import types
+
+from django.core.cache.backends import locmem
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard import conf
+from orphan_dashboard.reading import snapshots
+from tests.unit.cloud import Cloud
 
 PACKAGE = pathlib.Path(classify.__file__).resolve().parents[1]
 
@@ -83,3 +89,36 @@ def test_docstrings_hold_no_measurements():
              for text in _docstrings(ast.parse(path.read_text()))
              for match in MEASURED.finditer(text)]
     assert found == []
+
+
+def _store(cache):
+    return snapshots.Store('cloud', cache=cache)
+
+
+def test_a_store_written_with_another_format_version_is_not_read(
+        monkeypatch):
+    cache = locmem.LocMemCache('format-version', {})
+    snapshot = Cloud().snapshot()
+    monkeypatch.setattr(snapshots, 'FORMAT_VERSION', 'older')
+    old = _store(cache)
+    version = old.save(snapshot, classify.audit(snapshot), 600)
+    assert old.load_snapshot(version) is not None
+    monkeypatch.undo()
+    new = _store(cache)
+    assert new.state()['version'] is None
+    assert new.load_snapshot(version) is None
+    assert new.load_report(version) is None
+    assert _store(cache).base == new.base != old.base
+
+
+def test_the_format_version_changes_with_a_cached_class():
+    def module(*fields):
+        namespace = types.ModuleType('cached')
+        namespace.Cached = dataclasses.make_dataclass('Cached', fields)
+        return namespace
+
+    one = snapshots.fingerprint([module(('a', int))])
+    assert one == snapshots.fingerprint([module(('a', int))])
+    assert one != snapshots.fingerprint([module(('a', int), ('b', str))])
+    assert one != snapshots.fingerprint([module(('a', str))])
+    assert snapshots.FORMAT_VERSION.startswith('%d.' % snapshots.FORMAT)
