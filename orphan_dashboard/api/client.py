@@ -26,6 +26,8 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 
+from orphan_dashboard.api import microversions as mv
+
 Clients = collections.namedtuple('Clients', 'placement nova identity',
                                  defaults=(None,))
 """Adapters; ``identity`` (Keystone's unversioned root) only serves names
@@ -157,8 +159,9 @@ def validate_token(clients):
     """One cheap authenticated request to each service, one after the
     other: a new token is then validated once by each service's
     keystonemiddleware, not once per concurrent request of a sweep."""
-    clients.placement.get('/resource_classes/VCPU', microversion='1.2')
-    clients.nova.get('/os-services', microversion='2.53',
+    clients.placement.get('/resource_classes/VCPU',
+                          microversion=mv.TOKEN_CHECK)
+    clients.nova.get('/os-services', microversion=mv.SERVICES,
                      params={'binary': 'nova-compute', 'host': '-'})
 
 

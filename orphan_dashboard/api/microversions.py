@@ -27,6 +27,12 @@ consumers exist at all."""
 PROVIDER_RECORD = '1.19'
 """A provider's traits (1.6) and aggregates with its generation (1.19), to
 journal a provider before deleting it and to re-create it on restore."""
+TOKEN_CHECK = '1.2'
+"""``GET /resource_classes/{name}`` (1.2): a cheap authenticated read that
+validates a new token once before a sweep's concurrent reads."""
+OSC_PROVIDER_CREATE = '1.20'
+"""The ``openstack resource provider create`` a provider's restore shows:
+``--parent-provider`` (1.14), the created provider answered (1.20)."""
 
 # Compute
 SERVERS = '2.69'

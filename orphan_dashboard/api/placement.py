@@ -24,7 +24,6 @@ from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import trace
-from orphan_dashboard.audit.model import INCOMPLETE
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 NOVA_TRAIT = 'OWNER_NOVA'
@@ -131,10 +130,11 @@ def put_allocations(client, consumer_uuid, allocations, generation,
 
 
 @trace
-def incomplete_usages(client):
-    """Usages of the pre-1.8 placeholder project: non-empty when
+def incomplete_usages(client, placeholder):
+    """Usages of the pre-1.8 ``placeholder`` project (the engine's
+    :data:`~orphan_dashboard.audit.model.INCOMPLETE`): non-empty when
     incomplete consumers exist."""
-    resp = _get(client, '/usages', mv.USAGES, project_id=INCOMPLETE)
+    resp = _get(client, '/usages', mv.USAGES, project_id=placeholder)
     return {rc: n for rc, n in resp.json()['usages'].items() if n}
 
 

@@ -27,15 +27,17 @@ import datetime
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
-from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit import plan
 from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit.reasons import verdict_name
 from orphan_dashboard.audit.topology import Topology
-from orphan_dashboard import conf
 
-DEFAULT_MIN_AGE = conf.MIN_AGE.default
+DEFAULT_MIN_AGE = 600
+"""Seconds: the protection of a caller that names none.  The panel and the
+CLI pass ``ORPHAN_AUDIT_MIN_AGE`` (:data:`orphan_dashboard.conf.MIN_AGE`,
+whose default this is)."""
 MOVE_AWAITING_CONFIRM = 'finished'
 """A resize or cold migration in VERIFY_RESIZE."""
 
@@ -120,9 +122,9 @@ class Auditor:
         :class:`~plan.CannotRepair` saying why not."""
         finding = self.finding(consumer_uuid, provider_uuid)
         if action not in finding.actions:
-            raise planner.CannotRepair(planner.refusal(
+            raise plan.CannotRepair(plan.refusal(
                 finding, action, self.topology.name(provider_uuid)))
-        return planner.plan(self.snapshot, finding, action, planner.target(
+        return plan.plan(self.snapshot, finding, action, plan.target(
             self.snapshot, self.topology, consumer_uuid, action))
 
     def _offer(self, finding):
@@ -132,9 +134,9 @@ class Auditor:
         offered, refused = [], []
         for action in candidates:
             try:
-                target = planner.target(self.snapshot, self.topology,
-                                        finding.consumer, action)
-            except planner.CannotRepair as exc:
+                target = plan.target(self.snapshot, self.topology,
+                                     finding.consumer, action)
+            except plan.CannotRepair as exc:
                 refused.append(exc.reason)
                 continue
             left = [f for f in self._judge(
@@ -172,7 +174,8 @@ class Auditor:
             findings = {p: m.Finding(**{**f.__dict__,
                                         'verdict': m.INCOMPLETE_CONSUMER,
                                         'reason': reason,
-                                        'actions': (m.SET_OWNER,)})
+                                        'actions': m.CANDIDATE_ACTIONS[
+                                            m.INCOMPLETE_CONSUMER]})
                         for p, f in findings.items()}
         young = judge_age and self._too_young_to_write(consumer_uuid)
         if young:
@@ -221,12 +224,13 @@ class Auditor:
         if consumer_uuid in self.snapshot.known_instances:
             return (m.DELETED_INSTANCE,
                     why('deleted_instance', server=consumer_uuid),
-                    (m.DELETE,))
+                    m.CANDIDATE_ACTIONS[m.DELETED_INSTANCE])
         if consumer_uuid in self.snapshot.unresolved:
             return m.PROTECTED, why('protected.unresolved'), ()
         if self.down_cells:
             return m.PROTECTED, why('protected.down_cell_consumer'), ()
-        return m.UNKNOWN_CONSUMER, why('unknown_consumer'), (m.DELETE,)
+        return (m.UNKNOWN_CONSUMER, why('unknown_consumer'),
+                m.CANDIDATE_ACTIONS[m.UNKNOWN_CONSUMER])
 
     def _server_protection(self, server):
         if server.down_cell:
@@ -277,7 +281,8 @@ class Auditor:
             return (m.STALE_MIGRATION,
                     why('stale_migration', move=_move(migration),
                         server=migration.instance_uuid,
-                        status=migration.status), (m.DELETE,))
+                        status=migration.status),
+                    m.CANDIDATE_ACTIONS[m.STALE_MIGRATION])
         if migration.status == MOVE_AWAITING_CONFIRM:
             return (m.PROTECTED,
                     why('protected.source_awaiting_confirm',
@@ -447,14 +452,15 @@ class Auditor:
         needed = {}
         tree = self.topology.tree(root)
         for finding in findings:
-            if finding.verdict in (m.OK, m.PROTECTED, m.INCOMPLETE_CONSUMER):
+            if finding.verdict in m.NEEDED_AS_HELD:
                 _add(needed, finding.resources)
-            elif finding.verdict in (m.MISSING, m.WRONG_AMOUNT):
+            elif finding.verdict in m.NEEDED_FROM_FLAVOR:
                 server = self.snapshot.servers[finding.consumer]
                 candidates = self.expected(server) or [finding.resources]
                 _add(needed, candidates[0])
         consumers = {f.consumer for f in findings
-                     if f.provider in tree and f.verdict != m.MISSING}
+                     if f.provider in tree and
+                     f.verdict not in m.HOLDS_NOTHING}
         return m.ProviderReport(
             provider=self.topology.provider(root),
             hypervisor=self.snapshot.hypervisors.get(root),

@@ -26,7 +26,7 @@ import typing
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
-from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
 
@@ -273,7 +273,7 @@ def _cell_down(snapshot, auditor, host, roots):
 def _step(auditor, uuid, tree):
     here = [f for f in auditor.consumer_findings(uuid) if f.provider in tree]
     finding = here[0] if here else auditor.finding(uuid, sorted(tree)[0])
-    chosen = planner.recommended(here)
+    chosen = recommended(here)
     optional = False
     if not chosen:
         unknown = [f for f in here if f.verdict == m.UNKNOWN_CONSUMER and

@@ -29,7 +29,13 @@ ByProvider = dict[str, Resources]
 """``{provider uuid: {resource class: amount}}``: one consumer's
 allocations."""
 
-# Verdicts, in the order of how much an operator should care.
+
+def N_(message):
+    """Mark ``message`` for extraction; it is translated where shown."""
+    return message
+
+
+# Verdicts.
 OK = 'ok'
 EVACUATED_SOURCE = 'evacuated_source'
 MOVED = 'moved'
@@ -40,17 +46,13 @@ WRONG_AMOUNT = 'wrong_amount'
 INCOMPLETE_CONSUMER = 'incomplete_consumer'
 PROTECTED = 'protected'
 UNKNOWN_CONSUMER = 'unknown_consumer'
-VERDICTS = (EVACUATED_SOURCE, MOVED, DELETED_INSTANCE, STALE_MIGRATION,
-            MISSING, WRONG_AMOUNT, INCOMPLETE_CONSUMER, UNKNOWN_CONSUMER,
-            PROTECTED, OK)
 
-# Repairs.
+# Actions: the repairs a finding offers, then the other writes.
 TRIM = 'trim'
 DELETE_AND_HEAL = 'delete_and_heal'
 DELETE = 'delete'
 HEAL = 'heal'
 SET_OWNER = 'set_owner'
-ACTIONS = (TRIM, DELETE_AND_HEAL, DELETE, HEAL, SET_OWNER)
 RESTORE = 'restore'
 """Put a journaled consumer (or provider) back as it was before."""
 DELETE_PROVIDER = 'delete_provider'
@@ -58,23 +60,112 @@ DELETE_PROVIDER = 'delete_provider'
 DELETE_SERVICE = 'delete_service'
 """Delete a dead hypervisor's compute service (never restored)."""
 
-# The repairs each verdict may offer, recommended first.  A finding offers
-# only those whose write leaves the whole consumer ``ok``
-# (:meth:`classify.Auditor.consumer_findings`).  An unknown consumer may
-# only be deleted by an explicit per-row choice.
-CANDIDATE_ACTIONS = {
-    EVACUATED_SOURCE: (TRIM, DELETE_AND_HEAL),
-    MOVED: (TRIM, DELETE_AND_HEAL),
-    DELETED_INSTANCE: (DELETE,),
-    STALE_MIGRATION: (DELETE,),
-    MISSING: (HEAL, DELETE_AND_HEAL),
-    WRONG_AMOUNT: (DELETE_AND_HEAL,),
-    INCOMPLETE_CONSUMER: (SET_OWNER,),
-    UNKNOWN_CONSUMER: (DELETE,),
-    PROTECTED: (),
-    OK: (),
-}
-NOT_RECOMMENDED = frozenset({UNKNOWN_CONSUMER})
+# How a finding counts in its provider's ``needed``.
+AS_HELD = 'as_held'
+"""What it holds is what it needs."""
+FROM_FLAVOR = 'from_flavor'
+"""Its server's flavor says what it needs."""
+
+
+@dataclasses.dataclass(frozen=True)
+class VerdictKind:
+    """All the engine declares of one verdict: the reasons, the labels, the
+    report and the planner read it from :data:`VERDICT_KINDS`."""
+
+    code: str
+    title: str
+    """Its label, ``N_``-marked: translated where shown."""
+    name: str
+    """Its name inside a sentence, ``N_``-marked."""
+    actions: tuple = ()
+    """The repairs it may offer, recommended first.  A finding offers only
+    those whose write leaves the whole consumer ``ok``
+    (:meth:`classify.Auditor.consumer_findings`)."""
+    recommended: bool = True
+    """False where its repairs may only be an explicit per-row choice."""
+    needed: typing.Optional[str] = None
+    """:data:`AS_HELD`, :data:`FROM_FLAVOR`, or None: what it adds to its
+    provider's ``needed``."""
+    holds: bool = True
+    """False where the finding's resources are what it lacks, not what it
+    holds: it is then no consumer of the provider."""
+    problem: bool = True
+    """The allocation may need a repair."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionKind:
+    """All the engine declares of one action (see :class:`VerdictKind`)."""
+
+    code: str
+    title: str
+    """Its label, ``N_``-marked: translated where shown."""
+    name: str
+    """Its name inside a sentence, ``N_``-marked."""
+    priority: typing.Optional[int] = None
+    """Rank among the repairs a finding offers, least invasive first (every
+    offered repair puts the whole consumer right, so the one that rewrites
+    least is recommended); None for a write no finding offers."""
+
+
+VERDICT_KINDS = {kind.code: kind for kind in (
+    # In the order of how much an operator should care.
+    VerdictKind(EVACUATED_SOURCE, N_('Evacuated source'),
+                N_('evacuated source'), (TRIM, DELETE_AND_HEAL)),
+    VerdictKind(MOVED, N_('Moved'), N_('moved'), (TRIM, DELETE_AND_HEAL)),
+    VerdictKind(DELETED_INSTANCE, N_('Deleted instance'),
+                N_('deleted instance'), (DELETE,)),
+    VerdictKind(STALE_MIGRATION, N_('Stale migration'),
+                N_('stale migration'), (DELETE,)),
+    VerdictKind(MISSING, N_('Missing'), N_('missing'),
+                (HEAL, DELETE_AND_HEAL), needed=FROM_FLAVOR, holds=False),
+    VerdictKind(WRONG_AMOUNT, N_('Wrong amount'), N_('wrong amount'),
+                (DELETE_AND_HEAL,), needed=FROM_FLAVOR),
+    VerdictKind(INCOMPLETE_CONSUMER, N_('Incomplete consumer'),
+                N_('incomplete consumer'), (SET_OWNER,), needed=AS_HELD),
+    # An unknown consumer may only be deleted by an explicit choice.
+    VerdictKind(UNKNOWN_CONSUMER, N_('Unknown consumer'),
+                N_('unknown consumer'), (DELETE,), recommended=False),
+    VerdictKind(PROTECTED, N_('Protected'), N_('protected'),
+                needed=AS_HELD, problem=False),
+    VerdictKind(OK, N_('OK'), N_('ok'), needed=AS_HELD, problem=False),
+)}
+"""Every verdict, worst first."""
+
+ACTION_KINDS = {kind.code: kind for kind in (
+    ActionKind(TRIM, N_('Trim to current host'), N_('trim to current host'),
+               priority=1),
+    ActionKind(DELETE_AND_HEAL, N_('Delete and heal'), N_('delete and heal'),
+               priority=4),
+    ActionKind(DELETE, N_('Delete'), N_('delete'), priority=5),
+    ActionKind(HEAL, N_('Heal'), N_('heal'), priority=2),
+    ActionKind(SET_OWNER, N_('Set project and user'),
+               N_('set project and user'), priority=3),
+    ActionKind(RESTORE, N_('Restore'), N_('restore')),
+    ActionKind(DELETE_PROVIDER, N_('Delete provider'), N_('delete provider')),
+    ActionKind(DELETE_SERVICE, N_('Delete compute service'),
+               N_('delete compute service')),
+)}
+"""Every action: the repairs a finding offers, then the other writes."""
+
+# Derived from the two registries above: declare nothing below.
+VERDICTS = tuple(VERDICT_KINDS)
+ACTIONS = tuple(code for code, kind in ACTION_KINDS.items()
+                if kind.priority is not None)
+PRIORITY = tuple(sorted(ACTIONS, key=lambda code: ACTION_KINDS[code].priority))
+"""The repairs, least invasive first."""
+CANDIDATE_ACTIONS = {code: kind.actions
+                     for code, kind in VERDICT_KINDS.items()}
+NOT_RECOMMENDED = frozenset(code for code, kind in VERDICT_KINDS.items()
+                            if not kind.recommended)
+NO_PROBLEM = frozenset(code for code, kind in VERDICT_KINDS.items()
+                       if not kind.problem)
+NEEDED_AS_HELD = frozenset(code for code, kind in VERDICT_KINDS.items()
+                           if kind.needed == AS_HELD)
+NEEDED_FROM_FLAVOR = frozenset(code for code, kind in VERDICT_KINDS.items()
+                               if kind.needed == FROM_FLAVOR)
+HOLDS_NOTHING = frozenset(code for code, kind in VERDICT_KINDS.items()
+                          if not kind.holds)
 
 INCOMPLETE = '00000000-0000-0000-0000-000000000000'
 """Project and user Placement gives consumers written before 1.8
@@ -264,7 +355,7 @@ class Finding:
     @property
     def problem(self):
         """Neither ok nor protected: the allocation may need a repair."""
-        return self.verdict not in (OK, PROTECTED)
+        return self.verdict not in NO_PROBLEM
 
     @property
     def action(self):

@@ -277,11 +277,6 @@ def osc_commands(plan_):
     return [shlex.join(args)]
 
 
-_PRIORITY = (m.TRIM, m.HEAL, m.SET_OWNER, m.DELETE_AND_HEAL, m.DELETE)
-"""Least invasive first: every offered repair puts the whole consumer
-right, so the one that rewrites least is recommended."""
-
-
 def recommended(findings):
     """One recommended repair per consumer: ``[(finding, action)]``.
 
@@ -295,7 +290,7 @@ def recommended(findings):
         if not finding.action:
             continue
         best = chosen.get(finding.consumer)
-        if best is None or (_PRIORITY.index(finding.action) <
-                            _PRIORITY.index(best.action)):
+        if best is None or (m.PRIORITY.index(finding.action) <
+                            m.PRIORITY.index(best.action)):
             chosen[finding.consumer] = finding
     return [(f, f.action) for f in chosen.values()]

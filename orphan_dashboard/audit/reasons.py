@@ -16,16 +16,15 @@ with its parameters.
 The engine has no Django, so it cannot translate; it says why in a
 :class:`Reason` that the panel renders with ``gettext`` and the CLI with
 ``str()`` (English).  Every message is marked with :func:`N_`, one of
-Babel's default keywords, so ``manage.py extract_messages -m
+Babel's default keywords (the names of verdicts and actions are marked
+where :mod:`.model` declares them), so ``manage.py extract_messages -m
 orphan_dashboard`` (``babel-django.cfg``) extracts them.
 """
 
 import dataclasses
 
-
-def N_(message):
-    """Mark ``message`` for extraction; it is translated where shown."""
-    return message
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit.model import N_
 
 
 MESSAGES = {
@@ -234,25 +233,11 @@ MESSAGES = {
         'service %(host)s first, so it was not sent (the error is in the '
         'logs)'),
 
-    # Names of repairs and verdicts inside a sentence.
-    'action.trim': N_('trim to current host'),
-    'action.delete_and_heal': N_('delete and heal'),
-    'action.delete': N_('delete'),
-    'action.heal': N_('heal'),
-    'action.set_owner': N_('set project and user'),
-    'action.restore': N_('restore'),
-    'action.delete_provider': N_('delete provider'),
-    'action.delete_service': N_('delete compute service'),
-    'verdict.ok': N_('ok'),
-    'verdict.evacuated_source': N_('evacuated source'),
-    'verdict.moved': N_('moved'),
-    'verdict.deleted_instance': N_('deleted instance'),
-    'verdict.stale_migration': N_('stale migration'),
-    'verdict.missing': N_('missing'),
-    'verdict.wrong_amount': N_('wrong amount'),
-    'verdict.incomplete_consumer': N_('incomplete consumer'),
-    'verdict.protected': N_('protected'),
-    'verdict.unknown_consumer': N_('unknown consumer'),
+    # Names of repairs and verdicts inside a sentence: the registries'.
+    **{'action.' + code: kind.name
+       for code, kind in m.ACTION_KINDS.items()},
+    **{'verdict.' + code: kind.name
+       for code, kind in m.VERDICT_KINDS.items()},
     # A listing's parts, joined from the last back (see listing()).
     'list': N_('%(first)s, %(rest)s'),
     'nothing': N_('nothing'),

@@ -40,7 +40,7 @@ from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import prometheus
@@ -490,7 +490,7 @@ def decommission_json(plan, chosen):
         'steps': [{'consumer': s.consumer, 'verdict': s.finding.verdict,
                    'reason': str(s.finding.reason), 'optional': s.optional,
                    'action': s.plan.action if s.plan else None,
-                   'commands': planner.osc_commands(s.plan) if s.plan
+                   'commands': osc_commands(s.plan) if s.plan
                    else [], 'error': str(s.error)} for s in plan.steps],
         'blockers': [str(b) for b in plan.blockers(chosen)]}
 
@@ -518,7 +518,7 @@ def print_decommission(plan, chosen, out):
                 head, step.consumer), file=out)
             continue
         print('repair   %s' % head, file=out)
-        for command in planner.osc_commands(step.plan):
+        for command in osc_commands(step.plan):
             print('plan: %s' % command, file=out)
     if plan.deletes_service:
         print('then: delete compute service %s (Nova deletes its providers; '

@@ -275,7 +275,7 @@ def full_snapshot(placement_client, nova_client,
         migration_list = pool.submit(nova.migration_list, nova_client,
                                      on_page=_listed(progress, 'migrations'))
         incomplete = pool.submit(placement.incomplete_usages,
-                                 placement_client)
+                                 placement_client, m.INCOMPLETE)
         topo = read_topology(placement_client, nova_client)
         allocations = _provider_reads(placement_client,
                                       topo['providers'], concurrency,
@@ -427,7 +427,7 @@ def refresh_snapshot(placement_client, nova_client, old,
                     g['uuid'], g['instance_uuid'])))),
             **{'changes-since': since})
         incomplete = pool.submit(placement.incomplete_usages,
-                                 placement_client)
+                                 placement_client, m.INCOMPLETE)
         reads.consumers(touched)
         topo = read_topology(placement_client, nova_client, old)
         providers = topo['providers']

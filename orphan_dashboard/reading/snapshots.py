@@ -27,6 +27,7 @@ which in a thread would stall every page its Horizon process serves
 meanwhile.  With a process-local cache it can only be a thread.
 """
 
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -49,6 +50,8 @@ from django.core.cache import DEFAULT_CACHE_ALIAS
 
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model
+from orphan_dashboard.audit import reasons
 from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
 
@@ -58,6 +61,29 @@ LOCK_TTL = 120
 """Seconds a sweep's lock outlives its last sign of life: a killed worker
 blocks sweeps no longer than this."""
 PROGRESS_EVERY = 0.5
+FORMAT = 1
+"""Bump when what the cache holds changes in a way :func:`fingerprint`
+cannot see (the fields of the engine's classes it sees itself)."""
+
+
+def fingerprint(modules):
+    """The shape of every dataclass of ``modules``: its module, name, and
+    fields with their types."""
+    shapes = []
+    for module in modules:
+        for name, value in sorted(vars(module).items()):
+            if isinstance(value, type) and dataclasses.is_dataclass(value):
+                shapes.append('%s.%s(%s)' % (
+                    module.__name__, name, ', '.join(
+                        '%s: %s' % (f.name, f.type)
+                        for f in dataclasses.fields(value))))
+    return hashlib.sha256('\n'.join(shapes).encode()).hexdigest()[:12]
+
+
+FORMAT_VERSION = '%d.%s' % (FORMAT, fingerprint((model, reasons)))
+"""Part of every cache key: after an upgrade that changes what a snapshot
+or a report pickles, a Horizon never unpickles an older version's classes
+(it sweeps again instead)."""
 
 
 def _now():
@@ -76,8 +102,8 @@ class Store:
     def __init__(self, cloud_key, cache=None, timeout=3600):
         self.cloud_key = cloud_key
         self.cache = cache or default_cache
-        self.base = 'orphan_dashboard:%s' % hashlib.sha256(
-            cloud_key.encode()).hexdigest()[:20]
+        cloud = hashlib.sha256(cloud_key.encode()).hexdigest()[:20]
+        self.base = 'orphan_dashboard:%s:%s' % (FORMAT_VERSION, cloud)
         self.timeout = timeout
 
     @property

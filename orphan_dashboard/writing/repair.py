@@ -30,13 +30,17 @@ import typing
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import parse
-from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit.plan import CannotRepair
+from orphan_dashboard.audit.plan import osc_commands
+from orphan_dashboard.audit.plan import recommended
+from orphan_dashboard.audit.plan import restore_plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.reading import collect
@@ -78,7 +82,8 @@ class ProviderPlan:
         if self.action == m.DELETE_PROVIDER:
             return [shlex.join(['openstack', 'resource', 'provider',
                                 'delete', self.provider])]
-        create = ['openstack', '--os-placement-api-version', '1.20',
+        create = ['openstack', '--os-placement-api-version',
+                  mv.OSC_PROVIDER_CREATE,
                   'resource', 'provider', 'create', '--uuid', self.provider]
         if self.record.get('parent_provider_uuid'):
             create += ['--parent-provider',
@@ -103,7 +108,7 @@ class Row:
     def commands(self):
         if isinstance(self.plan, ProviderPlan):
             return self.plan.commands
-        return planner.osc_commands(self.plan) if self.plan else []
+        return osc_commands(self.plan) if self.plan else []
 
 
 @dataclasses.dataclass
@@ -150,7 +155,7 @@ def _plan_rows(snapshot, selections, min_age):
         try:
             row.plan = auditor.plan(selection.consumer, selection.provider,
                                     selection.action)
-        except planner.CannotRepair as exc:
+        except CannotRepair as exc:
             row.error = exc.reason
         rows.append(row)
     return rows
@@ -159,7 +164,7 @@ def _plan_rows(snapshot, selections, min_age):
 def recommended_selections(findings):
     """The recommended repair of each consumer among ``findings``."""
     return [Selection(f.consumer, f.provider, action)
-            for f, action in planner.recommended(findings)]
+            for f, action in recommended(findings)]
 
 
 def instance_hints(findings, selections):
@@ -391,8 +396,8 @@ def _restore_row(placement_client, entry, restorable, restored=()):
             consumer = parse.consumer(
                 entry.consumer, placement.consumer_allocations(
                     placement_client, entry.consumer))
-            row.plan = planner.restore_plan(entry, consumer)
-    except planner.CannotRepair as exc:
+            row.plan = restore_plan(entry, consumer)
+    except CannotRepair as exc:
         row.error = exc.reason
     return row
 
@@ -400,17 +405,17 @@ def _restore_row(placement_client, entry, restorable, restored=()):
 def _provider_restore_plan(placement_client, entry, restored):
     record = entry.before
     if entry.action != m.DELETE_PROVIDER or not record:
-        raise planner.CannotRepair('entry %d re-created provider %s; delete '
-                                   'the provider to undo it' % (
-                                       entry.id, entry.provider))
+        raise CannotRepair('entry %d re-created provider %s; delete '
+                           'the provider to undo it' % (
+                               entry.id, entry.provider))
     if placement.provider_record(placement_client, entry.provider):
-        raise planner.CannotRepair('provider %s (%s) exists again' % (
+        raise CannotRepair('provider %s (%s) exists again' % (
             record['name'], entry.provider))
     parent = record.get('parent_provider_uuid')
     if parent and parent not in restored and not placement.provider_record(
             placement_client, parent):
-        raise planner.CannotRepair('its parent provider %s is gone: restore '
-                                   'that one first' % parent)
+        raise CannotRepair('its parent provider %s is gone: restore '
+                           'that one first' % parent)
     return ProviderPlan(m.RESTORE, entry.provider, record['name'], None,
                         record)
 

@@ -34,7 +34,7 @@ from keystoneauth1 import exceptions as ks_exc
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
-from orphan_dashboard.audit import decommission as planner
+from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.reading import collect
@@ -49,7 +49,7 @@ def read(placement_client, nova_client, name, instance_hints=()):
     servers Nova places there."""
     topology = collect.read_topology(placement_client, nova_client)
     bare = m.Snapshot(consumers={}, servers={}, migrations={}, **topology)
-    host, _service, roots = planner.resolve(bare, name)
+    host, _service, roots = decommission.resolve(bare, name)
     tree = [p for p in bare.providers.values() if p.root_uuid in roots]
     holders = set()
     for provider in tree:
@@ -66,7 +66,7 @@ def preview(placement_client, nova_client, name,
             min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
             whole_service=False):
     """The :class:`~audit.decommission.Decommission` of ``name`` now."""
-    return planner.plan(read(placement_client, nova_client, name,
+    return decommission.plan(read(placement_client, nova_client, name,
                              instance_hints), name, min_age, whole_service)
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit.plan import CannotRepair
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
@@ -235,7 +235,7 @@ def test_a_server_finding_written_seconds_ago_is_protected(written, verdict):
                str(f.reason) for f in found), found
     assert auditor.report().problems == []
     for action in m.CANDIDATE_ACTIONS[verdict]:
-        with pytest.raises(planner.CannotRepair):
+        with pytest.raises(CannotRepair):
             auditor.plan(vm, H1, action)
     found, _ = verdicts(cloud, min_age=10)
     assert found[(vm, H1)].verdict == verdict

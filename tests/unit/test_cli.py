@@ -205,7 +205,7 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     """A node of an Ironic conductor: the preview names the other nodes
     and keeps the service; --whole-service takes it all, and --apply hands
     the decommission what the preview printed."""
-    from orphan_dashboard.audit import decommission as planner
+    from orphan_dashboard.audit import decommission
     from orphan_dashboard.writing import teardown
     from tests.unit.test_decommission import ironic
 
@@ -213,7 +213,7 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     snapshot = cloud.snapshot()
 
     def preview(placement, nova, name, min_age=0, whole_service=False):
-        return planner.plan(snapshot, name, min_age, whole_service)
+        return decommission.plan(snapshot, name, min_age, whole_service)
 
     with mock.patch.object(teardown, 'preview', side_effect=preview), \
             mock.patch.object(teardown, 'apply',

@@ -17,7 +17,9 @@ import pytest
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit.plan import CannotRepair
+from orphan_dashboard.audit.plan import osc_commands
+from orphan_dashboard.audit.plan import recommended
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -84,7 +86,7 @@ def test_trim_keeps_only_the_current_tree_and_its_osc_command():
     plan = _plan(cloud, vm, H1, m.TRIM)
     assert plan.after == {H2: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}
     assert plan.generation == 1
-    assert planner.osc_commands(plan) == [
+    assert osc_commands(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
         'allocation unset %s --provider %s' % (vm, H1)]
 
@@ -98,7 +100,7 @@ def test_delete_and_heal_replaces_everything_in_one_write():
     plan = _plan(cloud, vm, H3, m.DELETE_AND_HEAL)
     assert plan.after == {H1: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
                           numa: {'VGPU': 1}}
-    (command,) = planner.osc_commands(plan)
+    (command,) = osc_commands(plan)
     assert ' set %s --project-id p --user-id u ' % vm in command
     assert '--allocation rp=%s,DISK_GB=1,MEMORY_MB=512,VCPU=1' % H1 in command
 
@@ -107,7 +109,7 @@ def test_trim_refused_when_nothing_would_remain():
     cloud = Cloud()
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H3)
-    with pytest.raises(planner.CannotRepair, match='delete and heal'):
+    with pytest.raises(CannotRepair, match='delete and heal'):
         _plan(cloud, vm, H3, m.TRIM)
 
 
@@ -118,7 +120,7 @@ def test_delete_empties_the_consumer():
     cloud.allocate(ghost, H2, generation=4)
     plan = _plan(cloud, ghost, H2, m.DELETE)
     assert plan.after == {} and plan.generation == 4
-    assert planner.osc_commands(plan) == [
+    assert osc_commands(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
         'allocation unset %s' % ghost]
 
@@ -137,7 +139,7 @@ def test_a_deleted_server_cannot_be_healed():
     ghost = uid('ghost')
     cloud.known.add(ghost)
     cloud.allocate(ghost, H2)
-    with pytest.raises(planner.CannotRepair,
+    with pytest.raises(CannotRepair,
                        match='Cannot delete and heal here.*: delete'):
         _plan(cloud, ghost, H2, m.DELETE_AND_HEAL)
 
@@ -145,7 +147,7 @@ def test_a_deleted_server_cannot_be_healed():
 def test_heal_needs_visible_extra_specs():
     cloud = Cloud()
     vm = cloud.server('vm', 'host1', flavor=m.Flavor(1, 512, 1))
-    with pytest.raises(planner.CannotRepair, match='extra specs'):
+    with pytest.raises(CannotRepair, match='extra specs'):
         _plan(cloud, vm, H1, m.HEAL)
 
 
@@ -153,7 +155,7 @@ def test_recommended_skips_unknown_consumers():
     cloud, vm = _evacuated()
     cloud.allocate(uid('stranger'), H1)
     report = classify.audit(cloud.snapshot())
-    assert planner.recommended(report.problems) == [
+    assert recommended(report.problems) == [
         (f, m.TRIM) for f in report.problems if f.consumer == vm]
 
 
@@ -169,7 +171,7 @@ def test_recommended_is_one_write_per_consumer():
     cloud.allocate(other, H3)
     report = classify.audit(cloud.snapshot())
     chosen = {f.consumer: (f.provider, a)
-              for f, a in planner.recommended(report.problems)}
+              for f, a in recommended(report.problems)}
     assert chosen[vm] == (H3, m.DELETE_AND_HEAL)
     assert chosen[other][1] == m.TRIM
     assert len(chosen) == 2
@@ -197,7 +199,7 @@ def test_trim_and_heal_refuse_to_drop_what_a_flavor_cannot_rebuild():
     assert ('nova-manage placement heal_allocations --instance %s' % vm
             in str(leftover.blocked))
     for action in (m.TRIM, m.DELETE_AND_HEAL):
-        with pytest.raises(planner.CannotRepair,
+        with pytest.raises(CannotRepair,
                            match='NET_BW_EGR_KILOBIT_PER_SEC=1000 on '
                                  'host1:br-phys .a child of host1.'):
             auditor.plan(vm, H1, action)
@@ -230,7 +232,7 @@ def test_set_owner_command_names_the_new_owner():
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
     plan = _plan(cloud, vm, H1, m.SET_OWNER)
-    (command,) = planner.osc_commands(plan)
+    (command,) = osc_commands(plan)
     assert ' set %s --project-id p --user-id u ' % vm in command
 
 
@@ -248,5 +250,5 @@ def test_refusals_are_in_words(setup, action, message):
     if setup == 'busy':
         cloud.allocate(vm, H3)
     provider = H1 if setup == 'ok' else H3
-    with pytest.raises(planner.CannotRepair, match=message):
+    with pytest.raises(CannotRepair, match=message):
         _plan(cloud, vm, provider, action)

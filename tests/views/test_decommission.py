@@ -23,7 +23,7 @@ import pytest
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
-from orphan_dashboard.audit import decommission as planner
+from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
@@ -57,7 +57,7 @@ def dead_host1(with_stranger=True, with_server=False, servers=1):
         server = m.Server(uid(name), name, 'SHUTOFF', host='host1',
                           node='host1', project_id='p', user_id='u')
         snapshot.servers[server.uuid] = server
-    return incidents, planner.plan(snapshot, H1, min_age=0)
+    return incidents, decommission.plan(snapshot, H1, min_age=0)
 
 
 class DecommissionTests(AdminViewTests):
@@ -174,7 +174,7 @@ class BindingTests(AdminViewTests):
     def confirm_after(self, changed):
         incidents, snapshot = host1_with_service_uuid()
         self.mock_report.return_value = incidents.report
-        plan = planner.plan(snapshot, H1, min_age=0)
+        plan = decommission.plan(snapshot, H1, min_age=0)
         with mock.patch.object(service, 'preview_decommission',
                                return_value=plan):
             signed = signed_rows(self.client.get(DECOMMISSION,

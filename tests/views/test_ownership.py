@@ -21,7 +21,7 @@ from django.urls import reverse
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
-from orphan_dashboard.audit import decommission as planner
+from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
@@ -128,7 +128,7 @@ class OwnershipTests(AdminViewTests):
         self.assertNotContains(res, 'value="Decommission"')
         self.assertNotIn('rows', res.context['form'].initial)
         # A confirm signed for it anyway writes nothing.
-        unguarded = planner.plan(snapshot, segment, min_age=0)
+        unguarded = decommission.plan(snapshot, segment, min_age=0)
         unguarded.foreign = {}
         with mock.patch.object(service, 'preview_decommission',
                                return_value=unguarded):

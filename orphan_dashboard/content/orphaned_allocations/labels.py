@@ -23,29 +23,11 @@ from django.utils.translation import gettext_lazy as _
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 
-VERDICTS = {
-    m.OK: _('OK'),
-    m.EVACUATED_SOURCE: _('Evacuated source'),
-    m.MOVED: _('Moved'),
-    m.DELETED_INSTANCE: _('Deleted instance'),
-    m.STALE_MIGRATION: _('Stale migration'),
-    m.MISSING: _('Missing'),
-    m.WRONG_AMOUNT: _('Wrong amount'),
-    m.INCOMPLETE_CONSUMER: _('Incomplete consumer'),
-    m.PROTECTED: _('Protected'),
-    m.UNKNOWN_CONSUMER: _('Unknown consumer'),
-}
+VERDICTS = {code: _(kind.title) for code, kind in m.VERDICT_KINDS.items()}
+"""The registry's titles (``N_``-marked in :mod:`~audit.model`),
+translated when shown."""
 
-ACTIONS = {
-    m.TRIM: _('Trim to current host'),
-    m.DELETE_AND_HEAL: _('Delete and heal'),
-    m.DELETE: _('Delete'),
-    m.HEAL: _('Heal'),
-    m.SET_OWNER: _('Set project and user'),
-    m.RESTORE: _('Restore'),
-    m.DELETE_PROVIDER: _('Delete provider'),
-    m.DELETE_SERVICE: _('Delete compute service'),
-}
+ACTIONS = {code: _(kind.title) for code, kind in m.ACTION_KINDS.items()}
 
 
 def verdict(code):

@@ -28,7 +28,7 @@ from horizon import messages
 from horizon import tabs
 
 from orphan_dashboard.audit import export
-from orphan_dashboard.audit import plan as planner
+from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
@@ -455,7 +455,7 @@ class DecommissionView(_PreviewView):
             if step.plan else '', verdict=labels.verdict(step.finding.verdict),
             before=_side(step.plan.before, names) if step.plan else [],
             after=_side(step.plan.after, names) if step.plan else [],
-            commands=planner.osc_commands(step.plan) if step.plan else [])
+            commands=osc_commands(step.plan) if step.plan else [])
             for step in (plan.steps if plan else [])]
         context['providers'] = [(names.get(p, p), p)
                                 for p in (plan.providers if plan else [])]

@@ -1,0 +1,124 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Boundaries the engine and the service calls keep: settings passed in,
+no engine inside the API modules, every microversion named in one place,
+a cache key that changes with the cached classes, no measurements in
+docstrings."""
+
+import ast
+import dataclasses
+import pathlib
+import re
+import types
+
+from django.core.cache.backends import locmem
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard import conf
+from orphan_dashboard.reading import snapshots
+from tests.unit.cloud import Cloud
+
+PACKAGE = pathlib.Path(classify.__file__).resolve().parents[1]
+
+
+def _imports(path):
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {'%s.%s' % (node.module, alias.name)
+                      for alias in node.names}
+    return names
+
+
+def test_the_engine_takes_min_age_from_its_caller():
+    assert not any('conf' in name.split('.')
+                   for name in _imports(PACKAGE / 'audit' / 'classify.py'))
+    assert classify.DEFAULT_MIN_AGE == conf.MIN_AGE.default
+
+
+def test_the_api_modules_do_not_import_the_engine():
+    for path in (PACKAGE / 'api').glob('*.py'):
+        assert not any(name.startswith('orphan_dashboard.audit')
+                       for name in _imports(path)), path.name
+
+
+MICROVERSION = re.compile(r"""['"][12]\.\d+['"]""")
+
+
+def test_every_microversion_comes_from_the_microversions_module():
+    found = []
+    for path in PACKAGE.rglob('*.py'):
+        if path.name == 'microversions.py' or path.parts[-2] == 'audit':
+            continue
+        found += ['%s: %s' % (path.name, line.strip())
+                  for line in path.read_text().splitlines()
+                  if MICROVERSION.search(line)]
+    assert found == []
+
+
+MEASURED = re.compile(r'\d+\.\d+\s?(?:s|ms|%)(?!\w)|\d\s?%')
+
+
+def _docstrings(tree):
+    for node in ast.walk(tree):
+        body = getattr(node, 'body', None)
+        if not isinstance(body, list):
+            continue
+        for statement in body:
+            if (isinstance(statement, ast.Expr) and
+                    isinstance(statement.value, ast.Constant) and
+                    isinstance(statement.value.value, str)):
+                yield statement.value.value
+
+
+def test_docstrings_hold_no_measurements():
+    found = ['%s: %s' % (path.name, match.group())
+             for path in PACKAGE.rglob('*.py')
+             for text in _docstrings(ast.parse(path.read_text()))
+             for match in MEASURED.finditer(text)]
+    assert found == []
+
+
+def _store(cache):
+    return snapshots.Store('cloud', cache=cache)
+
+
+def test_a_store_written_with_another_format_version_is_not_read(
+        monkeypatch):
+    cache = locmem.LocMemCache('format-version', {})
+    snapshot = Cloud().snapshot()
+    monkeypatch.setattr(snapshots, 'FORMAT_VERSION', 'older')
+    old = _store(cache)
+    version = old.save(snapshot, classify.audit(snapshot), 600)
+    assert old.load_snapshot(version) is not None
+    monkeypatch.undo()
+    new = _store(cache)
+    assert new.state()['version'] is None
+    assert new.load_snapshot(version) is None
+    assert new.load_report(version) is None
+    assert _store(cache).base == new.base != old.base
+
+
+def test_the_format_version_changes_with_a_cached_class():
+    def module(*fields):
+        namespace = types.ModuleType('cached')
+        namespace.Cached = dataclasses.make_dataclass('Cached', fields)
+        return namespace
+
+    one = snapshots.fingerprint([module(('a', int))])
+    assert one == snapshots.fingerprint([module(('a', int))])
+    assert one != snapshots.fingerprint([module(('a', int), ('b', str))])
+    assert one != snapshots.fingerprint([module(('a', str))])
+    assert snapshots.FORMAT_VERSION.startswith('%d.' % snapshots.FORMAT)
