@@ -103,13 +103,21 @@ class Commands(_Generated):
 class Verdicts(_Generated):
     def lines(self):
         from orphan_dashboard.audit import model
-        from orphan_dashboard.audit import reasons
-        rows = [['``%s``' % v, reasons.verdict_name(v)]
-                for v in model.VERDICTS]
-        lines = _table(['Verdict', 'Shown as'], rows)
+        actions = model.ACTION_KINDS
+        lines = _table(
+            ['Verdict', 'Shown as', 'Repairs it may offer',
+             'Recommended by *Fix recommended*'],
+            [['``%s``' % kind.code, kind.title,
+              ', '.join(actions[a].title for a in kind.actions) or '-',
+              'yes' if kind.actions and kind.recommended else 'no']
+             for kind in model.VERDICT_KINDS.values()])
         lines += ['']
-        lines += _table(['Action', 'Shown as'], [
-            ['``%s``' % a, reasons.action_name(a)] for a in model.ACTIONS])
+        lines += _table(
+            ['Action', 'Shown as', 'Preferred (1 first) when several fit'],
+            [['``%s``' % kind.code, kind.title,
+              kind.priority if kind.priority is not None else
+              'not a repair a finding offers']
+             for kind in actions.values()])
         return lines
 
 
