@@ -15,6 +15,7 @@ both front ends export them."""
 
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import export
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
 
@@ -65,3 +66,13 @@ def finding_rows(summary, owners, tree=None):
                  project_name=owners['projects'].get(f.project_id),
                  user_name=owners['users'].get(f.user_id))
             for f in findings]
+
+
+def findings_csv(rows):
+    """:func:`finding_rows` as CSV lines."""
+    return export.csv_lines(FINDING_FIELDS, rows)
+
+
+def findings_json(rows):
+    """:func:`finding_rows` as the pieces of one JSON array."""
+    return export.json_array(rows)

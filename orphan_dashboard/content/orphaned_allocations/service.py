@@ -196,6 +196,26 @@ def history_export(request, provider=None, consumer=None, batch=None):
         consumer=consumer, batch=batch, named_=_named(request, provider))
 
 
+def history_csv(found):
+    """:func:`history_export`'s entries as CSV lines."""
+    return history_ops.history_csv(found)
+
+
+def history_json(found):
+    """:func:`history_export`'s entries as the pieces of a JSON array."""
+    return history_ops.history_json(found)
+
+
+def findings_csv(rows):
+    """:func:`findings_export`'s rows as CSV lines."""
+    return report_ops.findings_csv(rows)
+
+
+def findings_json(rows):
+    """:func:`findings_export`'s rows as the pieces of a JSON array."""
+    return report_ops.findings_json(rows)
+
+
 def batch_entries(request, batch):
     """This cloud's entries of exactly one confirm or decommission."""
     return history_ops.batch_entries(client.cloud_for_request(request),
