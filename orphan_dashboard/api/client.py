@@ -26,14 +26,17 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 
+from orphan_dashboard import conf
+
 Clients = collections.namedtuple('Clients', 'placement nova identity',
                                  defaults=(None,))
 """Adapters; ``identity`` (Keystone's unversioned root) only serves names
 and may be None."""
 
 USER_AGENT = 'orphan-dashboard'
-DEFAULT_TIMEOUT = 60
-"""Seconds one API request may take."""
+DEFAULT_TIMEOUT = conf.API_TIMEOUT.default
+"""Seconds one API request of ``orphan-audit`` may take when neither
+``--timeout`` nor the cloud's ``api_timeout`` says."""
 
 
 class Cloud(collections.namedtuple(
@@ -99,7 +102,7 @@ def credentials_for_request(request):
         verify)
 
 
-def for_credentials(credentials, timeout=DEFAULT_TIMEOUT):
+def for_credentials(credentials, timeout):
     """Adapters acting with a token at fixed endpoints, one session."""
     session = ks_session.Session(verify=credentials.verify, timeout=timeout)
     return Clients(*(
@@ -110,7 +113,7 @@ def for_credentials(credentials, timeout=DEFAULT_TIMEOUT):
                                   ('identity', credentials.identity))))
 
 
-def for_request(request, timeout=DEFAULT_TIMEOUT):
+def for_request(request, timeout):
     """Adapters acting as the Horizon user, memoized on the request."""
     clients = getattr(request, '_orphan_clients', None)
     if clients is None:

@@ -27,9 +27,10 @@ LOG = logging.getLogger(__name__)
 
 
 def store(cloud_key, full_sweep_interval):
-    """The cloud's snapshot store; what it holds outlives two full-sweep
-    intervals, so a late sweep never leaves the pages with nothing."""
-    return snapshots.Store(cloud_key, timeout=2 * full_sweep_interval)
+    """The cloud's snapshot store, keeping what a sweep stored for as
+    long as ``full_sweep_interval`` (the setting's value) asks."""
+    return snapshots.Store(
+        cloud_key, timeout=snapshots.lifetime(full_sweep_interval))
 
 
 def refresh(store_, clients, full, min_age, full_sweep_interval,
