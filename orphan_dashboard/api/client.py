@@ -27,6 +27,7 @@ from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 
 from orphan_dashboard.api import microversions as mv
+from orphan_dashboard import conf
 
 Clients = collections.namedtuple('Clients', 'placement nova identity',
                                  defaults=(None,))
@@ -34,8 +35,9 @@ Clients = collections.namedtuple('Clients', 'placement nova identity',
 and may be None."""
 
 USER_AGENT = 'orphan-dashboard'
-DEFAULT_TIMEOUT = 60
-"""Seconds one API request may take."""
+DEFAULT_TIMEOUT = conf.API_TIMEOUT.default
+"""Seconds one API request of ``orphan-audit`` may take when neither
+``--timeout`` nor the cloud's ``api_timeout`` says."""
 
 
 class Cloud(collections.namedtuple(
@@ -101,7 +103,7 @@ def credentials_for_request(request):
         verify)
 
 
-def for_credentials(credentials, timeout=DEFAULT_TIMEOUT):
+def for_credentials(credentials, timeout):
     """Adapters acting with a token at fixed endpoints, one session."""
     session = ks_session.Session(verify=credentials.verify, timeout=timeout)
     return Clients(*(
@@ -112,7 +114,7 @@ def for_credentials(credentials, timeout=DEFAULT_TIMEOUT):
                                   ('identity', credentials.identity))))
 
 
-def for_request(request, timeout=DEFAULT_TIMEOUT):
+def for_request(request, timeout):
     """Adapters acting as the Horizon user, memoized on the request."""
     clients = getattr(request, '_orphan_clients', None)
     if clients is None:

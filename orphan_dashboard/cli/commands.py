@@ -24,9 +24,7 @@ audited and repaired; the JSON's ``skipped_cells`` says what was not).
 """
 
 import argparse
-import difflib
 import getpass
-import itertools
 import json
 import logging
 import math
@@ -37,15 +35,14 @@ import time
 from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import client
-from orphan_dashboard.api import nova
-from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import prometheus
 from orphan_dashboard import conf
-from orphan_dashboard.reading import collect
+from orphan_dashboard.operations import repairs
+from orphan_dashboard.operations import report as report_ops
 from orphan_dashboard.writing import repair
 
 NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED, PARTIAL = 0, 1, 2, 3, 4, 5
@@ -343,23 +340,12 @@ def _concurrency(args):
 
 def audit(args, clients):
     """The report of the whole cloud, or of ``--provider``'s tree."""
-    client.validate_token(clients)
-    progress = progress_bar.for_args(args)
     try:
-        snapshot = collect.full_snapshot(clients.placement, clients.nova,
-                                         concurrency=_concurrency(args),
-                                         progress=progress)
-    finally:
-        progress.close()
-    report = classify.audit(snapshot, min_age=_min_age(args))
-    if args.provider:
-        wanted = args.provider.lower()
-        report.providers = [p for p in report.providers
-                            if wanted in (p.provider.uuid,
-                                          p.provider.name.lower())]
-        if not report.providers:
-            raise BadArguments('no resource provider %s' % args.provider)
-    return report
+        return report_ops.audit(clients, _min_age(args), _concurrency(args),
+                                progress_bar.for_args(args),
+                                provider=args.provider)
+    except report_ops.NoSuchProvider:
+        raise BadArguments('no resource provider %s' % args.provider)
 
 
 def cmd_report(args, clients, out):
@@ -388,17 +374,11 @@ def cmd_apply(args, clients, out):
         elif report.down_cells:
             print('PARTIAL: %s' % reasons.down_cells(report), file=out)
         return partial(report, NOTHING)
-    selections = repair.recommended_selections(report.problems)
-    hints = repair.instance_hints(report.findings, selections)
-    rows = repair.preview(clients.placement, clients.nova, selections,
-                          min_age=_min_age(args), instance_hints=hints)
+    selections, hints = repairs.recommended(report)
+    rows = repairs.preview(clients, selections, _min_age(args), hints)
     setup_django()
-    outcomes = repair.apply(clients.placement, clients.nova,
-                            cli_journal(clients),
-                            [r.plan for r in rows if r.plan],
-                            min_age=_min_age(args), instance_hints=hints)
-    outcomes += [repair.Outcome(r.selection, repair.SKIPPED, r.error)
-                 for r in rows if r.plan is None]
+    outcomes = repairs.apply_previewed(clients, cli_journal(clients), rows,
+                                       _min_age(args), hints)
     if args.json:
         json.dump(dict(report_json(report), outcomes=outcomes_json(outcomes)),
                   out, indent=2, sort_keys=True)
@@ -412,15 +392,15 @@ def cmd_apply(args, clients, out):
 
 
 def cmd_history(args, clients, out):
-    from orphan_dashboard.writing import journal
+    from orphan_dashboard.operations import history as history_ops
 
     cloud = None if args.all_clouds else client.cloud_for_clients(clients)
-    found = journal.all_entries(cloud, provider=args.provider,
-                                consumer=args.consumer)
+    found = history_ops.every_entry(cloud, provider=args.provider,
+                                    consumer=args.consumer)
     if args.csv:
-        out.writelines(journal.export_csv(found))
+        out.writelines(history_ops.history_csv(found))
     elif args.json:
-        out.writelines(journal.export_json(found))
+        out.writelines(history_ops.history_json(found))
     else:
         for e in found:
             print('%5d %s %s %-8s %-6s %-16s %s on %s by %s: %s' % (
@@ -433,29 +413,27 @@ def cmd_history(args, clients, out):
 def cmd_restore(args, clients, out):
     from django.core.exceptions import ObjectDoesNotExist
 
-    from orphan_dashboard.writing import journal
+    from orphan_dashboard.operations import history as history_ops
+    from orphan_dashboard.operations import restore as restore_ops
 
     cloud = client.cloud_for_clients(clients)
     try:
-        entries = [journal.get(cloud, entry_id) for entry_id in args.entries]
+        entries = history_ops.entries_by_id(cloud, args.entries)
     except ObjectDoesNotExist:
         raise BadArguments('no journal entry of this cloud among %s' %
                            ' '.join(map(str, args.entries)))
     if args.batch:
-        entries = journal.batch_entries(cloud, args.batch)
+        entries = history_ops.batch_entries(cloud, args.batch)
         if not entries:
             raise BadArguments('no batch %s in this cloud\'s journal' %
                                args.batch)
-    restorable = journal.restorable(cloud, {e.subject for e in entries})
-    pairs = repair.preview_restore(clients.placement, entries, restorable)
-    notes = repair.restore_notes(clients.placement, clients.nova, entries)
-    for entry, row in pairs:
-        row.notes = notes.get(entry.id, ())
+    restorable = restore_ops.restorable(cloud, entries)
+    pairs = restore_ops.preview(clients, entries, restorable)
     rows = [row for _entry, row in pairs]
     outcomes = []
     if args.apply:
-        outcomes = repair.restore(
-            clients.placement, cli_journal(clients), entries,
+        outcomes = restore_ops.restore(
+            clients, cli_journal(clients), entries,
             {entry.id: row.plan for entry, row in pairs if row.plan},
             restorable)
     if args.json:
@@ -536,32 +514,24 @@ def known_or_close(name, clients):
     journal knew ``name``, a host found nowhere now; else raise
     BadArguments naming what comes close: "already gone" would pass a typo
     off as success."""
-    from orphan_dashboard.writing import journal
+    from orphan_dashboard.operations import decommission as decommission_ops
 
     setup_django()
-    deleted = journal.deleted_names(client.cloud_for_clients(clients))
-    if name.lower() in deleted or nova.migration_list(clients.nova,
-                                                      host=name):
+    close = decommission_ops.close_names(
+        clients, client.cloud_for_clients(clients), name)
+    if close is None:
         return
-    topology = collect.read_topology(clients.placement, clients.nova)
-    names = deleted | {n.lower() for n in itertools.chain(
-        topology['services'],
-        (h.hostname for h in topology['hypervisors'].values()),
-        (p.name for p in topology['providers'].values()))}
-    close = difflib.get_close_matches(name.lower(), sorted(names), n=3,
-                                      cutoff=0.5)
     raise BadArguments(
         'no compute host, hypervisor or provider %s, now or in the journal%s'
         % (name, ' (did you mean %s?)' % ', '.join(close) if close else ''))
 
 
 def cmd_decommission(args, clients, out):
-    from orphan_dashboard.writing import teardown
+    from orphan_dashboard.operations import decommission as decommission_ops
 
     chosen = {u.lower() for u in args.delete_unknown}
-    plan = teardown.preview(clients.placement, clients.nova, args.host,
-                            min_age=_min_age(args),
-                            whole_service=args.whole_service)
+    plan = decommission_ops.preview(clients, args.host, _min_age(args),
+                                    whole_service=args.whole_service)
     if plan.gone:
         known_or_close(args.host, clients)
     outcomes = []
@@ -579,10 +549,9 @@ def cmd_decommission(args, clients, out):
         code = ERROR
     elif args.apply:
         setup_django()
-        outcomes = teardown.apply(
-            clients.placement, clients.nova, cli_journal(clients), args.host,
-            plan.plans(chosen), chosen, min_age=_min_age(args),
-            bound=plan.binding())
+        outcomes = decommission_ops.apply(
+            clients, cli_journal(clients), args.host, plan.plans(chosen),
+            chosen, _min_age(args), bound=plan.binding())
         code = (APPLIED if outcomes and all(o.status == repair.DONE
                                             for o in outcomes) else ERROR)
     if args.json:
@@ -602,26 +571,21 @@ def cmd_decommission(args, clients, out):
 
 def cmd_refresh(args, clients, out):
     """Renew the snapshot the panel's pages show, in the panel's cache."""
-    from orphan_dashboard.reading import snapshots
+    from orphan_dashboard.operations import snapshot as snapshot_ops
 
     if 'DJANGO_SETTINGS_MODULE' not in os.environ:
         raise BadArguments(
             "refresh stores the snapshot in the panel's cache: run it with "
             "Horizon's settings (manage.py orphan_audit refresh, or "
             'DJANGO_SETTINGS_MODULE set)')
-    store = snapshots.Store(client.cloud_for_clients(clients).key,
-                            timeout=2 * conf.FULL_SWEEP.get())
+    store = snapshot_ops.store(client.cloud_for_clients(clients).key,
+                               conf.FULL_SWEEP.get())
     client.validate_token(clients)
     progress = progress_bar.for_args(args)
     started = time.monotonic()
-    try:
-        snapshot = snapshots.locked_sweep(
-            store, clients, full=args.full, min_age=_min_age(args),
-            full_sweep_interval=conf.FULL_SWEEP.get(),
-            concurrency=_concurrency(args),
-            progress=progress)
-    finally:
-        progress.close()
+    snapshot = snapshot_ops.refresh(
+        store, clients, args.full, _min_age(args), conf.FULL_SWEEP.get(),
+        _concurrency(args), progress)
     if snapshot is None:
         print('a sweep is already running (%s): nothing to do' %
               store.sweeper(), file=out)

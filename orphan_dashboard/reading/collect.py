@@ -531,7 +531,8 @@ def _bring_up_to_date(placement_client, old, providers, changed, usages,
 
 
 def snapshot(placement_client, nova_client, cached=None,
-             full_sweep_interval=600, concurrency=DEFAULT_CONCURRENCY,
+             full_sweep_interval=conf.FULL_SWEEP.default,
+             concurrency=DEFAULT_CONCURRENCY,
              touched=(), progress=NO_PROGRESS, full=False):
     """A full sweep (when asked, due, or ``cached`` is partial: a down
     cell's servers show in no refresh), or a refresh of ``cached``;

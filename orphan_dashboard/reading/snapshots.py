@@ -96,15 +96,22 @@ def owner_id():
                          uuid.uuid4().hex[:8])
 
 
+def lifetime(full_sweep_interval):
+    """Seconds the cache keeps what a sweep stored: two full-sweep
+    intervals, so a late sweep never leaves the pages with nothing."""
+    return 2 * full_sweep_interval
+
+
 class Store:
     """One cloud's entries in the cache (see the module docstring)."""
 
-    def __init__(self, cloud_key, cache=None, timeout=3600):
+    def __init__(self, cloud_key, cache=None, timeout=None):
         self.cloud_key = cloud_key
         self.cache = cache or default_cache
         cloud = hashlib.sha256(cloud_key.encode()).hexdigest()[:20]
         self.base = 'orphan_dashboard:%s:%s' % (FORMAT_VERSION, cloud)
-        self.timeout = timeout
+        self.timeout = lifetime(conf.FULL_SWEEP.default) if timeout is None \
+            else timeout
 
     @property
     def shared(self):

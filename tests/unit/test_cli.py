@@ -21,8 +21,10 @@ from unittest import mock
 from django.core import management
 import pytest
 
+from orphan_dashboard.audit import classify
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.management.commands import orphan_audit
+from orphan_dashboard.reading import collect
 
 
 def parse(*argv):
@@ -66,8 +68,8 @@ def test_an_unknown_provider_is_an_error(capsys):
     report = mock.Mock(providers=[mock.Mock(provider=mock.Mock(
         uuid='u1', name='host1'))], problems=[])
     args = parse('report', '--provider', 'nowhere')
-    with mock.patch.object(cli.collect, 'full_snapshot'), \
-            mock.patch.object(cli.classify, 'audit', return_value=report), \
+    with mock.patch.object(collect, 'full_snapshot'), \
+            mock.patch.object(classify, 'audit', return_value=report), \
             mock.patch.object(cli.client, 'for_cloud'):
         assert cli.execute(args) == cli.BAD_ARGUMENTS
     assert capsys.readouterr().err.strip() == \
@@ -160,7 +162,7 @@ def test_a_down_cell_makes_a_partial_run(command):
     the JSON names what was skipped."""
     args = parse(command, '--json', '--min-age', '0')
     out = io.StringIO()
-    with mock.patch.object(cli.collect, 'full_snapshot',
+    with mock.patch.object(collect, 'full_snapshot',
                            return_value=_down_cell_snapshot()), \
             mock.patch.object(cli.client, 'for_cloud'), \
             mock.patch.object(cli.client, 'validate_token'):
@@ -176,7 +178,7 @@ def test_a_down_cell_makes_a_partial_run(command):
 def test_a_down_cell_is_named_in_the_text_report():
     args = parse('report', '--min-age', '0')
     out = io.StringIO()
-    with mock.patch.object(cli.collect, 'full_snapshot',
+    with mock.patch.object(collect, 'full_snapshot',
                            return_value=_down_cell_snapshot()), \
             mock.patch.object(cli.client, 'for_cloud'), \
             mock.patch.object(cli.client, 'validate_token'):
@@ -192,7 +194,7 @@ def test_a_whole_run_says_nothing_was_skipped():
 
     args = parse('report', '--json')
     out = io.StringIO()
-    with mock.patch.object(cli.collect, 'full_snapshot',
+    with mock.patch.object(collect, 'full_snapshot',
                            return_value=Cloud().snapshot()), \
             mock.patch.object(cli.client, 'for_cloud'), \
             mock.patch.object(cli.client, 'validate_token'):

@@ -10,101 +10,57 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What the panel's views call: the engine wired to the Horizon user.
+"""What the panel's views call: the application layer wired to the
+Horizon user.
 
-Views and tables only call these functions (tests mock them), and these
-only wire :mod:`collect`, :mod:`audit` and :mod:`repair` together.
+Views and tables only call these functions (tests mock them); these only
+build the clients, the journal and the snapshot store from the request
+and read the settings, then call :mod:`orphan_dashboard.operations`, which
+the CLI calls too.
 """
 
-import datetime
-import logging
-import time
-import typing
+import functools
 
 from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
-from orphan_dashboard.audit import classify
-from orphan_dashboard.audit import model as m
 from orphan_dashboard import conf
-from orphan_dashboard.reading import collect
-from orphan_dashboard.reading import snapshots
+from orphan_dashboard.operations import decommission as decommission_ops
+from orphan_dashboard.operations import history as history_ops
+from orphan_dashboard.operations import repairs
+from orphan_dashboard.operations import report as report_ops
+from orphan_dashboard.operations import restore as restore_ops
+from orphan_dashboard.operations import snapshot
 from orphan_dashboard.writing import journal
-from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import teardown
-
-
-LOG = logging.getLogger(__name__)
 
 
 def _store(request):
-    return snapshots.Store(client.cloud_for_request(request).key,
-                           timeout=2 * conf.FULL_SWEEP.get())
-
-
-class _Shown(typing.NamedTuple):
-    version: str
-    min_age: int
-    report: object
-    """The report's summary, as the index shows it."""
-    audited: object = None
-    """The whole report, when this process audited the snapshot again."""
+    return snapshot.store(client.cloud_for_request(request).key,
+                          conf.FULL_SWEEP.get())
 
 
 _shown = {}
-"""Per process and cloud: the report of the version last shown.  A page
-reads only the small state entry while the version does not change."""
-
-
-def _age(taken_at):
-    return (datetime.datetime.now(datetime.timezone.utc) -
-            taken_at).total_seconds()
+"""Per process and cloud: the report of the version last shown
+(:class:`~operations.snapshot.Shown`)."""
 
 
 def _sweep(request, store, full=False):
     """Start a background sweep unless one runs (in any process)."""
-    return snapshots.start(
-        store, client.credentials_for_request(request),
+    return snapshot.start_sweep(
+        store, client.credentials_for_request(request), full,
         api_timeout=conf.API_TIMEOUT.get(), python=conf.SWEEP_PYTHON.get(),
-        full=full, min_age=conf.MIN_AGE.get(),
+        min_age=conf.MIN_AGE.get(),
         full_sweep_interval=conf.FULL_SWEEP.get(),
         concurrency=conf.CONCURRENCY.get())
 
 
 def _current(request):
-    """``(store, _Shown)`` of the last snapshot (``_Shown`` is None before
-    the first sweep of this cloud has finished).
-
-    Pages never sweep: they render the report published with the last
-    snapshot in Django's cache (shared by all workers when that is
-    memcached or redis) and start a background sweep when it is older than
-    ``ORPHAN_AUDIT_SNAPSHOT_TTL``, when one was asked for, or when there is
-    none (see :mod:`orphan_dashboard.reading.snapshots`).  Repairs never use
-    it: they re-read what they touch.
-    """
+    """``(store, Shown)`` of the last snapshot (``Shown`` is None before
+    the first sweep of this cloud has finished): see
+    :func:`operations.snapshot.current`."""
     store = _store(request)
-    state = store.state()
-    if state['version'] is None or state['wanted'] or \
-            _age(state['taken_at']) >= conf.SNAPSHOT_TTL.get():
-        _sweep(request, store, full=state['wanted'] == 'full')
-    if state['version'] is None:
-        return store, None
-    min_age = conf.MIN_AGE.get()
-    shown = _shown.get(store.base)
-    if shown is None or (shown.version, shown.min_age) != (
-            state['version'], min_age):
-        if state['min_age'] != min_age:
-            snapshot = store.load_snapshot(state['version'])
-            audited = snapshot and classify.audit(snapshot, min_age=min_age)
-            shown = audited and _Shown(state['version'], min_age,
-                                       audited.summary(), audited)
-        else:
-            summary = store.load_report(state['version'])
-            shown = summary and _Shown(state['version'], min_age, summary)
-        if shown is None:       # evicted from the cache: sweep again
-            _sweep(request, store, full=True)
-            return store, None
-        _shown[store.base] = shown
-    return store, shown
+    return store, snapshot.current(
+        store, _shown, conf.MIN_AGE.get(), conf.SNAPSHOT_TTL.get(),
+        functools.partial(_sweep, request, store))
 
 
 def report(request):
@@ -120,42 +76,21 @@ def provider_report(request, provider_uuid):
     """One provider tree of the same report, with every finding (``ok``
     included), or None where the report has no such provider."""
     store, shown = _current(request)
-    if shown is None or shown.report.provider(provider_uuid) is None:
-        return None
-    if shown.audited is not None:
-        return shown.audited.provider(provider_uuid)
-    tree = store.load_tree(shown.version, provider_uuid)
-    if tree is None:            # evicted from the cache: sweep again
-        _sweep(request, store, full=True)
-    return tree
+    return snapshot.provider_tree(store, shown, provider_uuid,
+                                  functools.partial(_sweep, request, store))
 
 
 def refresh(request):
     """The operator's *Refresh*: a full sweep, in the background."""
     store = _store(request)
-    store.want(full=True)
+    snapshot.want_full(store)
     _sweep(request, store, full=True)
 
 
 def sweep_state(request):
     """What the page's progress bar shows: the snapshot's version and age,
     and the running sweep's progress, if one runs."""
-    store = _store(request)
-    state = store.state()
-    sweeping = store.sweeper() is not None
-    progress = (store.progress() if sweeping else None) or {
-        'full': None, 'started': time.time(), 'done': {}, 'totals': {}}
-    return {
-        'version': state['version'],
-        'age': int(_age(state['taken_at'])) if state['taken_at'] else None,
-        'sweeping': sweeping,
-        'progress': sweeping and {
-            'full': progress['full'],
-            'elapsed': int(time.time() - progress['started']),
-            'read': {kind: [progress['done'].get(kind, 0),
-                            progress['totals'].get(kind)]
-                     for kind in collect.KINDS}} or None,
-    }
+    return snapshot.sweep_state(_store(request))
 
 
 _names = {}
@@ -165,18 +100,10 @@ _names = {}
 def names(request):
     """``{'projects': {id: name}, 'users': {id: name}}`` as the last sweep
     read them from Keystone: a page never waits for Keystone."""
-    store = _store(request)
-    version = store.state().get('names')
-    cached = _names.get(store.base)
-    if cached is None or cached[0] != version:
-        cached = _names[store.base] = (version, store.names())
-    return cached[1]
+    return snapshot.names(_store(request), _names)
 
 
-FINDING_FIELDS = (
-    'provider_name', 'provider', 'consumer', 'verdict', 'reason',
-    'reason_code', 'action', 'actions', 'blocked', 'resources', 'nova',
-    'host', 'instance', 'project_id', 'project_name', 'user_id', 'user_name')
+FINDING_FIELDS = report_ops.FINDING_FIELDS
 
 
 def findings_export(request, provider_uuid=None):
@@ -187,18 +114,12 @@ def findings_export(request, provider_uuid=None):
     shown = report(request)
     if shown is None:
         return None
+    tree = None
     if provider_uuid:
-        provider = provider_report(request, provider_uuid.lower())
-        if provider is None:
+        tree = provider_report(request, provider_uuid.lower())
+        if tree is None:
             raise LookupError(provider_uuid)
-        findings = provider.findings
-    else:
-        findings = [f for f in shown.findings if f.verdict != m.OK]
-    owners = names(request)
-    return [dict(f.as_dict(), provider_name=shown.names.get(f.provider),
-                 project_name=owners['projects'].get(f.project_id),
-                 user_name=owners['users'].get(f.user_id))
-            for f in findings]
+    return report_ops.finding_rows(shown, names(request), tree)
 
 
 def provider_names(request):
@@ -209,20 +130,10 @@ def provider_names(request):
 
 def note_written(request, consumers=(), providers_changed=False):
     """After our own writes: the shown snapshot re-reads the consumers at
-    once (a refresh is asked for when providers changed).  Best effort:
-    a failure leaves them touched for the next sweep."""
-    store = _store(request)
-    if providers_changed:
-        store.want()
-    consumers = {c for c in consumers if c}
-    if not consumers:
-        return
-    try:
-        snapshots.patch(store, _clients(request), consumers,
-                        conf.MIN_AGE.get(), conf.CONCURRENCY.get())
-    except Exception:
-        LOG.exception('re-reading written consumers failed')
-        store.touch(consumers)
+    once (a refresh is asked for when providers changed)."""
+    snapshot.note_written(_store(request), _clients(request), consumers,
+                          providers_changed, conf.MIN_AGE.get(),
+                          conf.CONCURRENCY.get())
 
 
 def _clients(request):
@@ -242,121 +153,107 @@ def selections(request, chosen, provider_uuids):
     the engine reads too, from the snapshot the operator was shown.
     Raises ``LookupError`` for a provider the report does not have.
     """
-    report_ = report(request)
-    problems = []
-    for provider_uuid in provider_uuids:
-        provider = report_ and report_.provider(provider_uuid)
-        if provider is None:
-            raise LookupError(provider_uuid)
-        problems.extend(provider.problems)
-    found = list(chosen) + repair.recommended_selections(problems)
-    return found, repair.instance_hints(
-        report_.findings if report_ else [], found)
+    return repairs.selections(report(request), chosen, provider_uuids)
 
 
 def preview(request, selections_, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection."""
-    clients = _clients(request)
-    return repair.preview(clients.placement, clients.nova, selections_,
-                          min_age=conf.MIN_AGE.get(),
-                          instance_hints=instance_hints)
+    return repairs.preview(_clients(request), selections_,
+                           conf.MIN_AGE.get(), instance_hints)
 
 
 def apply(request, plans, instance_hints=()):
     """Re-verify, journal and write each confirmed plan; an outcome each."""
     clients = _clients(request)
     try:
-        return repair.apply(clients.placement, clients.nova,
-                            _journal(request), plans,
-                            min_age=conf.MIN_AGE.get(),
-                            instance_hints=instance_hints)
+        return repairs.apply(clients, _journal(request), plans,
+                             conf.MIN_AGE.get(), instance_hints)
     finally:
         note_written(request, {p.consumer for p in plans})
 
 
 def _named(request, provider):
-    """The providers whose names hold ``provider``, as History names them
-    (the last audit's names): the filter finds what the tab shows."""
-    if not provider:
-        return ()
-    try:
-        names = provider_names(request)
-    except Exception:
-        LOG.exception('provider names unavailable to the History filter')
-        return ()
-    text = provider.lower()
-    return sorted(uuid for uuid, name in names.items()
-                  if name and text in name.lower())
+    return history_ops.named(provider,
+                             functools.partial(provider_names, request))
 
 
 def history(request, provider=None, consumer=None, batch=None, marker=None,
             prev_marker=None, limit=None):
     """This cloud's journal entries, newest first, a page at a time:
     ``(entries, has_prev, has_more, {subject: restorable entry ids})``."""
-    cloud = client.cloud_for_request(request)
-    found, has_prev, has_more = journal.entries(
-        cloud, provider=provider, consumer=consumer, batch=batch,
-        marker=marker, prev_marker=prev_marker, limit=limit,
-        named=_named(request, provider))
-    return found, has_prev, has_more, journal.restorable(
-        cloud, {e.subject for e in found})
+    return history_ops.page(
+        client.cloud_for_request(request), provider=provider,
+        consumer=consumer, batch=batch, marker=marker,
+        prev_marker=prev_marker, limit=limit,
+        named_=_named(request, provider))
 
 
 def history_export(request, provider=None, consumer=None, batch=None):
     """Every entry History shows with the same filter, read as it is
     written out."""
-    return journal.all_entries(client.cloud_for_request(request),
-                               provider=provider, consumer=consumer,
-                               batch=batch, named=_named(request, provider))
+    return history_ops.every_entry(
+        client.cloud_for_request(request), provider=provider,
+        consumer=consumer, batch=batch, named_=_named(request, provider))
+
+
+def history_csv(found):
+    """:func:`history_export`'s entries as CSV lines."""
+    return history_ops.history_csv(found)
+
+
+def history_json(found):
+    """:func:`history_export`'s entries as the pieces of a JSON array."""
+    return history_ops.history_json(found)
+
+
+def findings_csv(rows):
+    """:func:`findings_export`'s rows as CSV lines."""
+    return report_ops.findings_csv(rows)
+
+
+def findings_json(rows):
+    """:func:`findings_export`'s rows as the pieces of a JSON array."""
+    return report_ops.findings_json(rows)
 
 
 def batch_entries(request, batch):
     """This cloud's entries of exactly one confirm or decommission."""
-    return journal.batch_entries(client.cloud_for_request(request), batch)
+    return history_ops.batch_entries(client.cloud_for_request(request),
+                                     batch)
 
 
 def journal_entries(request, entry_ids):
     """This cloud's entries with these ids; others raise ``DoesNotExist``."""
-    cloud = client.cloud_for_request(request)
-    return [journal.get(cloud, entry_id) for entry_id in entry_ids]
+    return history_ops.entries_by_id(client.cloud_for_request(request),
+                                     entry_ids)
 
 
 def batch_of(request, outcomes):
     """The journal batch these outcomes were written in, or None when
     nothing was journaled."""
-    for outcome in outcomes:
-        if outcome.entry_id is not None:
-            return journal_entries(request, [outcome.entry_id])[0].batch
-    return None
+    return history_ops.batch_of(client.cloud_for_request(request), outcomes)
 
 
 def _restorable(request, entries):
-    return journal.restorable(client.cloud_for_request(request),
-                              {e.subject for e in entries})
+    return restore_ops.restorable(client.cloud_for_request(request), entries)
 
 
 def preview_restore(request, entries):
     """``[(entry, row)]``: a fresh restore plan per entry, with what Nova
     says of its consumer now."""
-    clients = _clients(request)
-    rows = repair.preview_restore(clients.placement, entries,
-                                  _restorable(request, entries))
-    notes = repair.restore_notes(clients.placement, clients.nova, entries)
-    for entry, row in rows:
-        row.notes = notes.get(entry.id, ())
-    return rows
+    return restore_ops.preview(_clients(request), entries,
+                               _restorable(request, entries))
 
 
 def restore(request, entries, confirmed):
     """Put each entry's subject back as it was; journaled as well."""
     try:
-        return repair.restore(_clients(request).placement, _journal(request),
-                              entries, confirmed,
-                              _restorable(request, entries))
+        return restore_ops.restore(_clients(request), _journal(request),
+                                   entries, confirmed,
+                                   _restorable(request, entries))
     finally:
         note_written(request, {e.consumer for e in entries},
-                     providers_changed=any(e.kind != e.ALLOCATIONS
-                                           for e in entries))
+                     providers_changed=restore_ops.changes_providers(entries))
 
 
 def inventories(request, provider_uuid):
@@ -365,16 +262,13 @@ def inventories(request, provider_uuid):
 
 
 def preview_provider_delete(request, roots):
-    clients = _clients(request)
-    return repair.preview_provider_delete(clients.placement, clients.nova,
-                                          roots)
+    return repairs.preview_provider_delete(_clients(request), roots)
 
 
 def delete_providers(request, plans):
     clients = _clients(request)
     try:
-        return repair.delete_providers(clients.placement, clients.nova,
-                                       _journal(request), plans)
+        return repairs.delete_providers(clients, _journal(request), plans)
     finally:
         note_written(request, providers_changed=True)
 
@@ -383,10 +277,8 @@ def preview_decommission(request, provider_uuid, whole_service=False):
     """What decommissioning the hypervisor of ``provider_uuid`` (with
     ``whole_service``, every node of its compute service) takes, read now;
     the instance hints come from the snapshot shown."""
-    clients = _clients(request)
-    return teardown.preview(
-        clients.placement, clients.nova, provider_uuid,
-        min_age=conf.MIN_AGE.get(),
+    return decommission_ops.preview(
+        _clients(request), provider_uuid, conf.MIN_AGE.get(),
         instance_hints=_hints_for_tree(request, provider_uuid),
         whole_service=whole_service)
 
@@ -397,9 +289,9 @@ def decommission_apply(request, provider_uuid, plans, chosen, bound=None):
     step."""
     clients = _clients(request)
     try:
-        return teardown.apply(
-            clients.placement, clients.nova, _journal(request), provider_uuid,
-            plans, chosen, min_age=conf.MIN_AGE.get(),
+        return decommission_ops.apply(
+            clients, _journal(request), provider_uuid, plans,
+            chosen, conf.MIN_AGE.get(),
             instance_hints=_hints_for_tree(request, provider_uuid),
             bound=bound)
     finally:
@@ -408,6 +300,5 @@ def decommission_apply(request, provider_uuid, plans, chosen, bound=None):
 
 
 def _hints_for_tree(request, provider_uuid):
-    provider = provider_report(request, provider_uuid)
-    findings = provider.findings if provider else []
-    return repair.instance_hints(findings, findings)
+    return decommission_ops.tree_hints(provider_report(request,
+                                                       provider_uuid))

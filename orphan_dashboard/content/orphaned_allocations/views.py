@@ -27,7 +27,6 @@ from horizon import forms
 from horizon import messages
 from horizon import tabs
 
-from orphan_dashboard.audit import export
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import format_resources
@@ -36,7 +35,6 @@ from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
-from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
@@ -513,8 +511,8 @@ class ExportFindingsView(generic.View):
             messages.info(request, _('The first audit of this cloud is still '
                                      'running.'))
             return http.HttpResponseRedirect(INDEX_URL)
-        pieces = (export.csv_lines(service.FINDING_FIELDS, rows)
-                  if fmt == 'csv' else export.json_array(rows))
+        pieces = (service.findings_csv(rows) if fmt == 'csv'
+                  else service.findings_json(rows))
         return _download(pieces, fmt, 'orphan-findings')
 
 
@@ -526,5 +524,6 @@ class ExportHistoryView(generic.View):
             request, provider=request.GET.get('provider') or None,
             consumer=request.GET.get('consumer') or None,
             batch=request.GET.get('batch') or None)
-        export_ = journal.export_csv if fmt == 'csv' else journal.export_json
+        export_ = (service.history_csv if fmt == 'csv'
+                   else service.history_json)
         return _download(export_(found), fmt, 'orphan-journal')

@@ -1,0 +1,67 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Decommissioning a dead hypervisor: its leftover allocations, its
+compute service and its providers, previewed first."""
+
+import difflib
+import itertools
+
+from orphan_dashboard.api import nova
+from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import journal
+from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import teardown
+
+
+def tree_hints(tree):
+    """The instance hints of one provider tree of the shown report (None
+    where it has none)."""
+    findings = tree.findings if tree else []
+    return repair.instance_hints(findings, findings)
+
+
+def preview(clients, name, min_age, whole_service=False, **hints):
+    """What decommissioning the hypervisor ``name`` (with
+    ``whole_service``, every node of its compute service) takes, read
+    now; ``hints`` (``instance_hints``) come from a snapshot shown."""
+    return teardown.preview(clients.placement, clients.nova, name,
+                            min_age=min_age, whole_service=whole_service,
+                            **hints)
+
+
+def apply(clients, journal_, name, plans, chosen, min_age, instance_hints=(),
+          bound=None):
+    """Carry a previewed decommission out, if its compute service and
+    providers are still those ``bound`` says it showed; an outcome per
+    step."""
+    return teardown.apply(clients.placement, clients.nova, journal_, name,
+                          plans, chosen, min_age=min_age,
+                          instance_hints=instance_hints, bound=bound)
+
+
+def close_names(clients, cloud, name):
+    """None if Nova (a migration to or from the host) or ``cloud``'s
+    journal knew ``name``, a host found nowhere now; else the names that
+    come close to it (at most three, perhaps none): "already gone" must
+    not pass a typo off as success."""
+    deleted = journal.deleted_names(cloud)
+    if name.lower() in deleted or nova.migration_list(clients.nova,
+                                                      host=name):
+        return None
+    topology = collect.read_topology(clients.placement, clients.nova)
+    names = deleted | {n.lower() for n in itertools.chain(
+        topology['services'],
+        (h.hostname for h in topology['hypervisors'].values()),
+        (p.name for p in topology['providers'].values()))}
+    return difflib.get_close_matches(name.lower(), sorted(names), n=3,
+                                     cutoff=0.5)

@@ -1,0 +1,82 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""History: a cloud's journal, read page by page or exported."""
+
+import logging
+
+from orphan_dashboard.writing import journal
+
+LOG = logging.getLogger(__name__)
+
+
+def named(provider, provider_names):
+    """The providers whose names hold ``provider``, as History names them
+    (``provider_names()``, the last audit's names): the filter finds what
+    the tab shows."""
+    if not provider:
+        return ()
+    try:
+        names = provider_names()
+    except Exception:
+        LOG.exception('provider names unavailable to the History filter')
+        return ()
+    text = provider.lower()
+    return sorted(uuid for uuid, name in names.items()
+                  if name and text in name.lower())
+
+
+def page(cloud, provider=None, consumer=None, batch=None, marker=None,
+         prev_marker=None, limit=None, named_=()):
+    """``cloud``'s entries, newest first, a page at a time:
+    ``(entries, has_prev, has_more, {subject: restorable entry ids})``."""
+    found, has_prev, has_more = journal.entries(
+        cloud, provider=provider, consumer=consumer, batch=batch,
+        marker=marker, prev_marker=prev_marker, limit=limit, named=named_)
+    return found, has_prev, has_more, journal.restorable(
+        cloud, {e.subject for e in found})
+
+
+def every_entry(cloud, provider=None, consumer=None, batch=None, named_=()):
+    """Every matching entry (of every cloud when ``cloud`` is None), read
+    as it is written out."""
+    return journal.all_entries(cloud, provider=provider, consumer=consumer,
+                               batch=batch, named=named_)
+
+
+def batch_entries(cloud, batch):
+    """``cloud``'s entries of exactly one confirm or decommission."""
+    return journal.batch_entries(cloud, batch)
+
+
+def entries_by_id(cloud, entry_ids):
+    """``cloud``'s entries with these ids; others raise ``DoesNotExist``."""
+    return [journal.get(cloud, entry_id) for entry_id in entry_ids]
+
+
+def batch_of(cloud, outcomes):
+    """The journal batch these outcomes were written in, or None when
+    nothing was journaled."""
+    for outcome in outcomes:
+        if outcome.entry_id is not None:
+            return journal.get(cloud, outcome.entry_id).batch
+    return None
+
+
+def history_csv(found):
+    """Journal entries as CSV lines."""
+    return journal.export_csv(found)
+
+
+def history_json(found):
+    """Journal entries as the pieces of one JSON array."""
+    return journal.export_json(found)

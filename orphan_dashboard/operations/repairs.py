@@ -1,0 +1,75 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Repairs: the rows to repair, a fresh preview of each, and applying
+what was previewed (re-verified, journaled, generation-checked)."""
+
+from orphan_dashboard.writing import repair
+
+
+def selections(summary, chosen, provider_uuids):
+    """The rows to repair: ``chosen`` as they are, plus the recommended
+    repair of every consumer with a finding on ``provider_uuids`` in the
+    ``summary`` the operator was shown (None before the first audit).
+
+    Returns ``(selections, instance hints)``: the servers whose migrations
+    the engine reads too.  Raises ``LookupError`` for a provider the
+    report does not have.
+    """
+    problems = []
+    for provider_uuid in provider_uuids:
+        provider = summary and summary.provider(provider_uuid)
+        if provider is None:
+            raise LookupError(provider_uuid)
+        problems.extend(provider.problems)
+    found = list(chosen) + repair.recommended_selections(problems)
+    return found, repair.instance_hints(
+        summary.findings if summary else [], found)
+
+
+def recommended(report):
+    """Every recommended repair of ``report``, with its instance hints."""
+    found = repair.recommended_selections(report.problems)
+    return found, repair.instance_hints(report.findings, found)
+
+
+def preview(clients, selections_, min_age, instance_hints=()):
+    """A fresh plan (or the reason there is none) for each selection."""
+    return repair.preview(clients.placement, clients.nova, selections_,
+                          min_age=min_age, instance_hints=instance_hints)
+
+
+def apply(clients, journal, plans, min_age, instance_hints=()):
+    """Re-verify, journal and write each confirmed plan; an outcome each."""
+    return repair.apply(clients.placement, clients.nova, journal, plans,
+                        min_age=min_age, instance_hints=instance_hints)
+
+
+def apply_previewed(clients, journal, rows, min_age, instance_hints=()):
+    """Apply every plan of the previewed ``rows``; the rows with none are
+    skipped, with the reason their preview gave."""
+    outcomes = apply(clients, journal, [r.plan for r in rows if r.plan],
+                     min_age, instance_hints)
+    return outcomes + [repair.Outcome(r.selection, repair.SKIPPED, r.error)
+                       for r in rows if r.plan is None]
+
+
+def preview_provider_delete(clients, roots):
+    """A fresh plan for deleting each orphaned provider tree."""
+    return repair.preview_provider_delete(clients.placement, clients.nova,
+                                          roots)
+
+
+def delete_providers(clients, journal, plans):
+    """Re-verify, journal and delete each confirmed provider tree."""
+    return repair.delete_providers(clients.placement, clients.nova, journal,
+                                   plans)

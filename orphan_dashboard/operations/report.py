@@ -1,0 +1,78 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The audit report of a cloud read now (the CLI), and the findings as
+both front ends export them."""
+
+from orphan_dashboard.api import client
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import export
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.reading import collect
+
+
+class NoSuchProvider(LookupError):
+    """A provider the report does not have."""
+
+
+def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
+          provider=None):
+    """The report of the whole cloud read now, or of ``provider``'s tree
+    (a uuid or a name; :class:`NoSuchProvider` where it has none).
+    ``progress`` follows the reading and is closed when it ends."""
+    client.validate_token(clients)
+    try:
+        snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                         concurrency=concurrency,
+                                         progress=progress)
+    finally:
+        progress.close()
+    report = classify.audit(snapshot, min_age=min_age)
+    if provider:
+        wanted = provider.lower()
+        report.providers = [p for p in report.providers
+                            if wanted in (p.provider.uuid,
+                                          p.provider.name.lower())]
+        if not report.providers:
+            raise NoSuchProvider(provider)
+    return report
+
+
+FINDING_FIELDS = (
+    'provider_name', 'provider', 'consumer', 'verdict', 'reason',
+    'reason_code', 'action', 'actions', 'blocked', 'resources', 'nova',
+    'host', 'instance', 'project_id', 'project_name', 'user_id', 'user_name')
+
+
+def finding_rows(summary, owners, tree=None):
+    """The findings as the panel lists them, as dicts of
+    :data:`FINDING_FIELDS`: every problem of ``summary``, or every row of
+    one provider ``tree``; ``owners`` as :func:`snapshot.names` returns
+    them."""
+    if tree is not None:
+        findings = tree.findings
+    else:
+        findings = [f for f in summary.findings if f.verdict != m.OK]
+    return [dict(f.as_dict(), provider_name=summary.names.get(f.provider),
+                 project_name=owners['projects'].get(f.project_id),
+                 user_name=owners['users'].get(f.user_id))
+            for f in findings]
+
+
+def findings_csv(rows):
+    """:func:`finding_rows` as CSV lines."""
+    return export.csv_lines(FINDING_FIELDS, rows)
+
+
+def findings_json(rows):
+    """:func:`finding_rows` as the pieces of one JSON array."""
+    return export.json_array(rows)

@@ -1,0 +1,172 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The audit snapshot in Django's cache: what the panel's pages show,
+the sweeps that renew it (in the background, or ``orphan-audit refresh``)
+and our own writes shown at once."""
+
+import datetime
+import logging
+import time
+import typing
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import snapshots
+
+LOG = logging.getLogger(__name__)
+
+
+def store(cloud_key, full_sweep_interval):
+    """The cloud's snapshot store, keeping what a sweep stored for as
+    long as ``full_sweep_interval`` (the setting's value) asks."""
+    return snapshots.Store(
+        cloud_key, timeout=snapshots.lifetime(full_sweep_interval))
+
+
+def refresh(store_, clients, full, min_age, full_sweep_interval,
+            concurrency, progress=collect.NO_PROGRESS):
+    """Renew the stored snapshot now, under the sweep lock, with
+    ``clients`` whose token was validated; None when another sweep runs.
+    ``progress`` is closed when the sweep ends."""
+    try:
+        return snapshots.locked_sweep(
+            store_, clients, full=full, min_age=min_age,
+            full_sweep_interval=full_sweep_interval,
+            concurrency=concurrency, progress=progress)
+    finally:
+        progress.close()
+
+
+def start_sweep(store_, credentials, full, api_timeout, python, min_age,
+                full_sweep_interval, concurrency):
+    """Start a background sweep unless one runs (in any process)."""
+    return snapshots.start(
+        store_, credentials, api_timeout=api_timeout, python=python,
+        full=full, min_age=min_age, full_sweep_interval=full_sweep_interval,
+        concurrency=concurrency)
+
+
+def want_full(store_):
+    """Ask for a full sweep (the operator's *Refresh*)."""
+    store_.want(full=True)
+
+
+class Shown(typing.NamedTuple):
+    version: str
+    min_age: int
+    report: object
+    """The report's summary, as the index shows it."""
+    audited: object = None
+    """The whole report, when this process audited the snapshot again."""
+
+
+def _age(taken_at):
+    return (datetime.datetime.now(datetime.timezone.utc) -
+            taken_at).total_seconds()
+
+
+def current(store_, shown, min_age, ttl, sweep):
+    """The :class:`Shown` of the last snapshot, or None before the first
+    sweep of this cloud has finished.
+
+    Pages never sweep: they render the report published with the last
+    snapshot in the store and call ``sweep(full)`` (which starts one in
+    the background) when it is ``ttl`` seconds old, when one was asked
+    for, or when there is none.  ``shown`` is the caller's memory, per
+    process and cloud, of the version last shown: a page reads only the
+    small state entry while the version does not change.  Repairs never
+    use it: they re-read what they touch.
+    """
+    state = store_.state()
+    if state['version'] is None or state['wanted'] or \
+            _age(state['taken_at']) >= ttl:
+        sweep(state['wanted'] == 'full')
+    if state['version'] is None:
+        return None
+    last = shown.get(store_.base)
+    if last is None or (last.version, last.min_age) != (
+            state['version'], min_age):
+        if state['min_age'] != min_age:
+            snapshot = store_.load_snapshot(state['version'])
+            audited = snapshot and classify.audit(snapshot, min_age=min_age)
+            last = audited and Shown(state['version'], min_age,
+                                     audited.summary(), audited)
+        else:
+            summary = store_.load_report(state['version'])
+            last = summary and Shown(state['version'], min_age, summary)
+        if last is None:        # evicted from the cache: sweep again
+            sweep(True)
+            return None
+        shown[store_.base] = last
+    return last
+
+
+def provider_tree(store_, shown, provider_uuid, sweep):
+    """One provider tree of the ``shown`` report, with every finding
+    (``ok`` included), or None where it has no such provider."""
+    if shown is None or shown.report.provider(provider_uuid) is None:
+        return None
+    if shown.audited is not None:
+        return shown.audited.provider(provider_uuid)
+    tree = store_.load_tree(shown.version, provider_uuid)
+    if tree is None:            # evicted from the cache: sweep again
+        sweep(True)
+    return tree
+
+
+def sweep_state(store_):
+    """What the page's progress bar shows: the snapshot's version and age,
+    and the running sweep's progress, if one runs."""
+    state = store_.state()
+    sweeping = store_.sweeper() is not None
+    progress = (store_.progress() if sweeping else None) or {
+        'full': None, 'started': time.time(), 'done': {}, 'totals': {}}
+    return {
+        'version': state['version'],
+        'age': int(_age(state['taken_at'])) if state['taken_at'] else None,
+        'sweeping': sweeping,
+        'progress': sweeping and {
+            'full': progress['full'],
+            'elapsed': int(time.time() - progress['started']),
+            'read': {kind: [progress['done'].get(kind, 0),
+                            progress['totals'].get(kind)]
+                     for kind in collect.KINDS}} or None,
+    }
+
+
+def names(store_, known):
+    """``{'projects': {id: name}, 'users': {id: name}}`` as the last sweep
+    read them from Keystone; ``known`` is the caller's memory of them, per
+    process and cloud, renewed when a sweep stored new ones."""
+    version = store_.state().get('names')
+    cached = known.get(store_.base)
+    if cached is None or cached[0] != version:
+        cached = known[store_.base] = (version, store_.names())
+    return cached[1]
+
+
+def note_written(store_, clients, consumers, providers_changed, min_age,
+                 concurrency):
+    """After our own writes: the stored snapshot re-reads the consumers at
+    once (a refresh is asked for when providers changed).  Best effort:
+    a failure leaves them touched for the next sweep."""
+    if providers_changed:
+        store_.want()
+    consumers = {c for c in consumers if c}
+    if not consumers:
+        return
+    try:
+        snapshots.patch(store_, clients, consumers, min_age, concurrency)
+    except Exception:
+        LOG.exception('re-reading written consumers failed')
+        store_.touch(consumers)

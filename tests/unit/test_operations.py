@@ -1,0 +1,231 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The application layer both front ends call: what it decides itself
+(the engine, the journal and the services are mocked or in memory)."""
+
+from unittest import mock
+
+import pytest
+
+from orphan_dashboard.api import client
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard import conf
+from orphan_dashboard.operations import decommission
+from orphan_dashboard.operations import history
+from orphan_dashboard.operations import repairs
+from orphan_dashboard.operations import report
+from orphan_dashboard.operations import restore
+from orphan_dashboard.operations import snapshot
+from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import snapshots
+from orphan_dashboard.writing import journal
+from orphan_dashboard.writing import repair
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
+
+CLIENTS = client.Clients('placement', 'nova')
+
+
+def leaky_cloud():
+    """host2 holds a deleted server's allocation and one of a consumer
+    Nova never knew."""
+    cloud = Cloud()
+    cloud.server('vm', 'host1')
+    cloud.allocate(uid('vm'), uid('host1'))
+    cloud.allocate(uid('stranger'), uid('host2'))
+    cloud.known.add(uid('gone'))
+    cloud.allocate(uid('gone'), uid('host2'))
+    return cloud
+
+
+def audited(cloud):
+    with mock.patch.object(client, 'validate_token'), \
+            mock.patch.object(collect, 'full_snapshot',
+                              return_value=cloud.snapshot()):
+        return report.audit(CLIENTS, 0, 1)
+
+
+def test_the_audit_reads_now_and_closes_its_progress():
+    progress = mock.Mock()
+    with mock.patch.object(client, 'validate_token') as validate, \
+            mock.patch.object(collect, 'full_snapshot',
+                              return_value=leaky_cloud().snapshot()) as read:
+        found = report.audit(CLIENTS, 0, 3, progress)
+    validate.assert_called_once_with(CLIENTS)
+    assert read.call_args.kwargs == {'concurrency': 3, 'progress': progress}
+    progress.close.assert_called_once_with()
+    assert {p.provider.name for p in found.providers} == {
+        'host1', 'host2', 'host3'}
+
+
+@pytest.mark.parametrize('wanted', ['HOST2', uid('host2')])
+def test_the_audit_keeps_one_tree_by_name_or_uuid(wanted):
+    with mock.patch.object(client, 'validate_token'), \
+            mock.patch.object(collect, 'full_snapshot',
+                              return_value=leaky_cloud().snapshot()):
+        found = report.audit(CLIENTS, 0, 1, provider=wanted)
+    assert [p.provider.name for p in found.providers] == ['host2']
+
+
+def test_an_unknown_provider_is_its_own_lookup_error():
+    with mock.patch.object(client, 'validate_token'), \
+            mock.patch.object(collect, 'full_snapshot',
+                              return_value=leaky_cloud().snapshot()), \
+            pytest.raises(report.NoSuchProvider):
+        report.audit(CLIENTS, 0, 1, provider='nowhere')
+
+
+def test_a_failed_read_still_closes_the_progress():
+    progress = mock.Mock()
+    with mock.patch.object(client, 'validate_token'), \
+            mock.patch.object(collect, 'full_snapshot',
+                              side_effect=RuntimeError), \
+            pytest.raises(RuntimeError):
+        report.audit(CLIENTS, 0, 1, progress)
+    progress.close.assert_called_once_with()
+
+
+def test_finding_rows_carry_the_names_of_providers_and_owners():
+    summary = classify.audit(leaky_cloud().snapshot(), min_age=0).summary()
+    owners = {'projects': {'p': 'demo'}, 'users': {'u': 'alice'}}
+    rows = report.finding_rows(summary, owners)
+    assert rows and all(r['verdict'] != m.OK for r in rows)
+    assert all(set(r) >= set(report.FINDING_FIELDS) for r in rows)
+    (row,) = [r for r in rows if r['consumer'] == uid('stranger')]
+    assert row['provider_name'] == 'host2'
+    tree = classify.audit(leaky_cloud().snapshot(),
+                          min_age=0).provider(uid('host1'))
+    rows = report.finding_rows(summary, owners, tree)
+    (row,) = [r for r in rows if r['consumer'] == uid('vm')]
+    assert row['verdict'] == m.OK
+    assert (row['project_name'], row['user_name']) == ('demo', 'alice')
+
+
+def test_selections_add_the_recommended_repairs_of_whole_providers():
+    found = audited(leaky_cloud())
+    chosen = [repair.Selection('c', uid('host3'), 'delete')]
+    picked, hints = repairs.selections(found, chosen, [uid('host2')])
+    assert picked[0] == chosen[0]
+    assert [s.consumer for s in picked[1:]] == [uid('gone')]
+    assert picked[1:] == repairs.recommended(found)[0]
+    with pytest.raises(LookupError):
+        repairs.selections(found, [], ['nowhere'])
+    with pytest.raises(LookupError):
+        repairs.selections(None, [], [uid('host2')])
+    assert repairs.selections(None, chosen, []) == (chosen, [])
+
+
+def test_applying_a_preview_skips_the_rows_it_could_not_plan():
+    planned = repair.Row(repair.Selection('a', 'rp', 'delete'), plan='plan')
+    refused = repair.Row(repair.Selection('b', 'rp', 'delete'),
+                         error='gone')
+    done = repair.Outcome(planned.selection, repair.DONE, 'ok')
+    with mock.patch.object(repair, 'apply', return_value=[done]) as apply:
+        outcomes = repairs.apply_previewed(CLIENTS, 'journal',
+                                           [planned, refused], 60, ['vm'])
+    apply.assert_called_once_with('placement', 'nova', 'journal', ['plan'],
+                                  min_age=60, instance_hints=['vm'])
+    assert outcomes == [done, repair.Outcome(refused.selection,
+                                             repair.SKIPPED, 'gone')]
+
+
+def test_a_restore_preview_carries_what_nova_says_now():
+    entries = [mock.Mock(id=1), mock.Mock(id=2)]
+    rows = [(e, repair.Row(repair.Selection('c', 'rp', 'restore')))
+            for e in entries]
+    with mock.patch.object(repair, 'preview_restore',
+                           return_value=rows) as preview, \
+            mock.patch.object(repair, 'restore_notes',
+                              return_value={2: ('deleted server',)}):
+        assert restore.preview(CLIENTS, entries, {'x': 1}) is rows
+    preview.assert_called_once_with('placement', entries, {'x': 1})
+    assert [row.notes for _e, row in rows] == [(), ('deleted server',)]
+
+
+def test_restoring_providers_or_services_changes_providers():
+    allocations = mock.Mock(kind='allocations', ALLOCATIONS='allocations')
+    provider = mock.Mock(kind='provider', ALLOCATIONS='allocations')
+    assert not restore.changes_providers([allocations])
+    assert restore.changes_providers([allocations, provider])
+
+
+def test_history_finds_providers_by_the_names_it_shows():
+    names = {'a': 'Host-One', 'b': 'host-two', 'c': None}
+    assert history.named('HOST', lambda: names) == ['a', 'b']
+    assert history.named('one', lambda: names) == ['a']
+    assert history.named(None, lambda: names) == ()
+
+
+def test_history_filters_by_uuid_when_names_are_unavailable():
+    def broken():
+        raise RuntimeError('cache down')
+
+    assert history.named('host', broken) == ()
+
+
+def test_the_batch_of_outcomes_is_that_of_the_first_journaled():
+    outcomes = [mock.Mock(entry_id=None), mock.Mock(entry_id=7)]
+    with mock.patch.object(journal, 'get',
+                           return_value=mock.Mock(batch='b7')) as get:
+        assert history.batch_of('cloud', outcomes) == 'b7'
+    get.assert_called_once_with('cloud', 7)
+    assert history.batch_of('cloud', outcomes[:1]) is None
+
+
+def test_a_typo_is_answered_with_the_names_that_come_close():
+    cloud = leaky_cloud()
+    topology = {'services': cloud.services, 'hypervisors': cloud.hypervisors,
+                'providers': cloud.providers}
+    with mock.patch.object(journal, 'deleted_names',
+                           return_value={'host9'}), \
+            mock.patch('orphan_dashboard.api.nova.migration_list',
+                       return_value=[]), \
+            mock.patch.object(collect, 'read_topology',
+                              return_value=topology):
+        assert decommission.close_names(CLIENTS, 'cloud', 'host9') is None
+        assert decommission.close_names(CLIENTS, 'cloud', 'hots1')[0] == \
+            'host1'
+        assert decommission.close_names(CLIENTS, 'cloud', 'zzzzzz') == []
+
+
+def test_a_host_nova_migrated_from_is_known():
+    with mock.patch.object(journal, 'deleted_names', return_value=set()), \
+            mock.patch('orphan_dashboard.api.nova.migration_list',
+                       return_value=['m']), \
+            mock.patch.object(collect, 'read_topology') as topology:
+        assert decommission.close_names(CLIENTS, 'cloud', 'old') is None
+    assert not topology.called
+
+
+def test_the_store_keeps_a_snapshot_for_two_full_sweep_intervals():
+    assert snapshot.store('cloud', 900).timeout == 1800
+    assert snapshots.Store('cloud').timeout == \
+        snapshots.lifetime(conf.FULL_SWEEP.default)
+
+
+def test_written_consumers_are_left_touched_when_rereading_fails():
+    store = mock.Mock()
+    with mock.patch.object(snapshots, 'patch',
+                           side_effect=RuntimeError) as patch:
+        snapshot.note_written(store, CLIENTS, {'c', None}, True, 60, 4)
+    patch.assert_called_once_with(store, CLIENTS, {'c'}, 60, 4)
+    store.want.assert_called_once_with()
+    store.touch.assert_called_once_with({'c'})
+
+
+def test_nothing_written_reads_nothing():
+    store = mock.Mock()
+    with mock.patch.object(snapshots, 'patch') as patch:
+        snapshot.note_written(store, CLIENTS, {None}, False, 60, 4)
+    assert not patch.called and not store.want.called
