@@ -25,6 +25,8 @@ from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan
+from orphan_dashboard.audit import reasons
 from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import snapshots
@@ -411,3 +413,23 @@ def _hints_for_tree(request, provider_uuid):
     provider = provider_report(request, provider_uuid)
     findings = provider.findings if provider else []
     return repair.instance_hints(findings, findings)
+
+
+# -- the engine's names and formats, for the panel ---------------------------
+# The panel's views, tables, tabs and forms import this module and labels,
+# never the layers below: what they need of the engine passes through here.
+
+Selection = repair.Selection
+ProviderPlan = repair.ProviderPlan
+Plan = m.Plan
+DONE = repair.DONE
+SKIPPED = repair.SKIPPED
+FAILED = repair.FAILED
+REPAIRS = m.ACTIONS
+"""The repairs of one consumer, in the order the tables offer them."""
+VERDICTS = m.VERDICTS
+OK = m.OK
+format_resources = reasons.format_resources
+format_allocations = reasons.format_allocations
+down_cells = reasons.down_cells
+osc_commands = plan.osc_commands

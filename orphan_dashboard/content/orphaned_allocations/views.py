@@ -28,16 +28,12 @@ from horizon import messages
 from horizon import tabs
 
 from orphan_dashboard.audit import export
-from orphan_dashboard.audit import plan as planner
-from orphan_dashboard.audit import reasons
-from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
 from orphan_dashboard.writing import journal
-from orphan_dashboard.writing import repair
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
 
@@ -55,7 +51,7 @@ def _report(request, provider_uuid=None):
                                      'cloud: no repair is possible now.'))
         return (None, None) if provider_uuid else None
     if report is not None and report.down_cells:
-        messages.warning(request, labels.reason(reasons.down_cells(report)))
+        messages.warning(request, labels.reason(service.down_cells(report)))
     return (report, provider) if provider_uuid else report
 
 
@@ -215,7 +211,7 @@ class _PreviewView(forms.ModalFormView):
 
     def signed_plans(self):
         """The plans the confirm may write, as JSON-able data."""
-        return [repair.dump(r.plan) for r in self.rows if r.plan]
+        return [repair_forms.dump(r.plan) for r in self.rows if r.plan]
 
     def get_initial(self):
         plans = self.signed_plans()
@@ -249,7 +245,7 @@ def _server_names(rows):
 
 
 def _side(allocations, names):
-    return [(names.get(rp), rp, format_resources(res))
+    return [(names.get(rp), rp, service.format_resources(res))
             for rp, res in sorted(allocations.items())]
 
 
@@ -336,7 +332,7 @@ class RestoreView(_PreviewView):
         return service.preview_restore(self.request, entries)
 
     def signed_plans(self):
-        return [[entry.id, repair.dump(row.plan)]
+        return [[entry.id, repair_forms.dump(row.plan)]
                 for entry, row in self.rows if row.plan]
 
     def names(self):
@@ -455,7 +451,7 @@ class DecommissionView(_PreviewView):
             if step.plan else '', verdict=labels.verdict(step.finding.verdict),
             before=_side(step.plan.before, names) if step.plan else [],
             after=_side(step.plan.after, names) if step.plan else [],
-            commands=planner.osc_commands(step.plan) if step.plan else [])
+            commands=service.osc_commands(step.plan) if step.plan else [])
             for step in (plan.steps if plan else [])]
         context['providers'] = [(names.get(p, p), p)
                                 for p in (plan.providers if plan else [])]
