@@ -28,6 +28,7 @@ from horizon import messages
 from horizon import tabs
 
 from orphan_dashboard.audit import export
+from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
@@ -59,16 +60,23 @@ class _FilteredTabsView(tabs.TabbedTableView):
     """Keeps the History tab's server-side filter, as ``DataTableView``
     does for its own table: Horizon stores the filter only there."""
 
+    def tables(self):
+        """``{name: (table, tab)}`` of the tabs' tables, once loaded."""
+        return {name: (table, tab)
+                for tab in self.get_tabs(self.request, **self.kwargs)
+                .get_tabs() if isinstance(tab, tabs.TableTab)
+                for name, table in panel_tabs.tables_of(tab).items()}
+
     def post(self, request, *args, **kwargs):
         if 'action' in request.POST and '__' not in request.POST['action']:
             # Horizon's tables would fail on it with a server error.
             return http.HttpResponseBadRequest(_('Unknown action.'))
         self.load_tabs()
-        for entry in self._table_dict.values():
-            if self.handle_server_filter(request, table=entry['table']):
+        for table, tab in self.tables().values():
+            if self.handle_server_filter(request, table=table):
                 return http.HttpResponseRedirect(
                     request.get_full_path().split('?')[0] + '?tab=' +
-                    entry['tab'].get_id())
+                    tab.get_id())
         return super().post(request, *args, **kwargs)
 
 
@@ -83,8 +91,8 @@ class IndexView(_FilteredTabsView):
         batch = request.GET.get('batch')
         if batch:
             self.load_tabs()
-            table = self._table_dict['history']['table']
-            param = table._meta._filter_action.get_param_name()
+            table = self.tables()['history'][0]
+            param = filters.filter_action(table).get_param_name()
             request.session[param] = batch[:32]
             request.session[param + '_field'] = 'batch'
             return http.HttpResponseRedirect(
