@@ -32,6 +32,7 @@ from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
+from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
 from orphan_dashboard.writing import journal
@@ -233,28 +234,10 @@ class _PreviewView(forms.ModalFormView):
     def signed_names(self):
         """The names the confirm's messages use: the providers', and the
         servers' the preview showed."""
-        return dict(self.names(), **_server_names(self.rows))
+        return dict(self.names(), **presenters.server_names(self.rows))
 
     def signed_extra(self):
         return {}
-
-
-def _server_names(rows):
-    """``{consumer uuid: server name}`` of the rows whose finding, as just
-    re-read, names the consumer's server."""
-    found = {}
-    for row in rows:
-        nova = getattr(getattr(row, 'finding', None), 'nova', None)
-        if getattr(nova, 'code', None) == 'nova.server':
-            name = dict(nova.params).get('name')
-            if name:
-                found[row.selection.consumer] = name
-    return found
-
-
-def _side(allocations, names):
-    return [(names.get(rp), rp, service.format_resources(res))
-            for rp, res in sorted(allocations.items())]
 
 
 class RepairView(_PreviewView):
@@ -293,19 +276,10 @@ class RepairView(_PreviewView):
         """Each row with its server's and its providers' names."""
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
-        servers = _server_names(self.rows)
         owners = self.owner_names() if any(
             row.finding for row in self.rows) else {}
-        context['previews'] = [dict(
-            row=row, action=labels.action(row.selection.action),
-            server=servers.get(row.selection.consumer),
-            reason=row.finding and labels.owner_named(row.finding.reason,
-                                                      owners),
-            provider=names.get(row.selection.provider),
-            before=_side(row.plan.before, names) if row.plan else [],
-            after=_side(row.plan.after, names) if row.plan else [],
-            owners=self.owners(row.plan))
-            for row in self.rows]
+        context['previews'] = presenters.repair_previews(
+            self.rows, names, owners, self.owners)
         context['actionable'] = any(row.plan for row in self.rows)
         return context
 
@@ -357,15 +331,8 @@ class RestoreView(_PreviewView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
-        context['previews'] = [dict(
-            entry=entry, row=row, action=labels.action(entry.action),
-            provider=names.get(entry.provider),
-            before=_side(row.plan.before, names)
-            if row.plan and entry.kind != entry.PROVIDER else [],
-            after=_side(row.plan.after, names)
-            if row.plan and entry.kind != entry.PROVIDER else [],
-            owners=self.owners(row.plan))
-            for entry, row in self.rows]
+        context['previews'] = presenters.restore_previews(
+            self.rows, names, self.owners)
         context['actionable'] = any(row.plan for _entry, row in self.rows)
         return context
 
@@ -454,17 +421,7 @@ class DecommissionView(_PreviewView):
         context['plan'] = plan
         context['names'] = names
         context['actionable'] = self.actionable()
-        context['steps'] = [dict(
-            step=step, action=labels.action(step.plan.action)
-            if step.plan else '', verdict=labels.verdict(step.finding.verdict),
-            before=_side(step.plan.before, names) if step.plan else [],
-            after=_side(step.plan.after, names) if step.plan else [],
-            commands=service.osc_commands(step.plan) if step.plan else [])
-            for step in (plan.steps if plan else [])]
-        context['providers'] = [(names.get(p, p), p)
-                                for p in (plan.providers if plan else [])]
-        context['other_nodes'] = [(plan.names.get(n, n), n)
-                                  for n in (plan.other_nodes if plan else [])]
+        context.update(presenters.decommission_preview(plan, names))
         context['whole_service_url'] = '%s?%s' % (
             self.request.path, urlparse.urlencode(
                 {'provider': self.provider, 'whole_service': '1'})) \
