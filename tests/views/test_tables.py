@@ -15,6 +15,9 @@ the filter action reached without Horizon's private attribute."""
 
 import unittest
 
+from django.test import RequestFactory
+from django.urls import reverse
+
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
@@ -58,6 +61,29 @@ class RepairActionsTests(unittest.TestCase):
         self.assertEqual('DeleteAndHeal',
                          actions._class_name('delete_and_heal'))
         self.assertEqual('Trim', actions._class_name('trim'))
+
+
+class SelectionActionsTests(unittest.TestCase):
+    def redirect(self, action, obj_ids):
+        request = RequestFactory().get('/page/?tab=x')
+        return action().handle(None, request, obj_ids)['Location']
+
+    def test_each_leads_to_its_preview_of_the_rows_ticked(self):
+        repair = reverse('horizon:admin:orphaned_allocations:repair')
+        restore = reverse('horizon:admin:orphaned_allocations:restore')
+        back = 'next=%2Fpage%2F%3Ftab%3Dx'
+        self.assertEqual(repair + '?provider=a&provider=b&' + back,
+                         self.redirect(provider_tables.FixRecommended,
+                                       ['a', 'b']))
+        self.assertEqual(restore + '?entry=1&entry=2&' + back,
+                         self.redirect(history_tables.RestoreRows,
+                                       ['1', '2']))
+        rows = actions.repair_actions([m.HEAL])[1][0]
+        self.assertEqual(repair + '?sel=c%3Ap%3Aheal&' + back,
+                         self.redirect(rows, ['c:p']))
+        for action in (provider_tables.FixRecommended,
+                       history_tables.RestoreRows, rows):
+            self.assertEqual(actions.ON_SELECTION, action.attrs)
 
 
 class FilterActionTests(unittest.TestCase):

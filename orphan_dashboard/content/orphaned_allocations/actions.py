@@ -141,6 +141,22 @@ class Decommission(tables.LinkAction):
                          provider=self.provider_report(datum).provider.uuid)
 
 
+class SelectionAction(tables.Action):
+    """An action on the rows ticked: to the preview ``url_name`` of them,
+    never a write."""
+    attrs = ON_SELECTION
+    policy_rules = policies.WRITE_ALLOCATIONS
+    url_name = None
+
+    def query(self, obj_ids):
+        """The preview's query naming the rows ``obj_ids``."""
+        raise NotImplementedError
+
+    def handle(self, table, request, obj_ids):
+        return shortcuts.redirect(panel_url(self.url_name, request,
+                                            **self.query(obj_ids)))
+
+
 # -- consumer repairs --------------------------------------------------------
 
 class RepairRow(tables.LinkAction):
@@ -159,15 +175,14 @@ class RepairRow(tables.LinkAction):
                          sel=forms.encode_selection(selection))
 
 
-class RepairRows(tables.Action):
+class RepairRows(SelectionAction):
     """The same repair over the selected rows."""
-    attrs = ON_SELECTION
-    policy_rules = policies.WRITE_ALLOCATIONS
+    url_name = 'repair'
     repair = None
 
-    def handle(self, table, request, obj_ids):
-        return shortcuts.redirect(panel_url('repair', request, sel=[
-            '%s:%s' % (obj_id, self.repair) for obj_id in obj_ids]))
+    def query(self, obj_ids):
+        return {'sel': ['%s:%s' % (obj_id, self.repair)
+                        for obj_id in obj_ids]}
 
 
 def _class_name(code):

@@ -13,7 +13,6 @@
 """The History table: the journal's entries, each restorable where its
 *before* can be put back."""
 
-from django import shortcuts
 from django.template import defaultfilters
 from django.utils.html import format_html
 from django.utils.html import format_html_join
@@ -66,16 +65,14 @@ class RestoreBatch(tables.LinkAction):
                                  batch=datum.batch)
 
 
-class RestoreRows(tables.Action):
+class RestoreRows(actions.SelectionAction):
     name = 'restore_selected'
     verbose_name = _('Restore')
     verbose_name_plural = _('Restore')
-    attrs = actions.ON_SELECTION
-    policy_rules = policies.WRITE_ALLOCATIONS
+    url_name = 'restore'
 
-    def handle(self, table, request, obj_ids):
-        return shortcuts.redirect(actions.panel_url('restore', request,
-                                                    entry=obj_ids))
+    def query(self, obj_ids):
+        return {'entry': obj_ids}
 
 
 class ExportCSV(actions.Download):

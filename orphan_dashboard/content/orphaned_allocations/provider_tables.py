@@ -50,18 +50,16 @@ class ViewHypervisor(tables.LinkAction):
         return actions.hypervisor_url(datum.hypervisor)
 
 
-class FixRecommended(tables.Action):
+class FixRecommended(actions.SelectionAction):
     name = 'fix_recommended'
     verbose_name = _('Fix recommended')
     verbose_name_plural = _('Fix recommended')
     classes = ('btn-danger',)
     icon = 'wrench'
-    attrs = actions.ON_SELECTION
-    policy_rules = policies.WRITE_ALLOCATIONS
+    url_name = 'repair'
 
-    def handle(self, table, request, obj_ids):
-        return shortcuts.redirect(actions.panel_url('repair', request,
-                                                    provider=obj_ids))
+    def query(self, obj_ids):
+        return {'provider': obj_ids}
 
 
 class Refresh(tables.Action):
