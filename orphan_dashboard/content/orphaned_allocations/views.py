@@ -61,7 +61,7 @@ class _FilteredTabsView(tabs.TabbedTableView):
     """Keeps the History tab's server-side filter, as ``DataTableView``
     does for its own table: Horizon stores the filter only there."""
 
-    def tables(self):
+    def tab_tables(self):
         """``{name: (table, tab)}`` of the tabs' tables, once loaded."""
         return {name: (table, tab)
                 for tab in self.get_tabs(self.request, **self.kwargs)
@@ -73,7 +73,7 @@ class _FilteredTabsView(tabs.TabbedTableView):
             # Horizon's tables would fail on it with a server error.
             return http.HttpResponseBadRequest(_('Unknown action.'))
         self.load_tabs()
-        for table, tab in self.tables().values():
+        for table, tab in self.tab_tables().values():
             if self.handle_server_filter(request, table=table):
                 return http.HttpResponseRedirect(
                     request.get_full_path().split('?')[0] + '?tab=' +
@@ -92,7 +92,7 @@ class IndexView(_FilteredTabsView):
         batch = request.GET.get('batch')
         if batch:
             self.load_tabs()
-            table = self.tables()['history'][0]
+            table = self.tab_tables()['history'][0]
             param = filters.filter_action(table).get_param_name()
             request.session[param] = batch[:32]
             request.session[param + '_field'] = 'batch'
