@@ -15,6 +15,14 @@ what was previewed (re-verified, journaled, generation-checked)."""
 
 from orphan_dashboard.writing import repair
 
+Selection = repair.Selection
+ProviderPlan = repair.ProviderPlan
+DONE = repair.DONE
+SKIPPED = repair.SKIPPED
+FAILED = repair.FAILED
+"""What a front end names of a repair: the row chosen, a provider's plan,
+an outcome's status."""
+
 
 def selections(summary, chosen, provider_uuids):
     """The rows to repair: ``chosen`` as they are, plus the recommended

@@ -121,25 +121,6 @@ class Outcome:
     entry_id: typing.Optional[int] = None
 
 
-def dump(plan):
-    """A plan as JSON-able data, for the confirm form (which signs it)."""
-    kind = 'provider' if isinstance(plan, ProviderPlan) else 'allocations'
-    return dict(dataclasses.asdict(plan), kind=kind)
-
-
-def load(data):
-    """The plan :func:`dump` made; ``ValueError`` on anything else."""
-    try:
-        data = dict(data)
-        kind = data.pop('kind')
-        cls = ProviderPlan if kind == 'provider' else m.Plan
-        if kind not in ('provider', 'allocations'):
-            raise ValueError(kind)
-        return cls(**data)
-    except (TypeError, KeyError) as exc:
-        raise ValueError('not a plan: %s' % exc)
-
-
 def selection_of(plan):
     return Selection(plan.consumer, plan.provider, plan.action)
 

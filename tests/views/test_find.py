@@ -20,8 +20,8 @@ import json
 import re
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.content.orphaned_allocations import tables
 import pytest
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
@@ -115,7 +115,7 @@ class FilterTests(AdminViewTests):
 
         def matching(text):
             return {c for c, row in shown.items()
-                    if tables.finding_matches(row, text)}
+                    if filters.finding_matches(row, text)}
         self.assertEqual({incidents.stranger}, matching('UNKNOWN CONSUMER'))
         self.assertEqual({incidents.bare}, matching('holds no allocation'))
         self.assertEqual(set(shown), matching('web-shop'))

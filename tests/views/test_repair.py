@@ -73,7 +73,7 @@ class PreviewTests(AdminViewTests):
         # The confirm carries the plan itself, signed, not a fingerprint.
         signed = signing.loads(signed_rows(res), salt=forms._salt(
             res.wsgi_request, 'repair'))
-        self.assertEqual([repair.dump(row.plan)], signed['plans'])
+        self.assertEqual([forms.dump(row.plan)], signed['plans'])
         self.assertEqual('host1', signed['names'][H1])
         self.assertEqual([], self.messages_seen)
 
@@ -121,7 +121,7 @@ class PreviewTests(AdminViewTests):
         self.assertContains(res, 'Nothing to heal: server bare lives on')
         signed = signing.loads(signed_rows(res), salt=forms._salt(
             res.wsgi_request, 'repair'))
-        self.assertEqual([repair.dump(good.plan)], signed['plans'])
+        self.assertEqual([forms.dump(good.plan)], signed['plans'])
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_nothing_possible_means_no_confirm_button(self):
@@ -377,7 +377,7 @@ class ConfirmTests(AdminViewTests):
         vm = uid('vm')
         signed = self.preview([plan_row(vm)])
         salt = self.salt
-        plan = repair.dump(plan_row(vm).plan)
+        plan = forms.dump(plan_row(vm).plan)
         deep = '[' * 100000 + ']' * 100000
         for rows, text in (
                 # Old unsigned rows, and anything else made up.

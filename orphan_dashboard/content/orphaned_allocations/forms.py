@@ -14,6 +14,7 @@
 session that saw them and to their age; the engine then re-reads and
 re-plans every row and writes only where nothing changed since."""
 
+import dataclasses
 import re
 import secrets
 from urllib import parse as urlparse
@@ -29,11 +30,9 @@ from horizon import exceptions
 from horizon import forms
 from horizon import messages
 
-from orphan_dashboard.audit import model as m
 from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.writing import repair
 
 UUID_RE = re.compile(r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                      r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')
@@ -57,10 +56,10 @@ def parse_selection(text):
     if len(parts) != 3:
         raise BadSelection(_('Malformed selection "%s".') % str(text)[:120])
     consumer, provider, action = parts
-    if action not in m.ACTIONS:
+    if action not in service.REPAIRS:
         raise BadSelection(_('Unknown action "%s".') % action[:40])
-    return repair.Selection(parse_uuid(consumer), parse_uuid(provider),
-                            action)
+    return service.Selection(parse_uuid(consumer), parse_uuid(provider),
+                             action)
 
 
 def encode_selection(selection):
@@ -74,6 +73,26 @@ def check_count(count):
     if count > limit:
         raise BadSelection(_('Too many rows (%(count)d): at most %(limit)d '
                              'at once.') % {'count': count, 'limit': limit})
+
+
+def dump(plan):
+    """A plan as JSON-able data, for the confirm form (which signs it)."""
+    kind = 'provider' if isinstance(plan, service.ProviderPlan) else \
+        'allocations'
+    return dict(dataclasses.asdict(plan), kind=kind)
+
+
+def load(data):
+    """The plan :func:`dump` made; ``ValueError`` on anything else."""
+    try:
+        data = dict(data)
+        kind = data.pop('kind')
+        cls = service.ProviderPlan if kind == 'provider' else service.Plan
+        if kind not in ('provider', 'allocations'):
+            raise ValueError(kind)
+        return cls(**data)
+    except (TypeError, KeyError) as exc:
+        raise ValueError('not a plan: %s' % exc)
 
 
 def _salt(request, kind):
@@ -111,22 +130,22 @@ def unsign(request, kind, text):
 
 
 ROW_MESSAGES = {
-    repair.DONE: (messages.success, _(
+    service.DONE: (messages.success, _(
         '%(action)s of %(what)s: done.')),
-    repair.SKIPPED: (messages.warning, _(
+    service.SKIPPED: (messages.warning, _(
         '%(action)s of %(what)s skipped: %(reason)s')),
-    repair.FAILED: (messages.error, _(
+    service.FAILED: (messages.error, _(
         '%(action)s of %(what)s failed: %(reason)s')),
 }
 
 
 def _summary(status, count):
-    if status == repair.DONE:
+    if status == service.DONE:
         return ngettext_lazy(
             '%(count)d change written and journaled.',
             '%(count)d changes written and journaled.',
             count) % {'count': count}
-    if status == repair.SKIPPED:
+    if status == service.SKIPPED:
         return ngettext_lazy(
             '%(count)d change skipped: nothing was written for it.',
             '%(count)d changes skipped: nothing was written for them.',
@@ -137,9 +156,9 @@ def _summary(status, count):
 
 
 PROVIDER_MESSAGES = {
-    repair.DONE: _('%(action)s %(what)s: done.'),
-    repair.SKIPPED: _('%(action)s %(what)s skipped: %(reason)s'),
-    repair.FAILED: _('%(action)s %(what)s failed: %(reason)s'),
+    service.DONE: _('%(action)s %(what)s: done.'),
+    service.SKIPPED: _('%(action)s %(what)s skipped: %(reason)s'),
+    service.FAILED: _('%(action)s %(what)s failed: %(reason)s'),
 }
 """A provider's or a compute service's row: its action names what it
 acts on, the name follows."""
@@ -147,7 +166,7 @@ acts on, the name follows."""
 
 def _status(outcome):
     return (outcome.status if outcome.status in ROW_MESSAGES
-            else repair.FAILED)
+            else service.FAILED)
 
 
 def _row_message(outcome, names):
@@ -178,10 +197,10 @@ def report_outcomes(request, outcomes, names=None):
         counts[status] = counts.get(status, 0) + 1
         add, text = _row_message(outcome, names or {})
         add(request, text)
-    for status in (repair.DONE, repair.SKIPPED, repair.FAILED):
+    for status in (service.DONE, service.SKIPPED, service.FAILED):
         if counts.get(status):
             messages.info(request, _summary(status, counts[status]))
-    return counts.get(repair.DONE, 0)
+    return counts.get(service.DONE, 0)
 
 
 class _SignedRowsForm(forms.SelfHandlingForm):
@@ -218,7 +237,7 @@ class _SignedRowsForm(forms.SelfHandlingForm):
         return data
 
     def decode(self, signed):
-        return [repair.load(plan) for plan in signed['plans']]
+        return [load(plan) for plan in signed['plans']]
 
     def handle(self, request, data):
         try:
@@ -253,7 +272,7 @@ class RestoreForm(_SignedRowsForm):
     failure = _('Unable to restore: nothing was written.')
 
     def decode(self, signed):
-        return [(int(entry_id), repair.load(plan))
+        return [(int(entry_id), load(plan))
                 for entry_id, plan in signed['plans']]
 
     def write(self, request, data):
@@ -347,8 +366,8 @@ class DecommissionForm(_SignedRowsForm):
         why, and a link to the batch in History."""
         names = signed.get('names') or {}
         host = names.get(signed['provider']) or signed['provider']
-        done = sum(1 for o in outcomes if o.status == repair.DONE)
-        stopped = next((o for o in outcomes if o.status != repair.DONE),
+        done = sum(1 for o in outcomes if o.status == service.DONE)
+        stopped = next((o for o in outcomes if o.status != service.DONE),
                        None)
         if stopped is None:
             add = messages.success

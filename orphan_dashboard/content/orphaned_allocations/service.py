@@ -23,6 +23,9 @@ import functools
 
 from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan
+from orphan_dashboard.audit import reasons
 from orphan_dashboard import conf
 from orphan_dashboard.operations import decommission as decommission_ops
 from orphan_dashboard.operations import history as history_ops
@@ -302,3 +305,23 @@ def decommission_apply(request, provider_uuid, plans, chosen, bound=None):
 def _hints_for_tree(request, provider_uuid):
     return decommission_ops.tree_hints(provider_report(request,
                                                        provider_uuid))
+
+
+# -- the engine's names and formats, for the panel ---------------------------
+# The panel's views, tables, tabs and forms import this module and labels,
+# never the layers below: what they need of the engine passes through here.
+
+Selection = repairs.Selection
+ProviderPlan = repairs.ProviderPlan
+Plan = m.Plan
+DONE = repairs.DONE
+SKIPPED = repairs.SKIPPED
+FAILED = repairs.FAILED
+REPAIRS = m.ACTIONS
+"""The repairs of one consumer, in the order the tables offer them."""
+VERDICTS = m.VERDICTS
+OK = m.OK
+format_resources = reasons.format_resources
+format_allocations = reasons.format_allocations
+down_cells = reasons.down_cells
+osc_commands = plan.osc_commands

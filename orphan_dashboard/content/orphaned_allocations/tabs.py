@@ -16,12 +16,27 @@ from horizon import exceptions
 from horizon import tabs
 from horizon.utils import functions as utils
 
+from orphan_dashboard.content.orphaned_allocations import actions
+from orphan_dashboard.content.orphaned_allocations import filters
+from orphan_dashboard.content.orphaned_allocations import finding_tables
+from orphan_dashboard.content.orphaned_allocations import history_tables
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import pages
+from orphan_dashboard.content.orphaned_allocations import presenters
+from orphan_dashboard.content.orphaned_allocations import provider_tables
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.content.orphaned_allocations import tables
 
 TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
+
+
+def tables_of(tab):
+    """``{name: table}`` of a ``TableTab``.
+
+    Horizon keeps a tab's table instances only in the private
+    ``tab._tables`` and offers no public accessor: this is the one place
+    that reads it.
+    """
+    return tab._tables
 
 
 class _PagedTab(tabs.TableTab):
@@ -29,7 +44,7 @@ class _PagedTab(tabs.TableTab):
     *Items Per Page*): Horizon renders a few milliseconds per row."""
 
     def paged(self, name, rows):
-        table = self._tables[name]
+        table = tables_of(self)[name]
         meta = table._meta
         page, self._prev, self._more = pages.page(
             rows, [table.get_object_id(row) for row in rows],
@@ -51,7 +66,7 @@ class ProvidersTab(_PagedTab):
 
     name = _('Hypervisors')
     slug = 'providers'
-    table_classes = (tables.ProvidersTable,)
+    table_classes = (provider_tables.ProvidersTable,)
     template_name = TABLE_TEMPLATE
     preload = False
 
@@ -60,11 +75,11 @@ class ProvidersTab(_PagedTab):
         if report is None:
             return []
         rows = report.providers
-        field, text = tables.server_filter(self._tables['providers'])
+        field, text = filters.server_filter(tables_of(self)['providers'])
         if text:
             names = service.names(self.request) if field == 'project' else {}
             rows = [p for p in rows
-                    if tables.provider_matches(p, field, text, names)]
+                    if filters.provider_matches(p, field, text, names)]
         elif self.request.GET.get('show') != 'all':
             rows = [p for p in rows if p.needs_attention]
         return self.paged('providers', rows)
@@ -73,13 +88,53 @@ class ProvidersTab(_PagedTab):
 class HistoryTab(tabs.TableTab):
     name = _('History')
     slug = 'history'
-    table_classes = (tables.HistoryTable,)
+    table_classes = (history_tables.HistoryTable,)
     template_name = TABLE_TEMPLATE
     preload = False
 
     def get_history_data(self):
-        return tables.history_data(
-            self, provider=self.tab_group.kwargs.get('provider_uuid'))
+        """A page of journal entries, honouring the table's filter (kept
+        in the session by the view) and Horizon's ``marker`` paging; on a
+        hypervisor's page, that provider's only."""
+        table = tables_of(self)['history']
+        field, value = filters.server_filter(table)
+        query = {'provider': self.tab_group.kwargs.get('provider_uuid')}
+        if value and field in ('provider', 'consumer', 'batch'):
+            query[field] = value
+        table.kwargs.update(query)
+        meta = table._meta
+        try:
+            found, self.has_prev, self.has_more, restorable = \
+                service.history(
+                    self.request, marker=_int(self.request.GET.get(
+                        meta.pagination_param)),
+                    prev_marker=_int(self.request.GET.get(
+                        meta.prev_pagination_param)),
+                    limit=utils.get_page_size(self.request), **query)
+        except Exception:
+            exceptions.handle(self.request, _('Unable to read the journal.'))
+            return []
+        try:
+            names = service.provider_names(self.request)
+        except Exception:
+            names = {}
+        try:
+            projects = service.names(self.request)['projects']
+        except Exception:
+            projects = {}
+        # A decommissioned host's provider is gone from the audit: its
+        # journaled record still names it.
+        names = dict({entry.provider: (entry.before or entry.after or
+                                       {}).get('name')
+                      for entry in found if entry.kind == entry.PROVIDER},
+                     **names)
+        for entry in found:
+            entry.restorable = entry.id in restorable.get(entry.subject, ())
+            entry.names, entry.project_names = names, projects
+            entry.provider_name = names.get(entry.provider) or (
+                (entry.before or {}).get('host')
+                if entry.kind == entry.SERVICE else None)
+        return found
 
     def has_prev_data(self, table):
         return getattr(self, 'has_prev', False)
@@ -99,7 +154,7 @@ class AllocationsTab(_PagedTab):
     hold hundreds, a sharing provider thousands."""
     name = _('Allocations')
     slug = 'allocations'
-    table_classes = (tables.AllocationsTable,)
+    table_classes = (finding_tables.AllocationsTable,)
     template_name = TABLE_TEMPLATE
     preload = False
 
@@ -111,11 +166,11 @@ class AllocationsTab(_PagedTab):
             names = {'projects': {}, 'users': {}}
             exceptions.handle(self.request, _('Unable to read the project '
                                               'and user names.'))
-        rows = tables.shown_findings(kwargs['provider_report'].findings,
-                                     kwargs['report'], names)
-        text = tables.server_filter(self._tables['allocations'])[1]
+        rows = presenters.shown_findings(kwargs['provider_report'].findings,
+                                         kwargs['report'], names)
+        text = filters.server_filter(tables_of(self)['allocations'])[1]
         if text:
-            rows = [r for r in rows if tables.finding_matches(r, text)]
+            rows = [r for r in rows if filters.finding_matches(r, text)]
         return self.paged('allocations', rows)
 
 
@@ -146,7 +201,7 @@ class OverviewTab(tabs.Tab):
         return {'report': report, 'rows': rows,
                 'service_state': labels.service_state(report.service_state),
                 'owner': labels.owner(report.owner),
-                'hypervisor_url': tables.hypervisor_url(report.hypervisor)
+                'hypervisor_url': actions.hypervisor_url(report.hypervisor)
                 if report.hypervisor else None}
 
 
@@ -154,3 +209,10 @@ class DetailTabs(tabs.TabGroup):
     slug = 'provider'
     tabs = (AllocationsTab, OverviewTab, HistoryTab)
     sticky = True
+
+
+def _int(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

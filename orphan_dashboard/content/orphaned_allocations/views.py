@@ -27,15 +27,13 @@ from horizon import forms
 from horizon import messages
 from horizon import tabs
 
-from orphan_dashboard.audit.plan import osc_commands
-from orphan_dashboard.audit import reasons
-from orphan_dashboard.audit.reasons import format_resources
+from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
+from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
-from orphan_dashboard.writing import repair
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
 
@@ -53,7 +51,7 @@ def _report(request, provider_uuid=None):
                                      'cloud: no repair is possible now.'))
         return (None, None) if provider_uuid else None
     if report is not None and report.down_cells:
-        messages.warning(request, labels.reason(reasons.down_cells(report)))
+        messages.warning(request, labels.reason(service.down_cells(report)))
     return (report, provider) if provider_uuid else report
 
 
@@ -61,16 +59,23 @@ class _FilteredTabsView(tabs.TabbedTableView):
     """Keeps the History tab's server-side filter, as ``DataTableView``
     does for its own table: Horizon stores the filter only there."""
 
+    def tab_tables(self):
+        """``{name: (table, tab)}`` of the tabs' tables, once loaded."""
+        return {name: (table, tab)
+                for tab in self.get_tabs(self.request, **self.kwargs)
+                .get_tabs() if isinstance(tab, tabs.TableTab)
+                for name, table in panel_tabs.tables_of(tab).items()}
+
     def post(self, request, *args, **kwargs):
         if 'action' in request.POST and '__' not in request.POST['action']:
             # Horizon's tables would fail on it with a server error.
             return http.HttpResponseBadRequest(_('Unknown action.'))
         self.load_tabs()
-        for entry in self._table_dict.values():
-            if self.handle_server_filter(request, table=entry['table']):
+        for table, tab in self.tab_tables().values():
+            if self.handle_server_filter(request, table=table):
                 return http.HttpResponseRedirect(
                     request.get_full_path().split('?')[0] + '?tab=' +
-                    entry['tab'].get_id())
+                    tab.get_id())
         return super().post(request, *args, **kwargs)
 
 
@@ -85,8 +90,8 @@ class IndexView(_FilteredTabsView):
         batch = request.GET.get('batch')
         if batch:
             self.load_tabs()
-            table = self._table_dict['history']['table']
-            param = table._meta._filter_action.get_param_name()
+            table = self.tab_tables()['history'][0]
+            param = filters.filter_action(table).get_param_name()
             request.session[param] = batch[:32]
             request.session[param + '_field'] = 'batch'
             return http.HttpResponseRedirect(
@@ -213,7 +218,7 @@ class _PreviewView(forms.ModalFormView):
 
     def signed_plans(self):
         """The plans the confirm may write, as JSON-able data."""
-        return [repair.dump(r.plan) for r in self.rows if r.plan]
+        return [repair_forms.dump(r.plan) for r in self.rows if r.plan]
 
     def get_initial(self):
         plans = self.signed_plans()
@@ -227,28 +232,10 @@ class _PreviewView(forms.ModalFormView):
     def signed_names(self):
         """The names the confirm's messages use: the providers', and the
         servers' the preview showed."""
-        return dict(self.names(), **_server_names(self.rows))
+        return dict(self.names(), **presenters.server_names(self.rows))
 
     def signed_extra(self):
         return {}
-
-
-def _server_names(rows):
-    """``{consumer uuid: server name}`` of the rows whose finding, as just
-    re-read, names the consumer's server."""
-    found = {}
-    for row in rows:
-        nova = getattr(getattr(row, 'finding', None), 'nova', None)
-        if getattr(nova, 'code', None) == 'nova.server':
-            name = dict(nova.params).get('name')
-            if name:
-                found[row.selection.consumer] = name
-    return found
-
-
-def _side(allocations, names):
-    return [(names.get(rp), rp, format_resources(res))
-            for rp, res in sorted(allocations.items())]
 
 
 class RepairView(_PreviewView):
@@ -287,19 +274,10 @@ class RepairView(_PreviewView):
         """Each row with its server's and its providers' names."""
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
-        servers = _server_names(self.rows)
         owners = self.owner_names() if any(
             row.finding for row in self.rows) else {}
-        context['previews'] = [dict(
-            row=row, action=labels.action(row.selection.action),
-            server=servers.get(row.selection.consumer),
-            reason=row.finding and labels.owner_named(row.finding.reason,
-                                                      owners),
-            provider=names.get(row.selection.provider),
-            before=_side(row.plan.before, names) if row.plan else [],
-            after=_side(row.plan.after, names) if row.plan else [],
-            owners=self.owners(row.plan))
-            for row in self.rows]
+        context['previews'] = presenters.repair_previews(
+            self.rows, names, owners, self.owners)
         context['actionable'] = any(row.plan for row in self.rows)
         return context
 
@@ -334,7 +312,7 @@ class RestoreView(_PreviewView):
         return service.preview_restore(self.request, entries)
 
     def signed_plans(self):
-        return [[entry.id, repair.dump(row.plan)]
+        return [[entry.id, repair_forms.dump(row.plan)]
                 for entry, row in self.rows if row.plan]
 
     def names(self):
@@ -351,15 +329,8 @@ class RestoreView(_PreviewView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         names = self.names() if self.rows else {}
-        context['previews'] = [dict(
-            entry=entry, row=row, action=labels.action(entry.action),
-            provider=names.get(entry.provider),
-            before=_side(row.plan.before, names)
-            if row.plan and entry.kind != entry.PROVIDER else [],
-            after=_side(row.plan.after, names)
-            if row.plan and entry.kind != entry.PROVIDER else [],
-            owners=self.owners(row.plan))
-            for entry, row in self.rows]
+        context['previews'] = presenters.restore_previews(
+            self.rows, names, self.owners)
         context['actionable'] = any(row.plan for _entry, row in self.rows)
         return context
 
@@ -448,17 +419,7 @@ class DecommissionView(_PreviewView):
         context['plan'] = plan
         context['names'] = names
         context['actionable'] = self.actionable()
-        context['steps'] = [dict(
-            step=step, action=labels.action(step.plan.action)
-            if step.plan else '', verdict=labels.verdict(step.finding.verdict),
-            before=_side(step.plan.before, names) if step.plan else [],
-            after=_side(step.plan.after, names) if step.plan else [],
-            commands=osc_commands(step.plan) if step.plan else [])
-            for step in (plan.steps if plan else [])]
-        context['providers'] = [(names.get(p, p), p)
-                                for p in (plan.providers if plan else [])]
-        context['other_nodes'] = [(plan.names.get(n, n), n)
-                                  for n in (plan.other_nodes if plan else [])]
+        context.update(presenters.decommission_preview(plan, names))
         context['whole_service_url'] = '%s?%s' % (
             self.request.path, urlparse.urlencode(
                 {'provider': self.provider, 'whole_service': '1'})) \

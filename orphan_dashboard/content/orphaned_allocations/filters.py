@@ -1,0 +1,91 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The tables' server-side filters: what each matches, over every row
+(not only the page shown)."""
+
+from django.utils.translation import gettext_lazy as _
+
+from horizon import tables
+
+from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import service
+
+
+def _matches(text, *values):
+    text = text.lower()
+    return any(text in str(value).lower() for value in values if value)
+
+
+def filter_action(table):
+    """The filter action bound to ``table``.
+
+    Horizon reaches it through the private ``table._meta._filter_action``
+    and has no public accessor; the public ``base_actions`` holds the same
+    bound instance.
+    """
+    return next(action for action in table.base_actions.values()
+                if isinstance(action, tables.FilterAction))
+
+
+def server_filter(table):
+    """``(field, text)`` of a server-side filter, kept in the session by
+    the view (Horizon keeps it only for a ``DataTableView``'s table)."""
+    field = table.get_filter_field()
+    text = table.get_filter_string().strip()
+    action = filter_action(table)
+    action.filter_string, action.filter_field = text, field
+    return field, text
+
+
+def provider_matches(report, field, text, names):
+    """Whether a hypervisor's row matches the hypervisor table's filter."""
+    problems = [f for f in report.findings if f.verdict != service.OK]
+    if field == 'verdict':
+        return any(_matches(text, f.verdict, labels.verdict(f.verdict))
+                   for f in problems)
+    if field == 'project':
+        return any(_matches(text, f.project_id,
+                            names['projects'].get(f.project_id))
+                   for f in problems)
+    return _matches(text, report.provider.name, report.provider.uuid)
+
+
+def finding_matches(row, text):
+    """Whether an allocation row shows ``text``."""
+    return _matches(text, row.consumer, labels.reason(row.nova), row.host,
+                    row.project_name, row.project_id, row.user_name,
+                    row.user_id, row.verdict, labels.verdict(row.verdict),
+                    labels.reason(row.reason))
+
+
+class ProvidersFilter(tables.FilterAction):
+    """Every hypervisor (not only the page shown, nor only the mismatched)
+    by name, by a verdict among its findings, or by a project owning one."""
+    filter_type = 'server'
+    filter_choices = (('name', _('Hypervisor ='), True),
+                      ('verdict', _('Verdict ='), True),
+                      ('project', _('Project ='), True))
+
+
+class AllocationsFilter(tables.FilterAction):
+    """Every row of the tree (not only the page shown) that shows the
+    text: consumer, server, host, project, user, verdict or reason."""
+    filter_type = 'server'
+    filter_choices = (('any', _('Any column ='), True),)
+
+
+class HistoryFilter(tables.FilterAction):
+    filter_type = 'server'
+    filter_choices = (('consumer', _('Consumer ='), True),
+                      ('provider', _('Provider ='), True),
+                      ('batch', _('Batch ='), True))

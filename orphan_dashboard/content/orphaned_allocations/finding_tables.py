@@ -1,0 +1,124 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The allocations table: one row per consumer on a provider of the tree
+(:class:`presenters.ShownFinding`), from a hypervisor's page."""
+
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from horizon import tables
+
+from orphan_dashboard.content.orphaned_allocations import actions
+from orphan_dashboard.content.orphaned_allocations import filters
+from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import service
+
+
+def _finding_id(finding):
+    return '%s:%s' % (finding.consumer, finding.provider)
+
+
+def _server_link(row):
+    """A consumer that is a server links to it."""
+    if row.live and row.instance == row.consumer:
+        return actions.instance_url(row.instance)
+    return None
+
+
+def _migrated_server_link(row):
+    """A migration's "In Nova" links to its server."""
+    if row.live and row.instance != row.consumer:
+        return actions.instance_url(row.instance)
+    return None
+
+
+def _verdict(finding):
+    """The translated verdict; the engine's code stays in the markup."""
+    return format_html('<span class="orphan-verdict" data-verdict="{}">{}'
+                       '</span>', finding.verdict,
+                       labels.verdict(finding.verdict))
+
+
+def _reason(finding):
+    if finding.blocked:
+        # Why nothing is offered runs to a paragraph: folded, on demand.
+        return format_html(
+            '{}. <details class="orphan-details"><summary>{}</summary>{}'
+            '</details>', labels.reason(finding.reason),
+            _('Why no repair is offered'),
+            _('No repair here: %s') % labels.reason(finding.blocked))
+    if finding.action and len(finding.actions) > 1:
+        return _('%(reason)s. %(action)s is recommended: of the repairs '
+                 'that put this consumer right, it rewrites the least.') % {
+            'reason': labels.reason(finding.reason),
+            'action': labels.action(finding.action)}
+    return labels.reason(finding.reason)
+
+
+class AllocationRow(tables.Row):
+    def can_be_selected(self, datum):
+        """Healthy and protected rows offer nothing to tick."""
+        return bool(datum.actions)
+
+
+class AllocationsTable(actions.SelectableTable):
+    consumer = tables.Column('consumer', verbose_name=_('Consumer'),
+                             link=_server_link)
+    nova = tables.Column(lambda f: labels.reason(f.nova),
+                         verbose_name=_('In Nova'), classes=actions.PROSE,
+                         link=_migrated_server_link)
+    provider = tables.Column('provider_name', verbose_name=_('Provider'))
+    host = tables.Column('host', verbose_name=_('Current host'),
+                         empty_value='-', link=lambda r: (
+                             actions.hypervisor_url(r.hypervisor)
+                             if r.hypervisor else None))
+    project = tables.Column(lambda r: r.project_name or r.project_id,
+                            verbose_name=_('Project'), empty_value='-')
+    user = tables.Column(lambda r: r.user_name or r.user_id,
+                         verbose_name=_('User'), empty_value='-')
+    resources = tables.Column(lambda f: service.format_resources(f.resources),
+                              verbose_name=_('Resources here'))
+    verdict = tables.Column(_verdict, verbose_name=_('Verdict'))
+    reason = tables.Column(_reason, verbose_name=_('Reason'),
+                           classes=actions.PROSE)
+
+    def get_object_id(self, datum):
+        return _finding_id(datum)
+
+    def get_columns(self):
+        """The provider column only when the rows span several providers
+        of the tree (a consumer's rows on a host and on its NIC)."""
+        if self.data is not None and len({row.provider
+                                          for row in self.data}) < 2:
+            self.columns.pop('provider', None)
+        return super().get_columns()
+
+    def get_row_actions(self, datum):
+        """The recommended repair first (Horizon makes the first one the
+        row's button), then the others in the engine's order."""
+        found = super().get_row_actions(datum)
+        order = list(datum.actions)
+        return sorted(found, key=lambda action: order.index(action.repair)
+                      if action.repair in order else len(order))
+
+    class Meta(object):
+        name = 'allocations'
+        verbose_name = _('Allocations')
+        table_actions = ((filters.AllocationsFilter,
+                          actions.ExportFindingsCSV,
+                          actions.ExportFindingsJSON) +
+                         actions.REPAIR_SELECTION_ACTIONS +
+                         (actions.Decommission,))
+        row_actions = actions.REPAIR_ROW_ACTIONS
+        row_class = AllocationRow
+        multi_select = True

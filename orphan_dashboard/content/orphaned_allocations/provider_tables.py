@@ -1,0 +1,189 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The hypervisors table: one row per provider tree, from the index."""
+
+from django import shortcuts
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from horizon import exceptions
+from horizon import tables
+
+from orphan_dashboard.content.orphaned_allocations import actions
+from orphan_dashboard.content.orphaned_allocations import filters
+from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import policies
+from orphan_dashboard.content.orphaned_allocations import service
+
+
+class ViewAllocations(tables.LinkAction):
+    name = 'view'
+    verbose_name = _('View allocations')
+    policy_rules = policies.PANEL
+
+    def get_link_url(self, datum):
+        return reverse('horizon:admin:orphaned_allocations:detail',
+                       args=[datum.provider.uuid])
+
+
+class ViewHypervisor(tables.LinkAction):
+    """The hypervisor's servers as Nova lists them, in Admin >
+    Hypervisors."""
+    name = 'hypervisor'
+    verbose_name = _('View in Hypervisors')
+    policy_rules = policies.PANEL
+
+    def allowed(self, request, datum=None):
+        return datum is not None and datum.hypervisor is not None
+
+    def get_link_url(self, datum):
+        return actions.hypervisor_url(datum.hypervisor)
+
+
+class FixRecommended(actions.SelectionAction):
+    name = 'fix_recommended'
+    verbose_name = _('Fix recommended')
+    verbose_name_plural = _('Fix recommended')
+    classes = ('btn-danger',)
+    icon = 'wrench'
+    url_name = 'repair'
+
+    def query(self, obj_ids):
+        return {'provider': obj_ids}
+
+
+class Refresh(tables.Action):
+    """A full sweep in the background, asked for by a POST of the table's
+    form (its CSRF token): a link, even from another site, starts none.
+    Comes back at once to the page it was pressed on."""
+    name = 'refresh'
+    verbose_name = _('Refresh')
+    verbose_name_plural = _('Refresh')
+    icon = 'refresh'
+    requires_input = False
+    policy_rules = policies.PANEL
+
+    def handle(self, table, request, obj_ids):
+        try:
+            service.refresh(request)
+        except Exception:
+            exceptions.handle(request, _('Unable to start a sweep.'))
+        return shortcuts.redirect(request.get_full_path())
+
+
+class ToggleAll(tables.LinkAction):
+    name = 'toggle_all'
+    verbose_name = _('Show all hypervisors')
+    policy_rules = policies.PANEL
+
+    def allowed(self, request, datum=None):
+        if request.GET.get('show') == 'all':
+            self.verbose_name = _('Show mismatched only')
+        return True
+
+    def get_link_url(self, datum=None):
+        return '?' if self.table.request.GET.get('show') == 'all' else \
+            '?show=all'
+
+
+class DeleteProvider(tables.LinkAction):
+    """Delete a provider tree Nova no longer has, after a preview."""
+    name = 'delete_provider'
+    verbose_name = _('Delete provider')
+    classes = ('ajax-modal', 'btn-danger')
+    icon = 'trash'
+    policy_rules = policies.DELETE_PROVIDERS
+
+    def allowed(self, request, datum=None):
+        """Only providers with no compute node and no allocations left."""
+        return datum is not None and datum.orphaned_provider and \
+            not datum.consumers
+
+    def get_link_url(self, datum):
+        return actions.panel_url('delete_provider',
+                                 provider=datum.provider.uuid)
+
+
+def _usage(rc):
+    def value(datum):
+        return '%s / %s' % (datum.usage.get(rc, 0), datum.needed.get(rc, 0))
+    return value
+
+
+def _findings(datum):
+    counts = datum.counts
+    return ', '.join('%s: %d' % (labels.verdict(verdict), counts[verdict])
+                     for verdict in service.VERDICTS
+                     if verdict != service.OK and verdict in counts) or '-'
+
+
+def _state(datum):
+    state = labels.service_state(datum.service_state)
+    if datum.orphaned_provider:
+        return _('%s (orphaned provider)') % state
+    if datum.hypervisor is None and not datum.sharing:
+        return _('%(state)s (owner: %(owner)s)') % {
+            'state': state, 'owner': labels.owner(datum.owner)}
+    return state
+
+
+class ProviderRow(tables.Row):
+    def can_be_selected(self, datum):
+        """Only hypervisors with a repair to recommend get a checkbox."""
+        return any(finding.action for finding in datum.findings)
+
+
+class ProvidersTable(actions.SelectableTable):
+    name = tables.WrappingColumn(
+        lambda d: d.provider.name, verbose_name=_('Hypervisor'),
+        link=lambda d: reverse('horizon:admin:orphaned_allocations:detail',
+                               args=[d.provider.uuid]))
+    state = tables.Column(_state, verbose_name=_('Compute service'))
+    servers = tables.Column('servers', verbose_name=_('Servers in Nova'))
+    consumers = tables.Column('consumers',
+                              verbose_name=_('Consumers in Placement'))
+    findings = tables.Column(_findings, verbose_name=_('Findings'),
+                             classes=actions.PROSE)
+    vcpu = tables.Column(_usage('VCPU'), verbose_name=_('VCPU used / needed'))
+    memory = tables.Column(_usage('MEMORY_MB'),
+                           verbose_name=_('RAM (MB) used / needed'))
+    disk = tables.Column(_usage('DISK_GB'),
+                         verbose_name=_('Disk (GB) used / needed'))
+
+    def get_object_id(self, datum):
+        return datum.provider.uuid
+
+    def get_object_display(self, datum):
+        return datum.provider.name
+
+    def _keep_show(self, pagination):
+        if self.request.GET.get('show') == 'all':
+            return pagination + '&show=all'
+        return pagination
+
+    def get_pagination_string(self):
+        return self._keep_show(super().get_pagination_string())
+
+    def get_prev_pagination_string(self):
+        return self._keep_show(super().get_prev_pagination_string())
+
+    class Meta(object):
+        name = 'providers'
+        verbose_name = _('Hypervisors')
+        table_actions = (filters.ProvidersFilter, Refresh, ToggleAll,
+                         actions.ExportFindingsCSV,
+                         actions.ExportFindingsJSON, FixRecommended)
+        row_actions = (ViewAllocations, ViewHypervisor, actions.Decommission,
+                       DeleteProvider)
+        row_class = ProviderRow
+        multi_select = True

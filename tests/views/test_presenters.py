@@ -1,0 +1,87 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What previews show of the engine's plans (presenters.py)."""
+
+import types
+import unittest
+
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import presenters
+from orphan_dashboard.writing import repair
+
+NAMES = {'rp1': 'host1'}
+
+
+def _plan(consumer='c1'):
+    return m.Plan(m.TRIM, consumer, 'rp1', m.EVACUATED_SOURCE, 'why', 2,
+                  'p', 'u', {'rp1': {'VCPU': 1}, 'rp2': {'VCPU': 1}},
+                  {'rp2': {'VCPU': 1}})
+
+
+def _row(consumer, finding=None, plan=None):
+    return repair.Row(repair.Selection(consumer, 'rp1', m.TRIM), plan=plan,
+                      finding=finding)
+
+
+def _nova(code, **params):
+    return types.SimpleNamespace(nova=reasons.reason(code, **params),
+                                 reason='gone')
+
+
+class PresentersTests(unittest.TestCase):
+    def test_side_names_each_provider_in_uuid_order(self):
+        self.assertEqual(
+            [('host1', 'rp1', 'VCPU=1'), (None, 'rp2', 'DISK_GB=1, VCPU=2')],
+            presenters.side({'rp2': {'VCPU': 2, 'DISK_GB': 1},
+                             'rp1': {'VCPU': 1}}, NAMES))
+
+    def test_server_names_only_of_rows_naming_a_server(self):
+        rows = [_row('c1', _nova('nova.server', name='vm1', status='ACTIVE')),
+                _row('c2', _nova('nova.server', name='', status='ACTIVE')),
+                _row('c3'), types.SimpleNamespace()]
+        self.assertEqual({'c1': 'vm1'}, presenters.server_names(rows))
+
+    def test_repair_previews(self):
+        plan = _plan()
+        rows = [_row('c1', _nova('nova.server', name='vm1', status='ACTIVE'),
+                     plan), _row('c2')]
+        seen = []
+        previews = presenters.repair_previews(
+            rows, NAMES, {}, lambda p: seen.append(p) or (None, None))
+        self.assertEqual([plan, None], seen)
+        first, second = previews
+        self.assertEqual(('vm1', 'host1', labels.action(m.TRIM)),
+                         (first['server'], first['provider'],
+                          first['action']))
+        self.assertEqual([('host1', 'rp1', 'VCPU=1'), (None, 'rp2', 'VCPU=1')],
+                         first['before'])
+        self.assertEqual([(None, 'rp2', 'VCPU=1')], first['after'])
+        self.assertEqual((None, None, [], []),
+                         (second['server'], second['reason'],
+                          second['before'], second['after']))
+
+    def test_restore_previews_show_no_sides_for_a_provider(self):
+        entry = types.SimpleNamespace(kind='provider', PROVIDER='provider',
+                                      action=m.RESTORE, provider='rp1')
+        row = _row('', plan=_plan())
+        preview, = presenters.restore_previews([(entry, row)], NAMES,
+                                               lambda p: (None, None))
+        self.assertEqual(('host1', [], []),
+                         (preview['provider'], preview['before'],
+                          preview['after']))
+
+    def test_no_decommission_plan_shows_nothing(self):
+        self.assertEqual({'steps': [], 'providers': [], 'other_nodes': []},
+                         presenters.decommission_preview(None, {}))

@@ -1,0 +1,95 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The tables' modules: repair actions built from the engine's codes,
+the filter action reached without Horizon's private attribute."""
+
+import unittest
+
+from django.test import RequestFactory
+from django.urls import reverse
+
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import actions
+from orphan_dashboard.content.orphaned_allocations import filters
+from orphan_dashboard.content.orphaned_allocations import finding_tables
+from orphan_dashboard.content.orphaned_allocations import history_tables
+from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import provider_tables
+
+
+class RepairActionsTests(unittest.TestCase):
+    def test_one_row_and_one_selection_action_per_repair(self):
+        rows, selected = actions.repair_actions(m.ACTIONS)
+        self.assertEqual(['TrimRow', 'DeleteAndHealRow', 'DeleteRow',
+                          'HealRow', 'SetOwnerRow'],
+                         [cls.__name__ for cls in rows])
+        self.assertEqual(['TrimRows', 'DeleteAndHealRows', 'DeleteRows',
+                          'HealRows', 'SetOwnerRows'],
+                         [cls.__name__ for cls in selected])
+        for code, row, rows_ in zip(m.ACTIONS, rows, selected):
+            self.assertTrue(issubclass(row, actions.RepairRow))
+            self.assertTrue(issubclass(rows_, actions.RepairRows))
+            self.assertEqual((code, code), (row.name, row.repair))
+            self.assertEqual((code + '_selected', code),
+                             (rows_.name, rows_.repair))
+            self.assertEqual(labels.action(code), row.verbose_name)
+            self.assertEqual(labels.action(code), rows_.verbose_name)
+            self.assertEqual(labels.action(code), rows_.verbose_name_plural)
+
+    def test_the_allocations_table_offers_them_in_the_same_order(self):
+        meta = finding_tables.AllocationsTable._meta
+        self.assertEqual(
+            ['filter', 'export_findings_csv', 'export_findings_json',
+             'trim_selected', 'delete_and_heal_selected', 'delete_selected',
+             'heal_selected', 'set_owner_selected', 'decommission'],
+            [action.name for action in meta.table_actions])
+        self.assertEqual(['trim', 'delete_and_heal', 'delete', 'heal',
+                          'set_owner'],
+                         [action.name for action in meta.row_actions])
+
+    def test_class_name(self):
+        self.assertEqual('DeleteAndHeal',
+                         actions._class_name('delete_and_heal'))
+        self.assertEqual('Trim', actions._class_name('trim'))
+
+
+class SelectionActionsTests(unittest.TestCase):
+    def redirect(self, action, obj_ids):
+        request = RequestFactory().get('/page/?tab=x')
+        return action().handle(None, request, obj_ids)['Location']
+
+    def test_each_leads_to_its_preview_of_the_rows_ticked(self):
+        repair = reverse('horizon:admin:orphaned_allocations:repair')
+        restore = reverse('horizon:admin:orphaned_allocations:restore')
+        back = 'next=%2Fpage%2F%3Ftab%3Dx'
+        self.assertEqual(repair + '?provider=a&provider=b&' + back,
+                         self.redirect(provider_tables.FixRecommended,
+                                       ['a', 'b']))
+        self.assertEqual(restore + '?entry=1&entry=2&' + back,
+                         self.redirect(history_tables.RestoreRows,
+                                       ['1', '2']))
+        rows = actions.repair_actions([m.HEAL])[1][0]
+        self.assertEqual(repair + '?sel=c%3Ap%3Aheal&' + back,
+                         self.redirect(rows, ['c:p']))
+        for action in (provider_tables.FixRecommended,
+                       history_tables.RestoreRows, rows):
+            self.assertEqual(actions.ON_SELECTION, action.attrs)
+
+
+class FilterActionTests(unittest.TestCase):
+    def test_the_bound_filter_action_horizon_keeps(self):
+        for table in (provider_tables.ProvidersTable,
+                      finding_tables.AllocationsTable,
+                      history_tables.HistoryTable):
+            self.assertIs(table._meta._filter_action,
+                          filters.filter_action(table))
