@@ -39,6 +39,7 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard.audit import topology
 from orphan_dashboard.reading import collect
 
 LOG = logging.getLogger(__name__)
@@ -517,25 +518,15 @@ def restore(placement_client, journal, entries, confirmed, restorable):
 
 # -- providers ---------------------------------------------------------------
 
-def _tree_bottom_up(providers, root):
-    """The providers of ``root``'s tree, deepest first."""
-    parents = {p['uuid']: p.get('parent_provider_uuid') for p in providers
-               if (p.get('root_provider_uuid') or p['uuid']) == root}
-
-    def depth(uuid):
-        return 0 if not parents.get(uuid) else 1 + depth(parents[uuid])
-
-    return sorted(parents, key=lambda u: (-depth(u), u))
-
-
 def preview_provider_delete(placement_client, nova_client, roots):
     """One row per provider of each tree in ``roots``, children first: its
     record as Placement holds it now, or why it cannot be deleted."""
-    providers = placement.provider_list(placement_client)
+    providers = [parse.provider(p)
+                 for p in placement.provider_list(placement_client)]
     nodes = _nova_nodes(nova_client)
     rows = []
     for root in roots:
-        tree = _tree_bottom_up(providers, root)
+        tree = topology.children_first(providers, [root])
         if not tree:
             rows.append(Row(Selection('', root, m.DELETE_PROVIDER),
                             error='provider %s no longer exists' % root))

@@ -43,8 +43,6 @@ POLICY = policies.PANEL
 WRITE_ALLOCATIONS = policies.WRITE_ALLOCATIONS
 DELETE_PROVIDERS = policies.DELETE_PROVIDERS
 DECOMMISSION = policies.DECOMMISSION
-DEAD = frozenset({'down', 'forced down', 'down (disabled)', 'no compute node'})
-"""Service states of a hypervisor that may be decommissioned."""
 PROSE = ('orphan-prose',)
 """Columns of sentences: wrapped between words (the panel's SCSS), not
 anywhere as Horizon's ``WrappingColumn`` does."""
@@ -236,7 +234,7 @@ class Decommission(tables.LinkAction):
 
     def allowed(self, request, datum=None):
         report = self.provider_report(datum)
-        return report is not None and report.service_state in DEAD
+        return report is not None and report.dead
 
     def get_link_url(self, datum=None):
         return _url('decommission',
