@@ -266,6 +266,36 @@ MESSAGES = {
         'returned as partial records: %(servers)d); those on providers '
         'Nova could not confirm as compute nodes: %(providers)s; and every '
         'consumer Nova does not know.'),
+
+    # Restores: what may be restored, and what a restore brings back.
+    'restore.service': N_(
+        'compute service %(host)s was deleted for good: a restore does not '
+        're-create it'),
+    'restore.refused': N_(
+        'entry %(entry)d changed nothing: Placement refused it'),
+    'restore.not_latest_consumer': N_(
+        'entry %(entry)d is not the latest change of consumer %(subject)s '
+        'still in effect (restore entry %(allowed)s first)'),
+    'restore.not_latest_provider': N_(
+        'entry %(entry)d is not the latest change of provider %(subject)s '
+        'still in effect (restore entry %(allowed)s first)'),
+    'restore.deleted_server': N_(
+        'server %(server)s is deleted: restoring gives a deleted server its '
+        'allocations back'),
+    'restore.ended_migration': N_(
+        'migration %(migration)s has ended (%(status)s): restoring puts back '
+        'a stale migration allocation'),
+    'restore.nova_unreadable': N_(
+        'Nova could not be asked what this consumer is now (%(error)s): the '
+        'restore is checked against Placement only'),
+    'restore.recreated': N_(
+        'entry %(entry)d re-created provider %(provider)s; delete the '
+        'provider to undo it'),
+    'restore.exists_again': N_(
+        'provider %(name)s (%(provider)s) exists again'),
+    'restore.parent_gone': N_(
+        'its parent provider %(parent)s is gone: restore that one first'),
+    'restore.changed': N_('changed since the preview: review it again'),
 }
 
 

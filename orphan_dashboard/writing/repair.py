@@ -39,6 +39,7 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planner
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard.audit import topology
 from orphan_dashboard.reading import collect
 
@@ -361,27 +362,10 @@ def _finish(journal, entry, status, outcome, message='', new_generation=None):
 
 # -- restore -----------------------------------------------------------------
 
-def _not_restorable(entry, restorable):
-    if entry.kind == entry.SERVICE:
-        return ('compute service %s was deleted for good: a restore does '
-                'not re-create it' % (entry.before or {}).get('host', ''))
-    if entry.status == entry.REFUSED:
-        return 'entry %d changed nothing: Placement refused it' % entry.id
-    if entry.changed_nothing:
-        return reasons.reason('write.changed_nothing', entry=entry.id)
-    allowed = restorable.get(entry.subject, set())
-    if entry.id not in allowed:
-        return ('entry %d is not the latest change of %s %s still in effect '
-                '(restore entry %s first)' % (
-                    entry.id, 'provider' if entry.kind == entry.PROVIDER
-                    else 'consumer', entry.subject,
-                    ' or '.join(map(str, sorted(allowed))) or '-'))
-    return None
-
-
 def _restore_row(placement_client, entry, restorable, restored=()):
     row = Row(Selection(entry.consumer, entry.provider, m.RESTORE))
-    row.error = _not_restorable(entry, restorable)
+    row.error = restore_rules.refusal(entry,
+                                      restorable.get(entry.subject, set()))
     if row.error:
         return row
     try:
@@ -401,17 +385,16 @@ def _restore_row(placement_client, entry, restorable, restored=()):
 def _provider_restore_plan(placement_client, entry, restored):
     record = entry.before
     if entry.action != m.DELETE_PROVIDER or not record:
-        raise planner.CannotRepair('entry %d re-created provider %s; delete '
-                                   'the provider to undo it' % (
-                                       entry.id, entry.provider))
+        raise planner.CannotRepair(why('restore.recreated', entry=entry.id,
+                                       provider=entry.provider))
     if placement.provider_record(placement_client, entry.provider):
-        raise planner.CannotRepair('provider %s (%s) exists again' % (
-            record['name'], entry.provider))
+        raise planner.CannotRepair(why('restore.exists_again',
+                                       name=record['name'],
+                                       provider=entry.provider))
     parent = record.get('parent_provider_uuid')
     if parent and parent not in restored and not placement.provider_record(
             placement_client, parent):
-        raise planner.CannotRepair('its parent provider %s is gone: restore '
-                                   'that one first' % parent)
+        raise planner.CannotRepair(why('restore.parent_gone', parent=parent))
     return ProviderPlan(m.RESTORE, entry.provider, record['name'], None,
                         record)
 
@@ -449,9 +432,8 @@ def preview_restore(placement_client, entries, restorable):
 
 
 def restore_notes(placement_client, nova_client, entries):
-    """``{entry id: notes}``: what Nova says of each consumer now, and the
-    verdict the restore would leave it with, when not ``ok``, whatever its
-    age (the restore writes it anew: no minimum age would ever be met)."""
+    """``{entry id: notes}`` (:func:`audit.restore.notes`) of the consumer
+    entries, from a fresh read of Nova and Placement."""
     consumers = [e for e in entries if e.kind == e.ALLOCATIONS]
     if not consumers:
         return {}
@@ -460,36 +442,9 @@ def restore_notes(placement_client, nova_client, entries):
             placement_client, nova_client, [e.consumer for e in consumers],
             providers={p for e in consumers for p in e.before})
     except ks_exc.ClientException as exc:
-        unknown = ('Nova could not be asked what this consumer is now (%s): '
-                   'the restore is checked against Placement only' % exc,)
+        unknown = (restore_rules.unreadable(str(exc)),)
         return {e.id: unknown for e in consumers}
-    notes = {}
-    for entry in consumers:
-        found = []
-        server = snapshot.servers.get(entry.consumer)
-        migration = snapshot.migrations.get(entry.consumer)
-        if server is None and entry.consumer in snapshot.known_instances:
-            found.append('server %s is deleted: restoring gives a deleted '
-                         'server its allocations back' % entry.consumer)
-        elif migration is not None and migration.status in m.MIGRATION_FINAL:
-            found.append('migration %s has ended (%s): restoring puts back '
-                         'a stale migration allocation' %
-                         (migration.uuid, migration.status))
-        restored = dataclasses.replace(snapshot, consumers={
-            **snapshot.consumers, entry.consumer: m.Consumer(
-                entry.consumer, None, dict(entry.before),
-                entry.before_project or entry.consumer_project,
-                entry.before_user or entry.consumer_user)})
-        auditor = classify.Auditor(restored, min_age=0)
-        for finding in auditor.consumer_findings(entry.consumer):
-            if finding.problem:
-                found.append(reasons.reason(
-                    'restore.would_be',
-                    verdict=reasons.verdict_name(finding.verdict),
-                    reason=finding.reason))
-                break
-        notes[entry.id] = tuple(found)
-    return notes
+    return {e.id: restore_rules.notes(snapshot, e) for e in consumers}
 
 
 def restore(placement_client, journal, entries, confirmed, restorable):
@@ -505,8 +460,7 @@ def restore(placement_client, journal, entries, confirmed, restorable):
             outcomes.append(Outcome(row.selection, SKIPPED, row.error))
         elif expected is None or row.plan != expected:
             outcomes.append(Outcome(row.selection, SKIPPED,
-                                    'changed since the preview: review it '
-                                    'again', row.plan))
+                                    why('restore.changed'), row.plan))
         elif isinstance(row.plan, ProviderPlan):
             outcomes.append(recreate_provider(placement_client, journal,
                                               row.plan, entry))

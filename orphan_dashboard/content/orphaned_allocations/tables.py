@@ -33,6 +33,7 @@ from horizon.utils import functions as utils
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.reasons import format_allocations
 from orphan_dashboard.audit.reasons import format_resources
+from orphan_dashboard.audit import restore
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
@@ -593,10 +594,9 @@ class RestoreRow(tables.LinkAction):
 
 
 def _restorable(entry):
-    """The latest change of its subject still in effect, which happened
-    or may have: its *before* can be put back."""
-    return getattr(entry, 'restorable', False) and entry.status in (
-        entry.APPLIED, entry.PENDING, entry.FAILED)
+    """Its *before* can be put back (:func:`audit.restore.restorable`, as
+    :func:`history_data` found it)."""
+    return getattr(entry, 'restorable', False)
 
 
 class RestoreBatch(tables.LinkAction):
@@ -773,7 +773,8 @@ def history_data(tab, provider=None):
     names = dict({entry.provider: (entry.before or entry.after or {}).get(
         'name') for entry in found if entry.kind == entry.PROVIDER}, **names)
     for entry in found:
-        entry.restorable = entry.id in restorable.get(entry.subject, ())
+        entry.restorable = restore.restorable(
+            entry, restorable.get(entry.subject, ()))
         entry.names, entry.project_names = names, projects
         entry.provider_name = names.get(entry.provider) or (
             (entry.before or {}).get('host')
