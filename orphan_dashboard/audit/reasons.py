@@ -255,6 +255,7 @@ MESSAGES = {
     'verdict.unknown_consumer': N_('unknown consumer'),
     # A listing's parts, joined from the last back (see listing()).
     'list': N_('%(first)s, %(rest)s'),
+    'list.semicolon': N_('%(first)s; %(rest)s'),
     'nothing': N_('nothing'),
 
     # What a down cell hides from an audit.
@@ -296,6 +297,51 @@ MESSAGES = {
     'restore.parent_gone': N_(
         'its parent provider %(parent)s is gone: restore that one first'),
     'restore.changed': N_('changed since the preview: review it again'),
+
+    # What became of a repair or a decommission, in the shell's words.
+    'write.done': N_('done'),
+    'write.failed': N_('Placement failed: %(detail)s'),
+    'write.repaired_by_other': N_(
+        'consumer already repaired by another row of this batch'),
+    'write.halted_journal': N_(
+        'not attempted: the journal failed on an earlier row'),
+    'changed.allocations': N_(
+        'its allocations changed since the preview (it now holds %(now)s): '
+        'review them again'),
+    'changed.after': N_(
+        'the repair would now write %(after)s, not what you confirmed: '
+        'review it again'),
+    'provider.gone': N_('provider %(provider)s no longer exists'),
+    'provider.compute_node': N_(
+        'Nova still has compute node %(name)s: delete its compute service '
+        'instead, which deletes its provider'),
+    'provider.holds': N_(
+        'provider %(name)s still holds allocations: repair them first'),
+    'provider.changed': N_(
+        'provider %(name)s changed since the preview: review it again'),
+    'provider.halted': N_(
+        'not attempted: an earlier provider was not deleted'),
+    'decommission.gone': N_('%(name)s is already gone'),
+    'decommission.blocked': N_('nothing written: %(blockers)s'),
+    'decommission.appeared': N_(
+        'consumer %(consumer)s appeared since the preview: review it again'),
+    'decommission.repairs_failed': N_(
+        'not attempted: the compute service and the providers are kept, '
+        'since not every repair went through'),
+    'decommission.held': N_('not attempted: %(held)s'),
+    'decommission.still_holds': N_(
+        'provider %(provider)s still holds allocations of %(consumers)s'),
+    'decommission.changed': N_(
+        'not attempted: %(changes)s changed since the preview; the compute '
+        'service and the providers are kept'),
+    'decommission.service_now': N_(
+        'compute service %(host)s is now %(uuid)s'),
+    'decommission.providers': N_('providers %(providers)s'),
+    'service.refused': N_(
+        'Nova did not delete compute service %(host)s: %(detail)s; its '
+        'providers are kept'),
+    'service.deleted': N_('compute service %(host)s deleted'),
+    'provider.deleted_by_nova': N_('provider %(name)s deleted by Nova'),
 }
 
 
@@ -313,9 +359,9 @@ class Reason:
 
     def render(self, gettext=_english):
         """The sentence, each part translated by ``gettext``."""
-        if self.code == 'list' and self.params[0][0] == 'parts':
+        if self.code in _LISTS and self.params[0][0] == 'parts':
             # (A nested listing from a cache written before renders below.)
-            return _joined(self.params[0][1], gettext)
+            return _joined(self.params[0][1], gettext, self.code)
         params = {name: value.render(gettext) if isinstance(value, Reason)
                   else value for name, value in self.params}
         return gettext(MESSAGES[self.code]) % params
@@ -346,11 +392,14 @@ def verdict_name(verdict):
     return _name('verdict', verdict)
 
 
-def _joined(parts, gettext):
+_LISTS = ('list', 'list.semicolon')
+
+
+def _joined(parts, gettext, code='list'):
     """The "list" message applied from the last part back, in a loop: a
     reason nesting one level per part recursed as deep as the list is long
     (a host's thousands of servers)."""
-    pattern = gettext(MESSAGES['list'])
+    pattern = gettext(MESSAGES[code])
     joined = render(parts[-1], gettext)
     for part in reversed(parts[:-1]):
         joined = pattern % {'first': render(part, gettext), 'rest': joined}
@@ -366,6 +415,15 @@ def listing(parts):
     if len(parts) == 1:
         return parts[0]
     return reason('list', parts=parts)
+
+
+def sentences(parts):
+    """``parts`` joined with semicolons, as :func:`listing` joins them
+    with commas: whole clauses, each translated."""
+    parts = tuple(parts)
+    if len(parts) > 1:
+        return reason('list.semicolon', parts=parts)
+    return listing(parts)
 
 
 def down_cells(report):

@@ -194,13 +194,12 @@ def _differs(fresh, confirmed):
     """Why a fresh plan is not the confirmed one, or None."""
     if (fresh.before, fresh.generation) != (confirmed.before,
                                             confirmed.generation):
-        return ('its allocations changed since the preview (it now holds '
-                '%s): review them again' % reasons.format_allocations(
-                    fresh.before))
+        return why('changed.allocations',
+                   now=reasons.format_allocations(fresh.before))
     if (fresh.after, fresh.project_id, fresh.user_id) != (
             confirmed.after, confirmed.project_id, confirmed.user_id):
-        return ('the repair would now write %s, not what you confirmed: '
-                'review it again' % reasons.format_allocations(fresh.after))
+        return why('changed.after',
+                   after=reasons.format_allocations(fresh.after))
     return None
 
 
@@ -224,8 +223,8 @@ def apply(placement_client, nova_client, journal, confirmed,
         if halted:
             outcomes.append(Outcome(selection, SKIPPED, halted, plan))
         elif selection.consumer in written:
-            outcomes.append(Outcome(selection, SKIPPED, 'consumer already '
-                                    'repaired by another row of this batch'))
+            outcomes.append(Outcome(selection, SKIPPED,
+                                    why('write.repaired_by_other')))
         elif row.error:
             outcomes.append(Outcome(selection, SKIPPED, row.error))
         elif _differs(row.plan, plan):
@@ -237,8 +236,7 @@ def apply(placement_client, nova_client, journal, confirmed,
             if outcome.status == DONE:
                 written.add(selection.consumer)
             if outcome.status == FAILED and outcome.entry_id is None:
-                halted = ('not attempted: the journal failed on an earlier '
-                          'row')
+                halted = why('write.halted_journal')
     return outcomes
 
 
@@ -312,11 +310,11 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
                 selection, SKIPPED, reasons.reason('write.already_done'),
                 plan))
         if code == placement.CONCURRENT_UPDATE:
-            why = reasons.reason('write.refused_changed')
+            refused = reasons.reason('write.refused_changed')
         else:
-            why = reasons.reason('write.refused')
+            refused = reasons.reason('write.refused')
         return _finish(journal, entry, entry.REFUSED, Outcome(
-            selection, SKIPPED, why, plan), str(why))
+            selection, SKIPPED, refused, plan), str(refused))
     except ks_exc.ClientException as exc:
         detail, _code = placement.error_detail(exc)
         unchanged = None
@@ -324,7 +322,7 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
                 _holds(now(), plan.before, plan.project_id, plan.user_id):
             unchanged = plan.generation
         return _finish(journal, entry, entry.FAILED, Outcome(
-            selection, FAILED, 'Placement failed: %s' % detail, plan),
+            selection, FAILED, why('write.failed', detail=detail), plan),
             detail, new_generation=unchanged)
     except Exception:
         LOG.exception('journal entry %s: unexpected error writing', entry.id)
@@ -334,7 +332,8 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
                        'an unexpected error interrupted it after it was '
                        'sent: it may be partly written (see the logs)')
     return _finish(journal, entry, entry.APPLIED, Outcome(
-        selection, DONE, 'done', plan), new_generation=read_back())
+        selection, DONE, why('write.done'), plan),
+        new_generation=read_back())
 
 
 def _drop(journal, entry, outcome):
@@ -483,7 +482,7 @@ def preview_provider_delete(placement_client, nova_client, roots):
         tree = topology.children_first(providers, [root])
         if not tree:
             rows.append(Row(Selection('', root, m.DELETE_PROVIDER),
-                            error='provider %s no longer exists' % root))
+                            error=why('provider.gone', provider=root)))
             continue
         for uuid in tree:
             rows.append(_provider_row(placement_client, uuid, nodes))
@@ -522,16 +521,13 @@ def _provider_row(placement_client, uuid, nodes):
     record = placement.provider_record(placement_client, uuid)
     refusal = record and _not_novas(placement_client, record, nodes)
     if record is None:
-        row.error = 'provider %s no longer exists' % uuid
+        row.error = why('provider.gone', provider=uuid)
     elif uuid in nodes[0]:
-        row.error = ('Nova still has compute node %s: delete its compute '
-                     'service instead, which deletes its provider' %
-                     record['name'])
+        row.error = why('provider.compute_node', name=record['name'])
     elif refusal:
         row.error = refusal
     elif placement.provider_allocations(placement_client, uuid):
-        row.error = ('provider %s still holds allocations: repair them '
-                     'first' % record['name'])
+        row.error = why('provider.holds', name=record['name'])
     else:
         row.plan = ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
                                 record['generation'], record)
@@ -554,15 +550,14 @@ def delete_providers(placement_client, nova_client, journal, confirmed):
             continue
         row = _provider_row(placement_client, plan.provider, nodes)
         if row.error or row.plan != plan:
-            outcomes.append(Outcome(selection, SKIPPED, row.error or (
-                'provider %s changed since the preview: review it again' %
-                plan.name), plan))
-            halted = 'not attempted: an earlier provider was not deleted'
+            outcomes.append(Outcome(selection, SKIPPED, row.error or why(
+                'provider.changed', name=plan.name), plan))
+            halted = why('provider.halted')
             continue
         outcome = delete_provider(placement_client, journal, plan)
         outcomes.append(outcome)
         if outcome.status != DONE:
-            halted = 'not attempted: an earlier provider was not deleted'
+            halted = why('provider.halted')
     return outcomes
 
 

@@ -102,3 +102,12 @@ def test_notes_say_what_nova_says_of_the_consumer_now():
                           'back a stale migration allocation' % ended)
     assert str(restore.unreadable('boom')).startswith(
         'Nova could not be asked what this consumer is now (boom)')
+
+
+def test_sentences_join_clauses_with_semicolons_each_translated():
+    parts = [reasons.reason('write.done'), 'b', 'c']
+    assert str(reasons.sentences(parts)) == 'done; b; c'
+    assert reasons.sentences(['a']) == 'a'
+    french = {'done': 'fait', '%(first)s; %(rest)s': '%(first)s ; %(rest)s'}
+    assert reasons.sentences(parts).render(
+        lambda text: french.get(text, text)) == 'fait ; b ; c'
