@@ -77,8 +77,9 @@ def merged(old, consumers, fresh):
     """``consumers`` with the providers of ``fresh`` (``{provider:
     {consumer: allocation}}``, read whole) replaced by what they hold;
     the consumers left holding nothing dropped."""
+    reread = set(fresh)
     for consumer in consumers.values():
-        for rp in set(fresh) & set(consumer.allocations):
+        for rp in reread & set(consumer.allocations):
             del consumer.allocations[rp]
     for rp, allocations in fresh.items():
         for uuid, alloc in allocations.items():
