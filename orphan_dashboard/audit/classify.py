@@ -392,23 +392,28 @@ class Auditor:
     # -- whole report -------------------------------------------------------
 
     def service_state(self, root):
+        return self._service(root)[0]
+
+    def _service(self, root):
+        """``(state in words, whether the host is dead)``: both read from
+        the same fields, so the words never decide what is dead."""
         if any(self.topology.cut_off(root)):
-            return 'cell down'
+            return 'cell down', False
         hypervisor = self.snapshot.hypervisors.get(root)
         if hypervisor is None:
             if self.topology.is_sharing(root):
-                return 'sharing provider'
+                return 'sharing provider', False
             if ownership.root_owner(self.snapshot, root) != ownership.NOVA:
-                return 'not a compute node'
-            return 'no compute node'
+                return 'not a compute node', False
+            return 'no compute node', True
         service = self.snapshot.services.get(hypervisor.host)
         if service is None:
-            return hypervisor.state or 'unknown'
+            return hypervisor.state or 'unknown', hypervisor.down
         if service.forced_down:
-            return 'forced down'
+            return 'forced down', True
         if service.status == 'disabled':
-            return '%s (disabled)' % service.state
-        return service.state
+            return '%s (disabled)' % service.state, service.down
+        return service.state, service.down
 
     def report(self):
         findings_by_root, usage_by_root = {}, {}
@@ -461,10 +466,11 @@ class Auditor:
         consumers = {f.consumer for f in findings
                      if f.provider in tree and
                      f.verdict not in m.HOLDS_NOTHING}
+        service_state, dead = self._service(root)
         return m.ProviderReport(
             provider=self.topology.provider(root),
             hypervisor=self.snapshot.hypervisors.get(root),
-            service_state=self.service_state(root),
+            service_state=service_state, dead=dead,
             servers=len(servers), consumers=len(consumers),
             usage=usage, needed=needed, findings=findings,
             sharing=self.topology.is_sharing(root),

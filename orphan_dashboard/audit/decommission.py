@@ -30,8 +30,6 @@ from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
 
-SERVICE_DOWN = frozenset({'down'})
-
 
 @dataclasses.dataclass
 class Step:
@@ -91,9 +89,8 @@ class Decommission:
 
     @property
     def up(self):
-        return (self.service is not None and not self.service.forced_down and
-                self.service.status != m.DOWN_CELL_STATUS and
-                self.service.state not in SERVICE_DOWN)
+        return (self.service is not None and not self.service.down and
+                self.service.status != m.DOWN_CELL_STATUS)
 
     def refusals(self):
         """Why none of it is ours to delete: roots not proven Nova's."""
@@ -129,6 +126,16 @@ class Decommission:
                 found.append(why('blocker.unknown_consumer',
                                  consumer=step.consumer))
         return found
+
+    @property
+    def optional(self):
+        """The unknown consumers a confirm deletes only when ticked."""
+        return [s.consumer for s in self.steps if s.optional]
+
+    def actionable(self):
+        """Nothing blocks it but the unknown consumers, which are offered
+        ticked: the confirm may be shown."""
+        return not self.gone and not self.blockers(self.optional)
 
     def _name(self, uuid):
         return '%s (%s)' % (self.names.get(uuid, uuid), uuid)
@@ -201,17 +208,6 @@ def _resolve(snapshot, name):
     return host, roots, named_host
 
 
-def _children_first(snapshot, roots):
-    providers = [p for p in snapshot.providers.values()
-                 if p.root_uuid in roots]
-    parents = {p.uuid: p.parent_uuid for p in providers}
-
-    def depth(uuid):
-        return 0 if not parents.get(uuid) else 1 + depth(parents[uuid])
-
-    return sorted(parents, key=lambda u: (-depth(u), u))
-
-
 def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
          whole_service=False):
     """What decommissioning ``name`` takes, from a fresh snapshot.
@@ -230,7 +226,7 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
     if named_host or not keeps_service:
         roots |= set(nodes)
     roots = sorted(roots)
-    tree = set(_children_first(snapshot, roots))
+    tree = set(auditor.topology.children_first(roots))
     servers = sorted((s for s in snapshot.servers.values()
                       if (host and not keeps_service and s.host == host) or
                       auditor.topology.server_root(s) in roots),
@@ -244,7 +240,7 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
         steps.append(_step(auditor, uuid, tree))
     foreign = {root: ownership.root_owner(snapshot, root) for root in roots}
     return Decommission(name=name, host=host, service=service, roots=roots,
-                        providers=_children_first(snapshot, roots),
+                        providers=auditor.topology.children_first(roots),
                         servers=servers, steps=steps,
                         cell_down=_cell_down(snapshot, auditor, host, roots),
                         foreign={r: o for r, o in foreign.items()

@@ -179,6 +179,8 @@ MIGRATION_IN_PROGRESS = frozenset({
     'migrating', 'post-migrating', 'finished', 'confirming', 'reverting'})
 EVACUATION_DONE = frozenset({'done', 'completed'})
 DOWN_CELL_STATUS = 'UNKNOWN'
+SERVICE_DOWN = 'down'
+"""The state os-services and os-hypervisors give a dead compute."""
 """A server's or compute service's status in a cell Nova cannot reach."""
 
 
@@ -246,6 +248,11 @@ class Hypervisor:
     state: typing.Optional[str] = None
     status: typing.Optional[str] = None
 
+    @property
+    def down(self):
+        """Its compute service reports it down."""
+        return self.state == SERVICE_DOWN
+
 
 @dataclasses.dataclass(frozen=True)
 class Service:
@@ -254,6 +261,11 @@ class Service:
     status: str = 'enabled'
     forced_down: bool = False
     uuid: typing.Optional[str] = None
+
+    @property
+    def down(self):
+        """Dead as far as Nova knows: forced down, or reported down."""
+        return self.forced_down or self.state == SERVICE_DOWN
 
 
 @dataclasses.dataclass
@@ -383,6 +395,9 @@ class ProviderReport:
     owner: typing.Optional[str] = None
     """Who likely made the root provider: ``nova``, another service, or
     None when nobody is proven (:func:`.ownership.likely_owner`)."""
+    dead: bool = False
+    """Its compute host is dead (service down or forced down) or its
+    compute node is gone: what may be decommissioned."""
 
     @property
     def counts(self):

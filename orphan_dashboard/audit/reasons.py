@@ -240,6 +240,7 @@ MESSAGES = {
        for code, kind in m.VERDICT_KINDS.items()},
     # A listing's parts, joined from the last back (see listing()).
     'list': N_('%(first)s, %(rest)s'),
+    'list.semicolon': N_('%(first)s; %(rest)s'),
     'nothing': N_('nothing'),
 
     # What a down cell hides from an audit.
@@ -251,6 +252,81 @@ MESSAGES = {
         'returned as partial records: %(servers)d); those on providers '
         'Nova could not confirm as compute nodes: %(providers)s; and every '
         'consumer Nova does not know.'),
+
+    # Restores: what may be restored, and what a restore brings back.
+    'restore.service': N_(
+        'compute service %(host)s was deleted for good: a restore does not '
+        're-create it'),
+    'restore.refused': N_(
+        'entry %(entry)d changed nothing: Placement refused it'),
+    'restore.not_latest_consumer': N_(
+        'entry %(entry)d is not the latest change of consumer %(subject)s '
+        'still in effect (restore entry %(allowed)s first)'),
+    'restore.not_latest_provider': N_(
+        'entry %(entry)d is not the latest change of provider %(subject)s '
+        'still in effect (restore entry %(allowed)s first)'),
+    'restore.deleted_server': N_(
+        'server %(server)s is deleted: restoring gives a deleted server its '
+        'allocations back'),
+    'restore.ended_migration': N_(
+        'migration %(migration)s has ended (%(status)s): restoring puts back '
+        'a stale migration allocation'),
+    'restore.nova_unreadable': N_(
+        'Nova could not be asked what this consumer is now (%(error)s): the '
+        'restore is checked against Placement only'),
+    'restore.recreated': N_(
+        'entry %(entry)d re-created provider %(provider)s; delete the '
+        'provider to undo it'),
+    'restore.exists_again': N_(
+        'provider %(name)s (%(provider)s) exists again'),
+    'restore.parent_gone': N_(
+        'its parent provider %(parent)s is gone: restore that one first'),
+    'restore.changed': N_('changed since the preview: review it again'),
+
+    # What became of a repair or a decommission, in the shell's words.
+    'write.done': N_('done'),
+    'write.failed': N_('Placement failed: %(detail)s'),
+    'write.repaired_by_other': N_(
+        'consumer already repaired by another row of this batch'),
+    'write.halted_journal': N_(
+        'not attempted: the journal failed on an earlier row'),
+    'changed.allocations': N_(
+        'its allocations changed since the preview (it now holds %(now)s): '
+        'review them again'),
+    'changed.after': N_(
+        'the repair would now write %(after)s, not what you confirmed: '
+        'review it again'),
+    'provider.gone': N_('provider %(provider)s no longer exists'),
+    'provider.compute_node': N_(
+        'Nova still has compute node %(name)s: delete its compute service '
+        'instead, which deletes its provider'),
+    'provider.holds': N_(
+        'provider %(name)s still holds allocations: repair them first'),
+    'provider.changed': N_(
+        'provider %(name)s changed since the preview: review it again'),
+    'provider.halted': N_(
+        'not attempted: an earlier provider was not deleted'),
+    'decommission.gone': N_('%(name)s is already gone'),
+    'decommission.blocked': N_('nothing written: %(blockers)s'),
+    'decommission.appeared': N_(
+        'consumer %(consumer)s appeared since the preview: review it again'),
+    'decommission.repairs_failed': N_(
+        'not attempted: the compute service and the providers are kept, '
+        'since not every repair went through'),
+    'decommission.held': N_('not attempted: %(held)s'),
+    'decommission.still_holds': N_(
+        'provider %(provider)s still holds allocations of %(consumers)s'),
+    'decommission.changed': N_(
+        'not attempted: %(changes)s changed since the preview; the compute '
+        'service and the providers are kept'),
+    'decommission.service_now': N_(
+        'compute service %(host)s is now %(uuid)s'),
+    'decommission.providers': N_('providers %(providers)s'),
+    'service.refused': N_(
+        'Nova did not delete compute service %(host)s: %(detail)s; its '
+        'providers are kept'),
+    'service.deleted': N_('compute service %(host)s deleted'),
+    'provider.deleted_by_nova': N_('provider %(name)s deleted by Nova'),
 }
 
 
@@ -268,9 +344,9 @@ class Reason:
 
     def render(self, gettext=_english):
         """The sentence, each part translated by ``gettext``."""
-        if self.code == 'list' and self.params[0][0] == 'parts':
+        if self.code in _LISTS and self.params[0][0] == 'parts':
             # (A nested listing from a cache written before renders below.)
-            return _joined(self.params[0][1], gettext)
+            return _joined(self.params[0][1], gettext, self.code)
         params = {name: value.render(gettext) if isinstance(value, Reason)
                   else value for name, value in self.params}
         return gettext(MESSAGES[self.code]) % params
@@ -301,11 +377,14 @@ def verdict_name(verdict):
     return _name('verdict', verdict)
 
 
-def _joined(parts, gettext):
+_LISTS = ('list', 'list.semicolon')
+
+
+def _joined(parts, gettext, code='list'):
     """The "list" message applied from the last part back, in a loop: a
     reason nesting one level per part recursed as deep as the list is long
     (a host's thousands of servers)."""
-    pattern = gettext(MESSAGES['list'])
+    pattern = gettext(MESSAGES[code])
     joined = render(parts[-1], gettext)
     for part in reversed(parts[:-1]):
         joined = pattern % {'first': render(part, gettext), 'rest': joined}
@@ -321,6 +400,15 @@ def listing(parts):
     if len(parts) == 1:
         return parts[0]
     return reason('list', parts=parts)
+
+
+def sentences(parts):
+    """``parts`` joined with semicolons, as :func:`listing` joins them
+    with commas: whole clauses, each translated."""
+    parts = tuple(parts)
+    if len(parts) > 1:
+        return reason('list.semicolon', parts=parts)
+    return listing(parts)
 
 
 def down_cells(report):

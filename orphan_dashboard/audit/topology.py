@@ -90,6 +90,24 @@ class Topology:
             return None, name
         return None, None
 
+    def children_first(self, roots):
+        """The providers of the trees of ``roots``, deepest first (see
+        :func:`children_first`)."""
+        return children_first(self.providers.values(), roots)
+
+
+def children_first(providers, roots):
+    """The uuids of ``providers`` in the trees of ``roots``, deepest first:
+    the order in which a tree can be deleted (a parent with a child left
+    cannot go)."""
+    parents = {p.uuid: p.parent_uuid for p in providers
+               if p.root_uuid in roots}
+
+    def depth(uuid):
+        return 0 if not parents.get(uuid) else 1 + depth(parents[uuid])
+
+    return sorted(parents, key=lambda u: (-depth(u), u))
+
 
 def proven_hypervisors(providers, services, servers=(), known=()):
     """The compute nodes Nova's services and servers prove when its

@@ -438,7 +438,7 @@ def cmd_restore(args, clients, out):
             restorable)
     if args.json:
         json.dump({'plans': [{'entry': entry.id, 'commands': row.commands,
-                              'error': row.error,
+                              'error': reasons.render(row.error),
                               'notes': [str(note) for note in row.notes]}
                              for entry, row in pairs],
                    'outcomes': outcomes_json(outcomes)},

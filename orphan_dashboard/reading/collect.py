@@ -29,6 +29,7 @@ from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
+from orphan_dashboard.audit import refresh
 from orphan_dashboard.audit.topology import proven_hypervisors
 from orphan_dashboard import conf
 
@@ -291,7 +292,7 @@ def full_snapshot(placement_client, nova_client,
             taken_at=taken_at, full_sweep_at=taken_at,
             **prove(topo, servers.values()))
     _identify(snapshot, placement_client, nova_client,
-              _suspects(snapshot, snapshot.consumers), concurrency)
+              refresh.suspects(snapshot, snapshot.consumers), concurrency)
     _identify_owners(snapshot, placement_client, concurrency,
                      incomplete.result())
     return snapshot
@@ -341,17 +342,6 @@ def reread_consumers(placement_client, snapshot, uuids,
             snapshot.consumers[uuid] = consumer
         else:
             snapshot.consumers.pop(uuid, None)
-
-
-def _suspects(snapshot, consumers):
-    """Which of ``consumers`` a sweep identifies: those with a problem
-    whatever their age (each judged alone, not the whole snapshot), and
-    migration consumers, shown even when protected with the owner only
-    Placement knows (a server's comes from Nova).  A large cloud has few
-    of either: the others are not read."""
-    auditor = classify.Auditor(snapshot, min_age=0)
-    return {u for u in consumers if u in snapshot.migrations or
-            any(f.problem for f in auditor.consumer_findings(u))}
 
 
 CLOCK_MARGIN = datetime.timedelta(seconds=5)
@@ -454,7 +444,7 @@ def refresh_snapshot(placement_client, nova_client, old,
         unresolved=frozenset(u for u in old.unresolved if u in consumers),
         taken_at=taken_at, full_sweep_at=old.full_sweep_at,
         **prove(topo, servers.values()))
-    unidentified = _suspects(snapshot, [
+    unidentified = refresh.suspects(snapshot, [
         u for u, consumer in consumers.items()
         if u in changed or u not in old.consumers or
         consumer.modified is None])
@@ -479,55 +469,11 @@ def _bring_up_to_date(placement_client, old, providers, changed, usages,
     change that keeps a provider's every total, between consumers Nova does
     not know, waits for the next full sweep.)
     """
-    consumers = {}
-    for uuid, consumer in old.consumers.items():
-        kept = {rp: dict(r) for rp, r in consumer.allocations.items()
-                if rp in providers}
-        if kept:
-            consumers[uuid] = m.Consumer(
-                uuid, consumer.generation, kept, consumer.project_id,
-                consumer.user_id, consumer.modified)
-    for uuid, body in changed.items():
-        fresh = parse.consumer(uuid, body)
-        fresh.allocations = {rp: r for rp, r in fresh.allocations.items()
-                             if rp in providers}
-        if fresh.allocations:
-            consumers[uuid] = fresh
-        else:
-            consumers.pop(uuid, None)
-
-    held = {}
-    for consumer in consumers.values():
-        for rp, resources in consumer.allocations.items():
-            totals = held.setdefault(rp, {})
-            for rc, amount in resources.items():
-                totals[rc] = totals.get(rc, 0) + amount
-    refetch = {rp for rp in usages if usages[rp] != {
-        rc: n for rc, n in held.get(rp, {}).items() if n}}
-    refetch |= {uuid for uuid in providers if uuid not in old.providers}
-    fresh = _provider_reads(placement_client, refetch, concurrency,
-                            progress)
-    for consumer in consumers.values():
-        for rp in refetch & set(consumer.allocations):
-            del consumer.allocations[rp]
-    for rp, allocations in fresh.items():
-        for uuid, alloc in allocations.items():
-            generation = alloc.get('consumer_generation')
-            previous = old.consumers.get(uuid)
-            entry = consumers.get(uuid)
-            if entry is None:
-                entry = consumers[uuid] = m.Consumer(uuid, generation, {})
-                if previous is not None and previous.generation == generation:
-                    entry.project_id = previous.project_id
-                    entry.user_id = previous.user_id
-                    entry.modified = previous.modified
-            elif entry.generation != generation:
-                # Written since it was read: its owner and age are not
-                # known any more (the refresh reads them again if needed).
-                entry.project_id = entry.user_id = entry.modified = None
-            entry.generation = generation
-            entry.allocations[rp] = dict(alloc['resources'])
-    return {uuid: c for uuid, c in consumers.items() if c.allocations}
+    consumers = refresh.carried_over(old, providers, changed)
+    fresh = _provider_reads(
+        placement_client, refresh.to_reread(old, providers, consumers, usages),
+        concurrency, progress)
+    return refresh.merged(old, consumers, fresh)
 
 
 def snapshot(placement_client, nova_client, cached=None,

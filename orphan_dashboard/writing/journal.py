@@ -31,6 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from orphan_dashboard.audit import export
+from orphan_dashboard.audit import restore
 from orphan_dashboard import conf
 
 DATABASE = conf.JOURNAL_DATABASE
@@ -221,16 +222,10 @@ def batch_entries(cloud, batch):
 
 
 def restorable(cloud, subjects):
-    """``{subject: ids of the entries that may be restored}``.
-
-    Changes are undone the way an editor's undo works: the latest change
-    still in effect can be restored, and so can the newest entry (when it
-    is a restore, restoring it is a redo).  A change is in effect unless
-    an odd number of applied restores goes back to it (a restore, a
-    restore of that restore...).  An older change never jumps the queue:
-    restoring it would clobber every change made since.  Refused writes,
-    and failed ones that left the consumer as it was, changed nothing:
-    they are neither restorable nor in the way.
+    """``{subject: ids of the entries that may be restored}``
+    (:func:`audit.restore.in_effect`).  Refused writes, and failed ones
+    that left the consumer as it was, changed nothing: they are neither
+    restorable nor in the way.
     """
     model = _model()
     rows = _query(cloud).filter(subject__in=set(subjects)).exclude(
@@ -238,27 +233,7 @@ def restorable(cloud, subjects):
         status=model.FAILED,
         new_generation=models.F('generation')).order_by('-id').values(
         'id', 'subject', 'restores_id', 'status')
-    by_subject = {}
-    for row in rows:
-        by_subject.setdefault(row['subject'], []).append(row)
-    found = {}
-    for subject, rows in by_subject.items():
-        undoes = {r['id']: r['restores_id'] for r in rows}
-
-        def origin(entry_id):
-            while undoes.get(entry_id):
-                entry_id = undoes[entry_id]
-            return entry_id
-
-        toggles = {}
-        for row in rows:
-            if row['restores_id'] and row['status'] == model.APPLIED:
-                root = origin(row['id'])
-                toggles[root] = toggles.get(root, 0) + 1
-        in_effect = [r['id'] for r in rows if not r['restores_id'] and
-                     toggles.get(r['id'], 0) % 2 == 0]
-        found[subject] = {rows[0]['id']} | set(in_effect[:1])
-    return found
+    return restore.in_effect(rows, model.APPLIED)
 
 
 def get(cloud, entry_id):

@@ -43,6 +43,8 @@ from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit.plan import restore_plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard.audit import restore as restore_rules
+from orphan_dashboard.audit import topology
 from orphan_dashboard.reading import collect
 
 LOG = logging.getLogger(__name__)
@@ -178,13 +180,12 @@ def _differs(fresh, confirmed):
     """Why a fresh plan is not the confirmed one, or None."""
     if (fresh.before, fresh.generation) != (confirmed.before,
                                             confirmed.generation):
-        return ('its allocations changed since the preview (it now holds '
-                '%s): review them again' % reasons.format_allocations(
-                    fresh.before))
+        return why('changed.allocations',
+                   now=reasons.format_allocations(fresh.before))
     if (fresh.after, fresh.project_id, fresh.user_id) != (
             confirmed.after, confirmed.project_id, confirmed.user_id):
-        return ('the repair would now write %s, not what you confirmed: '
-                'review it again' % reasons.format_allocations(fresh.after))
+        return why('changed.after',
+                   after=reasons.format_allocations(fresh.after))
     return None
 
 
@@ -208,8 +209,8 @@ def apply(placement_client, nova_client, journal, confirmed,
         if halted:
             outcomes.append(Outcome(selection, SKIPPED, halted, plan))
         elif selection.consumer in written:
-            outcomes.append(Outcome(selection, SKIPPED, 'consumer already '
-                                    'repaired by another row of this batch'))
+            outcomes.append(Outcome(selection, SKIPPED,
+                                    why('write.repaired_by_other')))
         elif row.error:
             outcomes.append(Outcome(selection, SKIPPED, row.error))
         elif _differs(row.plan, plan):
@@ -221,8 +222,7 @@ def apply(placement_client, nova_client, journal, confirmed,
             if outcome.status == DONE:
                 written.add(selection.consumer)
             if outcome.status == FAILED and outcome.entry_id is None:
-                halted = ('not attempted: the journal failed on an earlier '
-                          'row')
+                halted = why('write.halted_journal')
     return outcomes
 
 
@@ -296,11 +296,11 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
                 selection, SKIPPED, reasons.reason('write.already_done'),
                 plan))
         if code == placement.CONCURRENT_UPDATE:
-            why = reasons.reason('write.refused_changed')
+            refused = reasons.reason('write.refused_changed')
         else:
-            why = reasons.reason('write.refused')
+            refused = reasons.reason('write.refused')
         return _finish(journal, entry, entry.REFUSED, Outcome(
-            selection, SKIPPED, why, plan), str(why))
+            selection, SKIPPED, refused, plan), str(refused))
     except ks_exc.ClientException as exc:
         detail, _code = placement.error_detail(exc)
         unchanged = None
@@ -308,7 +308,7 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
                 _holds(now(), plan.before, plan.project_id, plan.user_id):
             unchanged = plan.generation
         return _finish(journal, entry, entry.FAILED, Outcome(
-            selection, FAILED, 'Placement failed: %s' % detail, plan),
+            selection, FAILED, why('write.failed', detail=detail), plan),
             detail, new_generation=unchanged)
     except Exception:
         LOG.exception('journal entry %s: unexpected error writing', entry.id)
@@ -318,7 +318,8 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
                        'an unexpected error interrupted it after it was '
                        'sent: it may be partly written (see the logs)')
     return _finish(journal, entry, entry.APPLIED, Outcome(
-        selection, DONE, 'done', plan), new_generation=read_back())
+        selection, DONE, why('write.done'), plan),
+        new_generation=read_back())
 
 
 def _drop(journal, entry, outcome):
@@ -346,27 +347,10 @@ def _finish(journal, entry, status, outcome, message='', new_generation=None):
 
 # -- restore -----------------------------------------------------------------
 
-def _not_restorable(entry, restorable):
-    if entry.kind == entry.SERVICE:
-        return ('compute service %s was deleted for good: a restore does '
-                'not re-create it' % (entry.before or {}).get('host', ''))
-    if entry.status == entry.REFUSED:
-        return 'entry %d changed nothing: Placement refused it' % entry.id
-    if entry.changed_nothing:
-        return reasons.reason('write.changed_nothing', entry=entry.id)
-    allowed = restorable.get(entry.subject, set())
-    if entry.id not in allowed:
-        return ('entry %d is not the latest change of %s %s still in effect '
-                '(restore entry %s first)' % (
-                    entry.id, 'provider' if entry.kind == entry.PROVIDER
-                    else 'consumer', entry.subject,
-                    ' or '.join(map(str, sorted(allowed))) or '-'))
-    return None
-
-
 def _restore_row(placement_client, entry, restorable, restored=()):
     row = Row(Selection(entry.consumer, entry.provider, m.RESTORE))
-    row.error = _not_restorable(entry, restorable)
+    row.error = restore_rules.refusal(entry,
+                                      restorable.get(entry.subject, set()))
     if row.error:
         return row
     try:
@@ -386,17 +370,16 @@ def _restore_row(placement_client, entry, restorable, restored=()):
 def _provider_restore_plan(placement_client, entry, restored):
     record = entry.before
     if entry.action != m.DELETE_PROVIDER or not record:
-        raise CannotRepair('entry %d re-created provider %s; delete '
-                           'the provider to undo it' % (
-                               entry.id, entry.provider))
+        raise CannotRepair(why('restore.recreated', entry=entry.id,
+                               provider=entry.provider))
     if placement.provider_record(placement_client, entry.provider):
-        raise CannotRepair('provider %s (%s) exists again' % (
-            record['name'], entry.provider))
+        raise CannotRepair(why('restore.exists_again',
+                               name=record['name'],
+                               provider=entry.provider))
     parent = record.get('parent_provider_uuid')
     if parent and parent not in restored and not placement.provider_record(
             placement_client, parent):
-        raise CannotRepair('its parent provider %s is gone: restore '
-                           'that one first' % parent)
+        raise CannotRepair(why('restore.parent_gone', parent=parent))
     return ProviderPlan(m.RESTORE, entry.provider, record['name'], None,
                         record)
 
@@ -434,9 +417,8 @@ def preview_restore(placement_client, entries, restorable):
 
 
 def restore_notes(placement_client, nova_client, entries):
-    """``{entry id: notes}``: what Nova says of each consumer now, and the
-    verdict the restore would leave it with, when not ``ok``, whatever its
-    age (the restore writes it anew: no minimum age would ever be met)."""
+    """``{entry id: notes}`` (:func:`audit.restore.notes`) of the consumer
+    entries, from a fresh read of Nova and Placement."""
     consumers = [e for e in entries if e.kind == e.ALLOCATIONS]
     if not consumers:
         return {}
@@ -445,36 +427,9 @@ def restore_notes(placement_client, nova_client, entries):
             placement_client, nova_client, [e.consumer for e in consumers],
             providers={p for e in consumers for p in e.before})
     except ks_exc.ClientException as exc:
-        unknown = ('Nova could not be asked what this consumer is now (%s): '
-                   'the restore is checked against Placement only' % exc,)
+        unknown = (restore_rules.unreadable(str(exc)),)
         return {e.id: unknown for e in consumers}
-    notes = {}
-    for entry in consumers:
-        found = []
-        server = snapshot.servers.get(entry.consumer)
-        migration = snapshot.migrations.get(entry.consumer)
-        if server is None and entry.consumer in snapshot.known_instances:
-            found.append('server %s is deleted: restoring gives a deleted '
-                         'server its allocations back' % entry.consumer)
-        elif migration is not None and migration.status in m.MIGRATION_FINAL:
-            found.append('migration %s has ended (%s): restoring puts back '
-                         'a stale migration allocation' %
-                         (migration.uuid, migration.status))
-        restored = dataclasses.replace(snapshot, consumers={
-            **snapshot.consumers, entry.consumer: m.Consumer(
-                entry.consumer, None, dict(entry.before),
-                entry.before_project or entry.consumer_project,
-                entry.before_user or entry.consumer_user)})
-        auditor = classify.Auditor(restored, min_age=0)
-        for finding in auditor.consumer_findings(entry.consumer):
-            if finding.problem:
-                found.append(reasons.reason(
-                    'restore.would_be',
-                    verdict=reasons.verdict_name(finding.verdict),
-                    reason=finding.reason))
-                break
-        notes[entry.id] = tuple(found)
-    return notes
+    return {e.id: restore_rules.notes(snapshot, e) for e in consumers}
 
 
 def restore(placement_client, journal, entries, confirmed, restorable):
@@ -490,8 +445,7 @@ def restore(placement_client, journal, entries, confirmed, restorable):
             outcomes.append(Outcome(row.selection, SKIPPED, row.error))
         elif expected is None or row.plan != expected:
             outcomes.append(Outcome(row.selection, SKIPPED,
-                                    'changed since the preview: review it '
-                                    'again', row.plan))
+                                    why('restore.changed'), row.plan))
         elif isinstance(row.plan, ProviderPlan):
             outcomes.append(recreate_provider(placement_client, journal,
                                               row.plan, entry))
@@ -503,28 +457,18 @@ def restore(placement_client, journal, entries, confirmed, restorable):
 
 # -- providers ---------------------------------------------------------------
 
-def _tree_bottom_up(providers, root):
-    """The providers of ``root``'s tree, deepest first."""
-    parents = {p['uuid']: p.get('parent_provider_uuid') for p in providers
-               if (p.get('root_provider_uuid') or p['uuid']) == root}
-
-    def depth(uuid):
-        return 0 if not parents.get(uuid) else 1 + depth(parents[uuid])
-
-    return sorted(parents, key=lambda u: (-depth(u), u))
-
-
 def preview_provider_delete(placement_client, nova_client, roots):
     """One row per provider of each tree in ``roots``, children first: its
     record as Placement holds it now, or why it cannot be deleted."""
-    providers = placement.provider_list(placement_client)
+    providers = [parse.provider(p)
+                 for p in placement.provider_list(placement_client)]
     nodes = _nova_nodes(nova_client)
     rows = []
     for root in roots:
-        tree = _tree_bottom_up(providers, root)
+        tree = topology.children_first(providers, [root])
         if not tree:
             rows.append(Row(Selection('', root, m.DELETE_PROVIDER),
-                            error='provider %s no longer exists' % root))
+                            error=why('provider.gone', provider=root)))
             continue
         for uuid in tree:
             rows.append(_provider_row(placement_client, uuid, nodes))
@@ -563,16 +507,13 @@ def _provider_row(placement_client, uuid, nodes):
     record = placement.provider_record(placement_client, uuid)
     refusal = record and _not_novas(placement_client, record, nodes)
     if record is None:
-        row.error = 'provider %s no longer exists' % uuid
+        row.error = why('provider.gone', provider=uuid)
     elif uuid in nodes[0]:
-        row.error = ('Nova still has compute node %s: delete its compute '
-                     'service instead, which deletes its provider' %
-                     record['name'])
+        row.error = why('provider.compute_node', name=record['name'])
     elif refusal:
         row.error = refusal
     elif placement.provider_allocations(placement_client, uuid):
-        row.error = ('provider %s still holds allocations: repair them '
-                     'first' % record['name'])
+        row.error = why('provider.holds', name=record['name'])
     else:
         row.plan = ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
                                 record['generation'], record)
@@ -595,15 +536,14 @@ def delete_providers(placement_client, nova_client, journal, confirmed):
             continue
         row = _provider_row(placement_client, plan.provider, nodes)
         if row.error or row.plan != plan:
-            outcomes.append(Outcome(selection, SKIPPED, row.error or (
-                'provider %s changed since the preview: review it again' %
-                plan.name), plan))
-            halted = 'not attempted: an earlier provider was not deleted'
+            outcomes.append(Outcome(selection, SKIPPED, row.error or why(
+                'provider.changed', name=plan.name), plan))
+            halted = why('provider.halted')
             continue
         outcome = delete_provider(placement_client, journal, plan)
         outcomes.append(outcome)
         if outcome.status != DONE:
-            halted = 'not attempted: an earlier provider was not deleted'
+            halted = why('provider.halted')
     return outcomes
 
 

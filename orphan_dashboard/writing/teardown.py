@@ -37,6 +37,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import repair
 
@@ -95,15 +96,15 @@ def apply(placement_client, nova_client, journal, name, confirmed,
     root = fresh.roots[0] if fresh.roots else ''
     if fresh.gone:
         return [_outcome(root, m.DELETE_PROVIDER, repair.SKIPPED,
-                         '%s is already gone' % name)]
+                         why('decommission.gone', name=name))]
     changed = bound and fresh.changed_since(bound)
     if changed:
         return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED, changed)]
     blockers = fresh.blockers(chosen)
     if blockers:
         return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED,
-                         'nothing written: %s' % '; '.join(
-                             str(b) for b in blockers))]
+                         why('decommission.blocked',
+                             blockers=reasons.sentences(blockers)))]
     wanted = {p.consumer for p in fresh.plans(chosen)}
     outcomes = repair.apply(
         placement_client, nova_client, journal,
@@ -111,13 +112,12 @@ def apply(placement_client, nova_client, journal, name, confirmed,
         instance_hints=instance_hints) if wanted else []
     missing = wanted - {p.consumer for p in confirmed}
     outcomes += [_outcome(root, m.DELETE, repair.SKIPPED,
-                          'consumer %s appeared since the preview: review '
-                          'it again' % c) for c in sorted(missing)]
+                          why('decommission.appeared', consumer=c))
+                 for c in sorted(missing)]
     if missing or any(o.status != repair.DONE for o in outcomes):
         return outcomes + [_outcome(
-            root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: the '
-            'compute service and the providers are kept, since not every '
-            'repair went through')]
+            root, m.DELETE_SERVICE, repair.SKIPPED,
+            why('decommission.repairs_failed'))]
     try:
         _delete_all(placement_client, nova_client, journal, fresh, outcomes,
                     bound)
@@ -140,17 +140,18 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
     held = _held(placement_client, fresh.providers)
     if held:
         outcomes.append(_outcome(
-            root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: %s' %
-            '; '.join('provider %s still holds allocations of %s' % (
-                p, ', '.join(sorted(c))) for p, c in held.items())))
+            root, m.DELETE_SERVICE, repair.SKIPPED, why(
+                'decommission.held', held=reasons.sentences(
+                    why('decommission.still_holds', provider=p,
+                        consumers=', '.join(sorted(c)))
+                    for p, c in held.items()))))
         return
     changed = bound and _changed_now(placement_client, nova_client, fresh,
                                      bound)
     if changed:
         outcomes.append(_outcome(
-            root, m.DELETE_SERVICE, repair.SKIPPED, 'not attempted: %s '
-            'changed since the preview; the compute service and the '
-            'providers are kept' % changed))
+            root, m.DELETE_SERVICE, repair.SKIPPED,
+            why('decommission.changed', changes=changed)))
         return
     records = [placement.provider_record(placement_client, p)
                for p in fresh.providers]
@@ -176,12 +177,12 @@ def _changed_now(placement_client, nova_client, fresh, bound):
         if fresh.host else None
     changes = []
     if service != bound.get('service'):
-        changes.append('compute service %s is now %s' % (
-            fresh.host, service))
+        changes.append(why('decommission.service_now', host=fresh.host,
+                           uuid=str(service)))
     if providers != sorted(bound.get('providers') or ()):
-        changes.append('providers %s' % ', '.join(sorted(
-            set(providers) ^ set(bound.get('providers') or ()))))
-    return '; '.join(changes)
+        changes.append(why('decommission.providers', providers=', '.join(
+            sorted(set(providers) ^ set(bound.get('providers') or ())))))
+    return reasons.sentences(changes) if changes else None
 
 
 def _held(placement_client, providers):
@@ -240,9 +241,8 @@ def _delete_service(nova_client, journal, fresh, records):
             journal.finish(provider_entry, status, 'kept: the compute '
                            'service delete did not go through')
         return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
-                        'Nova did not delete compute service %s: %s; its '
-                        'providers are kept' % (service.host, detail),
-                        entry.id), {}
+                        why('service.refused', host=service.host,
+                            detail=detail), entry.id), {}
     try:
         journal.finish(entry, entry.APPLIED)
     except Exception:
@@ -252,7 +252,7 @@ def _delete_service(nova_client, journal, fresh, records):
                         reasons.reason('service.deleted_unjournaled',
                                        host=service.host), entry.id), None
     return _outcome(root, m.DELETE_SERVICE, repair.DONE,
-                    'compute service %s deleted' % service.host,
+                    why('service.deleted', host=service.host),
                     entry.id), entries
 
 
@@ -276,8 +276,8 @@ def _delete_left(placement_client, journal, records, entries, outcomes):
             journal.finish(entry, entry.APPLIED, 'deleted by Nova with the '
                            'compute service')
             outcomes.append(_outcome(uuid, m.DELETE_PROVIDER, repair.DONE,
-                                     'provider %s deleted by Nova' %
-                                     record['name'], entry.id))
+                                     why('provider.deleted_by_nova',
+                                         name=record['name']), entry.id))
             continue
         plan = repair.ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
                                    record['generation'], record)

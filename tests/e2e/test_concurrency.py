@@ -72,7 +72,7 @@ def test_another_write_between_preview_and_submit(cloud, journal):
     bumped = _held(clients, ghost)
     outcome = _apply(clients, journal, row)
     assert outcome.status == repair.SKIPPED
-    assert 'changed since the preview' in outcome.message
+    assert 'changed since the preview' in str(outcome.message)
     assert _held(clients, ghost) == bumped
     assert journal_module.entries(None, consumer=ghost)[0] == []
 

@@ -271,7 +271,7 @@ def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
         proxy.close()
     assert [o.status for o in outcomes] == [repair.DONE, repair.FAILED]
     assert 'Nova did not delete compute service host1' in \
-        outcomes[-1].message
+        str(outcomes[-1].message)
     assert services(clients, 'host1')
     assert api.provider_record(clients.placement, host1) is not None
     assert host1 not in held(clients, server)

@@ -132,7 +132,8 @@ def test_forged_foreign_and_replayed_confirms_write_nothing(cloud,
     preview = horizon.get(RESTORE, {'entry': entry.id})
     (row,) = [row for _entry, row in preview.context['rows']]
     assert row.plan is not None
-    assert any('server %s is deleted' % ghost in note for note in row.notes)
+    assert any('server %s is deleted' % ghost in str(note)
+               for note in row.notes)
     # The verdict it would have by its label, not its internal key.
     shown = ' '.join(preview.content.decode().split())
     assert 'after the restore it would be deleted instance:' in shown, [

@@ -98,7 +98,8 @@ def test_empty_put_deletes_and_generations_restart(placement, build):
     confirmed = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 1,
                        'p', 'u', {rp: SMALL}, {})
     fresh = dataclasses.replace(confirmed, before=after.allocations)
-    assert 'changed since the preview' in repair._differs(fresh, confirmed)
+    assert 'changed since the preview' in str(
+        repair._differs(fresh, confirmed))
 
 
 def test_consumer_type_at_138_and_why_we_write_at_128(placement, build):

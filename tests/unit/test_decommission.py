@@ -267,6 +267,6 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
     delete_service.assert_not_called()
     delete.assert_not_called()
     assert outcomes[-1].status == repair.SKIPPED
-    assert 'providers %s' % late in outcomes[-1].message
+    assert 'providers %s' % late in str(outcomes[-1].message)
     assert 'the compute service and the providers are kept' in \
-        outcomes[-1].message
+        str(outcomes[-1].message)

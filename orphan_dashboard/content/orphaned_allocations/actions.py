@@ -31,8 +31,6 @@ from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
 
-DEAD = frozenset({'down', 'forced down', 'down (disabled)', 'no compute node'})
-"""Service states of a hypervisor that may be decommissioned."""
 PROSE = ('orphan-prose',)
 """Columns of sentences: wrapped between words (the panel's SCSS), not
 anywhere as Horizon's ``WrappingColumn`` does."""
@@ -134,7 +132,7 @@ class Decommission(tables.LinkAction):
 
     def allowed(self, request, datum=None):
         report = self.provider_report(datum)
-        return report is not None and report.service_state in DEAD
+        return report is not None and report.dead
 
     def get_link_url(self, datum=None):
         return panel_url('decommission',

@@ -42,10 +42,9 @@ class RestoreRow(tables.LinkAction):
 
 
 def _restorable(entry):
-    """The latest change of its subject still in effect, which happened
-    or may have: its *before* can be put back."""
-    return getattr(entry, 'restorable', False) and entry.status in (
-        entry.APPLIED, entry.PENDING, entry.FAILED)
+    """Its *before* can be put back (:func:`audit.restore.restorable`, as
+    the History tab found it)."""
+    return getattr(entry, 'restorable', False)
 
 
 class RestoreBatch(tables.LinkAction):

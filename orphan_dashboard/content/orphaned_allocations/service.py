@@ -26,6 +26,7 @@ from orphan_dashboard.api import placement
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard import conf
 from orphan_dashboard.operations import decommission as decommission_ops
 from orphan_dashboard.operations import history as history_ops
@@ -325,3 +326,6 @@ format_resources = reasons.format_resources
 format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
 osc_commands = plan.osc_commands
+restorable_entry = restore_rules.restorable
+"""Whether a journal entry's *before* can be put back, given the entries
+of its subject still in effect."""

@@ -129,7 +129,8 @@ class HistoryTab(tabs.TableTab):
                       for entry in found if entry.kind == entry.PROVIDER},
                      **names)
         for entry in found:
-            entry.restorable = entry.id in restorable.get(entry.subject, ())
+            entry.restorable = service.restorable_entry(
+                entry, restorable.get(entry.subject, ()))
             entry.names, entry.project_names = names, projects
             entry.provider_name = names.get(entry.provider) or (
                 (entry.before or {}).get('host')

@@ -393,15 +393,14 @@ class DecommissionView(_PreviewView):
     def actionable(self):
         """Nothing blocks it but unknown consumers, which are ticked."""
         plan = getattr(self, 'plan', None)
-        return plan is not None and not plan.gone and not plan.blockers(
-            [s.consumer for s in plan.steps if s.optional])
+        return plan is not None and plan.actionable()
 
     def get_initial(self):
         """Signed even with nothing to repair: the deletes remain, bound
         to the service and providers shown."""
         if not self.actionable():
             return {}
-        optional = [s.consumer for s in self.plan.steps if s.optional]
+        optional = self.plan.optional
         return {'optional': optional,
                 'whole_service_host': self.plan.host
                 if self.plan.whole_service else None,
@@ -424,8 +423,7 @@ class DecommissionView(_PreviewView):
             self.request.path, urlparse.urlencode(
                 {'provider': self.provider, 'whole_service': '1'})) \
             if plan and plan.keeps_service else None
-        context['blockers'] = plan.blockers(
-            [s.consumer for s in plan.steps if s.optional]) if plan else []
+        context['blockers'] = plan.blockers(plan.optional) if plan else []
         return context
 
 

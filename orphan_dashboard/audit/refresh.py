@@ -1,0 +1,101 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What a refresh keeps, re-reads and merges (pure).
+
+A refresh (:func:`orphan_dashboard.reading.collect.refresh_snapshot`)
+reads only what changed since the last snapshot; these functions decide,
+from what it read, which consumers carry over, which providers it must
+read again whole, and what the consumers hold once those are read.
+"""
+
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
+
+
+def suspects(snapshot, consumers):
+    """Which of ``consumers`` a sweep identifies: those with a problem
+    whatever their age (each judged alone, not the whole snapshot), and
+    migration consumers, shown even when protected with the owner only
+    Placement knows (a server's comes from Nova).  A large cloud has few
+    of either: the others are not read."""
+    auditor = classify.Auditor(snapshot, min_age=0)
+    return {u for u in consumers if u in snapshot.migrations or
+            any(f.problem for f in auditor.consumer_findings(u))}
+
+
+def carried_over(old, providers, changed):
+    """``old``'s consumers on the ``providers`` still listed, those in
+    ``changed`` (``{consumer: allocations body}``, read one by one)
+    replaced by what they hold now."""
+    consumers = {}
+    for uuid, consumer in old.consumers.items():
+        kept = {rp: dict(r) for rp, r in consumer.allocations.items()
+                if rp in providers}
+        if kept:
+            consumers[uuid] = m.Consumer(
+                uuid, consumer.generation, kept, consumer.project_id,
+                consumer.user_id, consumer.modified)
+    for uuid, body in changed.items():
+        fresh = parse.consumer(uuid, body)
+        fresh.allocations = {rp: r for rp, r in fresh.allocations.items()
+                             if rp in providers}
+        if fresh.allocations:
+            consumers[uuid] = fresh
+        else:
+            consumers.pop(uuid, None)
+    return consumers
+
+
+def to_reread(old, providers, consumers, usages):
+    """The providers to read again whole: those whose ``usages`` are not
+    what ``consumers`` hold on them (something else wrote there), and
+    every provider ``old`` did not have."""
+    held = {}
+    for consumer in consumers.values():
+        for rp, resources in consumer.allocations.items():
+            totals = held.setdefault(rp, {})
+            for rc, amount in resources.items():
+                totals[rc] = totals.get(rc, 0) + amount
+    refetch = {rp for rp in usages if usages[rp] != {
+        rc: n for rc, n in held.get(rp, {}).items() if n}}
+    refetch |= {uuid for uuid in providers if uuid not in old.providers}
+    return refetch
+
+
+def merged(old, consumers, fresh):
+    """``consumers`` with the providers of ``fresh`` (``{provider:
+    {consumer: allocation}}``, read whole) replaced by what they hold;
+    the consumers left holding nothing dropped."""
+    reread = set(fresh)
+    for consumer in consumers.values():
+        for rp in reread & set(consumer.allocations):
+            del consumer.allocations[rp]
+    for rp, allocations in fresh.items():
+        for uuid, alloc in allocations.items():
+            generation = alloc.get('consumer_generation')
+            previous = old.consumers.get(uuid)
+            entry = consumers.get(uuid)
+            if entry is None:
+                entry = consumers[uuid] = m.Consumer(uuid, generation, {})
+                if previous is not None and previous.generation == generation:
+                    entry.project_id = previous.project_id
+                    entry.user_id = previous.user_id
+                    entry.modified = previous.modified
+            elif entry.generation != generation:
+                # Written since it was read: its owner and age are not
+                # known any more (the refresh reads them again if needed).
+                entry.project_id = entry.user_id = entry.modified = None
+            entry.generation = generation
+            entry.allocations[rp] = dict(alloc['resources'])
+    return {uuid: c for uuid, c in consumers.items() if c.allocations}

@@ -1,0 +1,60 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What a write or a decommission says comes back as a Reason: English
+from str(), translated by the panel."""
+
+from unittest import mock
+
+from keystoneauth1 import exceptions as ks_exc
+
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import teardown
+
+PLAN = m.Plan(action=m.DELETE, consumer='c', provider='rp',
+              verdict=m.UNKNOWN_CONSUMER, reason='', generation=1,
+              before={'rp': {'VCPU': 1}}, after={}, project_id='p',
+              user_id='u')
+
+
+def _outcome(send):
+    journal = mock.Mock()
+    return repair.journaled(journal, PLAN, lambda: journal.entry, send)
+
+
+def _fail(exc):
+    def send():
+        raise exc
+    return send
+
+
+def test_a_write_says_done_or_failed_in_a_reason():
+    done = _outcome(lambda: None)
+    assert isinstance(done.message, reasons.Reason)
+    assert (done.status, str(done.message)) == (repair.DONE, 'done')
+    failed = _outcome(_fail(ks_exc.InternalServerError('boom')))
+    assert isinstance(failed.message, reasons.Reason)
+    assert failed.status == repair.FAILED
+    assert str(failed.message) == 'Placement failed: boom (HTTP 500)'
+    assert failed.message.render(
+        {'Placement failed: %(detail)s': 'Échec : %(detail)s'}.get) == \
+        'Échec : boom (HTTP 500)'
+
+
+def test_a_decommission_of_nothing_says_so_in_a_reason():
+    gone = mock.Mock(gone=True, roots=[])
+    with mock.patch.object(teardown, 'preview', return_value=gone):
+        (outcome,) = teardown.apply(None, None, mock.Mock(), 'host9', [])
+    assert isinstance(outcome.message, reasons.Reason)
+    assert str(outcome.message) == 'host9 is already gone'
