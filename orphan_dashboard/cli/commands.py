@@ -24,7 +24,6 @@ audited and repaired; the JSON's ``skipped_cells`` says what was not).
 """
 
 import argparse
-import getpass
 import json
 import logging
 import math
@@ -34,16 +33,15 @@ import time
 
 from keystoneauth1 import exceptions as ks_exc
 
-from orphan_dashboard.api import client
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import prometheus
 from orphan_dashboard import conf
+from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
-from orphan_dashboard.writing import repair
 
 NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED, PARTIAL = 0, 1, 2, 3, 4, 5
 EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
@@ -72,7 +70,7 @@ def _common(parser, suppress=False):
                         metavar='SECONDS',
                         help='seconds one API request may take (default: '
                              'api_timeout of the cloud, else %d)' %
-                             client.DEFAULT_TIMEOUT)
+                             connect.DEFAULT_TIMEOUT)
     parser.add_argument('--debug', action='store_true',
                         default=argparse.SUPPRESS if suppress else False,
                         help='log HTTP requests and library warnings')
@@ -290,9 +288,9 @@ def print_outcomes(outcomes, out):
 
 
 def outcome_code(outcomes):
-    if any(o.status == repair.FAILED for o in outcomes):
+    if any(o.status == repairs.FAILED for o in outcomes):
         return ERROR
-    if any(o.status == repair.DONE for o in outcomes):
+    if any(o.status == repairs.DONE for o in outcomes):
         return APPLIED
     return FOUND
 
@@ -310,24 +308,6 @@ def setup_django():
         settings.configure(INSTALLED_APPS=['orphan_dashboard'], USE_TZ=True,
                            **journal)
     django.setup()
-
-
-def cli_journal(clients):
-    from orphan_dashboard.writing import journal
-
-    adapter = clients.placement
-    try:
-        access = (adapter.auth or adapter.session.auth).get_access(
-            adapter.session)
-        user_name, project_name = access.username, access.project_name
-    except Exception:  # token-only auth knows no names
-        user_name = project_name = None
-    return journal.Journal(
-        'cli', client.cloud_for_clients(clients),
-        user_id=adapter.get_user_id(),
-        user_name=user_name or getpass.getuser(),
-        project_id=adapter.get_project_id(),
-        project_name=project_name or '')
 
 
 def _min_age(args):
@@ -377,7 +357,8 @@ def cmd_apply(args, clients, out):
     selections, hints = repairs.recommended(report)
     rows = repairs.preview(clients, selections, _min_age(args), hints)
     setup_django()
-    outcomes = repairs.apply_previewed(clients, cli_journal(clients), rows,
+    journal = connect.journal_for_clients(clients)
+    outcomes = repairs.apply_previewed(clients, journal, rows,
                                        _min_age(args), hints)
     if args.json:
         json.dump(dict(report_json(report), outcomes=outcomes_json(outcomes)),
@@ -394,7 +375,7 @@ def cmd_apply(args, clients, out):
 def cmd_history(args, clients, out):
     from orphan_dashboard.operations import history as history_ops
 
-    cloud = None if args.all_clouds else client.cloud_for_clients(clients)
+    cloud = None if args.all_clouds else connect.cloud_for_clients(clients)
     found = history_ops.every_entry(cloud, provider=args.provider,
                                     consumer=args.consumer)
     if args.csv:
@@ -416,7 +397,7 @@ def cmd_restore(args, clients, out):
     from orphan_dashboard.operations import history as history_ops
     from orphan_dashboard.operations import restore as restore_ops
 
-    cloud = client.cloud_for_clients(clients)
+    cloud = connect.cloud_for_clients(clients)
     try:
         entries = history_ops.entries_by_id(cloud, args.entries)
     except ObjectDoesNotExist:
@@ -433,7 +414,7 @@ def cmd_restore(args, clients, out):
     outcomes = []
     if args.apply:
         outcomes = restore_ops.restore(
-            clients, cli_journal(clients), entries,
+            clients, connect.journal_for_clients(clients), entries,
             {entry.id: row.plan for entry, row in pairs if row.plan},
             restorable)
     if args.json:
@@ -518,7 +499,7 @@ def known_or_close(name, clients):
 
     setup_django()
     close = decommission_ops.close_names(
-        clients, client.cloud_for_clients(clients), name)
+        clients, connect.cloud_for_clients(clients), name)
     if close is None:
         return
     raise BadArguments(
@@ -550,9 +531,10 @@ def cmd_decommission(args, clients, out):
     elif args.apply:
         setup_django()
         outcomes = decommission_ops.apply(
-            clients, cli_journal(clients), args.host, plan.plans(chosen),
-            chosen, _min_age(args), bound=plan.binding())
-        code = (APPLIED if outcomes and all(o.status == repair.DONE
+            clients, connect.journal_for_clients(clients), args.host,
+            plan.plans(chosen), chosen, _min_age(args),
+            bound=plan.binding())
+        code = (APPLIED if outcomes and all(o.status == repairs.DONE
                                             for o in outcomes) else ERROR)
     if args.json:
         json.dump(dict(decommission_json(plan, chosen),
@@ -578,9 +560,9 @@ def cmd_refresh(args, clients, out):
             "refresh stores the snapshot in the panel's cache: run it with "
             "Horizon's settings (manage.py orphan_audit refresh, or "
             'DJANGO_SETTINGS_MODULE set)')
-    store = snapshot_ops.store(client.cloud_for_clients(clients).key,
+    store = snapshot_ops.store(connect.cloud_for_clients(clients).key,
                                conf.FULL_SWEEP.get())
-    client.validate_token(clients)
+    connect.validate_token(clients)
     progress = progress_bar.for_args(args)
     started = time.monotonic()
     snapshot = snapshot_ops.refresh(
@@ -663,7 +645,7 @@ def execute(args, out=sys.stdout):
             setup_django()
         clients = None
         if not (command == 'history' and args.all_clouds):
-            clients = client.for_cloud(args.os_cloud, timeout=args.timeout)
+            clients = connect.for_cloud(args.os_cloud, timeout=args.timeout)
         return HANDLERS[command](args, clients, out)
     except BadArguments as exc:
         print('orphan-audit: %s' % exc, file=sys.stderr)

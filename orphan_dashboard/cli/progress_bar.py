@@ -16,13 +16,13 @@ import sys
 import threading
 import time
 
-from orphan_dashboard.reading import collect
+from orphan_dashboard.operations import snapshot
 
 DELAY = 1.0
 """A sweep shorter than this shows no bar."""
 
 
-class TerminalProgress(collect.Progress):
+class TerminalProgress(snapshot.Progress):
     """A ``rich`` progress bar on stderr, shown once a sweep has taken
     :data:`DELAY` seconds; only made for a terminal (see :func:`for_args`).
     """
@@ -41,7 +41,7 @@ class TerminalProgress(collect.Progress):
             progress.TimeElapsedColumn(), transient=True,
             console=console.Console(file=stream or sys.stderr))
         self.tasks = {kind: self.bar.add_task(self.LABELS[kind], total=None)
-                      for kind in collect.KINDS}
+                      for kind in snapshot.PROGRESS_KINDS}
         self.shown = False
 
     def _show(self):
@@ -69,5 +69,5 @@ def for_args(args, stream=None):
     stderr is a terminal."""
     stream = stream or sys.stderr
     if getattr(args, 'json', False) or not stream.isatty():
-        return collect.NO_PROGRESS
+        return snapshot.NO_PROGRESS
     return TerminalProgress(stream)

@@ -14,6 +14,7 @@
 both front ends export them."""
 
 from orphan_dashboard.api import client
+from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import export
 from orphan_dashboard.audit import model as m
@@ -76,3 +77,8 @@ def findings_csv(rows):
 def findings_json(rows):
     """:func:`finding_rows` as the pieces of one JSON array."""
     return export.json_array(rows)
+
+
+def inventories(clients, provider_uuid):
+    """A provider's inventories, read now."""
+    return placement.provider_inventories(clients.placement, provider_uuid)

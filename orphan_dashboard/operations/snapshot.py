@@ -24,6 +24,11 @@ from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import snapshots
 
 LOG = logging.getLogger(__name__)
+Progress = collect.Progress
+"""What a front end implements to show a sweep's progress, on each of
+:data:`PROGRESS_KINDS`."""
+PROGRESS_KINDS = collect.KINDS
+NO_PROGRESS = collect.NO_PROGRESS
 
 
 def store(cloud_key, full_sweep_interval):

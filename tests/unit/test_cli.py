@@ -70,7 +70,7 @@ def test_an_unknown_provider_is_an_error(capsys):
     args = parse('report', '--provider', 'nowhere')
     with mock.patch.object(collect, 'full_snapshot'), \
             mock.patch.object(classify, 'audit', return_value=report), \
-            mock.patch.object(cli.client, 'for_cloud'):
+            mock.patch.object(cli.connect, 'for_cloud'):
         assert cli.execute(args) == cli.BAD_ARGUMENTS
     assert capsys.readouterr().err.strip() == \
         'orphan-audit: no resource provider nowhere'
@@ -164,8 +164,8 @@ def test_a_down_cell_makes_a_partial_run(command):
     out = io.StringIO()
     with mock.patch.object(collect, 'full_snapshot',
                            return_value=_down_cell_snapshot()), \
-            mock.patch.object(cli.client, 'for_cloud'), \
-            mock.patch.object(cli.client, 'validate_token'):
+            mock.patch.object(cli.connect, 'for_cloud'), \
+            mock.patch.object(cli.connect, 'validate_token'):
         assert cli.execute(args, out) == cli.PARTIAL == 5
     out = json.loads(out.getvalue())
     assert out['partial'] is True
@@ -180,8 +180,8 @@ def test_a_down_cell_is_named_in_the_text_report():
     out = io.StringIO()
     with mock.patch.object(collect, 'full_snapshot',
                            return_value=_down_cell_snapshot()), \
-            mock.patch.object(cli.client, 'for_cloud'), \
-            mock.patch.object(cli.client, 'validate_token'):
+            mock.patch.object(cli.connect, 'for_cloud'), \
+            mock.patch.object(cli.connect, 'validate_token'):
         assert cli.execute(args, out) == cli.PARTIAL
     first = out.getvalue().splitlines()[0]
     assert first.startswith('PARTIAL: ')
@@ -196,8 +196,8 @@ def test_a_whole_run_says_nothing_was_skipped():
     out = io.StringIO()
     with mock.patch.object(collect, 'full_snapshot',
                            return_value=Cloud().snapshot()), \
-            mock.patch.object(cli.client, 'for_cloud'), \
-            mock.patch.object(cli.client, 'validate_token'):
+            mock.patch.object(cli.connect, 'for_cloud'), \
+            mock.patch.object(cli.connect, 'validate_token'):
         assert cli.execute(args, out) == cli.NOTHING
     out = json.loads(out.getvalue())
     assert out['partial'] is False and out['skipped_cells'] is None
@@ -221,8 +221,8 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
             mock.patch.object(teardown, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(cli, 'setup_django'), \
-            mock.patch.object(cli, 'cli_journal'), \
-            mock.patch.object(cli.client, 'for_cloud'):
+            mock.patch.object(cli.connect, 'journal_for_clients'), \
+            mock.patch.object(cli.connect, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', b), printed) == cli.FOUND
         out = printed.getvalue()

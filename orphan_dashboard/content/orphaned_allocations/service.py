@@ -21,24 +21,22 @@ the CLI calls too.
 
 import functools
 
-from orphan_dashboard.api import client
-from orphan_dashboard.api import placement
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard import conf
+from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import decommission as decommission_ops
 from orphan_dashboard.operations import history as history_ops
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
 from orphan_dashboard.operations import restore as restore_ops
 from orphan_dashboard.operations import snapshot
-from orphan_dashboard.writing import journal
 
 
 def _store(request):
-    return snapshot.store(client.cloud_for_request(request).key,
+    return snapshot.store(connect.cloud_for_request(request).key,
                           conf.FULL_SWEEP.get())
 
 
@@ -50,7 +48,7 @@ _shown = {}
 def _sweep(request, store, full=False):
     """Start a background sweep unless one runs (in any process)."""
     return snapshot.start_sweep(
-        store, client.credentials_for_request(request), full,
+        store, connect.credentials_for_request(request), full,
         api_timeout=conf.API_TIMEOUT.get(), python=conf.SWEEP_PYTHON.get(),
         min_age=conf.MIN_AGE.get(),
         full_sweep_interval=conf.FULL_SWEEP.get(),
@@ -141,12 +139,12 @@ def note_written(request, consumers=(), providers_changed=False):
 
 
 def _clients(request):
-    return client.for_request(request, timeout=conf.API_TIMEOUT.get())
+    return connect.for_request(request, timeout=conf.API_TIMEOUT.get())
 
 
 def _journal(request):
-    return journal.Journal.for_request(request,
-                                       client.cloud_for_request(request))
+    return connect.journal_for_request(request,
+                                       connect.cloud_for_request(request))
 
 
 def selections(request, chosen, provider_uuids):
@@ -186,7 +184,7 @@ def history(request, provider=None, consumer=None, batch=None, marker=None,
     """This cloud's journal entries, newest first, a page at a time:
     ``(entries, has_prev, has_more, {subject: restorable entry ids})``."""
     return history_ops.page(
-        client.cloud_for_request(request), provider=provider,
+        connect.cloud_for_request(request), provider=provider,
         consumer=consumer, batch=batch, marker=marker,
         prev_marker=prev_marker, limit=limit,
         named_=_named(request, provider))
@@ -196,7 +194,7 @@ def history_export(request, provider=None, consumer=None, batch=None):
     """Every entry History shows with the same filter, read as it is
     written out."""
     return history_ops.every_entry(
-        client.cloud_for_request(request), provider=provider,
+        connect.cloud_for_request(request), provider=provider,
         consumer=consumer, batch=batch, named_=_named(request, provider))
 
 
@@ -222,24 +220,24 @@ def findings_json(rows):
 
 def batch_entries(request, batch):
     """This cloud's entries of exactly one confirm or decommission."""
-    return history_ops.batch_entries(client.cloud_for_request(request),
+    return history_ops.batch_entries(connect.cloud_for_request(request),
                                      batch)
 
 
 def journal_entries(request, entry_ids):
     """This cloud's entries with these ids; others raise ``DoesNotExist``."""
-    return history_ops.entries_by_id(client.cloud_for_request(request),
+    return history_ops.entries_by_id(connect.cloud_for_request(request),
                                      entry_ids)
 
 
 def batch_of(request, outcomes):
     """The journal batch these outcomes were written in, or None when
     nothing was journaled."""
-    return history_ops.batch_of(client.cloud_for_request(request), outcomes)
+    return history_ops.batch_of(connect.cloud_for_request(request), outcomes)
 
 
 def _restorable(request, entries):
-    return restore_ops.restorable(client.cloud_for_request(request), entries)
+    return restore_ops.restorable(connect.cloud_for_request(request), entries)
 
 
 def preview_restore(request, entries):
@@ -261,8 +259,7 @@ def restore(request, entries, confirmed):
 
 
 def inventories(request, provider_uuid):
-    return placement.provider_inventories(_clients(request).placement,
-                                          provider_uuid)
+    return report_ops.inventories(_clients(request), provider_uuid)
 
 
 def preview_provider_delete(request, roots):

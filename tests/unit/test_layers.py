@@ -1,0 +1,162 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The package's folders are its layers, and imports only point down.
+
+Read from the source (every ``import``, also inside functions), so a
+lazy import cannot hide a wrong direction.  The README's contributor
+section draws the same picture.
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / 'orphan_dashboard'
+
+LAYERS = (
+    ('engine', ('orphan_dashboard.audit',)),
+    ('services', ('orphan_dashboard.api',)),
+    ('settings', ('orphan_dashboard.conf',)),
+    ('reading', ('orphan_dashboard.reading',)),
+    ('writing', ('orphan_dashboard.writing', 'orphan_dashboard.models')),
+    ('application', ('orphan_dashboard.operations',)),
+    ('panel', ('orphan_dashboard.content', 'orphan_dashboard.templatetags',
+               'orphan_dashboard.local')),
+    ('cli', ('orphan_dashboard.cli', 'orphan_dashboard.management')),
+    ('app', ('orphan_dashboard.apps', 'orphan_dashboard.migrations',
+             'orphan_dashboard')),
+)
+"""Each layer and the modules in it, most specific prefix first."""
+
+MAY_IMPORT = {
+    'engine': {'engine'},
+    'services': {'services', 'settings'},
+    'settings': {'settings'},
+    'reading': {'reading', 'services', 'engine', 'settings'},
+    'writing': {'writing', 'reading', 'services', 'engine', 'settings'},
+    'application': {'application', 'writing', 'reading', 'services',
+                    'engine', 'settings'},
+    'panel': {'panel', 'application', 'engine', 'settings'},
+    'cli': {'cli', 'application', 'engine', 'settings'},
+    'app': {'app', 'settings', 'reading', 'writing'},
+}
+"""Which of our layers each layer may import: only ones below it."""
+
+FOREIGN = ('django', 'horizon', 'openstack_dashboard', 'requests',
+           'keystoneauth1', 'novaclient', 'openstack', 'osprofiler',
+           'prometheus_client', 'rich')
+"""Libraries of I/O and UI that the engine never imports."""
+
+MAY_NOT_IMPORT = {'engine': FOREIGN}
+
+
+def layer_of(module):
+    for name, prefixes in LAYERS:
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + '.'):
+                return name
+    raise AssertionError('%s is in no layer' % module)
+
+
+def module_name(path):
+    parts = path.relative_to(PACKAGE.parent).with_suffix('').parts
+    if parts[-1] == '__init__':
+        parts = parts[:-1]
+    return '.'.join(parts)
+
+
+def imported(source):
+    """Every module a source imports, as ``(line, dotted name)``; a
+    ``from package import name`` counts as ``package.name``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.extend((node.lineno, '%s.%s' % (node.module, alias.name))
+                         for alias in node.names)
+    return found
+
+
+def wrong_imports(module, source):
+    """What ``module`` imports against the layers, one line each."""
+    layer = layer_of(module)
+    wrong = []
+    for line, name in imported(source):
+        top = name.split('.')[0]
+        if top == 'orphan_dashboard':
+            target = layer_of(name)
+            if target not in MAY_IMPORT[layer]:
+                wrong.append('%s:%d %s (%s) imports %s (%s)' % (
+                    module, line, module, layer, name, target))
+        elif top in MAY_NOT_IMPORT.get(layer, ()):
+            wrong.append('%s:%d %s (%s) imports %s' % (
+                module, line, module, layer, name))
+    return wrong
+
+
+def sources():
+    for path in sorted(PACKAGE.rglob('*.py')):
+        yield module_name(path), path.read_text(encoding='utf-8')
+
+
+def test_every_import_points_down():
+    wrong = []
+    for module, source in sources():
+        wrong.extend(wrong_imports(module, source))
+    assert wrong == []
+
+
+ADAPTERS = ('orphan_dashboard.content.orphaned_allocations.service',
+            'orphan_dashboard.content.orphaned_allocations.labels')
+"""The panel's two doors to the layers below: the application layer
+(``service``) and the engine's words (``labels``)."""
+
+
+def test_views_tables_tabs_and_forms_go_through_service_and_labels():
+    wrong = []
+    for module, source in sources():
+        if layer_of(module) != 'panel' or module in ADAPTERS:
+            continue
+        wrong += ['%s:%d imports %s' % (module, line, name)
+                  for line, name in imported(source)
+                  if name.startswith('orphan_dashboard.') and
+                  layer_of(name) not in ('panel', 'settings')]
+    assert wrong == []
+
+
+def test_every_module_is_in_a_layer():
+    assert {layer_of(module) for module, _ in sources()} == set(MAY_IMPORT)
+
+
+@pytest.mark.parametrize('module,source', [
+    ('orphan_dashboard.audit.classify', 'import django.conf\n'),
+    ('orphan_dashboard.audit.classify',
+     'def f():\n    from orphan_dashboard import conf\n'),
+    ('orphan_dashboard.audit.plan', 'import requests\n'),
+    ('orphan_dashboard.api.placement',
+     'from orphan_dashboard.reading import collect\n'),
+    ('orphan_dashboard.api.placement',
+     'from orphan_dashboard.audit import model\n'),
+    ('orphan_dashboard.reading.collect',
+     'from orphan_dashboard.writing import repair\n'),
+    ('orphan_dashboard.writing.repair',
+     'from orphan_dashboard.content.orphaned_allocations import views\n'),
+    ('orphan_dashboard.content.orphaned_allocations.views',
+     'from orphan_dashboard.writing import repair\n'),
+    ('orphan_dashboard.cli.commands',
+     'from orphan_dashboard.content.orphaned_allocations import service\n'),
+])
+def test_a_wrong_direction_is_caught(module, source):
+    assert len(wrong_imports(module, source)) == 1
