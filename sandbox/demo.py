@@ -56,6 +56,8 @@ def main(args):
            '--placement-port', str(args.placement_port),
            '--control-port', str(args.control_port),
            '--password', args.password]
+    if args.neutron:
+        cmd += ['--neutron', '--neutron-port', str(args.neutron_port)]
     env = dict(os.environ)
     env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
     env['PYTHONUNBUFFERED'] = '1'

@@ -115,9 +115,11 @@ def _MonkeyPatch(cls, name, func):
 
 
 class Stager:
-    def __init__(self, cloud, api):
+    def __init__(self, cloud, api, nics=None):
         self.cloud = cloud
         self.api = api
+        # host -> its br-phys provider, when the sandbox runs Neutron
+        self.nics = nics or {}
         self.race = _PlacementRace(cloud)
         self.manifest = {}
         self.lock = threading.Lock()
