@@ -68,9 +68,9 @@ def main(argv=None):
     demo = sub.add_parser('demo', help='the sandbox with all incidents, '
                                        'plus Horizon')
     _common(demo)
-    demo.add_argument('--neutron', action='store_true',
-                      help='start the sandbox with a real Neutron (see up '
-                           '--neutron)')
+    demo.add_argument('--no-neutron', dest='neutron', action='store_false',
+                      help='without the real Neutron (see up --neutron) '
+                           'and its port incidents')
     demo.add_argument('--port', type=int, default=8000,
                       help='Horizon port (default 8000)')
     args = parser.parse_args(argv)
