@@ -41,6 +41,7 @@ def _common(p):
     p.add_argument('--control-port', type=int, default=8799)
     p.add_argument('--password', default='sandbox-admin',
                    help='the Keystone admin password')
+    p.add_argument('--neutron-port', type=int, default=9696)
     p.add_argument('--debug', action='store_true')
 
 
@@ -53,13 +54,23 @@ def main(argv=None):
                     help="'all', 'none' or a comma list of: "
                          "evacuation, deleted_behind_nova, failed_migration,"
                          " unconfirmed_resize, healed_away, healthy (and,"
-                         " with --cells 2 only, second_cell)")
+                         " with --cells 2 only, second_cell; with --neutron"
+                         " only, qos_ports_healthy, routed_segment,"
+                         " port_deleted_in_neutron, port_allocation_removed,"
+                         " qos_rule_changed, port_migrated_left)")
     up.add_argument('--cells', type=int, choices=(1, 2), default=1,
                     help='Nova cells; 2 adds host5 in cell2, which the '
                          'control API can take down (default 1)')
+    up.add_argument('--neutron', action='store_true',
+                    help='run a real Neutron (ML2/OVS, QoS, placement, '
+                         'segments) that Nova uses, with an Open vSwitch '
+                         'agent and br-phys bandwidth provider per host')
     demo = sub.add_parser('demo', help='the sandbox with all incidents, '
                                        'plus Horizon')
     _common(demo)
+    demo.add_argument('--no-neutron', dest='neutron', action='store_false',
+                      help='without the real Neutron (see up --neutron) '
+                           'and its port incidents')
     demo.add_argument('--port', type=int, default=8000,
                       help='Horizon port (default 8000)')
     args = parser.parse_args(argv)

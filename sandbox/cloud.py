@@ -122,6 +122,9 @@ class SandboxCloud(nova_test.TestCase):
     """A Nova functional test that never ends: the sandbox cloud."""
 
     compute_driver = 'fake.SandboxFakeDriver'
+    NEUTRON = None
+    """``{url, keystone_url, password}`` of a real Neutron for Nova, else
+    Nova's in-process ``NeutronFixture``."""
 
     def runTest(self):  # testtools wants a test method name
         pass
@@ -135,7 +138,11 @@ class SandboxCloud(nova_test.TestCase):
         # usage Project > Overview shows.
         self.flags(response_validation='warn', group='api')
         self.useFixture(nova_fixtures.RealPolicyFixture())
-        self.neutron = self.useFixture(nova_fixtures.NeutronFixture(self))
+        if self.NEUTRON:
+            self._use_real_neutron(**self.NEUTRON)
+        else:
+            self.neutron = self.useFixture(
+                nova_fixtures.NeutronFixture(self))
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(self))
         self.useFixture(nova_fixtures.CinderFixture(self))
         self.placement_fixture = self.useFixture(
@@ -154,6 +161,27 @@ class SandboxCloud(nova_test.TestCase):
         self.down_cells = {}
         self.stopped = set()
         self.servers = []
+
+    def _use_real_neutron(self, url, keystone_url, password):
+        """Nova's ``[neutron]`` section at the sandbox's Neutron, instead
+        of the in-process fixture that stubs Nova's Neutron client.
+
+        No agent plugs a VIF, so no ``network-vif-plugged`` event ever
+        comes: Nova must not wait for one.
+        """
+        self.neutron = None
+        group = 'neutron'
+        for opt in ks_loading.get_auth_plugin_conf_options('password'):
+            try:
+                CONF.register_opt(opt, group=group)
+            except cfg.DuplicateOptError:
+                pass
+        self.flags(auth_type='password', auth_url=keystone_url,
+                   username='admin', password=password,
+                   project_name='admin', user_domain_name='Default',
+                   project_domain_name='Default', region_name='RegionOne',
+                   endpoint_override=url, group=group)
+        self.flags(vif_plugging_is_fatal=False, vif_plugging_timeout=0)
 
     # ----------------------------------------------------------- serving
     def serve(self, nova_port, placement_port, keystone_url, password):
@@ -330,10 +358,12 @@ class SandboxCloud(nova_test.TestCase):
         return {'exit_code': rc, 'output': out.getvalue()}
 
 
-def build(cells=1):
-    """Set up the cloud with ``cells`` Nova cells; returns the SandboxCloud
+def build(cells=1, neutron=None):
+    """Set up the cloud with ``cells`` Nova cells (and Nova pointed at
+    ``neutron``, see ``SandboxCloud.NEUTRON``); returns the SandboxCloud
     (call .cleanUp())."""
     tc = SandboxCloud('runTest')
     tc.NUMBER_OF_CELLS = cells
+    tc.NEUTRON = neutron
     tc.setUp()
     return tc

@@ -12,6 +12,8 @@
 
 """``python -m sandbox demo``: the sandbox with every incident, then Horizon.
 
+With a real Neutron and its port incidents unless ``--no-neutron``.
+
 Horizon runs as ``django-admin runserver --insecure --noreload`` with
 DJANGO_SETTINGS_MODULE=sandbox.horizon_settings in a child process.
 Ctrl-C / SIGTERM stops Horizon and the sandbox.
@@ -24,6 +26,7 @@ import threading
 import time
 
 from sandbox import common
+from sandbox import incidents_names
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PANEL = '/admin/orphaned_allocations/'
@@ -49,13 +52,18 @@ def main(args):
     port = common.choose_port(args.port)
     if port != args.port:
         common.log('port %d is busy; Horizon will use %d' % (args.port, port))
-    cmd = [sys.executable, '-m', 'sandbox', 'up', '--incidents', 'all',
+    incidents = 'all'
+    if args.neutron:
+        incidents = ','.join(incidents_names.NAMES + incidents_names.NEUTRON)
+    cmd = [sys.executable, '-m', 'sandbox', 'up', '--incidents', incidents,
            '--state-dir', state_dir,
            '--keystone-port', str(args.keystone_port),
            '--nova-port', str(args.nova_port),
            '--placement-port', str(args.placement_port),
            '--control-port', str(args.control_port),
            '--password', args.password]
+    if args.neutron:
+        cmd += ['--neutron', '--neutron-port', str(args.neutron_port)]
     env = dict(os.environ)
     env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
     env['PYTHONUNBUFFERED'] = '1'

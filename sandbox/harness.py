@@ -50,8 +50,9 @@ class SandboxError(RuntimeError):
 
 class Sandbox:
     def __init__(self, incidents=(), state_dir=None, timeout=180,
-                 python=None, ports=None, keep_state=False):
+                 python=None, ports=None, keep_state=False, neutron=False):
         self.incidents = list(incidents)
+        self.neutron = neutron
         self._tmp = None
         if state_dir is None:
             self._tmp = tempfile.mkdtemp(prefix='sandbox-')
@@ -73,6 +74,9 @@ class Sandbox:
                '--incidents', ','.join(self.incidents) or 'none']
         for name in ('keystone', 'nova', 'placement', 'control'):
             cmd += ['--%s-port' % name, str(self.ports.get(name, 0))]
+        if self.neutron:
+            cmd += ['--neutron',
+                    '--neutron-port', str(self.ports.get('neutron', 0))]
         return cmd
 
     def start(self):
@@ -160,6 +164,10 @@ class Sandbox:
     @property
     def placement_url(self):
         return self.config['placement']['url']
+
+    @property
+    def neutron_url(self):
+        return self.config['neutron']['url']
 
     def control(self, method, path, timeout=120):
         """Call the control API; returns (status, parsed JSON)."""

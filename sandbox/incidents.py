@@ -19,6 +19,7 @@ Keystone token, except where the incident itself began behind Nova's back
 fail with a 409).
 """
 import threading
+import time
 
 from nova import exception as nova_exc
 from nova.scheduler.client import report
@@ -40,6 +41,11 @@ VERDICTS = ('ok', 'evacuated_source', 'moved', 'deleted_instance',
             'stale_migration', 'missing', 'wrong_amount',
             'incomplete_consumer', 'protected', 'unknown_consumer')
 BANDWIDTH = 'NET_BW_EGR_KILOBIT_PER_SEC'
+NIC_NAME = '%s:Open vSwitch agent:br-phys'
+"""The bandwidth provider Neutron's placement plugin makes per host."""
+PORT_KBPS = 1000
+"""Egress minimum bandwidth of the sandbox's QoS ports."""
+CHANGED_KBPS = 2000
 
 
 class IncidentError(Exception):
@@ -115,9 +121,12 @@ def _MonkeyPatch(cls, name, func):
 
 
 class Stager:
-    def __init__(self, cloud, api):
+    def __init__(self, cloud, api, nics=None):
         self.cloud = cloud
         self.api = api
+        # host -> its br-phys provider, when the sandbox runs Neutron
+        self.nics = nics or {}
+        self.qos = None
         self.race = _PlacementRace(cloud)
         self.manifest = {}
         self.lock = threading.Lock()
@@ -654,3 +663,229 @@ class Stager:
             [self._server_entry(a['id']), self._server_entry(b['id'])], [],
             [self._exp(a['id'], 'instance', 'host2', 'ok'),
              self._exp(b['id'], 'instance', 'host3', 'ok')])
+
+    # ------------------------------------------------------------ Neutron
+    def _need_neutron(self, name):
+        if not self.api.neutron_url or not self.nics:
+            raise IncidentError('%s needs the sandbox started with --neutron'
+                                % name)
+        if name in self.manifest:
+            raise IncidentError('%s is already staged' % name)
+        for host, rp in self.nics.items():
+            self.rps[NIC_NAME % host] = rp
+
+    def _qos_network(self):
+        """A VLAN network on physnet0 and a QoS policy whose minimum
+        bandwidth rule makes every port carrying it request bandwidth."""
+        if self.qos is None:
+            n = self.api.neutron
+            net = n('POST', '/networks', {'network': {
+                'name': 'sb-qos-net', 'provider:network_type': 'vlan',
+                'provider:physical_network': 'physnet0',
+                'provider:segmentation_id': 101}})['network']
+            n('POST', '/subnets', {'subnet': {
+                'network_id': net['id'], 'name': 'sb-qos-subnet',
+                'cidr': '10.10.0.0/24', 'ip_version': 4}})
+            self.qos = {'network': net['id'],
+                        'policy': self._qos_policy('sb-min-bw')}
+        return self.qos
+
+    def _qos_policy(self, name, kbps=PORT_KBPS):
+        n = self.api.neutron
+        policy = n('POST', '/qos/policies', {'policy': {
+            'name': name}})['policy']
+        n('POST', '/qos/policies/%s/minimum_bandwidth_rules' % policy['id'],
+          {'minimum_bandwidth_rule': {'min_kbps': kbps,
+                                      'direction': 'egress'}})
+        return policy['id']
+
+    def boot_on_qos_port(self, name, host, policy=None):
+        """A server booted through Nova with a new port carrying the QoS
+        policy: Nova's scheduler allocates the bandwidth on the host's NIC
+        provider and writes the port's ``binding:profile.allocation``."""
+        qos = self._qos_network()
+        port = self.api.neutron('POST', '/ports', {'port': {
+            'network_id': qos['network'], 'name': name + '-port',
+            'qos_policy_id': policy or qos['policy']}})['port']
+        body = {'server': {'name': self._name(name), 'imageRef': IMAGE,
+                           'flavorRef': 'sb-small', 'host': host,
+                           'networks': [{'port': port['id']}]}}
+        server = self.api.nova('POST', '/servers', body, mv='2.74')['server']
+        server = self.api.wait_server(
+            server['id'], lambda s: s['status'] in ('ACTIVE', 'ERROR'),
+            what='ACTIVE')
+        if server['status'] != 'ACTIVE':
+            raise IncidentError('%s did not boot: %s'
+                                % (name, server.get('fault')))
+        return server, port['id']
+
+    def _port(self, port_id):
+        return self.api.neutron('GET', '/ports/%s' % port_id)['port']
+
+    def stage_qos_ports_healthy(self):
+        self._need_neutron('qos_ports_healthy')
+        servers, ports, expected = [], {}, []
+        # not on a host another incident took down (evacuation: host1)
+        for host in sorted(set(self.nics) - self.cloud.stopped):
+            s, port = self.boot_on_qos_port('qos-vm-%s' % host, host)
+            servers.append(self._server_entry(s['id']))
+            ports[s['id']] = port
+            expected += [self._exp(s['id'], 'instance', host, 'ok'),
+                         self._exp(s['id'], 'instance', NIC_NAME % host,
+                                   'ok')]
+        return self._finish(
+            'qos_ports_healthy',
+            'a server on each running host booted with a port whose QoS '
+            'policy '
+            'holds a %d kbps egress minimum bandwidth rule: Nova allocated '
+            "it on the host's br-phys provider, which the port's "
+            'binding:profile.allocation names.' % PORT_KBPS,
+            servers, [], expected,
+            checks={'ports': ports, 'nics': dict(self.nics),
+                    'kbps': PORT_KBPS})
+
+    def stage_routed_segment(self):
+        """Neutron's segments plugin makes the provider itself once a
+        subnet is on the segment: a root named after the segment, its
+        IPV4_ADDRESS inventory, and a Nova aggregate of the hosts the
+        agents map to the physnet."""
+        self._need_neutron('routed_segment')
+        n = self.api.neutron
+        net = n('POST', '/networks', {'network': {
+            'name': 'sb-routed-net', 'provider:network_type': 'vlan',
+            'provider:physical_network': 'physnet0',
+            'provider:segmentation_id': 150}})['network']
+        segment = n('GET', '/segments?network_id=%s' % net['id'])[
+            'segments'][0]
+        n('POST', '/subnets', {'subnet': {
+            'network_id': net['id'], 'segment_id': segment['id'],
+            'name': 'sb-routed-subnet', 'cidr': '10.20.0.0/24',
+            'ip_version': 4}})
+        deadline = time.monotonic() + 60
+        path = '/resource_providers/%s/inventories' % segment['id']
+        while True:
+            inv = self.api.placement('GET', path, ok=(200, 404))
+            if inv and inv.get('inventories'):
+                break
+            if time.monotonic() > deadline:
+                raise IncidentError('no segment provider for %s'
+                                    % segment['id'])
+            time.sleep(0.3)
+        return self._finish(
+            'routed_segment',
+            "a routed network's segment (VLAN 150 on physnet0) with an "
+            "IPv4 subnet: Neutron's segments plugin created its provider "
+            '(IPV4_ADDRESS) and the Nova aggregate of host1..3. Not Nova\'s: '
+            'never orphaned, never deleted.',
+            [], [], [],
+            checks={'segment': segment['id'], 'network': net['id'],
+                    'segment_name': 'Neutron segment id %s' % segment['id']})
+
+    def stage_port_deleted_in_neutron(self):
+        """Nova bug 1820588: Nova hears of the deletion (Neutron's
+        network-vif-deleted event) but leaves the port's bandwidth on the
+        instance consumer until the server is deleted."""
+        self._need_neutron('port_deleted_in_neutron')
+        s, port = self.boot_on_qos_port('port-deleted-vm', 'host2')
+        self.api.neutron('DELETE', '/ports/%s' % port)
+        return self._finish(
+            'port_deleted_in_neutron',
+            'booted on host2 with a QoS port, then the port deleted through '
+            "Neutron's API while bound: the server keeps its %d kbps on "
+            'host2\'s br-phys provider with no port requesting it (Nova bug '
+            '1820588).' % PORT_KBPS,
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host2', 'ok')],
+            fault='DELETE /v2.0/ports/<bound port>',
+            checks={'port': port, 'nic': self.nics['host2'],
+                    'kbps': PORT_KBPS})
+
+    def stage_port_allocation_removed(self):
+        self._need_neutron('port_allocation_removed')
+        s, port = self.boot_on_qos_port('port-unallocated-vm', 'host3')
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        nic = self.nics['host3']
+        self._put(s['id'], {rp: a['resources']
+                            for rp, a in current['allocations'].items()
+                            if rp != nic}, current)
+        return self._finish(
+            'port_allocation_removed',
+            'booted on host3 with a QoS port, then its consumer rewritten '
+            "without the br-phys part: the port's binding:profile.allocation "
+            'still names host3\'s br-phys provider, which holds nothing for '
+            'the server.',
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host3', 'ok')],
+            fault='PUT /allocations/<server> without the NIC provider',
+            checks={'port': port, 'nic': nic, 'kbps': PORT_KBPS})
+
+    def stage_qos_rule_changed(self):
+        """Neutron 29 refuses to change a minimum bandwidth rule under a
+        bound port (501): the mismatch an older Neutron left (the rule
+        changed, Placement not) is staged by trying that update, then
+        writing the old amount into Placement."""
+        self._need_neutron('qos_rule_changed')
+        policy = self._qos_policy('sb-min-bw-changed', CHANGED_KBPS)
+        s, port = self.boot_on_qos_port('qos-changed-vm', 'host2', policy)
+        n = self.api.neutron
+        rule = n('GET', '/qos/policies/%s/minimum_bandwidth_rules'
+                 % policy)['minimum_bandwidth_rules'][0]
+        refused = self.api._call(
+            self.api.neutron_url + '/v2.0', 'network', 'PUT',
+            '/qos/policies/%s/minimum_bandwidth_rules/%s'
+            % (policy, rule['id']),
+            {'minimum_bandwidth_rule': {'min_kbps': PORT_KBPS}}, None,
+            None).status_code
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        nic = self.nics['host2']
+        held = {rp: dict(a['resources'])
+                for rp, a in current['allocations'].items()}
+        held[nic][BANDWIDTH] = PORT_KBPS
+        self._put(s['id'], held, current)
+        return self._finish(
+            'qos_rule_changed',
+            'booted on host2 with a port whose policy asks %d kbps; the '
+            "allocation on host2's br-phys provider says %d (the rule "
+            'changed under the bound port, Placement not): a wrong amount.'
+            % (CHANGED_KBPS, PORT_KBPS),
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host2', 'ok')],
+            fault='PUT of the minimum bandwidth rule (Neutron answers %d), '
+                  'then PUT /allocations/<server> with %s=%d on the NIC'
+                  % (refused, BANDWIDTH, PORT_KBPS),
+            checks={'port': port, 'nic': nic, 'kbps': CHANGED_KBPS,
+                    'allocated': PORT_KBPS, 'rule_update_status': refused})
+
+    def stage_port_migrated_left(self):
+        """A cold migration Nova carried out for real (the NIC allocation
+        and the port's binding moved to host2), then the source's bandwidth
+        written back onto the instance, as a cleanup that never finished
+        leaves it."""
+        self._need_neutron('port_migrated_left')
+        s, port = self.boot_on_qos_port('port-migrated-vm', 'host3')
+        self.api.nova('POST', '/servers/%s/action' % s['id'],
+                      {'migrate': {'host': 'host2'}}, mv='2.56')
+        self.api.wait_server(s['id'], lambda x: x['status'] ==
+                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
+        self.api.nova('POST', '/servers/%s/action' % s['id'],
+                      {'confirmResize': None})
+        self.api.wait_server(
+            s['id'], lambda x: x['status'] == 'ACTIVE' and
+            not x.get('OS-EXT-STS:task_state'), what='ACTIVE')
+        mig = self.api.wait_migration(s['id'], ('confirmed',))
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        held = {rp: a['resources']
+                for rp, a in current['allocations'].items()}
+        held[self.nics['host3']] = {BANDWIDTH: PORT_KBPS}
+        self._put(s['id'], held, current)
+        return self._finish(
+            'port_migrated_left',
+            'cold-migrated host3 -> host2 with a QoS port and confirmed: its '
+            "bandwidth moved to host2's br-phys provider, and the old %d "
+            "kbps on host3's br-phys was left on the instance." % PORT_KBPS,
+            [self._server_entry(s['id'])], [self._mig_entry(mig)],
+            [self._exp(s['id'], 'instance', 'host2', 'ok')],
+            fault='PUT /allocations/<server> adding host3:br-phys %s=%d '
+                  'after the confirm' % (BANDWIDTH, PORT_KBPS),
+            checks={'port': port, 'nic': self.nics['host2'],
+                    'old_nic': self.nics['host3'], 'kbps': PORT_KBPS})

@@ -15,6 +15,10 @@ NAMES = ('evacuation', 'deleted_behind_nova', 'failed_migration',
          'unconfirmed_resize', 'healed_away', 'wrong_amount',
          'port_bandwidth_left', 'pre_pike_consumer', 'retired_host',
          'foreign_providers', 'healthy')
-OPT_IN = ('second_cell',)
+NEUTRON = ('qos_ports_healthy', 'routed_segment', 'port_deleted_in_neutron',
+           'port_allocation_removed', 'qos_rule_changed',
+           'port_migrated_left')
+"""Staged through the real Neutron: the sandbox started with ``--neutron``."""
+OPT_IN = ('second_cell',) + NEUTRON
 """Staged only when named, never by ``all``: ``second_cell`` needs the
-sandbox started with ``--cells 2``."""
+sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``."""

@@ -33,12 +33,14 @@ class ApiError(Exception):
 
 
 class Api:
-    """Nova and Placement calls with an explicit microversion each time."""
+    """Nova and Placement calls with an explicit microversion each time
+    (and Neutron's, which has none, when the sandbox runs one)."""
 
-    def __init__(self, session, nova_url, placement_url):
+    def __init__(self, session, nova_url, placement_url, neutron_url=None):
         self.session = session
         self.nova_url = nova_url.rstrip('/')
         self.placement_url = placement_url.rstrip('/')
+        self.neutron_url = neutron_url and neutron_url.rstrip('/')
 
     def _call(self, base, service, method, path, body, mv, ok):
         """``mv=None`` sends no microversion: the service's oldest."""
@@ -65,6 +67,12 @@ class Api:
                   ok=(200, 201, 204)):
         resp = self._call(self.placement_url, 'placement', method, path, body,
                           mv, ok)
+        return resp.json() if resp.content else None
+
+    def neutron(self, method, path, body=None, ok=(200, 201, 204)):
+        """``path`` under ``/v2.0``."""
+        resp = self._call(self.neutron_url + '/v2.0', 'network', method,
+                          path, body, None, ok)
         return resp.json() if resp.content else None
 
     # ---------------------------------------------------------- helpers

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``python -m sandbox up``: Keystone (child process) + Nova/Placement here."""
+"""``python -m sandbox up``: Keystone (child process) + Nova/Placement here,
+and with ``--neutron`` a real Neutron (child process) that Nova uses."""
 import fcntl
 import os
 import shutil
@@ -63,6 +64,8 @@ class Running:
         self.stop_event = threading.Event()
         self.ready = False
         self.keystone = None
+        self.neutron = None
+        self.nics = {}
         self.cloud = None
         self.stager = None
         self.control_server = None
@@ -76,10 +79,13 @@ class Running:
         a = self.args
         taken = set()
         self.ports = {}
-        for name, wanted in (('keystone', a.keystone_port),
-                             ('nova', a.nova_port),
-                             ('placement', a.placement_port),
-                             ('control', a.control_port)):
+        wanted_ports = [('keystone', a.keystone_port),
+                        ('nova', a.nova_port),
+                        ('placement', a.placement_port),
+                        ('control', a.control_port)]
+        if self.with_neutron:
+            wanted_ports.append(('neutron', a.neutron_port))
+        for name, wanted in wanted_ports:
             port = common.choose_port(wanted, taken)
             taken.add(port)
             self.ports[name] = port
@@ -93,6 +99,12 @@ class Running:
             'placement': base % self.ports['placement'],
             'control': base % self.ports['control'],
         }
+        if self.with_neutron:
+            self.urls['neutron'] = base % self.ports['neutron']
+
+    @property
+    def with_neutron(self):
+        return getattr(self.args, 'neutron', False)
 
     def start_keystone(self):
         log = open(os.path.join(self.state_dir, 'keystone.log'), 'w')
@@ -104,6 +116,57 @@ class Running:
             stdout=log, stderr=subprocess.STDOUT,
             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
             preexec_fn=common.die_with_parent)
+
+    def start_neutron(self):
+        log = open(os.path.join(self.state_dir, 'neutron.log'), 'w')
+        self.neutron = subprocess.Popen(
+            [sys.executable, '-m', 'sandbox.neutron_proc',
+             '--state-dir', self.state_dir,
+             '--port', str(self.ports['neutron']),
+             '--keystone-url', self.urls['keystone'],
+             '--password', self.password],
+            stdout=log, stderr=subprocess.STDOUT,
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            preexec_fn=common.die_with_parent)
+
+    def neutron_settings(self):
+        """What Nova's ``[neutron]`` section needs (``cloud.build``)."""
+        if not self.with_neutron:
+            return None
+        return {'url': self.urls['neutron'],
+                'keystone_url': self.urls['keystone'],
+                'password': self.password}
+
+    def report_agents(self, hosts, timeout=120):
+        """Each host's Open vSwitch agent state report (the Neutron
+        process's sandbox hook), then wait until Neutron's placement plugin
+        has put the host's ``br-phys`` provider in Placement."""
+        import json
+        import urllib.request
+        common.wait_http(self.urls['neutron'] + '/', timeout, self.neutron)
+        for host in hosts:
+            req = urllib.request.Request(
+                self.urls['neutron'] + '/_sandbox/agents/' + host,
+                data=b'', method='POST')
+            with urllib.request.urlopen(req, timeout=60) as r:
+                json.loads(r.read())
+        deadline = time.monotonic() + timeout
+        pending = set(hosts)
+        while pending:
+            for host in sorted(pending):
+                name = '%s:Open vSwitch agent:br-phys' % host
+                found = self.api.placement(
+                    'GET', '/resource_providers?name=%s' % name,
+                    mv='1.14')['resource_providers']
+                if found:
+                    self.nics[host] = found[0]['uuid']
+                    pending.discard(host)
+            if pending and time.monotonic() > deadline:
+                raise TimeoutError('no br-phys provider in Placement for %s'
+                                   % ', '.join(sorted(pending)))
+            if pending:
+                time.sleep(0.3)
+        return self.nics
 
     def setup_keystone_catalog(self):
         from sandbox import rest
@@ -118,11 +181,12 @@ class Running:
                                    % (method, path, r.status_code, r.text))
             return r.json() if r.content else None
 
-        for stype, name, url in (('identity', 'keystone',
-                                  self.urls['keystone'] + '/'),
-                                 ('compute', 'nova', self.urls['nova']),
-                                 ('placement', 'placement',
-                                  self.urls['placement'])):
+        services = [('identity', 'keystone', self.urls['keystone'] + '/'),
+                    ('compute', 'nova', self.urls['nova']),
+                    ('placement', 'placement', self.urls['placement'])]
+        if self.with_neutron:
+            services.append(('network', 'neutron', self.urls['neutron']))
+        for stype, name, url in services:
             svc = call('POST', '/services', {'service': {
                 'type': stype, 'name': name, 'enabled': True}})['service']
             for iface in ('public', 'internal', 'admin'):
@@ -138,8 +202,23 @@ class Running:
         role = call('GET', '/roles?name=member')['roles'][0]
         call('PUT', '/projects/%s/users/%s/roles/%s'
              % (project['id'], user['id'], role['id']))
+        if self.with_neutron:
+            self._grant_service_role(call)
         self.demo_project_id = project['id']
         self.admin_session = sess
+
+    @staticmethod
+    def _grant_service_role(call):
+        """Nova's Neutron calls run as ``admin``: Neutron wants the
+        ``service`` role for ``binding:profile`` and service tokens, as a
+        deployment's nova service user has it."""
+        roles = call('GET', '/roles?name=service')['roles']
+        role = roles[0] if roles else call('POST', '/roles', {
+            'role': {'name': 'service'}})['role']
+        admin = call('GET', '/users?name=admin')['users'][0]
+        project = call('GET', '/projects?name=admin')['projects'][0]
+        call('PUT', '/projects/%s/users/%s/roles/%s'
+             % (project['id'], admin['id'], role['id']))
 
     def start_control(self):
         from sandbox.cloud import _QuietHandler
@@ -174,6 +253,10 @@ class Running:
             'admin': admin,
             'member': dict(member, project_id=self.demo_project_id),
             'hosts': self.cloud.provider_uuids(),
+            'neutron': ({'url': self.urls['neutron'],
+                         'port': self.ports['neutron'],
+                         'nics': dict(self.nics)}
+                        if self.with_neutron else None),
             'image': __import__('sandbox.incidents').incidents.IMAGE,
             'clouds_yaml': os.path.join(self.state_dir, 'clouds.yaml'),
             'openrc': os.path.join(self.state_dir, 'openrc'),
@@ -224,12 +307,15 @@ class Running:
         import tempfile
         tempfile.tempdir = None
         self.start_keystone()
+        if self.with_neutron:
+            self.start_neutron()
 
         import logging
         os.environ.setdefault('OS_NOVA_DISABLE_EVENTLET_PATCHING', '1')
         os.environ['OS_TEST_TIMEOUT'] = '0'
         from sandbox import cloud as sb_cloud
-        self.cloud = sb_cloud.build(getattr(self.args, 'cells', 1))
+        self.cloud = sb_cloud.build(getattr(self.args, 'cells', 1),
+                                    neutron=self.neutron_settings())
         handler = logging.FileHandler(os.path.join(self.state_dir,
                                                    'sandbox.log'))
         handler.setLevel(logging.DEBUG if self.args.debug else logging.INFO)
@@ -247,8 +333,13 @@ class Running:
         from sandbox import incidents
         from sandbox import rest
         api = rest.Api(self.admin_session, self.urls['nova'],
-                       self.urls['placement'])
-        self.stager = incidents.Stager(self.cloud, api)
+                       self.urls['placement'], self.urls.get('neutron'))
+        self.api = api
+        t_neutron = None
+        if self.with_neutron:
+            self.report_agents(sorted(self.cloud.provider_uuids()))
+            t_neutron = time.monotonic() - t0
+        self.stager = incidents.Stager(self.cloud, api, nics=self.nics)
         self.start_control()
         names = self.args.incidents
         for name in names:
@@ -258,12 +349,16 @@ class Running:
         self.write_config()
         self.ready = True
         common.log('nova/placement ready after %.1fs, keystone after %.1fs, '
-                   'total %.1fs' % (t_nova, t_keystone,
-                                    time.monotonic() - t0))
+                   '%stotal %.1fs' % (
+                       t_nova, t_keystone,
+                       'neutron and its agents after %.1fs, ' % t_neutron
+                       if t_neutron else '',
+                       time.monotonic() - t0))
         path = os.path.join(self.state_dir, 'sandbox.json')
         _out('SANDBOX READY %s' % path)
-        for k in ('keystone', 'nova', 'placement', 'control'):
-            _out('  %-10s %s' % (k, self.urls[k]))
+        for k in ('keystone', 'nova', 'placement', 'neutron', 'control'):
+            if k in self.urls:
+                _out('  %-10s %s' % (k, self.urls[k]))
         _out('  clouds.yaml %s (clouds: sandbox, sandbox-member)'
              % os.path.join(self.state_dir, 'clouds.yaml'))
         _out('  openrc      %s' % os.path.join(self.state_dir, 'openrc'))
@@ -275,6 +370,10 @@ class Running:
             if self.keystone.poll() is not None:
                 common.log('keystone exited (%s); stopping'
                            % self.keystone.returncode)
+                break
+            if self.neutron is not None and self.neutron.poll() is not None:
+                common.log('neutron exited (%s); stopping'
+                           % self.neutron.returncode)
                 break
 
     def stop(self):
@@ -288,6 +387,8 @@ class Running:
             self.cloud.shutdown()
         if self.keystone is not None and self.keystone.poll() is None:
             common.stop_process(self.keystone, 10)
+        if self.neutron is not None and self.neutron.poll() is None:
+            common.stop_process(self.neutron, 10)
 
 
 def main(args):
