@@ -22,12 +22,36 @@ from orphan_dashboard.api import client
 from orphan_dashboard.writing import journal
 
 DEFAULT_TIMEOUT = client.DEFAULT_TIMEOUT
-for_request = client.for_request
-credentials_for_request = client.credentials_for_request
-cloud_for_request = client.cloud_for_request
-for_cloud = client.for_cloud
-cloud_for_clients = client.cloud_for_clients
-validate_token = client.validate_token
+
+
+def for_request(request, timeout):
+    """The clients of the Horizon user behind ``request``."""
+    return client.for_request(request, timeout)
+
+
+def credentials_for_request(request):
+    """What a background sweep needs to act as that user."""
+    return client.credentials_for_request(request)
+
+
+def cloud_for_request(request):
+    """The cloud that user is logged in to."""
+    return client.cloud_for_request(request)
+
+
+def for_cloud(cloud=None, timeout=None):
+    """The clients ``clouds.yaml`` or ``OS_*`` name (as ``openstack``)."""
+    return client.for_cloud(cloud, timeout=timeout)
+
+
+def cloud_for_clients(clients):
+    """The cloud of :func:`for_cloud`'s clients."""
+    return client.cloud_for_clients(clients)
+
+
+def validate_token(clients):
+    """Have each service validate the token once, up front."""
+    return client.validate_token(clients)
 
 
 def journal_for_request(request, cloud):
