@@ -14,7 +14,7 @@
 through python-novaclient (what Horizon's own ``api.nova`` is built on).
 
 Going through novaclient costs the sweep's Nova listings next to nothing
-over raw REST reads (the README's Benchmark section has the figures).  The
+over raw REST reads (``doc/source/benchmark.md`` has the figures).  The
 two listings read the bodies of novaclient's own HTTP client: its managers
 drop the ``*_links`` that say whether a next page exists, and without them
 every listing ends on an empty page, one request more per listing.

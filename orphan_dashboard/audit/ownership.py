@@ -15,8 +15,9 @@
 Only a provider proven Nova's may be called orphaned or be deleted: "not a
 compute node" does not mean "ours".  Current Novas tag every provider
 they create with ``OWNER_NOVA``; older ones tag nothing, so there ownership
-is inferred from what Nova's resource tracker writes (see the README,
-*Whose provider*).  Pure: the collector reads the facts.
+is inferred from what Nova's resource tracker writes (see
+``doc/source/verdicts.md``, *Whose provider*).  Pure: the collector reads
+the facts.
 """
 
 import re

@@ -21,7 +21,8 @@ Chromium is Debian's, driven by Debian's chromedriver (no selenium-manager
 download).  Every test saves screenshots into the artifacts directory
 (``ORPHAN_BROWSER_ARTIFACTS``, default ``.artifacts/browser``); a failing
 test also saves the page source there.  ``ORPHAN_SCREENSHOTS`` names a
-directory that receives the README's screenshots (``docs/screenshots``).
+directory that receives the documentation's screenshots
+(``doc/source/images``).
 """
 
 import os
@@ -204,7 +205,7 @@ class Browser:
 
     def save(self, name, readme=False):
         """A screenshot (and the page source) in the artifacts directory;
-        with ``readme``, a copy for the README's screenshots too."""
+        with ``readme``, a copy for the documentation's screenshots too."""
         os.makedirs(ARTIFACTS, exist_ok=True)
         png = os.path.join(ARTIFACTS, name + '.png')
         self.driver.save_screenshot(png)

@@ -28,7 +28,8 @@ pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 
 cloud = module_cloud('evacuation,second_cell', '--cells', '2')
 PARTIAL = 5
-"""The documented exit code of a partial run (README, ``--help``)."""
+"""The documented exit code of a partial run (``doc/source/cli.md``,
+``--help``)."""
 
 
 @pytest.fixture(scope='module')

@@ -10,14 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The production install, as the README tells it, into a plain virtualenv:
-an existing Horizon (27, or the series ``ORPHAN_INSTALL_REQUIREMENTS``
-names), then this package with its dependencies (a real wheel, not
-editable), which must leave Horizon and Django as they were; copy the
-enabled file into openstack_dashboard/local/enabled/: Django's check
-passes with a warning, the panel is registered and its journal written;
-then the settings snippet into local_settings.d/: no warning, and
-collectstatic and offline compress work."""
+"""The production install, as ``doc/source/install.md`` tells it, into a plain
+virtualenv: an existing Horizon (27, or the series
+``ORPHAN_INSTALL_REQUIREMENTS`` names), then this package with its
+dependencies (a real wheel, not editable), which must leave Horizon and
+Django as they were; copy the enabled file into
+openstack_dashboard/local/enabled/: Django's check passes with a warning,
+the panel is registered and its journal written; then the settings snippet
+into local_settings.d/: no warning, and collectstatic and offline compress
+work."""
 
 import os
 import shutil

@@ -13,7 +13,7 @@
 """The recipes in ``contrib/`` for OpenStack-Ansible and Kolla, checked as
 far as they can be here: on the wheel installed in a plain Horizon, what
 each installer would do to it (no container is built and no playbook
-runs; the README says so)."""
+runs; ``doc/source/install.md`` says so)."""
 
 import configparser
 import os

@@ -26,13 +26,13 @@ import pytest
 from orphan_dashboard import apps
 from orphan_dashboard import conf
 
-README = (pathlib.Path(__file__).resolve().parents[2] / 'README.md'
-          ).read_text()
+INSTALL = (pathlib.Path(__file__).resolve().parents[2] / 'doc' / 'source' /
+           'install.md').read_text()
 
 
 @pytest.mark.parametrize('setting', conf.SETTINGS, ids=lambda s: s.name)
 def test_every_setting_is_documented_with_its_default(setting):
-    documented = re.search(r'`%s` \(([^)]*)\)' % setting.name, README)
+    documented = re.search(r'`%s` \(([^)]*)\)' % setting.name, INSTALL)
     assert documented, setting.name
     default = 'none' if setting.default is None else str(setting.default)
     assert 'default %s' % default in documented.group(1)

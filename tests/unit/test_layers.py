@@ -13,8 +13,8 @@
 """The package's folders are its layers, and imports only point down.
 
 Read from the source (every ``import``, also inside functions), so a
-lazy import cannot hide a wrong direction.  The README's contributor
-section draws the same picture.
+lazy import cannot hide a wrong direction.  ``doc/source/contributor.md``
+draws the same picture.
 """
 
 import ast

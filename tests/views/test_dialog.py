@@ -43,7 +43,8 @@ from tests.views.base import plan_row
 from tests.views.base import REPAIR
 
 DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
-README = os.path.join(os.path.dirname(__file__), '..', '..', 'README.md')
+VERDICTS = os.path.join(os.path.dirname(__file__), '..', '..', 'doc', 'source',
+                        'verdicts.md')
 
 
 def taken(seconds_ago):
@@ -135,12 +136,12 @@ class PreviewPageTests(AdminViewTests):
 
 
 def readme_repair(verdict):
-    """The repair column of the README's verdict table for ``verdict``."""
-    with open(README) as readme:
+    """The repair column of the documented verdict table for ``verdict``."""
+    with open(VERDICTS) as readme:
         for line in readme:
             if line.startswith('| `%s` |' % verdict):
                 return line.split('|')[3].strip()
-    raise AssertionError('no README row for %s' % verdict)
+    raise AssertionError('no documented row for %s' % verdict)
 
 
 class RecommendedFirstTests(AdminViewTests):

@@ -23,7 +23,7 @@ WRITE_ALLOCATIONS = PANEL + (("placement", "placement:allocations:update"),)
 DELETE_PROVIDERS = PANEL + (
     ("placement", "placement:resource_providers:delete"),)
 """Placement's own rules: enforced where a placement policy file is
-registered in ``POLICY_FILES`` (see the README)."""
+registered in ``POLICY_FILES`` (see ``doc/source/install.md``)."""
 DECOMMISSION = DELETE_PROVIDERS + (
     ("compute", "os_compute_api:os-services:delete"),
     ("placement", "placement:allocations:update"))
