@@ -117,3 +117,14 @@ def stop_process(proc, timeout):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def serve_wsgi(app, port, name, path=''):
+    """Serve a service's WSGI application on loopback until killed."""
+    from werkzeug import serving
+    server = serving.make_server('127.0.0.1', port, app, threaded=True)
+    log('%s listening on http://127.0.0.1:%d%s' % (name, port, path))
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()

@@ -146,14 +146,8 @@ def serve(conf, port):
     os.environ['OS_KEYSTONE_CONFIG_FILES'] = conf
     sys.argv = ['keystone']          # keystone parses sys.argv
     from keystone.server import wsgi as ks_wsgi
-    from werkzeug import serving
-    app = ks_wsgi.initialize_public_application()
-    server = serving.make_server('127.0.0.1', port, app, threaded=True)
-    common.log('keystone listening on http://127.0.0.1:%d/v3' % port)
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()
+    common.serve_wsgi(ks_wsgi.initialize_public_application(), port,
+                      'keystone', path='/v3')
 
 
 def main():

@@ -40,6 +40,18 @@ BRIDGE = 'br-phys'
 BANDWIDTH_KBPS = 10000000
 """Egress and ingress inventory of each host's ``br-phys`` provider."""
 
+AUTH = """auth_type = password
+auth_url = {keystone}
+username = admin
+password = {password}
+project_name = admin
+user_domain_name = Default
+project_domain_name = Default
+region_name = RegionOne
+"""
+"""How Neutron logs in to Keystone, Placement and Nova: as the sandbox's
+admin."""
+
 CONF_TEMPLATE = """[DEFAULT]
 debug = false
 use_stderr = true
@@ -63,33 +75,9 @@ connection = sqlite:///{dir}/neutron.db
 lock_path = {dir}/lock
 [keystone_authtoken]
 www_authenticate_uri = {keystone}
-auth_url = {keystone}
-auth_type = password
-username = admin
-password = {password}
-project_name = admin
-user_domain_name = Default
-project_domain_name = Default
-region_name = RegionOne
-[placement]
-auth_type = password
-auth_url = {keystone}
-username = admin
-password = {password}
-project_name = admin
-user_domain_name = Default
-project_domain_name = Default
-region_name = RegionOne
-[nova]
-auth_type = password
-auth_url = {keystone}
-username = admin
-password = {password}
-project_name = admin
-user_domain_name = Default
-project_domain_name = Default
-region_name = RegionOne
-[ml2]
+{auth}[placement]
+{auth}[nova]
+{auth}[ml2]
 type_drivers = flat,vlan
 project_network_types = vlan
 mechanism_drivers = openvswitch
@@ -108,8 +96,9 @@ def write_config(ndir, port, keystone_url, password):
     shutil.copy(os.path.join(sys.prefix, 'etc', 'neutron', 'api-paste.ini'),
                 ndir)
     with open(conf, 'w') as f:
+        auth = AUTH.format(keystone=keystone_url, password=password)
         f.write(CONF_TEMPLATE.format(
-            dir=ndir, port=port, keystone=keystone_url, password=password,
+            dir=ndir, port=port, keystone=keystone_url, auth=auth,
             physnet=PHYSNET))
     return conf
 
@@ -201,14 +190,7 @@ def serve(conf, port):
     os.environ['OS_NEUTRON_CONFIG_DIR'] = os.path.dirname(conf)
     sys.argv = ['neutron-api']       # neutron parses sys.argv
     from neutron.wsgi import api as neutron_wsgi
-    from werkzeug import serving
-    app = with_hook(neutron_wsgi.application)
-    server = serving.make_server('127.0.0.1', port, app, threaded=True)
-    common.log('neutron listening on http://127.0.0.1:%d' % port)
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()
+    common.serve_wsgi(with_hook(neutron_wsgi.application), port, 'neutron')
 
 
 def main():
