@@ -230,6 +230,14 @@ class RepairOrphan(_Orphan, command.Lister):
         if action is None:
             chosen = [s for s in repairs.recommended(report)[0]
                       if s.consumer == consumer]
+            if not chosen:
+                print('consumer %s has no recommended repair (%s): name '
+                      'one with --action (offered: %s)' % (
+                          consumer, ', '.join(f.verdict for f in problems),
+                          ', '.join(sorted({a for f in problems
+                                            for a in f.actions})) or
+                          'none'), file=sys.stderr)
+                self.code = commands.partial(report, commands.FOUND)
         else:
             chosen = [repairs.Selection(f.consumer, f.provider, action)
                       for f in problems if action in f.actions]

@@ -26,7 +26,7 @@ from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
 from tests.e2e.conftest import ROOT
 
-cloud = module_cloud('deleted_behind_nova,evacuation,healthy')
+cloud = module_cloud('deleted_behind_nova,evacuation,retired_host,healthy')
 
 OPENSTACK = os.path.join(os.path.dirname(sys.executable), 'openstack')
 
@@ -135,3 +135,26 @@ def test_unknown_names_are_bad_arguments(cloud, journal_dir):
     tree = json.loads(shown.stdout)
     assert tree['uuid'] == host1
     assert 'evacuated_source' in {f['verdict'] for f in tree['findings']}
+
+
+def test_decommission_previews_what_orphan_audit_previews(cloud,
+                                                          journal_dir):
+    clients = cloud.clients()
+    host4 = cloud.incidents['retired_host']['hosts']['host4']
+    before = clients.placement.get('/resource_providers/%s' % host4)
+    assert before.status_code == 200
+    preview = openstack(cloud, journal_dir, 'decommission', 'host4',
+                        '-f', 'json')
+    assert preview.returncode == 3, preview.stderr
+    rows = json.loads(preview.stdout)
+    plan = json.loads(orphan_audit(cloud, journal_dir, 'decommission',
+                                   'host4', '--min-age', '0',
+                                   '--json').stdout)
+    assert sorted((r['Consumer'], r['Action']) for r in rows
+                  if r['Consumer']) == sorted(
+        (s['consumer'], s['action']) for s in plan['steps'])
+    assert (None, host4, 'delete_provider') in {
+        (r['Consumer'], r['Provider'], r['Action']) for r in rows}
+    assert 'blocked' in {r['Status'] for r in rows}
+    assert clients.placement.get(
+        '/resource_providers/%s' % host4).status_code == 200

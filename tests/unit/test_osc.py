@@ -227,3 +227,80 @@ def test_the_client_is_orphan_audits_on_openstacks_session():
     for_session.assert_called_once_with(
         instance.session, 'RegionOne', 'public', 'http://keystone/v3',
         timeout=None)
+
+
+def decommission_plan(**fields):
+    step = mock.Mock(consumer=GHOST, error=None, optional=False,
+                     finding=finding(GHOST, HOST2, m.DELETED_INSTANCE),
+                     plan=None)
+    values = dict(gone=False, foreign=False, servers=[], steps=[step],
+                  deletes_service=False, providers=[HOST2], service=None,
+                  keeps_service=False, name='host2')
+    values.update(fields)
+    plan = mock.Mock(**values)
+    plan.blockers.return_value = []
+    return plan
+
+
+@pytest.mark.parametrize('argv,code,applied', [
+    ((), commands.FOUND, False),
+    (('--yes',), commands.APPLIED, True),
+])
+def test_decommission_writes_only_with_yes(argv, code, applied):
+    from orphan_dashboard.operations import decommission
+
+    plan = decommission_plan()
+    done = [repairs.repair.Outcome(repairs.Selection(GHOST, HOST2,
+                                                     m.DELETE),
+                                   repairs.DONE, 'deleted', entry_id=8)]
+    with mock.patch.object(decommission, 'preview',
+                           return_value=plan) as preview, \
+            mock.patch.object(decommission, 'apply',
+                              return_value=done) as apply, \
+            mock.patch.object(osc_commands.connect, 'journal_for_clients',
+                              return_value=mock.sentinel.journal), \
+            mock.patch.object(osc_commands.commands, 'setup_django'), \
+            mock.patch.object(osc_commands.commands,
+                              'print_decommission') as printed:
+        result, out = run_without_audit(osc_commands.DecommissionOrphan,
+                                        'host2', '-f', 'json', *argv)
+    assert result == code
+    assert printed.called == applied
+    assert preview.call_args.args[:2] == (mock.sentinel.clients, 'host2')
+    assert apply.called == applied
+    rows = json.loads(out)
+    if applied:
+        assert apply.call_args.args[1] is mock.sentinel.journal
+        assert apply.call_args.kwargs['bound'] is plan.binding.return_value
+        assert [(r['Status'], r['Journal Entry']) for r in rows] == [
+            (repairs.DONE, 8)]
+    else:
+        assert [(r['Consumer'], r['Status']) for r in rows] == [
+            (GHOST, 'preview'), (None, 'preview')]
+
+
+def test_decommission_of_a_host_with_servers_is_an_error():
+    from osc_lib import exceptions
+
+    from orphan_dashboard.operations import decommission
+
+    plan = decommission_plan(servers=[mock.Mock(uuid='s1')])
+    with mock.patch.object(decommission, 'preview', return_value=plan), \
+            mock.patch.object(decommission, 'apply') as apply:
+        with pytest.raises(exceptions.CommandError, match='s1'):
+            run_without_audit(osc_commands.DecommissionOrphan, 'host2',
+                              '--yes')
+    apply.assert_not_called()
+
+
+def test_a_consumer_with_no_recommended_repair_asks_for_one(writes, capsys):
+    preview, apply = writes
+    unknown = finding(GHOST, HOST2, m.UNKNOWN_CONSUMER, (m.DELETE,))
+    code, out = run(osc_commands.RepairOrphan, GHOST, '-f', 'json',
+                    audited=report(unknown))
+    assert code == commands.FOUND
+    assert json.loads(out) == []
+    assert 'name one with --action (offered: delete)' in \
+        capsys.readouterr().err
+    preview.assert_not_called()
+    apply.assert_not_called()
