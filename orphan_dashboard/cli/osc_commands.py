@@ -24,6 +24,8 @@ for a partial audit (a cell was down), 1 on errors, 2 on bad arguments.
 import argparse
 import sys
 
+from cliff import columns
+from osc_lib.cli import format_columns
 from osc_lib.command import command
 from osc_lib import exceptions
 
@@ -42,6 +44,16 @@ FINDING_COLUMNS = ('Consumer', 'Provider', 'Provider Name', 'Verdict',
                    'Host', 'Project', 'User', 'Blocked')
 ROW_COLUMNS = ('Consumer', 'Provider', 'Action', 'Status', 'Plan',
                'Message', 'Journal Entry')
+
+
+class Lines(columns.FormattableColumn):
+    """Commands one per line in a table, a list in JSON and YAML."""
+
+    def human_readable(self):
+        return '\n'.join(self._value)
+
+    def machine_readable(self):
+        return list(self._value)
 
 
 def _min_age_option(parser):
@@ -165,8 +177,9 @@ class ShowOrphan(_Orphan, command.ShowOne):
                  'allocations'),
                 (first.consumer, str(first.nova), first.instance,
                  first.project_id, first.user_id,
-                 [dict(f.as_dict(), provider_name=report.names.get(
-                     f.provider)) for f in findings]))
+                 format_columns.ListDictColumn([dict(
+                     f.as_dict(), provider_name=report.names.get(
+                         f.provider)) for f in findings])))
 
     def provider(self, report, tree):
         if tree.needs_attention:
@@ -176,17 +189,20 @@ class ShowOrphan(_Orphan, command.ShowOne):
                  'consumers', 'usage', 'needed', 'mismatched',
                  'orphaned_provider', 'counts', 'findings'),
                 (tree.provider.uuid, tree.provider.name, tree.service_state,
-                 tree.owner, tree.servers, tree.consumers, tree.usage,
-                 tree.needed, tree.mismatched, tree.orphaned_provider,
-                 tree.counts,
-                 [dict(f.as_dict(), provider_name=names.get(f.provider))
-                  for f in tree.findings if f.verdict != m.OK]))
+                 tree.owner, tree.servers, tree.consumers,
+                 format_columns.DictColumn(tree.usage),
+                 format_columns.DictColumn(tree.needed), tree.mismatched,
+                 tree.orphaned_provider, format_columns.DictColumn(
+                     tree.counts),
+                 format_columns.ListDictColumn([
+                     dict(f.as_dict(), provider_name=names.get(f.provider))
+                     for f in tree.findings if f.verdict != m.OK])))
 
 
 def preview_rows(rows):
     """The previewed rows, nothing written."""
     return [(r.selection.consumer, r.selection.provider, r.selection.action,
-             'preview' if r.plan else 'not possible', r.commands,
+             'preview' if r.plan else 'not possible', Lines(r.commands),
              '; '.join([str(n) for n in r.notes] +
                        ([reasons.render(r.error)] if r.error else [])),
              None) for r in rows]
@@ -195,7 +211,8 @@ def preview_rows(rows):
 def outcome_rows(outcomes):
     """What was written (or skipped, or failed), and its journal entry."""
     return [(o.selection.consumer, o.selection.provider, o.selection.action,
-             o.status, [], str(o.message), o.entry_id) for o in outcomes]
+             o.status, Lines([]), str(o.message), o.entry_id)
+            for o in outcomes]
 
 
 def _print_preview(rows):
@@ -377,16 +394,18 @@ class DecommissionOrphan(_Orphan, command.Lister):
                 status, message = 'preview', str(step.finding.reason)
             rows.append((step.consumer, step.finding.provider,
                          step.plan.action if step.plan else None, status,
-                         osc_commands(step.plan)
-                         if step.plan else [], message, None))
+                         Lines(osc_commands(step.plan) if step.plan else []),
+                         message, None))
         if plan.deletes_service:
-            rows.append((None, None, m.DELETE_SERVICE, 'preview', [],
+            rows.append((None, None, m.DELETE_SERVICE, 'preview', Lines([]),
                          'delete compute service %s' % plan.service.host,
                          None))
         for provider in plan.providers:
-            rows.append((None, provider, m.DELETE_PROVIDER, 'preview', [],
+            rows.append((None, provider, m.DELETE_PROVIDER, 'preview',
+                         Lines([]),
                          'delete what Nova leaves of provider %s' %
                          provider, None))
-        rows.extend((None, None, None, 'blocked', [], str(blocker), None)
+        rows.extend((None, None, None, 'blocked', Lines([]), str(blocker),
+                     None)
                     for blocker in plan.blockers(chosen))
         return rows

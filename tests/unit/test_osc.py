@@ -304,3 +304,13 @@ def test_a_consumer_with_no_recommended_repair_asks_for_one(writes, capsys):
         capsys.readouterr().err
     preview.assert_not_called()
     apply.assert_not_called()
+
+
+def test_tables_print_the_plan_one_command_a_line(writes):
+    with mock.patch.object(repairs.repair.Row, 'commands',
+                           ['openstack one', 'openstack two']):
+        code, out = run(osc_commands.RepairOrphan, GHOST, '-f', 'table',
+                        '-c', 'Plan')
+    assert code == commands.FOUND
+    assert [line.strip('| ') for line in out.splitlines()
+            if 'openstack' in line] == ['openstack one', 'openstack two']
