@@ -144,12 +144,18 @@ def for_cloud(cloud=None, timeout=None, **overrides):
 
     region = openstack.config.OpenStackConfig().get_one(
         cloud=cloud, **overrides)
-    session = region.get_session()
-    session.timeout = float(timeout or region.config.get('api_timeout') or
-                            DEFAULT_TIMEOUT)
-    kwargs = dict(region_name=region.region_name,
-                  interface=region.get_interface())
-    auth_url = region.config.get('auth', {}).get('auth_url')
+    return for_session(region.get_session(), region.region_name,
+                       region.get_interface(),
+                       region.config.get('auth', {}).get('auth_url'),
+                       timeout or region.config.get('api_timeout'))
+
+
+def for_session(session, region_name, interface, auth_url, timeout=None):
+    """Adapters on a keystoneauth ``session`` someone else authenticated
+    (``openstack``'s own, for its plugin); ``timeout`` defaults to
+    :data:`DEFAULT_TIMEOUT`."""
+    session.timeout = float(timeout or DEFAULT_TIMEOUT)
+    kwargs = dict(region_name=region_name, interface=interface)
     return Clients(_adapter(session, 'placement', **kwargs),
                    _adapter(session, 'compute', **kwargs),
                    _adapter(session, 'identity', **dict(

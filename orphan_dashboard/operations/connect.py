@@ -44,6 +44,13 @@ def for_cloud(cloud=None, timeout=None):
     return client.for_cloud(cloud, timeout=timeout)
 
 
+def for_session(session, region_name, interface, auth_url, timeout=None):
+    """The clients on a session ``openstack`` authenticated (its plugin):
+    the same cloud as :func:`for_cloud` given the same configuration."""
+    return client.for_session(session, region_name, interface, auth_url,
+                              timeout=timeout)
+
+
 def cloud_for_clients(clients):
     """The cloud of :func:`for_cloud`'s clients."""
     return client.cloud_for_clients(clients)

@@ -1,0 +1,411 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""``openstack placement orphan ...``: cliff commands over the use cases
+``orphan-audit`` runs (:mod:`commands`), with OSC's formatters.
+
+The verdicts, previews, confirmation and journal are ``orphan-audit``'s:
+a repair, restore or decommission is previewed from a fresh read, written
+only with ``--yes``, and then re-read and generation-checked before each
+write.  The exit codes are ``orphan-audit``'s too: 3 where there is
+something to do and nothing was written, 4 when repairs were applied, 5
+for a partial audit (a cell was down), 1 on errors, 2 on bad arguments.
+"""
+
+import argparse
+import sys
+
+from cliff import columns
+from osc_lib.cli import format_columns
+from osc_lib.command import command
+from osc_lib import exceptions
+
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit.plan import osc_commands
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.cli import commands
+from orphan_dashboard.cli import progress_bar
+from orphan_dashboard import conf
+from orphan_dashboard.operations import connect
+from orphan_dashboard.operations import repairs
+from orphan_dashboard.operations import report as report_ops
+
+FINDING_COLUMNS = ('Consumer', 'Provider', 'Provider Name', 'Verdict',
+                   'Reason', 'Action', 'Actions', 'Resources', 'Nova',
+                   'Host', 'Project', 'User', 'Blocked')
+ROW_COLUMNS = ('Consumer', 'Provider', 'Action', 'Status', 'Plan',
+               'Message', 'Journal Entry')
+
+
+class Lines(columns.FormattableColumn):
+    """Commands one per line in a table, a list in JSON and YAML."""
+
+    def human_readable(self):
+        return '\n'.join(self._value)
+
+    def machine_readable(self):
+        return list(self._value)
+
+
+def _min_age_option(parser):
+    parser.add_argument('--min-age', type=int, metavar='<seconds>',
+                        help='protect allocations younger than this '
+                             '(default %s: %d)' % (conf.MIN_AGE.name,
+                                                   conf.MIN_AGE.default))
+
+
+def _yes_option(parser, what):
+    parser.add_argument('--yes', action='store_true',
+                        help='%s (default: print the preview, write '
+                             'nothing and exit with 3 when there is '
+                             'something to do)' % what)
+
+
+class _Orphan:
+    """What every command shares: the clients, the audit, and the exit
+    code a Lister or ShowOne cannot return by itself."""
+
+    code = commands.NOTHING
+
+    def run(self, parsed_args):
+        self.code = commands.NOTHING
+        try:
+            return super().run(parsed_args) or self.code
+        except commands.BadArguments as exc:
+            print('openstack placement orphan: %s' % exc, file=sys.stderr)
+            return commands.BAD_ARGUMENTS
+        except commands.Failure as exc:
+            raise exceptions.CommandError(str(exc))
+
+    @property
+    def clients(self):
+        return self.app.client_manager.placement_orphan
+
+    def min_age(self, parsed_args):
+        return commands._min_age(parsed_args)
+
+    def audit(self, parsed_args, provider=None):
+        """The report of the whole cloud read now (of ``provider``'s tree
+        if given), as ``orphan-audit report`` reads it."""
+        table = getattr(parsed_args, 'formatter', 'table') == 'table'
+        progress = progress_bar.for_args(argparse.Namespace(json=not table))
+        try:
+            return report_ops.audit(self.clients, self.min_age(parsed_args),
+                                    conf.CONCURRENCY.get(), progress,
+                                    provider=provider)
+        except report_ops.NoSuchProvider:
+            raise commands.BadArguments('no resource provider %s' %
+                                        provider)
+
+
+def _resources(resources):
+    return ', '.join('%s=%s' % item for item in sorted(resources.items()))
+
+
+def finding_row(finding, names):
+    return (finding.consumer, finding.provider,
+            names.get(finding.provider), finding.verdict,
+            str(finding.reason), finding.action,
+            ', '.join(finding.actions), _resources(finding.resources),
+            str(finding.nova), finding.host, finding.project_id,
+            finding.user_id, str(finding.blocked))
+
+
+class ListOrphan(_Orphan, command.Lister):
+    """List the findings: allocations that need a repair, or are
+    protected from one."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--provider', metavar='<uuid-or-name>',
+                            help='only this provider tree (an unknown one '
+                                 'is an error)')
+        parser.add_argument('--verdict', metavar='<verdict>',
+                            action='append', choices=m.VERDICTS,
+                            help='only this verdict (repeat for several): '
+                                 '%s' % ', '.join(m.VERDICTS))
+        _min_age_option(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        report = self.audit(parsed_args, parsed_args.provider)
+        verdicts = set(parsed_args.verdict or ()) or (
+            set(m.VERDICTS) - {m.OK})
+        found = [f for f in report.findings if f.verdict in verdicts]
+        if report.down_cells:
+            print('PARTIAL: %s' % reasons.down_cells(report),
+                  file=sys.stderr)
+        self.code = commands.partial(report, commands.FOUND if any(
+            f.problem for f in found) else commands.NOTHING)
+        return FINDING_COLUMNS, [finding_row(f, report.names) for f in found]
+
+
+class ShowOrphan(_Orphan, command.ShowOne):
+    """Show one provider tree (usage against need, its findings) or one
+    consumer (its findings on every provider)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('subject', metavar='<consumer-or-provider>',
+                            help='consumer uuid, or provider uuid or name')
+        _min_age_option(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        report = self.audit(parsed_args)
+        wanted = parsed_args.subject.lower()
+        for tree in report.providers:
+            if wanted in (tree.provider.uuid, tree.provider.name.lower()):
+                return self.provider(report, tree)
+        findings = [f for f in report.findings if f.consumer == wanted]
+        if not findings:
+            raise commands.BadArguments(
+                'no consumer or provider %s' % parsed_args.subject)
+        if any(f.problem for f in findings):
+            self.code = commands.partial(report, commands.FOUND)
+        first = findings[0]
+        return (('consumer', 'nova', 'instance', 'project_id', 'user_id',
+                 'allocations'),
+                (first.consumer, str(first.nova), first.instance,
+                 first.project_id, first.user_id,
+                 format_columns.ListDictColumn([dict(
+                     f.as_dict(), provider_name=report.names.get(
+                         f.provider)) for f in findings])))
+
+    def provider(self, report, tree):
+        if tree.needs_attention:
+            self.code = commands.partial(report, commands.FOUND)
+        names = report.names
+        return (('uuid', 'name', 'service_state', 'owner', 'servers',
+                 'consumers', 'usage', 'needed', 'mismatched',
+                 'orphaned_provider', 'counts', 'findings'),
+                (tree.provider.uuid, tree.provider.name, tree.service_state,
+                 tree.owner, tree.servers, tree.consumers,
+                 format_columns.DictColumn(tree.usage),
+                 format_columns.DictColumn(tree.needed), tree.mismatched,
+                 tree.orphaned_provider, format_columns.DictColumn(
+                     tree.counts),
+                 format_columns.ListDictColumn([
+                     dict(f.as_dict(), provider_name=names.get(f.provider))
+                     for f in tree.findings if f.verdict != m.OK])))
+
+
+def preview_rows(rows):
+    """The previewed rows, nothing written."""
+    return [(r.selection.consumer, r.selection.provider, r.selection.action,
+             'preview' if r.plan else 'not possible', Lines(r.commands),
+             '; '.join([str(n) for n in r.notes] +
+                       ([reasons.render(r.error)] if r.error else [])),
+             None) for r in rows]
+
+
+def outcome_rows(outcomes):
+    """What was written (or skipped, or failed), and its journal entry."""
+    return [(o.selection.consumer, o.selection.provider, o.selection.action,
+             o.status, Lines([]), str(o.message), o.entry_id)
+            for o in outcomes]
+
+
+def _print_preview(rows):
+    """The preview, on stderr before anything is written: stdout keeps
+    the one document the formatter prints."""
+    commands.print_rows(rows, sys.stderr)
+
+
+class RepairOrphan(_Orphan, command.Lister):
+    """Repair one consumer: its recommended repair (or ``--action``),
+    previewed from a fresh read; written only with ``--yes``."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('consumer', metavar='<consumer>',
+                            help='consumer uuid (a server or a migration)')
+        parser.add_argument('--action', metavar='<action>',
+                            choices=m.ACTIONS,
+                            help='this repair instead of the recommended '
+                                 'one: %s' % ', '.join(m.ACTIONS))
+        _yes_option(parser, 'write the repair')
+        _min_age_option(parser)
+        return parser
+
+    def selections(self, report, consumer, action):
+        problems = [f for f in report.problems if f.consumer == consumer]
+        if not problems:
+            if not any(f.consumer == consumer for f in report.findings):
+                raise commands.BadArguments('no consumer %s in Placement' %
+                                            consumer)
+            return [], ()
+        if action is None:
+            chosen = [s for s in repairs.recommended(report)[0]
+                      if s.consumer == consumer]
+            if not chosen:
+                print('consumer %s has no recommended repair (%s): name '
+                      'one with --action (offered: %s)' % (
+                          consumer, ', '.join(f.verdict for f in problems),
+                          ', '.join(sorted({a for f in problems
+                                            for a in f.actions})) or
+                          'none'), file=sys.stderr)
+                self.code = commands.partial(report, commands.FOUND)
+        else:
+            chosen = [repairs.Selection(f.consumer, f.provider, action)
+                      for f in problems if action in f.actions]
+            if not chosen:
+                raise commands.BadArguments(
+                    'consumer %s offers no %s repair (offered: %s)' % (
+                        consumer, action, ', '.join(sorted(
+                            {a for f in problems for a in f.actions})) or
+                        'none'))
+        return repairs.selections(report, chosen, ())
+
+    def take_action(self, parsed_args):
+        report = self.audit(parsed_args)
+        chosen, hints = self.selections(
+            report, parsed_args.consumer.lower(), parsed_args.action)
+        if not chosen:
+            return ROW_COLUMNS, []
+        min_age = self.min_age(parsed_args)
+        rows = repairs.preview(self.clients, chosen, min_age, hints)
+        if not parsed_args.yes:
+            self.code = commands.partial(report, commands.FOUND if any(
+                r.plan for r in rows) else commands.NOTHING)
+            return ROW_COLUMNS, preview_rows(rows)
+        _print_preview(rows)
+        commands.setup_django()
+        outcomes = repairs.apply_previewed(
+            self.clients, connect.journal_for_clients(self.clients), rows,
+            min_age, hints)
+        self.code = commands.partial(report, commands.outcome_code(outcomes))
+        return ROW_COLUMNS, outcome_rows(outcomes)
+
+
+class RestoreOrphan(_Orphan, command.Lister):
+    """Put journaled changes back, previewed from a fresh read; written
+    only with ``--yes``."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('entries', metavar='<entry>', type=int,
+                            nargs='+', help='journal entry ids (the latest '
+                            'change in effect of each consumer or provider)')
+        _yes_option(parser, 'write the restore')
+        return parser
+
+    def take_action(self, parsed_args):
+        from django.core.exceptions import ObjectDoesNotExist
+
+        from orphan_dashboard.operations import history as history_ops
+        from orphan_dashboard.operations import restore as restore_ops
+
+        commands.setup_django()
+        cloud = connect.cloud_for_clients(self.clients)
+        try:
+            entries = history_ops.entries_by_id(cloud, parsed_args.entries)
+        except ObjectDoesNotExist:
+            raise commands.BadArguments(
+                'no journal entry of this cloud among %s' %
+                ' '.join(map(str, parsed_args.entries)))
+        restorable = restore_ops.restorable(cloud, entries)
+        pairs = restore_ops.preview(self.clients, entries, restorable)
+        rows = [row for _entry, row in pairs]
+        if not parsed_args.yes:
+            self.code = (commands.FOUND if any(r.plan for r in rows)
+                         else commands.NOTHING)
+            return ROW_COLUMNS, preview_rows(rows)
+        _print_preview(rows)
+        outcomes = restore_ops.restore(
+            self.clients, connect.journal_for_clients(self.clients),
+            entries, {entry.id: row.plan for entry, row in pairs
+                      if row.plan}, restorable)
+        self.code = commands.outcome_code(outcomes)
+        return ROW_COLUMNS, outcome_rows(outcomes)
+
+
+class DecommissionOrphan(_Orphan, command.Lister):
+    """Delete a dead hypervisor: its leftover allocations, its compute
+    service and its providers; previewed, carried out only with
+    ``--yes``."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('host', metavar='<host>',
+                            help='compute host or hypervisor name (or '
+                                 'provider uuid)')
+        parser.add_argument('--delete-unknown', metavar='<consumer>',
+                            action='append', default=[],
+                            help='delete this consumer Nova does not know '
+                                 '(an explicit choice; repeat as needed)')
+        parser.add_argument('--whole-service', action='store_true',
+                            help='delete the compute service with every '
+                                 'node it serves')
+        _yes_option(parser, 'carry it out')
+        _min_age_option(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        from orphan_dashboard.operations import decommission as ops
+
+        chosen = {u.lower() for u in parsed_args.delete_unknown}
+        min_age = self.min_age(parsed_args)
+        plan = ops.preview(self.clients, parsed_args.host, min_age,
+                           whole_service=parsed_args.whole_service)
+        if plan.gone:
+            commands.known_or_close(parsed_args.host, self.clients)
+            print('%s is already gone: no compute service, no provider' %
+                  parsed_args.host, file=sys.stderr)
+            return ROW_COLUMNS, []
+        if plan.foreign:
+            raise commands.Failure('; '.join(str(b)
+                                             for b in plan.refusals()))
+        if plan.servers:
+            raise commands.Failure('%s still runs servers: %s' % (
+                parsed_args.host, ', '.join(s.uuid for s in plan.servers)))
+        if not parsed_args.yes:
+            self.code = commands.FOUND
+            return ROW_COLUMNS, self.steps(plan, chosen)
+        commands.print_decommission(plan, chosen, sys.stderr)
+        commands.setup_django()
+        outcomes = ops.apply(
+            self.clients, connect.journal_for_clients(self.clients),
+            parsed_args.host, plan.plans(chosen), chosen, min_age,
+            bound=plan.binding())
+        self.code = (commands.APPLIED if outcomes and all(
+            o.status == repairs.DONE for o in outcomes) else commands.ERROR)
+        return ROW_COLUMNS, outcome_rows(outcomes)
+
+    def steps(self, plan, chosen):
+        """The preview: each step, then the service and providers."""
+        rows = []
+        for step in plan.steps:
+            if step.error:
+                status, message = 'blocked', str(step.error)
+            elif step.optional and step.consumer not in chosen:
+                status, message = 'unknown', (
+                    'deleted only with --delete-unknown %s' % step.consumer)
+            else:
+                status, message = 'preview', str(step.finding.reason)
+            rows.append((step.consumer, step.finding.provider,
+                         step.plan.action if step.plan else None, status,
+                         Lines(osc_commands(step.plan) if step.plan else []),
+                         message, None))
+        if plan.deletes_service:
+            rows.append((None, None, m.DELETE_SERVICE, 'preview', Lines([]),
+                         'delete compute service %s' % plan.service.host,
+                         None))
+        for provider in plan.providers:
+            rows.append((None, provider, m.DELETE_PROVIDER, 'preview',
+                         Lines([]),
+                         'delete what Nova leaves of provider %s' %
+                         provider, None))
+        rows.extend((None, None, None, 'blocked', Lines([]), str(blocker),
+                     None)
+                    for blocker in plan.blockers(chosen))
+        return rows

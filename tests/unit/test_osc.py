@@ -1,0 +1,316 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""``openstack placement orphan ...``: the cliff commands over mocked use
+cases: what they call, what they print, the exit codes of
+``orphan-audit``."""
+
+import importlib
+import io
+import json
+import pathlib
+import tomllib
+from unittest import mock
+
+import pytest
+
+pytest.importorskip('osc_lib')
+
+from orphan_dashboard.audit import model as m  # noqa: E402
+from orphan_dashboard.cli import commands  # noqa: E402
+from orphan_dashboard.cli import osc  # noqa: E402
+from orphan_dashboard.cli import osc_commands  # noqa: E402
+from orphan_dashboard.operations import repairs  # noqa: E402
+
+GHOST = 'aaaaaaaa-0000-0000-0000-000000000001'
+MOVED = 'aaaaaaaa-0000-0000-0000-000000000002'
+HOST1 = 'bbbbbbbb-0000-0000-0000-000000000001'
+HOST2 = 'bbbbbbbb-0000-0000-0000-000000000002'
+
+
+def finding(consumer, provider, verdict, actions=()):
+    return m.Finding(consumer, provider, verdict, 'why', {'VCPU': 1},
+                     actions=actions, nova='server gone')
+
+
+def report(*findings, down_cells=False):
+    every = list(findings) + [finding('cccccccc-0000-0000-0000-000000000001',
+                                      HOST1, m.OK)]
+    return mock.Mock(findings=every,
+                     problems=[f for f in findings if f.problem],
+                     names={HOST1: 'host1', HOST2: 'host2'},
+                     down_cells=down_cells, providers=[],
+                     skipped_hosts=('host9',), down_cell_servers=1,
+                     unconfirmed=())
+
+
+def incidents():
+    return report(finding(GHOST, HOST2, m.DELETED_INSTANCE,
+                          (m.DELETE, m.HEAL)),
+                  finding(MOVED, HOST1, m.EVACUATED_SOURCE, (m.TRIM,)))
+
+
+def run(command_class, *argv, audited=None):
+    """The command run as ``openstack`` runs it: its exit code and what
+    it printed on stdout."""
+    app = mock.Mock(stdout=io.StringIO())
+    app.client_manager.placement_orphan = mock.sentinel.clients
+    cmd = command_class(app, None)
+    args = cmd.get_parser('openstack placement orphan').parse_args(argv)
+    with mock.patch.object(osc_commands.report_ops, 'audit',
+                           return_value=audited or incidents()) as audit:
+        code = cmd.run(args)
+    assert audit.call_args.args[0] is mock.sentinel.clients
+    return code, app.stdout.getvalue()
+
+
+def test_list_prints_the_problems_with_orphan_audits_exit_code():
+    code, out = run(osc_commands.ListOrphan, '-f', 'json')
+    assert code == commands.FOUND
+    rows = json.loads(out)
+    assert [(r['Consumer'], r['Provider Name'], r['Verdict'], r['Action'])
+            for r in rows] == [
+        (GHOST, 'host2', m.DELETED_INSTANCE, m.DELETE),
+        (MOVED, 'host1', m.EVACUATED_SOURCE, m.TRIM)]
+
+
+def test_list_filters_verdicts_and_columns():
+    code, out = run(osc_commands.ListOrphan, '--verdict',
+                    m.EVACUATED_SOURCE, '-f', 'json', '-c', 'Consumer')
+    assert code == commands.FOUND
+    assert json.loads(out) == [{'Consumer': MOVED}]
+
+
+@pytest.mark.parametrize('audited,code', [
+    (report(), commands.NOTHING),
+    (report(down_cells=True), commands.PARTIAL),
+])
+def test_list_exits_as_orphan_audit_report(audited, code):
+    assert run(osc_commands.ListOrphan, '-f', 'json',
+               audited=audited)[0] == code
+
+
+def test_show_a_consumer_and_an_unknown_name(capsys):
+    code, out = run(osc_commands.ShowOrphan, GHOST, '-f', 'json')
+    assert code == commands.FOUND
+    shown = json.loads(out)
+    assert shown['consumer'] == GHOST
+    assert [(a['provider_name'], a['verdict']) for a in
+            shown['allocations']] == [('host2', m.DELETED_INSTANCE)]
+    assert run(osc_commands.ShowOrphan, 'nothing')[0] == \
+        commands.BAD_ARGUMENTS
+    assert 'no consumer or provider nothing' in capsys.readouterr().err
+
+
+def preview_row(selection):
+    return repairs.repair.Row(selection, plan=mock.Mock(), notes=())
+
+
+@pytest.fixture
+def writes():
+    """The use cases that read fresh and write, mocked."""
+    with mock.patch.object(osc_commands.repairs, 'preview',
+                           side_effect=lambda clients, chosen, *a: [
+                               preview_row(s) for s in chosen]) as preview, \
+            mock.patch.object(osc_commands.repairs, 'apply_previewed',
+                              side_effect=lambda clients, journal, rows,
+                              *a: [repairs.repair.Outcome(
+                                  r.selection, repairs.DONE, 'deleted',
+                                  entry_id=7) for r in rows]) as apply, \
+            mock.patch.object(osc_commands.connect, 'journal_for_clients',
+                              return_value=mock.sentinel.journal), \
+            mock.patch.object(osc_commands.commands, 'setup_django'), \
+            mock.patch.object(repairs.repair.Row, 'commands', ['plan']):
+        yield preview, apply
+
+
+def test_repair_without_yes_previews_and_writes_nothing(writes):
+    preview, apply = writes
+    code, out = run(osc_commands.RepairOrphan, GHOST, '-f', 'json')
+    assert code == commands.FOUND
+    (selection,) = preview.call_args.args[1]
+    assert selection == repairs.Selection(GHOST, HOST2, m.DELETE)
+    apply.assert_not_called()
+    assert [(r['Action'], r['Status'], r['Journal Entry'])
+            for r in json.loads(out)] == [(m.DELETE, 'preview', None)]
+
+
+def test_repair_with_yes_applies_what_was_previewed(writes, capsys):
+    preview, apply = writes
+    code, out = run(osc_commands.RepairOrphan, GHOST, '--action', m.HEAL,
+                    '--yes', '-f', 'json')
+    assert code == commands.APPLIED
+    (selection,) = preview.call_args.args[1]
+    assert selection.action == m.HEAL
+    clients, journal, rows = apply.call_args.args[:3]
+    assert (clients, journal) == (mock.sentinel.clients,
+                                  mock.sentinel.journal)
+    assert [r.selection for r in rows] == [selection]
+    assert 'plan: plan' in capsys.readouterr().err
+    assert [(r['Status'], r['Journal Entry']) for r in json.loads(out)] == \
+        [(repairs.DONE, 7)]
+
+
+@pytest.mark.parametrize('argv', [
+    (GHOST, '--action', m.TRIM), ('dddddddd-0000-0000-0000-000000000009',)])
+def test_repair_refuses_what_the_consumer_does_not_offer(writes, argv):
+    preview, apply = writes
+    assert run(osc_commands.RepairOrphan, *argv)[0] == \
+        commands.BAD_ARGUMENTS
+    preview.assert_not_called()
+    apply.assert_not_called()
+
+
+def test_restore_without_yes_writes_nothing(writes):
+    from orphan_dashboard.operations import history
+    from orphan_dashboard.operations import restore
+
+    entry = mock.Mock(id=3)
+    row = preview_row(repairs.Selection(GHOST, HOST2, m.RESTORE))
+    with mock.patch.object(osc_commands.connect, 'cloud_for_clients'), \
+            mock.patch.object(history, 'entries_by_id',
+                              return_value=[entry]), \
+            mock.patch.object(restore, 'restorable'), \
+            mock.patch.object(restore, 'preview',
+                              return_value=[(entry, row)]), \
+            mock.patch.object(restore, 'restore') as restored:
+        code, out = run_without_audit(osc_commands.RestoreOrphan, '3',
+                                      '-f', 'json')
+        assert code == commands.FOUND
+        restored.assert_not_called()
+        assert [r['Status'] for r in json.loads(out)] == ['preview']
+
+
+def run_without_audit(command_class, *argv):
+    app = mock.Mock(stdout=io.StringIO())
+    app.client_manager.placement_orphan = mock.sentinel.clients
+    cmd = command_class(app, None)
+    args = cmd.get_parser('openstack placement orphan').parse_args(argv)
+    return cmd.run(args), app.stdout.getvalue()
+
+
+def test_the_plugin_is_registered_as_openstack_loads_plugins():
+    """The entry points name what exists, in a command group of its own
+    that ``openstack`` derives from the plugin's API name and version."""
+    pyproject = pathlib.Path(__file__).resolve().parents[2] / \
+        'pyproject.toml'
+    groups = tomllib.loads(pyproject.read_text())['project']['entry-points']
+    assert groups['openstack.cli.extension'] == {
+        'placement_orphan': 'orphan_dashboard.cli.osc'}
+    group = 'openstack.%s.v%s' % (osc.API_NAME, osc.DEFAULT_API_VERSION)
+    words = set()
+    for name, target in groups[group].items():
+        module, attr = target.split(':')
+        assert getattr(importlib.import_module(module), attr)
+        words.add(name.replace('_', ' '))
+    assert words == {'placement orphan %s' % c for c in (
+        'list', 'show', 'repair', 'restore', 'decommission')}
+    assert osc.build_option_parser(mock.sentinel.parser) is \
+        mock.sentinel.parser
+
+
+def test_the_client_is_orphan_audits_on_openstacks_session():
+    instance = mock.Mock(region_name='RegionOne', interface='public')
+    instance.session.timeout = None
+    instance.auth.auth_url = 'http://keystone/v3'
+    with mock.patch.object(osc.connect, 'for_session') as for_session:
+        assert osc.make_client(instance) is for_session.return_value
+    for_session.assert_called_once_with(
+        instance.session, 'RegionOne', 'public', 'http://keystone/v3',
+        timeout=None)
+
+
+def decommission_plan(**fields):
+    step = mock.Mock(consumer=GHOST, error=None, optional=False,
+                     finding=finding(GHOST, HOST2, m.DELETED_INSTANCE),
+                     plan=None)
+    values = dict(gone=False, foreign=False, servers=[], steps=[step],
+                  deletes_service=False, providers=[HOST2], service=None,
+                  keeps_service=False, name='host2')
+    values.update(fields)
+    plan = mock.Mock(**values)
+    plan.blockers.return_value = []
+    return plan
+
+
+@pytest.mark.parametrize('argv,code,applied', [
+    ((), commands.FOUND, False),
+    (('--yes',), commands.APPLIED, True),
+])
+def test_decommission_writes_only_with_yes(argv, code, applied):
+    from orphan_dashboard.operations import decommission
+
+    plan = decommission_plan()
+    done = [repairs.repair.Outcome(repairs.Selection(GHOST, HOST2,
+                                                     m.DELETE),
+                                   repairs.DONE, 'deleted', entry_id=8)]
+    with mock.patch.object(decommission, 'preview',
+                           return_value=plan) as preview, \
+            mock.patch.object(decommission, 'apply',
+                              return_value=done) as apply, \
+            mock.patch.object(osc_commands.connect, 'journal_for_clients',
+                              return_value=mock.sentinel.journal), \
+            mock.patch.object(osc_commands.commands, 'setup_django'), \
+            mock.patch.object(osc_commands.commands,
+                              'print_decommission') as printed:
+        result, out = run_without_audit(osc_commands.DecommissionOrphan,
+                                        'host2', '-f', 'json', *argv)
+    assert result == code
+    assert printed.called == applied
+    assert preview.call_args.args[:2] == (mock.sentinel.clients, 'host2')
+    assert apply.called == applied
+    rows = json.loads(out)
+    if applied:
+        assert apply.call_args.args[1] is mock.sentinel.journal
+        assert apply.call_args.kwargs['bound'] is plan.binding.return_value
+        assert [(r['Status'], r['Journal Entry']) for r in rows] == [
+            (repairs.DONE, 8)]
+    else:
+        assert [(r['Consumer'], r['Status']) for r in rows] == [
+            (GHOST, 'preview'), (None, 'preview')]
+
+
+def test_decommission_of_a_host_with_servers_is_an_error():
+    from osc_lib import exceptions
+
+    from orphan_dashboard.operations import decommission
+
+    plan = decommission_plan(servers=[mock.Mock(uuid='s1')])
+    with mock.patch.object(decommission, 'preview', return_value=plan), \
+            mock.patch.object(decommission, 'apply') as apply:
+        with pytest.raises(exceptions.CommandError, match='s1'):
+            run_without_audit(osc_commands.DecommissionOrphan, 'host2',
+                              '--yes')
+    apply.assert_not_called()
+
+
+def test_a_consumer_with_no_recommended_repair_asks_for_one(writes, capsys):
+    preview, apply = writes
+    unknown = finding(GHOST, HOST2, m.UNKNOWN_CONSUMER, (m.DELETE,))
+    code, out = run(osc_commands.RepairOrphan, GHOST, '-f', 'json',
+                    audited=report(unknown))
+    assert code == commands.FOUND
+    assert json.loads(out) == []
+    assert 'name one with --action (offered: delete)' in \
+        capsys.readouterr().err
+    preview.assert_not_called()
+    apply.assert_not_called()
+
+
+def test_tables_print_the_plan_one_command_a_line(writes):
+    with mock.patch.object(repairs.repair.Row, 'commands',
+                           ['openstack one', 'openstack two']):
+        code, out = run(osc_commands.RepairOrphan, GHOST, '-f', 'table',
+                        '-c', 'Plan')
+    assert code == commands.FOUND
+    assert [line.strip('| ') for line in out.splitlines()
+            if 'openstack' in line] == ['openstack one', 'openstack two']
