@@ -33,6 +33,14 @@ from tests.install.conftest import run
 from tests import mariadb
 
 MEMCACHED = shutil.which('memcached') or '/usr/bin/memcached'
+# The panel's title in the Russian catalog, as Horizon's settings load it.
+RUSSIAN = '''
+import django
+django.setup()
+from django.utils import translation
+translation.activate('ru')
+print(translation.gettext('Orphaned Allocations'))
+'''
 STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                     'devstack_functions.sh')
 # What DevStack's configure_horizon appends to the example settings.
@@ -135,6 +143,10 @@ def _stack_and_clean(dashboard, env, socket, memcached, tmp_path, before):
                   cwd=str(tmp_path))
         assert '/admin/orphaned_allocations/' in out
         assert 'service-1 applied entries: 1' in out
+        # compilemessages ran: the panel speaks Russian.
+        out = run([dashboard.python, '-c', RUSSIAN], env=env,
+                  cwd=str(tmp_path))
+        assert out.strip() == 'Осиротевшие выделения'
         # In MariaDB, read with its own client: the old table is gone.
         tables = mariadb.sql(socket, 'SHOW TABLES FROM orphan_journal')
         assert 'orphan_dashboard_journalentry' in tables.stdout

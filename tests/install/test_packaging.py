@@ -36,6 +36,10 @@ SHIPPED = (
     'orphan_dashboard/static/orphan_dashboard/scss/orphan_dashboard.scss',
     'orphan_dashboard/migrations/0001_initial.py',
     'orphan_dashboard/management/commands/orphan_audit.py',
+    'orphan_dashboard/locale/django.pot',
+    'orphan_dashboard/locale/djangojs.pot',
+    'orphan_dashboard/locale/ru/LC_MESSAGES/django.po',
+    'orphan_dashboard/locale/ru/LC_MESSAGES/django.mo',
 )
 """What a Horizon reads from the package besides its modules."""
 
