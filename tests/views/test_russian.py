@@ -19,6 +19,7 @@ import re
 
 from babel.messages import pofile
 from django.conf import settings
+from django.utils import translation
 
 from orphan_dashboard.content.orphaned_allocations import service
 from tests.views.base import AdminViewTests
@@ -58,6 +59,9 @@ class RussianTests(AdminViewTests):
     def setUp(self):
         super().setUp()
         self.client.cookies[settings.LANGUAGE_COOKIE_NAME] = 'ru'
+        # Django's locale middleware leaves the request's language active
+        # in this thread: the tests after these must not run in Russian.
+        self.addCleanup(translation.activate, settings.LANGUAGE_CODE)
 
     def assert_no_english_label(self, res):
         english = english_labels()
