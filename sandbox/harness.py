@@ -188,8 +188,9 @@ class Sandbox:
     def _ok(self, method, path):
         status, body = self.control(method, path)
         if status != 200:
-            raise SandboxError('%s %s -> %s: %s' % (method, path, status,
-                                                    body))
+            raise SandboxError('%s %s -> %s: %s\nthe sandbox said last:\n%s'
+                               % (method, path, status, body,
+                                  ''.join(self.output[-60:])))
         return body
 
     def stage(self, name):

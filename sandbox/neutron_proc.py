@@ -70,7 +70,8 @@ notify_nova_on_port_data_changes = true
 bind_host = 127.0.0.1
 bind_port = {port}
 [database]
-connection = sqlite:///{dir}/neutron.db
+# A busy machine's writers wait for sqlite's lock rather than fail.
+connection = sqlite:///{dir}/neutron.db?timeout=60
 [oslo_concurrency]
 lock_path = {dir}/lock
 [keystone_authtoken]

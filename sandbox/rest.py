@@ -16,6 +16,8 @@ import time
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 
+from sandbox import common
+
 
 def password_session(auth_url, username, password, project_name,
                      domain='Default'):
@@ -70,9 +72,21 @@ class Api:
         return resp.json() if resp.content else None
 
     def neutron(self, method, path, body=None, ok=(200, 201, 204)):
-        """``path`` under ``/v2.0``."""
-        resp = self._call(self.neutron_url + '/v2.0', 'network', method,
-                          path, body, None, ok)
+        """``path`` under ``/v2.0``.  An internal error is asked once more:
+        the sandbox's Neutron keeps its database in sqlite, which a busy
+        machine can hold locked past a request (staging only: a duplicate
+        of what the first try may have made changes nothing staged)."""
+        try:
+            resp = self._call(self.neutron_url + '/v2.0', 'network', method,
+                              path, body, None, ok)
+        except ApiError as exc:
+            if exc.status < 500:
+                raise
+            common.log('neutron %s %s -> %s, asked again' % (
+                method, path, exc.status))
+            time.sleep(1)
+            resp = self._call(self.neutron_url + '/v2.0', 'network', method,
+                              path, body, None, ok)
         return resp.json() if resp.content else None
 
     # ---------------------------------------------------------- helpers

@@ -32,15 +32,17 @@ def test_the_panel_in_russian(site, browser):
     choose_language(browser, 'ru')
     try:
         browser.open(INDEX)
-        # A cold cloud's first page reloads itself when the sweep is done.
-        browser.find('#providers tr[data-object-id]', timeout=180)
+        # A cold cloud's first page reloads itself when the sweep is done;
+        # the tests before this one may have repaired every finding, so
+        # only what every index shows is read.
+        snapshot = browser.find('.orphan-snapshot', timeout=180).text
+        assert 'Снимок аудита сделан' in snapshot
         page = browser.find('#main_content').text
         assert 'Осиротевшие выделения' in page
-        assert 'Снимок аудита сделан' in browser.find(
-            '.orphan-snapshot').text
-        assert 'Источник эвакуации: 1' in page
+        header = browser.find('#providers thead').text.lower()
+        assert 'гипервизор' in header and 'вычислительная служба' in header
         assert 'Orphaned Allocations' not in page
-        assert 'Evacuated source' not in page
+        assert 'hypervisor' not in header
         browser.save('index-ru', readme=True)
     finally:
         choose_language(browser, 'en')
