@@ -83,17 +83,34 @@ def _audit_options(parser, json=True):
     parser.add_argument('--provider', metavar='UUID_OR_NAME',
                         help='only this provider tree (an unknown one is an '
                              'error)')
-    _min_age_option(parser)
+    min_age_option(parser)
     parser.add_argument('--concurrency', type=int,
                         help='Placement requests in flight (default %s: %d)'
                         % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
 
 
-def _min_age_option(parser):
-    parser.add_argument('--min-age', type=int, metavar='SECONDS',
+def min_age_option(parser, metavar='SECONDS'):
+    """``--min-age``, as ``orphan-audit`` and the ``openstack`` plugin
+    take it (``metavar`` in each one's style)."""
+    parser.add_argument('--min-age', type=int, metavar=metavar,
                         help='protect allocations younger than this '
                              '(default %s: %d)' % (conf.MIN_AGE.name,
                                                    conf.MIN_AGE.default))
+
+
+def decommission_arguments(parser, host='HOST', consumer='CONSUMER'):
+    """What a decommission is asked with, in both command lines."""
+    parser.add_argument('host', metavar=host,
+                        help='compute host or hypervisor name (or '
+                             'provider uuid)')
+    parser.add_argument('--delete-unknown', metavar=consumer,
+                        action='append', default=[],
+                        help='delete this consumer Nova does not know '
+                             '(an explicit choice; repeat as needed)')
+    parser.add_argument('--whole-service', action='store_true',
+                        help='delete the compute service with every '
+                             'node it serves (needed when it serves '
+                             'several, e.g. an Ironic conductor)')
 
 
 def build_parser(parser=None):
@@ -153,22 +170,12 @@ def build_parser(parser=None):
         'allocations, its compute service and its providers (previewed; '
         '--apply carries it out)')
     _common(decommission, suppress=True)
-    decommission.add_argument('host', metavar='HOST',
-                              help='compute host or hypervisor name (or '
-                                   'provider uuid)')
+    decommission_arguments(decommission)
     decommission.add_argument('--apply', action='store_true',
                               help='carry it out (default: preview only)')
-    decommission.add_argument('--delete-unknown', metavar='CONSUMER',
-                              action='append', default=[],
-                              help='delete this consumer Nova does not know '
-                                   '(an explicit choice; repeat as needed)')
-    decommission.add_argument('--whole-service', action='store_true',
-                              help='delete the compute service with every '
-                                   'node it serves (needed when it serves '
-                                   'several, e.g. an Ironic conductor)')
     decommission.add_argument('--json', action='store_true',
                               help='print the plan and outcomes as JSON')
-    _min_age_option(decommission)
+    min_age_option(decommission)
 
     refresh = commands.add_parser(
         'refresh', help="renew the panel's cached snapshot (from cron: "
@@ -177,7 +184,7 @@ def build_parser(parser=None):
     _common(refresh, suppress=True)
     refresh.add_argument('--full', action='store_true',
                          help='a full sweep even if one is not due')
-    _min_age_option(refresh)
+    min_age_option(refresh)
     refresh.add_argument('--concurrency', type=int,
                          help='Placement requests in flight (default %s: %d)'
                          % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))

@@ -57,10 +57,7 @@ class Lines(columns.FormattableColumn):
 
 
 def _min_age_option(parser):
-    parser.add_argument('--min-age', type=int, metavar='<seconds>',
-                        help='protect allocations younger than this '
-                             '(default %s: %d)' % (conf.MIN_AGE.name,
-                                                   conf.MIN_AGE.default))
+    commands.min_age_option(parser, metavar='<seconds>')
 
 
 def _yes_option(parser, what):
@@ -336,16 +333,8 @@ class DecommissionOrphan(_Orphan, command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('host', metavar='<host>',
-                            help='compute host or hypervisor name (or '
-                                 'provider uuid)')
-        parser.add_argument('--delete-unknown', metavar='<consumer>',
-                            action='append', default=[],
-                            help='delete this consumer Nova does not know '
-                                 '(an explicit choice; repeat as needed)')
-        parser.add_argument('--whole-service', action='store_true',
-                            help='delete the compute service with every '
-                                 'node it serves')
+        commands.decommission_arguments(parser, host='<host>',
+                                        consumer='<consumer>')
         _yes_option(parser, 'carry it out')
         _min_age_option(parser)
         return parser
