@@ -37,6 +37,11 @@ puts on its root provider."""
 _UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
                    r'[0-9a-f]{12}$', re.I)
 
+_NOVA_CHILD = re.compile(
+    r'_(pci_)?[0-9a-f]{4}[:_][0-9a-f]{2}[:_][0-9a-f]{2}[._][0-9a-f]$', re.I)
+"""Nova's own children: a PCI device in Placement ``<host>_0000:81:00.0``,
+a vGPU's physical device ``<host>_pci_0000_84_00_0``."""
+
 _BY_NAME = (
     (re.compile(r'^Neutron segment id '), NEUTRON),
     (re.compile(r'^blazar_'), BLAZAR),
@@ -52,6 +57,7 @@ _BY_CLASS = (
     (re.compile(r'^CUSTOM_RESERVATION_'), BLAZAR),
     (re.compile(r'^(FPGA|PGPU|CUSTOM_ACCELERATOR_)'), CYBORG),
 )
+_NOVA_CHILD_CLASS = re.compile(r'^(CUSTOM_PCI_|VGPU$)')
 
 
 def _foreign(name, classes):
@@ -115,3 +121,21 @@ def root_owner(snapshot, root):
         provider.name if provider else root,
         (NOVA_TRAIT,) if root in (snapshot.owner_nova or ()) else (),
         classes, nova_names(snapshot), node=root in snapshot.hypervisors)
+
+
+def provider_owner(snapshot, uuid):
+    """The likely owner of any provider of ``snapshot``, children included:
+    a root as :func:`root_owner` says; a child by Nova's trait, its name,
+    or the classes its consumers hold there (a child's inventory is not
+    read).  None when nobody is proven."""
+    provider = snapshot.providers.get(uuid)
+    if provider is None or provider.root_uuid == uuid:
+        return root_owner(snapshot, uuid)
+    if uuid in (snapshot.owner_nova or ()):
+        return NOVA
+    held = {rc for consumer in snapshot.consumers.values()
+            for rc in consumer.allocations.get(uuid, ())}
+    if _NOVA_CHILD.search(provider.name or '') or any(
+            _NOVA_CHILD_CLASS.search(rc) for rc in held):
+        return NOVA
+    return _foreign(provider.name, held)

@@ -16,6 +16,7 @@ offered for deletion or decommissioned."""
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -117,3 +118,28 @@ def test_a_report_without_ownership_facts_keeps_its_shape():
     report = classify.audit(snapshot)
     assert report.provider(dead).orphaned_provider
     assert m.ProviderReport.__dataclass_fields__['owner'].default is None
+
+
+def test_a_childs_owner_from_its_name_its_classes_or_novas_trait():
+    cloud = Cloud()
+    host = uid('host1')
+    nic = cloud.child(cloud.child(host, 'host1:Open vSwitch agent'),
+                      'host1:Open vSwitch agent:br-phys')
+    pci = cloud.child(host, 'host1_0000:81:00.0')
+    vgpu = cloud.child(host, 'host1_pci_0000_84_00_0')
+    blazar = cloud.child(host, 'blazar_host1')
+    device = cloud.child(host, 'fpga-7')
+    unnamed = cloud.child(host, 'something')
+    tagged = cloud.child(host, 'tagged')
+    cloud.owner_nova.add(tagged)
+    web = cloud.server('web', 'host1')
+    cloud.allocate(web, device, {'FPGA': 1})
+    cloud.allocate(web, unnamed, {'CUSTOM_PCI_8086_1563': 1})
+    snapshot = cloud.snapshot()
+    owners = {rp: ownership.provider_owner(snapshot, rp) for rp in (
+        nic, pci, vgpu, blazar, device, unnamed, tagged, host)}
+    assert owners == {nic: 'neutron', pci: 'nova', vgpu: 'nova',
+                      blazar: 'blazar', device: 'cyborg', unnamed: 'nova',
+                      tagged: 'nova', host: 'nova'}
+    del snapshot.consumers[web]
+    assert ownership.provider_owner(snapshot, unnamed) is None
