@@ -29,10 +29,12 @@ from keystoneauth1 import token_endpoint
 from orphan_dashboard.api import microversions as mv
 from orphan_dashboard import conf
 
-Clients = collections.namedtuple('Clients', 'placement nova identity',
-                                 defaults=(None,))
+Clients = collections.namedtuple('Clients',
+                                 'placement nova identity network',
+                                 defaults=(None, None))
 """Adapters; ``identity`` (Keystone's unversioned root) only serves names
-and may be None."""
+and may be None; ``network`` (Neutron) is None where the catalog has
+none."""
 
 USER_AGENT = 'orphan-dashboard'
 DEFAULT_TIMEOUT = conf.API_TIMEOUT.default
@@ -79,15 +81,18 @@ def _adapter(session, service_type, **kwargs):
 
 
 class Credentials(collections.namedtuple(
-        'Credentials', 'token placement compute identity verify')):
+        'Credentials', 'token placement compute identity verify network',
+        defaults=(None,))):
     """What acting as the Horizon user takes: the token, the endpoints of
-    Placement, Nova and Keystone, and how to verify TLS.  Plain data, so a
-    background sweep in a process of its own can be handed it."""
+    Placement, Nova, Keystone and Neutron (None where the catalog has
+    none), and how to verify TLS.  Plain data, so a background sweep in a
+    process of its own can be handed it."""
 
 
 def credentials_for_request(request):
     """The Horizon user's :class:`Credentials`."""
     from django.conf import settings
+    from horizon import exceptions
     from openstack_dashboard.api import base
 
     verify = True
@@ -95,12 +100,16 @@ def credentials_for_request(request):
         verify = False
     elif settings.OPENSTACK_SSL_CACERT:
         verify = settings.OPENSTACK_SSL_CACERT
+    try:
+        network = base.url_for(request, 'network')
+    except exceptions.ServiceCatalogException:
+        network = None
     return Credentials(
         request.user.token.id, base.url_for(request, 'placement'),
         base.url_for(request, 'compute'),
         keystone_root(getattr(request.user, 'endpoint', None) or
                       settings.OPENSTACK_KEYSTONE_URL),
-        verify)
+        verify, network)
 
 
 def for_credentials(credentials, timeout):
@@ -108,10 +117,11 @@ def for_credentials(credentials, timeout):
     session = ks_session.Session(verify=credentials.verify, timeout=timeout)
     return Clients(*(
         _adapter(session, service_type, auth=token_endpoint.Token(
-            url, credentials.token))
+            url, credentials.token)) if url else None
         for service_type, url in (('placement', credentials.placement),
                                   ('compute', credentials.compute),
-                                  ('identity', credentials.identity))))
+                                  ('identity', credentials.identity),
+                                  ('network', credentials.network))))
 
 
 def for_request(request, timeout):
@@ -160,7 +170,8 @@ def for_session(session, region_name, interface, auth_url, timeout=None):
                    _adapter(session, 'compute', **kwargs),
                    _adapter(session, 'identity', **dict(
                        kwargs, endpoint_override=keystone_root(auth_url)))
-                   if auth_url else None)
+                   if auth_url else None,
+                   _adapter(session, 'network', **kwargs))
 
 
 def validate_token(clients):

@@ -28,6 +28,7 @@ from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import plan
+from orphan_dashboard.audit import ports
 from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.audit.reasons import reason as why
@@ -167,6 +168,8 @@ class Auditor:
             extra = self._server_finding(server, root, held)
             if extra is not None:
                 findings[root] = extra
+            findings.update(self._port_findings(server, root, held,
+                                                findings.get(root)))
         if (root is not None and m.INCOMPLETE in owner and
                 all(f.verdict == m.OK for f in findings.values())):
             reason = why('incomplete_consumer', project=server.project_id,
@@ -389,6 +392,90 @@ class Auditor:
             held.get(root, {}), m.CANDIDATE_ACTIONS[m.WRONG_AMOUNT],
             **self.describe(server.uuid))
 
+    # -- per server: what its ports request ---------------------------------
+
+    def _port_findings(self, server, root, held, root_finding):
+        """The findings on the port providers of ``server``'s tree: what
+        it holds on each against what its ports request there
+        (:mod:`.ports`); protected where Neutron could not be read."""
+        if self._server_protection(server):
+            return {}
+        tree = self.topology.tree(root)
+        nics = {p for p in held if p in tree and
+                ports.is_port_provider(self.topology, p)}
+        fault = ports.unreadable(self.snapshot)
+        if fault:
+            reason = {m.NEUTRON_ABSENT: why('protected.neutron_absent'),
+                      m.NEUTRON_DOWN: why('protected.neutron_down'),
+                      m.NEUTRON_FORBIDDEN: why('protected.neutron_forbidden'),
+                      }[fault]
+            return {p: self._port_finding(server, p, m.PROTECTED, reason,
+                                          held[p]) for p in nics}
+        if not ports.judged(self.snapshot):
+            return {}
+        wanted, unplaced = ports.requested(self.snapshot, server.uuid)
+        found = {}
+        for p in sorted(nics | {p for p in wanted if p in tree}):
+            want, have = wanted.get(p, {}), held.get(p, {})
+            excess, short = ports.difference(have, want)
+            args = dict(provider=self.topology.name(p),
+                        ports=self._port_names(server, p),
+                        server=server.name or server.uuid)
+            if not excess and not short:
+                found[p] = self._port_finding(
+                    server, p, m.OK, why('ok.port', **args), have)
+            elif not have:
+                found[p] = self._port_finding(
+                    server, p, m.MISSING,
+                    why('missing.port', needs=format_resources(want),
+                        **args), want)
+            elif short:
+                found[p] = self._port_finding(
+                    server, p, m.WRONG_AMOUNT,
+                    why('wrong_amount.port', held=format_resources(have),
+                        needs=format_resources(want), **args), have)
+            else:
+                found[p] = self._port_finding(
+                    server, p, m.LEAKED_PORT,
+                    why('leaked_port', leaked=format_resources(excess),
+                        **args), have)
+        elsewhere = unplaced + [
+            port for p in wanted if p not in tree
+            for port in ports.by_provider(self.snapshot, server.uuid, p)]
+        if elsewhere and (root_finding is None or
+                          root_finding.verdict == m.OK):
+            requests = {}
+            for port in elsewhere:
+                for resources in port.requests.values():
+                    _add(requests, resources)
+            found[root] = self._port_finding(
+                server, root, m.MISSING,
+                why('missing.port_unplaced', host=server.node,
+                    ports=', '.join(sorted({p.name or p.id
+                                            for p in elsewhere})),
+                    needs=format_resources(requests)), requests)
+        return found
+
+    def _port_names(self, server, provider):
+        return ', '.join(p.name or p.id for p in ports.by_provider(
+            self.snapshot, server.uuid, provider)) or '-'
+
+    def _port_finding(self, server, provider, verdict, reason, resources):
+        return m.Finding(server.uuid, provider, verdict, reason,
+                         dict(resources), m.CANDIDATE_ACTIONS[verdict],
+                         **self.describe(server.uuid))
+
+    def needs(self, finding):
+        """What a finding whose verdict counts :data:`~model.FROM_FLAVOR`
+        adds to its provider's ``needed``: its ports' request on a port
+        provider, else its server's flavor."""
+        server = self.snapshot.servers[finding.consumer]
+        if ports.is_port_provider(self.topology, finding.provider):
+            return ports.requested(self.snapshot, server.uuid)[0].get(
+                finding.provider, {})
+        candidates = self.expected(server) or [finding.resources]
+        return candidates[0]
+
     # -- whole report -------------------------------------------------------
 
     def service_state(self, root):
@@ -460,9 +547,7 @@ class Auditor:
             if finding.verdict in m.NEEDED_AS_HELD:
                 _add(needed, finding.resources)
             elif finding.verdict in m.NEEDED_FROM_FLAVOR:
-                server = self.snapshot.servers[finding.consumer]
-                candidates = self.expected(server) or [finding.resources]
-                _add(needed, candidates[0])
+                _add(needed, self.needs(finding))
         consumers = {f.consumer for f in findings
                      if f.provider in tree and
                      f.verdict not in m.HOLDS_NOTHING}

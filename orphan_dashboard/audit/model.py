@@ -44,6 +44,7 @@ STALE_MIGRATION = 'stale_migration'
 MISSING = 'missing'
 WRONG_AMOUNT = 'wrong_amount'
 INCOMPLETE_CONSUMER = 'incomplete_consumer'
+LEAKED_PORT = 'leaked_port'
 PROTECTED = 'protected'
 UNKNOWN_CONSUMER = 'unknown_consumer'
 
@@ -53,6 +54,8 @@ DELETE_AND_HEAL = 'delete_and_heal'
 DELETE = 'delete'
 HEAL = 'heal'
 SET_OWNER = 'set_owner'
+RELEASE = 'release'
+"""Remove what no port requests from a NIC provider, nothing else."""
 RESTORE = 'restore'
 """Put a journaled consumer (or provider) back as it was before."""
 DELETE_PROVIDER = 'delete_provider'
@@ -117,6 +120,8 @@ VERDICT_KINDS = {kind.code: kind for kind in (
                 N_('deleted instance'), (DELETE,)),
     VerdictKind(STALE_MIGRATION, N_('Stale migration'),
                 N_('stale migration'), (DELETE,)),
+    VerdictKind(LEAKED_PORT, N_('Leaked port resources'),
+                N_('leaked port resources'), (RELEASE, DELETE_AND_HEAL)),
     VerdictKind(MISSING, N_('Missing'), N_('missing'),
                 (HEAL, DELETE_AND_HEAL), needed=FROM_FLAVOR, holds=False),
     VerdictKind(WRONG_AMOUNT, N_('Wrong amount'), N_('wrong amount'),
@@ -136,11 +141,13 @@ ACTION_KINDS = {kind.code: kind for kind in (
     ActionKind(TRIM, N_('Trim to current host'), N_('trim to current host'),
                priority=1),
     ActionKind(DELETE_AND_HEAL, N_('Delete and heal'), N_('delete and heal'),
-               priority=4),
-    ActionKind(DELETE, N_('Delete'), N_('delete'), priority=5),
-    ActionKind(HEAL, N_('Heal'), N_('heal'), priority=2),
+               priority=5),
+    ActionKind(DELETE, N_('Delete'), N_('delete'), priority=6),
+    ActionKind(HEAL, N_('Heal'), N_('heal'), priority=3),
     ActionKind(SET_OWNER, N_('Set project and user'),
-               N_('set project and user'), priority=3),
+               N_('set project and user'), priority=4),
+    ActionKind(RELEASE, N_('Release leaked resources'),
+               N_('release leaked resources'), priority=2),
     ActionKind(RESTORE, N_('Restore'), N_('restore')),
     ActionKind(DELETE_PROVIDER, N_('Delete provider'), N_('delete provider')),
     ActionKind(DELETE_SERVICE, N_('Delete compute service'),
@@ -268,6 +275,30 @@ class Service:
         return self.forced_down or self.state == SERVICE_DOWN
 
 
+@dataclasses.dataclass(frozen=True)
+class Port:
+    """A Neutron port whose QoS policy makes it request resources."""
+
+    id: str
+    name: str = ''
+    device_id: str = ''
+    """The server it is attached to, if any."""
+    host: str = ''
+    """``binding:host_id``."""
+    requests: dict = dataclasses.field(default_factory=dict)
+    """``{request group id: Resources}`` of its ``resource_request``."""
+    allocation: dict = dataclasses.field(default_factory=dict)
+    """``{request group id: provider uuid}`` of ``binding:profile``'s
+    ``allocation``: where Nova placed each group."""
+
+
+NEUTRON_READ = 'read'
+NEUTRON_ABSENT = 'absent'
+NEUTRON_DOWN = 'down'
+NEUTRON_FORBIDDEN = 'forbidden'
+"""Whether the sweep could read Neutron's ports: read, or why not."""
+
+
 @dataclasses.dataclass
 class Consumer:
     """One consumer's allocations as Placement holds them."""
@@ -312,6 +343,12 @@ class Snapshot:
     inventory_classes: typing.Optional[dict] = None
     """``{provider uuid: resource classes}`` of the root providers with no
     compute node: what decides whose they are (:mod:`.ownership`)."""
+    ports: typing.Optional[dict] = None
+    """``{port id: Port}``: every port that requests resources, or None
+    where Neutron was not read (``neutron`` says why)."""
+    neutron: typing.Optional[str] = None
+    """:data:`NEUTRON_READ` or why the ports could not be read; None where
+    nobody asked (then port allocations are judged as any child's)."""
 
     @property
     def down_hosts(self):

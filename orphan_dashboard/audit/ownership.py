@@ -123,19 +123,29 @@ def root_owner(snapshot, root):
         classes, nova_names(snapshot), node=root in snapshot.hypervisors)
 
 
-def provider_owner(snapshot, uuid):
+def held_classes(snapshot):
+    """``{provider uuid: classes its consumers hold there}``."""
+    held = {}
+    for consumer in snapshot.consumers.values():
+        for provider, resources in consumer.allocations.items():
+            held.setdefault(provider, set()).update(resources)
+    return held
+
+
+def provider_owner(snapshot, uuid, held=None):
     """The likely owner of any provider of ``snapshot``, children included:
     a root as :func:`root_owner` says; a child by Nova's trait, its name,
     or the classes its consumers hold there (a child's inventory is not
-    read).  None when nobody is proven."""
+    read; ``held`` is :func:`held_classes`, computed when not given).
+    None when nobody is proven."""
     provider = snapshot.providers.get(uuid)
     if provider is None or provider.root_uuid == uuid:
         return root_owner(snapshot, uuid)
     if uuid in (snapshot.owner_nova or ()):
         return NOVA
-    held = {rc for consumer in snapshot.consumers.values()
-            for rc in consumer.allocations.get(uuid, ())}
+    classes = (held if held is not None else held_classes(snapshot)).get(
+        uuid, ())
     if _NOVA_CHILD.search(provider.name or '') or any(
-            _NOVA_CHILD_CLASS.search(rc) for rc in held):
+            _NOVA_CHILD_CLASS.search(rc) for rc in classes):
         return NOVA
-    return _foreign(provider.name, held)
+    return _foreign(provider.name, classes)

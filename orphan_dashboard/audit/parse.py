@@ -98,3 +98,25 @@ def consumer(uuid, body):
                      for rp, a in body.get('allocations', {}).items()},
         project_id=body.get('project_id'), user_id=body.get('user_id'),
         modified=body.get('last_modified'))
+
+
+def port(body):
+    """A port with a ``resource_request``: request groups (Neutron's
+    ``port-resource-request-groups``, the allocation a dict by group) or
+    the older single request (the allocation one provider uuid)."""
+    request = body.get('resource_request') or {}
+    allocation = (body.get('binding:profile') or {}).get('allocation')
+    if 'request_groups' in request:
+        requests = {g['id']: dict(g.get('resources') or {})
+                    for g in request['request_groups']}
+        placed = dict(allocation) if isinstance(allocation, dict) else {}
+    else:
+        requests = {body['id']: dict(request.get('resources') or {})}
+        placed = {body['id']: allocation} if isinstance(
+            allocation, str) else {}
+    return m.Port(id=body['id'], name=body.get('name') or '',
+                  device_id=body.get('device_id') or '',
+                  host=body.get('binding:host_id') or '',
+                  requests={g: r for g, r in requests.items() if r},
+                  allocation={g: p for g, p in placed.items()
+                              if g in requests and p})

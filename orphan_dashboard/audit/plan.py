@@ -26,6 +26,7 @@ import typing
 
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ports
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_allocations
@@ -62,12 +63,48 @@ def owner(snapshot, consumer_uuid):
     return project, user
 
 
+def _port_share(topology, server, root):
+    """What the server's ports request on the providers of ``root``'s tree
+    (``{provider: Resources}``), or None where ports are not judged.
+
+    Raises :class:`CannotRepair` for a port whose binding places a request
+    nowhere in that tree: which NIC should serve it is Placement's
+    allocation candidates' choice, and Neutron's binding must follow.
+    """
+    snapshot = topology.snapshot
+    if not ports.judged(snapshot):
+        return None
+    wanted, unplaced = ports.requested(snapshot, server.uuid)
+    unplaced += [port for p in wanted if topology.root(p) != root
+                 for port in ports.by_provider(snapshot, server.uuid, p)]
+    if unplaced:
+        raise CannotRepair(why(
+            'cannot.port_unplaced', server=server.uuid, host=server.node,
+            ports=', '.join(sorted({p.name or p.id for p in unplaced}))))
+    return {p: dict(r) for p, r in wanted.items()}
+
+
+def _rebuilt_ports(topology, server, after, root):
+    """``after`` with the port providers of ``root``'s tree holding what
+    the server's ports request there, nothing more (unchanged where ports
+    are not judged)."""
+    share = _port_share(topology, server, root)
+    if share is None:
+        return after
+    rebuilt = {p: r for p, r in after.items()
+               if topology.root(p) != root or
+               not ports.is_port_provider(topology, p)}
+    rebuilt.update(share)
+    return rebuilt
+
+
 def _healed(topology, server, before, root):
     """``before`` with the node's share rebuilt from the flavor.
 
-    Nested children (vGPU, ports, PCI) are kept as they are: the API cannot
-    rebuild them.  Classes a sharing provider serves stay there, at the
-    amount the flavor needs.
+    Port providers hold what the server's ports request (where Neutron was
+    read); other nested children (vGPU, PCI) are kept as they are: the API
+    cannot rebuild them.  Classes a sharing provider serves stay there, at
+    the amount the flavor needs.
     """
     if server.flavor is None or server.flavor.extra_specs is None:
         raise CannotRepair(why('cannot.no_flavor', server=server.uuid))
@@ -102,7 +139,7 @@ def _healed(topology, server, before, root):
                   if rc not in shared and rc not in in_children}
     if root_needs:
         after[root] = root_needs
-    return after
+    return _rebuilt_ports(topology, server, after, root)
 
 
 def _keeps_what_cannot_be_rebuilt(topology, server, before, after):
@@ -113,9 +150,14 @@ def _keeps_what_cannot_be_rebuilt(topology, server, before, after):
     tree holds the same classes already.
     """
     kept = {rc for resources in after.values() for rc in resources}
+    judged = ports.judged(topology.snapshot)
     lost = []
     for provider, resources in sorted(before.items()):
         if provider in after or not topology.is_child(provider):
+            continue
+        if judged and ports.is_port_provider(topology, provider):
+            # What the ports request was rebuilt; the verdicts on the
+            # result say whether it is right.
             continue
         gone = {rc: n for rc, n in resources.items() if rc not in kept}
         if gone:
@@ -127,6 +169,26 @@ def _keeps_what_cannot_be_rebuilt(topology, server, before, after):
         raise CannotRepair(why('cannot.not_rebuildable',
                                lost=reasons.listing(lost),
                                server=server.uuid))
+
+
+def _released(topology, server, before, root):
+    """``before`` less what no port requests on the port providers of
+    ``root``'s tree: exactly the leaked amounts, nothing else."""
+    share = _port_share(topology, server, root)
+    if share is None:
+        raise CannotRepair(why('cannot.nothing_to_change'))
+    after = {}
+    for provider, resources in before.items():
+        if (topology.root(provider) == root and
+                ports.is_port_provider(topology, provider)):
+            want = share.get(provider, {})
+            resources = {rc: min(n, want.get(rc, 0))
+                         for rc, n in resources.items()
+                         if want.get(rc, 0)}
+            if not resources:
+                continue
+        after[provider] = dict(resources)
+    return after
 
 
 def target(snapshot, topology, consumer_uuid, action):
@@ -148,7 +210,12 @@ def target(snapshot, topology, consumer_uuid, action):
         if not any(topology.root(p) == root for p in after):
             raise CannotRepair(why('cannot.trim_leaves_nothing',
                                    host=server.node))
+        after = _rebuilt_ports(topology, server, after, root)
         _keeps_what_cannot_be_rebuilt(topology, server, before, after)
+    elif action == m.RELEASE:
+        if root is None:
+            raise CannotRepair(why('cannot.no_node_to_trim'))
+        after = _released(topology, server, before, root)
     elif action in (m.DELETE_AND_HEAL, m.HEAL):
         if server is None:
             raise CannotRepair(why('cannot.not_a_server'))

@@ -62,6 +62,21 @@ MESSAGES = {
         'allocation is on %(elsewhere)s: see there'),
     'wrong_amount': N_(
         'holds %(held)s here but its flavor %(flavor)s needs %(needs)s'),
+    'wrong_amount.port': N_(
+        'holds %(held)s on %(provider)s but its port %(ports)s requests '
+        '%(needs)s there (a QoS rule changed and Neutron could not update '
+        'the allocation?)'),
+    'missing.port': N_(
+        'its port %(ports)s requests %(needs)s on %(provider)s, but the '
+        'server holds nothing there'),
+    'missing.port_unplaced': N_(
+        'its port %(ports)s requests %(needs)s, but its binding places it '
+        'on no provider of %(host)s'),
+    'leaked_port': N_(
+        'holds %(leaked)s on %(provider)s that no current port of server '
+        '%(server)s requests there (a bound port deleted in Neutron, Nova '
+        'bug 1820588, or a detach that failed to free it)'),
+    'ok.port': N_('port %(ports)s of server %(server)s requests it'),
     'incomplete_consumer': N_(
         'written before Placement 1.8: its project and user are the '
         'incomplete-consumer placeholder, so quota counted from Placement '
@@ -103,6 +118,15 @@ MESSAGES = {
         'protection'),
     'protected.young_finding': N_('%(young)s (%(reason)s)'),
     'protected.holds_nothing': N_('holds nothing here, but %(protection)s'),
+    'protected.neutron_absent': N_(
+        'Neutron is not in the catalog: which ports request these '
+        'resources cannot be checked'),
+    'protected.neutron_down': N_(
+        'Neutron did not answer: which ports request these resources '
+        'cannot be checked'),
+    'protected.neutron_forbidden': N_(
+        'Neutron refused to list ports: which ports request these '
+        'resources cannot be checked'),
 
     # Why a repair cannot be planned.
     'cannot.no_flavor': N_(
@@ -123,6 +147,11 @@ MESSAGES = {
         'hand'),
     'cannot.on_child': N_('%(resources)s on %(provider)s (a child of '
                           '%(root)s)'),
+    'cannot.port_unplaced': N_(
+        'port %(ports)s of server %(server)s has no allocation on %(host)s '
+        'that its binding names: heal it with nova-manage placement '
+        'heal_allocations --instance %(server)s, which asks Placement for '
+        'the candidates and updates Neutron'),
     'cannot.no_node_to_trim': N_('the server has no compute node to trim to'),
     'cannot.trim_leaves_nothing': N_(
         'trimming would leave it nothing on its current host %(host)s: '

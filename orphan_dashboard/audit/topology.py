@@ -13,6 +13,7 @@
 """Provider trees and the compute nodes they stand for (pure)."""
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 
 
 class Topology:
@@ -31,6 +32,21 @@ class Topology:
         for hypervisor in snapshot.hypervisors.values():
             root = self.root(hypervisor.uuid)
             self.node_roots[hypervisor.hostname] = root
+        self._owners = {}
+        self._held = None
+        # The providers a port's binding names.
+        self.port_providers = frozenset(
+            provider for port in (snapshot.ports or {}).values()
+            for provider in port.allocation.values())
+
+    def owner(self, uuid):
+        """:func:`ownership.provider_owner` of ``uuid``, read once."""
+        if uuid not in self._owners:
+            if self._held is None:
+                self._held = ownership.held_classes(self.snapshot)
+            self._owners[uuid] = ownership.provider_owner(
+                self.snapshot, uuid, self._held)
+        return self._owners[uuid]
 
     def provider(self, uuid):
         """The provider, or a stand-in for one that vanished since listing."""

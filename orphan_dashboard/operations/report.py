@@ -34,7 +34,8 @@ def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
     try:
         snapshot = collect.full_snapshot(clients.placement, clients.nova,
                                          concurrency=concurrency,
-                                         progress=progress)
+                                         progress=progress,
+                                         network_client=clients.network)
     finally:
         progress.close()
     report = classify.audit(snapshot, min_age=min_age)

@@ -25,7 +25,8 @@ def preview(clients, entries, restorable_):
     """``[(entry, row)]``: a fresh restore plan per entry, with what Nova
     says of its consumer now in the row's notes."""
     rows = repair.preview_restore(clients.placement, entries, restorable_)
-    notes = repair.restore_notes(clients.placement, clients.nova, entries)
+    notes = repair.restore_notes(clients.placement, clients.nova, entries,
+                                 clients.network)
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
     return rows

@@ -24,6 +24,7 @@ import threading
 from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import keystone
+from orphan_dashboard.api import neutron
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
@@ -152,6 +153,32 @@ def read_topology(placement_client, nova_client, old=None):
         )
 
 
+def read_ports(network_client, servers=None):
+    """``dict(ports=..., neutron=...)``: the ports that request resources
+    (those of ``servers`` only, when given) and :data:`~model.NEUTRON_READ`,
+    or no ports and why Neutron could not be read: absent from the
+    catalog, refusing, or down.  Never raises: port allocations are then
+    protected, the rest of the audit goes on."""
+    if network_client is None:
+        return dict(ports=None, neutron=m.NEUTRON_ABSENT)
+    try:
+        bodies = (neutron.resource_ports(network_client) if servers is None
+                  else neutron.server_ports(network_client, servers)
+                  if servers else [])
+    except (ks_exc.EndpointNotFound, ks_exc.EmptyCatalog):
+        return dict(ports=None, neutron=m.NEUTRON_ABSENT)
+    except (ks_exc.Forbidden, ks_exc.Unauthorized) as exc:
+        LOG.warning('Neutron refused to list ports (%s): port allocations '
+                    'are protected', exc)
+        return dict(ports=None, neutron=m.NEUTRON_FORBIDDEN)
+    except Exception as exc:
+        LOG.warning('Neutron could not be read (%s): port allocations are '
+                    'protected', exc)
+        return dict(ports=None, neutron=m.NEUTRON_DOWN)
+    return dict(ports={p.id: p for p in map(parse.port, bodies)},
+                neutron=m.NEUTRON_READ)
+
+
 def _down_cell_servers(nova_client, topo):
     """``{uuid: Server}``, the partial records of a down cell's servers
     when ``topo`` shows one (none of Nova's paged listings has them)."""
@@ -263,12 +290,12 @@ def _listed(progress, kind, then=None):
 
 def full_snapshot(placement_client, nova_client,
                   concurrency=DEFAULT_CONCURRENCY, progress=NO_PROGRESS,
-                  previous=None):
+                  previous=None, network_client=None):
     """Everything, once: the input of the index page and ``orphan-audit``.
     ``previous`` (an older snapshot) only sizes the progress report."""
     taken_at = _now()
     _estimate(progress, previous)
-    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
         # Nova's server list is the longest read by far: Placement is read
         # meanwhile.
         server_list = pool.submit(nova.server_list, nova_client,
@@ -277,6 +304,7 @@ def full_snapshot(placement_client, nova_client,
                                      on_page=_listed(progress, 'migrations'))
         incomplete = pool.submit(placement.incomplete_usages,
                                  placement_client, m.INCOMPLETE)
+        port_read = pool.submit(read_ports, network_client)
         topo = read_topology(placement_client, nova_client)
         allocations = _provider_reads(placement_client,
                                       topo['providers'], concurrency,
@@ -290,7 +318,7 @@ def full_snapshot(placement_client, nova_client,
             migrations={g.uuid: g for g in map(
                 parse.migration, migration_list.result())},
             taken_at=taken_at, full_sweep_at=taken_at,
-            **prove(topo, servers.values()))
+            **port_read.result(), **prove(topo, servers.values()))
     _identify(snapshot, placement_client, nova_client,
               refresh.suspects(snapshot, snapshot.consumers), concurrency)
     _identify_owners(snapshot, placement_client, concurrency,
@@ -389,7 +417,7 @@ def _moved(old_providers, providers):
 
 def refresh_snapshot(placement_client, nova_client, old,
                      concurrency=DEFAULT_CONCURRENCY, touched=(),
-                     progress=NO_PROGRESS):
+                     progress=NO_PROGRESS, network_client=None):
     """Bring ``old`` up to date reading only what changed since.
 
     Nova answers ``changes-since`` for servers (deleted ones included) and
@@ -400,6 +428,10 @@ def refresh_snapshot(placement_client, nova_client, old,
     drops a provider, bumps no generation of the providers it empties: our
     own writes are named in ``touched``, others' wait for the next full
     sweep (see :func:`snapshot`).
+
+    The ports that request resources are read whole again: Neutron has no
+    ``changes-since``, and a port deleted behind Nova's back, the leak
+    looked for, changes nothing in Placement or Nova that a refresh sees.
     """
     taken_at = _now()
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
@@ -418,6 +450,7 @@ def refresh_snapshot(placement_client, nova_client, old,
             **{'changes-since': since})
         incomplete = pool.submit(placement.incomplete_usages,
                                  placement_client, m.INCOMPLETE)
+        port_read = pool.submit(read_ports, network_client)
         reads.consumers(touched)
         topo = read_topology(placement_client, nova_client, old)
         providers = topo['providers']
@@ -443,7 +476,7 @@ def refresh_snapshot(placement_client, nova_client, old,
             u for u in old.known_instances if u in consumers),
         unresolved=frozenset(u for u in old.unresolved if u in consumers),
         taken_at=taken_at, full_sweep_at=old.full_sweep_at,
-        **prove(topo, servers.values()))
+        **port_read.result(), **prove(topo, servers.values()))
     unidentified = refresh.suspects(snapshot, [
         u for u, consumer in consumers.items()
         if u in changed or u not in old.consumers or
@@ -479,7 +512,8 @@ def _bring_up_to_date(placement_client, old, providers, changed, usages,
 def snapshot(placement_client, nova_client, cached=None,
              full_sweep_interval=conf.FULL_SWEEP.default,
              concurrency=DEFAULT_CONCURRENCY,
-             touched=(), progress=NO_PROGRESS, full=False):
+             touched=(), progress=NO_PROGRESS, full=False,
+             network_client=None):
     """A full sweep (when asked, due, or ``cached`` is partial: a down
     cell's servers show in no refresh), or a refresh of ``cached``;
     ``touched`` are the consumers written since ``cached`` was taken."""
@@ -488,14 +522,16 @@ def snapshot(placement_client, nova_client, cached=None,
             _now() - cached.full_sweep_at).total_seconds() >= \
             full_sweep_interval:
         return full_snapshot(placement_client, nova_client, concurrency,
-                             progress, previous=cached)
+                             progress, previous=cached,
+                             network_client=network_client)
     return refresh_snapshot(placement_client, nova_client, cached,
-                            concurrency, touched, progress)
+                            concurrency, touched, progress,
+                            network_client=network_client)
 
 
 def consumer_snapshot(placement_client, nova_client, consumer_uuids,
                       instance_hints=(), providers=(), topology=None,
-                      concurrency=DEFAULT_CONCURRENCY):
+                      concurrency=DEFAULT_CONCURRENCY, network_client=None):
     """Just these consumers, read now, for a preview or a submit.
 
     What each consumer is comes from Nova, never from the request: a server
@@ -507,6 +543,7 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
     migrations are read too.  Where a provider's host is unknown (no
     compute node left), every migration is read, as a sweep does.
     ``topology`` is :func:`read_topology`'s, if the caller just read it.
+    The servers' ports that request resources are read from Neutron.
     """
     taken_at = _now()
     uuids = sorted(set(consumer_uuids))
@@ -548,4 +585,7 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
                  concurrency)
     snapshot.known_instances = frozenset(u for u, k in known.items() if k)
     snapshot.unresolved = frozenset(u for u, k in known.items() if k is None)
+    for field, value in read_ports(network_client,
+                                   sorted(snapshot.servers)).items():
+        setattr(snapshot, field, value)
     return snapshot

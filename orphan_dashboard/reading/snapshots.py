@@ -308,7 +308,8 @@ def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
     snapshot = collect.snapshot(
         clients.placement, clients.nova, cached=old, full=full,
         full_sweep_interval=full_sweep_interval, concurrency=concurrency,
-        touched=touched, progress=collect.Tee(CacheProgress(
+        touched=touched, network_client=clients.network,
+        progress=collect.Tee(CacheProgress(
             store, owner or owner_id(), full or old is None,
             state['counts']), progress))
     late = frozenset(store.state()['touched']) - touched

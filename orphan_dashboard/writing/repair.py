@@ -159,20 +159,24 @@ def instance_hints(findings, selections):
                    f.instance != f.consumer})
 
 
-def _read(placement_client, nova_client, consumers, instance_hints):
+def _read(placement_client, nova_client, consumers, instance_hints,
+          network_client):
     return collect.consumer_snapshot(placement_client, nova_client,
-                                     consumers, instance_hints)
+                                     consumers, instance_hints,
+                                     network_client=network_client)
 
 
 def preview(placement_client, nova_client, selections,
-            min_age=classify.DEFAULT_MIN_AGE, instance_hints=()):
+            min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+            network_client=None):
     """Plans for ``selections`` from a fresh read, with per-row errors.
 
     ``instance_hints``: servers whose migrations to read as well, from the
     snapshot the operator was shown (never from the request).
     """
     snapshot = _read(placement_client, nova_client,
-                     [s.consumer for s in selections], instance_hints)
+                     [s.consumer for s in selections], instance_hints,
+                     network_client)
     return _plan_rows(snapshot, selections, min_age)
 
 
@@ -190,7 +194,8 @@ def _differs(fresh, confirmed):
 
 
 def apply(placement_client, nova_client, journal, confirmed,
-          min_age=classify.DEFAULT_MIN_AGE, instance_hints=()):
+          min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+          network_client=None):
     """Re-read, re-plan and write each confirmed plan; an outcome per row.
 
     A row is written only if its fresh plan is the confirmed one.  If the
@@ -199,7 +204,8 @@ def apply(placement_client, nova_client, journal, confirmed,
     """
     selections = [selection_of(p) for p in confirmed]
     snapshot = _read(placement_client, nova_client,
-                     [s.consumer for s in selections], instance_hints)
+                     [s.consumer for s in selections], instance_hints,
+                     network_client)
     rows = _plan_rows(snapshot, selections, min_age)
     outcomes = []
     written = set()
@@ -416,7 +422,8 @@ def preview_restore(placement_client, entries, restorable):
     return rows
 
 
-def restore_notes(placement_client, nova_client, entries):
+def restore_notes(placement_client, nova_client, entries,
+                  network_client=None):
     """``{entry id: notes}`` (:func:`audit.restore.notes`) of the consumer
     entries, from a fresh read of Nova and Placement."""
     consumers = [e for e in entries if e.kind == e.ALLOCATIONS]
@@ -425,7 +432,8 @@ def restore_notes(placement_client, nova_client, entries):
     try:
         snapshot = collect.consumer_snapshot(
             placement_client, nova_client, [e.consumer for e in consumers],
-            providers={p for e in consumers for p in e.before})
+            providers={p for e in consumers for p in e.before},
+            network_client=network_client)
     except ks_exc.ClientException as exc:
         unknown = (restore_rules.unreadable(str(exc)),)
         return {e.id: unknown for e in consumers}

@@ -40,6 +40,8 @@ class Cloud:
         self.known = set()
         self.classes = {}
         self.owner_nova = set()
+        self.ports = None
+        self.neutron = None
         for host in hosts:
             self.host(host)
 
@@ -63,6 +65,26 @@ class Cloud:
         root = self.providers[parent].root_uuid
         self.providers[rp] = m.Provider(rp, name, 1, root, parent)
         return rp
+
+    def nic(self, host):
+        """Neutron's Open vSwitch agent and its ``br-phys`` NIC under
+        ``host``'s compute node: the NIC's uuid."""
+        agent = self.child(uid(host), '%s:Open vSwitch agent' % host)
+        return self.child(agent, '%s:Open vSwitch agent:br-phys' % host)
+
+    def port(self, name, server, nic=None, resources=None):
+        """A port of ``server`` whose QoS policy requests ``resources``
+        (1000 kbps egress), bound with its request on ``nic`` (None: its
+        binding places it nowhere); Neutron counts as read."""
+        if resources is None:
+            resources = {'NET_BW_EGR_KILOBIT_PER_SEC': 1000}
+        group = uid(name + '-group')
+        port = m.Port(uid(name), name, server, '',
+                      {group: dict(resources)},
+                      {group: nic} if nic else {})
+        self.ports = dict(self.ports or {}, **{port.id: port})
+        self.neutron = m.NEUTRON_READ
+        return port.id
 
     def sharing_provider(self, name):
         rp = uid(name)
@@ -103,4 +125,6 @@ class Cloud:
             sharing_providers=frozenset(self.sharing),
             known_instances=frozenset(self.known), taken_at=NOW,
             owner_nova=frozenset(self.owner_nova),
-            inventory_classes=dict(self.classes))
+            inventory_classes=dict(self.classes),
+            ports=None if self.ports is None else dict(self.ports),
+            neutron=self.neutron)

@@ -63,7 +63,8 @@ def test_the_audit_reads_now_and_closes_its_progress():
                               return_value=leaky_cloud().snapshot()) as read:
         found = report.audit(CLIENTS, 0, 3, progress)
     validate.assert_called_once_with(CLIENTS)
-    assert read.call_args.kwargs == {'concurrency': 3, 'progress': progress}
+    assert read.call_args.kwargs == {'concurrency': 3, 'progress': progress,
+                                     'network_client': None}
     progress.close.assert_called_once_with()
     assert {p.provider.name for p in found.providers} == {
         'host1', 'host2', 'host3'}
@@ -135,7 +136,8 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
         outcomes = repairs.apply_previewed(CLIENTS, 'journal',
                                            [planned, refused], 60, ['vm'])
     apply.assert_called_once_with('placement', 'nova', 'journal', ['plan'],
-                                  min_age=60, instance_hints=['vm'])
+                                  min_age=60, instance_hints=['vm'],
+                                  network_client=None)
     assert outcomes == [done, repair.Outcome(refused.selection,
                                              repair.SKIPPED, 'gone')]
 

@@ -77,12 +77,12 @@ def test_every_offered_action_is_a_repair_with_a_priority():
 def test_the_derived_tables_are_those_declared_before_the_registry():
     assert m.VERDICTS == (
         m.EVACUATED_SOURCE, m.MOVED, m.DELETED_INSTANCE, m.STALE_MIGRATION,
-        m.MISSING, m.WRONG_AMOUNT, m.INCOMPLETE_CONSUMER, m.UNKNOWN_CONSUMER,
-        m.PROTECTED, m.OK)
+        m.LEAKED_PORT, m.MISSING, m.WRONG_AMOUNT, m.INCOMPLETE_CONSUMER,
+        m.UNKNOWN_CONSUMER, m.PROTECTED, m.OK)
     assert m.ACTIONS == (m.TRIM, m.DELETE_AND_HEAL, m.DELETE, m.HEAL,
-                         m.SET_OWNER)
-    assert m.PRIORITY == (m.TRIM, m.HEAL, m.SET_OWNER, m.DELETE_AND_HEAL,
-                          m.DELETE)
+                         m.SET_OWNER, m.RELEASE)
+    assert m.PRIORITY == (m.TRIM, m.RELEASE, m.HEAL, m.SET_OWNER,
+                          m.DELETE_AND_HEAL, m.DELETE)
     assert m.NOT_RECOMMENDED == {m.UNKNOWN_CONSUMER}
     assert m.NO_PROBLEM == {m.OK, m.PROTECTED}
     assert m.NEEDED_AS_HELD == {m.OK, m.PROTECTED, m.INCOMPLETE_CONSUMER}

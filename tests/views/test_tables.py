@@ -31,10 +31,10 @@ class RepairActionsTests(unittest.TestCase):
     def test_one_row_and_one_selection_action_per_repair(self):
         rows, selected = actions.repair_actions(m.ACTIONS)
         self.assertEqual(['TrimRow', 'DeleteAndHealRow', 'DeleteRow',
-                          'HealRow', 'SetOwnerRow'],
+                          'HealRow', 'SetOwnerRow', 'ReleaseRow'],
                          [cls.__name__ for cls in rows])
         self.assertEqual(['TrimRows', 'DeleteAndHealRows', 'DeleteRows',
-                          'HealRows', 'SetOwnerRows'],
+                          'HealRows', 'SetOwnerRows', 'ReleaseRows'],
                          [cls.__name__ for cls in selected])
         for code, row, rows_ in zip(m.ACTIONS, rows, selected):
             self.assertTrue(issubclass(row, actions.RepairRow))
@@ -51,10 +51,11 @@ class RepairActionsTests(unittest.TestCase):
         self.assertEqual(
             ['filter', 'export_findings_csv', 'export_findings_json',
              'trim_selected', 'delete_and_heal_selected', 'delete_selected',
-             'heal_selected', 'set_owner_selected', 'decommission'],
+             'heal_selected', 'set_owner_selected', 'release_selected',
+             'decommission'],
             [action.name for action in meta.table_actions])
         self.assertEqual(['trim', 'delete_and_heal', 'delete', 'heal',
-                          'set_owner'],
+                          'set_owner', 'release'],
                          [action.name for action in meta.row_actions])
 
     def test_class_name(self):

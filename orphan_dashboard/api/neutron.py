@@ -1,0 +1,78 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Neutron calls the audit needs: the ports that request resources.
+
+Only a QoS policy with a minimum rule (bandwidth, packet rate) gives a port
+a ``resource_request``.  Neutron refuses ``qos_policy_id`` as a filter of
+ports and networks (400, "invalid attribute for filtering"), so the read is
+the policies first (one request: no minimum rule anywhere, no port is
+read), then the ports listed with only the fields the audit reads.
+Errors leave this module as keystoneauth's exceptions.
+"""
+
+from keystoneauth1 import exceptions as ks_exc
+
+from orphan_dashboard.api import trace
+
+PAGE = 1000
+MINIMUM_RULES = frozenset({'minimum_bandwidth', 'minimum_packet_rate'})
+PORT_FIELDS = ('id', 'name', 'device_id', 'binding:host_id',
+               'binding:profile', 'resource_request')
+
+
+def _get(client, path, **params):
+    return client.get('/v2.0' + path, params=params).json()
+
+
+@trace
+def minimum_policies(client):
+    """Ids of the QoS policies with a minimum rule; empty where Neutron
+    has no QoS extension."""
+    try:
+        policies = _get(client, '/qos/policies', fields=['id', 'rules'])
+    except ks_exc.NotFound:
+        return set()
+    return {p['id'] for p in policies['policies']
+            if any(r.get('type') in MINIMUM_RULES
+                   for r in p.get('rules') or ())}
+
+
+@trace
+def resource_ports(client):
+    """Every port with a ``resource_request``, as plain dicts holding
+    :data:`PORT_FIELDS`, page by page."""
+    if not minimum_policies(client):
+        return []
+    found, marker = [], None
+    while True:
+        params = dict(fields=list(PORT_FIELDS), limit=PAGE)
+        if marker:
+            params['marker'] = marker
+        page = _get(client, '/ports', **params)['ports']
+        found.extend(p for p in page if p.get('resource_request'))
+        if len(page) < PAGE:
+            return found
+        marker = page[-1]['id']
+
+
+@trace
+def server_ports(client, server_uuids):
+    """The ports with a ``resource_request`` attached to these servers:
+    what a preview or a submit re-reads (``device_id`` is a filter)."""
+    uuids = sorted(set(server_uuids))
+    found = []
+    for start in range(0, len(uuids), 50):
+        page = _get(client, '/ports', fields=list(PORT_FIELDS),
+                    device_id=uuids[start:start + 50])['ports']
+        found.extend(p for p in page if p.get('resource_request'))
+    return found
