@@ -39,7 +39,8 @@ FLAVORS = {
 
 VERDICTS = ('ok', 'evacuated_source', 'moved', 'deleted_instance',
             'stale_migration', 'missing', 'wrong_amount',
-            'incomplete_consumer', 'protected', 'unknown_consumer')
+            'incomplete_consumer', 'protected', 'unknown_consumer',
+            'leaked_port')
 BANDWIDTH = 'NET_BW_EGR_KILOBIT_PER_SEC'
 NIC_NAME = '%s:Open vSwitch agent:br-phys'
 """The bandwidth provider Neutron's placement plugin makes per host."""
@@ -795,7 +796,9 @@ class Stager:
             'host2\'s br-phys provider with no port requesting it (Nova bug '
             '1820588).' % PORT_KBPS,
             [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host2', 'ok')],
+            [self._exp(s['id'], 'instance', 'host2', 'ok'),
+             self._exp(s['id'], 'instance', NIC_NAME % 'host2',
+                       'leaked_port')],
             fault='DELETE /v2.0/ports/<bound port>',
             checks={'port': port, 'nic': self.nics['host2'],
                     'kbps': PORT_KBPS})
@@ -815,7 +818,8 @@ class Stager:
             'still names host3\'s br-phys provider, which holds nothing for '
             'the server.',
             [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host3', 'ok')],
+            [self._exp(s['id'], 'instance', 'host3', 'ok'),
+             self._exp(s['id'], 'instance', NIC_NAME % 'host3', 'missing')],
             fault='PUT /allocations/<server> without the NIC provider',
             checks={'port': port, 'nic': nic, 'kbps': PORT_KBPS})
 
@@ -849,7 +853,9 @@ class Stager:
             'changed under the bound port, Placement not): a wrong amount.'
             % (CHANGED_KBPS, PORT_KBPS),
             [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host2', 'ok')],
+            [self._exp(s['id'], 'instance', 'host2', 'ok'),
+             self._exp(s['id'], 'instance', NIC_NAME % 'host2',
+                       'wrong_amount')],
             fault='PUT of the minimum bandwidth rule (Neutron answers %d), '
                   'then PUT /allocations/<server> with %s=%d on the NIC'
                   % (refused, BANDWIDTH, PORT_KBPS),
@@ -884,7 +890,9 @@ class Stager:
             "bandwidth moved to host2's br-phys provider, and the old %d "
             "kbps on host3's br-phys was left on the instance." % PORT_KBPS,
             [self._server_entry(s['id'])], [self._mig_entry(mig)],
-            [self._exp(s['id'], 'instance', 'host2', 'ok')],
+            [self._exp(s['id'], 'instance', 'host2', 'ok'),
+             self._exp(s['id'], 'instance', NIC_NAME % 'host2', 'ok'),
+             self._exp(s['id'], 'instance', NIC_NAME % 'host3', 'moved')],
             fault='PUT /allocations/<server> adding host3:br-phys %s=%d '
                   'after the confirm' % (BANDWIDTH, PORT_KBPS),
             checks={'port': port, 'nic': self.nics['host2'],

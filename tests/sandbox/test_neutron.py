@@ -14,7 +14,8 @@
 
 What Neutron and Nova really wrote, read back from Placement and Neutron:
 the agents' NIC providers, servers booted on QoS ports, and each staged
-port incident.  Not the audit's verdicts: the audit does not read ports.
+port incident.  The audit's verdicts and repairs on them are
+``tests/e2e/test_ports.py``'s.
 """
 import pytest
 

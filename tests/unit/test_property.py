@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ports
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import LONG_AGO
 from tests.unit.cloud import NOW
@@ -45,7 +46,14 @@ SERVER_KINDS = ('correct', 'missing', 'wrong', 'extra_class', 'moved',
                 'moved_only', 'evacuated', 'child_here', 'child_left',
                 'child_moved_along', 'shared_disk', 'shared_wrong',
                 'incomplete', 'busy', 'verify_resize', 'young', 'nowhere',
-                'young_wrong', 'young_incomplete', 'young_elsewhere')
+                'young_wrong', 'young_incomplete', 'young_elsewhere',
+                'qos_ok', 'port_deleted', 'port_missing', 'qos_changed',
+                'port_moved_left', 'port_unplaced')
+PORT_KINDS = ('qos_ok', 'port_deleted', 'port_missing', 'qos_changed',
+              'port_moved_left', 'port_unplaced')
+"""Servers with QoS ports (where ``here`` has a NIC): what their ports
+request against what they hold on the NICs."""
+BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
 YOUNG_WRITES = ('young', 'young_wrong', 'young_incomplete',
                 'young_elsewhere')
 """Kinds whose allocations were written seconds ago (by a resize, a QoS
@@ -65,9 +73,17 @@ def needs(flavor, volume_backed=False):
 def snapshots(draw):
     cloud = Cloud(hosts=())
     hosts = [cloud.host('h%d' % i) for i in range(draw(st.integers(2, 4)))]
-    nics = {h: cloud.child(h, 'h%d_nic' % i) for i, h in enumerate(hosts)
+    nics = {h: cloud.nic(cloud.providers[h].name) for h in hosts
             if draw(st.booleans())}
     ceph = cloud.sharing_provider('ceph') if draw(st.booleans()) else None
+    # Other services' providers: a routed network's segment, Blazar's
+    # child of a node.
+    if draw(st.booleans()):
+        cloud.foreign('Neutron segment id %s' % uid('segment'),
+                      ['IPV4_ADDRESS'])
+    if draw(st.booleans()):
+        cloud.child(hosts[0], 'blazar_%s' % cloud.providers[hosts[0]].name)
+    neutron = draw(st.sampled_from([None, m.NEUTRON_READ, m.NEUTRON_DOWN]))
     serial = iter(range(1000))
 
     for kind in draw(st.lists(st.sampled_from(SERVER_KINDS), max_size=7)):
@@ -97,6 +113,14 @@ def snapshots(draw):
             cloud.allocate(_vm, provider, dict(resources), owner=_owner,
                            modified=_modified)
 
+        if kind in PORT_KINDS:
+            if here not in nics or (kind == 'port_moved_left' and
+                                    there not in nics):
+                kind = 'correct'
+            else:
+                _qos_server(cloud, kind, name, vm, here, there, nics, full,
+                            give)
+                continue
         if kind == 'missing':
             continue
         if kind in ('moved_only', 'nowhere', 'young_elsewhere'):
@@ -154,8 +178,31 @@ def snapshots(draw):
         cloud.allocate(consumer, provider, resources, modified=modified)
         if kind == 'unresolved':
             unresolved.add(consumer)
+    if neutron == m.NEUTRON_READ:
+        cloud.ports = cloud.ports or {}
+    elif neutron is not None:
+        cloud.ports = None
+    cloud.neutron = neutron
     return dataclasses.replace(cloud.snapshot(),
                                unresolved=frozenset(unresolved))
+
+
+def _qos_server(cloud, kind, name, vm, here, there, nics, full, give):
+    """A server of a :data:`PORT_KINDS` kind, holding and with ports as
+    its kind says."""
+    port = name + '-port'
+    if kind == 'port_moved_left':
+        give(there, full)
+        give(nics[there], {BW: 1000})
+    give(here, full)
+    if kind in ('qos_ok', 'port_deleted', 'qos_changed'):
+        give(nics[here], {BW: 1000})
+    if kind in ('qos_ok', 'port_missing', 'port_moved_left'):
+        cloud.port(port, vm, nics[here])
+    elif kind == 'qos_changed':
+        cloud.port(port, vm, nics[here], {BW: 2000})
+    elif kind == 'port_unplaced':
+        cloud.port(port, vm, None)
 
 
 def writes(snapshot, consumer):
@@ -214,11 +261,19 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
             # A server loses nothing a flavor cannot rebuild.
             if plan.consumer not in snapshot.servers:
                 continue
+            # (What no port requests on a port provider is not lost.)
             held_after = {rc for r in plan.after.values() for rc in r}
             for provider, resources in plan.before.items():
+                if ports.judged(snapshot) and ports.is_port_provider(
+                        auditor.topology, provider):
+                    continue
                 if auditor.topology.is_child(provider) and \
                         provider not in plan.after:
                     assert set(resources) <= held_after, plan
+    # Another service's provider is never offered a delete.
+    for tree in report.providers:
+        if tree.owner != 'nova':
+            assert not tree.orphaned_provider, tree
 
 
 def test_the_generator_reaches_every_repairable_verdict():
@@ -232,7 +287,8 @@ def test_the_generator_reaches_every_repairable_verdict():
 
     for verdict in (m.EVACUATED_SOURCE, m.MOVED, m.DELETED_INSTANCE,
                     m.STALE_MIGRATION, m.MISSING, m.WRONG_AMOUNT,
-                    m.INCOMPLETE_CONSUMER, m.UNKNOWN_CONSUMER):
+                    m.INCOMPLETE_CONSUMER, m.UNKNOWN_CONSUMER,
+                    m.LEAKED_PORT):
         hypothesis.find(snapshots(), has(verdict),
                         settings=hypothesis.settings(max_examples=2000,
                                                      deadline=None))
@@ -256,4 +312,35 @@ def test_the_generator_writes_young_server_level_findings():
     for verdict in (m.WRONG_AMOUNT, m.INCOMPLETE_CONSUMER, m.MISSING):
         hypothesis.find(snapshots(), young(verdict),
                         settings=hypothesis.settings(max_examples=2000,
+                                                     deadline=None))
+
+
+def test_the_generator_reaches_every_port_verdict():
+    """Port verdicts and their repairs occur in generated clouds: a leak
+    released, a missing port allocation healed, a changed QoS amount, a
+    moved server trimmed onto its new NIC, a port placed nowhere refused,
+    and port allocations protected while Neutron is down."""
+    def has(check_finding):
+        def check(snapshot):
+            auditor = classify.Auditor(snapshot, min_age=600)
+            return any(check_finding(auditor, f)
+                       for f in auditor.report().findings)
+        return check
+
+    def on_nic(verdict, action):
+        return lambda a, f: (
+            f.verdict == verdict and action in f.actions and
+            ports.is_port_provider(a.topology, f.provider))
+
+    for check in (
+            on_nic(m.LEAKED_PORT, m.RELEASE), on_nic(m.MISSING, m.HEAL),
+            on_nic(m.WRONG_AMOUNT, m.DELETE_AND_HEAL),
+            lambda a, f: (f.verdict == m.MOVED and f.action == m.TRIM and
+                          ports.of_server(a.snapshot, f.consumer)),
+            lambda a, f: 'heal_allocations' in str(f.blocked) and
+            ports.of_server(a.snapshot, f.consumer),
+            lambda a, f: f.verdict == m.PROTECTED and 'Neutron did not '
+            'answer' in str(f.reason)):
+        hypothesis.find(snapshots(), has(check),
+                        settings=hypothesis.settings(max_examples=3000,
                                                      deadline=None))

@@ -1,0 +1,166 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Port allocations on the sandbox with a real Neutron: the port incidents
+Neutron and Nova really wrote, found with the right verdicts, repaired from
+a row, by *Fix recommended* and by ``orphan-audit apply``, checked in
+Placement and in Neutron, and restored."""
+
+import pytest
+
+pytest.importorskip('neutron')
+
+from orphan_dashboard.api import placement as api  # noqa: E402
+from orphan_dashboard.audit import classify  # noqa: E402
+from orphan_dashboard.audit import model as m  # noqa: E402
+from orphan_dashboard.reading import collect  # noqa: E402
+from orphan_dashboard.writing import journal as journal_module  # noqa: E402
+from tests.e2e.conftest import audited  # noqa: E402
+from tests.e2e.conftest import held  # noqa: E402
+from tests.e2e.conftest import INDEX  # noqa: E402
+from tests.e2e.conftest import module_cloud  # noqa: E402
+from tests.e2e.conftest import orphan_audit  # noqa: E402
+
+pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
+BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
+cloud = module_cloud(
+    'qos_ports_healthy,port_deleted_in_neutron,port_allocation_removed,'
+    'qos_rule_changed,port_migrated_left,routed_segment',
+    '--neutron', '--neutron-port', '0')
+
+
+def audit(cloud):
+    clients = cloud.clients()
+    snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                     network_client=clients.network)
+    return snapshot, classify.audit(snapshot, min_age=0)
+
+
+def server(cloud, incident):
+    return cloud.incidents[incident]['servers'][0]['uuid']
+
+
+def neutron_ports(clients, server_uuid):
+    """The server's ports as Neutron lists them now."""
+    return clients.network.get('/v2.0/ports', params={
+        'device_id': server_uuid}).json()['ports']
+
+
+def requested(port):
+    wanted = {}
+    for group in port['resource_request']['request_groups']:
+        provider = port['binding:profile']['allocation'][group['id']]
+        for rc, amount in group['resources'].items():
+            wanted.setdefault(provider, {})[rc] = amount
+    return wanted
+
+
+def test_every_port_incident_gets_its_verdict_and_nothing_else(cloud):
+    snapshot, report = audit(cloud)
+    assert snapshot.neutron == m.NEUTRON_READ
+    assert len(snapshot.ports) == 6
+    want = {(e['consumer'], e['provider']): e['verdict']
+            for incident in cloud.incidents.values()
+            for e in incident['expected']}
+    found = {(f.consumer, f.provider): f.verdict for f in report.findings}
+    assert {k: found.get(k) for k in want} == want
+    flagged = {k for k, v in found.items() if v != m.OK}
+    assert flagged <= set(want), 'false positives: %s' % (flagged - set(want))
+    assert {f.action for f in report.problems} == {
+        m.RELEASE, m.HEAL, m.DELETE_AND_HEAL, m.TRIM}
+    segment = report.provider(cloud.incidents['routed_segment']['checks'][
+        'segment'])
+    assert segment.owner == 'neutron'
+    assert not segment.orphaned_provider and not segment.needs_attention
+
+
+def test_without_neutron_port_allocations_are_protected(cloud):
+    clients = cloud.clients()
+    nic = cloud.incidents['port_deleted_in_neutron']['checks']['nic']
+    vm = server(cloud, 'port_deleted_in_neutron')
+    snapshot = collect.full_snapshot(clients.placement, clients.nova,
+                                     network_client=None)
+    assert snapshot.neutron == m.NEUTRON_ABSENT
+    finding = classify.Auditor(snapshot, min_age=0).finding(vm, nic)
+    assert finding.verdict == m.PROTECTED
+    assert 'Neutron is not in the catalog' in str(finding.reason)
+
+
+def test_a_leak_released_from_its_row_then_restored(cloud, horizon):
+    clients = cloud.clients()
+    checks = cloud.incidents['port_deleted_in_neutron']['checks']
+    vm = server(cloud, 'port_deleted_in_neutron')
+    host2 = cloud.config['hosts']['host2']
+    audited(horizon)
+    before = held(clients, vm)
+    preview = horizon.get(INDEX + 'repair/', {
+        'sel': '%s:%s:%s' % (vm, checks['nic'], m.RELEASE)})
+    assert preview.status_code == 200
+    (row,) = preview.context['rows']
+    assert row.plan.after == {host2: before[host2]}
+    assert b'host2:Open vSwitch agent:br-phys' in preview.content
+    done = horizon.post(INDEX + 'repair/',
+                        {'rows': preview.context['form'].initial['rows']})
+    assert done.status_code == 302
+    assert held(clients, vm) == {host2: before[host2]}
+    assert neutron_ports(clients, vm) == []
+
+    (entry,) = journal_module.entries(None, consumer=vm)[0]
+    assert entry.action == m.RELEASE and entry.before == before
+    preview = horizon.get(INDEX + 'restore/', {'entry': entry.id})
+    assert preview.status_code == 200
+    done = horizon.post(INDEX + 'restore/',
+                        {'rows': preview.context['form'].initial['rows']})
+    assert done.status_code == 302
+    assert held(clients, vm) == before
+
+
+def test_fix_recommended_heals_a_changed_qos_amount_to_the_rule(
+        cloud, horizon):
+    clients = cloud.clients()
+    vm = server(cloud, 'qos_rule_changed')
+    checks = cloud.incidents['qos_rule_changed']['checks']
+    host2 = cloud.config['hosts']['host2']
+    audited(horizon, refresh=True)
+    batch = horizon.post(INDEX, {'action': 'providers__fix_recommended',
+                                 'object_ids': [host2]})
+    assert batch.status_code == 302
+    preview = horizon.get(batch['location'])
+    rows = {r.selection.consumer: r for r in preview.context['rows']}
+    assert rows[vm].plan.action == m.DELETE_AND_HEAL
+    assert rows[server(cloud, 'port_deleted_in_neutron')].plan.action == \
+        m.RELEASE
+    done = horizon.post(INDEX + 'repair/',
+                        {'rows': preview.context['form'].initial['rows']})
+    assert done.status_code == 302
+    (port,) = neutron_ports(clients, vm)
+    assert held(clients, vm)[checks['nic']] == {BW: checks['kbps']}
+    assert requested(port) == {checks['nic']: {BW: checks['kbps']}}
+
+
+def test_orphan_audit_apply_heals_and_trims_the_rest(cloud, tmp_path):
+    clients = cloud.clients()
+    run = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0')
+    assert run.returncode == 4, run.stdout + run.stderr   # repairs applied
+    assert run.stdout.count(': done') == 2, run.stdout
+    for incident in ('port_allocation_removed', 'port_migrated_left'):
+        vm = server(cloud, incident)
+        (port,) = neutron_ports(clients, vm)
+        now = held(clients, vm)
+        for provider, resources in requested(port).items():
+            assert now[provider] == resources, incident
+    old_nic = cloud.incidents['port_migrated_left']['checks']['old_nic']
+    assert old_nic not in held(clients, server(cloud, 'port_migrated_left'))
+    _, report = audit(cloud)
+    assert report.problems == []
+    assert api.consumer_allocations(clients.placement, server(
+        cloud, 'qos_ports_healthy'))['allocations']
