@@ -538,7 +538,8 @@ class Auditor:
                             for s in self.snapshot.servers.values()),
                         unconfirmed=tuple(sorted(
                             r.provider.name for r in reports
-                            if self.topology.cut_off(r.provider.uuid)[1])))
+                            if self.topology.cut_off(r.provider.uuid)[1])),
+                        neutron=self.snapshot.neutron)
 
     def _provider_report(self, root, findings, servers, usage):
         needed = {}

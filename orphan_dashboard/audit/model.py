@@ -487,6 +487,8 @@ class Report:
     unconfirmed: tuple = ()
     """Names of root providers whose compute node Nova could not confirm
     (its hypervisor listing failed): they could be in a down cell."""
+    neutron: typing.Optional[str] = None
+    """Whether Neutron's ports were read (:attr:`Snapshot.neutron`)."""
 
     @property
     def findings(self):

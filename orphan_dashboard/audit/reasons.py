@@ -118,6 +118,15 @@ MESSAGES = {
         'protection'),
     'protected.young_finding': N_('%(young)s (%(reason)s)'),
     'protected.holds_nothing': N_('holds nothing here, but %(protection)s'),
+    'neutron.absent': N_(
+        'Neutron is not in the catalog: the allocations on NIC providers '
+        'are protected, every other verdict is made as usual'),
+    'neutron.down': N_(
+        'Neutron did not answer: the allocations on NIC providers are '
+        'protected, every other verdict is made as usual'),
+    'neutron.forbidden': N_(
+        'Neutron refused to list ports: the allocations on NIC providers '
+        'are protected, every other verdict is made as usual'),
     'protected.neutron_absent': N_(
         'Neutron is not in the catalog: which ports request these '
         'resources cannot be checked'),
@@ -445,6 +454,15 @@ def down_cells(report):
     return reason('cells.down', hosts=listing(report.skipped_hosts),
                   servers=report.down_cell_servers,
                   providers=listing(report.unconfirmed))
+
+
+def neutron_unread(report):
+    """Why ``report``'s audit could not read Neutron's ports, as one
+    sentence, or None when it could (or nobody asked)."""
+    return {m.NEUTRON_ABSENT: reason('neutron.absent'),
+            m.NEUTRON_DOWN: reason('neutron.down'),
+            m.NEUTRON_FORBIDDEN: reason('neutron.forbidden')}.get(
+                getattr(report, 'neutron', None))
 
 
 def render(value, gettext=_english):

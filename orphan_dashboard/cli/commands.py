@@ -228,7 +228,8 @@ def report_json(report):
     findings = [f.as_dict() for f in report.findings if f.verdict != m.OK]
     return {'providers': providers, 'findings': findings,
             'down_cells': report.down_cells, 'partial': report.down_cells,
-            'skipped_cells': skipped_cells(report)}
+            'skipped_cells': skipped_cells(report),
+            'neutron': report.neutron}
 
 
 def skipped_cells(report):
@@ -245,6 +246,8 @@ def skipped_cells(report):
 def print_text(report, out):
     if report.down_cells:
         print('PARTIAL: %s' % reasons.down_cells(report), file=out)
+    if reasons.neutron_unread(report):
+        print('NOTE: %s' % reasons.neutron_unread(report), file=out)
     for p in report.providers:
         if not p.needs_attention:
             continue

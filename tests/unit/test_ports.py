@@ -13,6 +13,7 @@
 """Port allocations: what a server holds on Neutron's NIC providers
 against what its ports request there."""
 
+import io
 from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
@@ -21,6 +22,8 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.cli import commands
 from orphan_dashboard.reading import collect
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
@@ -281,3 +284,17 @@ def test_ports_are_listed_with_their_few_fields_and_kept_with_a_request():
     assert set(params['fields']) == {
         'id', 'name', 'device_id', 'binding:host_id', 'binding:profile',
         'resource_request'}
+
+
+def test_the_report_says_when_neutron_was_not_read():
+    cloud, nics, web = qos_cloud()
+    assert reasons.neutron_unread(classify.audit(cloud.snapshot())) is None
+    cloud.ports, cloud.neutron = None, m.NEUTRON_FORBIDDEN
+    report = classify.audit(cloud.snapshot())
+    assert report.neutron == m.NEUTRON_FORBIDDEN
+    out = io.StringIO()
+    commands.print_text(report, out)
+    assert out.getvalue().startswith(
+        'NOTE: Neutron refused to list ports: the allocations on NIC '
+        'providers are protected')
+    assert commands.report_json(report)['neutron'] == m.NEUTRON_FORBIDDEN

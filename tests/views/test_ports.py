@@ -25,6 +25,7 @@ from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import encoded
 from tests.views.base import helpers
+from tests.views.base import INDEX
 from tests.views.base import REPAIR
 
 NIC_NAME = 'host3:Open vSwitch agent:br-phys'
@@ -64,3 +65,16 @@ class PortRowTests(AdminViewTests):
         self.assertLess(release, heal)
         self.assertNotIn(link(web, nic, m.TRIM), content)
         self.assertNotIn(link(web, nic, m.DELETE), content)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_neutron_unread_is_said_above_the_table(self):
+        web, nic, report = leaky_report()
+        report.neutron = m.NEUTRON_DOWN
+        self.mock_report.return_value = report
+        self.client.get(INDEX)
+        [warning] = self.messages_seen.texts('warning')
+        self.assertIn('Neutron did not answer', warning)
+        self.assertIn('every other verdict is made as usual', warning)
+        report.neutron = m.NEUTRON_READ      # no second warning
+        self.client.get(INDEX)
+        self.assertEqual(1, len(self.messages_seen.texts('warning')))

@@ -322,6 +322,7 @@ OK = m.OK
 format_resources = reasons.format_resources
 format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
+neutron_unread = reasons.neutron_unread
 osc_commands = plan.osc_commands
 restorable_entry = restore_rules.restorable
 """Whether a journal entry's *before* can be put back, given the entries
