@@ -239,6 +239,7 @@ def decommission_plan(**fields):
     values.update(fields)
     plan = mock.Mock(**values)
     plan.blockers.return_value = []
+    plan.pick_children.return_value = (set(), set())
     return plan
 
 

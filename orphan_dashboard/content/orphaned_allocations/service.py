@@ -284,17 +284,18 @@ def preview_decommission(request, provider_uuid, whole_service=False):
         whole_service=whole_service)
 
 
-def decommission_apply(request, provider_uuid, plans, chosen, bound=None):
+def decommission_apply(request, provider_uuid, plans, chosen, bound=None,
+                       children=()):
     """Carry a previewed decommission out, if its compute service and
     providers are still those ``bound`` says it showed; an outcome per
-    step."""
+    step.  ``children``: the foreign children ticked."""
     clients = _clients(request)
     try:
         return decommission_ops.apply(
             clients, _journal(request), provider_uuid, plans,
             chosen, conf.MIN_AGE.get(),
             instance_hints=_hints_for_tree(request, provider_uuid),
-            bound=bound)
+            bound=bound, children=children)
     finally:
         note_written(request, {p.consumer for p in plans},
                      providers_changed=True)
