@@ -90,12 +90,11 @@ def likely_owner(name, traits=(), classes=None, nova_names=frozenset(),
     inventory's resource classes (None when not read).  ``nova_names``: the
     hypervisor hostnames and compute service hosts Nova lists.
     """
-    traits = set(traits or ())
-    if node or NOVA_TRAIT in traits:
+    if node:
         return NOVA
-    for trait in sorted(traits):
-        if trait.startswith(OWNER_PREFIX):
-            return trait[len(OWNER_PREFIX):].lower()
+    tagged = _by_trait(traits)
+    if tagged:
+        return tagged
     foreign = _foreign(name, classes)
     if foreign:
         return foreign
@@ -103,6 +102,17 @@ def likely_owner(name, traits=(), classes=None, nova_names=frozenset(),
         return None
     if classes or name in nova_names:
         return NOVA
+    return None
+
+
+def _by_trait(traits):
+    """The owner an ``OWNER_*`` trait names, Nova's first, or None."""
+    traits = set(traits or ())
+    if NOVA_TRAIT in traits:
+        return NOVA
+    for trait in sorted(traits):
+        if trait.startswith(OWNER_PREFIX):
+            return trait[len(OWNER_PREFIX):].lower()
     return None
 
 
@@ -131,11 +141,41 @@ def provider_owner(snapshot, uuid):
     provider = snapshot.providers.get(uuid)
     if provider is None or provider.root_uuid == uuid:
         return root_owner(snapshot, uuid)
-    if uuid in (snapshot.owner_nova or ()):
-        return NOVA
     held = {rc for consumer in snapshot.consumers.values()
             for rc in consumer.allocations.get(uuid, ())}
-    if _NOVA_CHILD.search(provider.name or '') or any(
-            _NOVA_CHILD_CLASS.search(rc) for rc in held):
+    return _child(snapshot, provider, held)
+
+
+def child_owners(snapshot):
+    """``{child uuid: likely owner}`` of every child provider of
+    ``snapshot`` not proven Nova's, as :func:`provider_owner` tells each:
+    what the consumers hold is gathered once for all."""
+    held = {}
+    for consumer in snapshot.consumers.values():
+        for uuid, resources in consumer.allocations.items():
+            held.setdefault(uuid, set()).update(resources)
+    found = {}
+    for uuid, provider in snapshot.providers.items():
+        if provider.root_uuid != uuid:
+            owner = _child(snapshot, provider, held.get(uuid, ()))
+            if owner != NOVA:
+                found[uuid] = owner
+    return found
+
+
+def _child(snapshot, provider, held):
+    return child_owner(provider.name, held, (NOVA_TRAIT,) if provider.uuid in (
+        snapshot.owner_nova or ()) else ())
+
+
+def child_owner(name, classes=(), traits=()):
+    """The likely owner of a child provider from its own facts: its name,
+    the classes held or offered there, its traits.  None when nobody is
+    proven."""
+    tagged = _by_trait(traits)
+    if tagged:
+        return tagged
+    if _NOVA_CHILD.search(name or '') or any(
+            _NOVA_CHILD_CLASS.search(rc) for rc in classes or ()):
         return NOVA
-    return _foreign(provider.name, held)
+    return _foreign(name, classes)

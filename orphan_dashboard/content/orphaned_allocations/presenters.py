@@ -38,8 +38,23 @@ class ShownFinding:
 
 def shown_findings(findings, report, names):
     hypervisors = report.hypervisors()
-    return [ShownFinding(f, names, hypervisors, report.names)
+    return [ShownFinding(f, names, hypervisors, owned_names(report))
             for f in findings]
+
+
+def owned_names(report):
+    """``{provider uuid: name}`` of ``report``, each provider not Nova's
+    named with its likely owner ("host1:Open vSwitch agent:br-phys
+    (Neutron)")."""
+    owners = dict(report.child_owners or {})
+    owners.update((p.provider.uuid, p.owner) for p in report.providers
+                  if p.hypervisor is None and not p.sharing and
+                  p.owner != service.NOVA)
+    names = dict(report.names)
+    for uuid, owner in owners.items():
+        names[uuid] = _('%(name)s (%(owner)s)') % {
+            'name': names.get(uuid, uuid), 'owner': labels.owner(owner)}
+    return names
 
 
 def server_names(rows):

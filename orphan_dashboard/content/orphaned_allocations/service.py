@@ -22,6 +22,7 @@ the CLI calls too.
 import functools
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import restore as restore_rules
@@ -320,6 +321,8 @@ REPAIRS = m.ACTIONS
 """The repairs of one consumer, in the order the tables offer them."""
 VERDICTS = m.VERDICTS
 OK = m.OK
+NOVA = ownership.NOVA
+"""The owner a provider must be proven to have to be ours."""
 format_resources = reasons.format_resources
 format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
