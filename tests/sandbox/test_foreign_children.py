@@ -18,9 +18,9 @@ their verdicts, refuse a trim naming them, and Blazar's blocks a
 decommission naming Blazar.  Placement, Nova and Neutron are read back
 after each step."""
 
-import json
 import os
 
+from django.test.utils import override_settings
 import pytest
 
 pytest.importorskip('nova')
@@ -35,15 +35,22 @@ from orphan_dashboard.reading import collect  # noqa: E402
 from orphan_dashboard.writing import repair  # noqa: E402
 from orphan_dashboard.writing import teardown  # noqa: E402
 from sandbox import harness  # noqa: E402
+from tests.e2e.conftest import audited  # noqa: E402
+from tests.e2e.conftest import INDEX  # noqa: E402
+from tests.e2e.conftest import login  # noqa: E402
 from tests.e2e.conftest import orphan_audit  # noqa: E402
 
 AGENT = '%s:Open vSwitch agent'
+DECOMMISSION = INDEX + 'decommission/'
 NIC = '%s:Open vSwitch agent:br-phys'
 
 
 @pytest.fixture(scope='module')
 def sb():
-    yield from harness.sandbox_fixture(timeout=300, neutron=True)
+    # The segment is staged first: Neutron's segments plugin puts every
+    # mapped host (host1 included) in its Nova aggregate.
+    yield from harness.sandbox_fixture(incidents=('routed_segment',),
+                                       timeout=300, neutron=True)
 
 
 @pytest.fixture(scope='module')
@@ -63,19 +70,23 @@ def providers(clients):
             'resource_providers']}
 
 
+def services(clients, host):
+    return clients.nova.get(
+        '/os-services?binary=nova-compute&host=%s' % host,
+        microversion='2.53').json()['services']
+
+
 def kill(sb, clients, host):
     """``host`` dies: its compute stopped, its service forced down."""
     sb.stop_compute(host)
-    (service,) = clients.nova.get(
-        '/os-services?binary=nova-compute&host=%s' % host,
-        microversion='2.53').json()['services']
+    (service,) = services(clients, host)
     clients.nova.put('/os-services/%s' % service['id'],
                      json={'forced_down': True}, microversion='2.53')
 
 
 def test_neutrons_providers_read_as_neutrons_and_offer_no_delete(
         sb, clients):
-    staged = sb.stage('routed_segment')
+    staged = sb.incidents_manifest()['routed_segment']
     segment = staged['checks']['segment']
     snapshot = collect.full_snapshot(clients.placement, clients.nova)
     report = classify.audit(snapshot, min_age=0)
@@ -99,8 +110,24 @@ def test_neutrons_providers_read_as_neutrons_and_offer_no_delete(
     assert segment in providers(clients) and nic in providers(clients)
 
 
+@pytest.fixture
+def horizon(sb):
+    """The panel (a Django test client) logged in through the sandbox's
+    Keystone as the admin."""
+    with override_settings(
+            OPENSTACK_KEYSTONE_URL=sb.config['auth_url'],
+            AVAILABLE_REGIONS=[], OPENSTACK_KEYSTONE_DEFAULT_DOMAIN='Default',
+            OPENSTACK_KEYSTONE_MULTIDOMAIN_SUPPORT=False,
+            ORPHAN_AUDIT_MIN_AGE=0):
+        yield login(sb, 'admin')
+
+
+@pytest.mark.django_db(databases=['default', 'orphan_journal'])
 def test_a_dead_host_with_neutrons_providers_goes_only_with_them_ticked(
-        sb, clients, journal_dir):
+        sb, clients, journal_dir, horizon):
+    """host1 dies with Neutron's agent and NIC in its tree: the CLI and
+    the panel refuse naming Neutron and its command, writing nothing; the
+    panel's confirm with both ticked deletes the service and the tree."""
     host1 = sb.config['hosts']['host1']
     nic = sb.config['neutron']['nics']['host1']
     agent = providers(clients)[nic]['parent_provider_uuid']
@@ -113,22 +140,34 @@ def test_a_dead_host_with_neutrons_providers_goes_only_with_them_ticked(
     assert 'nothing written' in refused.stdout
     for name in (AGENT % 'host1', NIC % 'host1'):
         assert "provider %s (" % name in refused.stdout
+        assert 'deleted only with --delete-foreign-child %s' % name in \
+            refused.stdout
     assert "is Neutron's, not Nova's" in refused.stdout
     assert 'openstack network agent delete <agent ID>' in refused.stdout
-    assert {host1, agent, nic} <= set(providers(clients))
-    assert clients.nova.get('/os-services?binary=nova-compute&host=host1',
-                            microversion='2.53').json()['services']
 
-    done = orphan_audit(sb, journal_dir, 'decommission', 'host1',
-                        '--min-age', '0', '--apply', '--json',
-                        '--delete-foreign-child', AGENT % 'host1',
-                        '--delete-foreign-child', nic)
-    assert done.returncode == 4, done.stdout + done.stderr
-    outcomes = json.loads(done.stdout)['outcomes']
-    assert [o['action'] for o in outcomes][0] == m.DELETE_SERVICE
+    audited(horizon, refresh=True)
+    preview = horizon.get(DECOMMISSION, {'provider': host1})
+    assert preview.status_code == 200
+    page = preview.content.decode()
+    assert '%s (Neutron)' % (NIC % 'host1') in page
+    assert 'openstack network agent delete &lt;agent ID&gt;' in page
+    assert preview.context['plan'].foreign_children == {
+        agent: 'neutron', nic: 'neutron'}
+    rows = preview.context['form'].initial['rows']
+    unticked = horizon.post(DECOMMISSION, {'rows': rows,
+                                           'delete_foreign': [nic]})
+    assert 'delete_foreign' in unticked.context['form'].errors
+    assert {host1, agent, nic} <= set(providers(clients))
+    assert services(clients, 'host1')
+
+    done = horizon.post(DECOMMISSION, {'rows': rows,
+                                       'delete_foreign': [agent, nic]},
+                        follow=True)
+    said = [str(message) for message in done.context['messages']]
+    assert any('Decommission of host1' in text and 'journaled' in text
+               for text in said), said
     assert not {host1, agent, nic} & set(providers(clients))
-    assert clients.nova.get('/os-services?binary=nova-compute&host=host1',
-                            microversion='2.53').json()['services'] == []
+    assert services(clients, 'host1') == []
     # Only Placement was written: Neutron still lists the agent.
     agents = sb.admin_session().get(
         sb.neutron_url + '/v2.0/agents?host=host1').json()['agents']
