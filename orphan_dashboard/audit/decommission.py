@@ -265,8 +265,8 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
             continue
         steps.append(_step(auditor, uuid, tree))
     foreign = {root: ownership.root_owner(snapshot, root) for root in roots}
-    children = {p: ownership.provider_owner(snapshot, p)
-                for p in tree - set(roots)}
+    children = {c: o for c, o in ownership.child_owners(snapshot).items()
+                if c in tree}
     return Decommission(name=name, host=host, service=service, roots=roots,
                         providers=auditor.topology.children_first(roots),
                         servers=servers, steps=steps,
@@ -278,9 +278,7 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
                                if p.root_uuid in roots or p.uuid in nodes},
                         nodes=nodes, whole_service=whole_service,
                         keeps_service=keeps_service, named_host=named_host,
-                        foreign_children={
-                            c: o for c, o in children.items()
-                            if o != ownership.NOVA})
+                        foreign_children=children)
 
 
 def child_reason(name, uuid, owner, host):
