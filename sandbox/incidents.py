@@ -656,6 +656,83 @@ class Stager:
                     'segment_name': 'Neutron segment id %s' % segment_id,
                     'blazar': blazar['uuid']})
 
+    def _held_child(self, parent, name, resource_class):
+        """A child of ``parent`` made through the Placement API as its
+        owner does, with two units of ``resource_class``."""
+        self.api.placement('PUT', '/resource_classes/%s' % resource_class,
+                           mv='1.7')
+        child = self.api.placement('POST', '/resource_providers', {
+            'name': name, 'parent_provider_uuid': self.rps[parent]},
+            mv='1.20')
+        self.api.placement(
+            'PUT', '/resource_providers/%s/inventories' % child['uuid'], {
+                'resource_provider_generation': child['generation'],
+                'inventories': {resource_class: {'total': 2}}})
+        self.rps[name] = child['uuid']
+        return child['uuid']
+
+    def _hold(self, server, extra):
+        """Add ``extra`` (``{provider: resources}``) to ``server``'s
+        consumer: one generation-checked PUT."""
+        current = self.api.placement('GET', '/allocations/%s' % server)
+        held = {rp: a['resources']
+                for rp, a in current['allocations'].items()}
+        held.update(extra)
+        self._put(server, held, current)
+
+    def stage_held_children(self):
+        """Blazar's ``blazar_host2`` (``CUSTOM_RESERVATION_*``) and a
+        PCI-in-Placement ``host2_0000:81:00.0`` (``CUSTOM_PCI_8086_1563``)
+        under host2, made through the Placement API, each held by two
+        servers booted on host2; one is then cold-migrated to host3, and
+        its host2 side (root and both children) written back onto it, as
+        a cleanup that never finished leaves it: what no flavor rebuilds
+        stays named, never dropped."""
+        if 'held_children' in self.manifest:
+            raise IncidentError('held_children is already staged')
+        reservation = 'CUSTOM_RESERVATION_5A7E9C21'
+        pci_class = 'CUSTOM_PCI_8086_1563'
+        blazar = self._held_child('host2', 'blazar_host2', reservation)
+        pci = self._held_child('host2', 'host2_0000:81:00.0', pci_class)
+        extra = {blazar: {reservation: 1}, pci: {pci_class: 1}}
+        kept = self.boot('held-children-vm', 'sb-small', 'host2')
+        self._hold(kept['id'], extra)
+        moved = self.boot('held-children-moved-vm', 'sb-small', 'host2')
+        self._hold(moved['id'], extra)
+        source = {rp: dict(r) for rp, r in self.api.allocations(
+            moved['id']).items()}
+        self.api.nova('POST', '/servers/%s/action' % moved['id'],
+                      {'migrate': {'host': 'host3'}}, mv='2.56')
+        self.api.wait_server(moved['id'], lambda x: x['status'] ==
+                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
+        self.api.nova('POST', '/servers/%s/action' % moved['id'],
+                      {'confirmResize': None})
+        self.api.wait_server(
+            moved['id'], lambda x: x['status'] == 'ACTIVE' and
+            not x.get('OS-EXT-STS:task_state'), what='ACTIVE')
+        mig = self.api.wait_migration(moved['id'], ('confirmed',))
+        self._hold(moved['id'], source)
+        return self._finish(
+            'held_children',
+            "Blazar's blazar_host2 (%s) and a PCI device in Placement "
+            'host2_0000:81:00.0 (%s) under host2, created through the '
+            'Placement API, each held by a server on host2; a second '
+            'server holding them was cold-migrated to host3 and its host2 '
+            'side left on it: its trim and delete-and-heal are refused '
+            'naming them.' % (reservation, pci_class),
+            [self._server_entry(kept['id']),
+             self._server_entry(moved['id'])], [self._mig_entry(mig)],
+            [self._exp(kept['id'], 'instance', 'host2', 'ok'),
+             self._exp(moved['id'], 'instance', 'host3', 'ok'),
+             self._exp(moved['id'], 'instance', 'host2', 'moved')],
+            fault='PUT /allocations adding blazar_host2 and '
+                  'host2_0000:81:00.0 to both servers; PUT /allocations '
+                  "writing the moved server's host2 side back after the "
+                  'confirm',
+            checks={'blazar': blazar, 'pci': pci, 'kept': kept['id'],
+                    'moved': moved['id'], 'reservation': reservation,
+                    'pci_class': pci_class, 'source': source})
+
     def stage_healthy(self):
         a = self.boot('healthy-vm-1', 'sb-small', 'host2')
         b = self.boot('healthy-vm-2', 'sb-small', 'host3')

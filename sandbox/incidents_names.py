@@ -19,6 +19,8 @@ NEUTRON = ('qos_ports_healthy', 'routed_segment', 'port_deleted_in_neutron',
            'port_allocation_removed', 'qos_rule_changed',
            'port_migrated_left')
 """Staged through the real Neutron: the sandbox started with ``--neutron``."""
-OPT_IN = ('second_cell',) + NEUTRON
+OPT_IN = ('second_cell', 'held_children') + NEUTRON
 """Staged only when named, never by ``all``: ``second_cell`` needs the
-sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``."""
+sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``;
+``held_children`` boots two servers on host2 the ``all`` tests do not
+expect."""

@@ -532,6 +532,8 @@ class Auditor:
                         taken_at=self.snapshot.taken_at,
                         names={u: p.name for u, p in
                                self.snapshot.providers.items()},
+                        child_owners=ownership.child_owners(
+                            self.snapshot, self.topology.held),
                         skipped_hosts=tuple(sorted(self.snapshot.down_hosts)),
                         down_cell_servers=sum(
                             s.down_cell

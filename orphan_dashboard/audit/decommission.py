@@ -72,6 +72,10 @@ class Decommission:
     """A node of a multi-node service chosen alone: the service stays."""
     named_host: bool = False
     """The name was the compute host's, not one node's."""
+    foreign_children: dict = dataclasses.field(default_factory=dict)
+    """``{child uuid: likely owner or None}``: the children of the trees
+    another service owns or nobody proves Nova's; each is deleted only
+    when explicitly ticked."""
 
     @property
     def gone(self):
@@ -100,10 +104,20 @@ class Decommission:
                     owner=owner)
                 for root, owner in sorted(self.foreign.items())]
 
-    def blockers(self, chosen=()):
-        """Why the flow cannot run to its end now: reasons."""
+    def child_blocker(self, uuid):
+        """Why a foreign child stops the decommission: its owner and the
+        owner's own way to remove it."""
+        return child_reason(self.names.get(uuid, uuid), uuid,
+                            self.foreign_children[uuid], self.host)
+
+    def blockers(self, chosen=(), children=()):
+        """Why the flow cannot run to its end now: reasons.  ``chosen``:
+        the unknown consumers ticked; ``children``: the foreign children
+        ticked."""
         found = [self.cell_down] if self.cell_down else []
         found += self.refusals()
+        found += [self.child_blocker(c) for c in sorted(
+            self.foreign_children, key=self._name) if c not in children]
         if self.keeps_service and self.named_host:
             found.append(why('blocker.several_nodes', host=self.service.host,
                              count=len(self.nodes), nodes=reasons.listing(
@@ -133,9 +147,21 @@ class Decommission:
         return [s.consumer for s in self.steps if s.optional]
 
     def actionable(self):
-        """Nothing blocks it but the unknown consumers, which are offered
-        ticked: the confirm may be shown."""
-        return not self.gone and not self.blockers(self.optional)
+        """Nothing blocks it but the unknown consumers and the foreign
+        children, which are offered to tick: the confirm may be shown."""
+        return not self.gone and not self.blockers(self.optional,
+                                                   self.foreign_children)
+
+    def pick_children(self, wanted):
+        """The foreign children named (by name or uuid, any case) in
+        ``wanted``; the names that match none of them, as a second set."""
+        wanted = {w.lower() for w in wanted}
+        picked = {c for c in self.foreign_children
+                  if c.lower() in wanted or
+                  self.names.get(c, '').lower() in wanted}
+        matched = {w for w in wanted for c in picked
+                   if w in (c.lower(), self.names.get(c, '').lower())}
+        return picked, wanted - matched
 
     def _name(self, uuid):
         return '%s (%s)' % (self.names.get(uuid, uuid), uuid)
@@ -239,6 +265,8 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
             continue
         steps.append(_step(auditor, uuid, tree))
     foreign = {root: ownership.root_owner(snapshot, root) for root in roots}
+    children = {c: o for c, o in ownership.child_owners(snapshot).items()
+                if c in tree}
     return Decommission(name=name, host=host, service=service, roots=roots,
                         providers=auditor.topology.children_first(roots),
                         servers=servers, steps=steps,
@@ -249,7 +277,38 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
                                for p in snapshot.providers.values()
                                if p.root_uuid in roots or p.uuid in nodes},
                         nodes=nodes, whole_service=whole_service,
-                        keeps_service=keeps_service, named_host=named_host)
+                        keeps_service=keeps_service, named_host=named_host,
+                        foreign_children=children)
+
+
+def child_reason(name, uuid, owner, host):
+    """A child of a dead host's tree that is not Nova's: whose it likely
+    is and how its owner removes it, or that nobody is proven."""
+    provider = '%s (%s)' % (name, uuid)
+    if owner is None:
+        return why('blocker.unproven_child', provider=provider)
+    return why('blocker.foreign_child', provider=provider,
+               owner=owner.capitalize(), remedy=_remedy(name, owner, host))
+
+
+def _remedy(name, owner, host):
+    """The owner's own command for its provider: Neutron deletes an
+    agent's providers with the agent, Blazar its ``blazar_<host>`` with
+    the host, Cyborg a device as its agent stops reporting it."""
+    if owner == ownership.NEUTRON:
+        agent_host = name.split(':', 1)[0] if ':' in name else host
+        return why('remedy.neutron', command=(
+            'openstack network agent list --host %s; openstack network '
+            'agent delete <agent ID>' % agent_host))
+    if owner == ownership.BLAZAR:
+        blazar_host = name[len('blazar_'):] if name.startswith(
+            'blazar_') else host
+        return why('remedy.blazar', command=(
+            'openstack reservation host delete %s' % blazar_host))
+    if owner == ownership.CYBORG:
+        return why('remedy.cyborg', host=host or '-', command=(
+            'openstack accelerator device list'))
+    return why('remedy.other', owner=owner.capitalize())
 
 
 def _cell_down(snapshot, auditor, host, roots):

@@ -480,6 +480,10 @@ class Report:
     taken_at: typing.Optional[datetime.datetime] = None
     names: dict = dataclasses.field(default_factory=dict)
     """``{provider uuid: name}`` of every provider, children included."""
+    child_owners: typing.Optional[dict] = None
+    """``{child uuid: likely owner or None}`` of the child providers not
+    proven Nova's (:func:`ownership.child_owners`); None in a report
+    stored before."""
     skipped_hosts: tuple = ()
     """Compute hosts of the cells Nova could not reach."""
     down_cell_servers: int = 0

@@ -90,12 +90,11 @@ def likely_owner(name, traits=(), classes=None, nova_names=frozenset(),
     inventory's resource classes (None when not read).  ``nova_names``: the
     hypervisor hostnames and compute service hosts Nova lists.
     """
-    traits = set(traits or ())
-    if node or NOVA_TRAIT in traits:
+    if node:
         return NOVA
-    for trait in sorted(traits):
-        if trait.startswith(OWNER_PREFIX):
-            return trait[len(OWNER_PREFIX):].lower()
+    tagged = _by_trait(traits)
+    if tagged:
+        return tagged
     foreign = _foreign(name, classes)
     if foreign:
         return foreign
@@ -103,6 +102,17 @@ def likely_owner(name, traits=(), classes=None, nova_names=frozenset(),
         return None
     if classes or name in nova_names:
         return NOVA
+    return None
+
+
+def _by_trait(traits):
+    """The owner an ``OWNER_*`` trait names, Nova's first, or None."""
+    traits = set(traits or ())
+    if NOVA_TRAIT in traits:
+        return NOVA
+    for trait in sorted(traits):
+        if trait.startswith(OWNER_PREFIX):
+            return trait[len(OWNER_PREFIX):].lower()
     return None
 
 
@@ -141,11 +151,39 @@ def provider_owner(snapshot, uuid, held=None):
     provider = snapshot.providers.get(uuid)
     if provider is None or provider.root_uuid == uuid:
         return root_owner(snapshot, uuid)
-    if uuid in (snapshot.owner_nova or ()):
-        return NOVA
     classes = (held if held is not None else held_classes(snapshot)).get(
         uuid, ())
-    if _NOVA_CHILD.search(provider.name or '') or any(
-            _NOVA_CHILD_CLASS.search(rc) for rc in classes):
+    return _child(snapshot, provider, classes)
+
+
+def child_owners(snapshot, held=None):
+    """``{child uuid: likely owner}`` of every child provider of
+    ``snapshot`` not proven Nova's, as :func:`provider_owner` tells each
+    (``held`` as there)."""
+    if held is None:
+        held = held_classes(snapshot)
+    found = {}
+    for uuid, provider in snapshot.providers.items():
+        if provider.root_uuid != uuid:
+            owner = _child(snapshot, provider, held.get(uuid, ()))
+            if owner != NOVA:
+                found[uuid] = owner
+    return found
+
+
+def _child(snapshot, provider, held):
+    return child_owner(provider.name, held, (NOVA_TRAIT,) if provider.uuid in (
+        snapshot.owner_nova or ()) else ())
+
+
+def child_owner(name, classes=(), traits=()):
+    """The likely owner of a child provider from its own facts: its name,
+    the classes held or offered there, its traits.  None when nobody is
+    proven."""
+    tagged = _by_trait(traits)
+    if tagged:
+        return tagged
+    if _NOVA_CHILD.search(name or '') or any(
+            _NOVA_CHILD_CLASS.search(rc) for rc in classes or ()):
         return NOVA
-    return _foreign(provider.name, classes)
+    return _foreign(name, classes)

@@ -221,6 +221,20 @@ MESSAGES = {
     'blocker.node_listed': N_(
         'Nova still has compute node %(node)s: only deleting compute '
         'service %(host)s, the whole service, removes it'),
+    'blocker.foreign_child': N_(
+        "provider %(provider)s is %(owner)s's, not Nova's: %(remedy)s, or "
+        'tick it to delete it here'),
+    'blocker.unproven_child': N_(
+        "provider %(provider)s is not proven Nova's and no owner is "
+        'proven: find who made it, or tick it to delete it here'),
+    'remedy.neutron': N_(
+        'delete its agent in Neutron, which removes the agent\'s providers '
+        '(%(command)s)'),
+    'remedy.blazar': N_('remove the host from Blazar (%(command)s)'),
+    'remedy.cyborg': N_(
+        'remove the device from Cyborg, whose agent on %(host)s reports it '
+        '(%(command)s)'),
+    'remedy.other': N_("remove it with %(owner)s's own tools"),
     'changed.decommission': N_(
         'nothing written: %(changes)s since the preview; open it again'),
     'changed.service': N_(

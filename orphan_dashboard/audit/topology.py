@@ -39,13 +39,18 @@ class Topology:
             provider for port in (snapshot.ports or {}).values()
             for provider in port.allocation.values())
 
+    @property
+    def held(self):
+        """:func:`ownership.held_classes` of the snapshot, gathered once."""
+        if self._held is None:
+            self._held = ownership.held_classes(self.snapshot)
+        return self._held
+
     def owner(self, uuid):
         """:func:`ownership.provider_owner` of ``uuid``, read once."""
         if uuid not in self._owners:
-            if self._held is None:
-                self._held = ownership.held_classes(self.snapshot)
             self._owners[uuid] = ownership.provider_owner(
-                self.snapshot, uuid, self._held)
+                self.snapshot, uuid, self.held)
         return self._owners[uuid]
 
     def provider(self, uuid):

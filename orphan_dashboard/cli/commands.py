@@ -107,6 +107,13 @@ def decommission_arguments(parser, host='HOST', consumer='CONSUMER'):
                         action='append', default=[],
                         help='delete this consumer Nova does not know '
                              '(an explicit choice; repeat as needed)')
+    parser.add_argument('--delete-foreign-child', metavar='PROVIDER',
+                        action='append', default=[],
+                        help="delete this child provider of the host's "
+                             "tree that is not Nova's (another service's, "
+                             'or of no proven owner), by name or uuid, '
+                             'rather than through its owner (an explicit '
+                             'choice; repeat as needed)')
     parser.add_argument('--whole-service', action='store_true',
                         help='delete the compute service with every '
                              'node it serves (needed when it serves '
@@ -443,7 +450,19 @@ def cmd_restore(args, clients, out):
     return FOUND if any(row.plan for row in rows) else NOTHING
 
 
-def decommission_json(plan, chosen):
+def foreign_children(plan, wanted):
+    """The foreign children ``wanted`` names (``--delete-foreign-child``);
+    a name that is none of them is refused: a typo deletes nothing."""
+    picked, unmatched = plan.pick_children(wanted)
+    if unmatched:
+        raise BadArguments('%s: not a child of %s that is not Nova\'s (%s)' % (
+            ', '.join(sorted(unmatched)), plan.name, ', '.join(
+                '%s (%s)' % (plan.names.get(c, c), c)
+                for c in sorted(plan.foreign_children)) or 'none'))
+    return picked
+
+
+def decommission_json(plan, chosen, children=()):
     return {
         'name': plan.name, 'host': plan.host, 'gone': plan.gone,
         'service': plan.service and {
@@ -461,10 +480,15 @@ def decommission_json(plan, chosen):
                    'action': s.plan.action if s.plan else None,
                    'commands': osc_commands(s.plan) if s.plan
                    else [], 'error': str(s.error)} for s in plan.steps],
-        'blockers': [str(b) for b in plan.blockers(chosen)]}
+        'foreign_children': [
+            {'uuid': c, 'name': plan.names.get(c, c),
+             'owner': plan.foreign_children[c], 'deleted': c in children,
+             'blocker': str(plan.child_blocker(c))}
+            for c in sorted(plan.foreign_children)],
+        'blockers': [str(b) for b in plan.blockers(chosen, children)]}
 
 
-def print_decommission(plan, chosen, out):
+def print_decommission(plan, chosen, out, children=()):
     service = plan.service
     print('decommission %s: compute service %s, providers %s' % (
         plan.name, '%s (%s%s)' % (service.host, service.state,
@@ -489,6 +513,12 @@ def print_decommission(plan, chosen, out):
         print('repair   %s' % head, file=out)
         for command in osc_commands(step.plan):
             print('plan: %s' % command, file=out)
+    for child in sorted(plan.foreign_children):
+        name = plan.names.get(child, child)
+        fate = ('deleted with the tree (--delete-foreign-child)'
+                if child in children else
+                'deleted only with --delete-foreign-child %s' % name)
+        print('foreign  %s (%s): %s' % (name, child, fate), file=out)
     if plan.deletes_service:
         print('then: delete compute service %s (Nova deletes its providers; '
               'a restore does not re-create the service)' % service.host,
@@ -496,7 +526,7 @@ def print_decommission(plan, chosen, out):
     if plan.providers:
         print('then: delete what Nova leaves of providers %s, children '
               'first' % ', '.join(plan.providers), file=out)
-    for blocker in plan.blockers(chosen):
+    for blocker in plan.blockers(chosen, children):
         print('cannot be carried out now: %s' % blocker, file=out)
 
 
@@ -525,6 +555,7 @@ def cmd_decommission(args, clients, out):
                                     whole_service=args.whole_service)
     if plan.gone:
         known_or_close(args.host, clients)
+    children = foreign_children(plan, args.delete_foreign_child)
     outcomes = []
     code = FOUND
     if plan.gone:
@@ -543,11 +574,11 @@ def cmd_decommission(args, clients, out):
         outcomes = decommission_ops.apply(
             clients, connect.journal_for_clients(clients), args.host,
             plan.plans(chosen), chosen, _min_age(args),
-            bound=plan.binding())
+            bound=plan.binding(), children=children)
         code = (APPLIED if outcomes and all(o.status == repairs.DONE
                                             for o in outcomes) else ERROR)
     if args.json:
-        json.dump(dict(decommission_json(plan, chosen),
+        json.dump(dict(decommission_json(plan, chosen, children),
                        outcomes=outcomes_json(outcomes)), out, indent=2,
                   sort_keys=True)
         out.write('\n')
@@ -556,7 +587,7 @@ def cmd_decommission(args, clients, out):
             print('%s is already gone: no compute service, no provider' %
                   args.host, file=out)
         else:
-            print_decommission(plan, chosen, out)
+            print_decommission(plan, chosen, out, children)
         print_outcomes(outcomes, out)
     return code
 

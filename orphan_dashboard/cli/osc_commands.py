@@ -351,6 +351,8 @@ class DecommissionOrphan(_Orphan, command.Lister):
             print('%s is already gone: no compute service, no provider' %
                   parsed_args.host, file=sys.stderr)
             return ROW_COLUMNS, []
+        children = commands.foreign_children(
+            plan, parsed_args.delete_foreign_child)
         if plan.foreign:
             raise commands.Failure('; '.join(str(b)
                                              for b in plan.refusals()))
@@ -359,18 +361,18 @@ class DecommissionOrphan(_Orphan, command.Lister):
                 parsed_args.host, ', '.join(s.uuid for s in plan.servers)))
         if not parsed_args.yes:
             self.code = commands.FOUND
-            return ROW_COLUMNS, self.steps(plan, chosen)
-        commands.print_decommission(plan, chosen, sys.stderr)
+            return ROW_COLUMNS, self.steps(plan, chosen, children)
+        commands.print_decommission(plan, chosen, sys.stderr, children)
         commands.setup_django()
         outcomes = ops.apply(
             self.clients, connect.journal_for_clients(self.clients),
             parsed_args.host, plan.plans(chosen), chosen, min_age,
-            bound=plan.binding())
+            bound=plan.binding(), children=children)
         self.code = (commands.APPLIED if outcomes and all(
             o.status == repairs.DONE for o in outcomes) else commands.ERROR)
         return ROW_COLUMNS, outcome_rows(outcomes)
 
-    def steps(self, plan, chosen):
+    def steps(self, plan, chosen, children=()):
         """The preview: each step, then the service and providers."""
         rows = []
         for step in plan.steps:
@@ -396,5 +398,5 @@ class DecommissionOrphan(_Orphan, command.Lister):
                          provider, None))
         rows.extend((None, None, None, 'blocked', Lines([]), str(blocker),
                      None)
-                    for blocker in plan.blockers(chosen))
+                    for blocker in plan.blockers(chosen, children))
         return rows

@@ -40,13 +40,14 @@ def preview(clients, name, min_age, whole_service=False, **hints):
 
 
 def apply(clients, journal_, name, plans, chosen, min_age, instance_hints=(),
-          bound=None):
+          bound=None, children=()):
     """Carry a previewed decommission out, if its compute service and
     providers are still those ``bound`` says it showed; an outcome per
-    step."""
+    step.  ``children``: the foreign children ticked for deletion."""
     return teardown.apply(clients.placement, clients.nova, journal_, name,
                           plans, chosen, min_age=min_age,
-                          instance_hints=instance_hints, bound=bound)
+                          instance_hints=instance_hints, bound=bound,
+                          children=children)
 
 
 def close_names(clients, cloud, name):

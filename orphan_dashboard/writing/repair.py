@@ -492,9 +492,15 @@ def _nova_nodes(nova_client):
 
 
 def _not_novas(placement_client, record, nodes):
-    """Why the tree of ``record`` is not ours to delete (a reason), or
-    None when its root is proven Nova's."""
+    """Why ``record`` is not ours to delete (a reason), or None when its
+    root, and the provider itself if a child, are proven Nova's."""
     root = record.get('root_provider_uuid') or record['uuid']
+    if root != record['uuid']:
+        owner = ownership.child_owner(record['name'], record['inventories'],
+                                      record['traits'])
+        if owner != ownership.NOVA:
+            return _refusal('%s (%s)' % (record['name'], record['uuid']),
+                            owner)
     top = record if root == record['uuid'] else \
         placement.provider_record(placement_client, root)
     if top is None:
@@ -504,7 +510,10 @@ def _not_novas(placement_client, record, nodes):
                                    node=root in nodes[0])
     if owner == ownership.NOVA:
         return None
-    name = '%s (%s)' % (top['name'], root)
+    return _refusal('%s (%s)' % (top['name'], root), owner)
+
+
+def _refusal(name, owner):
     if owner is None:
         return why('blocker.not_proven', provider=name)
     return why('blocker.not_nova', provider=name, owner=owner)

@@ -78,17 +78,19 @@ def _outcome(provider, action, status, message, entry_id=None):
 
 def apply(placement_client, nova_client, journal, name, confirmed,
           chosen=(), min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
-          bound=None):
+          bound=None, children=()):
     """Carry the decommission of ``name`` out; an outcome per step.
 
     ``confirmed`` are the repair plans the operator saw; ``chosen`` the
-    unknown consumers they chose to delete; ``bound`` the
+    unknown consumers they chose to delete; ``children`` the providers of
+    other services (or of no proven owner) they ticked; ``bound`` the
     :meth:`~audit.decommission.Decommission.binding` of the preview (the
     compute service, the providers, the choice of the whole service):
     checked on the fresh read and again just before the deletes.  Nothing
     is written while anything blocks the whole flow (servers on the host,
     a consumer nothing would clear, an unknown consumer not chosen, a
-    service or provider the preview did not show).
+    service or provider the preview did not show, a foreign child not
+    ticked).
     """
     bound = bound or {}
     fresh = preview(placement_client, nova_client, name, min_age,
@@ -100,7 +102,7 @@ def apply(placement_client, nova_client, journal, name, confirmed,
     changed = bound and fresh.changed_since(bound)
     if changed:
         return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED, changed)]
-    blockers = fresh.blockers(chosen)
+    blockers = fresh.blockers(chosen, children)
     if blockers:
         return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED,
                          why('decommission.blocked',

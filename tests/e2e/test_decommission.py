@@ -296,7 +296,7 @@ def test_a_provider_tree_without_compute_node_goes_children_first(
     clients.placement.post('/resource_providers', json={
         'uuid': root, 'name': 'gone-node'}, microversion='1.14')
     clients.placement.post('/resource_providers', json={
-        'uuid': child, 'name': 'gone-node:nic',
+        'uuid': child, 'name': 'gone-node_pci_0000_84_00_0',
         'parent_provider_uuid': root}, microversion='1.14')
     # Made by Nova 34 (its trait): only a provider of Nova's may go.
     clients.placement.put('/resource_providers/%s/traits' % root, json={

@@ -174,13 +174,15 @@ def test_a_migration_consumer_is_what_nova_says(cloud, horizon):
 
 
 def _tree(clients):
-    """A provider tree Nova does not know: a retired node and its NIC."""
+    """A provider tree Nova does not know: a retired node and a PCI device
+    Nova reported under it (a child proven Nova's by its name: a NIC
+    would be Neutron's, never deleted)."""
     placement = clients.placement
     root, child = str(uuid.uuid4()), str(uuid.uuid4())
     placement.post('/resource_providers', json={
         'uuid': root, 'name': 'retired-node'}, microversion='1.14')
     placement.post('/resource_providers', json={
-        'uuid': child, 'name': 'retired-node:br-phys',
+        'uuid': child, 'name': 'retired-node_0000:81:00.0',
         'parent_provider_uuid': root}, microversion='1.14')
     placement.put('/resource_providers/%s/inventories' % root, json={
         'resource_provider_generation': 0,

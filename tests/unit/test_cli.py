@@ -236,3 +236,57 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     assert call.kwargs['bound'] == {
         'service': snapshot.services['conductor'].uuid,
         'providers': sorted([a, b, c]), 'whole_service': True}
+
+
+def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
+    """``--delete-foreign-child`` (repeatable, name or uuid) is the CLI's
+    tick; without it the preview names the blocker and --apply writes
+    nothing; a name that is no such child is refused."""
+    from orphan_dashboard.audit import decommission
+    from orphan_dashboard.writing import teardown
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    agent = cloud.child(uid('host1'), 'host1:Open vSwitch agent')
+    blazar = cloud.child(uid('host1'), 'blazar_host1')
+    snapshot = cloud.snapshot()
+
+    def preview(placement, nova, name, min_age=0, whole_service=False):
+        return decommission.plan(snapshot, name, min_age, whole_service)
+
+    with mock.patch.object(teardown, 'preview', side_effect=preview), \
+            mock.patch.object(teardown, 'apply',
+                              return_value=[]) as apply, \
+            mock.patch.object(cli, 'setup_django'), \
+            mock.patch.object(cli.connect, 'journal_for_clients'), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        printed = io.StringIO()
+        assert cli.execute(parse('decommission', 'host1'),
+                           printed) == cli.FOUND
+        out = printed.getvalue()
+        assert ('foreign  blazar_host1 (%s): deleted only with '
+                '--delete-foreign-child blazar_host1' % blazar) in out
+        assert 'openstack reservation host delete host1' in out
+        assert 'openstack network agent delete <agent ID>' in out
+        printed = io.StringIO()
+        cli.execute(parse('decommission', 'host1', '--json',
+                          '--delete-foreign-child', 'blazar_host1'), printed)
+        listed = json.loads(printed.getvalue())
+        assert {(c['name'], c['owner'], c['deleted'])
+                for c in listed['foreign_children']} == {
+            ('host1:Open vSwitch agent', 'neutron', False),
+            ('blazar_host1', 'blazar', True)}
+        assert [b for b in listed['blockers'] if "Neutron's" in b]
+        assert not [b for b in listed['blockers'] if "Blazar's" in b]
+        assert cli.execute(parse('decommission', 'host1', '--apply',
+                                 '--delete-foreign-child', 'blazar_host2'),
+                           io.StringIO()) == cli.BAD_ARGUMENTS
+        assert 'blazar_host2: not a child of host1' in capsys.readouterr().err
+        apply.assert_not_called()
+        cli.execute(parse('decommission', 'host1', '--apply',
+                          '--delete-foreign-child', 'BLAZAR_HOST1',
+                          '--delete-foreign-child', agent), io.StringIO())
+    (call,) = apply.call_args_list
+    assert call.kwargs['children'] == {agent, blazar}

@@ -65,7 +65,12 @@ def test_every_leftover_gets_the_write_that_clears_it():
     # The unknown consumer goes only by choice.
     assert who['stranger'] not in {p.consumer for p in plan.plans()}
     assert [b for b in plan.blockers() if who['stranger'] in str(b)]
-    assert plan.blockers({who['stranger']}) == []
+    # Neutron's NIC goes only by choice too.
+    assert plan.foreign_children == {who['nic']: 'neutron'}
+    assert plan.blockers({who['stranger']}) == [
+        plan.child_blocker(who['nic'])]
+    assert plan.blockers({who['stranger']}, {who['nic']}) == []
+    assert plan.actionable()
     assert who['stranger'] in {p.consumer
                                for p in plan.plans({who['stranger']})}
 
@@ -263,10 +268,125 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
             mock.patch.object(placement, 'delete_provider') as delete:
         outcomes = flow.apply(None, None, mock.Mock(), 'host1',
                               shown.plans(chosen), chosen, min_age=0,
-                              bound=shown.binding())
+                              bound=shown.binding(), children={who['nic']})
     delete_service.assert_not_called()
     delete.assert_not_called()
     assert outcomes[-1].status == repair.SKIPPED
     assert 'providers %s' % late in str(outcomes[-1].message)
     assert 'the compute service and the providers are kept' in \
         str(outcomes[-1].message)
+
+
+def test_another_services_child_blocks_it_naming_its_owner_and_command():
+    """Neutron's agent and NIC, Blazar's host, a Cyborg device and a
+    child nobody proves are blockers until ticked; Nova's own PCI and vGPU
+    children go with the tree."""
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    agent = cloud.child(H1, 'host1:Open vSwitch agent')
+    nic = cloud.child(agent, 'host1:Open vSwitch agent:br-phys')
+    blazar = cloud.child(H1, 'blazar_host1')
+    device = cloud.child(H1, 'fpga-7')
+    stranger = cloud.child(H1, 'something')
+    pci = cloud.child(H1, 'host1_0000:81:00.0')
+    vgpu = cloud.child(H1, 'host1_pci_0000_84_00_0')
+    gone = cloud.server('gone', 'host2')
+    cloud.known.add(gone)
+    cloud.allocate(gone, device, {'FPGA': 1})
+    plan = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert plan.foreign_children == {
+        agent: 'neutron', nic: 'neutron', blazar: 'blazar',
+        device: 'cyborg', stranger: None}
+    assert {pci, vgpu} <= set(plan.providers)
+    said = {c: str(plan.child_blocker(c)) for c in plan.foreign_children}
+    for child in (agent, nic):
+        assert "is Neutron's, not Nova's" in said[child]
+        assert ('openstack network agent list --host host1; openstack '
+                'network agent delete <agent ID>') in said[child]
+    assert "is Blazar's" in said[blazar]
+    assert 'openstack reservation host delete host1' in said[blazar]
+    assert "is Cyborg's" in said[device]
+    assert 'host1' in said[device]
+    assert 'no owner is proven' in said[stranger]
+    assert 'something (%s)' % stranger in said[stranger]
+    blockers = set(map(str, plan.blockers()))
+    assert set(said.values()) <= blockers
+    # Ticking some leaves the others blocking.
+    left = set(map(str, plan.blockers((), {agent, nic, blazar})))
+    assert left >= {said[device], said[stranger]}
+    assert not left & {said[agent], said[nic], said[blazar]}
+    assert not set(map(str, plan.blockers(
+        (), set(plan.foreign_children)))) & set(said.values())
+    # Named by name or uuid, any case, for the command lines.
+    picked, unmatched = plan.pick_children(
+        ['BLAZAR_HOST1', nic.upper(), 'nope'])
+    assert (picked, unmatched) == ({blazar, nic}, {'nope'})
+
+
+def test_a_child_of_another_service_is_never_taken_without_its_tick():
+    """The preview offers the tick; a confirm without it is refused by the
+    same plan the writes are checked with."""
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    blazar = cloud.child(H1, 'blazar_host1')
+    plan = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert plan.actionable()
+    assert [str(b) for b in plan.blockers()] == [
+        str(plan.child_blocker(blazar))]
+    assert plan.blockers((), {blazar}) == []
+    assert plan.providers == [blazar, H1]
+
+
+def test_the_writes_refuse_a_foreign_child_not_ticked():
+    """Enforced where the writes are: without its tick, nothing is
+    repaired or deleted; with it, the child is deleted with the tree."""
+    from unittest import mock
+
+    from orphan_dashboard.api import nova
+    from orphan_dashboard.api import placement
+    from orphan_dashboard.writing import repair
+    from orphan_dashboard.writing import teardown as flow
+
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
+                                        uuid=uid('host1-svc'))
+    blazar = cloud.child(H1, 'blazar_host1')
+    shown = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    listed = [{'uuid': p, 'root_provider_uuid': H1} for p in shown.providers]
+
+    def record(_client, uuid):
+        return {'uuid': uuid, 'name': shown.names[uuid], 'generation': 1}
+
+    def attempt(children):
+        with mock.patch.object(flow, 'preview', return_value=shown), \
+                mock.patch.object(repair, 'apply') as repairs, \
+                mock.patch.object(flow, '_held', return_value={}), \
+                mock.patch.object(placement, 'provider_list',
+                                  return_value=listed), \
+                mock.patch.object(placement, 'provider_record',
+                                  side_effect=record), \
+                mock.patch.object(nova, 'service_list', return_value=[
+                    {'host': 'host1', 'id': uid('host1-svc')}]), \
+                mock.patch.object(nova, 'delete_service') as service, \
+                mock.patch.object(repair, 'delete_provider', return_value=(
+                    repair.Outcome(repair.Selection('', blazar, 'x'),
+                                   repair.DONE, 'deleted'))) as delete:
+            outcomes = flow.apply(None, None, mock.Mock(), 'host1', [], (),
+                                  min_age=0, bound=shown.binding(),
+                                  children=children)
+        return outcomes, repairs, service, delete
+
+    outcomes, repairs, service, delete = attempt(set())
+    repairs.assert_not_called()
+    service.assert_not_called()
+    delete.assert_not_called()
+    (outcome,) = outcomes
+    assert outcome.status == repair.SKIPPED
+    assert "blazar_host1 (%s) is Blazar's" % blazar in str(outcome.message)
+    assert 'openstack reservation host delete host1' in str(outcome.message)
+
+    outcomes, repairs, service, delete = attempt({blazar})
+    service.assert_called_once()
+    deleted = [c.args[2].provider for c in delete.call_args_list]
+    assert deleted[0] == blazar

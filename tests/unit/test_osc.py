@@ -239,6 +239,7 @@ def decommission_plan(**fields):
     values.update(fields)
     plan = mock.Mock(**values)
     plan.blockers.return_value = []
+    plan.pick_children.return_value = (set(), set())
     return plan
 
 
@@ -314,3 +315,34 @@ def test_tables_print_the_plan_one_command_a_line(writes):
     assert code == commands.FOUND
     assert [line.strip('| ') for line in out.splitlines()
             if 'openstack' in line] == ['openstack one', 'openstack two']
+
+
+def test_decommission_hands_the_named_foreign_children_to_the_writes(
+        capsys):
+    from orphan_dashboard.operations import decommission
+
+    plan = decommission_plan()
+    plan.pick_children.return_value = ({'nic-uuid'}, set())
+    with mock.patch.object(decommission, 'preview', return_value=plan), \
+            mock.patch.object(decommission, 'apply',
+                              return_value=[]) as apply, \
+            mock.patch.object(osc_commands.connect, 'journal_for_clients'), \
+            mock.patch.object(osc_commands.commands, 'setup_django'), \
+            mock.patch.object(osc_commands.commands, 'print_decommission'):
+        run_without_audit(osc_commands.DecommissionOrphan, 'host2', '--yes',
+                          '--delete-foreign-child', 'host2:br-phys')
+    plan.pick_children.assert_called_once_with(['host2:br-phys'])
+    assert apply.call_args.kwargs['children'] == {'nic-uuid'}
+    # A name that is no foreign child of the host: refused, nothing run.
+    plan.pick_children.return_value = (set(), {'typo'})
+    plan.foreign_children, plan.names = {}, {}
+    plan.configure_mock(name='host2')
+    with mock.patch.object(decommission, 'preview', return_value=plan), \
+            mock.patch.object(decommission, 'apply') as apply:
+        result, _ = run_without_audit(osc_commands.DecommissionOrphan,
+                                      'host2', '--yes',
+                                      '--delete-foreign-child', 'typo')
+    assert result == commands.BAD_ARGUMENTS
+    assert "typo: not a child of host2 that is not Nova's" in \
+        capsys.readouterr().err
+    apply.assert_not_called()

@@ -143,3 +143,45 @@ def test_a_childs_owner_from_its_name_its_classes_or_novas_trait():
                       tagged: 'nova', host: 'nova'}
     del snapshot.consumers[web]
     assert ownership.provider_owner(snapshot, unnamed) is None
+
+
+def test_every_childs_owner_at_once_as_one_at_a_time():
+    """The report's ``child_owners`` (one pass over the consumers) says
+    what :func:`provider_owner` says of each child, Nova's left out."""
+    cloud = Cloud()
+    host = cloud.host('host1')
+    agent = cloud.child(host, 'host1:Open vSwitch agent')
+    nic = cloud.child(agent, 'host1:Open vSwitch agent:br-phys')
+    pci = cloud.child(host, 'host1_0000:81:00.0')
+    device = cloud.child(host, 'fpga-7')
+    unnamed = cloud.child(host, 'something')
+    tagged = cloud.child(host, 'tagged')
+    cloud.owner_nova.add(tagged)
+    web = cloud.server('web', 'host1')
+    cloud.allocate(web, device, {'FPGA': 1})
+    snapshot = cloud.snapshot()
+    expected = {agent: 'neutron', nic: 'neutron', device: 'cyborg',
+                unnamed: None}
+    assert ownership.child_owners(snapshot) == expected
+    assert {rp: ownership.provider_owner(snapshot, rp)
+            for rp in (agent, nic, pci, device, unnamed, tagged)} == dict(
+        expected, **{pci: 'nova', tagged: 'nova'})
+    assert classify.audit(snapshot).child_owners == expected
+
+
+def test_a_childs_owner_from_its_own_record():
+    """What the provider delete reads of a child: its name, inventory
+    classes and traits."""
+    cases = [
+        ('host1:Open vSwitch agent:br-phys',
+         ('NET_BW_EGR_KILOBIT_PER_SEC',), (), 'neutron'),
+        ('blazar_host1', ('CUSTOM_RESERVATION_X',), (), 'blazar'),
+        ('host1_0000:81:00.0', ('CUSTOM_PCI_8086_1563',), (), 'nova'),
+        ('gpu0', ('VGPU',), (), 'nova'),
+        ('anything', ('CUSTOM_X',), ('OWNER_NOVA',), 'nova'),
+        ('fpga-7', ('FPGA',), (), 'cyborg'),
+        ('dev', ('CUSTOM_X',), ('OWNER_CYBORG',), 'cyborg'),
+        ('something', ('CUSTOM_X',), (), None),
+    ]
+    for name, classes, traits, owner in cases:
+        assert ownership.child_owner(name, classes, traits) == owner, name

@@ -42,6 +42,8 @@ from tests.views.base import signed_rows
 
 DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
 STRANGER = uid('stranger-on-host1')
+AGENT = uid('host1:Open vSwitch agent')
+NIC = uid('host1:Open vSwitch agent:br-phys')
 
 
 def dead_host1(with_stranger=True, with_server=False, servers=1):
@@ -58,6 +60,111 @@ def dead_host1(with_stranger=True, with_server=False, servers=1):
                           node='host1', project_id='p', user_id='u')
         snapshot.servers[server.uuid] = server
     return incidents, decommission.plan(snapshot, H1, min_age=0)
+
+
+def with_neutron_agent():
+    """host1 as :func:`dead_host1` with no unknown consumer, its tree
+    holding Neutron's Open vSwitch agent and its NIC."""
+    incidents = Incidents()
+    snapshot = incidents.snapshot
+    snapshot.providers[AGENT] = m.Provider(
+        AGENT, 'host1:Open vSwitch agent', 1, H1, H1)
+    snapshot.providers[NIC] = m.Provider(
+        NIC, 'host1:Open vSwitch agent:br-phys', 1, H1, AGENT)
+    return incidents, decommission.plan(snapshot, H1, min_age=0)
+
+
+class ForeignChildTests(AdminViewTests):
+    """Another service's child of a dead host's tree: a blocker naming its
+    owner and the owner's command, deleted only when ticked."""
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_the_dialog_names_the_owner_and_offers_a_tick(self):
+        incidents, plan = with_neutron_agent()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        self.assertContains(res, "Other services' providers in its tree")
+        self.assertContains(res, 'host1:Open vSwitch agent:br-phys '
+                                 '(Neutron)')
+        self.assertContains(res, html.escape(
+            "is Neutron's, not Nova's: delete its agent in Neutron"))
+        self.assertContains(res, 'openstack network agent delete '
+                                 '&lt;agent ID&gt;')
+        for child in (AGENT, NIC):
+            self.assertContains(res, 'name="delete_foreign" value="%s"' %
+                                child)
+        self.assertContains(res, 'value="Decommission"')
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_an_unticked_foreign_child_is_a_field_error(self):
+        incidents, plan = with_neutron_agent()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        signed = signed_rows(self.client.get(DECOMMISSION,
+                                             {'provider': H1}))
+        for ticked in ([], [NIC]):
+            res = self.client.post(DECOMMISSION, {
+                'rows': signed, 'delete_foreign': ticked})
+            self.assertEqual(200, res.status_code)
+            errors = res.context['form'].errors
+            self.assertIn('delete_foreign', errors)
+            self.assertIn('Tick every provider listed',
+                          str(errors['delete_foreign']))
+        self.mock_decommission_apply.assert_not_called()
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_only_previewed_children_can_be_ticked(self):
+        incidents, plan = with_neutron_agent()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        signed = signed_rows(self.client.get(DECOMMISSION,
+                                             {'provider': H1}))
+        res = self.client.post(DECOMMISSION, {
+            'rows': signed, 'delete_foreign': [AGENT, NIC, H1]})
+        self.assertIn('delete_foreign', res.context['form'].errors)
+        self.mock_decommission_apply.assert_not_called()
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_ticked_children_are_handed_to_the_writes(self):
+        incidents, plan = with_neutron_agent()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        signed = signed_rows(self.client.get(DECOMMISSION,
+                                             {'provider': H1}))
+        self.mock_decommission_apply.return_value = [repair.Outcome(
+            repair.Selection('', NIC, 'delete_provider'), repair.DONE,
+            'deleted')]
+        res = self.client.post(DECOMMISSION, {
+            'rows': signed, 'delete_foreign': [AGENT, NIC]})
+        self.assertNoFormErrors(res)
+        self.mock_decommission_apply.assert_called_once_with(
+            mock.ANY, H1, plan.plans(), set(), bound=plan.binding(),
+            children={AGENT, NIC})
+
+    def test_the_writes_refuse_an_unticked_child_server_side(self):
+        """A forged confirm (a signed blob with no tick) reaches the
+        writes, which re-plan and refuse: nothing is written."""
+        incidents, plan = with_neutron_agent()
+        with mock.patch.object(teardown, 'preview', return_value=plan), \
+                mock.patch.object(repair, 'apply') as repairs, \
+                mock.patch.object(nova, 'delete_service') as delete_service, \
+                mock.patch.object(placement, 'delete_provider') as delete:
+            outcomes = teardown.apply(None, None, mock.Mock(), H1,
+                                      plan.plans(), (), min_age=0,
+                                      bound=plan.binding(),
+                                      children={NIC})
+        repairs.assert_not_called()
+        delete_service.assert_not_called()
+        delete.assert_not_called()
+        (outcome,) = outcomes
+        self.assertEqual(repair.SKIPPED, outcome.status)
+        self.assertIn("host1:Open vSwitch agent (%s) is Neutron's" % AGENT,
+                      str(outcome.message))
 
 
 class DecommissionTests(AdminViewTests):
@@ -99,7 +206,7 @@ class DecommissionTests(AdminViewTests):
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_decommission_apply.assert_called_once_with(
             mock.ANY, H1, plan.plans({STRANGER}), {STRANGER},
-            bound=plan.binding())
+            bound=plan.binding(), children=set())
         self.assertEqual(['Decommission of host1: 1 step done and '
                           'journaled.'], self.messages_seen.texts('success'))
 

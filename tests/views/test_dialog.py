@@ -165,7 +165,8 @@ class TreeRowTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_each_row_names_its_provider_on_a_tree(self):
         """host1 and its NIC hold the same consumer: two rows that differ
-        only by their provider, which is shown."""
+        only by their provider, which is shown, the NIC (bandwidth held
+        there) with its owner."""
         incidents = Incidents(bandwidth_left=True)
         self.mock_report.return_value = incidents.report
         res = self.client.get(detail(H1))
@@ -173,7 +174,7 @@ class TreeRowTests(AdminViewTests):
         self.assertIn('provider', [c.name for c in table.get_columns()])
         shown = sorted(row.cells['provider'].data for row in table.get_rows()
                        if row.datum.consumer == incidents.vm)
-        self.assertEqual(['host1', 'host1-nic'], shown)
+        self.assertEqual(['host1', 'host1-nic (Neutron)'], shown)
 
     @helpers.create_mocks({service: ['report']})
     def test_no_provider_column_for_a_single_provider(self):

@@ -49,7 +49,8 @@ EXPORTS = [reverse('horizon:admin:orphaned_allocations:%s' % name,
                                                                  'json')]
 WRITES = ('apply', 'restore', 'delete_providers', 'decommission_apply')
 """The service functions that write to Placement or Nova (and journal)."""
-FIELDS = ('rows', 'delete_unknown', 'optional', 'sel', 'provider', 'entry',
+FIELDS = ('rows', 'delete_unknown', 'delete_foreign', 'optional', 'foreign',
+          'sel', 'provider', 'entry',
           'batch', 'next', 'action', 'object_ids', 'csrfmiddlewaretoken',
           'providers__filter_providers__q',
           'providers__filter_providers__q_field',
@@ -218,4 +219,20 @@ class FuzzTests(AdminViewTests):
             self.assertEqual(200, res.status_code, optional)
             self.assertEqual([], res.context['form'].fields[
                 'delete_unknown'].choices)
+        self.mocks['decommission_apply'].assert_not_called()
+
+    @pytest.mark.error_messages
+    def test_a_decommission_blob_offering_junk_children_offers_none(self):
+        """The foreign children a signed blob offers to tick are checked
+        as the unknown consumers are: ``[[uuid, label], ...]`` or none."""
+        salt = forms._salt(self.session_request, 'decommission')
+        for foreign in (None, [[None, 'x']], 7, ['a'], [['a']],
+                        [['a', 'b', 'c']], {'a': 'b'}):
+            rows = signing.dumps({'plans': [], 'foreign': foreign},
+                                 salt=salt, compress=True)
+            res = self.client.post(DECOMMISSION, {
+                'rows': rows, 'delete_foreign': ['a']})
+            self.assertEqual(200, res.status_code, foreign)
+            self.assertEqual([], res.context['form'].fields[
+                'delete_foreign'].choices)
         self.mocks['decommission_apply'].assert_not_called()

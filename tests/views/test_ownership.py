@@ -141,3 +141,101 @@ class OwnershipTests(AdminViewTests):
         (skipped,) = self.messages_seen.texts('warning')
         self.assertIn("nothing written: provider %s (%s) is not Nova's" % (
             SEGMENT, segment), skipped)
+
+
+AGENT_NAME = 'host1:Open vSwitch agent'
+NIC_NAME = 'host1:Open vSwitch agent:br-phys'
+
+
+def nic_cloud():
+    """host1 with Neutron's agent and NIC providers, and a consumer Nova
+    has deleted still holding host1 and bandwidth on the NIC."""
+    from tests.unit.cloud import uid
+    cloud = Cloud()
+    host1 = cloud.host('host1')
+    agent = cloud.child(host1, AGENT_NAME)
+    nic = cloud.child(agent, NIC_NAME)
+    ghost = uid('ghost')
+    cloud.known.add(ghost)
+    cloud.allocate(ghost, host1)
+    cloud.allocate(ghost, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+    return cloud, host1, nic
+
+
+def nic_record(uuid, parent, root):
+    return {'uuid': uuid, 'name': NIC_NAME, 'generation': 3,
+            'parent_provider_uuid': parent, 'root_provider_uuid': root,
+            'inventories': {'NET_BW_EGR_KILOBIT_PER_SEC': {
+                'total': 10000000}},
+            'traits': ['CUSTOM_PHYSNET_PHYSNET0'], 'aggregates': []}
+
+
+class NeutronChildTests(AdminViewTests):
+    """Neutron's agent and NIC providers under a compute node read as
+    Neutron's wherever a row names them, and the delete URL refuses a
+    NIC asked for by a forged request."""
+
+    @helpers.create_mocks({service: ['report', 'provider_report']})
+    def test_a_nic_row_is_named_with_its_owner(self):
+        cloud, host1, nic = nic_cloud()
+        report = classify.audit(cloud.snapshot(), min_age=0)
+        self.assertEqual({nic: 'neutron', cloud.providers[nic].parent_uuid:
+                          'neutron'}, report.child_owners)
+        self.mock_report.return_value = report.summary()
+        self.mock_provider_report.return_value = report.provider(host1)
+        res = self.client.get(detail(host1))
+        self.assertContains(res, '%s (Neutron)' % NIC_NAME)
+        self.assertNotContains(res, 'host1 (Nova)')
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_an_orphaned_trees_delete_refuses_neutrons_children(self):
+        """host1's compute node is gone, its tree still holds Neutron's
+        agent and NIC: the preview refuses those rows naming Neutron, so
+        the tree is not offered; a forged confirm deletes nothing."""
+        cloud, host1, nic = nic_cloud()
+        agent = cloud.providers[nic].parent_uuid
+        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        records = {
+            host1: dict(nic_record(host1, None, host1), name='host1',
+                        inventories={'VCPU': {'total': 8}}, traits=[]),
+            agent: dict(nic_record(agent, host1, host1), name=AGENT_NAME,
+                        inventories={}, traits=[]),
+            nic: nic_record(nic, agent, host1)}
+        patches = [
+            mock.patch.object(placement, 'provider_list', return_value=[
+                {'uuid': u, 'name': r['name'], 'generation': 3,
+                 'root_provider_uuid': host1,
+                 'parent_provider_uuid': r['parent_provider_uuid']}
+                for u, r in records.items()]),
+            mock.patch.object(placement, 'provider_record',
+                              side_effect=lambda _c, u: records[u]),
+            mock.patch.object(placement, 'provider_allocations',
+                              return_value={}),
+            mock.patch.object(placement, 'delete_provider'),
+            mock.patch.object(nova, 'hypervisor_list', return_value=[]),
+            mock.patch.object(nova, 'service_list', return_value=[]),
+        ]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+        res = self.client.get(DELETE_PROVIDER, {'provider': host1})
+        for name, uuid in ((NIC_NAME, nic), (AGENT_NAME, agent)):
+            self.assertContains(res, "provider %s (%s) is not Nova&#x27;s "
+                                     "(likely neutron&#x27;s)" % (name, uuid))
+        self.assertNotContains(res, 'value="Delete"')
+        self.assertNotIn('rows', res.context['form'].initial)
+        # A confirm signed for the whole tree (an older preview) is
+        # refused at the NIC, and nothing after it is attempted.
+        plans = [repair.ProviderPlan(m.DELETE_PROVIDER, u, records[u]['name'],
+                                     3, records[u])
+                 for u in (nic, agent, host1)]
+        with mock.patch.object(service, 'preview_provider_delete',
+                               return_value=[repair.Row(repair.Selection(
+                                   '', p.provider, m.DELETE_PROVIDER),
+                                   plan=p) for p in plans]):
+            signed = signed_rows(self.client.get(DELETE_PROVIDER,
+                                                 {'provider': host1}))
+        self.client.post(DELETE_PROVIDER, {'rows': signed})
+        placement.delete_provider.assert_not_called()
+        self.assertTrue(any("is not Nova's" in text for text in
+                            self.messages_seen.texts('warning')))

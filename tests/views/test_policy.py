@@ -320,7 +320,7 @@ class WritePolicyTests(AdminViewTests):
                     test_decommission.STRANGER]}), INDEX)
         self.mock_decommission_apply.assert_called_once_with(
             mock.ANY, H1, mock.ANY, {test_decommission.STRANGER},
-            bound=plan.binding())
+            bound=plan.binding(), children=set())
 
     @helpers.create_mocks({service: ['report']})
     def test_the_buttons_follow_the_same_rules(self):

@@ -83,5 +83,6 @@ class PresentersTests(unittest.TestCase):
                           preview['after']))
 
     def test_no_decommission_plan_shows_nothing(self):
-        self.assertEqual({'steps': [], 'providers': [], 'other_nodes': []},
+        self.assertEqual({'steps': [], 'providers': [], 'other_nodes': [],
+                          'foreign_children': []},
                          presenters.decommission_preview(None, {}))

@@ -290,13 +290,20 @@ class DeleteProvidersForm(_SignedRowsForm):
         return service.delete_providers(request, data['rows'])
 
 
-def _offered(signed):
-    """The unknown consumers a decommission's preview offered to delete;
-    none from a blob of any other shape."""
-    optional = signed.get('optional') if isinstance(signed, dict) else None
-    if isinstance(optional, list) and all(isinstance(c, str)
-                                          for c in optional):
-        return optional
+def _offered(signed, key='optional'):
+    """What a decommission's preview offered to delete by a tick (the
+    unknown consumers, or with ``key='foreign'`` the foreign children as
+    ``[uuid, label]``); none from a blob of any other shape."""
+    offered = signed.get(key) if isinstance(signed, dict) else None
+    if key == 'foreign':
+        if isinstance(offered, list) and all(
+                isinstance(c, list) and len(c) == 2 and
+                all(isinstance(x, str) for x in c) for c in offered):
+            return [tuple(c) for c in offered]
+        return []
+    if isinstance(offered, list) and all(isinstance(c, str)
+                                         for c in offered):
+        return offered
     return []
 
 
@@ -312,28 +319,40 @@ class DecommissionForm(_SignedRowsForm):
                 'deleted for the decommission'), required=False,
         widget=forms.CheckboxSelectMultiple)
 
+    delete_foreign = forms.MultipleChoiceField(
+        label=_("Delete these providers, which are not Nova's, here rather "
+                'than through their owner: each must be deleted for the '
+                'decommission'), required=False,
+        widget=forms.CheckboxSelectMultiple)
+
     whole_service = forms.BooleanField(required=False)
 
     def __init__(self, request, *args, **kwargs):
         super().__init__(request, *args, **kwargs)
         optional = kwargs.get('initial', {}).get('optional', ())
+        foreign = kwargs.get('initial', {}).get('foreign', ())
         whole = kwargs.get('initial', {}).get('whole_service_host')
         if self.data.get('rows'):
             try:
                 signed = unsign(request, self.kind, self.data['rows'])
                 optional = _offered(signed)
+                foreign = _offered(signed, 'foreign')
                 bound = (signed.get('bound')
                          if isinstance(signed, dict) else None)
                 whole = (bound.get('whole_service')
                          if isinstance(bound, dict) else None)
             except forms.ValidationError:
-                optional, whole = (), None
+                optional, foreign, whole = (), (), None
         self.offered = list(optional)
-        field = self.fields['delete_unknown']
-        field.choices = [(c, c) for c in self.offered]
-        if not self.offered:
-            # No heading over an empty list; anything posted is refused.
-            field.widget = forms.MultipleHiddenInput()
+        self.foreign = [uuid for uuid, _label in foreign]
+        for name, choices in (('delete_unknown',
+                               [(c, c) for c in self.offered]),
+                              ('delete_foreign', list(foreign))):
+            field = self.fields[name]
+            field.choices = choices
+            if not choices:
+                # No heading over an empty list; anything posted is refused.
+                field.widget = forms.MultipleHiddenInput()
         if whole:
             # Deleting a whole multi-node service is ticked, never implied.
             field = self.fields['whole_service']
@@ -353,13 +372,19 @@ class DecommissionForm(_SignedRowsForm):
                 'Tick every consumer listed, or cancel: the decommission '
                 'cannot delete the compute service while they hold its '
                 'providers. Nothing was written.'))
+        if set(self.foreign) - set(data.get('delete_foreign') or ()):
+            self.add_error('delete_foreign', _(
+                'Tick every provider listed, or cancel and have its owner '
+                'remove it: the decommission cannot delete the tree while '
+                'they are in it. Nothing was written.'))
         return data
 
     def write(self, request, data):
         return service.decommission_apply(
             request, data['signed']['provider'], data['rows'],
             set(data.get('delete_unknown') or ()),
-            bound=data['signed'].get('bound'))
+            bound=data['signed'].get('bound'),
+            children=set(data.get('delete_foreign') or ()))
 
     def report(self, request, outcomes, signed):
         """One message: how many steps were done, where it stopped and

@@ -13,6 +13,8 @@
 """What the panel's rows and previews show of the engine's findings and
 plans: names next to the ids, translated labels, sides of a change."""
 
+from django.utils.translation import gettext_lazy as _
+
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
 
@@ -36,8 +38,23 @@ class ShownFinding:
 
 def shown_findings(findings, report, names):
     hypervisors = report.hypervisors()
-    return [ShownFinding(f, names, hypervisors, report.names)
+    return [ShownFinding(f, names, hypervisors, owned_names(report))
             for f in findings]
+
+
+def owned_names(report):
+    """``{provider uuid: name}`` of ``report``, each provider not Nova's
+    named with its likely owner ("host1:Open vSwitch agent:br-phys
+    (Neutron)")."""
+    owners = dict(report.child_owners or {})
+    owners.update((p.provider.uuid, p.owner) for p in report.providers
+                  if p.hypervisor is None and not p.sharing and
+                  p.owner != service.NOVA)
+    names = dict(report.names)
+    for uuid, owner in owners.items():
+        names[uuid] = _('%(name)s (%(owner)s)') % {
+            'name': names.get(uuid, uuid), 'owner': labels.owner(owner)}
+    return names
 
 
 def server_names(rows):
@@ -99,8 +116,22 @@ def decommission_preview(plan, names):
             after=side(step.plan.after, names) if step.plan else [],
             commands=service.osc_commands(step.plan) if step.plan else [])
             for step in (plan.steps if plan else [])],
-        'providers': [(names.get(p, p), p)
+        'providers': [(names.get(p) or plan.names.get(p, p), p)
                       for p in (plan.providers if plan else [])],
         'other_nodes': [(plan.names.get(n, n), n)
                         for n in (plan.other_nodes if plan else [])],
+        'foreign_children': foreign_children(plan),
     }
+
+
+def foreign_children(plan):
+    """``(name, uuid, "name (owner)", blocker)`` of each child of the
+    trees that is not Nova's, by name."""
+    if plan is None:
+        return []
+    children = sorted(plan.foreign_children,
+                      key=lambda c: (plan.names.get(c, c), c))
+    return [(plan.names.get(c, c), c, _('%(name)s (%(owner)s)') % {
+        'name': plan.names.get(c, c),
+        'owner': labels.owner(plan.foreign_children[c])},
+        plan.child_blocker(c)) for c in children]

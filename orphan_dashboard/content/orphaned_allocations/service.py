@@ -22,6 +22,7 @@ the CLI calls too.
 import functools
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import restore as restore_rules
@@ -284,17 +285,18 @@ def preview_decommission(request, provider_uuid, whole_service=False):
         whole_service=whole_service)
 
 
-def decommission_apply(request, provider_uuid, plans, chosen, bound=None):
+def decommission_apply(request, provider_uuid, plans, chosen, bound=None,
+                       children=()):
     """Carry a previewed decommission out, if its compute service and
     providers are still those ``bound`` says it showed; an outcome per
-    step."""
+    step.  ``children``: the foreign children ticked."""
     clients = _clients(request)
     try:
         return decommission_ops.apply(
             clients, _journal(request), provider_uuid, plans,
             chosen, conf.MIN_AGE.get(),
             instance_hints=_hints_for_tree(request, provider_uuid),
-            bound=bound)
+            bound=bound, children=children)
     finally:
         note_written(request, {p.consumer for p in plans},
                      providers_changed=True)
@@ -319,6 +321,8 @@ REPAIRS = m.ACTIONS
 """The repairs of one consumer, in the order the tables offer them."""
 VERDICTS = m.VERDICTS
 OK = m.OK
+NOVA = ownership.NOVA
+"""The owner a provider must be proven to have to be ours."""
 format_resources = reasons.format_resources
 format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells

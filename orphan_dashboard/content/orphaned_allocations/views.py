@@ -394,7 +394,8 @@ class DecommissionView(_PreviewView):
         return self.plan.steps
 
     def actionable(self):
-        """Nothing blocks it but unknown consumers, which are ticked."""
+        """Nothing blocks it but unknown consumers and foreign children,
+        which are ticked."""
         plan = getattr(self, 'plan', None)
         return plan is not None and plan.actionable()
 
@@ -404,12 +405,15 @@ class DecommissionView(_PreviewView):
         if not self.actionable():
             return {}
         optional = self.plan.optional
-        return {'optional': optional,
+        foreign = [[uuid, str(label)] for _name, uuid, label, _why in
+                   presenters.foreign_children(self.plan)]
+        return {'optional': optional, 'foreign': foreign,
                 'whole_service_host': self.plan.host
                 if self.plan.whole_service else None,
                 'rows': repair_forms.sign(
                     self.request, self.form_class.kind, {
                         'provider': self.provider, 'optional': optional,
+                        'foreign': foreign,
                         'bound': self.plan.binding(),
                         'plans': self.signed_plans(),
                         'names': self.names()})}
@@ -426,7 +430,8 @@ class DecommissionView(_PreviewView):
             self.request.path, urlparse.urlencode(
                 {'provider': self.provider, 'whole_service': '1'})) \
             if plan and plan.keeps_service else None
-        context['blockers'] = plan.blockers(plan.optional) if plan else []
+        context['blockers'] = plan.blockers(
+            plan.optional, plan.foreign_children) if plan else []
         return context
 
 

@@ -1,0 +1,216 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Other services' providers with the real Neutron: a dead host whose tree
+holds Neutron's agent and NIC providers is decommissioned only with them
+ticked; the routed segment's provider reads as Neutron's and is offered
+no delete; Blazar's and a PCI device's children held by servers keep
+their verdicts, refuse a trim naming them, and Blazar's blocks a
+decommission naming Blazar.  Placement, Nova and Neutron are read back
+after each step."""
+
+import os
+
+from django.test.utils import override_settings
+import pytest
+
+pytest.importorskip('nova')
+pytest.importorskip('neutron')
+
+from orphan_dashboard.api import client  # noqa: E402
+from orphan_dashboard.audit import classify  # noqa: E402
+from orphan_dashboard.audit import model as m  # noqa: E402
+from orphan_dashboard.audit import ownership  # noqa: E402
+from orphan_dashboard.audit import plan as planning  # noqa: E402
+from orphan_dashboard.reading import collect  # noqa: E402
+from orphan_dashboard.writing import repair  # noqa: E402
+from orphan_dashboard.writing import teardown  # noqa: E402
+from sandbox import harness  # noqa: E402
+from tests.e2e.conftest import audited  # noqa: E402
+from tests.e2e.conftest import INDEX  # noqa: E402
+from tests.e2e.conftest import login  # noqa: E402
+from tests.e2e.conftest import orphan_audit  # noqa: E402
+
+AGENT = '%s:Open vSwitch agent'
+DECOMMISSION = INDEX + 'decommission/'
+NIC = '%s:Open vSwitch agent:br-phys'
+
+
+@pytest.fixture(scope='module')
+def sb():
+    # The segment is staged first: Neutron's segments plugin puts every
+    # mapped host (host1 included) in its Nova aggregate.
+    yield from harness.sandbox_fixture(incidents=('routed_segment',),
+                                       timeout=300, neutron=True)
+
+
+@pytest.fixture(scope='module')
+def clients(sb):
+    os.environ['OS_CLIENT_CONFIG_FILE'] = sb.config['clouds_yaml']
+    return client.for_cloud('sandbox')
+
+
+@pytest.fixture(scope='module')
+def journal_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp('journal')
+
+
+def providers(clients):
+    return {p['uuid']: p for p in clients.placement.get(
+        '/resource_providers', microversion='1.14').json()[
+            'resource_providers']}
+
+
+def services(clients, host):
+    return clients.nova.get(
+        '/os-services?binary=nova-compute&host=%s' % host,
+        microversion='2.53').json()['services']
+
+
+def kill(sb, clients, host):
+    """``host`` dies: its compute stopped, its service forced down."""
+    sb.stop_compute(host)
+    (service,) = services(clients, host)
+    clients.nova.put('/os-services/%s' % service['id'],
+                     json={'forced_down': True}, microversion='2.53')
+
+
+def test_neutrons_providers_read_as_neutrons_and_offer_no_delete(
+        sb, clients):
+    staged = sb.incidents_manifest()['routed_segment']
+    segment = staged['checks']['segment']
+    snapshot = collect.full_snapshot(clients.placement, clients.nova)
+    report = classify.audit(snapshot, min_age=0)
+    found = report.provider(segment)
+    assert found.owner == 'neutron'
+    # What the panel offers Delete provider and Decommission on.
+    assert not found.orphaned_provider and not found.dead
+    for host in ('host2', 'host3'):
+        nic = sb.config['neutron']['nics'][host]
+        agent = snapshot.providers[nic].parent_uuid
+        assert ownership.provider_owner(snapshot, nic) == 'neutron'
+        assert ownership.provider_owner(snapshot, agent) == 'neutron'
+    # The provider delete, asked for the segment or for a NIC (a forged
+    # request: the panel offers neither), refuses every row.
+    nic = sb.config['neutron']['nics']['host2']
+    rows = repair.preview_provider_delete(clients.placement, clients.nova,
+                                          [segment, nic])
+    assert len(rows) == 2 and all(row.plan is None for row in rows)
+    assert "%s (%s) is not Nova's (likely neutron's)" % (
+        staged['checks']['segment_name'], segment) in str(rows[0].error)
+    assert segment in providers(clients) and nic in providers(clients)
+
+
+@pytest.fixture
+def horizon(sb):
+    """The panel (a Django test client) logged in through the sandbox's
+    Keystone as the admin."""
+    with override_settings(
+            OPENSTACK_KEYSTONE_URL=sb.config['auth_url'],
+            AVAILABLE_REGIONS=[], OPENSTACK_KEYSTONE_DEFAULT_DOMAIN='Default',
+            OPENSTACK_KEYSTONE_MULTIDOMAIN_SUPPORT=False,
+            ORPHAN_AUDIT_MIN_AGE=0):
+        yield login(sb, 'admin')
+
+
+@pytest.mark.django_db(databases=['default', 'orphan_journal'])
+def test_a_dead_host_with_neutrons_providers_goes_only_with_them_ticked(
+        sb, clients, journal_dir, horizon):
+    """host1 dies with Neutron's agent and NIC in its tree: the CLI and
+    the panel refuse naming Neutron and its command, writing nothing; the
+    panel's confirm with both ticked deletes the service and the tree."""
+    host1 = sb.config['hosts']['host1']
+    nic = sb.config['neutron']['nics']['host1']
+    agent = providers(clients)[nic]['parent_provider_uuid']
+    assert providers(clients)[agent]['name'] == AGENT % 'host1'
+    kill(sb, clients, 'host1')
+
+    refused = orphan_audit(sb, journal_dir, 'decommission', 'host1',
+                           '--min-age', '0', '--apply')
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert 'nothing written' in refused.stdout
+    for name in (AGENT % 'host1', NIC % 'host1'):
+        assert "provider %s (" % name in refused.stdout
+        assert 'deleted only with --delete-foreign-child %s' % name in \
+            refused.stdout
+    assert "is Neutron's, not Nova's" in refused.stdout
+    assert 'openstack network agent delete <agent ID>' in refused.stdout
+
+    audited(horizon, refresh=True)
+    preview = horizon.get(DECOMMISSION, {'provider': host1})
+    assert preview.status_code == 200
+    page = preview.content.decode()
+    assert '%s (Neutron)' % (NIC % 'host1') in page
+    assert 'openstack network agent delete &lt;agent ID&gt;' in page
+    assert preview.context['plan'].foreign_children == {
+        agent: 'neutron', nic: 'neutron'}
+    rows = preview.context['form'].initial['rows']
+    unticked = horizon.post(DECOMMISSION, {'rows': rows,
+                                           'delete_foreign': [nic]})
+    assert 'delete_foreign' in unticked.context['form'].errors
+    assert {host1, agent, nic} <= set(providers(clients))
+    assert services(clients, 'host1')
+
+    done = horizon.post(DECOMMISSION, {'rows': rows,
+                                       'delete_foreign': [agent, nic]},
+                        follow=True)
+    said = [str(message) for message in done.context['messages']]
+    assert any('Decommission of host1' in text and 'journaled' in text
+               for text in said), said
+    assert not {host1, agent, nic} & set(providers(clients))
+    assert services(clients, 'host1') == []
+    # Only Placement was written: Neutron still lists the agent.
+    agents = sb.admin_session().get(
+        sb.neutron_url + '/v2.0/agents?host=host1').json()['agents']
+    assert [a['agent_type'] for a in agents] == ['Open vSwitch agent']
+
+
+def test_blazar_and_pci_children_held_by_servers(sb, clients):
+    staged = sb.stage('held_children')
+    checks = staged['checks']
+    blazar, pci = checks['blazar'], checks['pci']
+    kept, moved = checks['kept'], checks['moved']
+    held = clients.placement.get('/allocations/%s' % kept,
+                                 microversion='1.28').json()['allocations']
+    assert held[blazar]['resources'] == {checks['reservation']: 1}
+    assert held[pci]['resources'] == {checks['pci_class']: 1}
+
+    snapshot = collect.full_snapshot(clients.placement, clients.nova)
+    assert ownership.provider_owner(snapshot, blazar) == 'blazar'
+    assert ownership.provider_owner(snapshot, pci) == 'nova'
+    auditor = classify.Auditor(snapshot, min_age=0)
+    assert {f.verdict for f in auditor.consumer_findings(kept)} == {m.OK}
+    host2 = sb.config['hosts']['host2']
+    verdicts = {f.provider: f.verdict
+                for f in auditor.consumer_findings(moved)}
+    assert verdicts[host2] == m.MOVED
+    for action in (m.TRIM, m.DELETE_AND_HEAL):
+        with pytest.raises(planning.CannotRepair) as refused:
+            auditor.plan(moved, host2, action)
+        said = str(refused.value.reason)
+        assert 'which no flavor can rebuild' in said
+        assert 'on host2_0000:81:00.0' in said
+        assert 'on blazar_host2' in said
+
+    kill(sb, clients, 'host2')
+    plan = teardown.preview(clients.placement, clients.nova, 'host2',
+                            min_age=0)
+    nic = sb.config['neutron']['nics']['host2']
+    assert plan.foreign_children == {
+        blazar: 'blazar', nic: 'neutron',
+        providers(clients)[nic]['parent_provider_uuid']: 'neutron'}
+    assert pci in plan.providers and pci not in plan.foreign_children
+    said = [str(b) for b in plan.blockers()]
+    assert any("blazar_host2 (%s) is Blazar's" % blazar in b and
+               'openstack reservation host delete host2' in b
+               for b in said), said
+    assert {blazar, pci} <= set(providers(clients))
