@@ -563,7 +563,10 @@ class Auditor:
             usage=usage, needed=needed, findings=findings,
             sharing=self.topology.is_sharing(root),
             cell_down=any(self.topology.cut_off(root)),
-            owner=ownership.root_owner(self.snapshot, root))
+            owner=ownership.root_owner(self.snapshot, root),
+            foreign_children=tuple(sorted(
+                c for c in tree if c != root and
+                self.topology.owner(c) != ownership.NOVA)))
 
 
 def _row_order(finding):

@@ -435,6 +435,9 @@ class ProviderReport:
     dead: bool = False
     """Its compute host is dead (service down or forced down) or its
     compute node is gone: what may be decommissioned."""
+    foreign_children: tuple = ()
+    """Children of its tree not proven Nova's: the tree is not ours to
+    delete whole."""
 
     @property
     def counts(self):
@@ -448,12 +451,17 @@ class ProviderReport:
         return [f for f in self.findings if f.problem]
 
     @property
-    def orphaned_provider(self):
+    def node_gone(self):
         """A provider of Nova's whose compute node Nova no longer has (and
-        not only unlisted because its cell is down): another service's
-        provider is never ours to delete."""
+        not only unlisted because its cell is down)."""
         return (self.hypervisor is None and not self.sharing and
                 not self.cell_down and self.owner == 'nova')
+
+    @property
+    def orphaned_provider(self):
+        """:attr:`node_gone`, its tree holding nothing of another service's:
+        another service's provider is never ours to delete."""
+        return self.node_gone and not self.foreign_children
 
     @property
     def mismatched(self):
@@ -461,8 +469,9 @@ class ProviderReport:
 
     @property
     def needs_attention(self):
-        """Listed on the index: mismatched, or a provider to delete."""
-        return self.mismatched or self.orphaned_provider
+        """Listed on the index: mismatched, or a compute node gone (a tree
+        to delete, or to decommission once its blockers are cleared)."""
+        return self.mismatched or self.node_gone
 
     @property
     def severity(self):

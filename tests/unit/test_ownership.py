@@ -185,3 +185,12 @@ def test_a_childs_owner_from_its_own_record():
     ]
     for name, classes, traits, owner in cases:
         assert ownership.child_owner(name, classes, traits) == owner, name
+
+
+def test_a_tree_holding_another_services_child_is_not_offered_a_delete():
+    cloud, rp = foreign_cloud()
+    agent = cloud.child(rp['gone'], 'gone:Open vSwitch agent')
+    report = classify.audit(cloud.snapshot())
+    assert report.provider(rp['gone']).foreign_children == (agent,)
+    assert not report.provider(rp['gone']).orphaned_provider
+    assert report.provider(rp['gone']).needs_attention
