@@ -10,18 +10,25 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Neutron's routed segment provider in Chromium, with the real Neutron:
-its own sandbox (``--neutron``, the ``routed_segment`` incident staged by
-Neutron's segments plugin) and Horizon process for this module.  The
-index lists it with its owner and no destructive action; its page says
-Neutron and offers neither *Delete provider* nor *Decommission*."""
+"""Neutron's providers and a port repair in Chromium, with the real
+Neutron: its own sandbox (``--neutron``, the ``routed_segment`` incident
+staged by Neutron's segments plugin, ``port_deleted_in_neutron`` by
+deleting a bound port) and Horizon process for this module.  The index
+lists the segment with its owner and no destructive action; its page says
+Neutron and offers neither *Delete provider* nor *Decommission*.  The
+bandwidth the deleted port left is released from its row."""
 
+from keystoneauth1 import adapter
 import pytest
 
 from tests.browser.conftest import Browser
 from tests.browser.conftest import Site
+from tests.browser.test_panel import confirm
+from tests.browser.test_panel import held
 from tests.browser.test_panel import INDEX
+from tests.browser.test_panel import row
 from tests.browser.test_panel import row_actions
+from tests.browser.test_panel import verdict_of
 
 pytest.importorskip('neutron')
 
@@ -30,7 +37,8 @@ from sandbox.harness import Sandbox  # noqa: E402
 
 @pytest.fixture(scope='module')
 def neutron_site(tmp_path_factory):
-    sandbox = Sandbox(incidents=['routed_segment'], neutron=True,
+    sandbox = Sandbox(incidents=['routed_segment', 'port_deleted_in_neutron'],
+                      neutron=True,
                       timeout=300,
                       state_dir=str(tmp_path_factory.mktemp('sandbox')))
     sandbox.start()
@@ -76,4 +84,31 @@ def test_the_segment_provider_offers_no_delete(neutron_site,
     assert 'Delete provider' not in page
     assert 'Decommission' not in page
     browser.save('neutron-segment-page')
+    assert browser.console_errors() == []
+
+
+def test_a_deleted_ports_bandwidth_is_released_from_its_row(
+        neutron_site, neutron_browser):
+    browser = neutron_browser
+    staged = neutron_site.config['incidents']['port_deleted_in_neutron']
+    server = staged['servers'][0]['uuid']
+    nic = staged['checks']['nic']
+    host2 = neutron_site.config['hosts']['host2']
+    placement = adapter.Adapter(neutron_site.sandbox.admin_session(),
+                                service_type='placement', interface='public')
+    before = held(placement, server)
+    browser.open(INDEX + '%s/' % host2)
+    leak = row(browser, 'allocations', '%s:%s' % (server, nic))
+    assert verdict_of(leak) == 'leaked_port'
+    assert 'host2:Open vSwitch agent:br-phys' in leak.text
+    actions = row_actions(leak)
+    assert set(actions) == {'release', 'delete_and_heal'}, set(actions)
+    actions['release'].click()
+    modal = browser.find('.modal-dialog table.orphan-preview')
+    assert 'Release leaked resources' in modal.text
+    browser.save('neutron-release-preview')
+    confirm(browser)
+    assert browser.messages('success'), browser.messages('danger')
+    assert held(placement, server) == {host2: before[host2]}
+    browser.save('neutron-released')
     assert browser.console_errors() == []
