@@ -169,7 +169,7 @@ class Auditor:
             if extra is not None:
                 findings[root] = extra
             findings.update(self._port_findings(server, root, held,
-                                                findings.get(root)))
+                                                findings))
         if (root is not None and m.INCOMPLETE in owner and
                 all(f.verdict == m.OK for f in findings.values())):
             reason = why('incomplete_consumer', project=server.project_id,
@@ -394,12 +394,15 @@ class Auditor:
 
     # -- per server: what its ports request ---------------------------------
 
-    def _port_findings(self, server, root, held, root_finding):
+    def _port_findings(self, server, root, held, judged):
         """The findings on the port providers of ``server``'s tree: what
         it holds on each against what its ports request there
-        (:mod:`.ports`); protected where Neutron could not be read."""
-        if self._server_protection(server):
+        (:mod:`.ports`); protected where Neutron could not be read.  A
+        provider ``judged`` protected already (a cell down) stays so."""
+        if self._server_protection(server) or (
+                root in judged and judged[root].verdict == m.PROTECTED):
             return {}
+        root_finding = judged.get(root)
         tree = self.topology.tree(root)
         nics = {p for p in held if p in tree and
                 ports.is_port_provider(self.topology, p)}
