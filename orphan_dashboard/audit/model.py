@@ -312,6 +312,10 @@ class Snapshot:
     inventory_classes: typing.Optional[dict] = None
     """``{provider uuid: resource classes}`` of the root providers with no
     compute node: what decides whose they are (:mod:`.ownership`)."""
+    inventories: typing.Optional[dict] = None
+    """``{provider uuid: {resource class: inventory}}`` as ``GET
+    /resource_providers/{uuid}/inventories`` gives them, for capacity
+    (:mod:`.capacity`); None in a snapshot that did not read them."""
 
     @property
     def down_hosts(self):
