@@ -14,7 +14,8 @@
 
 Subcommands: ``report`` (the default), ``apply``, ``history``,
 ``restore``, ``decommission``, ``refresh`` (the panel's cached snapshot,
-from cron) and ``metrics`` (Prometheus).  ``manage.py orphan_audit`` is the
+from cron), ``metrics`` (Prometheus) and ``capacity`` (what findings
+hold, and whether a flavor fits).  ``manage.py orphan_audit`` is the
 same parser and the same code (``management/commands/orphan_audit.py``).
 Exit codes follow ``nova-manage placement audit``: 0 nothing found, 3
 findings (or something to restore), 4 repairs applied; 1 on errors (one
@@ -24,6 +25,7 @@ audited and repaired; the JSON's ``skipped_cells`` says what was not).
 """
 
 import argparse
+import dataclasses
 import json
 import logging
 import math
@@ -33,12 +35,14 @@ import time
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import prometheus
 from orphan_dashboard import conf
+from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
@@ -49,7 +53,7 @@ EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
           'repaired only what Nova could see, see "skipped_cells"), '
           '1 error, 2 bad arguments')
 COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission',
-            'refresh', 'metrics')
+            'refresh', 'metrics', 'capacity')
 
 
 class Failure(Exception):
@@ -197,6 +201,17 @@ def build_parser(parser=None):
     metrics.add_argument('--textfile', metavar='PATH',
                          help='write here (a .prom file of node_exporter\'s '
                               'textfile collector) instead of stdout')
+    capacity = commands.add_parser(
+        'capacity', help='per hypervisor and resource class: capacity, '
+        'what servers need, what findings hold, what is free now and after '
+        'the recommended repairs; with --flavor, whether it fits')
+    _common(capacity, suppress=True)
+    _audit_options(capacity)
+    capacity.add_argument('--flavor', metavar='NAME_OR_ID',
+                          help='say per hypervisor whether this flavor fits '
+                               'now, only after the recommended repairs, '
+                               'or not (traits and aggregates are not '
+                               'considered)')
     return parser
 
 
@@ -620,10 +635,90 @@ def cmd_metrics(args, clients, out):
     return NOTHING
 
 
+def capacity_json(capacity, trees, flavor=None, rows=None, counts=None):
+    """The capacity of ``trees`` (and a flavor's fit) as JSON."""
+    found = {'held': capacity.held(), 'affected': capacity.affected(),
+             'hypervisors': [{
+                 'hypervisor': t.name, 'provider': t.root,
+                 'classes': [dict(dataclasses.asdict(c), free=c.free)
+                             for c in t.classes]} for t in trees]}
+    if flavor is not None:
+        found.update(flavor={'id': flavor.id, 'name': flavor.name,
+                             'resources': capacity_ops.request(
+                                 flavor.flavor)},
+                     counts=counts, hypervisors=rows)
+    return found
+
+
+def print_capacity(capacity, trees, out, flavor=None, rows=None,
+                   counts=None):
+    print('held by findings: %s on %d hypervisor(s)' % (
+        reasons.format_resources(capacity.held()) or 'nothing',
+        capacity.affected()), file=out)
+    if flavor is not None:
+        print('flavor %s: %s' % (flavor.name, reasons.format_resources(
+            capacity_ops.request(flavor.flavor))), file=out)
+        print(', '.join('%s: %d' % (state.replace('_', ' '), n)
+                        for state, n in counts.items()), file=out)
+        for row in rows:
+            print('%-24s %s' % (row['hypervisor'],
+                                row['state'].replace('_', ' ')), file=out)
+            for repair in row['repairs']:
+                print('  %s %s (%s) frees %s' % (
+                    reasons.action_name(repair['action']),
+                    repair['consumer'], repair['verdict'],
+                    reasons.format_resources(repair['frees'])), file=out)
+        return
+    for tree in trees:
+        print(tree.name, file=out)
+        for c in tree.classes:
+            print('  %-14s capacity %-8s used %-8s needed %-8s held %-8s '
+                  'free %-8s free after repair %s' % (
+                      c.resource_class, c.capacity, c.used, c.needed,
+                      c.held, c.free, c.free_after), file=out)
+
+
+def cmd_capacity(args, clients, out):
+    """Capacity per hypervisor and class, or whether ``--flavor`` fits."""
+    flavor = None
+    if args.flavor:
+        try:
+            flavor = capacity_ops.find_flavor(
+                capacity_ops.flavors(clients), args.flavor)
+            resources = capacity_ops.request(flavor.flavor)
+        except capacity_ops.NoSuchFlavor:
+            raise BadArguments('no flavor %s' % args.flavor)
+        except heal.CannotHeal as exc:
+            raise BadArguments('flavor %s: %s' % (args.flavor, exc.reason))
+    report, capacity = capacity_ops.audit(
+        clients, _min_age(args), _concurrency(args),
+        progress_bar.for_args(args))
+    if capacity is None:
+        raise Failure('Placement gave no inventories')
+    trees = sorted(capacity.trees.values(), key=lambda t: t.name)
+    if args.provider:
+        wanted = args.provider.lower()
+        trees = [t for t in trees if wanted in (t.root, t.name.lower())]
+        if not trees:
+            raise BadArguments('no resource provider %s' % args.provider)
+        capacity = dataclasses.replace(capacity, trees={
+            t.root: t for t in trees})
+    rows = counts = None
+    if flavor is not None:
+        rows, counts = capacity_ops.fit(capacity, resources)
+    if args.json:
+        json.dump(capacity_json(capacity, trees, flavor, rows, counts), out,
+                  indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        print_capacity(capacity, trees, out, flavor, rows, counts)
+    return partial(report, NOTHING)
+
+
 HANDLERS = {'report': cmd_report, 'apply': cmd_apply,
             'history': cmd_history, 'restore': cmd_restore,
             'decommission': cmd_decommission, 'refresh': cmd_refresh,
-            'metrics': cmd_metrics}
+            'metrics': cmd_metrics, 'capacity': cmd_capacity}
 
 
 def check_arguments(args):

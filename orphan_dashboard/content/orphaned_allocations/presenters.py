@@ -104,3 +104,29 @@ def decommission_preview(plan, names):
         'other_nodes': [(plan.names.get(n, n), n)
                         for n in (plan.other_nodes if plan else [])],
     }
+
+
+def _percent(part, whole):
+    return round(100 * max(part, 0) / whole, 1) if whole > 0 else 0
+
+
+def capacity_bars(classes):
+    """One row per :class:`~audit.capacity.ClassCapacity`: its numbers
+    and the widths of its bar's parts (needed by the servers, held by
+    findings, used otherwise, free), in percent of the larger of capacity
+    and use, so an over-committed class shows as a full bar."""
+    rows = []
+    for c in classes:
+        needed = min(c.needed, c.used)
+        held = min(c.held, c.used - needed)
+        other = c.used - needed - held
+        whole = max(c.capacity, c.used)
+        rows.append({
+            'resource_class': c.resource_class, 'capacity': c.capacity,
+            'used': c.used, 'needed': c.needed, 'held': c.held,
+            'other': other, 'free': c.free, 'free_after': c.free_after,
+            'needed_width': _percent(needed, whole),
+            'held_width': _percent(held, whole),
+            'other_width': _percent(other, whole),
+            'free_width': _percent(c.free, whole)})
+    return rows

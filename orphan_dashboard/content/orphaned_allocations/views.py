@@ -117,6 +117,13 @@ class IndexView(_FilteredTabsView):
         if self.report is not None:
             context['attention'] = sum(
                 1 for p in self.report.providers if p.needs_attention)
+            try:
+                found = service.capacity(self.request)
+            except Exception:
+                found = None
+            if found is not None:
+                context['held'] = list(found.held().items())
+                context['affected'] = found.affected()
         return context
 
 

@@ -1,0 +1,110 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the orphans cost in capacity, and whether a flavor would fit:
+the same answers for the panel (from the stored snapshot) and the CLI
+(from a cloud read now)."""
+
+import typing
+
+from orphan_dashboard.api import nova
+from orphan_dashboard.audit import capacity
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import heal
+from orphan_dashboard.audit import parse
+from orphan_dashboard.operations import report as report_ops
+from orphan_dashboard.reading import collect
+
+FIT_STATES = tuple(capacity.FIT_TITLES)
+"""fits now, fits after the recommended repairs, does not fit."""
+
+
+class NoSuchFlavor(LookupError):
+    """No flavor has this id or name."""
+
+
+class ListedFlavor(typing.NamedTuple):
+    id: str
+    flavor: object
+    """The :class:`~audit.model.Flavor`."""
+
+    @property
+    def name(self):
+        return self.flavor.name
+
+
+def flavors(clients):
+    """Every flavor Nova lists (public and private), by name."""
+    listed = [ListedFlavor(body['id'], parse.listed_flavor(body))
+              for body in nova.flavor_list(clients.nova)]
+    return sorted(listed, key=lambda f: (f.name, f.id))
+
+
+def find_flavor(listed, wanted):
+    """The flavor of ``listed`` whose id, else name, is ``wanted``."""
+    for key in (lambda f: f.id, lambda f: f.name):
+        for flavor in listed:
+            if key(flavor) == wanted:
+                return flavor
+    raise NoSuchFlavor(wanted)
+
+
+def request(flavor):
+    """What a new server of ``flavor`` asks Placement for, as ``nova-manage
+    placement heal_allocations`` reads a flavor (extra-spec overrides and
+    custom classes included; an image-backed root disk).  Raises
+    :class:`~audit.heal.CannotHeal` for what a flavor alone cannot say
+    (unsuffixed vGPUs, accelerators)."""
+    return heal.resources_from_flavor(flavor)
+
+
+def shown(store_, shown_, known):
+    """The :class:`~audit.capacity.Capacity` of the report ``shown_``
+    (:func:`operations.snapshot.current`'s), or None before the first
+    sweep or for a snapshot without inventories.  ``known`` is the
+    caller's memory of it, per process and cloud."""
+    if shown_ is None:
+        return None
+    key = (shown_.version, shown_.min_age)
+    cached = known.get(store_.base)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    if shown_.audited is not None:
+        # Audited here again, with another minimum age.
+        snapshot = store_.load_snapshot(shown_.version)
+        found = snapshot and capacity.assess(snapshot, shown_.audited)
+    else:
+        found = store_.load_capacity(shown_.version)
+    known[store_.base] = (key, found)
+    return found
+
+
+def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS):
+    """``(report, Capacity)`` of the whole cloud read now."""
+    snapshot = report_ops.read(clients, concurrency, progress)
+    report = classify.audit(snapshot, min_age=min_age)
+    return report, capacity.assess(snapshot, report)
+
+
+def fit(capacity_, resources):
+    """``(rows, counts)``: one dict per provider tree (its name, uuid,
+    state and the repairs that would make room), fits after repair first,
+    then by state and name; ``{state: trees}`` of every state."""
+    fits = capacity_.fit(resources)
+    fits.sort(key=lambda f: (FIT_STATES.index(f.state) != 1,
+                             FIT_STATES.index(f.state), f.name))
+    rows = [{'hypervisor': f.name, 'provider': f.root, 'state': f.state,
+             'repairs': [{'consumer': r.consumer, 'provider': r.provider,
+                          'action': r.action, 'verdict': r.verdict,
+                          'frees': dict(r.freed)} for r in f.repairs]}
+            for f in fits]
+    return rows, capacity.count(fits)
