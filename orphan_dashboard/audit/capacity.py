@@ -26,6 +26,7 @@ says) leave.
 import dataclasses
 import math
 
+from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import topology as t
@@ -161,12 +162,51 @@ class TreeCapacity:
         return Fit(self.root, self.name, DOES_NOT_FIT)
 
 
+@dataclasses.dataclass(frozen=True)
+class ProjectCost:
+    """What one project's findings hold, against what its servers need."""
+
+    held: m.Resources
+    needed: m.Resources
+
+
+@dataclasses.dataclass(frozen=True)
+class ProjectRow:
+    """One project charged by findings: Placement's usage (what quota
+    counts where Nova counts from Placement) against its servers' needs
+    and its limits."""
+
+    project: str
+    held: m.Resources
+    needed: m.Resources
+    usage: m.Resources
+    limits: m.Resources
+    """Keystone's limit per class, where it has one."""
+
+    @property
+    def worst(self):
+        """The largest share of a limit (else of the usage) findings
+        hold: how much of its quota the orphans eat."""
+        shares = [0]
+        for rc, held in self.held.items():
+            whole = self.limits.get(rc) or self.usage.get(rc) or held
+            shares.append(held / max(whole, 1))
+        return max(shares)
+
+
 @dataclasses.dataclass
 class Capacity:
     """Every provider tree with inventories, sharing providers aside."""
 
     trees: dict
     """``{root uuid: TreeCapacity}``."""
+    projects: dict = dataclasses.field(default_factory=dict)
+    """``{project id: ProjectCost}`` of every project with live servers or
+    findings."""
+
+    def charged(self):
+        """The projects whose findings hold something."""
+        return sorted(p for p, cost in self.projects.items() if cost.held)
 
     def held(self):
         """``{class: amount}`` held by findings, cloud-wide."""
@@ -240,6 +280,37 @@ def repair_changes(snapshot, findings, topo=None):
     return changes
 
 
+def project_costs(snapshot, findings):
+    """``{project: ProjectCost}``: what each project's orphaned findings
+    hold, and what its live servers need (as the audit reads a flavor)."""
+    held, needed = {}, {}
+    for finding in findings:
+        if finding.verdict in ORPHANED and finding.project_id:
+            _add(held.setdefault(finding.project_id, {}), finding.resources)
+    for server in snapshot.servers.values():
+        if not server.project_id or server.flavor is None:
+            continue
+        try:
+            candidates = heal.expected_resources(server)
+        except heal.CannotHeal:
+            continue
+        _add(needed.setdefault(server.project_id, {}), candidates[0])
+    return {p: ProjectCost(held.get(p, {}), needed.get(p, {}))
+            for p in set(held) | set(needed)}
+
+
+def project_rows(capacity, usages, limits):
+    """:class:`ProjectRow` of every project :meth:`Capacity.charged`,
+    worst first; ``usages`` and ``limits`` are ``{project: {class:
+    amount}}`` (a project missing from them has none)."""
+    rows = [ProjectRow(p, dict(capacity.projects[p].held),
+                       dict(capacity.projects[p].needed),
+                       dict(usages.get(p) or {}), dict(limits.get(p) or {}))
+            for p in capacity.charged()]
+    rows.sort(key=lambda r: (-r.worst, r.project))
+    return rows
+
+
 def assess(snapshot, report):
     """:class:`Capacity` of ``snapshot`` judged as ``report`` (the full
     report of the same snapshot); None when the snapshot has no
@@ -270,7 +341,7 @@ def assess(snapshot, report):
             continue
         trees[root] = _tree(snapshot, provider_report, tree, usage, after,
                             repairs.get(root, ()))
-    return Capacity(trees)
+    return Capacity(trees, project_costs(snapshot, report.findings))
 
 
 def _tree(snapshot, provider_report, tree, usage, after, repairs):

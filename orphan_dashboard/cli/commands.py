@@ -132,6 +132,12 @@ def build_parser(parser=None):
                                  'findings (the default command)')
     _common(report, suppress=True)
     _audit_options(report)
+    report.add_argument('--by', choices=('provider', 'project'),
+                        default='provider',
+                        help='per provider tree (the default), or per '
+                             'project: what its findings hold against its '
+                             'Placement usage, its servers\' needs and its '
+                             'Keystone limits, worst first')
 
     apply = commands.add_parser('apply', help='audit, then perform the '
                                 'recommended repairs, each re-read and '
@@ -350,7 +356,50 @@ def audit(args, clients):
         raise BadArguments('no resource provider %s' % args.provider)
 
 
+def projects_json(rows, names):
+    return [{'project_id': r.project, 'project_name': names.get(r.project),
+             'held': r.held, 'usage': r.usage, 'needed': r.needed,
+             'limits': r.limits} for r in rows]
+
+
+def print_projects(rows, names, out):
+    for row in rows:
+        print('%s %s' % (names.get(row.project) or '-', row.project),
+              file=out)
+        for rc in sorted(set(row.held) | set(row.usage) | set(row.needed),
+                         key=capacity_ops.class_order):
+            print('  %-14s held by findings %-8s usage %-8s needed %-8s '
+                  'limit %s' % (rc, row.held.get(rc, 0),
+                                row.usage.get(rc, 0), row.needed.get(rc, 0),
+                                row.limits.get(rc, '-')), file=out)
+
+
+def cmd_report_by_project(args, clients, out):
+    """What each project's findings hold: its quota charged by orphans."""
+    report, capacity = capacity_ops.audit(
+        clients, _min_age(args), _concurrency(args),
+        progress_bar.for_args(args))
+    if capacity is None:
+        raise Failure('Placement gave no inventories')
+    rows = capacity_ops.projects(clients, capacity, _concurrency(args))
+    names = capacity_ops.project_names(clients)
+    if args.json:
+        json.dump({'projects': projects_json(rows, names),
+                   'partial': report.down_cells,
+                   'skipped_cells': skipped_cells(report)}, out, indent=2,
+                  sort_keys=True)
+        out.write('\n')
+    else:
+        print_projects(rows, names, out)
+    return partial(report, FOUND if rows else NOTHING)
+
+
 def cmd_report(args, clients, out):
+    if getattr(args, 'by', 'provider') == 'project':
+        if args.provider:
+            raise BadArguments('--by project covers the whole cloud: '
+                               'without --provider')
+        return cmd_report_by_project(args, clients, out)
     report = audit(args, clients)
     if args.json:
         json.dump(report_json(report), out, indent=2, sort_keys=True)

@@ -14,9 +14,13 @@
 the same answers for the panel (from the stored snapshot) and the CLI
 (from a cloud read now)."""
 
+import concurrent.futures
+import logging
 import typing
 
+from orphan_dashboard.api import keystone
 from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import heal
@@ -24,8 +28,10 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.operations import report as report_ops
 from orphan_dashboard.reading import collect
 
+LOG = logging.getLogger(__name__)
 FIT_STATES = tuple(capacity.FIT_TITLES)
 """fits now, fits after the recommended repairs, does not fit."""
+class_order = capacity.class_order
 
 
 class NoSuchFlavor(LookupError):
@@ -108,3 +114,37 @@ def fit(capacity_, resources):
                           'frees': dict(r.freed)} for r in f.repairs]}
             for f in fits]
     return rows, capacity.count(fits)
+
+
+def limits(clients):
+    """``{project: {class: limit}}`` getter from Keystone's unified limits,
+    registered limits as every project's default; none where Keystone has
+    none, or will not say (no endpoint, no permission, too old)."""
+    if clients.identity is None:
+        return lambda project: {}
+    try:
+        defaults, per_project = keystone.class_limits(clients.identity)
+    except Exception as exc:
+        LOG.warning('Keystone gave no limits (%s): none are shown', exc)
+        return lambda project: {}
+    return lambda project: dict(defaults, **per_project.get(project, {}))
+
+
+def projects(clients, capacity_, concurrency):
+    """:class:`~audit.capacity.ProjectRow` of every project whose findings
+    hold something, worst first, with its Placement usage and limits read
+    now."""
+    charged = capacity_.charged()
+    with concurrent.futures.ThreadPoolExecutor(
+            max(1, min(concurrency, len(charged) or 1))) as pool:
+        usages = dict(zip(charged, pool.map(
+            lambda p: placement.project_usages(clients.placement, p),
+            charged)))
+    limit = limits(clients)
+    return capacity.project_rows(capacity_, usages,
+                                 {p: limit(p) for p in charged})
+
+
+def project_names(clients):
+    """``{project id: name}`` from Keystone, empty where it will not say."""
+    return collect.owner_names(clients.identity)['projects']

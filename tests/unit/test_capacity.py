@@ -183,3 +183,44 @@ def test_sharing_providers_and_snapshots_without_inventories():
     assert set(report.trees) == {H1}
     snapshot = cloud.snapshot()
     assert c.assess(snapshot, classify.audit(snapshot)) is None
+
+
+def _charged_cloud():
+    """p1's server was evacuated (its source is orphaned), p2's instance
+    was deleted behind Nova's back on host3, p3 is healthy."""
+    cloud, vm = _evacuated()
+    gone = uid('gone')
+    cloud.allocate(gone, H3, {'VCPU': 4, 'MEMORY_MB': 4096},
+                   owner=('p2', 'u'))
+    cloud.known.add(gone)
+    cloud.server('fine', 'host3', project_id='p3')
+    return cloud
+
+
+def test_projects_are_charged_what_their_findings_hold():
+    report = assess(_charged_cloud(), {H1: compute(), H2: compute(),
+                                       H3: compute(vcpu=8, ram=8192)})
+    assert report.charged() == ['p', 'p2']
+    assert report.projects['p'].held == ALLOCATION
+    assert report.projects['p'].needed == ALLOCATION
+    assert report.projects['p2'] == c.ProjectCost(
+        {'VCPU': 4, 'MEMORY_MB': 4096}, {})
+    assert report.projects['p3'] == c.ProjectCost({}, ALLOCATION)
+
+
+def test_projects_worst_first_by_the_share_of_their_limit():
+    report = assess(_charged_cloud(), {H1: compute(), H2: compute(),
+                                       H3: compute(vcpu=8, ram=8192)})
+    usages = {'p': {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2},
+              'p2': {'VCPU': 4, 'MEMORY_MB': 4096}}
+    # Without limits: p2's usage is all orphaned, p's half.
+    rows = c.project_rows(report, usages, {})
+    assert [r.project for r in rows] == ['p2', 'p']
+    assert (rows[0].worst, rows[1].worst) == (1.0, 0.5)
+    # A generous limit for p2 puts p first.
+    rows = c.project_rows(report, usages, {'p2': {'VCPU': 400,
+                                                  'MEMORY_MB': 409600},
+                                           'p': {'VCPU': 1}})
+    assert [r.project for r in rows] == ['p', 'p2']
+    assert rows[0].limits == {'VCPU': 1}
+    assert rows[0].usage == usages['p']

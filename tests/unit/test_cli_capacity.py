@@ -20,6 +20,7 @@ from unittest import mock
 import pytest
 
 from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.reading import collect
 from tests.unit.cloud import Cloud
@@ -131,3 +132,75 @@ def test_a_flavor_it_cannot_judge_is_a_bad_argument(capsys, flavor,
     assert code == cli.BAD_ARGUMENTS
     assert capsys.readouterr().err.startswith(message)
     assert out == ''
+
+
+class Response:
+    def __init__(self, body):
+        self.body = body
+
+    def json(self):
+        return self.body
+
+
+def identity(limits, registered):
+    answers = {'/v3/limits': {'limits': limits},
+               '/v3/registered_limits': {'registered_limits': registered}}
+    return mock.Mock(get=lambda path: Response(answers[path]))
+
+
+def test_keystone_limits_registered_as_the_default():
+    from orphan_dashboard.api import keystone
+    defaults, limits = keystone.class_limits(identity(
+        [{'project_id': 'p', 'resource_name': 'class:VCPU',
+          'resource_limit': 4},
+         {'project_id': 'p', 'resource_name': 'servers',
+          'resource_limit': 9}],
+        [{'resource_name': 'class:VCPU', 'default_limit': 20},
+         {'resource_name': 'class:CUSTOM_FPGA_X', 'default_limit': 1}]))
+    assert defaults == {'VCPU': 20, 'CUSTOM_FPGA_X': 1}
+    assert limits == {'p': {'VCPU': 4}}
+
+
+def run_by_project(*argv, identity_client=None):
+    args = cli.build_parser().parse_args(['report', '--by', 'project',
+                                          *argv])
+    out = io.StringIO()
+    found, vm = snapshot()
+    clients = mock.Mock(identity=identity_client)
+    with mock.patch.object(collect, 'full_snapshot', return_value=found), \
+            mock.patch.object(placement, 'project_usages',
+                              return_value={'VCPU': 2, 'MEMORY_MB': 1024,
+                                            'DISK_GB': 2}), \
+            mock.patch.object(cli.connect, 'for_cloud',
+                              return_value=clients), \
+            mock.patch.object(cli.connect, 'validate_token'):
+        code = cli.execute(args, out)
+    return code, out.getvalue()
+
+
+def test_report_by_project_json():
+    code, out = run_by_project('--json', '--min-age', '0',
+                               identity_client=identity(
+                                   [], [{'resource_name': 'class:VCPU',
+                                         'default_limit': 20}]))
+    assert code == cli.FOUND
+    (row,) = json.loads(out)['projects']
+    assert row == {'project_id': 'p', 'project_name': None,
+                   'held': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
+                   'usage': {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2},
+                   'needed': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
+                   'limits': {'VCPU': 20}}
+
+
+def test_report_by_project_without_keystone_limits_is_no_error():
+    broken = mock.Mock(get=mock.Mock(side_effect=RuntimeError('404')))
+    code, out = run_by_project('--min-age', '0', identity_client=broken)
+    assert code == cli.FOUND
+    assert out.splitlines()[1].split() == [
+        'VCPU', 'held', 'by', 'findings', '1', 'usage', '2', 'needed', '1',
+        'limit', '-']
+
+
+def test_report_by_project_is_for_the_whole_cloud(capsys):
+    code, _ = run_by_project('--provider', 'host1')
+    assert code == cli.BAD_ARGUMENTS

@@ -211,3 +211,69 @@ def test_the_capacity_is_cached_per_version_and_minimum_age():
     assert capacity_ops.shown(store, shown, known) is first
     store.load_capacity.assert_called_once_with('v1')
     assert capacity_ops.shown(store, None, known) is None
+
+
+PROJECTS_TAB = 'orphaned_allocations__projects'
+
+
+class ProjectsTests(AdminViewTests):
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'names',
+                                     '_clients']})
+    def test_projects_worst_first_with_their_bars_and_limits(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_names.return_value = {'projects': {'p': 'demo'},
+                                        'users': {}}
+        usages = {'p': {'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 8}}
+        with mock.patch.object(capacity_ops.placement, 'project_usages',
+                               side_effect=lambda c, p: usages.get(p, {})), \
+                mock.patch.object(capacity_ops.keystone, 'class_limits',
+                                  return_value=({'VCPU': 16}, {})):
+            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
+        self.assertTemplateUsed(res, 'orphaned_allocations/_projects.html')
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('<a href="?project=p" title="Its hypervisors, with '
+                      'the findings to repair">demo</a>', text)
+        # p's findings holding what nothing needs: host1's orphan, host2's
+        # stale migration, host3's stranger, gone-busy's deleted server;
+        # its seven servers need 7 VCPUs.
+        self.assertIn('held by findings 4 &middot; usage 8 &middot; '
+                      'limit 16', text)
+        self.assertIn('<td>4</td><td>8</td><td>7</td>', text)
+        self.assertIn('style="width: 25.0%"', text)    # 4 of 16
+        # Registered limits only name VCPU: the other classes have none.
+        self.assertIn('held by findings 2048 &middot; usage 4096</small>',
+                      text)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'names',
+                                     '_clients']})
+    def test_no_keystone_limits_is_no_error(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_names.return_value = {'projects': {}, 'users': {}}
+        with mock.patch.object(capacity_ops.placement, 'project_usages',
+                               return_value={'VCPU': 3}), \
+                mock.patch.object(capacity_ops.keystone, 'class_limits',
+                                  side_effect=ks_exc.NotFound()):
+            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('held by findings 4 &middot; usage 3</small>', text)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_a_projects_link_filters_the_hypervisors_by_it(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.get(INDEX, {'project': 'p'})
+        self.assertRedirectsNoFollow(
+            res, INDEX + '?tab=orphaned_allocations__providers')
+        res = self.client.get(INDEX, {
+            'tab': 'orphaned_allocations__providers'})
+        names = [p.provider.name for p in res.context[
+            'tab_group'].get_tab('providers')._tables[
+            'providers'].data]
+        self.assertEqual(['gone-busy', 'host1', 'host2', 'host3'],
+                         sorted(names))

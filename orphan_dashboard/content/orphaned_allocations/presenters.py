@@ -130,3 +130,23 @@ def capacity_bars(classes):
             'other_width': _percent(other, whole),
             'free_width': _percent(c.free, whole)})
     return rows
+
+
+def project_bars(row, names):
+    """A :class:`~audit.capacity.ProjectRow` as the Projects tab shows it:
+    its name, and per class its numbers and the widths of its bar (held
+    by findings and the rest of its usage, against its limit where it has
+    one, else against its usage)."""
+    classes = []
+    for rc in sorted(set(row.held) | set(row.usage) | set(row.needed),
+                     key=service.class_order):
+        held, usage = row.held.get(rc, 0), row.usage.get(rc, 0)
+        limit = row.limits.get(rc)
+        whole = max(limit or 0, usage, held)
+        classes.append({
+            'resource_class': rc, 'held': held, 'usage': usage,
+            'needed': row.needed.get(rc, 0), 'limit': limit,
+            'held_width': _percent(held, whole),
+            'rest_width': _percent(usage - held, whole)})
+    return {'project': row.project,
+            'name': names['projects'].get(row.project), 'classes': classes}

@@ -114,9 +114,21 @@ def capacity(request):
     return capacity_ops.shown(store, shown, _capacity)
 
 
+def charged_projects(request):
+    """What each project's findings hold, with its Placement usage and
+    Keystone limits read now, worst first
+    (:class:`~audit.capacity.ProjectRow`); None before the first sweep."""
+    found = capacity(request)
+    if found is None:
+        return None
+    return capacity_ops.projects(_clients(request), found,
+                                 conf.CONCURRENCY.get())
+
+
 NoSuchFlavor = capacity_ops.NoSuchFlavor
 CannotJudgeFlavor = heal.CannotHeal
 FIT_STATES = capacity_ops.FIT_STATES
+class_order = capacity_ops.class_order
 
 
 def flavors(request):

@@ -191,9 +191,32 @@ class CapacityTab(tabs.Tab):
         return context
 
 
+class ProjectsTab(tabs.Tab):
+    """The quota the orphans eat: per project, what its findings hold
+    against its Placement usage and limits.  Loaded when opened: it reads
+    each charged project's usage now."""
+
+    name = _('Projects')
+    slug = 'projects'
+    template_name = 'orphaned_allocations/_projects.html'
+    preload = False
+
+    def get_context_data(self, request):
+        try:
+            rows = service.charged_projects(request)
+            names = service.names(request)
+        except Exception:
+            exceptions.handle(request, _('Unable to read the projects\' '
+                                         'usage.'))
+            return {'projects': []}
+        return {'ready': rows is not None,
+                'projects': [presenters.project_bars(row, names)
+                             for row in rows or ()]}
+
+
 class IndexTabs(tabs.TabGroup):
     slug = 'orphaned_allocations'
-    tabs = (ProvidersTab, CapacityTab, HistoryTab)
+    tabs = (ProvidersTab, CapacityTab, ProjectsTab, HistoryTab)
     sticky = True
 
 
