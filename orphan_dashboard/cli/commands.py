@@ -656,11 +656,15 @@ def cmd_refresh(args, clients, out):
 def cmd_metrics(args, clients, out):
     """Prometheus metrics of an audit; on failure only ``up`` 0."""
     started = time.monotonic()
-    report, failure = None, None
+    report, capacity, flavor_counts, failure = None, None, None, None
     try:
-        report = audit(args, clients)
-    except BadArguments:
-        raise
+        report, capacity = capacity_ops.audit(
+            clients, _min_age(args), _concurrency(args),
+            progress_bar.for_args(args), provider=args.provider)
+        flavor_counts = capacity_ops.flavor_counts(
+            clients, capacity, conf.names(conf.METRIC_FLAVORS.get()))
+    except report_ops.NoSuchProvider:
+        raise BadArguments('no resource provider %s' % args.provider)
     except Exception as exc:
         failure = exc
     now = time.time()
@@ -668,7 +672,7 @@ def cmd_metrics(args, clients, out):
         else None
     registry = prometheus.metrics_registry(
         report, time.monotonic() - started, report is not None,
-        now if report is not None else previous)
+        now if report is not None else previous, capacity, flavor_counts)
     if args.textfile:
         from prometheus_client import write_to_textfile
         try:

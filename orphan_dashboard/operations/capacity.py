@@ -94,11 +94,39 @@ def shown(store_, shown_, known):
     return found
 
 
-def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS):
-    """``(report, Capacity)`` of the whole cloud read now."""
+def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
+          provider=None):
+    """``(report, Capacity)`` of the whole cloud read now; the report of
+    ``provider``'s tree only when named (see
+    :func:`operations.report.narrowed`)."""
     snapshot = report_ops.read(clients, concurrency, progress)
     report = classify.audit(snapshot, min_age=min_age)
-    return report, capacity.assess(snapshot, report)
+    found = capacity.assess(snapshot, report)
+    return report_ops.narrowed(report, provider), found
+
+
+def flavor_counts(clients, capacity_, names):
+    """``{flavor name: {state: hypervisors}}`` of the flavors ``names``
+    that Nova lists (the others are left out, with a warning) and whose
+    request a flavor can say."""
+    if not names or capacity_ is None:
+        return {}
+    try:
+        listed = flavors(clients)
+    except Exception as exc:
+        LOG.warning('Nova did not list its flavors (%s): no flavor is in '
+                    'the metrics', exc)
+        return {}
+    counts = {}
+    for name in names:
+        try:
+            resources = request(find_flavor(listed, name).flavor)
+        except (NoSuchFlavor, heal.CannotHeal) as exc:
+            LOG.warning('flavor %s is left out of the metrics: %s', name,
+                        exc)
+            continue
+        counts[name] = fit(capacity_, resources)[1]
+    return counts
 
 
 def fit(capacity_, resources):

@@ -43,7 +43,12 @@ def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
     (a uuid or a name; :class:`NoSuchProvider` where it has none).
     ``progress`` follows the reading and is closed when it ends."""
     snapshot = read(clients, concurrency, progress)
-    report = classify.audit(snapshot, min_age=min_age)
+    return narrowed(classify.audit(snapshot, min_age=min_age), provider)
+
+
+def narrowed(report, provider):
+    """``report`` of ``provider``'s tree only (a uuid or a name;
+    :class:`NoSuchProvider` where it has none), or whole without one."""
     if provider:
         wanted = provider.lower()
         report.providers = [p for p in report.providers

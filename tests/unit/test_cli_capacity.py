@@ -204,3 +204,29 @@ def test_report_by_project_without_keystone_limits_is_no_error():
 def test_report_by_project_is_for_the_whole_cloud(capsys):
     code, _ = run_by_project('--provider', 'host1')
     assert code == cli.BAD_ARGUMENTS
+
+
+def test_metrics_hold_per_class_and_project_and_the_flavor_fits(
+        monkeypatch):
+    from prometheus_client import parser
+    monkeypatch.setenv('ORPHAN_AUDIT_METRIC_FLAVORS', 'm1.small, nope')
+    args = cli.build_parser().parse_args(['metrics', '--min-age', '0'])
+    out = io.StringIO()
+    found, _ = snapshot()
+    with mock.patch.object(collect, 'full_snapshot', return_value=found), \
+            mock.patch.object(nova, 'flavor_list', return_value=[SMALL]), \
+            mock.patch.object(cli.connect, 'for_cloud'), \
+            mock.patch.object(cli.connect, 'validate_token'):
+        assert cli.execute(args, out) == cli.NOTHING
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in parser.text_string_to_metric_families(
+                   out.getvalue()) for s in family.samples}
+    assert samples[('orphan_audit_held_by_findings',
+                    (('resource_class', 'MEMORY_MB'),))] == 512
+    assert samples[('orphan_audit_project_held_by_findings',
+                    (('project', 'p'), ('resource_class', 'VCPU')))] == 1
+    assert samples[('orphan_audit_flavor_fits_after_repair',
+                    (('flavor', 'm1.small'),))] == 1
+    assert not any(name == 'orphan_audit_flavor_fits_after_repair' and
+                   dict(labels)['flavor'] == 'nope'
+                   for name, labels in samples)
