@@ -85,6 +85,25 @@ class CapacityTests(AdminViewTests):
         self.assertEqual([], self.messages_seen)
 
     @helpers.create_mocks({service: ['report', 'capacity']})
+    def test_each_hypervisor_row_has_its_bars_and_numbers(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        res = self.client.get(INDEX, {
+            'tab': 'orphaned_allocations__providers', 'show': 'all'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        row = text[text.index('id="providers__row__%s"' % H1):]
+        row = row[:row.index('</tr>')]
+        self.assertIn('VCPU: needed 0 &middot; held by findings 1 '
+                      '&middot; free 0', row)
+        self.assertIn('class="progress-bar progress-bar-danger" '
+                      'style="width: 100.0%"', row)
+        row = text[text.index('id="providers__row__%s"' % H4):]
+        row = row[:row.index('</tr>')]
+        self.assertIn('CUSTOM_FPGA_X: needed 0 &middot; held by findings 0 '
+                      '&middot; free 2', row)
+
+    @helpers.create_mocks({service: ['report', 'capacity']})
     def test_no_summary_without_inventories(self):
         self.mock_report.return_value = Incidents().report
         self.mock_capacity.return_value = None

@@ -34,6 +34,24 @@ class ShownFinding:
         return getattr(self.finding, name)
 
 
+class ShownProvider:
+    """A hypervisor's row with its capacity bars (none without
+    inventories)."""
+
+    def __init__(self, report, tree):
+        self.report = report
+        self.bars = capacity_bars(tree.classes) if tree is not None else []
+
+    def __getattr__(self, name):
+        return getattr(self.report, name)
+
+
+def shown_providers(rows, capacity):
+    """The hypervisor rows of one page, each with its tree's bars."""
+    trees = capacity.trees if capacity is not None else {}
+    return [ShownProvider(r, trees.get(r.provider.uuid)) for r in rows]
+
+
 def shown_findings(findings, report, names):
     hypervisors = report.hypervisors()
     return [ShownFinding(f, names, hypervisors, report.names)

@@ -83,7 +83,12 @@ class ProvidersTab(_PagedTab):
                     if filters.provider_matches(p, field, text, names)]
         elif self.request.GET.get('show') != 'all':
             rows = [p for p in rows if p.needs_attention]
-        return self.paged('providers', rows)
+        try:
+            found = service.capacity(self.request)
+        except Exception:
+            found = None
+        return presenters.shown_providers(self.paged('providers', rows),
+                                          found)
 
 
 class HistoryTab(tabs.TableTab):
