@@ -41,8 +41,8 @@ def nova(site):
 
 def held_memory(text):
     """What findings hold of MEMORY_MB, as a bar's label writes it."""
-    line = next(line for line in text.splitlines() if 'MEMORY_MB' in line)
-    return int(re.search(r'held by findings (\d+)', line).group(1))
+    return int(re.search(r'MEMORY_MB:?\s+needed \d+ \S held by findings '
+                         r'(\d+)', text).group(1))
 
 
 def sweep_state(browser):
@@ -109,7 +109,7 @@ def test_bars_on_the_index_and_a_flavor_that_fits_after_repair(
     counts = browser.find('.orphan-fit-counts').text
     assert counts.startswith('%s: Fits now: ' % flavor_name)
     assert 'Traits, aggregates' in browser.find(
-        '#orphaned_allocations__capacity .help-block').text
+        '#orphaned_allocations__capacity .orphan-scope').text
     browser.save('capacity-flavor', readme=True)
 
 
