@@ -74,7 +74,8 @@ def main(argv=None):
     from bench import cloud as bench_cloud
     from sandbox import cloud as sb_cloud
 
-    def build(cells=1):
+    def build(cells=1, neutron=None):
+        # The bench cloud has no Neutron: ``neutron`` is always None here.
         bench_cloud.BenchCloud.size = args.size
         if args.cache_dir:
             bench_cloud.BenchCloud.cache_root = args.cache_dir

@@ -36,3 +36,28 @@ def project_names(client):
 def user_names(client):
     """``{user id: name}`` of every user the token may list."""
     return _names(client, 'users')
+
+
+LIMIT_PREFIX = 'class:'
+"""Nova's unified limits name a resource class ``class:VCPU``."""
+
+
+def _limits(body, key, value):
+    found = {}
+    for limit in body.get(key, ()):
+        name = limit.get('resource_name') or ''
+        if name.startswith(LIMIT_PREFIX):
+            found.setdefault(limit.get('project_id'), {})[
+                name[len(LIMIT_PREFIX):]] = limit[value]
+    return found
+
+
+@trace
+def class_limits(client):
+    """``(defaults, {project id: {resource class: limit}})``: Keystone's
+    registered limits of Nova's resource classes, and the limits set per
+    project over them.  Both empty where none are set."""
+    defaults = _limits(client.get('/v3/registered_limits').json(),
+                       'registered_limits', 'default_limit').get(None, {})
+    return defaults, _limits(client.get('/v3/limits').json(), 'limits',
+                             'resource_limit')

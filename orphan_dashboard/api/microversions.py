@@ -50,3 +50,6 @@ SERVICES = '2.53'
 SERVICE_LIST = '2.69'
 """The listing also names a down cell's compute hosts, status ``UNKNOWN``
 (2.69), instead of leaving them out."""
+FLAVORS = '2.61'
+"""Flavors listed with their extra specs (2.61): the resource overrides
+and custom classes a flavor asks for."""

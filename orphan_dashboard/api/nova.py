@@ -151,6 +151,13 @@ def migration_list(client, on_page=None, **filters):
 
 
 @trace
+def flavor_list(client):
+    """Every flavor, public and private (admin), with its extra specs."""
+    return _paged(client, mv.FLAVORS, '/flavors/detail', 'flavors', 'id',
+                  {'is_public': 'None'})
+
+
+@trace
 def hypervisor_list(client):
     """Hypervisors with their service host; id is the provider uuid.  Nova
     answers 500 when any cell is down (it walks every cell's database)."""

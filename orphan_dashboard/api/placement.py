@@ -130,12 +130,20 @@ def put_allocations(client, consumer_uuid, allocations, generation,
 
 
 @trace
+def project_usages(client, project_id):
+    """``{resource class: amount}`` a project's consumers hold, zeros left
+    out: what Nova counts against its quota where it counts from
+    Placement."""
+    resp = _get(client, '/usages', mv.USAGES, project_id=project_id)
+    return {rc: n for rc, n in resp.json()['usages'].items() if n}
+
+
+@trace
 def incomplete_usages(client, placeholder):
     """Usages of the pre-1.8 ``placeholder`` project (the engine's
     :data:`~orphan_dashboard.audit.model.INCOMPLETE`): non-empty when
     incomplete consumers exist."""
-    resp = _get(client, '/usages', mv.USAGES, project_id=placeholder)
-    return {rc: n for rc, n in resp.json()['usages'].items() if n}
+    return project_usages(client, placeholder)
 
 
 @trace

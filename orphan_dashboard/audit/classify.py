@@ -441,7 +441,7 @@ class Auditor:
                 found[p] = self._port_finding(
                     server, p, m.LEAKED_PORT,
                     why('leaked_port', leaked=format_resources(excess),
-                        **args), have)
+                        **args), excess)
         elsewhere = unplaced + [
             port for p in wanted if p not in tree
             for port in ports.by_provider(self.snapshot, server.uuid, p)]
@@ -470,8 +470,8 @@ class Auditor:
 
     def needs(self, finding):
         """What a finding whose verdict counts :data:`~model.FROM_FLAVOR`
-        adds to its provider's ``needed``: its ports' request on a port
-        provider, else its server's flavor."""
+        or :data:`~model.FROM_PORTS` adds to its provider's ``needed``: its
+        ports' request on a port provider, else its server's flavor."""
         server = self.snapshot.servers[finding.consumer]
         if ports.is_port_provider(self.topology, finding.provider):
             return ports.requested(self.snapshot, server.uuid)[0].get(

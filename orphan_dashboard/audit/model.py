@@ -67,7 +67,11 @@ DELETE_SERVICE = 'delete_service'
 AS_HELD = 'as_held'
 """What it holds is what it needs."""
 FROM_FLAVOR = 'from_flavor'
-"""Its server's flavor says what it needs."""
+"""Its server's flavor says what it needs (its ports, on a port
+provider)."""
+FROM_PORTS = 'from_ports'
+"""Its server's ports say what it needs there; its resources are what it
+holds beyond, which nothing needs."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +125,8 @@ VERDICT_KINDS = {kind.code: kind for kind in (
     VerdictKind(STALE_MIGRATION, N_('Stale migration'),
                 N_('stale migration'), (DELETE,)),
     VerdictKind(LEAKED_PORT, N_('Leaked port resources'),
-                N_('leaked port resources'), (RELEASE, DELETE_AND_HEAL)),
+                N_('leaked port resources'), (RELEASE, DELETE_AND_HEAL),
+                needed=FROM_PORTS),
     VerdictKind(MISSING, N_('Missing'), N_('missing'),
                 (HEAL, DELETE_AND_HEAL), needed=FROM_FLAVOR, holds=False),
     VerdictKind(WRONG_AMOUNT, N_('Wrong amount'), N_('wrong amount'),
@@ -170,7 +175,7 @@ NO_PROBLEM = frozenset(code for code, kind in VERDICT_KINDS.items()
 NEEDED_AS_HELD = frozenset(code for code, kind in VERDICT_KINDS.items()
                            if kind.needed == AS_HELD)
 NEEDED_FROM_FLAVOR = frozenset(code for code, kind in VERDICT_KINDS.items()
-                               if kind.needed == FROM_FLAVOR)
+                               if kind.needed in (FROM_FLAVOR, FROM_PORTS))
 HOLDS_NOTHING = frozenset(code for code, kind in VERDICT_KINDS.items()
                           if not kind.holds)
 
@@ -349,6 +354,10 @@ class Snapshot:
     neutron: typing.Optional[str] = None
     """:data:`NEUTRON_READ` or why the ports could not be read; None where
     nobody asked (then port allocations are judged as any child's)."""
+    inventories: typing.Optional[dict] = None
+    """``{provider uuid: {resource class: inventory}}`` as ``GET
+    /resource_providers/{uuid}/inventories`` gives them, for capacity
+    (:mod:`.capacity`); None in a snapshot that did not read them."""
 
     @property
     def down_hosts(self):

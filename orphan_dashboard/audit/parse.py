@@ -32,6 +32,15 @@ def flavor(body):
                     name=body.get('original_name', ''))
 
 
+def listed_flavor(body):
+    """A flavor of Nova's flavor list (not a server's embedded copy)."""
+    return m.Flavor(vcpus=body['vcpus'], ram=body['ram'], disk=body['disk'],
+                    ephemeral=body.get('OS-FLV-EXT-DATA:ephemeral') or 0,
+                    swap=body.get('swap') or 0,
+                    extra_specs=body.get('extra_specs'),
+                    name=body.get('name', ''))
+
+
 def server(body):
     image = body.get('image')
     return m.Server(

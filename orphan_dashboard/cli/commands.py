@@ -14,7 +14,8 @@
 
 Subcommands: ``report`` (the default), ``apply``, ``history``,
 ``restore``, ``decommission``, ``refresh`` (the panel's cached snapshot,
-from cron) and ``metrics`` (Prometheus).  ``manage.py orphan_audit`` is the
+from cron), ``metrics`` (Prometheus) and ``capacity`` (what findings
+hold, and whether a flavor fits).  ``manage.py orphan_audit`` is the
 same parser and the same code (``management/commands/orphan_audit.py``).
 Exit codes follow ``nova-manage placement audit``: 0 nothing found, 3
 findings (or something to restore), 4 repairs applied; 1 on errors (one
@@ -24,6 +25,7 @@ audited and repaired; the JSON's ``skipped_cells`` says what was not).
 """
 
 import argparse
+import dataclasses
 import json
 import logging
 import math
@@ -33,12 +35,14 @@ import time
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import prometheus
 from orphan_dashboard import conf
+from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
@@ -49,7 +53,7 @@ EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
           'repaired only what Nova could see, see "skipped_cells"), '
           '1 error, 2 bad arguments')
 COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission',
-            'refresh', 'metrics')
+            'refresh', 'metrics', 'capacity')
 
 
 class Failure(Exception):
@@ -135,6 +139,12 @@ def build_parser(parser=None):
                                  'findings (the default command)')
     _common(report, suppress=True)
     _audit_options(report)
+    report.add_argument('--by', choices=('provider', 'project'),
+                        default='provider',
+                        help='per provider tree (the default), or per '
+                             'project: what its findings hold against its '
+                             'Placement usage, its servers\' needs and its '
+                             'Keystone limits, worst first')
 
     apply = commands.add_parser('apply', help='audit, then perform the '
                                 'recommended repairs, each re-read and '
@@ -204,6 +214,17 @@ def build_parser(parser=None):
     metrics.add_argument('--textfile', metavar='PATH',
                          help='write here (a .prom file of node_exporter\'s '
                               'textfile collector) instead of stdout')
+    capacity = commands.add_parser(
+        'capacity', help='per hypervisor and resource class: capacity, '
+        'what servers need, what findings hold, what is free now and after '
+        'the recommended repairs; with --flavor, whether it fits')
+    _common(capacity, suppress=True)
+    _audit_options(capacity)
+    capacity.add_argument('--flavor', metavar='NAME_OR_ID',
+                          help='say per hypervisor whether this flavor fits '
+                               'now, only after the recommended repairs, '
+                               'or not (traits and aggregates are not '
+                               'considered)')
     return parser
 
 
@@ -345,7 +366,50 @@ def audit(args, clients):
         raise BadArguments('no resource provider %s' % args.provider)
 
 
+def projects_json(rows, names):
+    return [{'project_id': r.project, 'project_name': names.get(r.project),
+             'held': r.held, 'usage': r.usage, 'needed': r.needed,
+             'limits': r.limits} for r in rows]
+
+
+def print_projects(rows, names, out):
+    for row in rows:
+        print('%s %s' % (names.get(row.project) or '-', row.project),
+              file=out)
+        for rc in sorted(set(row.held) | set(row.usage) | set(row.needed),
+                         key=capacity_ops.class_order):
+            print('  %-14s held by findings %-8s usage %-8s needed %-8s '
+                  'limit %s' % (rc, row.held.get(rc, 0),
+                                row.usage.get(rc, 0), row.needed.get(rc, 0),
+                                row.limits.get(rc, '-')), file=out)
+
+
+def cmd_report_by_project(args, clients, out):
+    """What each project's findings hold: its quota charged by orphans."""
+    report, capacity = capacity_ops.audit(
+        clients, _min_age(args), _concurrency(args),
+        progress_bar.for_args(args))
+    if capacity is None:
+        raise Failure('Placement gave no inventories')
+    rows = capacity_ops.projects(clients, capacity, _concurrency(args))
+    names = capacity_ops.project_names(clients)
+    if args.json:
+        json.dump({'projects': projects_json(rows, names),
+                   'partial': report.down_cells,
+                   'skipped_cells': skipped_cells(report)}, out, indent=2,
+                  sort_keys=True)
+        out.write('\n')
+    else:
+        print_projects(rows, names, out)
+    return partial(report, FOUND if rows else NOTHING)
+
+
 def cmd_report(args, clients, out):
+    if getattr(args, 'by', 'provider') == 'project':
+        if args.provider:
+            raise BadArguments('--by project covers the whole cloud: '
+                               'without --provider')
+        return cmd_report_by_project(args, clients, out)
     report = audit(args, clients)
     if args.json:
         json.dump(report_json(report), out, indent=2, sort_keys=True)
@@ -626,11 +690,15 @@ def cmd_refresh(args, clients, out):
 def cmd_metrics(args, clients, out):
     """Prometheus metrics of an audit; on failure only ``up`` 0."""
     started = time.monotonic()
-    report, failure = None, None
+    report, capacity, flavor_counts, failure = None, None, None, None
     try:
-        report = audit(args, clients)
-    except BadArguments:
-        raise
+        report, capacity = capacity_ops.audit(
+            clients, _min_age(args), _concurrency(args),
+            progress_bar.for_args(args), provider=args.provider)
+        flavor_counts = capacity_ops.flavor_counts(
+            clients, capacity, conf.names(conf.METRIC_FLAVORS.get()))
+    except report_ops.NoSuchProvider:
+        raise BadArguments('no resource provider %s' % args.provider)
     except Exception as exc:
         failure = exc
     now = time.time()
@@ -638,7 +706,7 @@ def cmd_metrics(args, clients, out):
         else None
     registry = prometheus.metrics_registry(
         report, time.monotonic() - started, report is not None,
-        now if report is not None else previous)
+        now if report is not None else previous, capacity, flavor_counts)
     if args.textfile:
         from prometheus_client import write_to_textfile
         try:
@@ -654,10 +722,90 @@ def cmd_metrics(args, clients, out):
     return NOTHING
 
 
+def capacity_json(capacity, trees, flavor=None, rows=None, counts=None):
+    """The capacity of ``trees`` (and a flavor's fit) as JSON."""
+    found = {'held': capacity.held(), 'affected': capacity.affected(),
+             'hypervisors': [{
+                 'hypervisor': t.name, 'provider': t.root,
+                 'classes': [dict(dataclasses.asdict(c), free=c.free)
+                             for c in t.classes]} for t in trees]}
+    if flavor is not None:
+        found.update(flavor={'id': flavor.id, 'name': flavor.name,
+                             'resources': capacity_ops.request(
+                                 flavor.flavor)},
+                     counts=counts, hypervisors=rows)
+    return found
+
+
+def print_capacity(capacity, trees, out, flavor=None, rows=None,
+                   counts=None):
+    print('held by findings: %s on %d hypervisor(s)' % (
+        reasons.format_resources(capacity.held()) or 'nothing',
+        capacity.affected()), file=out)
+    if flavor is not None:
+        print('flavor %s: %s' % (flavor.name, reasons.format_resources(
+            capacity_ops.request(flavor.flavor))), file=out)
+        print(', '.join('%s: %d' % (state.replace('_', ' '), n)
+                        for state, n in counts.items()), file=out)
+        for row in rows:
+            print('%-24s %s' % (row['hypervisor'],
+                                row['state'].replace('_', ' ')), file=out)
+            for repair in row['repairs']:
+                print('  %s %s (%s) frees %s' % (
+                    reasons.action_name(repair['action']),
+                    repair['consumer'], repair['verdict'],
+                    reasons.format_resources(repair['frees'])), file=out)
+        return
+    for tree in trees:
+        print(tree.name, file=out)
+        for c in tree.classes:
+            print('  %-14s capacity %-8s used %-8s needed %-8s held %-8s '
+                  'free %-8s free after repair %s' % (
+                      c.resource_class, c.capacity, c.used, c.needed,
+                      c.held, c.free, c.free_after), file=out)
+
+
+def cmd_capacity(args, clients, out):
+    """Capacity per hypervisor and class, or whether ``--flavor`` fits."""
+    flavor = None
+    if args.flavor:
+        try:
+            flavor = capacity_ops.find_flavor(
+                capacity_ops.flavors(clients), args.flavor)
+            resources = capacity_ops.request(flavor.flavor)
+        except capacity_ops.NoSuchFlavor:
+            raise BadArguments('no flavor %s' % args.flavor)
+        except heal.CannotHeal as exc:
+            raise BadArguments('flavor %s: %s' % (args.flavor, exc.reason))
+    report, capacity = capacity_ops.audit(
+        clients, _min_age(args), _concurrency(args),
+        progress_bar.for_args(args))
+    if capacity is None:
+        raise Failure('Placement gave no inventories')
+    trees = sorted(capacity.trees.values(), key=lambda t: t.name)
+    if args.provider:
+        wanted = args.provider.lower()
+        trees = [t for t in trees if wanted in (t.root, t.name.lower())]
+        if not trees:
+            raise BadArguments('no resource provider %s' % args.provider)
+        capacity = dataclasses.replace(capacity, trees={
+            t.root: t for t in trees})
+    rows = counts = None
+    if flavor is not None:
+        rows, counts = capacity_ops.fit(capacity, resources)
+    if args.json:
+        json.dump(capacity_json(capacity, trees, flavor, rows, counts), out,
+                  indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        print_capacity(capacity, trees, out, flavor, rows, counts)
+    return partial(report, NOTHING)
+
+
 HANDLERS = {'report': cmd_report, 'apply': cmd_apply,
             'history': cmd_history, 'restore': cmd_restore,
             'decommission': cmd_decommission, 'refresh': cmd_refresh,
-            'metrics': cmd_metrics}
+            'metrics': cmd_metrics, 'capacity': cmd_capacity}
 
 
 def check_arguments(args):

@@ -12,14 +12,19 @@
 
 """The Prometheus metrics of a report, for ``orphan-audit metrics``."""
 
+from orphan_dashboard.audit.capacity import FITS_AFTER_REPAIR
 from orphan_dashboard.audit import model as m
 
 LAST_SUCCESS = 'orphan_audit_last_success_timestamp_seconds'
 
 
-def metrics_registry(report, duration, up, last_success):
+def metrics_registry(report, duration, up, last_success, capacity=None,
+                     flavor_counts=None):
     """The Prometheus metrics of a report (``report`` None when the cloud
-    could not be read: then only up, duration and the last success)."""
+    could not be read: then only up, duration and the last success), with
+    what findings hold from its ``capacity`` and how many hypervisors the
+    ``flavor_counts`` (``{flavor: {state: hypervisors}}``) fit only after
+    repair."""
     from prometheus_client import CollectorRegistry
     from prometheus_client import Gauge
 
@@ -55,7 +60,32 @@ def metrics_registry(report, duration, up, last_success):
                 held[key] = held.get(key, 0) + amount
         for (verdict, rc), amount in sorted(held.items()):
             resources.labels(verdict, name, rc).set(amount)
+    if capacity is not None:
+        _capacity_metrics(registry, capacity, flavor_counts or {})
     return registry
+
+
+def _capacity_metrics(registry, capacity, flavor_counts):
+    from prometheus_client import Gauge
+
+    held = Gauge('orphan_audit_held_by_findings', 'Resources findings hold '
+                 'that nothing needs, cloud-wide, per resource class.',
+                 ['resource_class'], registry=registry)
+    for rc, amount in capacity.held().items():
+        held.labels(rc).set(amount)
+    by_project = Gauge('orphan_audit_project_held_by_findings', 'Resources '
+                       'findings hold that nothing needs, per project and '
+                       'resource class: quota the orphans eat where Nova '
+                       'counts usage from Placement.',
+                       ['project', 'resource_class'], registry=registry)
+    for project in capacity.charged():
+        for rc, amount in sorted(capacity.projects[project].held.items()):
+            by_project.labels(project, rc).set(amount)
+    fits = Gauge('orphan_audit_flavor_fits_after_repair', 'Hypervisors a '
+                 'flavor (ORPHAN_AUDIT_METRIC_FLAVORS) fits only after the '
+                 'recommended repairs.', ['flavor'], registry=registry)
+    for flavor, counts in sorted(flavor_counts.items()):
+        fits.labels(flavor).set(counts[FITS_AFTER_REPAIR])
 
 
 def last_success(path):

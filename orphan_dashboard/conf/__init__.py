@@ -95,8 +95,22 @@ SWEEP_PYTHON = Setting(
     "orphan_dashboard.reading.sweeper) when the cache is shared; default: "
     "this process's interpreter, which under uWSGI or some mod_wsgi builds is "
     "the web server's binary instead: then name Horizon's Python here.")
+METRIC_FLAVORS = Setting(
+    'ORPHAN_AUDIT_METRIC_FLAVORS', None,
+    'Flavors (names or ids, comma-separated, or a list in Horizon\'s '
+    'settings) whose count of hypervisors they fit only after the '
+    'recommended repairs orphan-audit metrics reports.')
 SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
-            MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR, SWEEP_PYTHON)
+            MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR, SWEEP_PYTHON,
+            METRIC_FLAVORS)
+
+
+def names(value):
+    """A setting holding names: a list, or a comma-separated text."""
+    if isinstance(value, str):
+        value = value.split(',')
+    return [name.strip() for name in value or () if name.strip()]
+
 
 JOURNAL_DATABASE = 'orphan_journal'
 """The journal's alias in ``DATABASES``."""

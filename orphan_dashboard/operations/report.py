@@ -25,20 +25,31 @@ class NoSuchProvider(LookupError):
     """A provider the report does not have."""
 
 
+def read(clients, concurrency, progress=collect.NO_PROGRESS):
+    """The whole cloud's snapshot, read now; ``progress`` follows the
+    reading and is closed when it ends."""
+    client.validate_token(clients)
+    try:
+        return collect.full_snapshot(clients.placement, clients.nova,
+                                     concurrency=concurrency,
+                                     progress=progress,
+                                     network_client=clients.network)
+    finally:
+        progress.close()
+
+
 def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
           provider=None):
     """The report of the whole cloud read now, or of ``provider``'s tree
     (a uuid or a name; :class:`NoSuchProvider` where it has none).
     ``progress`` follows the reading and is closed when it ends."""
-    client.validate_token(clients)
-    try:
-        snapshot = collect.full_snapshot(clients.placement, clients.nova,
-                                         concurrency=concurrency,
-                                         progress=progress,
-                                         network_client=clients.network)
-    finally:
-        progress.close()
-    report = classify.audit(snapshot, min_age=min_age)
+    snapshot = read(clients, concurrency, progress)
+    return narrowed(classify.audit(snapshot, min_age=min_age), provider)
+
+
+def narrowed(report, provider):
+    """``report`` of ``provider``'s tree only (a uuid or a name;
+    :class:`NoSuchProvider` where it has none), or whole without one."""
     if provider:
         wanted = provider.lower()
         report.providers = [p for p in report.providers

@@ -272,6 +272,31 @@ def _provider_reads(placement_client, providers, concurrency, progress):
     return _map(read, providers, concurrency)
 
 
+def read_inventories(placement_client, providers, concurrency, old=None):
+    """``{provider: {class: inventory}}`` of every provider: ``old``'s
+    kept where the provider's generation has not moved (an inventory
+    change bumps it), the others read.  A provider deleted meanwhile is
+    left out."""
+    before = old.inventories if old is not None else None
+    kept, wanted = {}, []
+    for uuid, provider in providers.items():
+        if before is not None and uuid in before and \
+                old.providers.get(uuid) == provider:
+            kept[uuid] = before[uuid]
+        else:
+            wanted.append(uuid)
+
+    def read(uuid):
+        try:
+            return placement.provider_inventories(placement_client, uuid)
+        except ks_exc.NotFound:
+            return None
+
+    kept.update((u, i) for u, i in _map(read, wanted, concurrency).items()
+                if i is not None)
+    return kept
+
+
 def _estimate(progress, old):
     """The last snapshot's counts stand for the totals of a listing."""
     if old is not None:
@@ -295,7 +320,7 @@ def full_snapshot(placement_client, nova_client,
     ``previous`` (an older snapshot) only sizes the progress report."""
     taken_at = _now()
     _estimate(progress, previous)
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+    with concurrent.futures.ThreadPoolExecutor(5) as pool:
         # Nova's server list is the longest read by far: Placement is read
         # meanwhile.
         server_list = pool.submit(nova.server_list, nova_client,
@@ -306,6 +331,8 @@ def full_snapshot(placement_client, nova_client,
                                  placement_client, m.INCOMPLETE)
         port_read = pool.submit(read_ports, network_client)
         topo = read_topology(placement_client, nova_client)
+        inventories = pool.submit(read_inventories, placement_client,
+                                  topo['providers'], concurrency)
         allocations = _provider_reads(placement_client,
                                       topo['providers'], concurrency,
                                       progress)
@@ -318,7 +345,8 @@ def full_snapshot(placement_client, nova_client,
             migrations={g.uuid: g for g in map(
                 parse.migration, migration_list.result())},
             taken_at=taken_at, full_sweep_at=taken_at,
-            **port_read.result(), **prove(topo, servers.values()))
+            inventories=inventories.result(), **port_read.result(),
+            **prove(topo, servers.values()))
     _identify(snapshot, placement_client, nova_client,
               refresh.suspects(snapshot, snapshot.consumers), concurrency)
     _identify_owners(snapshot, placement_client, concurrency,
@@ -455,6 +483,8 @@ def refresh_snapshot(placement_client, nova_client, old,
         topo = read_topology(placement_client, nova_client, old)
         providers = topo['providers']
         reads.usages(_moved(old.providers, providers))
+        inventories = pool.submit(read_inventories, placement_client,
+                                  providers, concurrency, old)
 
         servers = dict(old.servers)
         for body in server_changes.result():
@@ -467,6 +497,7 @@ def refresh_snapshot(placement_client, nova_client, old,
         migrations.update((g.uuid, g) for g in map(
             parse.migration, migration_changes.result()))
         changed, usages = reads.results()
+        inventories = inventories.result()
 
     consumers = _bring_up_to_date(placement_client, old, providers, changed,
                                   usages, concurrency, progress)
@@ -476,7 +507,8 @@ def refresh_snapshot(placement_client, nova_client, old,
             u for u in old.known_instances if u in consumers),
         unresolved=frozenset(u for u in old.unresolved if u in consumers),
         taken_at=taken_at, full_sweep_at=old.full_sweep_at,
-        **port_read.result(), **prove(topo, servers.values()))
+        inventories=inventories, **port_read.result(),
+        **prove(topo, servers.values()))
     unidentified = refresh.suspects(snapshot, [
         u for u, consumer in consumers.items()
         if u in changed or u not in old.consumers or

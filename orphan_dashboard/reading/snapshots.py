@@ -49,6 +49,7 @@ from django.core.cache import caches
 from django.core.cache import DEFAULT_CACHE_ALIAS
 
 from orphan_dashboard.api import client
+from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model
 from orphan_dashboard.audit import reasons
@@ -80,7 +81,7 @@ def fingerprint(modules):
     return hashlib.sha256('\n'.join(shapes).encode()).hexdigest()[:12]
 
 
-FORMAT_VERSION = '%d.%s' % (FORMAT, fingerprint((model, reasons)))
+FORMAT_VERSION = '%d.%s' % (FORMAT, fingerprint((model, reasons, capacity)))
 """Part of every cache key: after an upgrade that changes what a snapshot
 or a report pickles, a Horizon never unpickles an older version's classes
 (it sweeps again instead)."""
@@ -181,6 +182,11 @@ class Store:
         """The report's :meth:`~audit.model.Report.summary`."""
         return self._get('report', version) if version else None
 
+    def load_capacity(self, version):
+        """The :class:`~audit.capacity.Capacity` of the report (None where
+        the snapshot has no inventories)."""
+        return self._get('capacity', version) if version else None
+
     def load_tree(self, version, provider_uuid):
         """One provider tree's :class:`~audit.model.ProviderReport`, every
         finding included."""
@@ -193,7 +199,8 @@ class Store:
         page loads only what it shows."""
         version = uuid.uuid4().hex
         blobs = {('snapshot', version): snapshot,
-                 ('report', version): report.summary()}
+                 ('report', version): report.summary(),
+                 ('capacity', version): capacity.assess(snapshot, report)}
         blobs.update((('tree', version, p.provider.uuid), p)
                      for p in report.providers)
         self._put(blobs)

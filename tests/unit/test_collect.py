@@ -60,6 +60,8 @@ def test_a_listed_consumer_is_read_while_nova_still_lists():
                               side_effect=consumer_allocations) as reads, \
             mock.patch.object(placement, 'incomplete_usages',
                               return_value={}), \
+            mock.patch.object(placement, 'provider_inventories',
+                              return_value={}), \
             mock.patch.object(collect, 'read_topology',
                               return_value=topology):
         fresh = collect.refresh_snapshot(None, None, old)
@@ -98,6 +100,9 @@ class Cloud:
         self.consumers = {u: dataclasses.replace(c) for u, c in
                           snapshot.consumers.items()}
         self.read = []
+        self.inventories = {u: {'VCPU': {'total': 4}}
+                            for u in snapshot.providers}
+        self.inventory_reads = []
 
     def rewrite(self, uuid, provider, resources, modified):
         """A write by someone else: the consumer's and the provider's
@@ -149,6 +154,12 @@ class Cloud:
                 usages[rc] = usages.get(rc, 0) + n
         return usages
 
+    def provider_inventories(self, client, provider):
+        self.inventory_reads.append(provider)
+        if provider not in self.inventories:
+            raise ks_exc.NotFound()
+        return self.inventories[provider]
+
     @contextlib.contextmanager
     def serving(self):
         with mock.patch.object(nova, 'server_list', self.server_list), \
@@ -162,6 +173,8 @@ class Cloud:
                                   self.provider_allocations), \
                 mock.patch.object(placement, 'provider_usages',
                                   self.provider_usages), \
+                mock.patch.object(placement, 'provider_inventories',
+                                  self.provider_inventories), \
                 mock.patch.object(placement, 'incomplete_usages',
                                   return_value={}), \
                 mock.patch.object(collect, 'read_topology',
@@ -257,6 +270,8 @@ def _cloud_with_a_down_cell(hypervisor_list):
                           return_value=[]),
         mock.patch.object(placement, 'provider_allocations',
                           return_value={}),
+        mock.patch.object(placement, 'provider_inventories',
+                          return_value={}),
         mock.patch.object(placement, 'incomplete_usages', return_value={}),
         mock.patch.object(nova, 'service_list', return_value=services),
         mock.patch.object(nova, 'hypervisor_list',
@@ -265,6 +280,35 @@ def _cloud_with_a_down_cell(hypervisor_list):
         mock.patch.object(nova, 'down_cell_servers', return_value=[
             {'id': cloud.uid('lost'), 'status': 'UNKNOWN'}]),
         mock.patch.object(nova, 'migration_list', return_value=[])]
+
+
+def test_inventories_are_read_again_only_where_a_generation_moved():
+    """An inventory change bumps the provider's generation: a refresh
+    reads only those providers' inventories, and a provider deleted
+    between the listing and the read is left out."""
+    fake, _ = unconfirmed_resize()
+    host1, host2 = cloud.uid('host1'), cloud.uid('host2')
+    with fake.serving():
+        first = collect.full_snapshot(None, None)
+        assert sorted(fake.inventory_reads) == sorted(first.providers)
+        assert first.inventories[host1] == {'VCPU': {'total': 4}}
+        fake.inventory_reads.clear()
+        fake.inventories[host1] = {'VCPU': {'total': 8, 'reserved': 2}}
+        fake.rewrite(cloud.uid('web'), host1,
+                     {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
+                     cloud.LONG_AGO)
+        del fake.inventories[cloud.uid('host3')]
+        refreshed = collect.refresh_snapshot(None, None, first)
+    assert fake.inventory_reads == [host1]
+    assert refreshed.inventories[host1] == {
+        'VCPU': {'total': 8, 'reserved': 2}}
+    assert refreshed.inventories[host2] == first.inventories[host2]
+    fake.inventory_reads.clear()
+    with fake.serving():
+        again = collect.full_snapshot(None, None, previous=refreshed)
+    assert cloud.uid('host3') not in again.inventories
+    assert set(again.inventories) == set(again.providers) - {
+        cloud.uid('host3')}
 
 
 def test_a_down_cells_hypervisor_listing_leaves_what_is_proven():

@@ -90,8 +90,11 @@ def test_release_removes_only_what_no_port_requests():
     cloud.allocate(web, nics['host1'], {BW: 3000, PPS: 10})
     auditor, found = findings(cloud, web)
     assert found[nics['host1']].verdict == m.LEAKED_PORT
+    assert found[nics['host1']].resources == {BW: 2000, PPS: 10}
     assert auditor.plan(web, nics['host1'], m.RELEASE).after == {
         uid('host1'): FLAVOR, nics['host1']: {BW: 1000}}
+    tree = classify.audit(cloud.snapshot()).provider(uid('host1'))
+    assert tree.needed == {**FLAVOR, BW: 1000}
 
 
 def test_a_port_allocation_removed_from_placement_is_healed():

@@ -86,7 +86,7 @@ def test_the_derived_tables_are_those_declared_before_the_registry():
     assert m.NOT_RECOMMENDED == {m.UNKNOWN_CONSUMER}
     assert m.NO_PROBLEM == {m.OK, m.PROTECTED}
     assert m.NEEDED_AS_HELD == {m.OK, m.PROTECTED, m.INCOMPLETE_CONSUMER}
-    assert m.NEEDED_FROM_FLAVOR == {m.MISSING, m.WRONG_AMOUNT}
+    assert m.NEEDED_FROM_FLAVOR == {m.MISSING, m.WRONG_AMOUNT, m.LEAKED_PORT}
     assert m.HOLDS_NOTHING == {m.MISSING}
     assert str(reasons.verdict_name(m.STALE_MIGRATION)) == 'stale migration'
     assert str(reasons.action_name(m.SET_OWNER)) == 'set project and user'

@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 
@@ -30,8 +31,16 @@ translated when shown."""
 ACTIONS = {code: _(kind.title) for code, kind in m.ACTION_KINDS.items()}
 
 
+FITS = {code: _(title) for code, title in capacity.FIT_TITLES.items()}
+"""Would a flavor fit: the engine's answers, translated when shown."""
+
+
 def verdict(code):
     return VERDICTS.get(code, code)
+
+
+def fit(code):
+    return FITS.get(code, code)
 
 
 def action(code):

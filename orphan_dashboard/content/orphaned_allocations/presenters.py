@@ -36,6 +36,24 @@ class ShownFinding:
         return getattr(self.finding, name)
 
 
+class ShownProvider:
+    """A hypervisor's row with its capacity bars (none without
+    inventories)."""
+
+    def __init__(self, report, tree):
+        self.report = report
+        self.bars = capacity_bars(tree.classes) if tree is not None else []
+
+    def __getattr__(self, name):
+        return getattr(self.report, name)
+
+
+def shown_providers(rows, capacity):
+    """The hypervisor rows of one page, each with its tree's bars."""
+    trees = capacity.trees if capacity is not None else {}
+    return [ShownProvider(r, trees.get(r.provider.uuid)) for r in rows]
+
+
 def shown_findings(findings, report, names):
     hypervisors = report.hypervisors()
     return [ShownFinding(f, names, hypervisors, owned_names(report))
@@ -135,3 +153,49 @@ def foreign_children(plan):
         'name': plan.names.get(c, c),
         'owner': labels.owner(plan.foreign_children[c])},
         plan.child_blocker(c)) for c in children]
+
+
+def _percent(part, whole):
+    return round(100 * max(part, 0) / whole, 1) if whole > 0 else 0
+
+
+def capacity_bars(classes):
+    """One row per :class:`~audit.capacity.ClassCapacity`: its numbers
+    and the widths of its bar's parts (needed by the servers, held by
+    findings, used otherwise, free), in percent of the larger of capacity
+    and use, so an over-committed class shows as a full bar."""
+    rows = []
+    for c in classes:
+        needed = min(c.needed, c.used)
+        held = min(c.held, c.used - needed)
+        other = c.used - needed - held
+        whole = max(c.capacity, c.used)
+        rows.append({
+            'resource_class': c.resource_class, 'capacity': c.capacity,
+            'used': c.used, 'needed': c.needed, 'held': c.held,
+            'other': other, 'free': c.free, 'free_after': c.free_after,
+            'needed_width': _percent(needed, whole),
+            'held_width': _percent(held, whole),
+            'other_width': _percent(other, whole),
+            'free_width': _percent(c.free, whole)})
+    return rows
+
+
+def project_bars(row, names):
+    """A :class:`~audit.capacity.ProjectRow` as the Projects tab shows it:
+    its name, and per class its numbers and the widths of its bar (held
+    by findings and the rest of its usage, against its limit where it has
+    one, else against its usage)."""
+    classes = []
+    for rc in sorted(set(row.held) | set(row.usage) | set(row.needed),
+                     key=service.class_order):
+        held, usage = row.held.get(rc, 0), row.usage.get(rc, 0)
+        limit = row.limits.get(rc)
+        whole = max(limit or 0, usage, held)
+        classes.append({
+            'resource_class': rc, 'held': held, 'usage': usage,
+            'needed': row.needed.get(rc, 0), 'limit': limit,
+            'held_width': _percent(held, whole),
+            'rest_width': _percent(usage - held, whole)})
+    return {'project': row.project,
+            'name': names['projects'].get(row.project), 'classes': classes}

@@ -13,6 +13,7 @@
 """The hypervisors table: one row per provider tree, from the index."""
 
 from django import shortcuts
+from django import template
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -120,6 +121,14 @@ def _usage(rc):
     return value
 
 
+def _capacity(datum):
+    """Needed, held by findings and free per class, drawn and written."""
+    if not datum.bars:
+        return '-'
+    return template.loader.render_to_string(
+        'orphaned_allocations/_capacity_cell.html', {'rows': datum.bars})
+
+
 def _findings(datum):
     counts = datum.counts
     return ', '.join('%s: %d' % (labels.verdict(verdict), counts[verdict])
@@ -159,6 +168,8 @@ class ProvidersTable(actions.SelectableTable):
                            verbose_name=_('RAM (MB) used / needed'))
     disk = tables.Column(_usage('DISK_GB'),
                          verbose_name=_('Disk (GB) used / needed'))
+    capacity = tables.Column(_capacity, verbose_name=_(
+        'Needed, held by findings, free'), classes=('orphan-capacity',))
 
     def get_object_id(self, datum):
         return datum.provider.uuid

@@ -21,12 +21,14 @@ the CLI calls too.
 
 import functools
 
+from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard import conf
+from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import decommission as decommission_ops
 from orphan_dashboard.operations import history as history_ops
@@ -98,6 +100,58 @@ def sweep_state(request):
 
 _names = {}
 """Per process and cloud: Keystone's names as the last sweep read them."""
+
+_capacity = {}
+"""Per process and cloud: the capacity of the report last shown."""
+
+
+def capacity(request):
+    """The :class:`~audit.capacity.Capacity` of the shown report, or None
+    (before the first sweep, or a snapshot without inventories).  It
+    starts no sweep: :func:`report` does, for the same page."""
+    store = _store(request)
+    shown = snapshot.current(store, _shown, conf.MIN_AGE.get(),
+                             conf.SNAPSHOT_TTL.get(), lambda full: None)
+    return capacity_ops.shown(store, shown, _capacity)
+
+
+def charged_projects(request):
+    """What each project's findings hold, with its Placement usage and
+    Keystone limits read now, worst first
+    (:class:`~audit.capacity.ProjectRow`); None before the first sweep."""
+    found = capacity(request)
+    if found is None:
+        return None
+    return capacity_ops.projects(_clients(request), found,
+                                 conf.CONCURRENCY.get())
+
+
+NoSuchFlavor = capacity_ops.NoSuchFlavor
+CannotJudgeFlavor = heal.CannotHeal
+FIT_STATES = capacity_ops.FIT_STATES
+class_order = capacity_ops.class_order
+
+
+def flavors(request):
+    """Every flavor Nova lists, by name: ``(id, flavor)`` pairs."""
+    return capacity_ops.flavors(_clients(request))
+
+
+def flavor_fit(request, listed, flavor_id):
+    """Whether the flavor of ``listed`` (:func:`flavors`) with
+    ``flavor_id`` fits each hypervisor of the shown report: a dict of its
+    ``flavor``, ``resources``, ``rows`` and ``counts``
+    (:func:`operations.capacity.fit`), or None before the first sweep.
+    :data:`NoSuchFlavor` for an unknown id, :data:`CannotJudgeFlavor` for
+    a flavor whose request a flavor alone cannot say."""
+    flavor = capacity_ops.find_flavor(listed, flavor_id)
+    resources = capacity_ops.request(flavor.flavor)
+    found = capacity(request)
+    if found is None:
+        return None
+    rows, counts = capacity_ops.fit(found, resources)
+    return {'flavor': flavor, 'resources': resources, 'rows': rows,
+            'counts': counts}
 
 
 def names(request):

@@ -19,6 +19,7 @@ from horizon.utils import functions as utils
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import finding_tables
+from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import history_tables
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import pages
@@ -82,7 +83,12 @@ class ProvidersTab(_PagedTab):
                     if filters.provider_matches(p, field, text, names)]
         elif self.request.GET.get('show') != 'all':
             rows = [p for p in rows if p.needs_attention]
-        return self.paged('providers', rows)
+        try:
+            found = service.capacity(self.request)
+        except Exception:
+            found = None
+        return presenters.shown_providers(self.paged('providers', rows),
+                                          found)
 
 
 class HistoryTab(tabs.TableTab):
@@ -144,9 +150,78 @@ class HistoryTab(tabs.TableTab):
         return getattr(self, 'has_more', False)
 
 
+class CapacityTab(tabs.Tab):
+    """Would a flavor fit: per hypervisor, now, after the recommended
+    repairs, or not.  Loaded when opened: only it asks Nova for the
+    flavors."""
+
+    name = _('Capacity')
+    slug = 'capacity'
+    template_name = 'orphaned_allocations/_capacity.html'
+    preload = False
+
+    def get_context_data(self, request):
+        context = {'chosen': request.GET.get('flavor', '')}
+        try:
+            context['flavors'] = service.flavors(request)
+        except Exception:
+            context['flavors'] = []
+            exceptions.handle(request, _('Unable to retrieve the flavors.'))
+            return context
+        if not context['chosen']:
+            return context
+        try:
+            fit = service.flavor_fit(request, context['flavors'],
+                                     context['chosen'])
+        except service.NoSuchFlavor:
+            context['error'] = _('No flavor has the id "%s": choose one of '
+                                 'the list.') % context['chosen'][:64]
+            return context
+        except service.CannotJudgeFlavor as exc:
+            context['error'] = labels.reason(exc.reason)
+            return context
+        if fit is not None:
+            for row in fit['rows']:
+                row['state_label'] = labels.fit(row['state'])
+                for repair in row['repairs']:
+                    repair['label'] = labels.action(repair['action'])
+                    repair['url'] = actions.panel_url(
+                        'repair', request, sel=forms.encode_selection(
+                            service.Selection(repair['consumer'],
+                                              repair['provider'],
+                                              repair['action'])))
+            fit['counts'] = [(labels.fit(state), count)
+                             for state, count in fit['counts'].items()]
+        context['fit'] = fit
+        return context
+
+
+class ProjectsTab(tabs.Tab):
+    """The quota the orphans eat: per project, what its findings hold
+    against its Placement usage and limits.  Loaded when opened: it reads
+    each charged project's usage now."""
+
+    name = _('Projects')
+    slug = 'projects'
+    template_name = 'orphaned_allocations/_projects.html'
+    preload = False
+
+    def get_context_data(self, request):
+        try:
+            rows = service.charged_projects(request)
+            names = service.names(request)
+        except Exception:
+            exceptions.handle(request, _('Unable to read the projects\' '
+                                         'usage.'))
+            return {'projects': []}
+        return {'ready': rows is not None,
+                'projects': [presenters.project_bars(row, names)
+                             for row in rows or ()]}
+
+
 class IndexTabs(tabs.TabGroup):
     slug = 'orphaned_allocations'
-    tabs = (ProvidersTab, HistoryTab)
+    tabs = (ProvidersTab, CapacityTab, ProjectsTab, HistoryTab)
     sticky = True
 
 
@@ -199,7 +274,14 @@ class OverviewTab(tabs.Tab):
                      usage=report.usage.get(rc, 0),
                      needed=report.needed.get(rc, 0))
                 for rc in classes]
+        try:
+            found = service.capacity(request)
+        except Exception:
+            found = None
+        tree = found and found.trees.get(report.provider.uuid)
         return {'report': report, 'rows': rows,
+                'capacity': presenters.capacity_bars(tree.classes)
+                if tree else None,
                 'service_state': labels.service_state(report.service_state),
                 'owner': labels.owner(report.owner),
                 'hypervisor_url': actions.hypervisor_url(report.hypervisor)

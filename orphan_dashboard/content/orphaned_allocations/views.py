@@ -36,6 +36,7 @@ from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
+PROVIDERS_TAB = 'orphaned_allocations__providers'
 
 
 def _report(request, provider_uuid=None):
@@ -90,6 +91,16 @@ class IndexView(_FilteredTabsView):
     def get(self, request, *args, **kwargs):
         """``?batch=`` (a decommission's message links it): the History
         tab filtered by that batch, as if typed in its filter."""
+        project = request.GET.get('project')
+        if project:
+            # A project's row on the Projects tab: its hypervisors.
+            self.load_tabs()
+            table = self.tab_tables()['providers'][0]
+            param = filters.filter_action(table).get_param_name()
+            request.session[param] = project[:64]
+            request.session[param + '_field'] = 'project'
+            return http.HttpResponseRedirect(
+                '%s?tab=%s' % (INDEX_URL, PROVIDERS_TAB))
         batch = request.GET.get('batch')
         if batch:
             self.load_tabs()
@@ -120,6 +131,13 @@ class IndexView(_FilteredTabsView):
         if self.report is not None:
             context['attention'] = sum(
                 1 for p in self.report.providers if p.needs_attention)
+            try:
+                found = service.capacity(self.request)
+            except Exception:
+                found = None
+            if found is not None:
+                context['held'] = list(found.held().items())
+                context['affected'] = found.affected()
         return context
 
 

@@ -1,0 +1,377 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the orphans cost in capacity, counted as Placement counts it.
+
+A provider's capacity for a class is ``(total - reserved) *
+allocation_ratio``; an amount fits it when it adds to what is used without
+passing that capacity and respects ``min_unit``, ``max_unit`` and
+``step_size``.  A request fits a provider tree when each of its classes
+fits one provider of the tree, as the unnumbered group of ``GET
+/allocation_candidates`` is satisfied (traits, aggregates and sharing
+providers are out of scope).  "After repair" is the usage the recommended
+repairs (:func:`plan.recommended`, each written as :func:`plan.target`
+says) leave.
+"""
+
+import dataclasses
+import math
+
+from orphan_dashboard.audit import heal
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan
+from orphan_dashboard.audit import topology as t
+
+N_ = m.N_
+
+FITS_NOW = 'fits_now'
+FITS_AFTER_REPAIR = 'fits_after_repair'
+DOES_NOT_FIT = 'does_not_fit'
+FIT_TITLES = {
+    FITS_NOW: N_('Fits now'),
+    FITS_AFTER_REPAIR: N_('Fits after the recommended repairs'),
+    DOES_NOT_FIT: N_('Does not fit'),
+}
+"""Every answer to "would it fit?", best first."""
+
+MAX_INT = 2147483647
+"""Placement's default ``max_unit``."""
+
+ORPHANED = frozenset(code for code, kind in m.VERDICT_KINDS.items()
+                     if kind.problem and kind.holds and
+                     kind.needed in (None, m.FROM_PORTS))
+"""Verdicts whose resources nothing needs: what counts as held by findings
+(a wrong amount or an incomplete consumer counts as needed; a leak's
+resources are what it holds beyond its ports' request)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Inventory:
+    """One class of one provider, as ``GET .../inventories`` gives it."""
+
+    total: int
+    reserved: int = 0
+    min_unit: int = 1
+    max_unit: int = MAX_INT
+    step_size: int = 1
+    allocation_ratio: float = 1.0
+
+    @classmethod
+    def from_placement(cls, body):
+        return cls(**{f.name: body[f.name] for f in dataclasses.fields(cls)
+                      if body.get(f.name) is not None})
+
+    @property
+    def capacity(self):
+        """What may be allocated in all; the reserved part is never
+        schedulable."""
+        return max(0, math.floor((self.total - self.reserved) *
+                                 self.allocation_ratio))
+
+    def admits(self, amount):
+        """Whether one allocation of ``amount`` respects the unit limits."""
+        return (self.min_unit <= amount <= self.max_unit and
+                amount % max(self.step_size, 1) == 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassCapacity:
+    """One resource class of one provider tree."""
+
+    resource_class: str
+    capacity: int
+    used: int
+    needed: int
+    """What the live servers there need (the report's ``needed``)."""
+    held: int
+    """What findings hold that nothing needs (:data:`ORPHANED`)."""
+    free_after: int
+    """Free once the recommended repairs are written."""
+
+    @property
+    def free(self):
+        return self.capacity - self.used
+
+
+@dataclasses.dataclass(frozen=True)
+class Repair:
+    """A recommended repair that changes what a tree holds."""
+
+    consumer: str
+    provider: str
+    """The finding's row: where the repair is previewed."""
+    action: str
+    verdict: str
+    freed: m.Resources
+    """What it frees on the tree, per class (negative where it adds)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Fit:
+    """The answer for one tree and one request."""
+
+    root: str
+    name: str
+    state: str
+    repairs: tuple = ()
+    """The repairs that free what the request needs, when only they make
+    it fit."""
+
+
+@dataclasses.dataclass
+class TreeCapacity:
+    """One provider tree: per class, and per provider for the fit test."""
+
+    root: str
+    name: str
+    classes: tuple
+    """:class:`ClassCapacity` per class, standard classes first."""
+    slots: dict
+    """``{provider: {class: (Inventory, free now, free after)}}``."""
+    repairs: tuple = ()
+    hypervisor: bool = True
+    """A compute node Nova lists."""
+
+    @property
+    def held(self):
+        return {c.resource_class: c.held for c in self.classes if c.held}
+
+    def fits(self, request, after=False):
+        """Each class of ``request`` fits one provider of the tree."""
+        index = 2 if after else 1
+        return all(any(rc in slots and slots[rc][0].admits(amount) and
+                       slots[rc][index] >= amount
+                       for slots in self.slots.values())
+                   for rc, amount in request.items())
+
+    def fit(self, request):
+        """:class:`Fit` of ``request`` here."""
+        if self.fits(request):
+            return Fit(self.root, self.name, FITS_NOW)
+        if self.fits(request, after=True):
+            return Fit(self.root, self.name, FITS_AFTER_REPAIR, tuple(
+                r for r in self.repairs
+                if any(r.freed.get(rc, 0) > 0 for rc in request)))
+        return Fit(self.root, self.name, DOES_NOT_FIT)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProjectCost:
+    """What one project's findings hold, against what its servers need."""
+
+    held: m.Resources
+    needed: m.Resources
+
+
+@dataclasses.dataclass(frozen=True)
+class ProjectRow:
+    """One project charged by findings: Placement's usage (what quota
+    counts where Nova counts from Placement) against its servers' needs
+    and its limits."""
+
+    project: str
+    held: m.Resources
+    needed: m.Resources
+    usage: m.Resources
+    limits: m.Resources
+    """Keystone's limit per class, where it has one."""
+
+    @property
+    def worst(self):
+        """The largest share of a limit (else of the usage) findings
+        hold: how much of its quota the orphans eat."""
+        shares = [0]
+        for rc, held in self.held.items():
+            whole = self.limits.get(rc) or self.usage.get(rc) or held
+            shares.append(held / max(whole, 1))
+        return max(shares)
+
+
+@dataclasses.dataclass
+class Capacity:
+    """Every provider tree with inventories, sharing providers aside."""
+
+    trees: dict
+    """``{root uuid: TreeCapacity}``."""
+    projects: dict = dataclasses.field(default_factory=dict)
+    """``{project id: ProjectCost}`` of every project with live servers or
+    findings."""
+
+    def charged(self):
+        """The projects whose findings hold something."""
+        return sorted(p for p, cost in self.projects.items() if cost.held)
+
+    def held(self):
+        """``{class: amount}`` held by findings, cloud-wide."""
+        totals = {}
+        for tree in self.trees.values():
+            _add(totals, tree.held)
+        return dict(sorted(totals.items(), key=lambda i: class_order(i[0])))
+
+    def affected(self):
+        """How many trees hold resources for findings."""
+        return sum(1 for tree in self.trees.values() if tree.held)
+
+    def fit(self, request):
+        """:class:`Fit` per tree, by name."""
+        return sorted((tree.fit(request) for tree in self.trees.values()),
+                      key=lambda f: f.name)
+
+
+def count(fits):
+    """``{state: trees}`` for every state, best first."""
+    counts = dict.fromkeys(FIT_TITLES, 0)
+    for fit in fits:
+        counts[fit.state] += 1
+    return counts
+
+
+STANDARD = ('VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB')
+
+
+def class_order(rc):
+    """Standard classes first, in their usual order, then the others
+    (custom ones included) by name."""
+    return (STANDARD.index(rc) if rc in STANDARD else len(STANDARD), rc)
+
+
+def _add(totals, resources, sign=1):
+    for rc, amount in resources.items():
+        totals[rc] = totals.get(rc, 0) + sign * amount
+
+
+def usage_by_provider(snapshot):
+    """``{provider: {class: amount}}`` every consumer holds."""
+    usage = {}
+    for consumer in snapshot.consumers.values():
+        for provider, resources in consumer.allocations.items():
+            _add(usage.setdefault(provider, {}), resources)
+    return usage
+
+
+def repair_changes(snapshot, findings, topo=None):
+    """``[(finding, action, {provider: {class: freed}})]`` for each
+    recommended repair of ``findings``: what its write frees."""
+    topo = topo or t.Topology(snapshot)
+    changes = []
+    for finding, action in plan.recommended(findings):
+        consumer = snapshot.consumers.get(finding.consumer)
+        before = consumer.allocations if consumer else {}
+        try:
+            after = plan.target(snapshot, topo, finding.consumer,
+                                action).after
+        except plan.CannotRepair:
+            continue
+        freed = {}
+        for provider in set(before) | set(after):
+            delta = dict(before.get(provider, {}))
+            _add(delta, after.get(provider, {}), -1)
+            delta = {rc: n for rc, n in delta.items() if n}
+            if delta:
+                freed[provider] = delta
+        changes.append((finding, action, freed))
+    return changes
+
+
+def project_costs(snapshot, findings):
+    """``{project: ProjectCost}``: what each project's orphaned findings
+    hold, and what its live servers need (as the audit reads a flavor)."""
+    held, needed = {}, {}
+    for finding in findings:
+        if finding.verdict in ORPHANED and finding.project_id:
+            _add(held.setdefault(finding.project_id, {}), finding.resources)
+    for server in snapshot.servers.values():
+        if not server.project_id or server.flavor is None:
+            continue
+        try:
+            candidates = heal.expected_resources(server)
+        except heal.CannotHeal:
+            continue
+        _add(needed.setdefault(server.project_id, {}), candidates[0])
+    return {p: ProjectCost(held.get(p, {}), needed.get(p, {}))
+            for p in set(held) | set(needed)}
+
+
+def project_rows(capacity, usages, limits):
+    """:class:`ProjectRow` of every project :meth:`Capacity.charged`,
+    worst first; ``usages`` and ``limits`` are ``{project: {class:
+    amount}}`` (a project missing from them has none)."""
+    rows = [ProjectRow(p, dict(capacity.projects[p].held),
+                       dict(capacity.projects[p].needed),
+                       dict(usages.get(p) or {}), dict(limits.get(p) or {}))
+            for p in capacity.charged()]
+    rows.sort(key=lambda r: (-r.worst, r.project))
+    return rows
+
+
+def assess(snapshot, report):
+    """:class:`Capacity` of ``snapshot`` judged as ``report`` (the full
+    report of the same snapshot); None when the snapshot has no
+    inventories (it predates them)."""
+    if snapshot.inventories is None:
+        return None
+    topo = t.Topology(snapshot)
+    usage = usage_by_provider(snapshot)
+    after = {p: dict(r) for p, r in usage.items()}
+    repairs = {}
+    for finding, action, freed in repair_changes(snapshot, report.findings,
+                                                 topo):
+        by_root = {}
+        for provider, delta in freed.items():
+            _add(after.setdefault(provider, {}), delta, -1)
+            _add(by_root.setdefault(topo.root(provider), {}), delta)
+        for root, delta in by_root.items():
+            repairs.setdefault(root, []).append(Repair(
+                finding.consumer, finding.provider, action, finding.verdict,
+                delta))
+    trees = {}
+    for provider_report in report.providers:
+        root = provider_report.provider.uuid
+        if provider_report.sharing:
+            continue
+        tree = [p for p in topo.tree(root) if p in snapshot.inventories]
+        if not tree:
+            continue
+        trees[root] = _tree(snapshot, provider_report, tree, usage, after,
+                            repairs.get(root, ()))
+    return Capacity(trees, project_costs(snapshot, report.findings))
+
+
+def _tree(snapshot, provider_report, tree, usage, after, repairs):
+    held = {}
+    for finding in provider_report.findings:
+        if finding.verdict in ORPHANED:
+            _add(held, finding.resources)
+    slots, totals = {}, {}
+    for provider in tree:
+        for rc, body in snapshot.inventories[provider].items():
+            inventory = Inventory.from_placement(body)
+            used = usage.get(provider, {}).get(rc, 0)
+            left = after.get(provider, {}).get(rc, 0)
+            slots.setdefault(provider, {})[rc] = (
+                inventory, inventory.capacity - used,
+                inventory.capacity - left)
+            sums = totals.setdefault(rc, [0, 0, 0])
+            sums[0] += inventory.capacity
+            sums[1] += used
+            sums[2] += left
+    classes = tuple(
+        ClassCapacity(rc, capacity, used,
+                      provider_report.needed.get(rc, 0), held.get(rc, 0),
+                      capacity - left)
+        for rc, (capacity, used, left) in sorted(
+            totals.items(), key=lambda i: class_order(i[0])))
+    return TreeCapacity(
+        root=provider_report.provider.uuid,
+        name=provider_report.provider.name, classes=classes, slots=slots,
+        repairs=tuple(repairs),
+        hypervisor=provider_report.hypervisor is not None)

@@ -1,0 +1,178 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the orphans cost in capacity, and whether a flavor would fit:
+the same answers for the panel (from the stored snapshot) and the CLI
+(from a cloud read now)."""
+
+import concurrent.futures
+import logging
+import typing
+
+from orphan_dashboard.api import keystone
+from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import capacity
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import heal
+from orphan_dashboard.audit import parse
+from orphan_dashboard.operations import report as report_ops
+from orphan_dashboard.reading import collect
+
+LOG = logging.getLogger(__name__)
+FIT_STATES = tuple(capacity.FIT_TITLES)
+"""fits now, fits after the recommended repairs, does not fit."""
+class_order = capacity.class_order
+
+
+class NoSuchFlavor(LookupError):
+    """No flavor has this id or name."""
+
+
+class ListedFlavor(typing.NamedTuple):
+    id: str
+    flavor: object
+    """The :class:`~audit.model.Flavor`."""
+
+    @property
+    def name(self):
+        return self.flavor.name
+
+
+def flavors(clients):
+    """Every flavor Nova lists (public and private), by name."""
+    listed = [ListedFlavor(body['id'], parse.listed_flavor(body))
+              for body in nova.flavor_list(clients.nova)]
+    return sorted(listed, key=lambda f: (f.name, f.id))
+
+
+def find_flavor(listed, wanted):
+    """The flavor of ``listed`` whose id, else name, is ``wanted``."""
+    for key in (lambda f: f.id, lambda f: f.name):
+        for flavor in listed:
+            if key(flavor) == wanted:
+                return flavor
+    raise NoSuchFlavor(wanted)
+
+
+def request(flavor):
+    """What a new server of ``flavor`` asks Placement for, as ``nova-manage
+    placement heal_allocations`` reads a flavor (extra-spec overrides and
+    custom classes included; an image-backed root disk).  Raises
+    :class:`~audit.heal.CannotHeal` for what a flavor alone cannot say
+    (unsuffixed vGPUs, accelerators)."""
+    return heal.resources_from_flavor(flavor)
+
+
+def shown(store_, shown_, known):
+    """The :class:`~audit.capacity.Capacity` of the report ``shown_``
+    (:func:`operations.snapshot.current`'s), or None before the first
+    sweep or for a snapshot without inventories.  ``known`` is the
+    caller's memory of it, per process and cloud."""
+    if shown_ is None:
+        return None
+    key = (shown_.version, shown_.min_age)
+    cached = known.get(store_.base)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    if shown_.audited is not None:
+        # Audited here again, with another minimum age.
+        snapshot = store_.load_snapshot(shown_.version)
+        found = snapshot and capacity.assess(snapshot, shown_.audited)
+    else:
+        found = store_.load_capacity(shown_.version)
+    known[store_.base] = (key, found)
+    return found
+
+
+def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
+          provider=None):
+    """``(report, Capacity)`` of the whole cloud read now; the report of
+    ``provider``'s tree only when named (see
+    :func:`operations.report.narrowed`)."""
+    snapshot = report_ops.read(clients, concurrency, progress)
+    report = classify.audit(snapshot, min_age=min_age)
+    found = capacity.assess(snapshot, report)
+    return report_ops.narrowed(report, provider), found
+
+
+def flavor_counts(clients, capacity_, names):
+    """``{flavor name: {state: hypervisors}}`` of the flavors ``names``
+    that Nova lists (the others are left out, with a warning) and whose
+    request a flavor can say."""
+    if not names or capacity_ is None:
+        return {}
+    try:
+        listed = flavors(clients)
+    except Exception as exc:
+        LOG.warning('Nova did not list its flavors (%s): no flavor is in '
+                    'the metrics', exc)
+        return {}
+    counts = {}
+    for name in names:
+        try:
+            resources = request(find_flavor(listed, name).flavor)
+        except (NoSuchFlavor, heal.CannotHeal) as exc:
+            LOG.warning('flavor %s is left out of the metrics: %s', name,
+                        exc)
+            continue
+        counts[name] = fit(capacity_, resources)[1]
+    return counts
+
+
+def fit(capacity_, resources):
+    """``(rows, counts)``: one dict per provider tree (its name, uuid,
+    state and the repairs that would make room), fits after repair first,
+    then by state and name; ``{state: trees}`` of every state."""
+    fits = capacity_.fit(resources)
+    fits.sort(key=lambda f: (FIT_STATES.index(f.state) != 1,
+                             FIT_STATES.index(f.state), f.name))
+    rows = [{'hypervisor': f.name, 'provider': f.root, 'state': f.state,
+             'repairs': [{'consumer': r.consumer, 'provider': r.provider,
+                          'action': r.action, 'verdict': r.verdict,
+                          'frees': dict(r.freed)} for r in f.repairs]}
+            for f in fits]
+    return rows, capacity.count(fits)
+
+
+def limits(clients):
+    """``{project: {class: limit}}`` getter from Keystone's unified limits,
+    registered limits as every project's default; none where Keystone has
+    none, or will not say (no endpoint, no permission, too old)."""
+    if clients.identity is None:
+        return lambda project: {}
+    try:
+        defaults, per_project = keystone.class_limits(clients.identity)
+    except Exception as exc:
+        LOG.warning('Keystone gave no limits (%s): none are shown', exc)
+        return lambda project: {}
+    return lambda project: dict(defaults, **per_project.get(project, {}))
+
+
+def projects(clients, capacity_, concurrency):
+    """:class:`~audit.capacity.ProjectRow` of every project whose findings
+    hold something, worst first, with its Placement usage and limits read
+    now."""
+    charged = capacity_.charged()
+    with concurrent.futures.ThreadPoolExecutor(
+            max(1, min(concurrency, len(charged) or 1))) as pool:
+        usages = dict(zip(charged, pool.map(
+            lambda p: placement.project_usages(clients.placement, p),
+            charged)))
+    limit = limits(clients)
+    return capacity.project_rows(capacity_, usages,
+                                 {p: limit(p) for p in charged})
+
+
+def project_names(clients):
+    """``{project id: name}`` from Keystone, empty where it will not say."""
+    return collect.owner_names(clients.identity)['projects']

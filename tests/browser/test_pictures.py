@@ -1,0 +1,132 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the orphans cost, as pictures: the bars on the index, the
+Capacity tab's answer for a flavor that fits host2 only once a server
+deleted behind Nova's back is cleaned up, a provider's Overview, and the
+Projects tab.  Runs after ``test_panel.py`` (whatever it left); stages its
+own orphan, and takes the documentation's screenshots."""
+
+import json
+import re
+import uuid
+
+from keystoneauth1 import adapter
+import pytest
+
+INDEX = '/admin/orphaned_allocations/'
+PROVIDERS = INDEX + '?tab=orphaned_allocations__providers'
+"""The index on its hypervisor table, whichever tab was open last (the
+tabs are sticky)."""
+
+
+@pytest.fixture(scope='module')
+def placement(site):
+    return adapter.Adapter(site.sandbox.admin_session(),
+                           service_type='placement', interface='public')
+
+
+@pytest.fixture(scope='module')
+def nova(site):
+    return adapter.Adapter(site.sandbox.admin_session(),
+                           service_type='compute', interface='public',
+                           default_microversion='2.61')
+
+
+def held_memory(text):
+    """What findings hold of MEMORY_MB, as a bar's label writes it."""
+    return int(re.search(r'MEMORY_MB:?\s+needed \d+ \S held by findings '
+                         r'(\d+)', text).group(1))
+
+
+def sweep_state(browser):
+    return json.loads(browser.driver.execute_script(
+        'var x = new XMLHttpRequest(); x.open("GET", arguments[0], false);'
+        'x.send(); return x.responseText;', INDEX + 'sweep/'))
+
+
+def refreshed(browser):
+    """The index once the operator's Refresh has swept again."""
+    browser.open(PROVIDERS)
+    before = sweep_state(browser)['version']
+    browser.click('#providers__action_refresh')
+    browser.wait(lambda d: (lambda s: s['version'] not in (None, before) and
+                            not s['sweeping'])(sweep_state(browser)),
+                 timeout=180)
+
+
+@pytest.fixture(scope='module')
+def staged(site, placement, nova):
+    """A server deleted behind Nova's back on host2 (``sb.big``: 32 GB),
+    and a flavor asking one MB more than host2 has free: it fits there
+    only once that orphan is deleted."""
+    entry = site.sandbox.stage('deleted_behind_nova')
+    host2 = site.config['hosts']['host2']
+    inventory = placement.get('/resource_providers/%s/inventories' % host2,
+                              microversion='1.28').json()['inventories']
+    usages = placement.get('/resource_providers/%s/usages' % host2,
+                           microversion='1.28').json()['usages']
+    ram = inventory['MEMORY_MB']
+    free = int((ram['total'] - ram['reserved']) * ram['allocation_ratio']
+               ) - usages['MEMORY_MB']
+    name = 'pictures-%s' % uuid.uuid4().hex[:6]
+    flavor = nova.post('/flavors', json={'flavor': {
+        'name': name, 'vcpus': 1, 'ram': free + 1, 'disk': 1}}).json()
+    return entry['servers'][0]['uuid'], flavor['flavor']['id'], name
+
+
+def test_bars_on_the_index_and_a_flavor_that_fits_after_repair(
+        site, browser, staged):
+    orphan, flavor_id, flavor_name = staged
+    host2 = site.config['hosts']['host2']
+    refreshed(browser)
+    held = browser.find('.orphan-held').text
+    assert held.startswith('Held by findings on ')
+    assert 'MEMORY_MB' in held
+    browser.open(PROVIDERS + '&show=all')
+    cell = browser.find('#providers tr[data-object-id="%s"] '
+                        'td.orphan-capacity' % host2)
+    assert 'MEMORY_MB: needed ' in cell.text
+    assert held_memory(cell.text) >= 32768, cell.text
+    danger = browser.all('#providers tr[data-object-id="%s"] '
+                         '.progress-bar-danger' % host2)
+    assert any(float(bar.get_attribute('style').split(':')[1].strip(
+        ' %;')) > 0 for bar in danger)
+    browser.save('capacity-index', readme=True)
+
+    browser.open(INDEX + '?tab=orphaned_allocations__capacity&flavor=%s' %
+                 flavor_id)
+    row = browser.find('#orphaned_allocations__capacity '
+                       'tr.orphan-fit-fits_after_repair')
+    assert row.text.startswith('host2 Fits after the recommended repairs')
+    assert 'Delete %s' % orphan in row.text
+    counts = browser.find('.orphan-fit-counts').text
+    assert counts.startswith('%s: Fits now: ' % flavor_name)
+    assert 'Traits, aggregates' in browser.find(
+        '#orphaned_allocations__capacity .orphan-scope').text
+    browser.save('capacity-flavor', readme=True)
+
+
+def test_a_providers_overview_and_the_projects_tab(site, browser, staged):
+    host2 = site.config['hosts']['host2']
+    browser.open(INDEX + '%s/?tab=provider__overview' % host2)
+    bars = browser.find('table.orphan-capacity')
+    assert held_memory(bars.text) >= 32768, bars.text
+    browser.save('capacity-overview', readme=True)
+
+    browser.open(INDEX + '?tab=orphaned_allocations__projects')
+    table = browser.find('table.orphan-projects')
+    assert 'held by findings' in table.text
+    browser.save('capacity-projects', readme=True)
+    # A project leads to the hypervisors holding its findings.
+    browser.click('table.orphan-projects a[href^="?project="]')
+    browser.find('#providers tbody tr[data-object-id]')

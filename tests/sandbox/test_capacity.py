@@ -1,0 +1,168 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+""""Would it fit?" against Placement's own answer, on the real sandbox.
+
+host1 was evacuated: its compute is down and the server's allocation
+stays there.  Its VCPU inventory is then reserved down to exactly that
+allocation, so a small flavor fits host1 only once the trim is written.
+For each flavor, the hypervisors that *fit now* must be exactly those
+``GET /allocation_candidates`` returns; after ``orphan-audit apply`` the
+small flavor fits host1 now, in both answers.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip('nova')
+pytest.importorskip('placement')
+pytest.importorskip('keystone')
+
+from orphan_dashboard.api import client  # noqa: E402
+from orphan_dashboard.audit import capacity  # noqa: E402
+from orphan_dashboard.operations import capacity as capacity_ops  # noqa
+from sandbox import harness  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+FLAVORS = {
+    # name: (vcpus, ram, disk, extra specs)
+    'cap-small': (1, 512, 1, {}),
+    'cap-two-vcpus': (1, 512, 1, {'resources:VCPU': '2'}),
+    'cap-huge': (1, 10 ** 7, 1, {}),
+}
+
+
+@pytest.fixture(scope='module')
+def sb():
+    yield from harness.sandbox_fixture(timeout=240)
+
+
+def api(sb, service, path, method='GET', version=None, **kwargs):
+    url = {'nova': sb.nova_url, 'placement': sb.placement_url}[service]
+    header = '%s %s' % ('compute' if service == 'nova' else 'placement',
+                        version or ('2.61' if service == 'nova' else '1.36'))
+    response = sb.admin_session().request(
+        url + path, method, headers={'OpenStack-API-Version': header},
+        raise_exc=False, **kwargs)
+    assert response.status_code < 300, (path, response.text)
+    return response.json() if response.text else None
+
+
+@pytest.fixture(scope='module')
+def staged(sb):
+    """The evacuation, host1's VCPU reserved down to what the orphan
+    holds, and the flavors."""
+    entry = sb.stage('evacuation')
+    host1 = sb.config['hosts']['host1']
+    path = '/resource_providers/%s/inventories/VCPU' % host1
+    vcpu = api(sb, 'placement', path)
+    api(sb, 'placement', path, 'PUT', json={
+        'resource_provider_generation': vcpu['resource_provider_generation'],
+        'total': vcpu['total'], 'reserved': vcpu['total'] - 1,
+        'allocation_ratio': 1.0, 'min_unit': 1, 'max_unit': vcpu['total'],
+        'step_size': 1})
+    ids = {}
+    for name, (vcpus, ram, disk, specs) in FLAVORS.items():
+        flavor = api(sb, 'nova', '/flavors', 'POST', json={'flavor': {
+            'name': name, 'vcpus': vcpus, 'ram': ram, 'disk': disk}})
+        ids[name] = flavor['flavor']['id']
+        if specs:
+            api(sb, 'nova', '/flavors/%s/os-extra_specs' % ids[name], 'POST',
+                json={'extra_specs': specs})
+    return entry['servers'][0]['uuid'], ids
+
+
+def clients(sb):
+    os.environ['OS_CLIENT_CONFIG_FILE'] = sb.config['clouds_yaml']
+    return client.for_cloud('sandbox')
+
+
+def candidates(sb, resources):
+    """The root providers (by name) Placement offers for ``resources``."""
+    query = ','.join('%s:%d' % item for item in sorted(resources.items()))
+    found = api(sb, 'placement', '/allocation_candidates?resources=' + query,
+                version='1.29')
+    names = {p['uuid']: p['name'] for p in api(
+        sb, 'placement', '/resource_providers')['resource_providers']}
+    return {names[found['provider_summaries'][rp]['root_provider_uuid']]
+            for request in found['allocation_requests']
+            for rp in request['allocations']}
+
+
+def states(sb):
+    """``{flavor: {hypervisor: state}}`` and the rows, audited now."""
+    connected = clients(sb)
+    _, found = capacity_ops.audit(connected, min_age=0, concurrency=4)
+    listed = capacity_ops.flavors(connected)
+    result = {}
+    for name in FLAVORS:
+        flavor = capacity_ops.find_flavor(listed, name)
+        rows, _ = capacity_ops.fit(found, capacity_ops.request(flavor.flavor))
+        result[name] = (capacity_ops.request(flavor.flavor),
+                        {r['hypervisor']: r for r in rows})
+    return result
+
+
+def fits_now(rows):
+    return {h for h, r in rows.items() if r['state'] == capacity.FITS_NOW}
+
+
+def orphan_audit(sb, tmp_path, *args):
+    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=sb.config['clouds_yaml'],
+               ORPHAN_AUDIT_JOURNAL_DIR=str(tmp_path))
+    env.pop('DJANGO_SETTINGS_MODULE', None)
+    return subprocess.run(
+        [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',
+         'sandbox', *args], env=env, cwd=ROOT, capture_output=True,
+        text=True, timeout=300)
+
+
+def test_fits_now_is_placements_answer_and_the_repair_makes_room(
+        sb, staged, tmp_path):
+    vm, ids = staged
+    before = states(sb)
+    for name, (resources, rows) in before.items():
+        assert fits_now(rows) == candidates(sb, resources), name
+    small = before['cap-small'][1]
+    assert small['host1']['state'] == capacity.FITS_AFTER_REPAIR
+    assert [(r['consumer'], r['action']) for r in
+            small['host1']['repairs']] == [(vm, 'trim')]
+    assert fits_now(small) == {'host2', 'host3'}
+    # Two VCPUs never fit host1's capacity of one, repaired or not.
+    assert before['cap-two-vcpus'][0]['VCPU'] == 2
+    assert before['cap-two-vcpus'][1]['host1']['state'] == \
+        capacity.DOES_NOT_FIT
+    assert {r['state'] for r in before['cap-huge'][1].values()} == {
+        capacity.DOES_NOT_FIT}
+
+    # The CLI says the same, one row per hypervisor.
+    done = orphan_audit(sb, tmp_path, 'capacity', '--flavor', ids[
+        'cap-small'], '--json', '--min-age', '0')
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)['hypervisors']
+    assert {r['hypervisor']: r['state'] for r in rows} == {
+        h: r['state'] for h, r in small.items()}
+
+    done = orphan_audit(sb, tmp_path, 'apply', '--provider', 'host1',
+                        '--min-age', '0')
+    assert done.returncode == 4, (done.stdout, done.stderr)
+
+    after = states(sb)
+    for name, (resources, rows) in after.items():
+        assert fits_now(rows) == candidates(sb, resources), name
+    assert after['cap-small'][1]['host1']['state'] == capacity.FITS_NOW
+    assert 'host1' in candidates(sb, after['cap-small'][0])

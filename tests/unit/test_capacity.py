@@ -1,0 +1,226 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The capacity arithmetic: reserved, ratios, unit limits, custom classes,
+and what the recommended repairs free."""
+
+import pytest
+
+from orphan_dashboard.audit import capacity as c
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
+
+H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
+ALLOCATION = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+
+
+def inventory(total, **kwargs):
+    body = {'total': total, 'reserved': 0, 'min_unit': 1,
+            'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
+    body.update(kwargs)
+    return body
+
+
+def compute(vcpu=4, ram=2048, disk=10, **vcpu_fields):
+    return {'VCPU': inventory(vcpu, **vcpu_fields),
+            'MEMORY_MB': inventory(ram), 'DISK_GB': inventory(disk)}
+
+
+def assess(cloud, inventories):
+    snapshot = cloud.snapshot()
+    snapshot.inventories = inventories
+    return c.assess(snapshot, classify.audit(snapshot))
+
+
+@pytest.mark.parametrize('fields, expected', [
+    ({'total': 8}, 8),
+    ({'total': 8, 'reserved': 2}, 6),
+    ({'total': 8, 'reserved': 2, 'allocation_ratio': 2.0}, 12),
+    ({'total': 3, 'allocation_ratio': 1.5}, 4),
+    ({'total': 4, 'reserved': 4, 'allocation_ratio': 16.0}, 0),
+    ({'total': 4, 'reserved': 6}, 0),
+])
+def test_capacity_leaves_out_reserved_then_applies_the_ratio(
+        fields, expected):
+    assert c.Inventory.from_placement(fields).capacity == expected
+
+
+@pytest.mark.parametrize('amount, admitted', [
+    (1, False), (2, True), (3, False), (4, True), (6, False), (8, False)])
+def test_unit_limits(amount, admitted):
+    limits = c.Inventory(total=8, min_unit=2, max_unit=4, step_size=2)
+    assert limits.admits(amount) is admitted
+
+
+def _evacuated():
+    """vm1 lives on host2 and still holds host1 (a done evacuation)."""
+    cloud = Cloud()
+    vm = cloud.server('vm1', 'host2')
+    cloud.allocate(vm, H1)
+    cloud.allocate(vm, H2)
+    cloud.migration('evac', vm, 'done', kind='evacuation', source='host1',
+                    dest='host2')
+    return cloud, vm
+
+
+def test_per_class_numbers_of_a_tree_with_an_orphan():
+    cloud, vm = _evacuated()
+    report = assess(cloud, {H1: compute(vcpu=4, reserved=1,
+                                        allocation_ratio=2.0),
+                            H2: compute(), H3: compute()})
+    host1 = report.trees[H1]
+    vcpu = host1.classes[0]
+    assert [k.resource_class for k in host1.classes] == [
+        'VCPU', 'MEMORY_MB', 'DISK_GB']
+    assert (vcpu.capacity, vcpu.used, vcpu.needed, vcpu.held, vcpu.free,
+            vcpu.free_after) == (6, 1, 0, 1, 5, 6)
+    host2 = report.trees[H2].classes[0]
+    assert (host2.capacity, host2.used, host2.needed, host2.held,
+            host2.free, host2.free_after) == (4, 1, 1, 0, 3, 3)
+    assert report.held() == ALLOCATION
+    assert report.affected() == 1
+    assert [r.consumer for r in host1.repairs] == [vm]
+    assert host1.repairs[0].action == m.TRIM
+    assert host1.repairs[0].freed == ALLOCATION
+
+
+def test_a_flavor_that_fits_only_after_the_repair_names_it():
+    cloud, vm = _evacuated()
+    # host1 has room for one small server: the orphan takes it.
+    report = assess(cloud, {H1: compute(vcpu=1, ram=512, disk=1),
+                            H2: compute(vcpu=1, ram=512, disk=1),
+                            H3: compute(vcpu=2)})
+    fits = {f.name: f for f in report.fit(ALLOCATION)}
+    assert fits['host3'].state == c.FITS_NOW
+    assert fits['host1'].state == c.FITS_AFTER_REPAIR
+    assert [(r.consumer, r.action) for r in fits['host1'].repairs] == [
+        (vm, m.TRIM)]
+    assert fits['host2'].state == c.DOES_NOT_FIT
+    assert c.count(report.fit(ALLOCATION)) == {
+        c.FITS_NOW: 1, c.FITS_AFTER_REPAIR: 1, c.DOES_NOT_FIT: 1}
+
+
+def test_the_step_size_and_max_unit_refuse_what_capacity_would_take():
+    cloud = Cloud()
+    report = assess(cloud, {H1: compute(vcpu=8, step_size=2),
+                            H2: compute(vcpu=8, max_unit=2),
+                            H3: compute(vcpu=8)})
+    fits = {f.name: f.state for f in report.fit({'VCPU': 3})}
+    assert fits == {'host1': c.DOES_NOT_FIT, 'host2': c.DOES_NOT_FIT,
+                    'host3': c.FITS_NOW}
+
+
+def test_reserved_and_ratio_decide_the_fit():
+    cloud = Cloud()
+    report = assess(cloud, {H1: compute(vcpu=4, reserved=2),
+                            H2: compute(vcpu=4, allocation_ratio=0.5),
+                            H3: compute(vcpu=2, allocation_ratio=1.5,
+                                        max_unit=4)})
+    fits = {f.name: f.state for f in report.fit({'VCPU': 3})}
+    assert fits == {'host1': c.DOES_NOT_FIT, 'host2': c.DOES_NOT_FIT,
+                    'host3': c.FITS_NOW}
+
+
+def test_a_custom_class_on_a_child_provider_counts_for_its_tree():
+    cloud = Cloud()
+    fpga = cloud.child(H2, 'host2_fpga')
+    gone = uid('deleted-vm')
+    cloud.allocate(gone, fpga, {'CUSTOM_FPGA_X': 1})
+    report = assess(cloud, {H1: compute(), H2: compute(), H3: compute(),
+                            fpga: {'CUSTOM_FPGA_X': inventory(1)}})
+    host2 = report.trees[H2]
+    assert [k.resource_class for k in host2.classes] == [
+        'VCPU', 'MEMORY_MB', 'DISK_GB', 'CUSTOM_FPGA_X']
+    fpga_class = host2.classes[-1]
+    assert (fpga_class.capacity, fpga_class.used, fpga_class.free) == (
+        1, 1, 0)
+    request = {'VCPU': 1, 'CUSTOM_FPGA_X': 1}
+    fits = {f.name: f.state for f in report.fit(request)}
+    assert fits['host1'] == c.DOES_NOT_FIT
+    # The deleted instance's allocation is unknown to Nova: an unknown
+    # consumer is never a recommended repair.
+    assert fits['host2'] == c.DOES_NOT_FIT
+    assert report.held() == {'CUSTOM_FPGA_X': 1}
+
+
+def test_a_class_must_fit_one_provider_not_the_sum_of_the_tree():
+    cloud = Cloud()
+    numa0 = cloud.child(H1, 'host1_numa0')
+    numa1 = cloud.child(H1, 'host1_numa1')
+    report = assess(cloud, {H1: {}, numa0: compute(vcpu=2),
+                            numa1: compute(vcpu=2)})
+    assert report.trees[H1].classes[0].capacity == 4
+    assert report.trees[H1].fit({'VCPU': 2}).state == c.FITS_NOW
+    assert report.trees[H1].fit({'VCPU': 3}).state == c.DOES_NOT_FIT
+
+
+def test_a_repair_that_adds_leaves_less_free():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')       # holds nothing: missing
+    report = assess(cloud, {H1: compute(vcpu=2), H2: compute(),
+                            H3: compute()})
+    vcpu = report.trees[H1].classes[0]
+    assert (vcpu.free, vcpu.free_after, vcpu.held) == (2, 1, 0)
+    assert report.trees[H1].repairs[0].consumer == vm
+    assert report.trees[H1].repairs[0].freed['VCPU'] == -1
+
+
+def test_sharing_providers_and_snapshots_without_inventories():
+    cloud = Cloud()
+    nfs = cloud.sharing_provider('nfs')
+    report = assess(cloud, {H1: compute(), nfs: {'DISK_GB': inventory(9)}})
+    assert set(report.trees) == {H1}
+    snapshot = cloud.snapshot()
+    assert c.assess(snapshot, classify.audit(snapshot)) is None
+
+
+def _charged_cloud():
+    """p1's server was evacuated (its source is orphaned), p2's instance
+    was deleted behind Nova's back on host3, p3 is healthy."""
+    cloud, vm = _evacuated()
+    gone = uid('gone')
+    cloud.allocate(gone, H3, {'VCPU': 4, 'MEMORY_MB': 4096},
+                   owner=('p2', 'u'))
+    cloud.known.add(gone)
+    cloud.server('fine', 'host3', project_id='p3')
+    return cloud
+
+
+def test_projects_are_charged_what_their_findings_hold():
+    report = assess(_charged_cloud(), {H1: compute(), H2: compute(),
+                                       H3: compute(vcpu=8, ram=8192)})
+    assert report.charged() == ['p', 'p2']
+    assert report.projects['p'].held == ALLOCATION
+    assert report.projects['p'].needed == ALLOCATION
+    assert report.projects['p2'] == c.ProjectCost(
+        {'VCPU': 4, 'MEMORY_MB': 4096}, {})
+    assert report.projects['p3'] == c.ProjectCost({}, ALLOCATION)
+
+
+def test_projects_worst_first_by_the_share_of_their_limit():
+    report = assess(_charged_cloud(), {H1: compute(), H2: compute(),
+                                       H3: compute(vcpu=8, ram=8192)})
+    usages = {'p': {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2},
+              'p2': {'VCPU': 4, 'MEMORY_MB': 4096}}
+    # Without limits: p2's usage is all orphaned, p's half.
+    rows = c.project_rows(report, usages, {})
+    assert [r.project for r in rows] == ['p2', 'p']
+    assert (rows[0].worst, rows[1].worst) == (1.0, 0.5)
+    # A generous limit for p2 puts p first.
+    rows = c.project_rows(report, usages, {'p2': {'VCPU': 400,
+                                                  'MEMORY_MB': 409600},
+                                           'p': {'VCPU': 1}})
+    assert [r.project for r in rows] == ['p', 'p2']
+    assert rows[0].limits == {'VCPU': 1}
+    assert rows[0].usage == usages['p']

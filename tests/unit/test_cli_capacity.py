@@ -1,0 +1,232 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""``orphan-audit capacity``: per hypervisor and class, and whether a
+flavor fits."""
+
+import io
+import json
+from unittest import mock
+
+import pytest
+
+from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
+from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.reading import collect
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
+
+H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
+SMALL = {'id': 'f1', 'name': 'm1.small', 'vcpus': 1, 'ram': 512, 'disk': 1,
+         'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': '', 'extra_specs': {}}
+FPGA = dict(SMALL, id='f2', name='fpga', extra_specs={
+    'resources:CUSTOM_FPGA_X': '1'})
+VGPU = dict(SMALL, id='f3', name='vgpu', extra_specs={'resources:VGPU': '1'})
+
+
+def inventory(total):
+    return {'total': total, 'reserved': 0, 'min_unit': 1, 'max_unit': total,
+            'step_size': 1, 'allocation_ratio': 1.0}
+
+
+def snapshot():
+    """vm1 was evacuated to host2 and still holds host1, which has room
+    for one small server; host3 has room for two."""
+    cloud = Cloud()
+    vm = cloud.server('vm1', 'host2')
+    cloud.allocate(vm, H1)
+    cloud.allocate(vm, H2)
+    cloud.migration('evac', vm, 'done', kind='evacuation', source='host1',
+                    dest='host2')
+    found = cloud.snapshot()
+    small = {'VCPU': inventory(1), 'MEMORY_MB': inventory(512),
+             'DISK_GB': inventory(1)}
+    found.inventories = {H1: small, H2: small, H3: {
+        'VCPU': inventory(2), 'MEMORY_MB': inventory(1024),
+        'DISK_GB': inventory(2)}}
+    return found, vm
+
+
+def run(*argv):
+    args = cli.build_parser().parse_args(['capacity', *argv])
+    out = io.StringIO()
+    found, vm = snapshot()
+    with mock.patch.object(collect, 'full_snapshot', return_value=found), \
+            mock.patch.object(nova, 'flavor_list',
+                              return_value=[SMALL, FPGA, VGPU]), \
+            mock.patch.object(cli.connect, 'for_cloud'), \
+            mock.patch.object(cli.connect, 'validate_token'):
+        code = cli.execute(args, out)
+    return code, out.getvalue(), vm
+
+
+def test_json_has_one_row_per_hypervisor_with_its_state():
+    code, out, vm = run('--flavor', 'm1.small', '--json', '--min-age', '0')
+    assert code == cli.NOTHING
+    found = json.loads(out)
+    assert found['flavor'] == {'id': 'f1', 'name': 'm1.small', 'resources': {
+        'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}
+    assert found['counts'] == {'fits_now': 1, 'fits_after_repair': 1,
+                               'does_not_fit': 1}
+    rows = {r['hypervisor']: r for r in found['hypervisors']}
+    assert {h: r['state'] for h, r in rows.items()} == {
+        'host1': 'fits_after_repair', 'host2': 'does_not_fit',
+        'host3': 'fits_now'}
+    assert rows['host1']['repairs'] == [{
+        'consumer': vm, 'provider': H1, 'action': 'trim',
+        'verdict': 'evacuated_source',
+        'frees': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}]
+    assert found['held'] == {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+    assert found['affected'] == 1
+
+
+def test_the_min_age_protects_and_then_nothing_fits_after_repair():
+    """An allocation younger than --min-age offers no repair: host1 then
+    fits after none."""
+    code, out, _ = run('--flavor', 'f1', '--json', '--min-age', '999999999')
+    assert json.loads(out)['counts'] == {
+        'fits_now': 1, 'fits_after_repair': 0, 'does_not_fit': 2}
+
+
+def test_a_custom_class_no_hypervisor_has_fits_nowhere():
+    code, out, _ = run('--flavor', 'fpga', '--min-age', '0')
+    assert code == cli.NOTHING
+    assert 'fits now: 0, fits after repair: 0, does not fit: 3' in out
+    assert 'flavor fpga: CUSTOM_FPGA_X=1, DISK_GB=1' in out
+
+
+def test_the_text_names_the_repair_that_makes_room():
+    code, out, vm = run('--flavor', 'm1.small', '--min-age', '0')
+    lines = out.splitlines()
+    assert lines[0] == ('held by findings: DISK_GB=1, MEMORY_MB=512, '
+                        'VCPU=1 on 1 hypervisor(s)')
+    assert lines[3].split() == ['host1', 'fits', 'after', 'repair']
+    assert lines[4].strip().startswith('trim to current host %s' % vm)
+
+
+def test_without_a_flavor_the_numbers_per_class():
+    code, out, _ = run('--min-age', '0', '--provider', 'host1')
+    assert out.splitlines()[1:3] == [
+        'host1',
+        '  VCPU           capacity 1        used 1        needed 0        '
+        'held 1        free 0        free after repair 1']
+
+
+@pytest.mark.parametrize('flavor, message', [
+    ('nope', 'orphan-audit: no flavor nope'),
+    ('vgpu', 'orphan-audit: flavor vgpu: '),
+])
+def test_a_flavor_it_cannot_judge_is_a_bad_argument(capsys, flavor,
+                                                    message):
+    code, out, _ = run('--flavor', flavor)
+    assert code == cli.BAD_ARGUMENTS
+    assert capsys.readouterr().err.startswith(message)
+    assert out == ''
+
+
+class Response:
+    def __init__(self, body):
+        self.body = body
+
+    def json(self):
+        return self.body
+
+
+def identity(limits, registered):
+    answers = {'/v3/limits': {'limits': limits},
+               '/v3/registered_limits': {'registered_limits': registered}}
+    return mock.Mock(get=lambda path: Response(answers[path]))
+
+
+def test_keystone_limits_registered_as_the_default():
+    from orphan_dashboard.api import keystone
+    defaults, limits = keystone.class_limits(identity(
+        [{'project_id': 'p', 'resource_name': 'class:VCPU',
+          'resource_limit': 4},
+         {'project_id': 'p', 'resource_name': 'servers',
+          'resource_limit': 9}],
+        [{'resource_name': 'class:VCPU', 'default_limit': 20},
+         {'resource_name': 'class:CUSTOM_FPGA_X', 'default_limit': 1}]))
+    assert defaults == {'VCPU': 20, 'CUSTOM_FPGA_X': 1}
+    assert limits == {'p': {'VCPU': 4}}
+
+
+def run_by_project(*argv, identity_client=None):
+    args = cli.build_parser().parse_args(['report', '--by', 'project',
+                                          *argv])
+    out = io.StringIO()
+    found, vm = snapshot()
+    clients = mock.Mock(identity=identity_client)
+    with mock.patch.object(collect, 'full_snapshot', return_value=found), \
+            mock.patch.object(placement, 'project_usages',
+                              return_value={'VCPU': 2, 'MEMORY_MB': 1024,
+                                            'DISK_GB': 2}), \
+            mock.patch.object(cli.connect, 'for_cloud',
+                              return_value=clients), \
+            mock.patch.object(cli.connect, 'validate_token'):
+        code = cli.execute(args, out)
+    return code, out.getvalue()
+
+
+def test_report_by_project_json():
+    code, out = run_by_project('--json', '--min-age', '0',
+                               identity_client=identity(
+                                   [], [{'resource_name': 'class:VCPU',
+                                         'default_limit': 20}]))
+    assert code == cli.FOUND
+    (row,) = json.loads(out)['projects']
+    assert row == {'project_id': 'p', 'project_name': None,
+                   'held': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
+                   'usage': {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2},
+                   'needed': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
+                   'limits': {'VCPU': 20}}
+
+
+def test_report_by_project_without_keystone_limits_is_no_error():
+    broken = mock.Mock(get=mock.Mock(side_effect=RuntimeError('404')))
+    code, out = run_by_project('--min-age', '0', identity_client=broken)
+    assert code == cli.FOUND
+    assert out.splitlines()[1].split() == [
+        'VCPU', 'held', 'by', 'findings', '1', 'usage', '2', 'needed', '1',
+        'limit', '-']
+
+
+def test_report_by_project_is_for_the_whole_cloud(capsys):
+    code, _ = run_by_project('--provider', 'host1')
+    assert code == cli.BAD_ARGUMENTS
+
+
+def test_metrics_hold_per_class_and_project_and_the_flavor_fits(
+        monkeypatch):
+    from prometheus_client import parser
+    monkeypatch.setenv('ORPHAN_AUDIT_METRIC_FLAVORS', 'm1.small, nope')
+    args = cli.build_parser().parse_args(['metrics', '--min-age', '0'])
+    out = io.StringIO()
+    found, _ = snapshot()
+    with mock.patch.object(collect, 'full_snapshot', return_value=found), \
+            mock.patch.object(nova, 'flavor_list', return_value=[SMALL]), \
+            mock.patch.object(cli.connect, 'for_cloud'), \
+            mock.patch.object(cli.connect, 'validate_token'):
+        assert cli.execute(args, out) == cli.NOTHING
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in parser.text_string_to_metric_families(
+                   out.getvalue()) for s in family.samples}
+    assert samples[('orphan_audit_held_by_findings',
+                    (('resource_class', 'MEMORY_MB'),))] == 512
+    assert samples[('orphan_audit_project_held_by_findings',
+                    (('project', 'p'), ('resource_class', 'VCPU')))] == 1
+    assert samples[('orphan_audit_flavor_fits_after_repair',
+                    (('flavor', 'm1.small'),))] == 1
+    assert not any(name == 'orphan_audit_flavor_fits_after_repair' and
+                   dict(labels)['flavor'] == 'nope'
+                   for name, labels in samples)

@@ -1,0 +1,298 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the orphans cost: the summary above the index table, the flavor
+chooser of the Capacity tab and the numbers on a provider's page."""
+
+import re
+from unittest import mock
+
+from keystoneauth1 import exceptions as ks_exc
+import pytest
+
+from orphan_dashboard.audit import capacity
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import capacity as capacity_ops
+from tests.views.base import AdminViewTests
+from tests.views.base import detail
+from tests.views.base import H1
+from tests.views.base import H2
+from tests.views.base import H3
+from tests.views.base import H4
+from tests.views.base import helpers
+from tests.views.base import Incidents
+from tests.views.base import INDEX
+from tests.views.base import uid
+
+TAB = 'orphaned_allocations__capacity'
+SMALL = capacity_ops.ListedFlavor('f-small', m.Flavor(
+    vcpus=1, ram=512, disk=1, extra_specs={}, name='m1.small'))
+FPGA = capacity_ops.ListedFlavor('f-fpga', m.Flavor(
+    vcpus=1, ram=512, disk=1, extra_specs={'resources:CUSTOM_FPGA_X': '1'},
+    name='fpga'))
+VGPU = capacity_ops.ListedFlavor('f-vgpu', m.Flavor(
+    vcpus=1, ram=512, disk=1, extra_specs={'resources:VGPU': '1'},
+    name='vgpu'))
+
+
+def inventory(total):
+    return {'total': total, 'reserved': 0, 'min_unit': 1, 'max_unit': total,
+            'step_size': 1, 'allocation_ratio': 1.0}
+
+
+def compute(vcpu, ram=4096, disk=100):
+    return {'VCPU': inventory(vcpu), 'MEMORY_MB': inventory(ram),
+            'DISK_GB': inventory(disk)}
+
+
+def incidents_with_capacity():
+    """host1 is full only of the evacuated server's orphan; host4 has one
+    VCPU free; host2 and host3 are full; host4 has a FPGA child."""
+    incidents = Incidents()
+    snapshot = incidents.snapshot
+    fpga = uid('host4_fpga')
+    snapshot.providers[fpga] = m.Provider(fpga, 'host4_fpga', 1, H4, H4)
+    snapshot.inventories = {
+        H1: compute(1), H2: compute(3), H3: compute(4), H4: compute(2),
+        fpga: {'CUSTOM_FPGA_X': inventory(2)}}
+    return incidents, capacity.assess(snapshot, incidents.report)
+
+
+class CapacityTests(AdminViewTests):
+
+    @helpers.create_mocks({service: ['report', 'capacity']})
+    def test_the_index_sums_up_what_findings_hold(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        res = self.client.get(INDEX)
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('Held by findings on 3 hypervisors:', text)
+        # host1's orphan, host2's stale migration, host3's stranger.
+        self.assertIn('<span class="orphan-held-class">VCPU 3</span>', text)
+        self.assertIn('<span class="orphan-held-class">MEMORY_MB 1536'
+                      '</span>', text)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'capacity']})
+    def test_each_hypervisor_row_has_its_bars_and_numbers(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        res = self.client.get(INDEX, {
+            'tab': 'orphaned_allocations__providers', 'show': 'all'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        row = text[text.index('id="providers__row__%s"' % H1):]
+        row = row[:row.index('</tr>')]
+        self.assertIn('VCPU: needed 0 &middot; held by findings 1 '
+                      '&middot; free 0', row)
+        self.assertIn('class="progress-bar progress-bar-danger" '
+                      'style="width: 100.0%"', row)
+        row = text[text.index('id="providers__row__%s"' % H4):]
+        row = row[:row.index('</tr>')]
+        self.assertIn('CUSTOM_FPGA_X: needed 0 &middot; held by findings 0 '
+                      '&middot; free 2', row)
+
+    @helpers.create_mocks({service: ['report', 'capacity']})
+    def test_no_summary_without_inventories(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_capacity.return_value = None
+        res = self.client.get(INDEX)
+        self.assertNotContains(res, 'Held by findings')
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_a_flavor_fits_now_after_the_repair_or_not(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [FPGA, SMALL, VGPU]
+        res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
+        self.assertTemplateUsed(res, 'orphaned_allocations/_capacity.html')
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('<option value="f-small" selected>m1.small</option>',
+                      text)
+        self.assertIn('Fits now: 1 &middot; Fits after the recommended '
+                      'repairs: 2 &middot; Does not fit: 1', text)
+        rows = re.findall(r'<tr class="orphan-fit-(\w+)"> <td><a [^>]*>'
+                          r'([^<]+)</a>', text)
+        # host2 is full of a resize in progress, the server evacuated to
+        # it and a confirmed migration's leftover: deleting that makes
+        # room.
+        self.assertEqual([('fits_after_repair', 'host1'),
+                          ('fits_after_repair', 'host2'),
+                          ('fits_now', 'host4'),
+                          ('does_not_fit', 'host3')], rows)
+        self.assertIn('sel=%s%%3A%s%%3Adelete' % (incidents.stale, H2),
+                      text)
+        # The repair that makes room, previewed like any other.
+        self.assertIn('sel=%s%%3A%s%%3Atrim' % (incidents.vm, H1), text)
+        self.assertIn('Trim to current host %s' % incidents.vm, text)
+        self.assertIn('Traits, aggregates, sharing providers', text)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_a_custom_class_fits_only_where_a_provider_has_it(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [FPGA, SMALL]
+        res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-fpga'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('Fits now: 1 &middot; Fits after the recommended '
+                      'repairs: 0 &middot; Does not fit: 3', text)
+        self.assertIn('<tr class="orphan-fit-fits_now"> <td><a href="%s">'
+                      'host4</a>' % detail(H4), text)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_a_bad_flavor_id_gets_a_clear_message(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [SMALL]
+        res = self.client.get(INDEX, {'tab': TAB,
+                                      'flavor': '<b>no-such</b>'})
+        self.assertContains(res, 'No flavor has the id '
+                                 '&quot;&lt;b&gt;no-such&lt;/b&gt;&quot;: '
+                                 'choose one of the list.')
+        self.assertNotContains(res, 'orphan-fit-')
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_a_flavor_a_flavor_alone_cannot_describe(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [VGPU]
+        res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-vgpu'})
+        self.assertContains(res, 'orphan-flavor-error')
+        self.assertContains(res, 'VGPU')
+        self.assertNotContains(res, 'orphan-fit-')
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_nova_not_listing_flavors_says_so(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_capacity.return_value = None
+        self.mock_flavors.side_effect = ks_exc.ConnectFailure('down')
+        res = self.client.get(INDEX, {'tab': TAB})
+        self.assertEqual(200, res.status_code)
+        self.assertEqual(['Unable to retrieve the flavors.'],
+                         [t.split('…')[0]
+                          for t in self.messages_seen.texts('error')])
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'inventories']})
+    def test_the_provider_page_shows_the_numbers_and_bars(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_inventories.return_value = {}
+        res = self.client.get(detail(H4), {'tab': 'provider__overview'})
+        self.assertTemplateUsed(
+            res, 'orphaned_allocations/_capacity_bars.html')
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        # VCPU: capacity 2, used 1, needed 1, held 0, free 1, after 1.
+        self.assertIn('needed 1 &middot; held by findings 0 &middot; '
+                      'free 1', text)
+        self.assertIn('<td>2</td><td>1</td><td>1</td> <td>0</td><td>1</td>'
+                      '<td>1</td>', text)
+        self.assertIn('<td>CUSTOM_FPGA_X</td>', text)
+        self.assertIn('style="width: 50.0%"', text)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'inventories']})
+    def test_the_held_part_of_a_bar_on_a_host_with_an_orphan(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_inventories.return_value = {}
+        res = self.client.get(detail(H1), {'tab': 'provider__overview'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('needed 0 &middot; held by findings 1 &middot; '
+                      'free 0', text)
+        self.assertIn('class="progress-bar progress-bar-danger" '
+                      'style="width: 100.0%"', text)
+
+
+def test_the_capacity_is_cached_per_version_and_minimum_age():
+    store = mock.Mock(base='b')
+    shown = mock.Mock(version='v1', min_age=600, audited=None)
+    known = {}
+    first = capacity_ops.shown(store, shown, known)
+    assert capacity_ops.shown(store, shown, known) is first
+    store.load_capacity.assert_called_once_with('v1')
+    assert capacity_ops.shown(store, None, known) is None
+
+
+PROJECTS_TAB = 'orphaned_allocations__projects'
+
+
+class ProjectsTests(AdminViewTests):
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'names',
+                                     '_clients']})
+    def test_projects_worst_first_with_their_bars_and_limits(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_names.return_value = {'projects': {'p': 'demo'},
+                                        'users': {}}
+        usages = {'p': {'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 8}}
+        with mock.patch.object(capacity_ops.placement, 'project_usages',
+                               side_effect=lambda c, p: usages.get(p, {})), \
+                mock.patch.object(capacity_ops.keystone, 'class_limits',
+                                  return_value=({'VCPU': 16}, {})):
+            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
+        self.assertTemplateUsed(res, 'orphaned_allocations/_projects.html')
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('<a href="?project=p" title="Its hypervisors, with '
+                      'the findings to repair">demo</a>', text)
+        # p's findings holding what nothing needs: host1's orphan, host2's
+        # stale migration, host3's stranger, gone-busy's deleted server;
+        # its seven servers need 7 VCPUs.
+        self.assertIn('held by findings 4 &middot; usage 8 &middot; '
+                      'limit 16', text)
+        self.assertIn('<td>4</td><td>8</td><td>7</td>', text)
+        self.assertIn('style="width: 25.0%"', text)    # 4 of 16
+        # Registered limits only name VCPU: the other classes have none.
+        self.assertIn('held by findings 2048 &middot; usage 4096</small>',
+                      text)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'names',
+                                     '_clients']})
+    def test_no_keystone_limits_is_no_error(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_names.return_value = {'projects': {}, 'users': {}}
+        with mock.patch.object(capacity_ops.placement, 'project_usages',
+                               return_value={'VCPU': 3}), \
+                mock.patch.object(capacity_ops.keystone, 'class_limits',
+                                  side_effect=ks_exc.NotFound()):
+            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('held by findings 4 &middot; usage 3</small>', text)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_a_projects_link_filters_the_hypervisors_by_it(self):
+        self.mock_report.return_value = Incidents().report
+        res = self.client.get(INDEX, {'project': 'p'})
+        self.assertRedirectsNoFollow(
+            res, INDEX + '?tab=orphaned_allocations__providers')
+        res = self.client.get(INDEX, {
+            'tab': 'orphaned_allocations__providers'})
+        names = [p.provider.name for p in res.context[
+            'tab_group'].get_tab('providers')._tables[
+            'providers'].data]
+        self.assertEqual(['gone-busy', 'host1', 'host2', 'host3'],
+                         sorted(names))
