@@ -140,10 +140,13 @@ class Auditor:
             except plan.CannotRepair as exc:
                 refused.append(exc.reason)
                 continue
+            consumer = self.snapshot.consumers.get(finding.consumer)
+            before = consumer.allocations if consumer else {}
             left = [f for f in self._judge(
                 finding.consumer, target.after,
                 (target.project_id, target.user_id), judge_age=False)
-                if f.verdict != m.OK]
+                if f.verdict != m.OK and
+                not self.kept_unjudged(f, before, target.after)]
             if left:
                 refused.append(why(
                     'cannot.still_wrong', action=action_name(action),
@@ -153,6 +156,15 @@ class Auditor:
                 offered.append(action)
         return m.Finding(**{**finding.__dict__, 'actions': tuple(offered),
                             'blocked': '' if offered else refused[0]})
+
+    def kept_unjudged(self, finding, before, after):
+        """A port allocation protected because Neutron could not be read,
+        which a repair leaves exactly as it is: it does not stand in the
+        way of the repair of the rest (a trim of the old host)."""
+        return (finding.verdict == m.PROTECTED and
+                ports.unreadable(self.snapshot) is not None and
+                ports.is_port_provider(self.topology, finding.provider) and
+                after.get(finding.provider) == before.get(finding.provider))
 
     def _judge(self, consumer_uuid, held, owner, judge_age=True):
         """The verdicts on ``consumer_uuid`` holding ``held`` in the name of

@@ -301,3 +301,20 @@ def test_the_report_says_when_neutron_was_not_read():
         'NOTE: Neutron refused to list ports: the allocations on NIC '
         'providers are protected')
     assert commands.report_json(report)['neutron'] == m.NEUTRON_FORBIDDEN
+
+
+def test_while_neutron_is_unread_a_trim_keeping_the_nic_goes_ahead():
+    """The old host trimmed, the current NIC's protected bandwidth left as
+    it is: the Nova part of the repair is not held up."""
+    cloud, nics, web = qos_cloud()
+    cloud.servers[web] = m.Server(**{**cloud.servers[web].__dict__,
+                                     'host': 'host2', 'node': 'host2'})
+    cloud.allocate(web, uid('host2'))
+    cloud.allocate(web, nics['host2'], {BW: 1000})
+    del cloud.consumers[web].allocations[nics['host1']]
+    cloud.ports, cloud.neutron = None, m.NEUTRON_ABSENT
+    auditor, found = findings(cloud, web)
+    assert found[nics['host2']].verdict == m.PROTECTED
+    assert found[uid('host1')].action == m.TRIM
+    assert auditor.plan(web, uid('host1'), m.TRIM).after == {
+        uid('host2'): FLAVOR, nics['host2']: {BW: 1000}}
