@@ -72,14 +72,7 @@ def consumer_owner(project, user, names):
 def owner_named(reason, names):
     """An incomplete consumer's reason naming its server's project and
     user as Keystone does, rather than by their ids."""
-    if getattr(reason, 'code', None) != 'incomplete_consumer':
-        return reason
-    params = dict(reason.params)
-    projects, users = names.get('projects', {}), names.get('users', {})
-    return reasons.reason(
-        reason.code,
-        project=projects.get(params['project'], params['project']),
-        user=users.get(params['user'], params['user']))
+    return reasons.owner_named(reason, names)
 
 
 def owner_change(plan, names):

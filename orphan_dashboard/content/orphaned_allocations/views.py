@@ -315,6 +315,10 @@ class RestoreView(_PreviewView):
         return [[entry.id, repair_forms.dump(row.plan)]
                 for entry, row in self.rows if row.plan]
 
+    def signed_names(self):
+        return dict(self.names(), **presenters.server_names(
+            row for _entry, row in self.rows))
+
     def names(self):
         """The audit's names, and the journaled names of the providers it
         no longer has (a decommissioned host's)."""
