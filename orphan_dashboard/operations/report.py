@@ -31,8 +31,8 @@ def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
     """The report of the whole cloud read now, or of ``provider``'s tree
     (a uuid or a name; :class:`NoSuchProvider` where it has none).
     ``progress`` follows the reading and is closed when it ends."""
-    client.validate_token(clients)
     try:
+        client.validate_token(clients)
         snapshot = collect.full_snapshot(clients.placement, clients.nova,
                                          concurrency=concurrency,
                                          progress=progress)

@@ -248,3 +248,20 @@ def test_nothing_written_reads_nothing():
     with mock.patch.object(snapshots, 'patch') as patch:
         snapshot.note_written(store, CLIENTS, {None}, False, 60, 4)
     assert not patch.called and not store.want.called
+
+
+def test_the_bar_is_filled_to_what_its_text_says():
+    """The page draws the bar at ``percent`` and writes ``done`` of
+    ``total`` and each kind's counts: one set of numbers.  A listing
+    longer than the last snapshot's estimate raises its total rather than
+    overfilling the bar; an unknown total leaves the bar unmeasured."""
+    bar = snapshot.bar({'providers': (0, 12), 'servers': (70, 60),
+                        'migrations': (5, 5)})
+    assert bar['read'] == {'providers': [0, 12], 'servers': [70, 70],
+                           'migrations': [5, 5]}
+    assert (bar['done'], bar['total']) == (75, 87)
+    assert bar['percent'] == 86 == int(100 * bar['done'] / bar['total'])
+    assert sum(d for d, _t in bar['read'].values()) == bar['done']
+    unknown = snapshot.bar({'providers': (3, None), 'servers': (1, 2)})
+    assert (unknown['total'], unknown['percent']) == (None, None)
+    assert snapshot.bar({'providers': (0, 0)})['percent'] is None

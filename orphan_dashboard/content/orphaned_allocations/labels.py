@@ -91,6 +91,9 @@ READ_KINDS = {
 }
 """What a sweep reads, as its progress bar names it."""
 
+READ_TOTAL = _('%(done)s of %(total)s read (%(percent)s %%)')
+"""The bar's text before the counts of each kind: what fills it."""
+
 SERVICE_STATES = {
     'up': _('Up'),
     'down': _('Down'),

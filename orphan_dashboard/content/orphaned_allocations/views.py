@@ -442,8 +442,9 @@ class SweepView(generic.View):
             return http.JsonResponse({'error': str(_('Unable to read the '
                                                      'audit state.'))},
                                      status=503)
-        state['labels'] = {kind: str(label)
-                           for kind, label in labels.READ_KINDS.items()}
+        state['labels'] = dict({kind: str(label) for kind, label
+                                in labels.READ_KINDS.items()},
+                               total=str(labels.READ_TOTAL))
         return http.JsonResponse(state)
 
 
