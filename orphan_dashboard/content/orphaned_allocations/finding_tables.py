@@ -77,7 +77,9 @@ class AllocationsTable(actions.SelectableTable):
     nova = tables.Column(lambda f: labels.reason(f.nova),
                          verbose_name=_('In Nova'), classes=actions.PROSE,
                          link=_migrated_server_link)
-    provider = tables.Column('provider_name', verbose_name=_('Provider'))
+    provider = tables.Column('provider_name', verbose_name=_('Provider'),
+                             filters=(labels.breakable,),
+                             classes=('orphan-name',))
     host = tables.Column('host', verbose_name=_('Current host'),
                          empty_value='-', link=lambda r: (
                              actions.hypervisor_url(r.hypervisor)

@@ -50,6 +50,17 @@ def html_format(text, **values):
         key: conditional_escape(value) for key, value in values.items()})
 
 
+def breakable(name):
+    """A name (``host3:Open vSwitch agent:br-phys``) that a narrow cell
+    may wrap after each colon as well as at its spaces and hyphens, and
+    nowhere inside a word (with the ``orphan-name`` style)."""
+    if not name:
+        return name
+    return mark_safe('<wbr>'.join(
+        conditional_escape(part) + (':' if i < name.count(':') else '')
+        for i, part in enumerate(str(name).split(':'))))
+
+
 def named(uuid, names):
     """A name the panel knows, its uuid one hover away; else the uuid."""
     name = names.get(uuid)
