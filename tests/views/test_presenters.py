@@ -99,6 +99,11 @@ class NamesWrapTests(unittest.TestCase):
         self.assertEqual('a&lt;b:<wbr>', labels.breakable('a<b:'))
         self.assertEqual('host1', labels.breakable('host1'))
 
+    def test_resources_may_break_after_their_underscores(self):
+        self.assertEqual(
+            'DISK_<wbr>GB=10, NET_<wbr>BW_<wbr>EGR=1',
+            labels.breakable_resources('DISK_GB=10, NET_BW_EGR=1'))
+
     def test_the_preview_sides_wrap_names_at_sensible_places(self):
         from django.template.loader import render_to_string
         html = render_to_string('orphaned_allocations/_sides.html', {

@@ -50,15 +50,23 @@ def html_format(text, **values):
         key: conditional_escape(value) for key, value in values.items()})
 
 
-def breakable(name):
+def breakable(name, after=':'):
     """A name (``host3:Open vSwitch agent:br-phys``) that a narrow cell
-    may wrap after each colon as well as at its spaces and hyphens, and
-    nowhere inside a word (with the ``orphan-name`` style)."""
+    may wrap after each ``after`` character (a colon; an underscore in
+    resource classes) as well as at its spaces and hyphens, and nowhere
+    inside a word (with the ``orphan-name`` style)."""
     if not name:
         return name
+    parts = str(name).split(after)
     return mark_safe('<wbr>'.join(
-        conditional_escape(part) + (':' if i < name.count(':') else '')
-        for i, part in enumerate(str(name).split(':'))))
+        conditional_escape(part) + (after if i < len(parts) - 1 else '')
+        for i, part in enumerate(parts)))
+
+
+def breakable_resources(resources):
+    """``DISK_GB=10, NET_BW_EGR_KILOBIT_PER_SEC=1000`` wrapping after its
+    underscores too: a resource class is as wide as a column at 1024 px."""
+    return breakable(resources, after='_')
 
 
 def named(uuid, names):

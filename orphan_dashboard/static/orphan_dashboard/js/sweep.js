@@ -1,7 +1,7 @@
 /*
  * The audit snapshot's age and the background sweep's progress on the
  * Orphaned Allocations index: polls the panel's sweep/ view while a sweep
- * runs.  The bar is filled to the percentage its text states: both come
+ * runs (and slowly while none does).  The bar is filled to the percentage its text states: both come
  * from the server's counts.  When a new snapshot is published, a page that
  * had none reloads itself; a page showing an older one updates its tables
  * in place (the page's own address, so its filter and page stay; the
@@ -11,6 +11,7 @@
   'use strict';
 
   var POLL_MS = 2000;
+  var IDLE_MS = 15000;
 
   function format(text, values) {
     return text.replace(/%\((\w+)\)s/g, function (match, name) {
@@ -104,9 +105,10 @@
         });
       }
       show($box, state);
-      if (state.sweeping || !state.version) {
-        window.setTimeout(function () { poll($box); }, POLL_MS);
-      }
+      // While nothing sweeps, a slower pace catches the audits a cron
+      // job or another operator starts.
+      window.setTimeout(function () { poll($box); },
+                        state.sweeping || !state.version ? POLL_MS : IDLE_MS);
     }).fail(function () {
       window.setTimeout(function () { poll($box); }, 5 * POLL_MS);
     });
