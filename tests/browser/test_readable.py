@@ -138,15 +138,22 @@ def test_the_bar_draws_what_its_text_says(site, browser):
         bar = driver.find_elements('css selector',
                                    '.orphan-sweep .progress-bar')
         if detail and bar and detail[0].is_displayed():
-            seen.append((detail[0].text, bar[0].get_attribute('style')))
+            seen.append((detail[0].text, bar[0].get_attribute('style'),
+                         driver.execute_script(
+                             'var b = arguments[0];'
+                             'return 100 * b.getBoundingClientRect().width /'
+                             ' b.parentNode.getBoundingClientRect().width;',
+                             bar[0])))
             return False
         return bool(driver.find_elements('css selector',
                                          '#providers tbody tr'))
     browser.wait(ended, timeout=120)
-    for text, style in seen:
+    for text, style, drawn in seen:
         stated = re.search(r'\((\d+) %\)', text)
         if stated:
+            # Drawn as stated, not on its way there.
             assert 'width: %s%%' % stated.group(1) in style, (text, style)
+            assert abs(drawn - int(stated.group(1))) < 2, (text, drawn)
 
 
 def keyboard_target(site, browser, placement):
