@@ -495,6 +495,29 @@ class Refusal(Exception):
         return str(self.reason)
 
 
+def owner_named(value, names):
+    """An incomplete consumer's reason naming its server's project and
+    user as Keystone does (``names``: ``{'projects': {id: name},
+    'users': {id: name}}``), rather than by their ids; any other value as
+    it is."""
+    if getattr(value, 'code', None) != 'incomplete_consumer':
+        return value
+    params = dict(value.params)
+    projects, users = names.get('projects', {}), names.get('users', {})
+    return reason(value.code,
+                  project=projects.get(params['project'], params['project']),
+                  user=users.get(params['user'], params['user']))
+
+
+def named(uuid, names):
+    """A uuid as an operator knows it: its name with the uuid beside it
+    (scripts and searches still find it), else the uuid alone."""
+    name = names.get(uuid) if uuid else None
+    if not name:
+        return uuid or '-'
+    return '%s (%s)' % (name, uuid)
+
+
 def format_resources(resources):
     """``{class: amount}`` as ``DISK_GB=10, MEMORY_MB=512, VCPU=1``."""
     return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))

@@ -39,6 +39,9 @@ from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.cli.i18n import _
+from orphan_dashboard.cli.i18n import N_
+from orphan_dashboard.cli.i18n import text
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import prometheus
 from orphan_dashboard import conf
@@ -244,7 +247,12 @@ def normalize(argv):
 
 # -- output ------------------------------------------------------------------
 
-def report_json(report):
+def report_json(report, owners=None):
+    """The report with ids and, beside them, the names of the providers,
+    servers, projects and users (``owners`` as
+    :func:`report_ops.owner_names` reads them)."""
+    owners = owners or {'projects': {}, 'users': {}}
+    servers = report_ops.server_names(report.findings)
     providers = [{
         'uuid': p.provider.uuid, 'name': p.provider.name,
         'service_state': p.service_state, 'servers': p.servers,
@@ -253,7 +261,8 @@ def report_json(report):
         'owner': p.owner,
         'findings': p.counts,
     } for p in report.providers]
-    findings = [f.as_dict() for f in report.findings if f.verdict != m.OK]
+    findings = [dict(row, server_name=servers.get(row['consumer']))
+                for row in report_ops.finding_rows(report, owners)]
     return {'providers': providers, 'findings': findings,
             'down_cells': report.down_cells, 'partial': report.down_cells,
             'skipped_cells': skipped_cells(report),
@@ -271,58 +280,102 @@ def skipped_cells(report):
             'unconfirmed_providers': list(report.unconfirmed)}
 
 
-def print_text(report, out):
+def print_text(report, out, owners=None):
+    """The providers that need attention and their findings, each verdict
+    by its name, an incomplete consumer's owner by Keystone's names."""
+    owners = owners or {'projects': {}, 'users': {}}
     if report.down_cells:
-        print('PARTIAL: %s' % reasons.down_cells(report), file=out)
+        print_partial(report, out)
     if reasons.neutron_unread(report):
-        print('NOTE: %s' % reasons.neutron_unread(report), file=out)
+        print(_('NOTE: %s') % text(reasons.neutron_unread(report)), file=out)
     for p in report.providers:
         if not p.needs_attention:
             continue
         print('%s %s (%s)%s' % (p.provider.name, p.provider.uuid,
                                 p.service_state,
-                                ' orphaned provider' if p.orphaned_provider
-                                else ''), file=out)
+                                ' ' + _('orphaned provider')
+                                if p.orphaned_provider else ''), file=out)
         for rc in sorted(set(p.usage) | set(p.needed)):
-            print('  %-10s usage %-8s needed %s' % (
-                rc, p.usage.get(rc, 0), p.needed.get(rc, 0)), file=out)
+            print('  ' + _('%(class)-10s usage %(usage)-8s needed '
+                           '%(needed)s') % {
+                'class': rc, 'usage': p.usage.get(rc, 0),
+                'needed': p.needed.get(rc, 0)}, file=out)
         for f in p.findings:
             if f.verdict == m.OK:
                 continue
             print('  %-19s %s %s: %s%s' % (
-                f.verdict, f.consumer, f.nova, f.reason,
-                ' -> %s' % reasons.action_name(f.action) if f.action
+                text(reasons.verdict_name(f.verdict)), f.consumer,
+                text(f.nova), text(reasons.owner_named(f.reason, owners)),
+                ' -> %s' % text(reasons.action_name(f.action)) if f.action
                 else ''), file=out)
             if f.blocked:
-                print('  %-19s no repair: %s' % ('', f.blocked), file=out)
+                print('  %-19s %s' % ('', _('no repair: %s') %
+                                      text(f.blocked)), file=out)
 
 
-def print_rows(rows, out):
+def print_partial(report, out):
+    """What a down cell hid from the run, as its first line."""
+    print(_('PARTIAL: %s') % text(reasons.down_cells(report)), file=out)
+
+
+def row_names(rows, names):
+    """``{uuid: name}`` of the providers (``names``) and the servers the
+    previewed ``rows`` read, for the lines that follow them."""
+    servers = {row.selection.consumer: row.server or
+               report_ops.server_name(row.finding) for row in rows}
+    return dict(names, **{u: n for u, n in servers.items() if n})
+
+
+def subject(selection, names):
+    """What a row is about, by name with its uuid beside it: ``server
+    web-1 (uuid) on host1 (uuid)``, ``consumer uuid on host1 (uuid)``."""
+    provider = reasons.named(selection.provider, names)
+    if not selection.consumer:
+        return _('provider %s') % provider
+    values = {'consumer': reasons.named(selection.consumer, names),
+              'provider': provider}
+    if names.get(selection.consumer):
+        return _('server %(consumer)s on %(provider)s') % values
+    return _('consumer %(consumer)s on %(provider)s') % values
+
+
+def print_rows(rows, out, names=None):
+    names = names or {}
     for row in rows:
         for note in row.notes:
-            print('note: %s' % note, file=out)
+            print(_('note: %s') % text(note), file=out)
         if row.plan is None:
-            print('not possible: %s %s on %s: %s' % (
-                reasons.action_name(row.selection.action),
-                row.selection.consumer, row.selection.provider, row.error),
-                file=out)
+            print(_('not possible: %(action)s %(subject)s: %(error)s') % {
+                'action': text(reasons.action_name(row.selection.action)),
+                'subject': subject(row.selection, names),
+                'error': text(row.error)}, file=out)
         for command in row.commands:
-            print('plan: %s' % command, file=out)
+            print(_('plan: %s') % command, file=out)
 
 
-def outcomes_json(outcomes):
+def outcomes_json(outcomes, names=None):
+    names = names or {}
     return [{'consumer': o.selection.consumer,
+             'consumer_name': names.get(o.selection.consumer),
              'provider': o.selection.provider,
+             'provider_name': names.get(o.selection.provider),
              'action': o.selection.action, 'status': o.status,
              'message': str(o.message), 'journal_entry': o.entry_id}
             for o in outcomes]
 
 
-def print_outcomes(outcomes, out):
+def print_outcomes(outcomes, out, names=None):
+    names = names or {}
     for o in outcomes:
-        print('%-8s %-16s %s on %s: %s' % (
-            o.status, o.selection.action, o.selection.consumer or '-',
-            o.selection.provider, o.message), file=out)
+        print('%-8s %-16s %s: %s' % (
+            _(STATUSES.get(o.status, o.status)),
+            text(reasons.action_name(o.selection.action)),
+            subject(o.selection, names), text(o.message)), file=out)
+
+
+STATUSES = {repairs.DONE: N_('done'), repairs.SKIPPED: N_('skipped'),
+            repairs.FAILED: N_('failed')}
+"""An outcome's status, as a line shows it."""
 
 
 def outcome_code(outcomes):
@@ -363,7 +416,7 @@ def audit(args, clients):
                                 progress_bar.for_args(args),
                                 provider=args.provider)
     except report_ops.NoSuchProvider:
-        raise BadArguments('no resource provider %s' % args.provider)
+        raise BadArguments(_('no resource provider %s') % args.provider)
 
 
 def projects_json(rows, names):
@@ -411,11 +464,13 @@ def cmd_report(args, clients, out):
                                'without --provider')
         return cmd_report_by_project(args, clients, out)
     report = audit(args, clients)
+    owners = report_ops.owner_names(clients)
     if args.json:
-        json.dump(report_json(report), out, indent=2, sort_keys=True)
+        json.dump(report_json(report, owners), out, indent=2,
+                  sort_keys=True)
         out.write('\n')
     else:
-        print_text(report, out)
+        print_text(report, out, owners)
     return partial(report, FOUND if report.problems else NOTHING)
 
 
@@ -433,7 +488,7 @@ def cmd_apply(args, clients, out):
                       sort_keys=True)
             out.write('\n')
         elif report.down_cells:
-            print('PARTIAL: %s' % reasons.down_cells(report), file=out)
+            print_partial(report, out)
         return partial(report, NOTHING)
     selections, hints = repairs.recommended(report)
     rows = repairs.preview(clients, selections, _min_age(args), hints)
@@ -441,15 +496,17 @@ def cmd_apply(args, clients, out):
     journal = connect.journal_for_clients(clients)
     outcomes = repairs.apply_previewed(clients, journal, rows,
                                        _min_age(args), hints)
+    names = row_names(rows, report.names)
     if args.json:
-        json.dump(dict(report_json(report), outcomes=outcomes_json(outcomes)),
+        json.dump(dict(report_json(report, report_ops.owner_names(clients)),
+                       outcomes=outcomes_json(outcomes, names)),
                   out, indent=2, sort_keys=True)
         out.write('\n')
     else:
         if report.down_cells:
-            print('PARTIAL: %s' % reasons.down_cells(report), file=out)
-        print_rows(rows, out)
-        print_outcomes(outcomes, out)
+            print_partial(report, out)
+        print_rows(rows, out, names)
+        print_outcomes(outcomes, out, names)
     return partial(report, outcome_code(outcomes))
 
 
@@ -459,16 +516,20 @@ def cmd_history(args, clients, out):
     cloud = None if args.all_clouds else connect.cloud_for_clients(clients)
     found = history_ops.every_entry(cloud, provider=args.provider,
                                     consumer=args.consumer)
+    names = history_ops.entry_names(
+        cloud, history_ops.current_names(clients) if clients else {})
     if args.csv:
-        out.writelines(history_ops.history_csv(found))
+        out.writelines(history_ops.history_csv(found, names))
     elif args.json:
-        out.writelines(history_ops.history_json(found))
+        out.writelines(history_ops.history_json(found, names))
     else:
         for e in found:
-            print('%5d %s %s %-8s %-6s %-16s %s on %s by %s: %s' % (
+            print('%5d %s %s %-8s %-6s %-16s %s' % (
                 e.id, e.created.isoformat(timespec='seconds'), e.batch,
-                e.status, e.source, e.action, e.consumer or '-', e.provider,
-                e.user_name, e.message or e.reason), file=out)
+                e.status, e.source, text(reasons.action_name(e.action)),
+                _('%(subject)s by %(user)s: %(message)s') % {
+                    'subject': subject(e, names), 'user': e.user_name,
+                    'message': e.message or e.reason}), file=out)
     return NOTHING
 
 
@@ -482,16 +543,18 @@ def cmd_restore(args, clients, out):
     try:
         entries = history_ops.entries_by_id(cloud, args.entries)
     except ObjectDoesNotExist:
-        raise BadArguments('no journal entry of this cloud among %s' %
+        raise BadArguments(_('no journal entry of this cloud among %s') %
                            ' '.join(map(str, args.entries)))
     if args.batch:
         entries = history_ops.batch_entries(cloud, args.batch)
         if not entries:
-            raise BadArguments('no batch %s in this cloud\'s journal' %
+            raise BadArguments(_("no batch %s in this cloud's journal") %
                                args.batch)
     restorable = restore_ops.restorable(cloud, entries)
     pairs = restore_ops.preview(clients, entries, restorable)
     rows = [row for _entry, row in pairs]
+    names = row_names(rows, history_ops.entry_names(
+        cloud, {'providers': history_ops.provider_names(clients)}))
     outcomes = []
     if args.apply:
         outcomes = restore_ops.restore(
@@ -503,12 +566,12 @@ def cmd_restore(args, clients, out):
                               'error': reasons.render(row.error),
                               'notes': [str(note) for note in row.notes]}
                              for entry, row in pairs],
-                   'outcomes': outcomes_json(outcomes)},
+                   'outcomes': outcomes_json(outcomes, names)},
                   out, indent=2, sort_keys=True)
         out.write('\n')
     else:
-        print_rows(rows, out)
-        print_outcomes(outcomes, out)
+        print_rows(rows, out, names)
+        print_outcomes(outcomes, out, names)
     if args.apply:
         return outcome_code(outcomes)
     return FOUND if any(row.plan for row in rows) else NOTHING
@@ -537,9 +600,12 @@ def decommission_json(plan, chosen, children=()):
         'deletes_service': plan.deletes_service,
         'whole_service': plan.whole_service,
         'other_nodes': plan.other_nodes,
+        'provider_names': {p: plan.names.get(p) for p in plan.providers},
         'servers': [{'uuid': s.uuid, 'name': s.name, 'status': s.status}
                     for s in plan.servers],
-        'steps': [{'consumer': s.consumer, 'verdict': s.finding.verdict,
+        'steps': [{'consumer': s.consumer,
+                   'server_name': report_ops.server_name(s.finding),
+                   'verdict': s.finding.verdict,
                    'reason': str(s.finding.reason), 'optional': s.optional,
                    'action': s.plan.action if s.plan else None,
                    'commands': osc_commands(s.plan) if s.plan
@@ -554,44 +620,70 @@ def decommission_json(plan, chosen, children=()):
 
 def print_decommission(plan, chosen, out, children=()):
     service = plan.service
-    print('decommission %s: compute service %s, providers %s' % (
-        plan.name, '%s (%s%s)' % (service.host, service.state,
-                                  ', forced down' if service.forced_down
-                                  else '') if service else 'none',
-        ', '.join(plan.providers) or 'none'), file=out)
+    if service:
+        state = (_('%s, forced down') % service.state if service.forced_down
+                 else service.state)
+        shown = '%s (%s)' % (service.host, state)
+    print(_('decommission %(name)s: compute service %(service)s, providers '
+            '%(providers)s') % {
+        'name': plan.name, 'service': shown if service else _('none'),
+        'providers': providers_named(plan) or _('none')}, file=out)
     if plan.keeps_service:
-        print('compute service %s also serves %s: kept (--whole-service '
-              'deletes it with every node)' % (service.host, ', '.join(
-                  '%s (%s)' % (plan.names.get(n, n), n)
-                  for n in plan.other_nodes)), file=out)
+        nodes = ', '.join(reasons.named(n, plan.names)
+                          for n in plan.other_nodes)
+        print(_('compute service %(host)s also serves %(nodes)s: kept '
+                '(--whole-service deletes it with every node)') % {
+            'host': service.host, 'nodes': nodes}, file=out)
     for step in plan.steps:
-        head = '%-19s %s: %s' % (step.finding.verdict, step.consumer,
-                                 step.finding.reason)
+        head = '%-19s %s: %s' % (
+            text(reasons.verdict_name(step.finding.verdict)), reasons.named(
+                step.consumer, {step.consumer: report_ops.server_name(
+                    step.finding)}), text(step.finding.reason))
         if step.error:
-            print('blocked  %s (%s)' % (head, step.error), file=out)
+            print('%-8s %s (%s)' % (_('blocked'), head, text(step.error)),
+                  file=out)
             continue
         if step.optional and step.consumer not in chosen:
-            print('unknown  %s (deleted only with --delete-unknown %s)' % (
-                head, step.consumer), file=out)
+            print('%-8s %s (%s)' % (
+                _('unknown'), head, _('deleted only with --delete-unknown '
+                                      '%s') % step.consumer), file=out)
             continue
-        print('repair   %s' % head, file=out)
+        print('%-8s %s' % (_('repair'), head), file=out)
         for command in osc_commands(step.plan):
-            print('plan: %s' % command, file=out)
+            print(_('plan: %s') % command, file=out)
     for child in sorted(plan.foreign_children):
         name = plan.names.get(child, child)
-        fate = ('deleted with the tree (--delete-foreign-child)'
+        fate = (_('deleted with the tree (--delete-foreign-child)')
                 if child in children else
-                'deleted only with --delete-foreign-child %s' % name)
-        print('foreign  %s (%s): %s' % (name, child, fate), file=out)
+                _('deleted only with --delete-foreign-child %s') % name)
+        print('%-8s %s: %s' % (_('foreign'), reasons.named(child, plan.names),
+                               fate), file=out)
     if plan.deletes_service:
-        print('then: delete compute service %s (Nova deletes its providers; '
-              'a restore does not re-create the service)' % service.host,
-              file=out)
+        print(_('then: delete compute service %s (Nova deletes its '
+                'providers; a restore does not re-create the service)') %
+              service.host, file=out)
     if plan.providers:
-        print('then: delete what Nova leaves of providers %s, children '
-              'first' % ', '.join(plan.providers), file=out)
+        print(_('then: delete what Nova leaves of providers %s, children '
+                'first') % providers_named(plan), file=out)
     for blocker in plan.blockers(chosen, children):
-        print('cannot be carried out now: %s' % blocker, file=out)
+        print(_('cannot be carried out now: %s') % text(blocker), file=out)
+
+
+def providers_named(plan):
+    """A decommission's providers, each by name with its uuid beside."""
+    return ', '.join(reasons.named(p, plan.names) for p in plan.providers)
+
+
+def still_runs(host, servers):
+    """Why a host with servers is not decommissioned, naming them, each
+    with its uuid beside."""
+    return _('%(host)s still runs servers: %(servers)s') % {
+        'host': host, 'servers': ', '.join(
+            reasons.named(s.uuid, {s.uuid: s.name}) for s in servers)}
+
+
+def already_gone(host):
+    return _('%s is already gone: no compute service, no provider') % host
 
 
 def known_or_close(name, clients):
@@ -606,9 +698,21 @@ def known_or_close(name, clients):
         clients, connect.cloud_for_clients(clients), name)
     if close is None:
         return
-    raise BadArguments(
-        'no compute host, hypervisor or provider %s, now or in the journal%s'
-        % (name, ' (did you mean %s?)' % ', '.join(close) if close else ''))
+    if close:
+        raise BadArguments(
+            _('no compute host, hypervisor or provider %(name)s, now or in '
+              'the journal (did you mean %(close)s?)') % {
+                'name': name, 'close': ', '.join(close)})
+    raise BadArguments(_('no compute host, hypervisor or provider %s, now '
+                         'or in the journal') % name)
+
+
+def decommission_names(plan):
+    """``{uuid: name}`` of a decommission's providers and of the servers
+    its steps name."""
+    servers = {s.consumer: report_ops.server_name(s.finding)
+               for s in plan.steps}
+    return dict(plan.names, **{u: n for u, n in servers.items() if n})
 
 
 def cmd_decommission(args, clients, out):
@@ -626,12 +730,11 @@ def cmd_decommission(args, clients, out):
         code = NOTHING
     elif plan.foreign:
         print('orphan-audit: %s' % '; '.join(
-            str(b) for b in plan.refusals()), file=sys.stderr)
+            text(b) for b in plan.refusals()), file=sys.stderr)
         code = ERROR
     elif plan.servers:
-        print('orphan-audit: %s still runs servers: %s' % (
-            args.host, ', '.join(s.uuid for s in plan.servers)),
-            file=sys.stderr)
+        print('orphan-audit: %s' % still_runs(args.host, plan.servers),
+              file=sys.stderr)
         code = ERROR
     elif args.apply:
         setup_django()
@@ -641,18 +744,18 @@ def cmd_decommission(args, clients, out):
             bound=plan.binding(), children=children)
         code = (APPLIED if outcomes and all(o.status == repairs.DONE
                                             for o in outcomes) else ERROR)
+    names = decommission_names(plan)
     if args.json:
         json.dump(dict(decommission_json(plan, chosen, children),
-                       outcomes=outcomes_json(outcomes)), out, indent=2,
-                  sort_keys=True)
+                       outcomes=outcomes_json(outcomes, names)), out,
+                  indent=2, sort_keys=True)
         out.write('\n')
     else:
         if plan.gone:
-            print('%s is already gone: no compute service, no provider' %
-                  args.host, file=out)
+            print(already_gone(args.host), file=out)
         else:
             print_decommission(plan, chosen, out, children)
-        print_outcomes(outcomes, out)
+        print_outcomes(outcomes, out, names)
     return code
 
 
@@ -661,10 +764,10 @@ def cmd_refresh(args, clients, out):
     from orphan_dashboard.operations import snapshot as snapshot_ops
 
     if 'DJANGO_SETTINGS_MODULE' not in os.environ:
-        raise BadArguments(
+        raise BadArguments(_(
             "refresh stores the snapshot in the panel's cache: run it with "
             "Horizon's settings (manage.py orphan_audit refresh, or "
-            'DJANGO_SETTINGS_MODULE set)')
+            'DJANGO_SETTINGS_MODULE set)'))
     store = snapshot_ops.store(connect.cloud_for_clients(clients).key,
                                conf.FULL_SWEEP.get())
     connect.validate_token(clients)
@@ -674,16 +777,19 @@ def cmd_refresh(args, clients, out):
         store, clients, args.full, _min_age(args), conf.FULL_SWEEP.get(),
         _concurrency(args), progress)
     if snapshot is None:
-        print('a sweep is already running (%s): nothing to do' %
+        print(_('a sweep is already running (%s): nothing to do') %
               store.sweeper(), file=out)
         return NOTHING
     state = store.state()
-    print('snapshot %s stored: %d servers, %d providers, %s sweep in '
-          '%.1f s' % (state['version'], len(snapshot.servers),
-                      len(snapshot.providers),
-                      'full' if snapshot.full_sweep_at == snapshot.taken_at
-                      else 'incremental', time.monotonic() - started),
-          file=out)
+    full = snapshot.full_sweep_at == snapshot.taken_at
+    print((_('snapshot %(version)s stored: %(servers)d servers, '
+             '%(providers)d providers, full sweep in %(seconds).1f s')
+           if full else
+           _('snapshot %(version)s stored: %(servers)d servers, '
+             '%(providers)d providers, incremental sweep in %(seconds).1f s'))
+          % {'version': state['version'], 'servers': len(snapshot.servers),
+             'providers': len(snapshot.providers),
+             'seconds': time.monotonic() - started}, file=out)
     return NOTHING
 
 
@@ -712,8 +818,8 @@ def cmd_metrics(args, clients, out):
         try:
             write_to_textfile(args.textfile, registry)
         except OSError as exc:
-            raise Failure('cannot write %s: %s' % (args.textfile,
-                                                   exc.strerror or exc))
+            raise Failure(_('cannot write %(path)s: %(error)s') % {
+                'path': args.textfile, 'error': exc.strerror or exc})
     else:
         from prometheus_client import generate_latest
         out.write(generate_latest(registry).decode())
@@ -813,14 +919,15 @@ def check_arguments(args):
     anything is read."""
     timeout = getattr(args, 'timeout', None)
     if timeout is not None and not 0 < timeout < math.inf:
-        raise BadArguments('--timeout %g: give a positive number of seconds'
-                           % timeout)
+        raise BadArguments(_('--timeout %g: give a positive number of '
+                             'seconds') % timeout)
     textfile = getattr(args, 'textfile', None)
     if textfile:
         directory = os.path.dirname(os.path.abspath(textfile))
         if not os.path.isdir(directory):
-            raise BadArguments('--textfile %s: there is no directory %s' %
-                               (textfile, directory))
+            raise BadArguments(_('--textfile %(path)s: there is no '
+                                 'directory %(directory)s') % {
+                'path': textfile, 'directory': directory})
 
 
 def execute(args, out=sys.stdout):
@@ -842,17 +949,17 @@ def execute(args, out=sys.stdout):
     except Failure as exc:
         print('orphan-audit: %s' % exc, file=sys.stderr)
     except ks_exc.Unauthorized:
-        print('orphan-audit: authentication failed: check the credentials',
-              file=sys.stderr)
+        print('orphan-audit: %s' % _('authentication failed: check the '
+                                     'credentials'), file=sys.stderr)
     except ks_exc.Forbidden:
-        print('orphan-audit: forbidden: an admin role is needed',
+        print('orphan-audit: %s' % _('forbidden: an admin role is needed'),
               file=sys.stderr)
     except ks_exc.EndpointNotFound as exc:
-        print('orphan-audit: service missing from the catalog: %s' % exc,
-              file=sys.stderr)
+        print('orphan-audit: %s' % _('service missing from the catalog: '
+                                     '%s') % exc, file=sys.stderr)
     except (ks_exc.ConnectFailure, ks_exc.ConnectTimeout,
             ks_exc.DiscoveryFailure) as exc:
-        print('orphan-audit: cannot reach the cloud: %s' % exc,
+        print('orphan-audit: %s' % _('cannot reach the cloud: %s') % exc,
               file=sys.stderr)
     except ks_exc.ClientException as exc:
         print('orphan-audit: %s' % exc, file=sys.stderr)

@@ -33,17 +33,20 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import commands
+from orphan_dashboard.cli.i18n import _
+from orphan_dashboard.cli.i18n import text
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard import conf
 from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
 
-FINDING_COLUMNS = ('Consumer', 'Provider', 'Provider Name', 'Verdict',
-                   'Reason', 'Action', 'Actions', 'Resources', 'Nova',
-                   'Host', 'Project', 'User', 'Blocked')
-ROW_COLUMNS = ('Consumer', 'Provider', 'Action', 'Status', 'Plan',
-               'Message', 'Journal Entry')
+FINDING_COLUMNS = ('Consumer', 'Server Name', 'Provider', 'Provider Name',
+                   'Verdict', 'Reason', 'Action', 'Actions', 'Resources',
+                   'Nova', 'Host', 'Project', 'Project Name', 'User',
+                   'User Name', 'Blocked')
+ROW_COLUMNS = ('Consumer', 'Server Name', 'Provider', 'Provider Name',
+               'Action', 'Status', 'Plan', 'Message', 'Journal Entry')
 
 
 class Lines(columns.FormattableColumn):
@@ -100,7 +103,7 @@ class _Orphan:
                                     conf.CONCURRENCY.get(), progress,
                                     provider=provider)
         except report_ops.NoSuchProvider:
-            raise commands.BadArguments('no resource provider %s' %
+            raise commands.BadArguments(_('no resource provider %s') %
                                         provider)
 
 
@@ -108,13 +111,16 @@ def _resources(resources):
     return ', '.join('%s=%s' % item for item in sorted(resources.items()))
 
 
-def finding_row(finding, names):
-    return (finding.consumer, finding.provider,
-            names.get(finding.provider), finding.verdict,
-            str(finding.reason), finding.action,
+def finding_row(finding, names, owners):
+    """A finding with the names of its server, provider, project and user
+    beside their ids (``owners`` as :func:`report_ops.owner_names`)."""
+    return (finding.consumer, report_ops.server_name(finding),
+            finding.provider, names.get(finding.provider), finding.verdict,
+            text(reasons.owner_named(finding.reason, owners)), finding.action,
             ', '.join(finding.actions), _resources(finding.resources),
-            str(finding.nova), finding.host, finding.project_id,
-            finding.user_id, str(finding.blocked))
+            text(finding.nova), finding.host, finding.project_id,
+            owners['projects'].get(finding.project_id), finding.user_id,
+            owners['users'].get(finding.user_id), text(finding.blocked))
 
 
 class ListOrphan(_Orphan, command.Lister):
@@ -139,11 +145,12 @@ class ListOrphan(_Orphan, command.Lister):
             set(m.VERDICTS) - {m.OK})
         found = [f for f in report.findings if f.verdict in verdicts]
         if report.down_cells:
-            print('PARTIAL: %s' % reasons.down_cells(report),
-                  file=sys.stderr)
+            commands.print_partial(report, sys.stderr)
         self.code = commands.partial(report, commands.FOUND if any(
             f.problem for f in found) else commands.NOTHING)
-        return FINDING_COLUMNS, [finding_row(f, report.names) for f in found]
+        owners = report_ops.owner_names(self.clients)
+        return FINDING_COLUMNS, [finding_row(f, report.names, owners)
+                                 for f in found]
 
 
 class ShowOrphan(_Orphan, command.ShowOne):
@@ -166,13 +173,14 @@ class ShowOrphan(_Orphan, command.ShowOne):
         findings = [f for f in report.findings if f.consumer == wanted]
         if not findings:
             raise commands.BadArguments(
-                'no consumer or provider %s' % parsed_args.subject)
+                _('no consumer or provider %s') % parsed_args.subject)
         if any(f.problem for f in findings):
             self.code = commands.partial(report, commands.FOUND)
         first = findings[0]
-        return (('consumer', 'nova', 'instance', 'project_id', 'user_id',
-                 'allocations'),
-                (first.consumer, str(first.nova), first.instance,
+        return (('consumer', 'server_name', 'nova', 'instance',
+                 'project_id', 'user_id', 'allocations'),
+                (first.consumer, report_ops.server_name(first),
+                 str(first.nova), first.instance,
                  first.project_id, first.user_id,
                  format_columns.ListDictColumn([dict(
                      f.as_dict(), provider_name=report.names.get(
@@ -196,26 +204,33 @@ class ShowOrphan(_Orphan, command.ShowOne):
                      for f in tree.findings if f.verdict != m.OK])))
 
 
-def preview_rows(rows):
+def _subject(selection, names):
+    """Consumer and provider, each with its name (``{uuid: name}``)."""
+    return (selection.consumer, names.get(selection.consumer),
+            selection.provider, names.get(selection.provider))
+
+
+def preview_rows(rows, names):
     """The previewed rows, nothing written."""
-    return [(r.selection.consumer, r.selection.provider, r.selection.action,
-             'preview' if r.plan else 'not possible', Lines(r.commands),
-             '; '.join([str(n) for n in r.notes] +
-                       ([reasons.render(r.error)] if r.error else [])),
-             None) for r in rows]
+    return [_subject(r.selection, names) + (
+        r.selection.action, 'preview' if r.plan else 'not possible',
+        Lines(r.commands), '; '.join(
+            [text(n) for n in r.notes] +
+            ([text(r.error)] if r.error else [])), None)
+            for r in rows]
 
 
-def outcome_rows(outcomes):
+def outcome_rows(outcomes, names):
     """What was written (or skipped, or failed), and its journal entry."""
-    return [(o.selection.consumer, o.selection.provider, o.selection.action,
-             o.status, Lines([]), str(o.message), o.entry_id)
-            for o in outcomes]
+    return [_subject(o.selection, names) + (
+        o.selection.action, o.status, Lines([]), text(o.message), o.entry_id)
+        for o in outcomes]
 
 
-def _print_preview(rows):
+def _print_preview(rows, names):
     """The preview, on stderr before anything is written: stdout keeps
     the one document the formatter prints."""
-    commands.print_rows(rows, sys.stderr)
+    commands.print_rows(rows, sys.stderr, names)
 
 
 class RepairOrphan(_Orphan, command.Lister):
@@ -238,29 +253,33 @@ class RepairOrphan(_Orphan, command.Lister):
         problems = [f for f in report.problems if f.consumer == consumer]
         if not problems:
             if not any(f.consumer == consumer for f in report.findings):
-                raise commands.BadArguments('no consumer %s in Placement' %
-                                            consumer)
+                raise commands.BadArguments(_('no consumer %s in '
+                                              'Placement') % consumer)
             return [], ()
         if action is None:
             chosen = [s for s in repairs.recommended(report)[0]
                       if s.consumer == consumer]
             if not chosen:
-                print('consumer %s has no recommended repair (%s): name '
-                      'one with --action (offered: %s)' % (
-                          consumer, ', '.join(f.verdict for f in problems),
-                          ', '.join(sorted({a for f in problems
-                                            for a in f.actions})) or
-                          'none'), file=sys.stderr)
+                print(_('consumer %(consumer)s has no recommended repair '
+                        '(%(verdicts)s): name one with --action (offered: '
+                        '%(actions)s)') % {
+                    'consumer': consumer,
+                    'verdicts': ', '.join(f.verdict for f in problems),
+                    'actions': ', '.join(sorted(
+                        {a for f in problems for a in f.actions})) or
+                    _('none')}, file=sys.stderr)
                 self.code = commands.partial(report, commands.FOUND)
         else:
             chosen = [repairs.Selection(f.consumer, f.provider, action)
                       for f in problems if action in f.actions]
             if not chosen:
                 raise commands.BadArguments(
-                    'consumer %s offers no %s repair (offered: %s)' % (
-                        consumer, action, ', '.join(sorted(
+                    _('consumer %(consumer)s offers no %(action)s repair '
+                      '(offered: %(actions)s)') % {
+                        'consumer': consumer, 'action': action,
+                        'actions': ', '.join(sorted(
                             {a for f in problems for a in f.actions})) or
-                        'none'))
+                        _('none')})
         return repairs.selections(report, chosen, ())
 
     def take_action(self, parsed_args):
@@ -271,17 +290,18 @@ class RepairOrphan(_Orphan, command.Lister):
             return ROW_COLUMNS, []
         min_age = self.min_age(parsed_args)
         rows = repairs.preview(self.clients, chosen, min_age, hints)
+        names = commands.row_names(rows, report.names)
         if not parsed_args.yes:
             self.code = commands.partial(report, commands.FOUND if any(
                 r.plan for r in rows) else commands.NOTHING)
-            return ROW_COLUMNS, preview_rows(rows)
-        _print_preview(rows)
+            return ROW_COLUMNS, preview_rows(rows, names)
+        _print_preview(rows, names)
         commands.setup_django()
         outcomes = repairs.apply_previewed(
             self.clients, connect.journal_for_clients(self.clients), rows,
             min_age, hints)
         self.code = commands.partial(report, commands.outcome_code(outcomes))
-        return ROW_COLUMNS, outcome_rows(outcomes)
+        return ROW_COLUMNS, outcome_rows(outcomes, names)
 
 
 class RestoreOrphan(_Orphan, command.Lister):
@@ -308,22 +328,25 @@ class RestoreOrphan(_Orphan, command.Lister):
             entries = history_ops.entries_by_id(cloud, parsed_args.entries)
         except ObjectDoesNotExist:
             raise commands.BadArguments(
-                'no journal entry of this cloud among %s' %
+                _('no journal entry of this cloud among %s') %
                 ' '.join(map(str, parsed_args.entries)))
         restorable = restore_ops.restorable(cloud, entries)
         pairs = restore_ops.preview(self.clients, entries, restorable)
         rows = [row for _entry, row in pairs]
+        names = commands.row_names(rows, history_ops.entry_names(
+            cloud, {'providers': history_ops.provider_names(
+                self.clients)}))
         if not parsed_args.yes:
             self.code = (commands.FOUND if any(r.plan for r in rows)
                          else commands.NOTHING)
-            return ROW_COLUMNS, preview_rows(rows)
-        _print_preview(rows)
+            return ROW_COLUMNS, preview_rows(rows, names)
+        _print_preview(rows, names)
         outcomes = restore_ops.restore(
             self.clients, connect.journal_for_clients(self.clients),
             entries, {entry.id: row.plan for entry, row in pairs
                       if row.plan}, restorable)
         self.code = commands.outcome_code(outcomes)
-        return ROW_COLUMNS, outcome_rows(outcomes)
+        return ROW_COLUMNS, outcome_rows(outcomes, names)
 
 
 class DecommissionOrphan(_Orphan, command.Lister):
@@ -348,17 +371,16 @@ class DecommissionOrphan(_Orphan, command.Lister):
                            whole_service=parsed_args.whole_service)
         if plan.gone:
             commands.known_or_close(parsed_args.host, self.clients)
-            print('%s is already gone: no compute service, no provider' %
-                  parsed_args.host, file=sys.stderr)
+            print(commands.already_gone(parsed_args.host), file=sys.stderr)
             return ROW_COLUMNS, []
         children = commands.foreign_children(
             plan, parsed_args.delete_foreign_child)
         if plan.foreign:
-            raise commands.Failure('; '.join(str(b)
+            raise commands.Failure('; '.join(text(b)
                                              for b in plan.refusals()))
         if plan.servers:
-            raise commands.Failure('%s still runs servers: %s' % (
-                parsed_args.host, ', '.join(s.uuid for s in plan.servers)))
+            raise commands.Failure(commands.still_runs(parsed_args.host,
+                                                       plan.servers))
         if not parsed_args.yes:
             self.code = commands.FOUND
             return ROW_COLUMNS, self.steps(plan, chosen, children)
@@ -370,33 +392,39 @@ class DecommissionOrphan(_Orphan, command.Lister):
             bound=plan.binding(), children=children)
         self.code = (commands.APPLIED if outcomes and all(
             o.status == repairs.DONE for o in outcomes) else commands.ERROR)
-        return ROW_COLUMNS, outcome_rows(outcomes)
+        return ROW_COLUMNS, outcome_rows(outcomes,
+                                         commands.decommission_names(plan))
 
     def steps(self, plan, chosen, children=()):
         """The preview: each step, then the service and providers."""
+        names = commands.decommission_names(plan)
         rows = []
         for step in plan.steps:
             if step.error:
-                status, message = 'blocked', str(step.error)
+                status, message = 'blocked', text(step.error)
             elif step.optional and step.consumer not in chosen:
                 status, message = 'unknown', (
-                    'deleted only with --delete-unknown %s' % step.consumer)
+                    _('deleted only with --delete-unknown %s') %
+                    step.consumer)
             else:
-                status, message = 'preview', str(step.finding.reason)
-            rows.append((step.consumer, step.finding.provider,
+                status, message = 'preview', text(step.finding.reason)
+            rows.append((step.consumer, names.get(step.consumer),
+                         step.finding.provider,
+                         names.get(step.finding.provider),
                          step.plan.action if step.plan else None, status,
                          Lines(osc_commands(step.plan) if step.plan else []),
                          message, None))
         if plan.deletes_service:
-            rows.append((None, None, m.DELETE_SERVICE, 'preview', Lines([]),
-                         'delete compute service %s' % plan.service.host,
+            rows.append((None, None, None, None, m.DELETE_SERVICE, 'preview',
+                         Lines([]),
+                         _('delete compute service %s') % plan.service.host,
                          None))
         for provider in plan.providers:
-            rows.append((None, provider, m.DELETE_PROVIDER, 'preview',
-                         Lines([]),
-                         'delete what Nova leaves of provider %s' %
-                         provider, None))
-        rows.extend((None, None, None, 'blocked', Lines([]), str(blocker),
-                     None)
+            rows.append((None, None, provider, names.get(provider),
+                         m.DELETE_PROVIDER, 'preview', Lines([]),
+                         _('delete what Nova leaves of provider %s') %
+                         reasons.named(provider, names), None))
+        rows.extend((None, None, None, None, None, 'blocked', Lines([]),
+                     text(blocker), None)
                     for blocker in plan.blockers(chosen, children))
         return rows

@@ -10,58 +10,102 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The progress bar ``orphan-audit`` shows on a terminal during a sweep."""
+"""The progress bar ``orphan-audit`` shows on a terminal during a sweep:
+one line, redrawn in place, with the numbers the panel's bar shows."""
 
+import shutil
 import sys
 import threading
 import time
 
+from orphan_dashboard.cli.i18n import _
+from orphan_dashboard.cli.i18n import N_
 from orphan_dashboard.operations import snapshot
 
 DELAY = 1.0
 """A sweep shorter than this shows no bar."""
+EVERY = 0.2
+"""Seconds between two redraws."""
+WIDTH = 20
+"""Characters of the bar itself."""
 
 
 class TerminalProgress(snapshot.Progress):
-    """A ``rich`` progress bar on stderr, shown once a sweep has taken
-    :data:`DELAY` seconds; only made for a terminal (see :func:`for_args`).
-    """
+    """A line on stderr, redrawn after a carriage return while the sweep
+    runs and erased when it ends; first drawn once the sweep has taken
+    :data:`DELAY` seconds (by a clock of its own: Nova's long listing
+    reports nothing until it ends).  Only made for a terminal (see
+    :func:`for_args`)."""
 
-    LABELS = {'servers': 'servers listed', 'migrations': 'migrations listed',
-              'providers': 'provider allocations read'}
+    LABELS = {'servers': N_('servers'), 'migrations': N_('migrations'),
+              'providers': N_('providers')}
 
     def __init__(self, stream=None):
-        from rich import console
-        from rich import progress
+        self.stream = stream or sys.stderr
         self.started = time.monotonic()
         self.lock = threading.Lock()
-        self.bar = progress.Progress(
-            progress.TextColumn('{task.description}'),
-            progress.BarColumn(), progress.MofNCompleteColumn(),
-            progress.TimeElapsedColumn(), transient=True,
-            console=console.Console(file=stream or sys.stderr))
-        self.tasks = {kind: self.bar.add_task(self.LABELS[kind], total=None)
-                      for kind in snapshot.PROGRESS_KINDS}
-        self.shown = False
-
-    def _show(self):
-        if not self.shown and time.monotonic() - self.started >= DELAY:
-            self.bar.start()
-            self.shown = True
+        self.done = {}
+        self.totals = {}
+        self.drawn = 0
+        self.stopped = threading.Event()
+        self.clock = threading.Thread(target=self._tick, daemon=True,
+                                      name='orphan-audit-progress')
+        self.clock.start()
 
     def total(self, kind, count):
         with self.lock:
-            self.bar.update(self.tasks[kind], total=count)
-            self._show()
+            self.totals[kind] = count
 
     def advance(self, kind, count=1):
         with self.lock:
-            self.bar.advance(self.tasks[kind], count)
-            self._show()
+            self.done[kind] = self.done.get(kind, 0) + count
+
+    def line(self):
+        """What the bar says now, in the operator's language."""
+        with self.lock:
+            bar = snapshot.bar({kind: (self.done.get(kind, 0),
+                                       self.totals.get(kind))
+                                for kind in snapshot.PROGRESS_KINDS})
+        counts = ', '.join('%s %s%s' % (
+            _(self.LABELS[kind]), done, '' if total is None else '/%s' % total)
+            for kind, (done, total) in bar['read'].items())
+        elapsed = int(time.monotonic() - self.started)
+        if bar['percent'] is None:
+            return '%s %s (%d s)' % (_('Sweeping Nova and Placement:'),
+                                     counts, elapsed)
+        filled = WIDTH * bar['percent'] // 100
+        return '%s [%s%s] %s: %s (%d s)' % (
+            _('Sweeping Nova and Placement:'), '#' * filled,
+            '-' * (WIDTH - filled),
+            _('%(done)s of %(total)s read (%(percent)s %%)') % bar, counts,
+            elapsed)
+
+    def _tick(self):
+        if self.stopped.wait(DELAY):
+            return
+        while not self.stopped.is_set():
+            self._draw(self.line())
+            self.stopped.wait(EVERY)
+
+    def _draw(self, text):
+        columns = shutil.get_terminal_size().columns - 1
+        text = text[:columns]
+        blank = ' ' * max(0, self.drawn - len(text))
+        self.stream.write('\r%s%s' % (text, blank))
+        self.stream.flush()
+        self.drawn = len(text)
 
     def close(self):
-        if self.shown:
-            self.bar.stop()
+        self.stopped.set()
+        self.clock.join()
+        if self.drawn:
+            self.stream.write('\r%s\r' % (' ' * self.drawn))
+            self.stream.flush()
+            self.drawn = 0
+
+    @property
+    def shown(self):
+        return self.drawn > 0
 
 
 def for_args(args, stream=None):

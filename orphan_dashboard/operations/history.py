@@ -14,6 +14,9 @@
 
 import logging
 
+from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
+from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import journal
 
 LOG = logging.getLogger(__name__)
@@ -33,6 +36,43 @@ def named(provider, provider_names):
     text = provider.lower()
     return sorted(uuid for uuid, name in names.items()
                   if name and text in name.lower())
+
+
+def provider_names(clients):
+    """``{provider uuid: name}`` as Placement names them now; empty when
+    it will not say (names are shown beside ids, never a reason to
+    fail)."""
+    return _listed('providers', lambda: placement.provider_list(
+        clients.placement))
+
+
+def current_names(clients):
+    """``{'providers', 'servers', 'projects', 'users'}``, each ``{uuid:
+    name}`` as the cloud names them now, for a command line's History (the
+    panel has its last audit's); empty where a service will not say."""
+    return dict(collect.owner_names(clients.identity),
+                providers=provider_names(clients),
+                servers=_listed('servers', lambda: nova.server_list(
+                    clients.nova)))
+
+
+def _listed(kind, read):
+    try:
+        return {item.get('uuid') or item['id']: item['name']
+                for item in read() if item.get('name')}
+    except Exception as exc:
+        LOG.warning('%s not listed (%s): their ids are shown without names',
+                    kind, exc)
+        return {}
+
+
+def entry_names(cloud, names):
+    """``{uuid: name}`` for the consumers and providers of ``cloud``'s
+    entries: the cloud's ``names`` now (:func:`current_names`), and the
+    journaled record's name of a provider that is gone (a decommissioned
+    host's)."""
+    return dict(journal.provider_names(cloud), **names.get('servers', {}),
+                **names.get('providers', {}))
 
 
 def page(cloud, provider=None, consumer=None, batch=None, marker=None,
@@ -72,11 +112,13 @@ def batch_of(cloud, outcomes):
     return None
 
 
-def history_csv(found):
-    """Journal entries as CSV lines."""
-    return journal.export_csv(found)
+def history_csv(found, names=None):
+    """Journal entries as CSV lines; with ``names`` (:func:`entry_names`)
+    the consumer's and the provider's names beside their ids."""
+    return journal.export_csv(found, names)
 
 
-def history_json(found):
-    """Journal entries as the pieces of one JSON array."""
-    return journal.export_json(found)
+def history_json(found, names=None):
+    """Journal entries as the pieces of one JSON array (``names`` as for
+    :func:`history_csv`)."""
+    return journal.export_json(found, names)

@@ -18,6 +18,7 @@ from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import export
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.reading import collect
 
 
@@ -28,8 +29,8 @@ class NoSuchProvider(LookupError):
 def read(clients, concurrency, progress=collect.NO_PROGRESS):
     """The whole cloud's snapshot, read now; ``progress`` follows the
     reading and is closed when it ends."""
-    client.validate_token(clients)
     try:
+        client.validate_token(clients)
         return collect.full_snapshot(clients.placement, clients.nova,
                                      concurrency=concurrency,
                                      progress=progress,
@@ -76,9 +77,30 @@ def finding_rows(summary, owners, tree=None):
     else:
         findings = [f for f in summary.findings if f.verdict != m.OK]
     return [dict(f.as_dict(), provider_name=summary.names.get(f.provider),
+                 reason=str(reasons.owner_named(f.reason, owners)),
                  project_name=owners['projects'].get(f.project_id),
                  user_name=owners['users'].get(f.user_id))
             for f in findings]
+
+
+def owner_names(clients):
+    """Keystone's project and user names, read now (empty where it will
+    not say), for the command lines that show a report."""
+    return collect.owner_names(clients.identity)
+
+
+def server_name(finding):
+    """The name of the server ``finding``'s Nova reason names, or None (a
+    server that is gone has no name left)."""
+    nova = getattr(finding, 'nova', None)
+    if getattr(nova, 'code', None) == 'nova.server':
+        return dict(nova.params).get('name') or None
+    return None
+
+
+def server_names(findings):
+    """``{consumer uuid: server name}`` of the findings naming a server."""
+    return {f.consumer: server_name(f) for f in findings if server_name(f)}
 
 
 def findings_csv(rows):

@@ -23,12 +23,13 @@ def restorable(cloud, entries):
 
 def preview(clients, entries, restorable_):
     """``[(entry, row)]``: a fresh restore plan per entry, with what Nova
-    says of its consumer now in the row's notes."""
+    says of its consumer now in the row's notes and its server's name."""
     rows = repair.preview_restore(clients.placement, entries, restorable_)
-    notes = repair.restore_notes(clients.placement, clients.nova, entries,
-                                 clients.network)
+    notes, servers = repair.restore_notes(clients.placement, clients.nova,
+                                          entries, clients.network)
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
+        row.server = servers.get(entry.consumer)
     return rows
 
 

@@ -140,13 +140,27 @@ def sweep_state(store_):
         'version': state['version'],
         'age': int(_age(state['taken_at'])) if state['taken_at'] else None,
         'sweeping': sweeping,
-        'progress': sweeping and {
-            'full': progress['full'],
-            'elapsed': int(time.time() - progress['started']),
-            'read': {kind: [progress['done'].get(kind, 0),
-                            progress['totals'].get(kind)]
-                     for kind in collect.KINDS}} or None,
+        'progress': sweeping and dict(bar({
+            kind: (progress['done'].get(kind, 0),
+                   progress['totals'].get(kind))
+            for kind in collect.KINDS}), full=progress['full'],
+            elapsed=int(time.time() - progress['started'])) or None,
     }
+
+
+def bar(counts):
+    """What the bar draws and its text says, from the same numbers:
+    ``read`` per kind ``[done, total]`` (a total estimated from the last
+    snapshot grows to what was read beyond it), their sums ``done`` and
+    ``total`` and the ``percent`` the bar is filled to; ``total`` and
+    ``percent`` are None while a kind's total is unknown."""
+    read = {kind: [done, None if total is None else max(total, done)]
+            for kind, (done, total) in counts.items()}
+    done = sum(d for d, _t in read.values())
+    total = (None if any(t is None for _d, t in read.values())
+             else sum(t for _d, t in read.values()))
+    return {'read': read, 'done': done, 'total': total,
+            'percent': int(100 * done / total) if total else None}
 
 
 def names(store_, known):

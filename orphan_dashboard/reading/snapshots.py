@@ -266,7 +266,12 @@ class CacheProgress(collect.Progress):
     """A sweep's progress in the store for the pages to show (at most
     twice a second), which also keeps the sweep's lock alive.  The last
     snapshot's ``counts`` stand for the totals until the sweep knows
-    better (a full sweep reads no old snapshot)."""
+    better (a full sweep reads no old snapshot).
+
+    A throttled report is not dropped: it is written when the throttle
+    allows (a trailing write), or reads done in one burst, such as a
+    small cloud's providers, would show as nothing read until the sweep
+    ends.  :meth:`close` stops it once the sweep is over."""
 
     def __init__(self, store, owner, full, counts=None):
         self.store, self.owner = store, owner
@@ -275,6 +280,8 @@ class CacheProgress(collect.Progress):
                       'started': time.time(), 'done': {},
                       'totals': dict(counts or {})}
         self.written = 0.0
+        self.trailing = None
+        self.closed = False
         self.flush(force=True)
 
     def total(self, kind, count):
@@ -289,15 +296,33 @@ class CacheProgress(collect.Progress):
         self.flush()
 
     def flush(self, force=False):
-        now = time.monotonic()
-        if not force and now - self.written < PROGRESS_EVERY:
-            return
-        self.written = now
         with self.lock:
-            state = dict(self.state, done=dict(self.state['done']),
-                         totals=dict(self.state['totals']))
-        self.store.set_progress(state)
-        self.store.heartbeat(self.owner)
+            if self.closed:
+                return
+            wait = self.written + PROGRESS_EVERY - time.monotonic()
+            if not force and wait > 0:
+                if self.trailing is None:
+                    self.trailing = threading.Timer(wait, self._trail)
+                    self.trailing.daemon = True
+                    self.trailing.start()
+                return
+            self.written = time.monotonic()
+            self.store.set_progress(dict(
+                self.state, done=dict(self.state['done']),
+                totals=dict(self.state['totals'])))
+            self.store.heartbeat(self.owner)
+
+    def _trail(self):
+        with self.lock:
+            self.trailing = None
+        self.flush(force=True)
+
+    def close(self):
+        with self.lock:
+            self.closed = True
+            if self.trailing is not None:
+                self.trailing.cancel()
+                self.trailing = None
 
 
 def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
@@ -312,13 +337,16 @@ def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
     state = store.state()
     old = None if full else store.load_snapshot(state['version'])
     touched = frozenset(state['touched'])
-    snapshot = collect.snapshot(
-        clients.placement, clients.nova, cached=old, full=full,
-        full_sweep_interval=full_sweep_interval, concurrency=concurrency,
-        touched=touched, network_client=clients.network,
-        progress=collect.Tee(CacheProgress(
-            store, owner or owner_id(), full or old is None,
-            state['counts']), progress))
+    shown = CacheProgress(store, owner or owner_id(), full or old is None,
+                          state['counts'])
+    try:
+        snapshot = collect.snapshot(
+            clients.placement, clients.nova, cached=old, full=full,
+            full_sweep_interval=full_sweep_interval, concurrency=concurrency,
+            touched=touched, network_client=clients.network,
+            progress=collect.Tee(shown, progress))
+    finally:
+        shown.close()
     late = frozenset(store.state()['touched']) - touched
     if late:
         collect.reread_consumers(clients.placement, snapshot, late,

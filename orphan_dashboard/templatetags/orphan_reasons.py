@@ -27,6 +27,12 @@ def reason(value):
 
 
 @register.filter
+def breakable(name):
+    """A name a narrow cell wraps after its colons, never mid-word."""
+    return labels.breakable(name)
+
+
+@register.filter
 def snapshot_age(taken_at):
     """The status line's age of the audit snapshot."""
     return labels.snapshot_age(taken_at)

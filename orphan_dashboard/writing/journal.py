@@ -254,6 +254,19 @@ def deleted_names(cloud):
     return names - {''}
 
 
+def provider_names(cloud):
+    """``{provider uuid: name}`` of the providers whose record ``cloud``'s
+    journal holds (every cloud's when None): a deleted host is still
+    named."""
+    model = _model()
+    names = {}
+    for provider, record in _query(cloud).filter(
+            kind=model.PROVIDER).values_list('provider', 'before'):
+        if record and record.get('name'):
+            names[provider] = record['name']
+    return names
+
+
 FIELDS = ('id', 'created', 'finished', 'auth_url', 'region', 'placement_url',
           'batch', 'source', 'user_name', 'user_id', 'project_name',
           'project_id',
@@ -263,16 +276,25 @@ FIELDS = ('id', 'created', 'finished', 'auth_url', 'region', 'placement_url',
           'new_generation', 'message', 'restores_id')
 
 
-def as_dict(entry):
+NAME_FIELDS = ('consumer_name', 'provider_name')
+"""Beside the ids when the exporter knows names (``{uuid: name}``)."""
+
+
+def as_dict(entry, names=None):
     row = {f: getattr(entry, f) for f in FIELDS}
+    if names is not None:
+        row.update(consumer_name=names.get(entry.consumer),
+                   provider_name=names.get(entry.provider))
     for field in ('created', 'finished'):
         row[field] = row[field].isoformat() if row[field] else None
     return row
 
 
-def export_csv(found):
-    return export.csv_lines(FIELDS, (as_dict(entry) for entry in found))
+def export_csv(found, names=None):
+    return export.csv_lines(FIELDS + NAME_FIELDS if names is not None
+                            else FIELDS,
+                            (as_dict(entry, names) for entry in found))
 
 
-def export_json(found):
-    return export.json_array(as_dict(entry) for entry in found)
+def export_json(found, names=None):
+    return export.json_array(as_dict(entry, names) for entry in found)

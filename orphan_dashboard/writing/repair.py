@@ -105,6 +105,9 @@ class Row:
     """What the operator should know before confirming."""
     finding: typing.Optional[m.Finding] = None
     """The row's finding as just re-read (what Nova says of it now)."""
+    server: typing.Optional[str] = None
+    """The name of the consumer's server as just read, where it has one
+    (a restore's row, which has no finding)."""
 
     @property
     def commands(self):
@@ -180,16 +183,17 @@ def preview(placement_client, nova_client, selections,
     return _plan_rows(snapshot, selections, min_age)
 
 
-def _differs(fresh, confirmed):
-    """Why a fresh plan is not the confirmed one, or None."""
+def _differs(fresh, confirmed, names):
+    """Why a fresh plan is not the confirmed one, or None; providers by
+    their ``names`` (``{uuid: name}``) where known."""
     if (fresh.before, fresh.generation) != (confirmed.before,
                                             confirmed.generation):
         return why('changed.allocations',
-                   now=reasons.format_allocations(fresh.before))
+                   now=reasons.format_allocations(fresh.before, names))
     if (fresh.after, fresh.project_id, fresh.user_id) != (
             confirmed.after, confirmed.project_id, confirmed.user_id):
         return why('changed.after',
-                   after=reasons.format_allocations(fresh.after))
+                   after=reasons.format_allocations(fresh.after, names))
     return None
 
 
@@ -207,6 +211,7 @@ def apply(placement_client, nova_client, journal, confirmed,
                      [s.consumer for s in selections], instance_hints,
                      network_client)
     rows = _plan_rows(snapshot, selections, min_age)
+    names = {uuid: p.name for uuid, p in snapshot.providers.items()}
     outcomes = []
     written = set()
     halted = None
@@ -219,9 +224,10 @@ def apply(placement_client, nova_client, journal, confirmed,
                                     why('write.repaired_by_other')))
         elif row.error:
             outcomes.append(Outcome(selection, SKIPPED, row.error))
-        elif _differs(row.plan, plan):
+        elif _differs(row.plan, plan, names):
             outcomes.append(Outcome(selection, SKIPPED,
-                                    _differs(row.plan, plan), row.plan))
+                                    _differs(row.plan, plan, names),
+                                    row.plan))
         else:
             outcome = write(placement_client, journal, row.plan)
             outcomes.append(outcome)
@@ -424,11 +430,12 @@ def preview_restore(placement_client, entries, restorable):
 
 def restore_notes(placement_client, nova_client, entries,
                   network_client=None):
-    """``{entry id: notes}`` (:func:`audit.restore.notes`) of the consumer
-    entries, from a fresh read of Nova and Placement."""
+    """``({entry id: notes}, {consumer: server name})``: the notes
+    (:func:`audit.restore.notes`) of the consumer entries and the names
+    of their servers, from a fresh read of Nova and Placement."""
     consumers = [e for e in entries if e.kind == e.ALLOCATIONS]
     if not consumers:
-        return {}
+        return {}, {}
     try:
         snapshot = collect.consumer_snapshot(
             placement_client, nova_client, [e.consumer for e in consumers],
@@ -436,8 +443,10 @@ def restore_notes(placement_client, nova_client, entries,
             network_client=network_client)
     except ks_exc.ClientException as exc:
         unknown = (restore_rules.unreadable(str(exc)),)
-        return {e.id: unknown for e in consumers}
-    return {e.id: restore_rules.notes(snapshot, e) for e in consumers}
+        return {e.id: unknown for e in consumers}, {}
+    return ({e.id: restore_rules.notes(snapshot, e) for e in consumers},
+            {e.consumer: snapshot.servers[e.consumer].name
+             for e in consumers if e.consumer in snapshot.servers})
 
 
 def restore(placement_client, journal, entries, confirmed, restorable):

@@ -73,6 +73,9 @@ def test_another_write_between_preview_and_submit(cloud, journal):
     outcome = _apply(clients, journal, row)
     assert outcome.status == repair.SKIPPED
     assert 'changed since the preview' in str(outcome.message)
+    # What it holds now, by the hypervisor's name, not its uuid.
+    assert 'host2: ' in str(outcome.message)
+    assert rp not in str(outcome.message)
     assert _held(clients, ghost) == bumped
     assert journal_module.entries(None, consumer=ghost)[0] == []
 

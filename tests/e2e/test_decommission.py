@@ -154,11 +154,19 @@ def test_the_cli_decommissions_host4_and_a_restore_brings_it_back(
 
     # The journal has it all, in one batch: a restore brings back the
     # provider and the allocations, not the compute service.
-    history = json.loads(orphan_audit(cloud, journal_dir, 'history',
-                                      '--json').stdout)
+    listed = orphan_audit(cloud, journal_dir, 'history', '--json')
+    history = json.loads(listed.stdout)
+    assert history, listed.stderr
     (batch,) = {e['batch'] for e in history}
     assert {e['action'] for e in history} == {
         m.TRIM, m.DELETE, m.DELETE_SERVICE, m.DELETE_PROVIDER}
+    # Each entry names its host, gone now, as its journaled record does:
+    # by name beside the uuid, in the JSON and in the text.
+    assert {e['provider_name'] for e in history
+            if e['provider'] == host4} == {'host4'}
+    lines = orphan_audit(cloud, journal_dir, 'history').stdout
+    assert 'on host4 (%s) by ' % host4 in lines
+    assert 'provider host4 (%s) by ' % host4 in lines
     restored = orphan_audit(cloud, journal_dir, 'restore', '--batch',
                             batch, '--apply', '--json')
     assert restored.returncode == 4, restored.stdout + restored.stderr

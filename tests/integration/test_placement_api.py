@@ -98,8 +98,10 @@ def test_empty_put_deletes_and_generations_restart(placement, build):
     confirmed = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 1,
                        'p', 'u', {rp: SMALL}, {})
     fresh = dataclasses.replace(confirmed, before=after.allocations)
-    assert 'changed since the preview' in str(
-        repair._differs(fresh, confirmed))
+    why = str(repair._differs(fresh, confirmed, {rp: 'node'}))
+    assert 'changed since the preview' in why
+    # The provider by its name, as the preview showed it, not its uuid.
+    assert 'it now holds node: VCPU=2' in why and rp not in why
 
 
 def test_consumer_type_at_138_and_why_we_write_at_128(placement, build):

@@ -14,6 +14,7 @@
 reaching its own code, the old flags kept as aliases."""
 
 import argparse
+import datetime
 import io
 import json
 from unittest import mock
@@ -290,3 +291,114 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
                           '--delete-foreign-child', agent), io.StringIO())
     (call,) = apply.call_args_list
     assert call.kwargs['children'] == {agent, blazar}
+
+
+def test_the_decommission_preview_names_servers_and_providers():
+    """Its steps lead with the verdict's name and the evacuated server's
+    name, its providers with the hypervisor's: each uuid beside it."""
+    from orphan_dashboard.audit import decommission
+    from orphan_dashboard.writing import teardown
+    from tests.unit.test_decommission import dead_host1
+    from tests.unit.test_decommission import H1
+
+    cloud, who = dead_host1()
+    snapshot = cloud.snapshot()
+    name = snapshot.servers[who['evacuated']].name
+    with mock.patch.object(teardown, 'preview', return_value=(
+            decommission.plan(snapshot, 'host1', 0))), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        printed = io.StringIO()
+        assert cli.execute(parse('decommission', 'host1'),
+                           printed) == cli.FOUND
+    out = printed.getvalue()
+    assert 'evacuated source    %s (%s): ' % (name, who['evacuated']) in out
+    assert ', host1 (%s)' % H1 in out
+    assert 'then: delete what Nova leaves of providers ' in out
+
+
+def test_history_names_servers_and_providers_beside_their_ids():
+    """A line says which server on which hypervisor, as the panel's
+    History does; --json keeps the ids and adds the names."""
+    from orphan_dashboard.models import JournalEntry
+    from orphan_dashboard.operations import history
+
+    vm, rp = 'a' * 8 + '-vm', 'b' * 8 + '-rp'
+    found = [JournalEntry(
+        id=7, created=datetime.datetime(2026, 11, 25, tzinfo=datetime.
+                                        timezone.utc),
+        batch='c' * 32, status='done', source='cli', action='trim',
+        consumer=vm, provider=rp, user_name='admin', message='done',
+        before={rp: {'VCPU': 1}}, after={}, kind=JournalEntry.ALLOCATIONS)]
+    names = {'providers': {rp: 'host1'}, 'servers': {vm: 'web-1'},
+             'projects': {}, 'users': {}}
+    # The journal streams its entries: they are read once.
+    with mock.patch.object(history, 'every_entry',
+                           side_effect=lambda *a, **k: iter(found)), \
+            mock.patch.object(history, 'current_names',
+                              return_value=names), \
+            mock.patch.object(history.journal, 'provider_names',
+                              return_value={}), \
+            mock.patch.object(cli, 'setup_django'), \
+            mock.patch.object(cli.connect, 'cloud_for_clients'), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        printed = io.StringIO()
+        assert cli.execute(parse('history'), printed) == cli.NOTHING
+        exported = io.StringIO()
+        cli.execute(parse('history', '--json'), exported)
+    line = printed.getvalue()
+    assert 'trim to current host server web-1 (%s) on host1 (%s) by ' \
+        'admin: done' % (vm, rp) in line
+    (row,) = json.loads(exported.getvalue())
+    assert (row['consumer'], row['consumer_name']) == (vm, 'web-1')
+    assert (row['provider'], row['provider_name']) == (rp, 'host1')
+
+
+def test_outcomes_name_the_server_a_preview_read():
+    from orphan_dashboard.operations import repairs
+    from orphan_dashboard.writing import repair
+
+    selection = repair.Selection('vm-uuid', 'rp-uuid', 'delete')
+    row = repair.Row(selection, server='web-1')
+    names = cli.row_names([row], {'rp-uuid': 'host2'})
+    printed = io.StringIO()
+    cli.print_outcomes([repairs.repair.Outcome(selection, 'skipped',
+                                               'gone')], printed, names)
+    assert printed.getvalue() == (
+        'skipped  delete           server web-1 (vm-uuid) on host2 '
+        '(rp-uuid): gone\n')
+    (outcome,) = cli.outcomes_json([repair.Outcome(selection, 'done', 'ok')],
+                                   names)
+    assert (outcome['consumer_name'], outcome['provider_name']) == (
+        'web-1', 'host2')
+
+
+def test_a_command_speaks_the_language_the_environment_asks_for(
+        monkeypatch):
+    """LANGUAGE (or LC_ALL, LC_MESSAGES, LANG) chooses the catalog, the
+    panel's own: the command's words and the engine's reasons in Russian,
+    the ids and names as they are."""
+    from orphan_dashboard.audit import decommission
+    from orphan_dashboard.writing import teardown
+    from tests.unit.test_decommission import dead_host1
+    from tests.unit.test_decommission import H1
+
+    cloud, who = dead_host1()
+    plan = decommission.plan(cloud.snapshot(), 'host1', 0)
+    monkeypatch.setenv('LANGUAGE', 'ru')
+    with mock.patch.object(teardown, 'preview', return_value=plan), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        printed = io.StringIO()
+        assert cli.execute(parse('decommission', 'host1'),
+                           printed) == cli.FOUND
+    out = printed.getvalue()
+    assert 'затем: удалить вычислительную службу host1 (Nova удалит её ' \
+        'провайдеров; откат не создаёт службу заново)' in out
+    assert ', host1 (%s), начиная с дочерних' % H1 in out
+    assert 'удаляется только с --delete-unknown %s' % who['stranger'] in out
+    assert 'then:' not in out and 'evacuated from' not in out
+    monkeypatch.setenv('LANGUAGE', 'en')
+    with mock.patch.object(teardown, 'preview', return_value=plan), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        printed = io.StringIO()
+        cli.execute(parse('decommission', 'host1'), printed)
+    assert 'then: delete compute service host1' in printed.getvalue()

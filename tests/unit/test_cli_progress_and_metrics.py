@@ -97,14 +97,55 @@ def test_a_bar_only_on_a_terminal_and_never_with_json():
 
 
 def test_the_bar_shows_after_a_second(monkeypatch):
+    monkeypatch.setattr(progress_bar, 'DELAY', 0.3)
     stream = Tty()
     bar = progress_bar.TerminalProgress(stream)
     bar.total('providers', 20)
     bar.advance('providers', 5)
     assert not bar.shown and stream.getvalue() == ''
-    monkeypatch.setattr(progress_bar, 'DELAY', 0)
-    bar.advance('servers', 1000)
-    time.sleep(0.2)
-    bar.close()
+    # Nova's listing reports nothing until it ends: the bar shows anyway.
+    time.sleep(0.6)
     assert bar.shown
-    assert 'provider allocations read' in stream.getvalue()
+    bar.close()
+    assert 'providers 5/20' in stream.getvalue()
+
+
+def test_the_bar_is_one_line_redrawn_in_place_with_real_counts(
+        monkeypatch):
+    """A carriage return before each redraw, never a new line; the counts
+    as read, the bar filled to the percentage it states (the numbers the
+    panel's bar shows), and the line erased at the end."""
+    monkeypatch.setattr(progress_bar, 'DELAY', 0)
+    monkeypatch.setattr(progress_bar, 'EVERY', 0.05)
+    monkeypatch.setenv('COLUMNS', '200')
+    stream = Tty()
+    bar = progress_bar.TerminalProgress(stream)
+    for kind, total in (('providers', 8), ('servers', 10),
+                        ('migrations', 2)):
+        bar.total(kind, total)
+    time.sleep(0.2)
+    bar.advance('providers', 8)
+    bar.advance('servers', 2)
+    time.sleep(0.2)
+    drawn = stream.getvalue()
+    assert '\n' not in drawn
+    lines = [line.rstrip() for line in drawn.split('\r') if line.strip()]
+    assert len(lines) > 2
+    assert any('[' + '-' * progress_bar.WIDTH + '] 0 of 20 read (0 %)'
+               in line for line in lines)
+    assert lines[-1].startswith(
+        'Sweeping Nova and Placement: [##########----------] 10 of 20 read '
+        '(50 %): servers 2/10, migrations 0/2, providers 8/8 (')
+    bar.close()
+    assert stream.getvalue().endswith('\r')
+    assert stream.getvalue().split('\r')[-2].strip() == ''
+
+
+def test_the_bar_speaks_the_operators_language(monkeypatch):
+    monkeypatch.setenv('LANGUAGE', 'ru')
+    bar = progress_bar.TerminalProgress(Tty())
+    bar.total('providers', 4)
+    bar.advance('providers', 1)
+    line = bar.line()
+    bar.close()
+    assert 'провайдеры 1/4' in line or 'провайдеров 1/4' in line, line

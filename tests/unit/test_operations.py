@@ -113,6 +113,21 @@ def test_finding_rows_carry_the_names_of_providers_and_owners():
     assert (row['project_name'], row['user_name']) == ('demo', 'alice')
 
 
+def test_an_incomplete_consumers_exported_reason_names_its_owner():
+    """The export's reason says the server's project and user as Keystone
+    names them, not their ids; the ids stay in their own fields."""
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, uid('host1'), owner=(m.INCOMPLETE, m.INCOMPLETE))
+    summary = classify.audit(cloud.snapshot(), min_age=0).summary()
+    owners = {'projects': {'p': 'demo'}, 'users': {'u': 'alice'}}
+    (row,) = [r for r in report.finding_rows(summary, owners)
+              if r['consumer'] == vm]
+    assert row['verdict'] == m.INCOMPLETE_CONSUMER
+    assert row['reason'].endswith('belongs to project demo, user alice')
+    assert row['reason_code'] == 'incomplete_consumer'
+
+
 def test_selections_add_the_recommended_repairs_of_whole_providers():
     found = audited(leaky_cloud())
     chosen = [repair.Selection('c', uid('host3'), 'delete')]
@@ -143,16 +158,20 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
 
 
 def test_a_restore_preview_carries_what_nova_says_now():
-    entries = [mock.Mock(id=1), mock.Mock(id=2)]
-    rows = [(e, repair.Row(repair.Selection('c', 'rp', 'restore')))
+    entries = [mock.Mock(id=1, consumer='c1'), mock.Mock(id=2,
+                                                         consumer='c2')]
+    rows = [(e, repair.Row(repair.Selection(e.consumer, 'rp', 'restore')))
             for e in entries]
     with mock.patch.object(repair, 'preview_restore',
                            return_value=rows) as preview, \
             mock.patch.object(repair, 'restore_notes',
-                              return_value={2: ('deleted server',)}):
+                              return_value=({2: ('deleted server',)},
+                                            {'c1': 'web-1'})):
         assert restore.preview(CLIENTS, entries, {'x': 1}) is rows
     preview.assert_called_once_with('placement', entries, {'x': 1})
     assert [row.notes for _e, row in rows] == [(), ('deleted server',)]
+    # The consumer's server by name, where Nova still has it.
+    assert [row.server for _e, row in rows] == ['web-1', None]
 
 
 def test_restoring_providers_or_services_changes_providers():
@@ -231,3 +250,20 @@ def test_nothing_written_reads_nothing():
     with mock.patch.object(snapshots, 'patch') as patch:
         snapshot.note_written(store, CLIENTS, {None}, False, 60, 4)
     assert not patch.called and not store.want.called
+
+
+def test_the_bar_is_filled_to_what_its_text_says():
+    """The page draws the bar at ``percent`` and writes ``done`` of
+    ``total`` and each kind's counts: one set of numbers.  A listing
+    longer than the last snapshot's estimate raises its total rather than
+    overfilling the bar; an unknown total leaves the bar unmeasured."""
+    bar = snapshot.bar({'providers': (0, 12), 'servers': (70, 60),
+                        'migrations': (5, 5)})
+    assert bar['read'] == {'providers': [0, 12], 'servers': [70, 70],
+                           'migrations': [5, 5]}
+    assert (bar['done'], bar['total']) == (75, 87)
+    assert bar['percent'] == 86 == int(100 * bar['done'] / bar['total'])
+    assert sum(d for d, _t in bar['read'].values()) == bar['done']
+    unknown = snapshot.bar({'providers': (3, None), 'servers': (1, 2)})
+    assert (unknown['total'], unknown['percent']) == (None, None)
+    assert snapshot.bar({'providers': (0, 0)})['percent'] is None

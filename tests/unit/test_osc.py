@@ -26,6 +26,7 @@ import pytest
 pytest.importorskip('osc_lib')
 
 from orphan_dashboard.audit import model as m  # noqa: E402
+from orphan_dashboard.audit import reasons  # noqa: E402
 from orphan_dashboard.cli import commands  # noqa: E402
 from orphan_dashboard.cli import osc  # noqa: E402
 from orphan_dashboard.cli import osc_commands  # noqa: E402
@@ -35,11 +36,13 @@ GHOST = 'aaaaaaaa-0000-0000-0000-000000000001'
 MOVED = 'aaaaaaaa-0000-0000-0000-000000000002'
 HOST1 = 'bbbbbbbb-0000-0000-0000-000000000001'
 HOST2 = 'bbbbbbbb-0000-0000-0000-000000000002'
+OWNERS = {'projects': {'p': 'demo'}, 'users': {'u': 'alice'}}
 
 
 def finding(consumer, provider, verdict, actions=()):
     return m.Finding(consumer, provider, verdict, 'why', {'VCPU': 1},
-                     actions=actions, nova='server gone')
+                     actions=actions, nova='server gone', project_id='p',
+                     user_id='u')
 
 
 def report(*findings, down_cells=False):
@@ -67,7 +70,9 @@ def run(command_class, *argv, audited=None):
     cmd = command_class(app, None)
     args = cmd.get_parser('openstack placement orphan').parse_args(argv)
     with mock.patch.object(osc_commands.report_ops, 'audit',
-                           return_value=audited or incidents()) as audit:
+                           return_value=audited or incidents()) as audit, \
+            mock.patch.object(osc_commands.report_ops, 'owner_names',
+                              return_value=OWNERS):
         code = cmd.run(args)
     assert audit.call_args.args[0] is mock.sentinel.clients
     return code, app.stdout.getvalue()
@@ -81,6 +86,23 @@ def test_list_prints_the_problems_with_orphan_audits_exit_code():
             for r in rows] == [
         (GHOST, 'host2', m.DELETED_INSTANCE, m.DELETE),
         (MOVED, 'host1', m.EVACUATED_SOURCE, m.TRIM)]
+    # The owner's names beside the ids.
+    assert {(r['Project'], r['Project Name'], r['User'], r['User Name'])
+            for r in rows} == {('p', 'demo', 'u', 'alice')}
+
+
+def test_list_names_the_server_and_an_incomplete_consumers_owner():
+    incomplete = m.Finding(
+        GHOST, HOST1, m.INCOMPLETE_CONSUMER,
+        reasons.reason('incomplete_consumer', project='p', user='u'),
+        {'VCPU': 1}, actions=(m.SET_OWNER,),
+        nova=reasons.reason('nova.server', name='web-1', status='ACTIVE'),
+        project_id=m.INCOMPLETE, user_id=m.INCOMPLETE)
+    code, out = run(osc_commands.ListOrphan, '-f', 'json',
+                    audited=report(incomplete))
+    (row,) = json.loads(out)
+    assert row['Server Name'] == 'web-1'
+    assert row['Reason'].endswith('belongs to project demo, user alice')
 
 
 def test_list_filters_verdicts_and_columns():
@@ -182,12 +204,17 @@ def test_restore_without_yes_writes_nothing(writes):
             mock.patch.object(restore, 'restorable'), \
             mock.patch.object(restore, 'preview',
                               return_value=[(entry, row)]), \
-            mock.patch.object(restore, 'restore') as restored:
+            mock.patch.object(restore, 'restore') as restored, \
+            mock.patch.object(history, 'provider_names', return_value={}), \
+            mock.patch.object(history.journal, 'provider_names',
+                              return_value={HOST2: 'host2'}):
         code, out = run_without_audit(osc_commands.RestoreOrphan, '3',
                                       '-f', 'json')
         assert code == commands.FOUND
         restored.assert_not_called()
         assert [r['Status'] for r in json.loads(out)] == ['preview']
+        # A deleted host by the name its journaled record keeps.
+        assert [r['Provider Name'] for r in json.loads(out)] == ['host2']
 
 
 def run_without_audit(command_class, *argv):
@@ -235,7 +262,8 @@ def decommission_plan(**fields):
                      plan=None)
     values = dict(gone=False, foreign=False, servers=[], steps=[step],
                   deletes_service=False, providers=[HOST2], service=None,
-                  keeps_service=False, name='host2')
+                  keeps_service=False, name='host2',
+                  names={HOST2: 'host2'})
     values.update(fields)
     plan = mock.Mock(**values)
     plan.blockers.return_value = []
@@ -278,6 +306,9 @@ def test_decommission_writes_only_with_yes(argv, code, applied):
     else:
         assert [(r['Consumer'], r['Status']) for r in rows] == [
             (GHOST, 'preview'), (None, 'preview')]
+        assert rows[1]['Provider Name'] == 'host2'
+        assert rows[1]['Message'] == (
+            'delete what Nova leaves of provider host2 (%s)' % HOST2)
 
 
 def test_decommission_of_a_host_with_servers_is_an_error():
@@ -346,3 +377,18 @@ def test_decommission_hands_the_named_foreign_children_to_the_writes(
     assert "typo: not a child of host2 that is not Nova's" in \
         capsys.readouterr().err
     apply.assert_not_called()
+
+
+def test_the_plugin_speaks_the_language_the_environment_asks_for(
+        monkeypatch):
+    from orphan_dashboard.operations import decommission
+
+    monkeypatch.setenv('LANGUAGE', 'ru')
+    with mock.patch.object(decommission, 'preview',
+                           return_value=decommission_plan()):
+        result, out = run_without_audit(osc_commands.DecommissionOrphan,
+                                        'host2', '-f', 'json')
+    assert result == commands.FOUND
+    rows = json.loads(out)
+    assert rows[1]['Message'] == (
+        'удалить то, что Nova оставит от провайдера host2 (%s)' % HOST2)

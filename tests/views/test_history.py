@@ -234,13 +234,17 @@ class RestoreTests(AdminViewTests):
         plan = m.Plan(m.RESTORE, journaled.consumer, H1, m.MOVED, '', None,
                       'p', 'u', {}, {H1: {'VCPU': 1}})
         row = repair.Row(repair.Selection(journaled.consumer, H1, m.RESTORE),
-                         plan=plan, notes=('server %s is deleted'
-                                           % journaled.consumer,))
+                         plan=plan, notes=('it would be a stale migration',),
+                         server='web-1')
         self.mock_preview_restore.return_value = [(journaled, row)]
         res = self.client.get(RESTORE, {'entry': 7})
         self.assertContains(res, 'VCPU=1')
         self.assertContains(res, 'host1')
-        self.assertContains(res, 'is deleted')
+        self.assertContains(res, 'stale migration')
+        # The consumer column leads with its server's name, its uuid small
+        # beside it.
+        assert_named(res, journaled.consumer, H1)
+        self.assertIn('web-1', hidden_ids_removed(res))
         self.mock_restore.return_value = [repair.Outcome(
             repair.Selection(journaled.consumer, H1, m.RESTORE), repair.DONE,
             'done')]
@@ -249,8 +253,7 @@ class RestoreTests(AdminViewTests):
         self.mock_journal_entries.assert_called_with(mock.ANY, [7])
         self.mock_restore.assert_called_once_with(
             mock.ANY, [journaled], {7: plan})
-        self.assertEqual(['Restore of consumer %s on host1: done.'
-                          % journaled.consumer],
+        self.assertEqual(['Restore of server web-1 on host1: done.'],
                          self.messages_seen.texts('success'))
 
     @helpers.create_mocks({service: ['batch_entries', 'journal_entries',

@@ -184,8 +184,10 @@ class NeutronChildTests(AdminViewTests):
         self.mock_report.return_value = report.summary()
         self.mock_provider_report.return_value = report.provider(host1)
         res = self.client.get(detail(host1))
-        self.assertContains(res, '%s (Neutron)' % NIC_NAME)
-        self.assertNotContains(res, 'host1 (Nova)')
+        # (A name may break after its colons: <wbr>.)
+        page = res.content.decode().replace('<wbr>', '')
+        self.assertIn('%s (Neutron)' % NIC_NAME, page)
+        self.assertNotIn('host1 (Nova)', page)
 
     @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
     def test_an_orphaned_trees_delete_refuses_neutrons_children(self):

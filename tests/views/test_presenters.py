@@ -86,3 +86,40 @@ class PresentersTests(unittest.TestCase):
         self.assertEqual({'steps': [], 'providers': [], 'other_nodes': [],
                           'foreign_children': []},
                          presenters.decommission_preview(None, {}))
+
+
+class NamesWrapTests(unittest.TestCase):
+    """A provider's name wraps after its colons and at its spaces, never
+    inside a word: the preview's sides mark it so."""
+
+    NIC = 'host3:Open vSwitch agent:br-phys'
+
+    def test_a_name_may_break_after_each_colon_only(self):
+        self.assertEqual('host3:<wbr>Open vSwitch agent:<wbr>br-phys',
+                         labels.breakable(self.NIC))
+        self.assertEqual('a&lt;b:<wbr>', labels.breakable('a<b:'))
+        self.assertEqual('host1', labels.breakable('host1'))
+
+    def test_resources_may_break_after_their_underscores(self):
+        self.assertEqual(
+            'DISK_<wbr>GB=10, NET_<wbr>BW_<wbr>EGR=1',
+            labels.breakable_resources('DISK_GB=10, NET_BW_EGR=1'))
+
+    def test_the_preview_sides_wrap_names_at_sensible_places(self):
+        from django.template.loader import render_to_string
+        html = render_to_string('orphaned_allocations/_sides.html', {
+            'side': [(self.NIC, 'rp-uuid',
+                      'NET_BW_EGR_KILOBIT_PER_SEC=1000')]})
+        self.assertIn('<span class="orphan-name">host3:<wbr>Open vSwitch '
+                      'agent:<wbr>br-phys</span>', html)
+
+    def test_the_style_keeps_words_whole(self):
+        import os
+
+        from orphan_dashboard import content
+        scss = os.path.join(os.path.dirname(os.path.dirname(
+            content.__file__)), 'static', 'orphan_dashboard', 'scss',
+            'orphan_dashboard.scss')
+        rule = open(scss).read().split('.orphan-name {', 1)[1].split('}')[0]
+        self.assertIn('word-break: normal;', rule)
+        self.assertIn('overflow-wrap: normal;', rule)

@@ -196,7 +196,8 @@ class PreviewTests(AdminViewTests):
                                                       m.TRIM)})
         self.assertEqual(200, res.status_code)
         assert_named(res, incidents.vm, H1, H2)
-        self.assertContains(res, 'web-1 <small class="text-muted '
+        self.assertContains(res, '<span class="orphan-name">web-1</span> '
+                            '<small class="text-muted '
                             'orphan-provider-id">%s</small>' % incidents.vm)
 
     @helpers.create_mocks({service: ['report', 'preview']})

@@ -61,13 +61,15 @@ def cloud(settings):
     cache.clear()
     service._shown.clear()
     incidents = Incidents()
-    state = dict(collected=[], incidents=incidents, gate=threading.Event())
+    state = dict(collected=[], incidents=incidents, gate=threading.Event(),
+                 flush=True)
     state['gate'].set()
 
     def collected(placement, nova, cached=None, progress=None, **kwargs):
         progress.total('providers', 3)
         progress.advance('providers', 1)
-        progress.flush(force=True)
+        if state['flush']:
+            progress.flush(force=True)
         assert state['gate'].wait(10)
         snapshot = dataclasses.replace(incidents.snapshot, taken_at=_now())
         state['collected'].append(dict(kwargs, cached=cached,
@@ -92,6 +94,17 @@ def cloud(settings):
     cache.clear()
 
 
+def read_once_providers_read(timeout=5 * snapshots.PROGRESS_EVERY):
+    """The bar's counts once it shows a provider read (or the timeout
+    passed): the sweep's thread reports when it gets there."""
+    deadline = time.monotonic() + timeout
+    read = service.sweep_state(None)['progress']['read']
+    while read['providers'][0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        read = service.sweep_state(None)['progress']['read']
+    return read
+
+
 def first_report(cloud):
     assert service.report(None) is None
     wait_idle()
@@ -105,7 +118,7 @@ def test_the_first_page_does_not_wait_for_the_first_sweep(cloud):
     assert time.monotonic() - started < 1
     state = service.sweep_state(None)
     assert state['version'] is None and state['sweeping']
-    assert state['progress']['read']['providers'] == [1, 3]
+    assert read_once_providers_read()['providers'] == [1, 3]
     cloud['gate'].set()
     wait_idle()
     report = service.report(None)
@@ -154,12 +167,41 @@ def test_refresh_is_a_full_sweep_in_the_background(cloud):
     service.refresh(None)
     assert time.monotonic() - started < 1
     # The bar measures the full sweep against the last snapshot's counts.
-    read = service.sweep_state(None)['progress']['read']
+    read = read_once_providers_read()
     assert read['servers'] == [0, len(cloud['incidents'].snapshot.servers)]
     assert read['providers'] == [1, 3]
     cloud['gate'].set()
     wait_idle()
     assert [c['full'] for c in cloud['collected']] == [False, True]
+
+
+def test_the_bar_shows_reads_done_in_one_burst_while_the_sweep_runs(
+        cloud):
+    """Reads done faster than the throttle (a provider read, then Nova's
+    long listing) reach the page within the throttle's delay, not when
+    the sweep ends: the bar's counts move during the sweep."""
+    first_report(cloud)
+    cloud['gate'].clear()                  # then Nova's listing is slow
+    cloud['flush'] = False                 # as collect reports: no force
+    service.refresh(None)
+    read = read_once_providers_read()
+    assert service.sweep_state(None)['sweeping']
+    assert read['providers'] == [1, 3]
+    cloud['gate'].set()
+    wait_idle()
+
+
+def test_a_closed_progress_writes_nothing_more(monkeypatch):
+    """Once the sweep is over, a pending trailing write is dropped: the
+    next sweep's bar is its own."""
+    monkeypatch.setattr(snapshots, 'PROGRESS_EVERY', 0.2)
+    store = mock.Mock()
+    progress = snapshots.CacheProgress(store, 'me', True)
+    assert store.set_progress.call_count == 1
+    progress.advance('providers')
+    progress.close()
+    time.sleep(0.4)
+    assert store.set_progress.call_count == 1
 
 
 def test_an_old_snapshot_is_refreshed_from_the_stored_one(cloud, settings):

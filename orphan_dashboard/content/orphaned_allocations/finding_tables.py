@@ -65,6 +65,11 @@ def _reason(finding):
     return labels.reason(finding.reason)
 
 
+WIDE_ONLY = ('orphan-wide-only',)
+"""A column left out below 1200 px, where choosing a repair needs the
+room (the exports keep it)."""
+
+
 class AllocationRow(tables.Row):
     def can_be_selected(self, datum):
         """Healthy and protected rows offer nothing to tick."""
@@ -77,17 +82,22 @@ class AllocationsTable(actions.SelectableTable):
     nova = tables.Column(lambda f: labels.reason(f.nova),
                          verbose_name=_('In Nova'), classes=actions.PROSE,
                          link=_migrated_server_link)
-    provider = tables.Column('provider_name', verbose_name=_('Provider'))
+    provider = tables.Column('provider_name', verbose_name=_('Provider'),
+                             filters=(labels.breakable,),
+                             classes=('orphan-name',))
     host = tables.Column('host', verbose_name=_('Current host'),
                          empty_value='-', link=lambda r: (
                              actions.hypervisor_url(r.hypervisor)
                              if r.hypervisor else None))
     project = tables.Column(lambda r: r.project_name or r.project_id,
-                            verbose_name=_('Project'), empty_value='-')
+                            verbose_name=_('Project'), empty_value='-',
+                            classes=WIDE_ONLY)
     user = tables.Column(lambda r: r.user_name or r.user_id,
-                         verbose_name=_('User'), empty_value='-')
+                         verbose_name=_('User'), empty_value='-',
+                         classes=WIDE_ONLY)
     resources = tables.Column(lambda f: service.format_resources(f.resources),
-                              verbose_name=_('Resources here'))
+                              verbose_name=_('Resources here'),
+                              filters=(labels.breakable_resources,))
     verdict = tables.Column(_verdict, verbose_name=_('Verdict'))
     reason = tables.Column(_reason, verbose_name=_('Reason'),
                            classes=actions.PROSE)
@@ -113,6 +123,7 @@ class AllocationsTable(actions.SelectableTable):
 
     class Meta(object):
         name = 'allocations'
+        css_classes = 'orphan-table'
         verbose_name = _('Allocations')
         table_actions = ((filters.AllocationsFilter,
                           actions.ExportFindingsCSV,

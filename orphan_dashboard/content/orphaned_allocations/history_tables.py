@@ -175,6 +175,7 @@ class HistoryTable(actions.SelectableTable):
 
     class Meta(object):
         name = 'history'
+        css_classes = 'orphan-table'
         verbose_name = _('History')
         table_actions = (filters.HistoryFilter, ExportCSV, ExportJSON,
                          RestoreRows)

@@ -59,6 +59,25 @@ def html_format(text, **values):
         key: conditional_escape(value) for key, value in values.items()})
 
 
+def breakable(name, after=':'):
+    """A name (``host3:Open vSwitch agent:br-phys``) that a narrow cell
+    may wrap after each ``after`` character (a colon; an underscore in
+    resource classes) as well as at its spaces and hyphens, and nowhere
+    inside a word (with the ``orphan-name`` style)."""
+    if not name:
+        return name
+    parts = str(name).split(after)
+    return mark_safe('<wbr>'.join(
+        conditional_escape(part) + (after if i < len(parts) - 1 else '')
+        for i, part in enumerate(parts)))
+
+
+def breakable_resources(resources):
+    """``DISK_GB=10, NET_BW_EGR_KILOBIT_PER_SEC=1000`` wrapping after its
+    underscores too: a resource class is as wide as a column at 1024 px."""
+    return breakable(resources, after='_')
+
+
 def named(uuid, names):
     """A name the panel knows, its uuid one hover away; else the uuid."""
     name = names.get(uuid)
@@ -81,14 +100,7 @@ def consumer_owner(project, user, names):
 def owner_named(reason, names):
     """An incomplete consumer's reason naming its server's project and
     user as Keystone does, rather than by their ids."""
-    if getattr(reason, 'code', None) != 'incomplete_consumer':
-        return reason
-    params = dict(reason.params)
-    projects, users = names.get('projects', {}), names.get('users', {})
-    return reasons.reason(
-        reason.code,
-        project=projects.get(params['project'], params['project']),
-        user=users.get(params['user'], params['user']))
+    return reasons.owner_named(reason, names)
 
 
 def owner_change(plan, names):
@@ -106,6 +118,9 @@ READ_KINDS = {
     'migrations': _('migrations'),
 }
 """What a sweep reads, as its progress bar names it."""
+
+READ_TOTAL = _('%(done)s of %(total)s read (%(percent)s %%)')
+"""The bar's text before the counts of each kind: what fills it."""
 
 SERVICE_STATES = {
     'up': _('Up'),

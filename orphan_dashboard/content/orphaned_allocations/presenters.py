@@ -76,15 +76,14 @@ def owned_names(report):
 
 
 def server_names(rows):
-    """``{consumer uuid: server name}`` of the rows whose finding, as just
-    re-read, names the consumer's server."""
+    """``{consumer uuid: server name}`` of the rows whose finding (or a
+    restore's read), as just re-read, names the consumer's server."""
     found = {}
     for row in rows:
-        nova = getattr(getattr(row, 'finding', None), 'nova', None)
-        if getattr(nova, 'code', None) == 'nova.server':
-            name = dict(nova.params).get('name')
-            if name:
-                found[row.selection.consumer] = name
+        name = getattr(row, 'server', None) or service.server_name(
+            getattr(row, 'finding', None))
+        if name:
+            found[row.selection.consumer] = name
     return found
 
 
@@ -114,6 +113,7 @@ def restore_previews(rows, names, owners):
     """Each ``(entry, row)`` of a restore; a provider's has no sides."""
     return [dict(
         entry=entry, row=row, action=labels.action(entry.action),
+        server=getattr(row, 'server', None),
         provider=names.get(entry.provider),
         before=side(row.plan.before, names)
         if row.plan and entry.kind != entry.PROVIDER else [],

@@ -190,6 +190,7 @@ class ProvidersTable(actions.SelectableTable):
 
     class Meta(object):
         name = 'providers'
+        css_classes = 'orphan-table'
         verbose_name = _('Hypervisors')
         table_actions = (filters.ProvidersFilter, Refresh, ToggleAll,
                          actions.ExportFindingsCSV,

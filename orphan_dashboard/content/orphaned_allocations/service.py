@@ -179,6 +179,11 @@ def findings_export(request, provider_uuid=None):
     return report_ops.finding_rows(shown, names(request), tree)
 
 
+def server_name(finding):
+    """The server a finding's Nova reason names, or None."""
+    return report_ops.server_name(finding)
+
+
 def provider_names(request):
     """``{provider uuid: name}`` of every provider in the shown snapshot."""
     shown = report(request)

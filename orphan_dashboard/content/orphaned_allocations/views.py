@@ -336,6 +336,10 @@ class RestoreView(_PreviewView):
         return [[entry.id, repair_forms.dump(row.plan)]
                 for entry, row in self.rows if row.plan]
 
+    def signed_names(self):
+        return dict(self.names(), **presenters.server_names(
+            row for _entry, row in self.rows))
+
     def names(self):
         """The audit's names, and the journaled names of the providers it
         no longer has (a decommissioned host's)."""
@@ -464,8 +468,9 @@ class SweepView(generic.View):
             return http.JsonResponse({'error': str(_('Unable to read the '
                                                      'audit state.'))},
                                      status=503)
-        state['labels'] = {kind: str(label)
-                           for kind, label in labels.READ_KINDS.items()}
+        state['labels'] = dict({kind: str(label) for kind, label
+                                in labels.READ_KINDS.items()},
+                               total=str(labels.READ_TOTAL))
         return http.JsonResponse(state)
 
 

@@ -18,6 +18,8 @@ PANEL_GROUP = 'compute'
 ADD_PANEL = ('orphan_dashboard.content.orphaned_allocations.panel.'
              'OrphanedAllocations')
 ADD_INSTALLED_APPS = ['orphan_dashboard']
-# The index's progress bar of the background sweep, and the panel's styles.
-ADD_JS_FILES = ['orphan_dashboard/js/sweep.js']
+# The index's progress bar of the background sweep, the keyboard on the
+# panel's tabs, and the panel's styles.
+ADD_JS_FILES = ['orphan_dashboard/js/sweep.js',
+                'orphan_dashboard/js/keyboard.js']
 ADD_SCSS_FILES = ['orphan_dashboard/scss/orphan_dashboard.scss']

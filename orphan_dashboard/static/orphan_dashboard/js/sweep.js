@@ -1,33 +1,34 @@
 /*
  * The audit snapshot's age and the background sweep's progress on the
  * Orphaned Allocations index: polls the panel's sweep/ view while a sweep
- * runs.  When a new snapshot is published, a page that had none reloads
- * itself; a page showing an older one offers the reload (an operator may
- * be reading it, or its messages).
+ * runs (and slowly while none does).  The bar is filled to the percentage its text states: both come
+ * from the server's counts.  When a new snapshot is published, a page that
+ * had none reloads itself; a page showing an older one updates its tables
+ * in place (the page's own address, so its filter and page stay; the
+ * ticked rows stay ticked), and offers the reload only if that fails.
  */
 (function () {
   'use strict';
 
   var POLL_MS = 2000;
+  var IDLE_MS = 15000;
 
-  function percent(read) {
-    var done = 0, total = 0, known = true;
-    $.each(read, function (kind, counts) {
-      if (counts[1] === null || counts[1] === undefined) {
-        known = false;
-      } else {
-        done += Math.min(counts[0], counts[1]);
-        total += counts[1];
-      }
-    });
-    return known && total ? Math.round(100 * done / total) : null;
+  function format(text, values) {
+    return text.replace(/%\((\w+)\)s/g, function (match, name) {
+      return values[name];
+    }).replace(/%%/g, '%');
   }
 
-  function describe(read, labels) {
-    return $.map(read, function (counts, kind) {
+  function describe(progress, labels) {
+    var parts = $.map(progress.read, function (counts, kind) {
       return ((labels && labels[kind]) || kind) + ' ' + counts[0] +
         (counts[1] === null || counts[1] === undefined ? '' : '/' + counts[1]);
     }).join(', ');
+    if (progress.percent === null || progress.percent === undefined ||
+        !(labels && labels.total)) {
+      return parts;
+    }
+    return format(labels.total, progress) + ': ' + parts;
   }
 
   function show($box, state) {
@@ -36,13 +37,59 @@
       $box.find('.orphan-sweep-progress').addClass('hidden');
       return;
     }
-    var pct = percent(state.progress.read);
+    var pct = state.progress.percent;
+    var known = pct !== null && pct !== undefined;
     $box.find('.orphan-sweep-progress').removeClass('hidden');
-    $bar.toggleClass('progress-bar-striped active', pct === null);
-    $bar.css('width', (pct === null ? 100 : pct) + '%');
-    $bar.attr('aria-valuenow', pct === null ? 0 : pct);
+    $bar.toggleClass('progress-bar-striped active', !known);
+    $bar.css('width', (known ? pct : 100) + '%');
+    $bar.attr('aria-valuenow', known ? pct : 0);
     $box.find('.orphan-sweep-detail').text(
-      describe(state.progress.read, state.labels) + ' (' + state.progress.elapsed + ' s)');
+      describe(state.progress, state.labels) + ' (' + state.progress.elapsed + ' s)');
+  }
+
+  function ticked($pane) {
+    return $pane.find('input.table-row-multi-select:checked').map(function () {
+      return this.value;
+    }).get();
+  }
+
+  function update($box, version) {
+    // A header other than XMLHttpRequest: Horizon answers the whole page,
+    // as a reload would show it, not only one tab.
+    return $.ajax({url: window.location.href, dataType: 'html',
+                   headers: {'X-Requested-With': 'orphan-sweep'}})
+      .then(function (html) {
+        var $page = $('<div>').append($.parseHTML(html));
+        var $panes = $('.tab-content > .tab-pane[id]');
+        if (!$panes.length) {
+          return $.Deferred().reject();
+        }
+        $panes.each(function () {
+          var $pane = $(this);
+          var $fresh = $page.find('#' + $pane.attr('id'));
+          if (!$fresh.length) {
+            return;
+          }
+          var keep = ticked($pane);
+          $pane.html($fresh.html());
+          $pane.find('input.table-row-multi-select').each(function () {
+            if ($.inArray(this.value, keep) >= 0) {
+              this.checked = true;
+              $(this).closest('tr').addClass('selected');
+            }
+          });
+          horizon.tabs.initTabLoad($pane);
+          $pane.find('table.datatable').each(function () {
+            horizon.datatables.update_header_checkbox($(this));
+          });
+        });
+        var $line = $page.find('.orphan-snapshot');
+        if ($line.length) {
+          $box.find('.orphan-snapshot').replaceWith($line);
+        }
+        $box.data('version', version).attr('data-version', version);
+        $box.find('.orphan-sweep-newer').addClass('hidden');
+      });
   }
 
   function poll($box) {
@@ -53,12 +100,15 @@
           window.location.reload();
           return;
         }
-        $box.find('.orphan-sweep-newer').removeClass('hidden');
+        update($box, state.version).fail(function () {
+          $box.find('.orphan-sweep-newer').removeClass('hidden');
+        });
       }
       show($box, state);
-      if (state.sweeping || !state.version) {
-        window.setTimeout(function () { poll($box); }, POLL_MS);
-      }
+      // While nothing sweeps, a slower pace catches the audits a cron
+      // job or another operator starts.
+      window.setTimeout(function () { poll($box); },
+                        state.sweeping || !state.version ? POLL_MS : IDLE_MS);
     }).fail(function () {
       window.setTimeout(function () { poll($box); }, 5 * POLL_MS);
     });

@@ -1,0 +1,242 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Read at 3 a.m.: a refresh that updates the page in place, a repair
+done with the keyboard alone, the index and a provider page at 1024 px
+with names that wrap only where a name may."""
+
+import re
+
+from keystoneauth1 import adapter
+import pytest
+
+from orphan_dashboard.api import placement as api
+
+from tests.browser.test_panel import incident
+from tests.browser.test_panel import INDEX
+from tests.browser.test_panel import row
+from tests.browser.test_panel import row_actions
+from tests.browser.test_panel import tick
+
+MID_WORD = """
+// Where a name's text wraps inside a word: a character on a line below
+// the one before it, neither a space nor a character a name may break
+// after (a colon, a hyphen) before it.
+var found = [];
+arguments[0].forEach(function (element) {
+  var node = element.firstChild, text = element.textContent, top = null;
+  var walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+  var chars = [];
+  while ((node = walker.nextNode())) {
+    for (var i = 0; i < node.length; i++) {
+      var range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      var rect = range.getClientRects()[0];
+      chars.push([node.data[i], rect ? rect.top : null]);
+    }
+  }
+  for (var j = 1; j < chars.length; j++) {
+    if (chars[j][1] !== null && chars[j - 1][1] !== null &&
+        chars[j][1] > chars[j - 1][1] + 2 &&
+        ' :-'.indexOf(chars[j - 1][0]) < 0 && chars[j][0] !== ' ') {
+      found.push(text);
+    }
+  }
+});
+return found;
+"""
+
+
+@pytest.fixture(scope='module')
+def placement(site):
+    """Placement queried directly, as the admin."""
+    return adapter.Adapter(site.sandbox.admin_session(),
+                           service_type='placement', interface='public')
+
+
+@pytest.fixture
+def narrow(browser):
+    """The browser 1024 px wide, as a laptop shows Horizon."""
+    size = browser.driver.get_window_size()
+    browser.driver.set_window_size(1024, 768)
+    yield browser
+    browser.driver.set_window_size(size['width'], size['height'])
+
+
+HYPERVISORS = '?tab=orphaned_allocations__providers'
+ALLOCATIONS = '?tab=provider__allocations'
+"""The tabs asked for by name: Horizon reopens the tab last shown."""
+
+
+def audited(browser):
+    """The index's hypervisors once the cloud's first audit is there (a
+    provider page leads to the index before it)."""
+    browser.open(INDEX + HYPERVISORS)
+    return browser.find('#providers tbody tr[data-object-id]', timeout=180)
+
+
+def overflow(browser):
+    """How many pixels the page is wider than the window."""
+    return browser.driver.execute_script(
+        'return document.documentElement.scrollWidth - '
+        'document.documentElement.clientWidth;')
+
+
+def test_a_newer_audit_updates_the_tables_in_place(site, browser):
+    """When the page learns of an audit newer than the one it shows, it
+    swaps its tables in place: no reload, the ticked row still ticked, no
+    "reload the page" link."""
+    audited(browser)
+    # (Horizon's themed checkbox hides the input itself.)
+    first = browser.all('#providers tbody tr[data-object-id] '
+                        'input.table-row-multi-select')[0].find_element(
+                            'xpath', './ancestor::tr')
+    ticked = first.get_attribute('data-object-id')
+    tick(first)
+    version = browser.find('.orphan-sweep').get_attribute('data-version')
+    assert version
+    # As if this page had been rendered from an older audit.
+    browser.driver.execute_script(
+        'window.orphanNotReloaded = true;'
+        '$(".orphan-sweep").data("version", "older");'
+        '$("#providers tbody").attr("data-swapped", "no");')
+    browser.wait(lambda d: d.execute_script(
+        'return $("#providers tbody").attr("data-swapped") === undefined '
+        '&& $(".orphan-sweep").data("version") === arguments[0];',
+        version), timeout=60)
+    assert browser.driver.execute_script('return window.orphanNotReloaded;')
+    assert not browser.all('.orphan-sweep-newer:not(.hidden)')
+    box = row(browser, 'providers', ticked)
+    assert box.find_element(
+        'css selector', 'input.table-row-multi-select').is_selected()
+    assert 'Audit snapshot taken' in browser.find('.orphan-snapshot').text
+    browser.save('updated-in-place')
+
+
+def test_the_bar_draws_what_its_text_says(site, browser):
+    """*Refresh*: whenever a poll catches the sweep, the bar's width is
+    the percentage its text states."""
+    audited(browser)
+    browser.driver.execute_script('window.orphanBefore = true;')
+    browser.click('#providers__action_refresh')
+    browser.wait(lambda d: d.execute_script(
+        'return !window.orphanBefore && document.readyState === "complete";'))
+    seen = []
+
+    def ended(driver):
+        detail = driver.find_elements('css selector', '.orphan-sweep-detail')
+        bar = driver.find_elements('css selector',
+                                   '.orphan-sweep .progress-bar')
+        if detail and bar and detail[0].is_displayed():
+            seen.append((detail[0].text, bar[0].get_attribute('style'),
+                         driver.execute_script(
+                             'var b = arguments[0];'
+                             'return 100 * b.getBoundingClientRect().width /'
+                             ' b.parentNode.getBoundingClientRect().width;',
+                             bar[0])))
+            return False
+        return bool(driver.find_elements('css selector',
+                                         '#providers tbody tr'))
+    browser.wait(ended, timeout=120)
+    for text, style, drawn in seen:
+        stated = re.search(r'\((\d+) %\)', text)
+        if stated:
+            # Drawn as stated, not on its way there.
+            assert 'width: %s%%' % stated.group(1) in style, (text, style)
+            assert abs(drawn - int(stated.group(1))) < 2, (text, drawn)
+
+
+def keyboard_target(site, browser, placement):
+    """A row action whose confirm writes, opened on its page: a staged
+    row's repair if the earlier tests left one, else the restore of the
+    newest History entry; and how to tell it was written."""
+    for name in ('pre_pike_consumer', 'wrong_amount'):
+        (expected,) = incident(site, name)['expected']
+        server, provider = expected['consumer'], expected['provider']
+        browser.open(INDEX + provider + '/' + ALLOCATIONS)
+        browser.find('#allocations')
+        shown = [a for line in browser.all(
+            '#allocations tr[data-object-id="%s:%s"]' % (server, provider))
+            for a in row_actions(line).values() if a.is_displayed()]
+        if shown:
+            before = api.consumer_allocations(placement, server)
+            return shown[0].get_attribute('id'), lambda: (
+                api.consumer_allocations(placement, server) != before)
+    browser.open(INDEX + '?tab=orphaned_allocations__history')
+    browser.find('#history')
+    restores = [a for a in browser.all('#history [id$="__action_restore"]')
+                if a.is_displayed()]
+    assert restores, 'neither a staged repair nor a restore is offered'
+    return restores[0].get_attribute('id'), lambda: any(
+        'Restore ' in message and message.endswith(': done.')
+        for message in browser.messages('success'))
+
+
+def test_a_repair_with_the_keyboard_alone(site, browser, placement):
+    """Tab to a row's action, Enter opens its preview, Tab to the
+    confirm, Enter writes: no mouse."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    audited(browser)
+    target, written = keyboard_target(site, browser, placement)
+    keys = ActionChains(browser.driver)
+    browser.driver.execute_script('document.activeElement.blur();')
+    walked = []
+    for _ in range(400):
+        keys.send_keys(Keys.TAB).perform()
+        walked.append(browser.driver.execute_script(
+            'var e = document.activeElement;'
+            'return e.tagName + "#" + e.id + "." + e.className + " " + '
+            '(e.textContent || "").trim().slice(0, 30);'))
+        if browser.driver.execute_script(
+                'return document.activeElement.id;') == target:
+            break
+    else:
+        pytest.fail('no Tab reaches the row action %s: %s' % (
+            target, walked[:60]))
+    keys.send_keys(Keys.ENTER).perform()
+    browser.find('.modal-dialog table.orphan-preview')
+    confirm = 'form .modal-footer [type="submit"]'
+    for _ in range(100):
+        keys.send_keys(Keys.TAB).perform()
+        if browser.driver.execute_script(
+                'return document.activeElement.matches(arguments[0]);',
+                confirm):
+            break
+    else:
+        pytest.fail('no Tab reaches the confirm of the preview')
+    browser.save('keyboard-confirm')
+    browser.driver.execute_script('window.orphanPreviewPage = true;')
+    keys.send_keys(Keys.ENTER).perform()
+    browser.wait(lambda d: d.execute_script(
+        'return !window.orphanPreviewPage && '
+        'document.readyState === "complete";'))
+    assert browser.messages('success'), browser.messages('danger')
+    assert written(), 'nothing written'
+
+
+def test_the_index_and_a_provider_page_at_1024_px(site, narrow):
+    """Readable on a laptop: no page wider than the window, provider
+    names wrapped only at their spaces, colons and hyphens."""
+    browser = narrow
+    audited(browser)
+    assert overflow(browser) <= 0
+    browser.save('index-1024', readme=True)
+    host3 = incident(site, 'wrong_amount')['hosts']['host3']
+    browser.open(INDEX + host3 + '/' + ALLOCATIONS)
+    browser.find('#allocations tbody tr[data-object-id]')
+    assert overflow(browser) <= 0
+    names = browser.all('.orphan-name')
+    assert browser.driver.execute_script(MID_WORD, names) == []
+    browser.save('detail-1024', readme=True)
