@@ -22,8 +22,6 @@ small flavor fits host1 now, in both answers.
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -35,9 +33,8 @@ from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.audit import capacity  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
 from sandbox import harness  # noqa: E402
+from tests.e2e.conftest import orphan_audit  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 FLAVORS = {
     # name: (vcpus, ram, disk, extra specs)
     'cap-small': (1, 512, 1, {}),
@@ -119,16 +116,6 @@ def states(sb):
 
 def fits_now(rows):
     return {h for h, r in rows.items() if r['state'] == capacity.FITS_NOW}
-
-
-def orphan_audit(sb, tmp_path, *args):
-    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=sb.config['clouds_yaml'],
-               ORPHAN_AUDIT_JOURNAL_DIR=str(tmp_path))
-    env.pop('DJANGO_SETTINGS_MODULE', None)
-    return subprocess.run(
-        [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',
-         'sandbox', *args], env=env, cwd=ROOT, capture_output=True,
-        text=True, timeout=300)
 
 
 def test_fits_now_is_placements_answer_and_the_repair_makes_room(

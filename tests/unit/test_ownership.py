@@ -120,51 +120,55 @@ def test_a_report_without_ownership_facts_keeps_its_shape():
     assert m.ProviderReport.__dataclass_fields__['owner'].default is None
 
 
-def test_a_childs_owner_from_its_name_its_classes_or_novas_trait():
+def children_cloud():
+    """host1 with children of every kind: Neutron's agent and NIC, Nova's
+    PCI device and vGPU, Blazar's host, a Cyborg device ``web`` holds, an
+    unnamed child and one Nova's trait tags."""
     cloud = Cloud()
     host = uid('host1')
-    nic = cloud.child(cloud.child(host, 'host1:Open vSwitch agent'),
-                      'host1:Open vSwitch agent:br-phys')
-    pci = cloud.child(host, 'host1_0000:81:00.0')
-    vgpu = cloud.child(host, 'host1_pci_0000_84_00_0')
-    blazar = cloud.child(host, 'blazar_host1')
-    device = cloud.child(host, 'fpga-7')
-    unnamed = cloud.child(host, 'something')
-    tagged = cloud.child(host, 'tagged')
-    cloud.owner_nova.add(tagged)
-    web = cloud.server('web', 'host1')
-    cloud.allocate(web, device, {'FPGA': 1})
-    cloud.allocate(web, unnamed, {'CUSTOM_PCI_8086_1563': 1})
+    agent = cloud.child(host, 'host1:Open vSwitch agent')
+    kids = dict(
+        host=host, agent=agent,
+        nic=cloud.child(agent, 'host1:Open vSwitch agent:br-phys'),
+        pci=cloud.child(host, 'host1_0000:81:00.0'),
+        vgpu=cloud.child(host, 'host1_pci_0000_84_00_0'),
+        blazar=cloud.child(host, 'blazar_host1'),
+        device=cloud.child(host, 'fpga-7'),
+        unnamed=cloud.child(host, 'something'),
+        tagged=cloud.child(host, 'tagged'))
+    cloud.owner_nova.add(kids['tagged'])
+    kids['web'] = cloud.server('web', 'host1')
+    cloud.allocate(kids['web'], kids['device'], {'FPGA': 1})
+    return cloud, kids
+
+
+def test_a_childs_owner_from_its_name_its_classes_or_novas_trait():
+    cloud, k = children_cloud()
+    cloud.allocate(k['web'], k['unnamed'], {'CUSTOM_PCI_8086_1563': 1})
     snapshot = cloud.snapshot()
-    owners = {rp: ownership.provider_owner(snapshot, rp) for rp in (
-        nic, pci, vgpu, blazar, device, unnamed, tagged, host)}
-    assert owners == {nic: 'neutron', pci: 'nova', vgpu: 'nova',
-                      blazar: 'blazar', device: 'cyborg', unnamed: 'nova',
-                      tagged: 'nova', host: 'nova'}
-    del snapshot.consumers[web]
-    assert ownership.provider_owner(snapshot, unnamed) is None
+    owners = {rp: ownership.provider_owner(snapshot, k[rp]) for rp in (
+        'nic', 'pci', 'vgpu', 'blazar', 'device', 'unnamed', 'tagged',
+        'host')}
+    assert owners == {'nic': 'neutron', 'pci': 'nova', 'vgpu': 'nova',
+                      'blazar': 'blazar', 'device': 'cyborg',
+                      'unnamed': 'nova', 'tagged': 'nova', 'host': 'nova'}
+    del snapshot.consumers[k['web']]
+    assert ownership.provider_owner(snapshot, k['unnamed']) is None
 
 
 def test_every_childs_owner_at_once_as_one_at_a_time():
     """The report's ``child_owners`` (one pass over the consumers) says
     what :func:`provider_owner` says of each child, Nova's left out."""
-    cloud = Cloud()
-    host = cloud.host('host1')
-    agent = cloud.child(host, 'host1:Open vSwitch agent')
-    nic = cloud.child(agent, 'host1:Open vSwitch agent:br-phys')
-    pci = cloud.child(host, 'host1_0000:81:00.0')
-    device = cloud.child(host, 'fpga-7')
-    unnamed = cloud.child(host, 'something')
-    tagged = cloud.child(host, 'tagged')
-    cloud.owner_nova.add(tagged)
-    web = cloud.server('web', 'host1')
-    cloud.allocate(web, device, {'FPGA': 1})
+    cloud, k = children_cloud()
+    agent, nic, pci, device, unnamed, tagged = (k[n] for n in (
+        'agent', 'nic', 'pci', 'device', 'unnamed', 'tagged'))
     snapshot = cloud.snapshot()
     expected = {agent: 'neutron', nic: 'neutron', device: 'cyborg',
-                unnamed: None}
+                unnamed: None, k['blazar']: 'blazar'}
     assert ownership.child_owners(snapshot) == expected
     assert {rp: ownership.provider_owner(snapshot, rp)
-            for rp in (agent, nic, pci, device, unnamed, tagged)} == dict(
+            for rp in (agent, nic, pci, device, unnamed, tagged,
+                       k['blazar'])} == dict(
         expected, **{pci: 'nova', tagged: 'nova'})
     assert classify.audit(snapshot).child_owners == expected
 
