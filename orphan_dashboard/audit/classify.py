@@ -31,6 +31,7 @@ from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_resources
+from orphan_dashboard.audit.reasons import named
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit.reasons import verdict_name
 from orphan_dashboard.audit.topology import Topology
@@ -292,21 +293,25 @@ class Auditor:
                 m.CANDIDATE_ACTIONS[m.MOVED])
 
     def _classify_migration(self, migration):
+        server = self._server_named(migration.instance_uuid)
         if migration.status in m.MIGRATION_FINAL:
             return (m.STALE_MIGRATION,
                     why('stale_migration', move=_move(migration),
-                        server=migration.instance_uuid,
-                        status=migration.status),
+                        server=server, status=migration.status),
                     m.CANDIDATE_ACTIONS[m.STALE_MIGRATION])
         if migration.status == MOVE_AWAITING_CONFIRM:
             return (m.PROTECTED,
                     why('protected.source_awaiting_confirm',
-                        move=_move(migration),
-                        server=migration.instance_uuid), ())
+                        move=_move(migration), server=server), ())
         return (m.PROTECTED,
                 why('protected.migration', move=_move(migration),
-                    server=migration.instance_uuid,
-                    status=migration.status), ())
+                    server=server, status=migration.status), ())
+
+    def _server_named(self, uuid):
+        """A server as a reason names it: its name with its uuid beside,
+        where Nova still has it."""
+        server = self.snapshot.servers.get(uuid)
+        return named(uuid, {uuid: server.name} if server else {})
 
     def _too_young(self, since):
         """Seconds since ``since`` if fewer than the minimum age."""

@@ -353,8 +353,8 @@ def test_verify_resize_reads_as_awaiting_confirm():
     assert str(found[(vm, H2)].reason) == (
         'resize %s (host1 → host2) awaiting confirm or revert' % mig)
     assert str(found[(mig, H1)].reason) == (
-        'source side of resize %s (host1 → host2) of server %s, awaiting '
-        'confirm or revert' % (mig, vm))
+        'source side of resize %s (host1 → host2) of server vm (%s), '
+        'awaiting confirm or revert' % (mig, vm))
     assert 'status finished' not in str(found[(mig, H1)].reason)
 
 

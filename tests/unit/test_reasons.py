@@ -71,12 +71,12 @@ def test_every_part_of_a_nested_reason_goes_through_gettext():
     finding = classify.Auditor(cloud.snapshot()).finding(mig, uid('host1'))
     assert finding.reason.code == 'protected.source_awaiting_confirm'
     assert str(finding.reason) == (
-        'source side of resize %s (host1 → host2) of server %s, awaiting '
-        'confirm or revert' % (mig, vm))
+        'source side of resize %s (host1 → host2) of server vm (%s), '
+        'awaiting confirm or revert' % (mig, vm))
     # The sentence and the migration inside it are each translated.
     assert finding.reason.render(_marked) == (
-        '«source side of «resize %s (host1 → host2)» of server %s, awaiting '
-        'confirm or revert»' % (mig, vm))
+        '«source side of «resize %s (host1 → host2)» of server vm (%s), '
+        'awaiting confirm or revert»' % (mig, vm))
     assert finding.nova.render(_marked) == '«resize host1 → host2 (finished)»'
 
 
