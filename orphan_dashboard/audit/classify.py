@@ -561,7 +561,17 @@ class Auditor:
                         unconfirmed=tuple(sorted(
                             r.provider.name for r in reports
                             if self.topology.cut_off(r.provider.uuid)[1])),
-                        neutron=self.snapshot.neutron)
+                        neutron=self.snapshot.neutron,
+                        ports_unjudged=self._ports_unjudged(findings_by_root))
+
+    def _ports_unjudged(self, findings_by_root):
+        """How many port allocations are protected because Neutron could
+        not be read."""
+        if ports.unreadable(self.snapshot) is None:
+            return 0
+        return sum(1 for found in findings_by_root.values() for f in found
+                   if f.verdict == m.PROTECTED and
+                   ports.is_port_provider(self.topology, f.provider))
 
     def _provider_report(self, root, findings, servers, usage):
         needed = {}

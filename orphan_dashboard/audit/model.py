@@ -511,6 +511,9 @@ class Report:
     (its hypervisor listing failed): they could be in a down cell."""
     neutron: typing.Optional[str] = None
     """Whether Neutron's ports were read (:attr:`Snapshot.neutron`)."""
+    ports_unjudged: int = 0
+    """Port allocations protected because Neutron could not be read: the
+    pages and the CLI say so only then."""
 
     @property
     def findings(self):

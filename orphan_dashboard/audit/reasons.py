@@ -472,7 +472,10 @@ def down_cells(report):
 
 def neutron_unread(report):
     """Why ``report``'s audit could not read Neutron's ports, as one
-    sentence, or None when it could (or nobody asked)."""
+    sentence, or None when it could, nobody asked, or no port allocation
+    was protected for it (a cloud with no NIC provider in use)."""
+    if not getattr(report, 'ports_unjudged', 0):
+        return None
     return {m.NEUTRON_ABSENT: reason('neutron.absent'),
             m.NEUTRON_DOWN: reason('neutron.down'),
             m.NEUTRON_FORBIDDEN: reason('neutron.forbidden')}.get(

@@ -318,3 +318,19 @@ def test_while_neutron_is_unread_a_trim_keeping_the_nic_goes_ahead():
     assert found[uid('host1')].action == m.TRIM
     assert auditor.plan(web, uid('host1'), m.TRIM).after == {
         uid('host2'): FLAVOR, nics['host2']: {BW: 1000}}
+
+
+def test_neutron_unread_is_said_only_where_it_protected_something():
+    cloud = Cloud()
+    web = cloud.server('web', 'host1')
+    cloud.allocate(web, uid('host1'))
+    cloud.neutron = m.NEUTRON_ABSENT
+    report = classify.audit(cloud.snapshot())
+    assert (report.neutron, report.ports_unjudged) == (m.NEUTRON_ABSENT, 0)
+    assert reasons.neutron_unread(report) is None
+    cloud, nics, web = qos_cloud()
+    cloud.ports, cloud.neutron = None, m.NEUTRON_ABSENT
+    report = classify.audit(cloud.snapshot())
+    assert report.ports_unjudged == 1
+    assert 'Neutron is not in the catalog' in str(
+        reasons.neutron_unread(report))

@@ -31,15 +31,17 @@ from tests.views.base import REPAIR
 NIC_NAME = 'host3:Open vSwitch agent:br-phys'
 
 
-def leaky_report():
+def leaky_report(neutron=m.NEUTRON_READ):
     """``web`` on host3 holds 1000 kbps on host3's NIC that no port of it
-    requests any more (its port deleted in Neutron)."""
+    requests any more (its port deleted in Neutron), or, with another
+    ``neutron`` state, that nobody could check."""
     cloud = Cloud()
     nic = cloud.nic('host3')
     web = cloud.server('web', 'host3')
     cloud.allocate(web, uid('host3'))
     cloud.allocate(web, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
-    cloud.ports, cloud.neutron = {}, m.NEUTRON_READ
+    cloud.ports = {} if neutron == m.NEUTRON_READ else None
+    cloud.neutron = neutron
     return web, nic, classify.audit(cloud.snapshot())
 
 
@@ -68,13 +70,12 @@ class PortRowTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_neutron_unread_is_said_above_the_table(self):
-        web, nic, report = leaky_report()
-        report.neutron = m.NEUTRON_DOWN
+        web, nic, report = leaky_report(m.NEUTRON_DOWN)
         self.mock_report.return_value = report
         self.client.get(INDEX)
         [warning] = self.messages_seen.texts('warning')
         self.assertIn('Neutron did not answer', warning)
         self.assertIn('every other verdict is made as usual', warning)
-        report.neutron = m.NEUTRON_READ      # no second warning
+        self.mock_report.return_value = leaky_report()[2]   # no second one
         self.client.get(INDEX)
         self.assertEqual(1, len(self.messages_seen.texts('warning')))
