@@ -243,12 +243,13 @@ def test_a_bar_on_a_terminal_only(cloud, monkeypatch):
 
     code, drawn = run(['--os-cloud', 'sandbox', 'report', '--min-age', '0'])
     assert code == cli.FOUND
-    assert 'servers listed' in drawn and 'provider allocations read' in drawn
+    # One line, redrawn in place.
+    assert '\rSweeping Nova and Placement:' in drawn, drawn
     code, drawn = run(['--os-cloud', 'sandbox', 'report', '--min-age', '0',
                        '--json'])
-    assert code == cli.FOUND and 'servers listed' not in drawn
+    assert code == cli.FOUND and 'Sweeping' not in drawn
     piped = orphan_audit(cloud, cloud.state_dir, 'report', '--min-age', '0')
-    assert 'servers listed' not in piped.stderr
+    assert 'Sweeping' not in piped.stderr
 
 
 def test_metrics_equal_the_report(cloud, tmp_path):

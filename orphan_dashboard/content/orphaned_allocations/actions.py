@@ -34,6 +34,9 @@ from orphan_dashboard.content.orphaned_allocations import service
 PROSE = ('orphan-prose',)
 """Columns of sentences: wrapped between words (the panel's SCSS), not
 anywhere as Horizon's ``WrappingColumn`` does."""
+WIDE_ONLY = ('orphan-wide-only',)
+"""Columns left out below 1200 px (the panel's SCSS): what another column
+or the preview shows too."""
 ON_SELECTION = {'data-batch-action': 'true'}
 """Horizon's table script keeps such buttons disabled until a row is
 ticked."""

@@ -65,7 +65,6 @@ def _reason(finding):
     return labels.reason(finding.reason)
 
 
-WIDE_ONLY = ('orphan-wide-only',)
 """A column left out below 1200 px, where choosing a repair needs the
 room (the exports keep it)."""
 
@@ -91,10 +90,10 @@ class AllocationsTable(actions.SelectableTable):
                              if r.hypervisor else None))
     project = tables.Column(lambda r: r.project_name or r.project_id,
                             verbose_name=_('Project'), empty_value='-',
-                            classes=WIDE_ONLY)
+                            classes=actions.WIDE_ONLY)
     user = tables.Column(lambda r: r.user_name or r.user_id,
                          verbose_name=_('User'), empty_value='-',
-                         classes=WIDE_ONLY)
+                         classes=actions.WIDE_ONLY)
     resources = tables.Column(lambda f: service.format_resources(f.resources),
                               verbose_name=_('Resources here'),
                               filters=(labels.breakable_resources,))

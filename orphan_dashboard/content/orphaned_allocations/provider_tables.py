@@ -163,11 +163,15 @@ class ProvidersTable(actions.SelectableTable):
                               verbose_name=_('Consumers in Placement'))
     findings = tables.Column(_findings, verbose_name=_('Findings'),
                              classes=actions.PROSE)
-    vcpu = tables.Column(_usage('VCPU'), verbose_name=_('VCPU used / needed'))
+    # Below 1200 px the capacity bars' numbers stand for these.
+    vcpu = tables.Column(_usage('VCPU'), verbose_name=_('VCPU used / needed'),
+                         classes=actions.WIDE_ONLY)
     memory = tables.Column(_usage('MEMORY_MB'),
-                           verbose_name=_('RAM (MB) used / needed'))
+                           verbose_name=_('RAM (MB) used / needed'),
+                           classes=actions.WIDE_ONLY)
     disk = tables.Column(_usage('DISK_GB'),
-                         verbose_name=_('Disk (GB) used / needed'))
+                         verbose_name=_('Disk (GB) used / needed'),
+                         classes=actions.WIDE_ONLY)
     capacity = tables.Column(_capacity, verbose_name=_(
         'Needed, held by findings, free'), classes=('orphan-capacity',))
 
