@@ -433,7 +433,7 @@ class Auditor:
                                           held[p]) for p in nics}
         if not ports.judged(self.snapshot):
             return {}
-        wanted, unplaced = ports.requested(self.snapshot, server.uuid)
+        wanted, unplaced = ports.requested(self.topology, server.uuid)
         found = {}
         for p in sorted(nics | {p for p in wanted if p in tree}):
             want, have = wanted.get(p, {}), held.get(p, {})
@@ -461,7 +461,7 @@ class Auditor:
                         **args), excess)
         elsewhere = unplaced + [
             port for p in wanted if p not in tree
-            for port in ports.by_provider(self.snapshot, server.uuid, p)]
+            for port in ports.by_provider(self.topology, server.uuid, p)]
         if elsewhere and (root_finding is None or
                           root_finding.verdict == m.OK):
             requests = {}
@@ -478,7 +478,7 @@ class Auditor:
 
     def _port_names(self, server, provider):
         return ', '.join(p.name or p.id for p in ports.by_provider(
-            self.snapshot, server.uuid, provider)) or '-'
+            self.topology, server.uuid, provider)) or '-'
 
     def _port_finding(self, server, provider, verdict, reason, resources):
         return m.Finding(server.uuid, provider, verdict, reason,
@@ -491,7 +491,7 @@ class Auditor:
         ports' request on a port provider, else its server's flavor."""
         server = self.snapshot.servers[finding.consumer]
         if ports.is_port_provider(self.topology, finding.provider):
-            return ports.requested(self.snapshot, server.uuid)[0].get(
+            return ports.requested(self.topology, server.uuid)[0].get(
                 finding.provider, {})
         candidates = self.expected(server) or [finding.resources]
         return candidates[0]

@@ -74,9 +74,9 @@ def _port_share(topology, server, root):
     snapshot = topology.snapshot
     if not ports.judged(snapshot):
         return None
-    wanted, unplaced = ports.requested(snapshot, server.uuid)
+    wanted, unplaced = ports.requested(topology, server.uuid)
     unplaced += [port for p in wanted if topology.root(p) != root
-                 for port in ports.by_provider(snapshot, server.uuid, p)]
+                 for port in ports.by_provider(topology, server.uuid, p)]
     if unplaced:
         raise CannotRepair(why(
             'cannot.port_unplaced', server=server.uuid, host=server.node,

@@ -29,18 +29,27 @@ def _add(totals, resources):
         totals[rc] = totals.get(rc, 0) + amount
 
 
-def of_server(snapshot, server_uuid):
+def by_server(snapshot):
+    """``{server uuid: [ports that request resources, by id]}``: gathered
+    once per snapshot (:attr:`Topology.server_ports`)."""
+    found = {}
+    for port in sorted((snapshot.ports or {}).values(), key=lambda p: p.id):
+        found.setdefault(port.device_id, []).append(port)
+    return found
+
+
+def of_server(topology, server_uuid):
     """The ports of ``server_uuid`` that request resources, by id."""
-    return sorted((p for p in (snapshot.ports or {}).values()
-                   if p.device_id == server_uuid), key=lambda p: p.id)
+    return topology.server_ports.get(server_uuid, [])
 
 
-def requested(snapshot, server_uuid):
+def requested(topology, server_uuid):
     """``({provider: Resources}, [unplaced ports])``: what the server's
     ports request on each provider their binding names, and the ports
     with a request group their binding places nowhere Placement has."""
+    snapshot = topology.snapshot
     wanted, unplaced = {}, []
-    for port in of_server(snapshot, server_uuid):
+    for port in of_server(topology, server_uuid):
         placed = True
         for group, resources in sorted(port.requests.items()):
             provider = port.allocation.get(group)
@@ -53,9 +62,9 @@ def requested(snapshot, server_uuid):
     return wanted, unplaced
 
 
-def by_provider(snapshot, server_uuid, provider):
+def by_provider(topology, server_uuid, provider):
     """The server's ports whose binding places a request on ``provider``."""
-    return [p for p in of_server(snapshot, server_uuid)
+    return [p for p in of_server(topology, server_uuid)
             if provider in p.allocation.values()]
 
 

@@ -14,6 +14,7 @@
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
+from orphan_dashboard.audit import ports
 
 
 class Topology:
@@ -34,6 +35,7 @@ class Topology:
             self.node_roots[hypervisor.hostname] = root
         self._owners = {}
         self._held = None
+        self.server_ports = ports.by_server(snapshot)
         # The providers a port's binding names.
         self.port_providers = frozenset(
             provider for port in (snapshot.ports or {}).values()

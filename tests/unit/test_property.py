@@ -339,9 +339,9 @@ def test_the_generator_reaches_every_port_verdict():
             on_nic(m.LEAKED_PORT, m.RELEASE), on_nic(m.MISSING, m.HEAL),
             on_nic(m.WRONG_AMOUNT, m.DELETE_AND_HEAL),
             lambda a, f: (f.verdict == m.MOVED and f.action == m.TRIM and
-                          ports.of_server(a.snapshot, f.consumer)),
+                          ports.of_server(a.topology, f.consumer)),
             lambda a, f: 'heal_allocations' in str(f.blocked) and
-            ports.of_server(a.snapshot, f.consumer),
+            ports.of_server(a.topology, f.consumer),
             lambda a, f: f.verdict == m.PROTECTED and 'Neutron did not '
             'answer' in str(f.reason)):
         hypothesis.find(snapshots(), has(check),
