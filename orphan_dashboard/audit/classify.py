@@ -540,20 +540,21 @@ class Auditor:
 
         roots = set(findings_by_root) | {
             p.root_uuid for p in self.snapshot.providers.values()}
+        child_owners = ownership.child_owners(self.snapshot,
+                                              self.topology.held)
         reports = []
         for root in roots:
             findings = sorted(findings_by_root.get(root, []), key=_row_order)
             reports.append(self._provider_report(
                 root, findings, servers_by_root.get(root, []),
-                usage_by_root.get(root, {})))
+                usage_by_root.get(root, {}), child_owners))
         reports.sort(key=lambda r: r.provider.name)
         reports.sort(key=lambda r: r.severity, reverse=True)
         return m.Report(providers=reports, down_cells=self.down_cells,
                         taken_at=self.snapshot.taken_at,
                         names={u: p.name for u, p in
                                self.snapshot.providers.items()},
-                        child_owners=ownership.child_owners(
-                            self.snapshot, self.topology.held),
+                        child_owners=child_owners,
                         skipped_hosts=tuple(sorted(self.snapshot.down_hosts)),
                         down_cell_servers=sum(
                             s.down_cell
@@ -573,7 +574,8 @@ class Auditor:
                    if f.verdict == m.PROTECTED and
                    ports.is_port_provider(self.topology, f.provider))
 
-    def _provider_report(self, root, findings, servers, usage):
+    def _provider_report(self, root, findings, servers, usage,
+                         child_owners):
         needed = {}
         tree = self.topology.tree(root)
         for finding in findings:
@@ -595,8 +597,7 @@ class Auditor:
             cell_down=any(self.topology.cut_off(root)),
             owner=ownership.root_owner(self.snapshot, root),
             foreign_children=tuple(sorted(
-                c for c in tree if c != root and
-                self.topology.owner(c) != ownership.NOVA)))
+                c for c in tree if c in child_owners)))
 
 
 def _row_order(finding):
