@@ -77,6 +77,10 @@ class JournalEntry(models.Model):
     generation = models.IntegerField(null=True)
     before = models.JSONField()
     after = models.JSONField()
+    ports = models.JSONField(default=dict)
+    """``{port id: {'name', 'revision', 'before', 'after'}}``: the
+    ``binding:profile`` of each port the write gave a new provider in
+    Neutron first (:attr:`~audit.model.Plan.ports`), restored with it."""
 
     status = models.CharField(max_length=16, choices=STATUSES,
                               default=PENDING)

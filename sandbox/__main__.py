@@ -57,7 +57,8 @@ def main(argv=None):
                          " with --cells 2 only, second_cell; with --neutron"
                          " only, qos_ports_healthy, routed_segment,"
                          " port_deleted_in_neutron, port_allocation_removed,"
-                         " qos_rule_changed, port_migrated_left)")
+                         " qos_rule_changed, port_migrated_left,"
+                         " port_binding_lost)")
     up.add_argument('--cells', type=int, choices=(1, 2), default=1,
                     help='Nova cells; 2 adds host5 in cell2, which the '
                          'control API can take down (default 1)')

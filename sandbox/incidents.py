@@ -900,6 +900,42 @@ class Stager:
             fault='PUT /allocations/<server> without the NIC provider',
             checks={'port': port, 'nic': nic, 'kbps': PORT_KBPS})
 
+    def stage_port_binding_lost(self):
+        """A port whose binding names no provider and whose bandwidth
+        Placement does not hold: what a port attached before Stein, or a
+        ``heal_allocations --force`` that dropped the NIC part, leaves.
+        Staged for real: booted through Nova on a QoS port, then the
+        ``allocation`` key removed from the port's ``binding:profile``
+        through Neutron's API (as the service user) and the consumer
+        rewritten without its NIC part."""
+        self._need_neutron('port_binding_lost')
+        s, port = self.boot_on_qos_port('port-unbound-vm', 'host3')
+        body = self._port(port)
+        profile = {k: v for k, v in (body.get('binding:profile') or {}).items()
+                   if k != 'allocation'}
+        self.api.neutron('PUT', '/ports/%s' % port,
+                         {'port': {'binding:profile': profile}})
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        nic = self.nics['host3']
+        self._put(s['id'], {rp: a['resources']
+                            for rp, a in current['allocations'].items()
+                            if rp != nic}, current)
+        return self._finish(
+            'port_binding_lost',
+            "booted on host3 with a QoS port, then the allocation key "
+            "removed from the port's binding:profile in Neutron and the "
+            "NIC part from its consumer in Placement: Placement's one "
+            "allocation candidate in host3's tree is host3's br-phys "
+            'provider, which a heal names in the binding first, then '
+            'allocates.',
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host3', 'ok'),
+             self._exp(s['id'], 'instance', NIC_NAME % 'host3', 'missing')],
+            fault='PUT /v2.0/ports/<port> without binding:profile.'
+                  'allocation, then PUT /allocations/<server> without the '
+                  'NIC provider',
+            checks={'port': port, 'nic': nic, 'kbps': PORT_KBPS})
+
     def stage_qos_rule_changed(self):
         """Neutron 29 refuses to change a minimum bandwidth rule under a
         bound port (501): the mismatch an older Neutron left (the rule

@@ -17,7 +17,7 @@ NAMES = ('evacuation', 'deleted_behind_nova', 'failed_migration',
          'foreign_providers', 'healthy')
 NEUTRON = ('qos_ports_healthy', 'routed_segment', 'port_deleted_in_neutron',
            'port_allocation_removed', 'qos_rule_changed',
-           'port_migrated_left')
+           'port_migrated_left', 'port_binding_lost')
 """Staged through the real Neutron: the sandbox started with ``--neutron``."""
 OPT_IN = ('second_cell', 'held_children') + NEUTRON
 """Staged only when named, never by ``all``: ``second_cell`` needs the

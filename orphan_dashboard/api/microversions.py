@@ -30,6 +30,11 @@ journal a provider before deleting it and to re-create it on restore."""
 TOKEN_CHECK = '1.2'
 """``GET /resource_classes/{name}`` (1.2): a cheap authenticated read that
 validates a new token once before a sweep's concurrent reads."""
+CANDIDATES = '1.34'
+"""Allocation candidates restricted to a tree per request group
+(``in_tree<suffix>``, 1.31), groups suffixed by the port's own request
+group id (1.33), and the ``mappings`` of each group to its provider
+(1.34): what a port's binding must name, as ``heal_allocations`` asks."""
 OSC_PROVIDER_CREATE = '1.20'
 """The ``openstack resource provider create`` a provider's restore shows:
 ``--parent-provider`` (1.14), the created provider answered (1.20)."""

@@ -17,7 +17,9 @@ a ``resource_request``.  Neutron refuses ``qos_policy_id`` as a filter of
 ports and networks (400, "invalid attribute for filtering"), so the read is
 the policies first (one request: no minimum rule anywhere, no port is
 read), then the ports listed with only the fields the audit reads.
-Errors leave this module as keystoneauth's exceptions.
+The one write is a port's ``binding:profile``, compare-and-swap on its
+``revision_number`` where Neutron has them.  Errors leave this module as
+keystoneauth's exceptions.
 """
 
 from keystoneauth1 import exceptions as ks_exc
@@ -27,7 +29,7 @@ from orphan_dashboard.api import trace
 PAGE = 1000
 MINIMUM_RULES = frozenset({'minimum_bandwidth', 'minimum_packet_rate'})
 PORT_FIELDS = ('id', 'name', 'device_id', 'binding:host_id',
-               'binding:profile', 'resource_request')
+               'binding:profile', 'resource_request', 'revision_number')
 
 
 def _get(client, path, **params):
@@ -76,3 +78,25 @@ def server_ports(client, server_uuids):
                     device_id=uuids[start:start + 50])['ports']
         found.extend(p for p in page if p.get('resource_request'))
     return found
+
+
+@trace
+def port_get(client, port_id):
+    """One port with :data:`PORT_FIELDS`, or None when it is gone."""
+    try:
+        return _get(client, '/ports/%s' % port_id,
+                    fields=list(PORT_FIELDS))['port']
+    except ks_exc.NotFound:
+        return None
+
+
+@trace
+def update_binding_profile(client, port_id, profile, revision):
+    """Write the port's ``binding:profile`` only while its revision is
+    still ``revision`` (``If-Match``; 412 otherwise; no condition where
+    Neutron reports no revisions); the port as Neutron answers it."""
+    headers = ({'If-Match': 'revision_number=%d' % revision}
+               if revision is not None else {})
+    return client.put('/v2.0/ports/%s' % port_id,
+                      json={'port': {'binding:profile': profile}},
+                      headers=headers).json()['port']

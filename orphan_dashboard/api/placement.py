@@ -95,6 +95,24 @@ def provider_inventories(client, provider_uuid):
 
 
 @trace
+def port_candidates(client, groups, root):
+    """Placement's allocation candidates in ``root``'s tree for
+    ``groups`` (``{group id: (resources, required traits)}``), each group
+    its own numbered request group: ``[{group id: provider uuid}]``."""
+    params = {'group_policy': 'none'}
+    for group, (resources, required) in sorted(groups.items()):
+        params['resources_' + group] = ','.join(
+            '%s:%d' % (rc, n) for rc, n in sorted(resources.items()))
+        params['in_tree_' + group] = root
+        if required:
+            params['required_' + group] = ','.join(required)
+    found = _get(client, '/allocation_candidates', mv.CANDIDATES, **params)
+    return [{group[1:] if group.startswith('_') else group: providers[0]
+             for group, providers in request['mappings'].items()}
+            for request in found.json()['allocation_requests']]
+
+
+@trace
 def consumer_allocations(client, consumer_uuid):
     """One consumer, with ``last_modified`` parsed from the response header.
 

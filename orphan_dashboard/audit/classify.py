@@ -433,52 +433,74 @@ class Auditor:
                                           held[p]) for p in nics}
         if not ports.judged(self.snapshot):
             return {}
-        wanted, unplaced = ports.requested(self.topology, server.uuid)
+        request = ports.requested(self.topology, server)
         found = {}
-        for p in sorted(nics | {p for p in wanted if p in tree}):
-            want, have = wanted.get(p, {}), held.get(p, {})
+        for p in sorted(nics | set(request.wanted)):
+            want, have = request.wanted.get(p, {}), held.get(p, {})
             excess, short = ports.difference(have, want)
             args = dict(provider=self.topology.name(p),
-                        ports=self._port_names(server, p),
+                        ports=self._port_names(server, p, request),
                         server=server.name or server.uuid)
+            binds = any(p in placed.values()
+                        for placed in request.bindings.values())
             if not excess and not short:
                 found[p] = self._port_finding(
                     server, p, m.OK, why('ok.port', **args), have)
             elif not have:
-                found[p] = self._port_finding(
-                    server, p, m.MISSING,
-                    why('missing.port', needs=format_resources(want),
-                        **args), want)
+                if binds:
+                    reason = why('missing.port_to_bind', host=server.node,
+                                 needs=format_resources(want), **args)
+                else:
+                    reason = why('missing.port',
+                                 needs=format_resources(want), **args)
+                found[p] = self._port_finding(server, p, m.MISSING, reason,
+                                              want)
             elif short:
-                found[p] = self._port_finding(
-                    server, p, m.WRONG_AMOUNT,
-                    why('wrong_amount.port', held=format_resources(have),
-                        needs=format_resources(want), **args), have)
+                if binds:
+                    reason = why('wrong_amount.port_to_bind',
+                                 held=format_resources(have),
+                                 needs=format_resources(want),
+                                 host=server.node, **args)
+                else:
+                    reason = why('wrong_amount.port',
+                                 held=format_resources(have),
+                                 needs=format_resources(want), **args)
+                found[p] = self._port_finding(server, p, m.WRONG_AMOUNT,
+                                              reason, have)
             else:
                 found[p] = self._port_finding(
                     server, p, m.LEAKED_PORT,
                     why('leaked_port', leaked=format_resources(excess),
                         **args), excess)
-        elsewhere = unplaced + [
-            port for p in wanted if p not in tree
-            for port in ports.by_provider(self.topology, server.uuid, p)]
-        if elsewhere and (root_finding is None or
-                          root_finding.verdict == m.OK):
+        if request.unplaced and (root_finding is None or
+                                 root_finding.verdict == m.OK):
             requests = {}
-            for port in elsewhere:
+            for port in request.unplaced:
                 for resources in port.requests.values():
                     _add(requests, resources)
             found[root] = self._port_finding(
                 server, root, m.MISSING,
                 why('missing.port_unplaced', host=server.node,
                     ports=', '.join(sorted({p.name or p.id
-                                            for p in elsewhere})),
-                    needs=format_resources(requests)), requests)
+                                            for p in request.unplaced})),
+                    needs=format_resources(requests),
+                    candidates=self.candidates(request)), requests)
         return found
 
-    def _port_names(self, server, provider):
-        return ', '.join(p.name or p.id for p in ports.by_provider(
-            self.topology, server.uuid, provider)) or '-'
+    def candidates(self, request):
+        """What Placement's candidates say of ``request``'s unplaced
+        ports, in words naming them."""
+        if not request.candidates:
+            return why('candidates.none')
+        return why('candidates.several', providers=', '.join(
+            self.topology.name(p) for p in request.candidates))
+
+    def _port_names(self, server, provider, request):
+        return ', '.join(
+            p.name or p.id for p in ports.of_server(self.topology,
+                                                    server.uuid)
+            if provider in p.allocation.values() or
+            provider in request.bindings.get(p.id, {}).values()) or '-'
 
     def _port_finding(self, server, provider, verdict, reason, resources):
         return m.Finding(server.uuid, provider, verdict, reason,
@@ -491,7 +513,7 @@ class Auditor:
         ports' request on a port provider, else its server's flavor."""
         server = self.snapshot.servers[finding.consumer]
         if ports.is_port_provider(self.topology, finding.provider):
-            return ports.requested(self.topology, server.uuid)[0].get(
+            return ports.requested(self.topology, server).wanted.get(
                 finding.provider, {})
         candidates = self.expected(server) or [finding.resources]
         return candidates[0]

@@ -295,6 +295,24 @@ class Port:
     allocation: dict = dataclasses.field(default_factory=dict)
     """``{request group id: provider uuid}`` of ``binding:profile``'s
     ``allocation``: where Nova placed each group."""
+    required: dict = dataclasses.field(default_factory=dict)
+    """``{request group id: (trait, ...)}``: the traits each group
+    requires of its provider (the physnet, the vnic type)."""
+    profile: dict = dataclasses.field(default_factory=dict)
+    """``binding:profile`` whole, as a binding write must keep it."""
+    revision: typing.Optional[int] = None
+    """``revision_number``: a binding write is sent only while it is still
+    this one (Neutron's ``If-Match``)."""
+    grouped: bool = True
+    """Whether the request comes in groups (the allocation a dict by group)
+    or as Neutron's older single request (the allocation one uuid)."""
+
+    def allocation_value(self, placed):
+        """``binding:profile``'s ``allocation`` placing the groups as
+        ``placed`` (``{group: provider}``) says, in this port's format."""
+        if self.grouped:
+            return dict(placed)
+        return placed.get(self.id)
 
 
 NEUTRON_READ = 'read'
@@ -358,6 +376,11 @@ class Snapshot:
     """``{provider uuid: {resource class: inventory}}`` as ``GET
     /resource_providers/{uuid}/inventories`` gives them, for capacity
     (:mod:`.capacity`); None in a snapshot that did not read them."""
+    port_candidates: dict = dataclasses.field(default_factory=dict)
+    """``{server uuid: ({request group id: provider uuid}, ...)}``:
+    Placement's allocation candidates, in the tree of the server's node,
+    for the request groups its ports' bindings place nowhere there
+    (:func:`.ports.to_place`); only servers with such groups appear."""
 
     @property
     def down_hosts(self):
@@ -562,6 +585,11 @@ class Plan:
     before_project: typing.Optional[str] = None
     before_user: typing.Optional[str] = None
     """The owner before, when the repair changes it (``set_owner``)."""
+    ports: dict = dataclasses.field(default_factory=dict)
+    """``{port id: {'name', 'revision', 'before', 'after'}}``: the
+    ``binding:profile`` of each port that must name its new provider,
+    written to Neutron before Placement (as ``heal_allocations`` does) and
+    put back if Placement refuses."""
 
     @property
     def changes_owner(self):

@@ -114,18 +114,26 @@ def port(body):
     ``port-resource-request-groups``, the allocation a dict by group) or
     the older single request (the allocation one provider uuid)."""
     request = body.get('resource_request') or {}
-    allocation = (body.get('binding:profile') or {}).get('allocation')
-    if 'request_groups' in request:
-        requests = {g['id']: dict(g.get('resources') or {})
-                    for g in request['request_groups']}
+    profile = dict(body.get('binding:profile') or {})
+    allocation = profile.get('allocation')
+    grouped = 'request_groups' in request
+    if grouped:
+        groups = {g['id']: g for g in request['request_groups']}
         placed = dict(allocation) if isinstance(allocation, dict) else {}
     else:
-        requests = {body['id']: dict(request.get('resources') or {})}
+        groups = {body['id']: request}
         placed = {body['id']: allocation} if isinstance(
             allocation, str) else {}
+    requests = {g: dict(group.get('resources') or {})
+                for g, group in groups.items()}
+    requests = {g: r for g, r in requests.items() if r}
     return m.Port(id=body['id'], name=body.get('name') or '',
                   device_id=body.get('device_id') or '',
                   host=body.get('binding:host_id') or '',
-                  requests={g: r for g, r in requests.items() if r},
+                  requests=requests,
                   allocation={g: p for g, p in placed.items()
-                              if g in requests and p})
+                              if g in requests and p},
+                  required={g: tuple(sorted(groups[g].get('required') or ()))
+                            for g in requests},
+                  profile=profile, revision=body.get('revision_number'),
+                  grouped=grouped)

@@ -21,6 +21,7 @@ and is written in one generation-checked PUT, so a running server never
 holds nothing, not even for a moment.
 """
 
+import json
 import shlex
 import typing
 
@@ -45,6 +46,9 @@ class Target(typing.NamedTuple):
     after: m.ByProvider
     project_id: typing.Optional[str]
     user_id: typing.Optional[str]
+    bindings: dict = {}
+    """``{port id: {group: provider}}``: what each port's binding must
+    name before Placement is written (:attr:`~model.Plan.ports`)."""
 
 
 def owner(snapshot, consumer_uuid):
@@ -63,45 +67,51 @@ def owner(snapshot, consumer_uuid):
     return project, user
 
 
-def _port_share(topology, server, root):
-    """What the server's ports request on the providers of ``root``'s tree
-    (``{provider: Resources}``), or None where ports are not judged.
+def _port_share(topology, server):
+    """``(share, bindings)``: what the server's ports request on the
+    providers of its node's tree (``{provider: Resources}``), and the
+    bindings that must name the providers Placement's one candidate chose
+    (:func:`ports.requested`); ``(None, {})`` where ports are not judged.
 
-    Raises :class:`CannotRepair` for a port whose binding places a request
-    nowhere in that tree: which NIC should serve it is Placement's
-    allocation candidates' choice, and Neutron's binding must follow.
+    Raises :class:`CannotRepair` for a port whose request no single
+    candidate there places: which NIC should serve it cannot be told.
     """
     snapshot = topology.snapshot
     if not ports.judged(snapshot):
-        return None
-    wanted, unplaced = ports.requested(topology, server.uuid)
-    unplaced += [port for p in wanted if topology.root(p) != root
-                 for port in ports.by_provider(topology, server.uuid, p)]
-    if unplaced:
+        return None, {}
+    request = ports.requested(topology, server)
+    if request.unplaced:
         raise CannotRepair(why(
             'cannot.port_unplaced', server=server.uuid, host=server.node,
-            ports=', '.join(sorted({p.name or p.id for p in unplaced}))))
-    return {p: dict(r) for p, r in wanted.items()}
+            ports=', '.join(sorted({p.name or p.id
+                                    for p in request.unplaced})),
+            candidates=why('candidates.several', providers=', '.join(
+                topology.name(p) for p in request.candidates))
+            if request.candidates else why('candidates.none')))
+    return ({p: dict(r) for p, r in request.wanted.items()},
+            request.bindings)
 
 
 def _rebuilt_ports(topology, server, after, root):
-    """``after`` with the port providers of ``root``'s tree holding what
-    the server's ports request there, nothing more (unchanged where ports
-    are not judged)."""
-    share = _port_share(topology, server, root)
+    """``(after, bindings)``: ``after`` with the port providers of
+    ``root``'s tree holding what the server's ports request there, nothing
+    more (unchanged where ports are not judged), and the bindings that
+    must name the providers newly chosen for them."""
+    share, bindings = _port_share(topology, server)
     if share is None:
-        return after
+        return after, {}
     rebuilt = {p: r for p, r in after.items()
                if topology.root(p) != root or
                not ports.is_port_provider(topology, p)}
     rebuilt.update(share)
-    return rebuilt
+    return rebuilt, bindings
 
 
 def _healed(topology, server, before, root):
     """``before`` with the node's share rebuilt from the flavor.
 
-    Port providers hold what the server's ports request (where Neutron was
+    Returns ``(after, bindings)`` (see :func:`_rebuilt_ports`).  Port
+    providers hold what the server's ports request (where Neutron was
     read); other nested children (vGPU, PCI) are kept as they are: the API
     cannot rebuild them.  Classes a sharing provider serves stay there, at
     the amount the flavor needs.
@@ -174,7 +184,7 @@ def _keeps_what_cannot_be_rebuilt(topology, server, before, after):
 def _released(topology, server, before, root):
     """``before`` less what no port requests on the port providers of
     ``root``'s tree: exactly the leaked amounts, nothing else."""
-    share = _port_share(topology, server, root)
+    share, _bindings = _port_share(topology, server)
     if share is None:
         raise CannotRepair(why('cannot.nothing_to_change'))
     after = {}
@@ -200,6 +210,7 @@ def target(snapshot, topology, consumer_uuid, action):
     before = consumer.allocations if consumer else {}
     server = snapshot.servers.get(consumer_uuid)
     root = topology.server_root(server) if server is not None else None
+    bindings = {}
     if action == m.DELETE:
         after = {}
     elif action == m.TRIM:
@@ -210,7 +221,7 @@ def target(snapshot, topology, consumer_uuid, action):
         if not any(topology.root(p) == root for p in after):
             raise CannotRepair(why('cannot.trim_leaves_nothing',
                                    host=server.node))
-        after = _rebuilt_ports(topology, server, after, root)
+        after, bindings = _rebuilt_ports(topology, server, after, root)
         _keeps_what_cannot_be_rebuilt(topology, server, before, after)
     elif action == m.RELEASE:
         if root is None:
@@ -224,7 +235,7 @@ def target(snapshot, topology, consumer_uuid, action):
                 raise CannotRepair(why('cannot.no_node_to_heal'))
             after = {}
         else:
-            after = _healed(topology, server, before, root)
+            after, bindings = _healed(topology, server, before, root)
             if action == m.HEAL:
                 after = {**{p: dict(r) for p, r in before.items()}, **after}
         _keeps_what_cannot_be_rebuilt(topology, server, before, after)
@@ -235,12 +246,25 @@ def target(snapshot, topology, consumer_uuid, action):
     project, user = owner(snapshot, consumer_uuid)
     now = (consumer.project_id, consumer.user_id) if consumer else (None,
                                                                     None)
-    if after == before and (not after or (project, user) == now):
+    if after == before and not bindings and (
+            not after or (project, user) == now):
         raise CannotRepair(why('cannot.nothing_to_change'))
     if after and not (project and user):
         raise CannotRepair(why('cannot.unknown_owner',
                                consumer=consumer_uuid))
-    return Target(after, project, user)
+    return Target(after, project, user, bindings)
+
+
+def port_writes(snapshot, bindings):
+    """:attr:`~model.Plan.ports` of a target's ``bindings``: each port's
+    ``binding:profile`` as read and as it must be written."""
+    writes = {}
+    for port_id, placed in sorted(bindings.items()):
+        port = snapshot.ports[port_id]
+        writes[port_id] = {'name': port.name, 'revision': port.revision,
+                           'before': dict(port.profile),
+                           'after': ports.binding_after(port, placed)}
+    return writes
 
 
 def plan(snapshot, finding, action, target_):
@@ -260,7 +284,8 @@ def plan(snapshot, finding, action, target_):
                                         if consumer else {}).items()},
         after=target_.after,
         before_project=before_owner[0] if changed else None,
-        before_user=before_owner[1] if changed else None)
+        before_user=before_owner[1] if changed else None,
+        ports=port_writes(snapshot, target_.bindings))
 
 
 def refusal(finding, action, provider_name):
@@ -283,19 +308,26 @@ def refusal(finding, action, provider_name):
                                        for a in finding.actions))
 
 
-def restore_plan(entry, consumer):
+def restore_plan(entry, consumer, ports_now=None):
     """Undo a journaled write: ``entry.after`` back to ``entry.before``.
 
-    ``consumer`` is the consumer as just re-read.  Refused unless it is
-    exactly as the entry left it (allocations and owner), so a restore
-    never clobbers a later change by Nova or another admin.
+    ``consumer`` is the consumer as just re-read, ``ports_now`` (``{port
+    id: Port or None}``) the ports whose binding the entry wrote.  Refused
+    unless all are exactly as the entry left them (allocations, owner,
+    bindings), so a restore never clobbers a later change by Nova, Neutron
+    or another admin; the bindings are put back first, as they went.
     """
     now = consumer.allocations if consumer else {}
     before_owner = (entry.before_project or entry.consumer_project,
                     entry.before_user or entry.consumer_user)
     now_owner = (consumer.project_id, consumer.user_id) if consumer and \
         now else (None, None)
-    if now == entry.before and (not now or now_owner == before_owner):
+    bindings = entry.ports or {}
+    profiles = {p: (ports_now or {}).get(p) for p in bindings}
+    profiles = {p: port.profile if port is not None else None
+                for p, port in profiles.items()}
+    if now == entry.before and (not now or now_owner == before_owner) and \
+            all(profiles[p] == c['before'] for p, c in bindings.items()):
         raise CannotRepair(why('cannot.already_restored',
                                consumer=entry.consumer))
     if now != entry.after or (now and now_owner != (entry.consumer_project,
@@ -304,6 +336,12 @@ def restore_plan(entry, consumer):
                                consumer=entry.consumer,
                                now=format_allocations(now),
                                then=format_allocations(entry.after)))
+    for port, change in sorted(bindings.items()):
+        if profiles[port] != change['after']:
+            raise CannotRepair(why(
+                'cannot.port_changed_since', port=port,
+                now=_allocation_of(profiles[port]),
+                then=_allocation_of(change['after'])))
     return m.Plan(action=m.RESTORE, consumer=entry.consumer,
                   provider=entry.provider, verdict=entry.verdict,
                   reason='restore of journal entry %s' % entry.id,
@@ -313,16 +351,48 @@ def restore_plan(entry, consumer):
                   after={p: dict(r) for p, r in entry.before.items()},
                   before_project=now_owner[0] if entry.before_project
                   else None,
-                  before_user=now_owner[1] if entry.before_project else None)
+                  before_user=now_owner[1] if entry.before_project else None,
+                  ports={p: {'name': change.get('name', ''),
+                             'revision': ports_now[p].revision,
+                             'before': profiles[p],
+                             'after': change['before']}
+                         for p, change in bindings.items()})
+
+
+def _allocation_of(profile):
+    """A binding's allocation in words (the port gone: none)."""
+    if profile is None:
+        return '-'
+    return str(profile.get('allocation') or '-')
+
+
+def binding_command(port, profile):
+    """The ``openstack port set`` (or ``unset``) that gives ``port`` the
+    allocation of the binding ``profile`` (the client merges it into the
+    binding)."""
+    if profile.get('allocation') is None:
+        return shlex.join(['openstack', 'port', 'unset', '--binding-profile',
+                           'allocation', port])
+    return shlex.join(['openstack', 'port', 'set', '--binding-profile',
+                       json.dumps({'allocation': profile['allocation']},
+                                  sort_keys=True), port])
 
 
 def osc_commands(plan_):
-    """The osc-placement commands that leave Placement as ``plan_.after``.
+    """The commands that leave Neutron's bindings and Placement as
+    ``plan_`` does, in its order: ``openstack port set`` of each binding
+    first, then osc-placement's.
 
     Generation-safe forms only: at 1.28 ``allocation set`` and ``unset``
     send the consumer generation they read (``allocation delete`` sends
     none, so an emptied consumer is shown as ``unset`` of everything).
     """
+    return [binding_command(port, change['after'])
+            for port, change in sorted(plan_.ports.items())] + \
+        _placement_commands(plan_)
+
+
+def _placement_commands(plan_):
     base = ['openstack', '--os-placement-api-version', PLACEMENT_CLI_VERSION,
             'resource', 'provider', 'allocation']
     if not plan_.after:

@@ -20,6 +20,8 @@ group.  These functions are the one reading of those facts: the verdicts
 and the repair targets both ask them.
 """
 
+import typing
+
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 
@@ -43,23 +45,78 @@ def of_server(topology, server_uuid):
     return topology.server_ports.get(server_uuid, [])
 
 
-def requested(topology, server_uuid):
-    """``({provider: Resources}, [unplaced ports])``: what the server's
-    ports request on each provider their binding names, and the ports
-    with a request group their binding places nowhere Placement has."""
+class Request(typing.NamedTuple):
+    """What a server's ports request in the tree of its node."""
+
+    wanted: dict
+    """``{provider: Resources}``: on the providers their bindings name
+    there, and on the one candidate Placement offers for the groups their
+    bindings place nowhere there."""
+    bindings: dict
+    """``{port id: {group: provider}}``: the groups that one candidate
+    places, whose binding must be written to Neutron to name it."""
+    unplaced: list
+    """The ports with a group no single candidate places."""
+    candidates: tuple
+    """The providers Placement's candidates name for those groups."""
+
+
+def to_place(topology, server):
+    """``{port id: [group ids]}``: the request groups of ``server``'s ports
+    whose binding names no provider of its node's tree (no ``allocation``,
+    as for a port made before Stein or after ``heal_allocations
+    --force``, or a provider of another tree, as after a move whose
+    binding update failed).  What Placement's allocation candidates are
+    asked for (:func:`collect.read_port_candidates`)."""
+    root = topology.server_root(server)
+    tree = topology.tree(root) if root is not None else set()
+    found = {}
+    for port in of_server(topology, server.uuid):
+        groups = [g for g in sorted(port.requests)
+                  if port.allocation.get(g) not in tree]
+        if groups:
+            found[port.id] = groups
+    return found
+
+
+def requested(topology, server):
+    """The :class:`Request` of ``server``'s ports in its node's tree.
+
+    Groups placed elsewhere are placed by Placement's candidates when
+    exactly one candidate covers them all, as ``heal_allocations`` does;
+    else their ports are ``unplaced``.
+    """
     snapshot = topology.snapshot
-    wanted, unplaced = {}, []
-    for port in of_server(topology, server_uuid):
-        placed = True
+    placing = to_place(topology, server)
+    offered = snapshot.port_candidates.get(server.uuid, ())
+    groups = {g for found in placing.values() for g in found}
+    chosen = offered[0] if len(offered) == 1 and \
+        set(offered[0]) == groups else None
+    wanted, bindings, unplaced = {}, {}, []
+    for port in of_server(topology, server.uuid):
+        waiting = placing.get(port.id, ())
         for group, resources in sorted(port.requests.items()):
             provider = port.allocation.get(group)
-            if provider is None or provider not in snapshot.providers:
-                placed = False
-                continue
+            if group in waiting:
+                if chosen is None:
+                    continue
+                provider = chosen[group]
+                bindings.setdefault(port.id, {})[group] = provider
             _add(wanted.setdefault(provider, {}), resources)
-        if not placed:
+        if waiting and chosen is None:
             unplaced.append(port)
-    return wanted, unplaced
+    candidates = tuple(sorted({p for found in offered
+                               for p in found.values()}))
+    return Request(wanted, bindings, unplaced, candidates)
+
+
+def binding_after(port, placed):
+    """``port``'s ``binding:profile`` with its ``allocation`` naming the
+    providers of ``placed`` (``{group: provider}``) too."""
+    allocation = {g: p for g, p in port.allocation.items()
+                  if g in port.requests}
+    allocation.update(placed)
+    return dict(port.profile, allocation=port.allocation_value(allocation))
 
 
 def by_provider(topology, server_uuid, provider):

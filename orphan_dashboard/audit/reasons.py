@@ -66,12 +66,28 @@ MESSAGES = {
         'holds %(held)s on %(provider)s but its port %(ports)s requests '
         '%(needs)s there (a QoS rule changed and Neutron could not update '
         'the allocation?)'),
+    'wrong_amount.port_to_bind': N_(
+        'holds %(held)s on %(provider)s but its ports %(ports)s request '
+        '%(needs)s there: a binding among them places its request on no '
+        "provider of %(host)s, and Placement's one allocation candidate "
+        'there is this one (a repair names it in the binding in Neutron '
+        'first)'),
     'missing.port': N_(
         'its port %(ports)s requests %(needs)s on %(provider)s, but the '
         'server holds nothing there'),
     'missing.port_unplaced': N_(
         'its port %(ports)s requests %(needs)s, but its binding places it '
-        'on no provider of %(host)s'),
+        'on no provider of %(host)s, and %(candidates)s'),
+    'missing.port_to_bind': N_(
+        'its port %(ports)s requests %(needs)s, but its binding places it '
+        "on no provider of %(host)s: Placement's one allocation candidate "
+        'there is %(provider)s (a heal names it in the binding in Neutron '
+        'first, then allocates it)'),
+    'candidates.none': N_(
+        'Placement offers no allocation candidate there'),
+    'candidates.several': N_(
+        'Placement offers several allocation candidates there '
+        "(%(providers)s): which one is the port's cannot be told"),
     'leaked_port': N_(
         'holds %(leaked)s on %(provider)s that no current port of server '
         '%(server)s requests there (a bound port deleted in Neutron, Nova '
@@ -157,10 +173,10 @@ MESSAGES = {
     'cannot.on_child': N_('%(resources)s on %(provider)s (a child of '
                           '%(root)s)'),
     'cannot.port_unplaced': N_(
-        'port %(ports)s of server %(server)s has no allocation on %(host)s '
-        'that its binding names: heal it with nova-manage placement '
-        'heal_allocations --instance %(server)s, which asks Placement for '
-        'the candidates and updates Neutron'),
+        'port %(ports)s of server %(server)s: its binding places it on no '
+        'provider of %(host)s, and %(candidates)s; a migration of the '
+        'server re-creates its allocations and bindings on its target, or '
+        "set the port's binding:profile allocation by hand"),
     'cannot.no_node_to_trim': N_('the server has no compute node to trim to'),
     'cannot.trim_leaves_nothing': N_(
         'trimming would leave it nothing on its current host %(host)s: '
@@ -182,6 +198,9 @@ MESSAGES = {
     'cannot.changed_since': N_(
         'consumer %(consumer)s changed since this repair: it now holds '
         '%(now)s, not %(then)s'),
+    'cannot.port_changed_since': N_(
+        "port %(port)s changed since this repair: its binding's allocation "
+        'is now %(now)s, not %(then)s'),
 
     # Why a chosen repair is refused.
     'refused.nothing_left': N_(
@@ -261,6 +280,19 @@ MESSAGES = {
     'write.refused': N_(
         'Placement refused it, so nothing was written: the resources do not '
         'fit a provider (its capacity, or its minimum, maximum or step)'),
+    'write.binding_changed': N_(
+        'Neutron refused it: port %(port)s changed since it was read, so '
+        'nothing was written; review it again'),
+    'write.binding_refused': N_(
+        "Neutron refused to write port %(port)s's binding (%(detail)s), so "
+        "nothing was written (Neutron's default policy allows "
+        'binding:profile writes to the service role only)'),
+    'write.rolled_back': N_(
+        '%(outcome)s; the binding of port %(ports)s was put back in '
+        'Neutron'),
+    'write.rollback_failed': N_(
+        "%(outcome)s; but the binding of port %(port)s could not be put "
+        'back in Neutron (%(detail)s): put it back with %(command)s'),
     'write.unexpected': N_(
         'an unexpected error interrupted it after it was sent: it may be '
         'partly written; see History (journal entry %(entry)d) and the '
@@ -334,6 +366,9 @@ MESSAGES = {
     'restore.parent_gone': N_(
         'its parent provider %(parent)s is gone: restore that one first'),
     'restore.changed': N_('changed since the preview: review it again'),
+    'restore.no_neutron': N_(
+        "it also wrote ports' bindings in Neutron, which is not in this "
+        'catalog: they cannot be put back from here'),
 
     # What became of a repair or a decommission, in the shell's words.
     'write.done': N_('done'),
@@ -348,6 +383,9 @@ MESSAGES = {
     'changed.after': N_(
         'the repair would now write %(after)s, not what you confirmed: '
         'review it again'),
+    'changed.binding': N_(
+        'the binding of port %(port)s changed since the preview: review it '
+        'again'),
     'provider.gone': N_('provider %(provider)s no longer exists'),
     'provider.compute_node': N_(
         'Nova still has compute node %(name)s: delete its compute service '

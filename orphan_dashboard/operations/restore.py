@@ -24,7 +24,8 @@ def restorable(cloud, entries):
 def preview(clients, entries, restorable_):
     """``[(entry, row)]``: a fresh restore plan per entry, with what Nova
     says of its consumer now in the row's notes and its server's name."""
-    rows = repair.preview_restore(clients.placement, entries, restorable_)
+    rows = repair.preview_restore(clients.placement, entries, restorable_,
+                                  clients.network)
     notes, servers = repair.restore_notes(clients.placement, clients.nova,
                                           entries, clients.network)
     for entry, row in rows:
@@ -37,7 +38,7 @@ def restore(clients, journal_, entries, confirmed, restorable_):
     """Put each entry's subject back as ``confirmed`` previewed it;
     journaled as well."""
     return repair.restore(clients.placement, journal_, entries, confirmed,
-                          restorable_)
+                          restorable_, clients.network)
 
 
 def changes_providers(entries):

@@ -30,6 +30,7 @@ from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
+from orphan_dashboard.audit import ports
 from orphan_dashboard.audit import refresh
 from orphan_dashboard.audit.topology import proven_hypervisors
 from orphan_dashboard import conf
@@ -177,6 +178,40 @@ def read_ports(network_client, servers=None):
         return dict(ports=None, neutron=m.NEUTRON_DOWN)
     return dict(ports={p.id: p for p in map(parse.port, bodies)},
                 neutron=m.NEUTRON_READ)
+
+
+def read_port_candidates(placement_client, snapshot,
+                         concurrency=DEFAULT_CONCURRENCY):
+    """``{server uuid: ({group: provider}, ...)}``: Placement's allocation
+    candidates for the request groups of each server's ports that their
+    binding places nowhere in the tree of its node
+    (:func:`ports.to_place`), one request per such server (there are
+    normally none).  A request Placement refuses (a trait it does not
+    know) is no candidate."""
+    if not snapshot.ports:
+        return {}
+    topology = classify.Topology(snapshot)
+    asked = {}
+    for server in snapshot.servers.values():
+        placing = ports.to_place(topology, server)
+        root = topology.server_root(server)
+        if placing and root is not None:
+            asked[server.uuid] = (root, {
+                g: (snapshot.ports[p].requests[g],
+                    snapshot.ports[p].required.get(g, ()))
+                for p, groups in placing.items() for g in groups})
+
+    def read(server_uuid):
+        root, groups = asked[server_uuid]
+        try:
+            return tuple(placement.port_candidates(placement_client, groups,
+                                                   root))
+        except ks_exc.BadRequest as exc:
+            LOG.warning('Placement refused the allocation candidates of '
+                        "server %s's ports (%s)", server_uuid, exc)
+            return ()
+
+    return _map(read, sorted(asked), concurrency)
 
 
 def _down_cell_servers(nova_client, topo):
@@ -347,6 +382,8 @@ def full_snapshot(placement_client, nova_client,
             taken_at=taken_at, full_sweep_at=taken_at,
             inventories=inventories.result(), **port_read.result(),
             **prove(topo, servers.values()))
+    snapshot.port_candidates = read_port_candidates(placement_client,
+                                                    snapshot, concurrency)
     _identify(snapshot, placement_client, nova_client,
               refresh.suspects(snapshot, snapshot.consumers), concurrency)
     _identify_owners(snapshot, placement_client, concurrency,
@@ -509,6 +546,8 @@ def refresh_snapshot(placement_client, nova_client, old,
         taken_at=taken_at, full_sweep_at=old.full_sweep_at,
         inventories=inventories, **port_read.result(),
         **prove(topo, servers.values()))
+    snapshot.port_candidates = read_port_candidates(placement_client,
+                                                    snapshot, concurrency)
     unidentified = refresh.suspects(snapshot, [
         u for u, consumer in consumers.items()
         if u in changed or u not in old.consumers or
@@ -620,4 +659,6 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
     for field, value in read_ports(network_client,
                                    sorted(snapshot.servers)).items():
         setattr(snapshot, field, value)
+    snapshot.port_candidates = read_port_candidates(placement_client,
+                                                    snapshot, concurrency)
     return snapshot

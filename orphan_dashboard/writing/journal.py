@@ -123,7 +123,8 @@ class Journal:
                 before_project=plan.before_project,
                 before_user=plan.before_user,
                 generation=plan.generation, before=plan.before,
-                after=plan.after, restores=restores, **self.actor)
+                after=plan.after, ports=plan.ports, restores=restores,
+                **self.actor)
 
     def begin_provider(self, action, record, after, reason, restores=None):
         """Durably record a provider delete (``after`` empty) or re-create
@@ -272,7 +273,7 @@ FIELDS = ('id', 'created', 'finished', 'auth_url', 'region', 'placement_url',
           'project_id',
           'kind', 'action', 'verdict', 'reason', 'provider', 'consumer',
           'consumer_project', 'consumer_user', 'before_project',
-          'before_user', 'generation', 'before', 'after', 'status',
+          'before_user', 'generation', 'before', 'after', 'ports', 'status',
           'new_generation', 'message', 'restores_id')
 
 

@@ -31,12 +31,14 @@ import typing
 from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import microversions as mv
+from orphan_dashboard.api import neutron
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import parse
+from orphan_dashboard.audit.plan import binding_command
 from orphan_dashboard.audit.plan import CannotRepair
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit.plan import recommended
@@ -194,6 +196,9 @@ def _differs(fresh, confirmed, names):
             confirmed.after, confirmed.project_id, confirmed.user_id):
         return why('changed.after',
                    after=reasons.format_allocations(fresh.after, names))
+    for port in sorted(set(fresh.ports) | set(confirmed.ports)):
+        if fresh.ports.get(port) != confirmed.ports.get(port):
+            return why('changed.binding', port=port)
     return None
 
 
@@ -229,7 +234,8 @@ def apply(placement_client, nova_client, journal, confirmed,
                                     _differs(row.plan, plan, names),
                                     row.plan))
         else:
-            outcome = write(placement_client, journal, row.plan)
+            outcome = write(placement_client, journal, row.plan,
+                            network_client=network_client)
             outcomes.append(outcome)
             if outcome.status == DONE:
                 written.add(selection.consumer)
@@ -238,16 +244,93 @@ def apply(placement_client, nova_client, journal, confirmed,
     return outcomes
 
 
-def write(placement_client, journal, plan, restores=None):
-    """Journal, then one generation-checked PUT, then journal the outcome
-    with the consumer's new generation (see :func:`journaled`)."""
+def write(placement_client, journal, plan, restores=None,
+          network_client=None):
+    """Journal, then one generation-checked PUT (after the plan's port
+    bindings, see :func:`_send`), then journal the outcome with the
+    consumer's new generation (see :func:`journaled`)."""
     return journaled(
         journal, plan, lambda: journal.begin(plan, restores=restores),
-        lambda: placement.put_allocations(
-            placement_client, plan.consumer, plan.after, plan.generation,
-            plan.project_id, plan.user_id),
+        lambda: _send(placement_client, network_client, plan),
         lambda: _generation(placement_client, plan.consumer),
         lambda: _consumer_now(placement_client, plan.consumer))
+
+
+class BindingRefused(Exception):
+    """Neutron refused a port's binding before Placement was written:
+    nothing is left written (the bindings before it were put back)."""
+
+    def __init__(self, reason):
+        super().__init__(str(reason))
+        self.reason = reason
+
+
+def _send(placement_client, network_client, plan):
+    """The plan's port bindings to Neutron first, then the allocations to
+    Placement, as ``heal_allocations`` orders them; if Placement does not
+    take them, the bindings are put back and Placement's error goes on,
+    carrying what became of them (:func:`_with_bindings`)."""
+    written = _write_bindings(network_client, plan)
+    try:
+        placement.put_allocations(
+            placement_client, plan.consumer, plan.after, plan.generation,
+            plan.project_id, plan.user_id)
+    except Exception as exc:
+        exc.bindings = (written, _put_back(network_client, plan, written))
+        raise
+
+
+def _write_bindings(network_client, plan):
+    """Write each port's binding ``after``, compare-and-swap on the
+    revision the plan read; ``{port: revision after}``.  On a refusal the
+    ones written are put back and :class:`BindingRefused` says why."""
+    written = {}
+    for port, change in sorted(plan.ports.items()):
+        try:
+            if network_client is None:
+                raise ks_exc.EndpointNotFound('network')
+            answer = neutron.update_binding_profile(
+                network_client, port, change['after'], change['revision'])
+        except ks_exc.ClientException as exc:
+            _put_back(network_client, plan, written)
+            if isinstance(exc, ks_exc.PreconditionFailed):
+                raise BindingRefused(why('write.binding_changed', port=port))
+            detail, _code = placement.error_detail(exc)
+            raise BindingRefused(why('write.binding_refused', port=port,
+                                     detail=detail))
+        written[port] = answer.get('revision_number')
+    return written
+
+
+def _put_back(network_client, plan, written):
+    """The bindings ``written`` put back as they were: ``{port: error}``
+    of those Neutron would not take back."""
+    failed = {}
+    for port, revision in sorted(written.items()):
+        try:
+            neutron.update_binding_profile(
+                network_client, port, plan.ports[port]['before'], revision)
+        except Exception as exc:
+            LOG.exception('the binding of port %s could not be put back',
+                          port)
+            failed[port] = str(exc)
+    return failed
+
+
+def _with_bindings(exc, plan, status, message):
+    """``(status, message)`` of a write Placement did not take, told what
+    became of the bindings written before it: put back, or a failure with
+    the command that puts them back."""
+    written, failed = getattr(exc, 'bindings', ({}, {}))
+    for port, detail in sorted(failed.items()):
+        return FAILED, why('write.rollback_failed', outcome=message,
+                           port=port, detail=detail,
+                           command=binding_command(
+                               port, plan.ports[port]['before']))
+    if written:
+        return status, why('write.rolled_back', outcome=message,
+                           ports=', '.join(sorted(written)))
+    return status, message
 
 
 def _generation(placement_client, consumer):
@@ -298,12 +381,17 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
                        reasons.reason('write.journal_before'), plan)
     try:
         send()
+    except BindingRefused as exc:
+        LOG.warning('Neutron refused journal entry %s: %s', entry.id, exc)
+        return _finish(journal, entry, entry.REFUSED, Outcome(
+            selection, SKIPPED, exc.reason, plan), str(exc.reason))
     except ks_exc.Conflict as exc:
         detail, code = placement.error_detail(exc)
         LOG.warning('Placement refused journal entry %s: %s', entry.id,
                     detail)
         consumer = now() if now else None
-        if _holds(consumer, plan.after, plan.project_id, plan.user_id):
+        if not plan_ports(plan) and _holds(consumer, plan.after,
+                                           plan.project_id, plan.user_id):
             return _drop(journal, entry, Outcome(
                 selection, SKIPPED, reasons.reason('write.already_done'),
                 plan))
@@ -311,17 +399,23 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
             refused = reasons.reason('write.refused_changed')
         else:
             refused = reasons.reason('write.refused')
-        return _finish(journal, entry, entry.REFUSED, Outcome(
-            selection, SKIPPED, refused, plan), str(refused))
+        status, refused = _with_bindings(exc, plan, SKIPPED, refused)
+        return _finish(journal, entry, entry.REFUSED if status == SKIPPED
+                       else entry.FAILED, Outcome(
+                           selection, status, refused, plan), str(refused))
     except ks_exc.ClientException as exc:
         detail, _code = placement.error_detail(exc)
+        status, message = _with_bindings(exc, plan, FAILED, why(
+            'write.failed', detail=detail))
+        kept = getattr(exc, 'bindings', ({}, {}))[1]
         unchanged = None
         if isinstance(exc, ks_exc.HttpError) and now is not None and \
+                not kept and \
                 _holds(now(), plan.before, plan.project_id, plan.user_id):
             unchanged = plan.generation
         return _finish(journal, entry, entry.FAILED, Outcome(
-            selection, FAILED, why('write.failed', detail=detail), plan),
-            detail, new_generation=unchanged)
+            selection, status, message, plan), str(message),
+            new_generation=unchanged)
     except Exception:
         LOG.exception('journal entry %s: unexpected error writing', entry.id)
         outcome = Outcome(selection, FAILED, reasons.reason(
@@ -332,6 +426,12 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
     return _finish(journal, entry, entry.APPLIED, Outcome(
         selection, DONE, why('write.done'), plan),
         new_generation=read_back())
+
+
+def plan_ports(plan):
+    """The port bindings a consumer plan writes first (none for a
+    provider's plan)."""
+    return getattr(plan, 'ports', None) or {}
 
 
 def _drop(journal, entry, outcome):
@@ -359,7 +459,8 @@ def _finish(journal, entry, status, outcome, message='', new_generation=None):
 
 # -- restore -----------------------------------------------------------------
 
-def _restore_row(placement_client, entry, restorable, restored=()):
+def _restore_row(placement_client, entry, restorable, restored=(),
+                 network_client=None):
     row = Row(Selection(entry.consumer, entry.provider, m.RESTORE))
     row.error = restore_rules.refusal(entry,
                                       restorable.get(entry.subject, set()))
@@ -373,10 +474,25 @@ def _restore_row(placement_client, entry, restorable, restored=()):
             consumer = parse.consumer(
                 entry.consumer, placement.consumer_allocations(
                     placement_client, entry.consumer))
-            row.plan = restore_plan(entry, consumer)
+            row.plan = restore_plan(entry, consumer, _ports_now(
+                network_client, entry))
     except CannotRepair as exc:
         row.error = exc.reason
     return row
+
+
+def _ports_now(network_client, entry):
+    """``{port id: Port or None}`` of the ports whose binding ``entry``
+    wrote, as Neutron holds them now (None: the port is gone)."""
+    if not entry.ports:
+        return {}
+    if network_client is None:
+        raise CannotRepair(why('restore.no_neutron'))
+    found = {}
+    for port in sorted(entry.ports):
+        body = neutron.port_get(network_client, port)
+        found[port] = parse.port(body) if body is not None else None
+    return found
 
 
 def _provider_restore_plan(placement_client, entry, restored):
@@ -413,7 +529,8 @@ def _parents_first(entries):
     return sorted(entries, key=lambda e: depth[e.id])
 
 
-def preview_restore(placement_client, entries, restorable):
+def preview_restore(placement_client, entries, restorable,
+                    network_client=None):
     """Restore plans for journal ``entries``, from a fresh read.
 
     ``restorable`` maps each entry's subject to the ids that may be
@@ -421,7 +538,8 @@ def preview_restore(placement_client, entries, restorable):
     """
     rows, restored = [], set()
     for entry in _parents_first(entries):
-        row = _restore_row(placement_client, entry, restorable, restored)
+        row = _restore_row(placement_client, entry, restorable, restored,
+                           network_client)
         if row.plan is not None and entry.kind == entry.PROVIDER:
             restored.add(entry.provider)
         rows.append((entry, row))
@@ -449,14 +567,16 @@ def restore_notes(placement_client, nova_client, entries,
              for e in consumers if e.consumer in snapshot.servers})
 
 
-def restore(placement_client, journal, entries, confirmed, restorable):
+def restore(placement_client, journal, entries, confirmed, restorable,
+            network_client=None):
     """Put each entry's subject back as it was before; one outcome each.
 
     ``confirmed`` maps an entry id to the plan the operator confirmed.  A
     restore is itself journaled, so it can be undone too.
     """
     outcomes = []
-    for entry, row in preview_restore(placement_client, entries, restorable):
+    for entry, row in preview_restore(placement_client, entries, restorable,
+                                      network_client):
         expected = confirmed.get(entry.id)
         if row.error:
             outcomes.append(Outcome(row.selection, SKIPPED, row.error))
@@ -468,7 +588,8 @@ def restore(placement_client, journal, entries, confirmed, restorable):
                                               row.plan, entry))
         else:
             outcomes.append(write(placement_client, journal, row.plan,
-                                  restores=entry))
+                                  restores=entry,
+                                  network_client=network_client))
     return outcomes
 
 

@@ -19,11 +19,13 @@ import pytest
 
 pytest.importorskip('neutron')
 
+from orphan_dashboard.api import client as client_module  # noqa: E402
 from orphan_dashboard.api import placement as api  # noqa: E402
 from orphan_dashboard.audit import classify  # noqa: E402
 from orphan_dashboard.audit import model as m  # noqa: E402
 from orphan_dashboard.reading import collect  # noqa: E402
 from orphan_dashboard.writing import journal as journal_module  # noqa: E402
+from orphan_dashboard.writing import repair  # noqa: E402
 from tests.e2e.conftest import audited  # noqa: E402
 from tests.e2e.conftest import held  # noqa: E402
 from tests.e2e.conftest import INDEX  # noqa: E402
@@ -34,8 +36,9 @@ pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
 cloud = module_cloud(
     'qos_ports_healthy,port_deleted_in_neutron,port_allocation_removed,'
-    'qos_rule_changed,port_migrated_left,routed_segment',
+    'qos_rule_changed,port_migrated_left,routed_segment,port_binding_lost',
     '--neutron', '--neutron-port', '0')
+JOURNAL_CLOUD = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
 
 
 def audit(cloud):
@@ -67,7 +70,7 @@ def requested(port):
 def test_every_port_incident_gets_its_verdict_and_nothing_else(cloud):
     snapshot, report = audit(cloud)
     assert snapshot.neutron == m.NEUTRON_READ
-    assert len(snapshot.ports) == 6
+    assert len(snapshot.ports) == 7
     want = {(e['consumer'], e['provider']): e['verdict']
             for incident in cloud.incidents.values()
             for e in incident['expected']}
@@ -147,12 +150,110 @@ def test_fix_recommended_heals_a_changed_qos_amount_to_the_rule(
     assert requested(port) == {checks['nic']: {BW: checks['kbps']}}
 
 
+def binding(clients, port):
+    """The port's ``binding:profile`` allocation in Neutron now."""
+    body = clients.network.get('/v2.0/ports/%s' % port).json()['port']
+    return body['binding:profile'].get('allocation')
+
+
+def test_a_port_bound_nowhere_is_healed_neutron_first_then_restored(
+        cloud, horizon):
+    """Issue 22 item 4 on the panel's path: the heal's preview shows the
+    binding and the allocation it writes, the confirm writes Neutron
+    first, then Placement; History's restore puts both back."""
+    clients = cloud.clients()
+    vm = server(cloud, 'port_binding_lost')
+    checks = cloud.incidents['port_binding_lost']['checks']
+    port, nic = checks['port'], checks['nic']
+    audited(horizon, refresh=True)
+    before = held(clients, vm)
+    assert nic not in before and binding(clients, port) is None
+    preview = horizon.get(INDEX + 'repair/', {
+        'sel': '%s:%s:%s' % (vm, nic, m.HEAL)})
+    assert preview.status_code == 200
+    (row,) = preview.context['rows']
+    group = row.plan.ports[port]['after']['allocation']
+    assert list(group.values()) == [nic]
+    assert row.plan.after[nic] == {BW: checks['kbps']}
+    assert b'First, in Neutron: the binding of port' in preview.content
+    assert b'openstack port set --binding-profile' in preview.content
+    assert preview.content.index(b'openstack port set') < \
+        preview.content.index(b'resource provider allocation set')
+    done = horizon.post(INDEX + 'repair/',
+                        {'rows': preview.context['form'].initial['rows']})
+    assert done.status_code == 302
+    assert binding(clients, port) == group
+    assert held(clients, vm) == dict(before, **{nic: {BW: checks['kbps']}})
+
+    (entry,) = journal_module.entries(None, consumer=vm)[0]
+    assert entry.action == m.HEAL and entry.before == before
+    assert entry.ports[port]['before'].get('allocation') is None
+    assert entry.ports[port]['after']['allocation'] == group
+    preview = horizon.get(INDEX + 'restore/', {'entry': entry.id})
+    assert preview.status_code == 200
+    assert b'First, in Neutron: the binding of port' in preview.content
+    done = horizon.post(INDEX + 'restore/',
+                        {'rows': preview.context['form'].initial['rows']})
+    assert done.status_code == 302
+    assert held(clients, vm) == before
+    assert binding(clients, port) is None
+
+
+class Interloper:
+    """Placement as another admin shares it: just before our write of
+    ``consumer``, that admin rewrites it as it is, which moves its
+    generation under ours."""
+
+    def __init__(self, placement, consumer):
+        self.placement, self.consumer, self.done = placement, consumer, False
+
+    def __getattr__(self, name):
+        return getattr(self.placement, name)
+
+    def put(self, path, **kwargs):
+        if path == '/allocations/%s' % self.consumer and not self.done:
+            self.done = True
+            body = api.consumer_allocations(self.placement, self.consumer)
+            api.put_allocations(
+                self.placement, self.consumer,
+                {rp: a['resources'] for rp, a in body['allocations'].items()},
+                body['consumer_generation'], body['project_id'],
+                body['user_id'])
+        return self.placement.put(path, **kwargs)
+
+
+def test_placement_refusing_the_heal_puts_the_binding_back(cloud):
+    clients = cloud.clients()
+    vm = server(cloud, 'port_binding_lost')
+    checks = cloud.incidents['port_binding_lost']['checks']
+    port, nic = checks['port'], checks['nic']
+    selection = repair.Selection(vm, nic, m.HEAL)
+    (row,) = repair.preview(clients.placement, clients.nova, [selection],
+                            min_age=0, network_client=clients.network)
+    assert port in row.plan.ports
+    before = held(clients, vm)
+    journal = journal_module.Journal('test', JOURNAL_CLOUD,
+                                     user_name='tester')
+    (outcome,) = repair.apply(Interloper(clients.placement, vm),
+                              clients.nova, journal, [row.plan], min_age=0,
+                              network_client=clients.network)
+    assert outcome.status == repair.SKIPPED, outcome.message
+    assert 'the binding of port %s was put back in Neutron' % port in str(
+        outcome.message)
+    assert binding(clients, port) is None
+    assert held(clients, vm) == before
+    entry = journal_module.get(JOURNAL_CLOUD, outcome.entry_id)
+    assert entry.status == entry.REFUSED
+
+
 def test_orphan_audit_apply_heals_and_trims_the_rest(cloud, tmp_path):
     clients = cloud.clients()
     run = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0')
     assert run.returncode == 4, run.stdout + run.stderr   # repairs applied
-    assert run.stdout.count(': done') == 2, run.stdout
-    for incident in ('port_allocation_removed', 'port_migrated_left'):
+    assert run.stdout.count(': done') == 3, run.stdout
+    assert 'plan: openstack port set --binding-profile' in run.stdout
+    for incident in ('port_allocation_removed', 'port_migrated_left',
+                     'port_binding_lost'):
         vm = server(cloud, incident)
         (port,) = neutron_ports(clients, vm)
         now = held(clients, vm)

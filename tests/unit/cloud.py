@@ -42,6 +42,9 @@ class Cloud:
         self.owner_nova = set()
         self.ports = None
         self.neutron = None
+        self.candidates = {}
+        """``{server: ({group: provider}, ...)}``: Placement's allocation
+        candidates for the groups its ports place nowhere in its tree."""
         for host in hosts:
             self.host(host)
 
@@ -79,12 +82,20 @@ class Cloud:
         if resources is None:
             resources = {'NET_BW_EGR_KILOBIT_PER_SEC': 1000}
         group = uid(name + '-group')
+        allocation = {group: nic} if nic else {}
         port = m.Port(uid(name), name, server, '',
-                      {group: dict(resources)},
-                      {group: nic} if nic else {})
+                      {group: dict(resources)}, allocation,
+                      {group: ('CUSTOM_PHYSNET_PHYSNET0',)},
+                      {'allocation': allocation} if nic else {}, 3)
         self.ports = dict(self.ports or {}, **{port.id: port})
         self.neutron = m.NEUTRON_READ
         return port.id
+
+    def offer(self, server, port_id, *providers):
+        """Placement's allocation candidates for ``port_id``'s group: one
+        per provider of ``providers`` (none: no candidate)."""
+        group, = self.ports[port_id].requests
+        self.candidates[server] = tuple({group: p} for p in providers)
 
     def sharing_provider(self, name):
         rp = uid(name)
@@ -127,4 +138,4 @@ class Cloud:
             owner_nova=frozenset(self.owner_nova),
             inventory_classes=dict(self.classes),
             ports=None if self.ports is None else dict(self.ports),
-            neutron=self.neutron)
+            neutron=self.neutron, port_candidates=dict(self.candidates))

@@ -13,7 +13,7 @@
 """Boundaries the engine and the service calls keep: settings passed in,
 no engine inside the API modules, every microversion named in one place,
 a cache key that changes with the cached classes, no measurements in
-docstrings."""
+docstrings, a migration for every change of the journal's model."""
 
 import ast
 import dataclasses
@@ -22,6 +22,8 @@ import re
 import types
 
 from django.core.cache.backends import locmem
+from django.core import management
+import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard import conf
@@ -122,3 +124,12 @@ def test_the_format_version_changes_with_a_cached_class():
     assert one != snapshots.fingerprint([module(('a', int), ('b', str))])
     assert one != snapshots.fingerprint([module(('a', str))])
     assert snapshots.FORMAT_VERSION.startswith('%d.' % snapshots.FORMAT)
+
+
+@pytest.mark.django_db(databases=['default', 'orphan_journal'])
+def test_the_journal_s_migrations_hold_every_change_of_its_model():
+    """A journal field without its migration would fail only at the
+    first write of an upgraded Horizon: ``makemigrations --check`` exits
+    1 while the model differs from what the migrations build."""
+    management.call_command('makemigrations', 'orphan_dashboard',
+                            check=True, dry_run=True, verbosity=0)

@@ -168,7 +168,7 @@ def test_a_restore_preview_carries_what_nova_says_now():
                               return_value=({2: ('deleted server',)},
                                             {'c1': 'web-1'})):
         assert restore.preview(CLIENTS, entries, {'x': 1}) is rows
-    preview.assert_called_once_with('placement', entries, {'x': 1})
+    preview.assert_called_once_with('placement', entries, {'x': 1}, None)
     assert [row.notes for _e, row in rows] == [(), ('deleted server',)]
     # The consumer's server by name, where Nova still has it.
     assert [row.server for _e, row in rows] == ['web-1', None]

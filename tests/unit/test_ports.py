@@ -157,15 +157,115 @@ def test_a_moved_server_left_holding_both_nics_is_trimmed():
         uid('host2'): FLAVOR, nics['host2']: {BW: 1000}}
 
 
-def test_a_port_its_binding_places_nowhere_blocks_with_heal_allocations():
+def test_a_port_placed_nowhere_with_no_candidate_is_refused_naming_why():
     cloud, nics, web = qos_cloud()
     cloud.port('new-port', web, None, {BW: 500})
     _, found = findings(cloud, web)
     missing = found[uid('host1')]
     assert missing.verdict == m.MISSING
     assert missing.actions == ()
-    assert 'heal_allocations --instance %s' % web in str(missing.blocked)
+    assert 'Placement offers no allocation candidate there' in str(
+        missing.reason)
     assert 'new-port' in str(missing.blocked)
+    assert 'no allocation candidate' in str(missing.blocked)
+
+
+def test_a_port_placed_nowhere_with_several_candidates_names_them():
+    cloud, nics, web = qos_cloud()
+    port = cloud.port('new-port', web, None, {BW: 500})
+    second = cloud.child(cloud.providers[nics['host1']].parent_uuid,
+                         'host1:Open vSwitch agent:br-ex')
+    cloud.offer(web, port, nics['host1'], second)
+    _, found = findings(cloud, web)
+    missing = found[uid('host1')]
+    assert missing.verdict == m.MISSING and missing.actions == ()
+    assert ('several allocation candidates there (host1:Open vSwitch '
+            'agent:br-phys, host1:Open vSwitch agent:br-ex)') in str(
+        missing.blocked)
+
+
+def test_a_port_placed_nowhere_is_healed_on_its_one_candidate_neutron_first():
+    """A port made before Stein, the server holding nothing for it:
+    ``heal_allocations``' rule, exactly one candidate in the node's tree;
+    the port's binding is written to name it, then Placement."""
+    cloud, nics, web = qos_cloud()
+    del cloud.ports[uid('web-port')]
+    del cloud.consumers[web].allocations[nics['host1']]
+    port = cloud.port('new-port', web, None, {BW: 500})
+    cloud.offer(web, port, nics['host1'])
+    auditor, found = findings(cloud, web)
+    nic = found[nics['host1']]
+    assert nic.verdict == m.MISSING
+    assert "Placement's one allocation candidate there is host1:Open " \
+        'vSwitch agent:br-phys' in str(nic.reason)
+    assert 'new-port' in str(nic.reason)
+    assert nic.action == m.HEAL
+    planned = auditor.plan(web, nics['host1'], m.HEAL)
+    assert planned.after == {uid('host1'): FLAVOR,
+                             nics['host1']: {BW: 500}}
+    group, = cloud.ports[port].requests
+    assert planned.ports == {port: {
+        'name': 'new-port', 'revision': 3, 'before': {},
+        'after': {'allocation': {group: nics['host1']}}}}
+    commands_ = plan.osc_commands(planned)
+    assert commands_[0].startswith(
+        "openstack port set --binding-profile '{\"allocation\": ")
+    assert commands_[0].endswith(port)
+    assert 'resource provider allocation set' in commands_[1]
+
+
+def test_a_moved_server_whose_binding_stayed_behind_is_trimmed_and_rebound():
+    """The binding still names the old host's NIC (Neutron's update after
+    the move failed): the trim places the port on the one candidate of
+    the new host's tree and rewrites its binding."""
+    cloud, nics, web = qos_cloud()
+    cloud.servers[web] = m.Server(**{**cloud.servers[web].__dict__,
+                                     'host': 'host2', 'node': 'host2'})
+    cloud.allocate(web, uid('host2'))
+    del cloud.consumers[web].allocations[uid('host1')]
+    port = uid('web-port')
+    cloud.offer(web, port, nics['host2'])
+    auditor, found = findings(cloud, web)
+    assert found[nics['host1']].verdict == m.MOVED
+    assert found[nics['host2']].verdict == m.MISSING
+    planned = auditor.plan(web, nics['host1'], m.TRIM)
+    assert planned.after == {uid('host2'): FLAVOR,
+                             nics['host2']: {BW: 1000}}
+    group, = cloud.ports[port].requests
+    assert planned.ports[port]['before'] == {
+        'allocation': {group: nics['host1']}}
+    assert planned.ports[port]['after'] == {
+        'allocation': {group: nics['host2']}}
+
+
+def test_a_second_port_placed_nowhere_makes_its_nic_short_and_rebuilt():
+    cloud, nics, web = qos_cloud()
+    port = cloud.port('new-port', web, None, {BW: 500})
+    cloud.offer(web, port, nics['host1'])
+    auditor, found = findings(cloud, web)
+    nic = found[nics['host1']]
+    assert nic.verdict == m.WRONG_AMOUNT
+    assert 'a binding among them places its request on no provider of ' \
+        'host1' in str(nic.reason)
+    planned = auditor.plan(web, nics['host1'], m.DELETE_AND_HEAL)
+    assert planned.after[nics['host1']] == {BW: 1500}
+    assert list(planned.ports) == [port]
+
+
+def test_an_older_neutron_s_single_request_is_rebound_as_one_uuid():
+    cloud, nics, web = qos_cloud()
+    del cloud.ports[uid('web-port')]
+    del cloud.consumers[web].allocations[nics['host1']]
+    port = cloud.port('old-port', web, None, {BW: 500})
+    cloud.ports[port] = m.Port(port, 'old-port', web, '',
+                               {port: {BW: 500}}, {}, {port: ()},
+                               {'vnic_type': 'normal'}, None, grouped=False)
+    cloud.candidates[web] = ({port: nics['host1']},)
+    auditor, _ = findings(cloud, web)
+    planned = auditor.plan(web, nics['host1'], m.HEAL)
+    assert planned.ports[port]['after'] == {'vnic_type': 'normal',
+                                            'allocation': nics['host1']}
+    assert planned.ports[port]['revision'] is None
 
 
 def test_neutron_unread_protects_port_allocations_not_the_rest():
@@ -229,13 +329,17 @@ def test_a_port_parsed_from_request_groups_or_the_older_single_request():
             'same_subtree': ['g1', 'g2']}})
     assert grouped == m.Port('p1', 'web-port', 'vm', 'host1',
                              {'g1': {BW: 1000}, 'g2': {PPS: 10}},
-                             {'g1': 'nic1'})
+                             {'g1': 'nic1'},
+                             {'g1': ('CUSTOM_PHYSNET_PHYSNET0',), 'g2': ()},
+                             {'allocation': {'g1': 'nic1'}}, None, True)
     single = parse.port({
         'id': 'p2', 'device_id': 'vm', 'binding:profile': {
             'allocation': 'nic2'},
         'resource_request': {'required': [], 'resources': {BW: 500}}})
     assert (single.requests, single.allocation) == ({'p2': {BW: 500}},
                                                     {'p2': 'nic2'})
+    assert not single.grouped
+    assert single.allocation_value({'p2': 'nic3'}) == 'nic3'
     unbound = parse.port({'id': 'p3', 'binding:profile': {},
                           'resource_request': {'resources': {BW: 1}}})
     assert unbound.allocation == {}
@@ -286,7 +390,7 @@ def test_ports_are_listed_with_their_few_fields_and_kept_with_a_request():
     assert path == '/v2.0/ports'
     assert set(params['fields']) == {
         'id', 'name', 'device_id', 'binding:host_id', 'binding:profile',
-        'resource_request'}
+        'resource_request', 'revision_number'}
 
 
 def test_the_report_says_when_neutron_was_not_read():

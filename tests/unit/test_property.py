@@ -48,9 +48,9 @@ SERVER_KINDS = ('correct', 'missing', 'wrong', 'extra_class', 'moved',
                 'incomplete', 'busy', 'verify_resize', 'young', 'nowhere',
                 'young_wrong', 'young_incomplete', 'young_elsewhere',
                 'qos_ok', 'port_deleted', 'port_missing', 'qos_changed',
-                'port_moved_left', 'port_unplaced')
+                'port_moved_left', 'port_unplaced', 'port_elsewhere')
 PORT_KINDS = ('qos_ok', 'port_deleted', 'port_missing', 'qos_changed',
-              'port_moved_left', 'port_unplaced')
+              'port_moved_left', 'port_unplaced', 'port_elsewhere')
 """Servers with QoS ports (where ``here`` has a NIC): what their ports
 request against what they hold on the NICs."""
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
@@ -114,12 +114,13 @@ def snapshots(draw):
                            modified=_modified)
 
         if kind in PORT_KINDS:
-            if here not in nics or (kind == 'port_moved_left' and
+            if here not in nics or (kind in ('port_moved_left',
+                                             'port_elsewhere') and
                                     there not in nics):
                 kind = 'correct'
             else:
                 _qos_server(cloud, kind, name, vm, here, there, nics, full,
-                            give)
+                            give, draw(st.integers(0, 2)))
                 continue
         if kind == 'missing':
             continue
@@ -187,11 +188,14 @@ def snapshots(draw):
                                unresolved=frozenset(unresolved))
 
 
-def _qos_server(cloud, kind, name, vm, here, there, nics, full, give):
+def _qos_server(cloud, kind, name, vm, here, there, nics, full, give,
+                offered):
     """A server of a :data:`PORT_KINDS` kind, holding and with ports as
-    its kind says."""
+    its kind says; a port its binding places nowhere in its tree gets
+    ``offered`` allocation candidates there (none, its node's NIC, or
+    that and a second NIC)."""
     port = name + '-port'
-    if kind == 'port_moved_left':
+    if kind in ('port_moved_left', 'port_elsewhere'):
         give(there, full)
         give(nics[there], {BW: 1000})
     give(here, full)
@@ -201,8 +205,12 @@ def _qos_server(cloud, kind, name, vm, here, there, nics, full, give):
         cloud.port(port, vm, nics[here])
     elif kind == 'qos_changed':
         cloud.port(port, vm, nics[here], {BW: 2000})
-    elif kind == 'port_unplaced':
-        cloud.port(port, vm, None)
+    elif kind in ('port_unplaced', 'port_elsewhere'):
+        port = cloud.port(port, vm, nics[there] if kind == 'port_elsewhere'
+                          else None)
+        second = cloud.child(cloud.providers[nics[here]].parent_uuid,
+                             '%s:br-phys2' % cloud.providers[here].name)
+        cloud.offer(vm, port, *(nics[here], second)[:offered])
 
 
 def writes(snapshot, consumer):
@@ -217,7 +225,17 @@ def writes(snapshot, consumer):
 
 
 def applied(snapshot, plan):
-    """``snapshot`` with ``plan`` written, as Placement would hold it."""
+    """``snapshot`` with ``plan`` written, as Placement and Neutron would
+    hold it: the ports' bindings name what the plan wrote there."""
+    found = dict(snapshot.ports or {})
+    for port_id, change in plan.ports.items():
+        port = found[port_id]
+        allocation = change['after']['allocation']
+        found[port_id] = dataclasses.replace(
+            port, profile=change['after'],
+            allocation=allocation if port.grouped else {port.id: allocation})
+    if plan.ports:
+        snapshot = dataclasses.replace(snapshot, ports=found)
     consumers = dict(snapshot.consumers)
     old = consumers.pop(plan.consumer, None)
     if plan.after:
@@ -321,7 +339,9 @@ def test_the_generator_writes_young_server_level_findings():
 def test_the_generator_reaches_every_port_verdict():
     """Port verdicts and their repairs occur in generated clouds: a leak
     released, a missing port allocation healed, a changed QoS amount, a
-    moved server trimmed onto its new NIC, a port placed nowhere refused,
+    moved server trimmed onto its new NIC, a port placed nowhere refused
+    for want of a candidate or for several, healed on its one candidate
+    with its binding written, a moved server's port rebound by a trim,
     and port allocations protected while Neutron is down."""
     def has(check_finding):
         def check(snapshot):
@@ -340,8 +360,13 @@ def test_the_generator_reaches_every_port_verdict():
             on_nic(m.WRONG_AMOUNT, m.DELETE_AND_HEAL),
             lambda a, f: (f.verdict == m.MOVED and f.action == m.TRIM and
                           ports.of_server(a.topology, f.consumer)),
-            lambda a, f: 'heal_allocations' in str(f.blocked) and
+            lambda a, f: 'no allocation candidate' in str(f.blocked) and
             ports.of_server(a.topology, f.consumer),
+            lambda a, f: 'several allocation candidates' in str(f.blocked),
+            lambda a, f: (f.verdict == m.MISSING and m.HEAL in f.actions and
+                          a.plan(f.consumer, f.provider, m.HEAL).ports),
+            lambda a, f: (f.verdict == m.MOVED and m.TRIM in f.actions and
+                          a.plan(f.consumer, f.provider, m.TRIM).ports),
             lambda a, f: f.verdict == m.PROTECTED and 'Neutron did not '
             'answer' in str(f.reason)):
         hypothesis.find(snapshots(), has(check),

@@ -14,6 +14,7 @@
 of this session, and nothing forged, altered, foreign or stale gets
 through."""
 
+import dataclasses
 import json
 from unittest import mock
 from urllib import parse
@@ -76,6 +77,35 @@ class PreviewTests(AdminViewTests):
         self.assertEqual([forms.dump(row.plan)], signed['plans'])
         self.assertEqual('host1', signed['names'][H1])
         self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'preview']})
+    def test_a_binding_written_first_is_shown_and_signed_with_the_plan(self):
+        """A heal that names the port's new provider in Neutron first:
+        the preview shows that write above Placement's, by name, its
+        command first, and the confirm carries it."""
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        row = plan_row(incidents.vm, H2, m.HEAL, before={H2: {'VCPU': 1}},
+                       after={H2: {'VCPU': 1}, H3: {'VCPU': 1}})
+        port = uid('port')
+        row.plan = dataclasses.replace(row.plan, ports={port: {
+            'name': 'web-port', 'revision': 4, 'before': {},
+            'after': {'allocation': {'group': H3}}}})
+        self.mock_preview.return_value = [row]
+        res = self.client.get(REPAIR, {'sel': encoded(incidents.vm, H2,
+                                                      m.HEAL)})
+        (binding,) = res.context['previews'][0]['bindings']
+        self.assertEqual(dict(name='web-port', port=port, before=[],
+                              after=[('host3', H3)]), binding)
+        self.assertContains(res, 'First, in Neutron: the binding of port')
+        self.assertContains(res, 'names no provider')
+        content = res.content.decode()
+        self.assertLess(content.index('openstack port set'),
+                        content.index('resource provider allocation set'))
+        signed = signing.loads(signed_rows(res), salt=forms._salt(
+            res.wsgi_request, 'repair'))
+        (plan,) = signed['plans']
+        self.assertEqual(row.plan, forms.load(plan))
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_modal(self):

@@ -1,0 +1,167 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""A write that gives ports a new provider: Neutron's bindings first,
+then Placement, the bindings put back when Placement does not take it
+(the end-to-end twin, on a real Neutron and Placement, is
+``tests/e2e/test_ports.py``)."""
+
+from unittest import mock
+
+from keystoneauth1 import exceptions as ks_exc
+
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan as planning
+from orphan_dashboard.writing import repair
+
+BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
+BEFORE = {'vnic_type': 'normal'}
+AFTER = {'vnic_type': 'normal', 'allocation': {'g1': 'nic'}}
+PLAN = m.Plan(action=m.HEAL, consumer='vm', provider='nic',
+              verdict=m.MISSING, reason='', generation=4,
+              project_id='p', user_id='u',
+              before={'node': {'VCPU': 1}},
+              after={'node': {'VCPU': 1}, 'nic': {BW: 1000}},
+              ports={'port1': {'name': 'web-port', 'revision': 7,
+                               'before': BEFORE, 'after': AFTER}})
+
+
+class Recorder:
+    """Placement and Neutron as one ordered log of the writes sent to
+    them; ``fail`` maps a call to the error it raises."""
+
+    def __init__(self, fail=None):
+        self.calls, self.fail = [], dict(fail or {})
+
+    def put(self, path, json=None, headers=None, microversion=None):
+        call = ('placement' if microversion else 'neutron', path,
+                (headers or {}).get('If-Match'))
+        self.calls.append(call + (json,))
+        error = self.fail.get(call[:2] + (len(self.calls),)) or \
+            self.fail.get(call[:2])
+        if error is not None:
+            raise error
+        revision = 8 if len(self.calls) == 1 else 9
+        return mock.Mock(json=mock.Mock(return_value={'port': {
+            'revision_number': revision}}))
+
+    def get(self, path, **kwargs):
+        return mock.Mock(json=mock.Mock(return_value={
+            'allocations': {}, 'consumer_generation': 5}), headers={})
+
+    def order(self):
+        return [(service, path, match) for service, path, match, _ in
+                self.calls]
+
+
+def _conflict(code=None):
+    body = mock.Mock(json=lambda: {'errors': [{'detail': 'no', 'code':
+                                               code}]})
+    return ks_exc.Conflict(response=body)
+
+
+def _write(client):
+    journal = mock.Mock()
+    entry = journal.begin.return_value
+    outcome = repair.write(client, journal, PLAN, network_client=client)
+    return outcome, journal, entry
+
+
+def test_the_binding_goes_to_neutron_before_the_allocation_to_placement():
+    client = Recorder()
+    outcome, journal, entry = _write(client)
+    assert outcome.status == repair.DONE
+    assert client.order() == [
+        ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
+        ('placement', '/allocations/vm', None)]
+    assert client.calls[0][3] == {'port': {'binding:profile': AFTER}}
+    # The journal is asked first, with the plan carrying both befores.
+    journal.begin.assert_called_once_with(PLAN, restores=None)
+    journal.finish.assert_called_once()
+    assert journal.finish.call_args[0][1] == entry.APPLIED
+
+
+def test_placement_s_refusal_puts_the_binding_back():
+    client = Recorder(fail={('placement', '/allocations/vm'): _conflict(
+        'placement.concurrent_update')})
+    outcome, journal, entry = _write(client)
+    assert outcome.status == repair.SKIPPED
+    assert client.order() == [
+        ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
+        ('placement', '/allocations/vm', None),
+        ('neutron', '/v2.0/ports/port1', 'revision_number=8')]
+    assert client.calls[2][3] == {'port': {'binding:profile': BEFORE}}
+    assert str(outcome.message) == (
+        'Placement refused it: the consumer changed since it was read, so '
+        'nothing was written; review it again; the binding of port port1 '
+        'was put back in Neutron')
+    assert journal.finish.call_args[0][1] == entry.REFUSED
+
+
+def test_a_binding_changed_since_the_read_writes_nothing():
+    client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
+                            ks_exc.PreconditionFailed()})
+    outcome, journal, entry = _write(client)
+    assert outcome.status == repair.SKIPPED
+    assert client.order() == [
+        ('neutron', '/v2.0/ports/port1', 'revision_number=7')]
+    assert 'port port1 changed since it was read' in str(outcome.message)
+    assert journal.finish.call_args[0][1] == entry.REFUSED
+
+
+def test_neutron_s_policy_refusal_writes_nothing_and_says_whose():
+    body = mock.Mock(json=lambda: {'NeutronError': {'message': 'denied'}})
+    client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
+                            ks_exc.Forbidden(response=body)})
+    outcome, _journal, _entry = _write(client)
+    assert outcome.status == repair.SKIPPED
+    assert len(client.calls) == 1
+    assert 'service role' in str(outcome.message)
+
+
+def test_a_binding_that_cannot_be_put_back_fails_with_the_command():
+    client = Recorder(fail={
+        ('placement', '/allocations/vm'): ks_exc.InternalServerError(),
+        ('neutron', '/v2.0/ports/port1', 3): ks_exc.ConnectFailure()})
+    outcome, journal, entry = _write(client)
+    assert outcome.status == repair.FAILED
+    assert len(client.calls) == 3
+    message = str(outcome.message)
+    assert 'the binding of port port1 could not be put back' in message
+    assert 'put it back with openstack port unset --binding-profile ' \
+        'allocation port1' in message
+    assert journal.finish.call_args[0][1] == entry.FAILED
+    # Placement is as it was, but Neutron is not: not "changed nothing".
+    assert journal.finish.call_args[1]['new_generation'] is None
+
+
+def test_a_restore_puts_back_the_binding_and_the_allocations_together():
+    entry = mock.Mock(id=12, consumer='vm', provider='nic', verdict='missing',
+                      before=PLAN.before, after=PLAN.after,
+                      before_project=None, before_user=None,
+                      consumer_project='p', consumer_user='u',
+                      ports=PLAN.ports)
+    consumer = m.Consumer('vm', 5, PLAN.after, 'p', 'u')
+    now = {'port1': m.Port('port1', 'web-port', profile=AFTER, revision=8)}
+    restore = planning.restore_plan(entry, consumer, now)
+    assert (restore.before, restore.after) == (PLAN.after, PLAN.before)
+    assert restore.ports == {'port1': {'name': 'web-port', 'revision': 8,
+                                       'before': AFTER, 'after': BEFORE}}
+    # A binding changed since (another heal, an operator) is refused.
+    moved = {'port1': m.Port('port1', profile={'allocation': {'g1': 'x'}},
+                             revision=9)}
+    try:
+        planning.restore_plan(entry, consumer, moved)
+    except planning.CannotRepair as exc:
+        assert 'port port1 changed since this repair' in str(exc.reason)
+    else:
+        raise AssertionError('a changed binding was restored over')
