@@ -880,14 +880,20 @@ class Stager:
             checks={'port': port, 'nic': self.nics['host2'],
                     'kbps': PORT_KBPS})
 
+    def _drop_nic(self, server, host):
+        """``server``'s consumer rewritten without its part on ``host``'s
+        NIC provider; that provider's uuid."""
+        current = self.api.placement('GET', '/allocations/%s' % server)
+        nic = self.nics[host]
+        self._put(server, {rp: a['resources']
+                           for rp, a in current['allocations'].items()
+                           if rp != nic}, current)
+        return nic
+
     def stage_port_allocation_removed(self):
         self._need_neutron('port_allocation_removed')
         s, port = self.boot_on_qos_port('port-unallocated-vm', 'host3')
-        current = self.api.placement('GET', '/allocations/%s' % s['id'])
-        nic = self.nics['host3']
-        self._put(s['id'], {rp: a['resources']
-                            for rp, a in current['allocations'].items()
-                            if rp != nic}, current)
+        nic = self._drop_nic(s['id'], 'host3')
         return self._finish(
             'port_allocation_removed',
             'booted on host3 with a QoS port, then its consumer rewritten '
@@ -915,11 +921,7 @@ class Stager:
                    if k != 'allocation'}
         self.api.neutron('PUT', '/ports/%s' % port,
                          {'port': {'binding:profile': profile}})
-        current = self.api.placement('GET', '/allocations/%s' % s['id'])
-        nic = self.nics['host3']
-        self._put(s['id'], {rp: a['resources']
-                            for rp, a in current['allocations'].items()
-                            if rp != nic}, current)
+        nic = self._drop_nic(s['id'], 'host3')
         return self._finish(
             'port_binding_lost',
             "booted on host3 with a QoS port, then the allocation key "

@@ -44,10 +44,13 @@ from orphan_dashboard.writing import repair
 LOG = logging.getLogger(__name__)
 
 
-def read(placement_client, nova_client, name, instance_hints=()):
+def read(placement_client, nova_client, name, instance_hints=(),
+         network_client=None):
     """A snapshot of everything on ``name``'s provider trees (every node
-    of its compute service), read now: the consumers holding them and the
-    servers Nova places there."""
+    of its compute service), read now: the consumers holding them, the
+    servers Nova places there, and their ports, as every repair reads
+    them (a server evacuated with a QoS port has its old NIC trimmed
+    like any other repair)."""
     topology = collect.read_topology(placement_client, nova_client)
     bare = m.Snapshot(consumers={}, servers={}, migrations={}, **topology)
     host, _service, roots = decommission.resolve(bare, name)
@@ -60,15 +63,17 @@ def read(placement_client, nova_client, name, instance_hints=()):
         if host else set()
     return collect.consumer_snapshot(placement_client, nova_client,
                                      holders | living, instance_hints,
-                                     topology=topology)
+                                     topology=topology,
+                                     network_client=network_client)
 
 
 def preview(placement_client, nova_client, name,
             min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
-            whole_service=False):
+            whole_service=False, network_client=None):
     """The :class:`~audit.decommission.Decommission` of ``name`` now."""
     return decommission.plan(read(placement_client, nova_client, name,
-                             instance_hints), name, min_age, whole_service)
+                                  instance_hints, network_client),
+                             name, min_age, whole_service)
 
 
 def _outcome(provider, action, status, message, entry_id=None):
@@ -78,7 +83,7 @@ def _outcome(provider, action, status, message, entry_id=None):
 
 def apply(placement_client, nova_client, journal, name, confirmed,
           chosen=(), min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
-          bound=None, children=()):
+          bound=None, children=(), network_client=None):
     """Carry the decommission of ``name`` out; an outcome per step.
 
     ``confirmed`` are the repair plans the operator saw; ``chosen`` the
@@ -94,7 +99,8 @@ def apply(placement_client, nova_client, journal, name, confirmed,
     """
     bound = bound or {}
     fresh = preview(placement_client, nova_client, name, min_age,
-                    instance_hints, bool(bound.get('whole_service')))
+                    instance_hints, bool(bound.get('whole_service')),
+                    network_client)
     root = fresh.roots[0] if fresh.roots else ''
     if fresh.gone:
         return [_outcome(root, m.DELETE_PROVIDER, repair.SKIPPED,
@@ -111,7 +117,8 @@ def apply(placement_client, nova_client, journal, name, confirmed,
     outcomes = repair.apply(
         placement_client, nova_client, journal,
         [p for p in confirmed if p.consumer in wanted], min_age=min_age,
-        instance_hints=instance_hints) if wanted else []
+        instance_hints=instance_hints,
+        network_client=network_client) if wanted else []
     missing = wanted - {p.consumer for p in confirmed}
     outcomes += [_outcome(root, m.DELETE, repair.SKIPPED,
                           why('decommission.appeared', consumer=c))

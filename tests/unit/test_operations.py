@@ -31,6 +31,7 @@ from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import snapshots
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import teardown
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -267,3 +268,16 @@ def test_the_bar_is_filled_to_what_its_text_says():
     unknown = snapshot.bar({'providers': (3, None), 'servers': (1, 2)})
     assert (unknown['total'], unknown['percent']) == (None, None)
     assert snapshot.bar({'providers': (0, 0)})['percent'] is None
+
+
+def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
+    """Its trims rebuild a QoS server's NIC share and rebind its ports
+    like any repair's: Neutron is handed on in the preview and at
+    submit."""
+    clients = client.Clients('placement', 'nova', None, 'network')
+    with mock.patch.object(teardown, 'preview') as preview:
+        decommission.preview(clients, 'host1', 0)
+    assert preview.call_args.kwargs['network_client'] == 'network'
+    with mock.patch.object(teardown, 'apply') as apply:
+        decommission.apply(clients, 'journal', 'host1', [], (), 0)
+    assert apply.call_args.kwargs['network_client'] == 'network'

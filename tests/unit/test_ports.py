@@ -46,6 +46,16 @@ def qos_cloud():
     return cloud, nics, web
 
 
+def unbound_cloud(name):
+    """:func:`qos_cloud` with ``web``'s port replaced by port ``name``
+    (500 kbps) whose binding places it nowhere, ``web`` holding nothing
+    on a NIC: what a port attached before Stein leaves."""
+    cloud, nics, web = qos_cloud()
+    del cloud.ports[uid('web-port')]
+    del cloud.consumers[web].allocations[nics['host1']]
+    return cloud, nics, web, cloud.port(name, web, None, {BW: 500})
+
+
 def findings(cloud, consumer, **kwargs):
     auditor = classify.Auditor(cloud.snapshot(), **kwargs)
     return auditor, {f.provider: f
@@ -188,10 +198,7 @@ def test_a_port_placed_nowhere_is_healed_on_its_one_candidate_neutron_first():
     """A port made before Stein, the server holding nothing for it:
     ``heal_allocations``' rule, exactly one candidate in the node's tree;
     the port's binding is written to name it, then Placement."""
-    cloud, nics, web = qos_cloud()
-    del cloud.ports[uid('web-port')]
-    del cloud.consumers[web].allocations[nics['host1']]
-    port = cloud.port('new-port', web, None, {BW: 500})
+    cloud, nics, web, port = unbound_cloud('new-port')
     cloud.offer(web, port, nics['host1'])
     auditor, found = findings(cloud, web)
     nic = found[nics['host1']]
@@ -253,10 +260,7 @@ def test_a_second_port_placed_nowhere_makes_its_nic_short_and_rebuilt():
 
 
 def test_an_older_neutron_s_single_request_is_rebound_as_one_uuid():
-    cloud, nics, web = qos_cloud()
-    del cloud.ports[uid('web-port')]
-    del cloud.consumers[web].allocations[nics['host1']]
-    port = cloud.port('old-port', web, None, {BW: 500})
+    cloud, nics, web, port = unbound_cloud('old-port')
     cloud.ports[port] = m.Port(port, 'old-port', web, '',
                                {port: {BW: 500}}, {}, {port: ()},
                                {'vnic_type': 'normal'}, None, grouped=False)

@@ -154,6 +154,7 @@ def decommission_preview(plan, names):
             verdict=labels.verdict(step.finding.verdict),
             before=side(step.plan.before, names) if step.plan else [],
             after=side(step.plan.after, names) if step.plan else [],
+            bindings=bindings(step.plan, names),
             commands=service.osc_commands(step.plan) if step.plan else [])
             for step in (plan.steps if plan else [])],
         'providers': [(names.get(p) or plan.names.get(p, p), p)
