@@ -82,8 +82,10 @@ def test_json_has_one_row_per_hypervisor_with_its_state():
     assert {h: r['state'] for h, r in rows.items()} == {
         'host1': 'fits_after_repair', 'host2': 'does_not_fit',
         'host3': 'fits_now'}
+    # Every id, with the server's and the provider's names beside.
     assert rows['host1']['repairs'] == [{
-        'consumer': vm, 'provider': H1, 'action': 'trim',
+        'consumer': vm, 'instance': vm, 'server_name': 'vm1',
+        'provider': H1, 'provider_name': 'host1', 'action': 'trim',
         'verdict': 'evacuated_source',
         'frees': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}]
     assert found['held'] == {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
@@ -108,10 +110,23 @@ def test_a_custom_class_no_hypervisor_has_fits_nowhere():
 def test_the_text_names_the_repair_that_makes_room():
     code, out, vm = run('--flavor', 'm1.small', '--min-age', '0')
     lines = out.splitlines()
-    assert lines[0] == ('held by findings: DISK_GB=1, MEMORY_MB=512, '
-                        'VCPU=1 on 1 hypervisor(s)')
+    # The server by its name, its uuid beside.
+    assert lines[4] == ('  trim to current host server vm1 (%s) frees '
+                        'DISK_GB=1, MEMORY_MB=512, VCPU=1 (evacuated '
+                        'source)' % vm)
     assert lines[3].split() == ['host1', 'fits', 'after', 'repair']
-    assert lines[4].strip().startswith('trim to current host %s' % vm)
+    assert lines[0] == ('held by findings: DISK_GB=1, MEMORY_MB=512, '
+                        'VCPU=1 on 1 hypervisor')
+
+
+def test_the_text_in_the_language_the_environment_asks_for(monkeypatch):
+    monkeypatch.setenv('LANGUAGE', 'ru')
+    code, out, vm = run('--flavor', 'm1.small', '--min-age', '0')
+    lines = out.splitlines()
+    assert lines[0].startswith('занято находками: ')
+    assert lines[3].split()[0] == 'host1'
+    assert 'vm1 (%s)' % vm in lines[4]
+    assert 'trim' not in out and 'fits' not in out
 
 
 def test_without_a_flavor_the_numbers_per_class():
