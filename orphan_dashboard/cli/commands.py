@@ -88,13 +88,17 @@ def _audit_options(parser, json=True):
     if json:
         parser.add_argument('--json', action='store_true',
                             help='print the report as JSON')
-    parser.add_argument('--provider', metavar='UUID_OR_NAME',
+    provider_option(parser)
+    min_age_option(parser)
+    concurrency_option(parser)
+
+
+def provider_option(parser, metavar='UUID_OR_NAME'):
+    """``--provider``, as ``orphan-audit`` and the ``openstack`` plugin
+    take it (``metavar`` in each one's style)."""
+    parser.add_argument('--provider', metavar=metavar,
                         help='only this provider tree (an unknown one is an '
                              'error)')
-    min_age_option(parser)
-    parser.add_argument('--concurrency', type=int,
-                        help='Placement requests in flight (default %s: %d)'
-                        % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
 
 
 def min_age_option(parser, metavar='SECONDS'):
@@ -104,6 +108,23 @@ def min_age_option(parser, metavar='SECONDS'):
                         help='protect allocations younger than this '
                              '(default %s: %d)' % (conf.MIN_AGE.name,
                                                    conf.MIN_AGE.default))
+
+
+def concurrency_option(parser, metavar=None):
+    """``--concurrency``, as ``orphan-audit`` and the ``openstack`` plugin
+    take it."""
+    parser.add_argument('--concurrency', type=int, metavar=metavar,
+                        help='Placement requests in flight (default %s: %d)'
+                        % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
+
+
+def flavor_option(parser, metavar='NAME_OR_ID'):
+    """``capacity``'s ``--flavor``, in both command lines."""
+    parser.add_argument('--flavor', metavar=metavar,
+                        help='say per hypervisor whether this flavor fits '
+                             'now, only after the recommended repairs, or '
+                             'not (traits and aggregates are not '
+                             'considered)')
 
 
 def decommission_arguments(parser, host='HOST', consumer='CONSUMER'):
@@ -206,9 +227,7 @@ def build_parser(parser=None):
     refresh.add_argument('--full', action='store_true',
                          help='a full sweep even if one is not due')
     min_age_option(refresh)
-    refresh.add_argument('--concurrency', type=int,
-                         help='Placement requests in flight (default %s: %d)'
-                         % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
+    concurrency_option(refresh)
 
     metrics = commands.add_parser(
         'metrics', help='audit and print (or with --textfile, write '
@@ -224,11 +243,7 @@ def build_parser(parser=None):
         'the recommended repairs; with --flavor, whether it fits')
     _common(capacity, suppress=True)
     _audit_options(capacity)
-    capacity.add_argument('--flavor', metavar='NAME_OR_ID',
-                          help='say per hypervisor whether this flavor fits '
-                               'now, only after the recommended repairs, '
-                               'or not (traits and aggregates are not '
-                               'considered)')
+    flavor_option(capacity)
     return parser
 
 
