@@ -447,10 +447,13 @@ def print_projects(rows, names, out):
               file=out)
         for rc in sorted(set(row.held) | set(row.usage) | set(row.needed),
                          key=capacity_ops.class_order):
-            print('  %-14s held by findings %-8s usage %-8s needed %-8s '
-                  'limit %s' % (rc, row.held.get(rc, 0),
-                                row.usage.get(rc, 0), row.needed.get(rc, 0),
-                                row.limits.get(rc, '-')), file=out)
+            print('  ' + _('%(class)-14s held by findings %(held)-8s '
+                           'usage %(usage)-8s needed %(needed)-8s limit '
+                           '%(limit)s') % {
+                'class': rc, 'held': row.held.get(rc, 0),
+                'usage': row.usage.get(rc, 0),
+                'needed': row.needed.get(rc, 0),
+                'limit': row.limits.get(rc, '-')}, file=out)
 
 
 def cmd_report_by_project(args, clients, out):
@@ -459,7 +462,7 @@ def cmd_report_by_project(args, clients, out):
         clients, _min_age(args), _concurrency(args),
         progress_bar.for_args(args))
     if capacity is None:
-        raise Failure('Placement gave no inventories')
+        raise Failure(_('Placement gave no inventories'))
     rows = capacity_ops.projects(clients, capacity, _concurrency(args))
     names = capacity_ops.project_names(clients)
     if args.json:
@@ -476,8 +479,8 @@ def cmd_report_by_project(args, clients, out):
 def cmd_report(args, clients, out):
     if getattr(args, 'by', 'provider') == 'project':
         if args.provider:
-            raise BadArguments('--by project covers the whole cloud: '
-                               'without --provider')
+            raise BadArguments(_('--by project covers the whole cloud: '
+                                 'without --provider'))
         return cmd_report_by_project(args, clients, out)
     report = audit(args, clients)
     owners = report_ops.owner_names(clients)

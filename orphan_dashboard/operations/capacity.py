@@ -206,14 +206,41 @@ def repair_subject(repair):
                             repair.get('server_name'))
 
 
+def compute_scope(catalog, compute_url):
+    """``(service id, region id)`` whose unified limits Nova enforces: the
+    catalog's compute endpoint at ``compute_url`` (the one these clients
+    call), as Nova's ``oslo.limit`` is pointed at its own endpoint; else
+    the only compute service and region the catalog has.  None when the
+    catalog does not tell them apart."""
+    services = [s for s in catalog if s.get('type') == 'compute']
+    wanted = (compute_url or '').rstrip('/')
+    for service in services:
+        for endpoint in service.get('endpoints', ()):
+            if (endpoint.get('url') or '').rstrip('/') == wanted:
+                return service['id'], endpoint.get('region_id')
+    scopes = {(s['id'], e.get('region_id'))
+              for s in services for e in s.get('endpoints', ())}
+    return scopes.pop() if len(scopes) == 1 else None
+
+
 def limits(clients):
-    """``{project: {class: limit}}`` getter from Keystone's unified limits,
+    """``{project: {class: limit}}`` getter from Keystone's unified limits
+    of this cloud's compute service and region (:func:`compute_scope`),
     registered limits as every project's default; none where Keystone has
-    none, or will not say (no endpoint, no permission, too old)."""
+    none, or will not say (no endpoint, no permission, too old, no compute
+    endpoint it can tell)."""
     if clients.identity is None:
         return lambda project: {}
     try:
-        defaults, per_project = keystone.class_limits(clients.identity)
+        compute_url = clients.nova.get_endpoint()
+        scope = compute_scope(keystone.catalog(clients.identity),
+                              compute_url)
+        if scope is None:
+            LOG.warning('the catalog names no compute endpoint at %s: '
+                        'no limits are shown', compute_url)
+            return lambda project: {}
+        defaults, per_project = keystone.class_limits(clients.identity,
+                                                      *scope)
     except Exception as exc:
         LOG.warning('Keystone gave no limits (%s): none are shown', exc)
         return lambda project: {}

@@ -269,6 +269,9 @@ class ProjectsTests(AdminViewTests):
         usages = {'p': {'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 8}}
         with mock.patch.object(capacity_ops.placement, 'project_usages',
                                side_effect=lambda c, p: usages.get(p, {})), \
+                mock.patch.object(capacity_ops, 'compute_scope',
+                                  return_value=('nova', 'RegionOne')), \
+                mock.patch.object(capacity_ops.keystone, 'catalog'), \
                 mock.patch.object(capacity_ops.keystone, 'class_limits',
                                   return_value=({'VCPU': 16}, {})):
             res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
