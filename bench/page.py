@@ -100,6 +100,18 @@ class _Tracer:
         return elapsed
 
 
+ATTENTION = re.compile(rb'(\d+) of \d+ hypervisors needs? attention')
+"""The index's line above its table (``index.html``), in English: the
+bench logs in with Horizon's default language."""
+
+
+def attention(page):
+    """How many hypervisors need attention, as the index page says, or
+    None where it does not (before the first sweep)."""
+    found = ATTENTION.search(page)
+    return int(found.group(1)) if found else None
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m bench.page')
     parser.add_argument('--repeat', type=int, default=3)
@@ -167,9 +179,7 @@ def main(argv=None):
     out['sweep_page_max_s'] = max(during) if during else None
     out['first_loaded_page_s'], resp = _timed(page)
     out['rows'] = resp.content.count(b'data-object-id=')
-    attention = re.search(rb'(\d+) of \d+ resource providers? needs? '
-                          rb'attention', resp.content)
-    out['attention'] = int(attention.group(1)) if attention else None
+    out['attention'] = attention(resp.content)
     out['page_bytes'] = len(resp.content)
     # The worst hypervisor's own page: its tree loaded whole.
     detail = '%s%s/' % (INDEX, re.search(

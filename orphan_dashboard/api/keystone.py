@@ -10,11 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Keystone calls: project and user names, shown next to their ids.
+"""Keystone calls: project and user names, shown next to their ids, and
+the unified limits of Nova's resource classes.
 
-Read by the background sweep, never by a page (:mod:`snapshots`); one
-request each, as Keystone lists without paging (a ``list_limit`` may cut
-the list: the ids without a name are then shown as they are).
+The names are read by the background sweep, never by a page
+(:mod:`snapshots`); one request each, as Keystone lists without paging (a
+``list_limit`` may cut the list: the ids without a name are then shown as
+they are).
 """
 
 from orphan_dashboard.api import trace
@@ -38,6 +40,13 @@ def user_names(client):
     return _names(client, 'users')
 
 
+@trace
+def catalog(client):
+    """The token's service catalog: ``[{'id', 'type', 'endpoints':
+    [{'url', 'region_id', 'interface'}]}]``, as any token may read it."""
+    return client.get('/v3/auth/catalog').json().get('catalog', [])
+
+
 LIMIT_PREFIX = 'class:'
 """Nova's unified limits name a resource class ``class:VCPU``."""
 
@@ -53,11 +62,18 @@ def _limits(body, key, value):
 
 
 @trace
-def class_limits(client):
+def class_limits(client, service_id, region_id):
     """``(defaults, {project id: {resource class: limit}})``: Keystone's
     registered limits of Nova's resource classes, and the limits set per
-    project over them.  Both empty where none are set."""
-    defaults = _limits(client.get('/v3/registered_limits').json(),
-                       'registered_limits', 'default_limit').get(None, {})
-    return defaults, _limits(client.get('/v3/limits').json(), 'limits',
-                             'resource_limit')
+    project over them, of the compute service ``service_id`` in
+    ``region_id``, as Nova's ``oslo.limit`` asks for them (Keystone holds
+    every service's and every region's).  Both empty where none are
+    set."""
+    scope = {'service_id': service_id}
+    if region_id:
+        scope['region_id'] = region_id
+    defaults = _limits(
+        client.get('/v3/registered_limits', params=scope).json(),
+        'registered_limits', 'default_limit').get(None, {})
+    return defaults, _limits(client.get('/v3/limits', params=scope).json(),
+                             'limits', 'resource_limit')

@@ -25,10 +25,12 @@ says) leave.
 
 import dataclasses
 import math
+import typing
 
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import topology as t
 
 N_ = m.N_
@@ -42,6 +44,12 @@ FIT_TITLES = {
     DOES_NOT_FIT: N_('Does not fit'),
 }
 """Every answer to "would it fit?", best first."""
+FIT_NAMES = {
+    FITS_NOW: N_('fits now'),
+    FITS_AFTER_REPAIR: N_('fits after repair'),
+    DOES_NOT_FIT: N_('does not fit'),
+}
+"""The same inside a line of text."""
 
 MAX_INT = 2147483647
 """Placement's default ``max_unit``."""
@@ -113,6 +121,24 @@ class Repair:
     verdict: str
     freed: m.Resources
     """What it frees on the tree, per class (negative where it adds)."""
+    instance: typing.Optional[str] = None
+    """The server: the consumer itself, or the migration's instance."""
+    server_name: typing.Optional[str] = None
+    """That server's name, where Nova still has it."""
+    provider_name: typing.Optional[str] = None
+
+
+def subject(consumer, instance, server_name):
+    """What a repair acts on, as an operator knows it: ``server web-1
+    (uuid)``, ``migration uuid of server web-1``, else the consumer's
+    uuid alone (a deleted server, a consumer Nova does not know)."""
+    if not server_name:
+        return consumer
+    if instance and instance != consumer:
+        return reasons.reason('capacity.migration', migration=consumer,
+                              server=server_name)
+    return reasons.reason('capacity.server', server=reasons.named(
+        consumer, {consumer: server_name}))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -329,10 +355,13 @@ def assess(snapshot, report):
         for provider, delta in freed.items():
             _add(after.setdefault(provider, {}), delta, -1)
             _add(by_root.setdefault(topo.root(provider), {}), delta)
+        server = snapshot.servers.get(finding.instance)
+        provider = snapshot.providers.get(finding.provider)
         for root, delta in by_root.items():
             repairs.setdefault(root, []).append(Repair(
                 finding.consumer, finding.provider, action, finding.verdict,
-                delta))
+                delta, finding.instance, server and server.name or None,
+                provider and provider.name))
     trees = {}
     for provider_report in report.providers:
         root = provider_report.provider.uuid

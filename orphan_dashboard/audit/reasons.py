@@ -417,6 +417,10 @@ MESSAGES = {
         'providers are kept'),
     'service.deleted': N_('compute service %(host)s deleted'),
     'provider.deleted_by_nova': N_('provider %(name)s deleted by Nova'),
+
+    # What a repair that makes room acts on (audit/capacity.py).
+    'capacity.server': N_('server %(server)s'),
+    'capacity.migration': N_('migration %(migration)s of server %(server)s'),
 }
 
 

@@ -41,6 +41,7 @@ from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard.cli.i18n import N_
+from orphan_dashboard.cli.i18n import ngettext
 from orphan_dashboard.cli.i18n import text
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import prometheus
@@ -87,13 +88,17 @@ def _audit_options(parser, json=True):
     if json:
         parser.add_argument('--json', action='store_true',
                             help='print the report as JSON')
-    parser.add_argument('--provider', metavar='UUID_OR_NAME',
+    provider_option(parser)
+    min_age_option(parser)
+    concurrency_option(parser)
+
+
+def provider_option(parser, metavar='UUID_OR_NAME'):
+    """``--provider``, as ``orphan-audit`` and the ``openstack`` plugin
+    take it (``metavar`` in each one's style)."""
+    parser.add_argument('--provider', metavar=metavar,
                         help='only this provider tree (an unknown one is an '
                              'error)')
-    min_age_option(parser)
-    parser.add_argument('--concurrency', type=int,
-                        help='Placement requests in flight (default %s: %d)'
-                        % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
 
 
 def min_age_option(parser, metavar='SECONDS'):
@@ -103,6 +108,23 @@ def min_age_option(parser, metavar='SECONDS'):
                         help='protect allocations younger than this '
                              '(default %s: %d)' % (conf.MIN_AGE.name,
                                                    conf.MIN_AGE.default))
+
+
+def concurrency_option(parser, metavar=None):
+    """``--concurrency``, as ``orphan-audit`` and the ``openstack`` plugin
+    take it."""
+    parser.add_argument('--concurrency', type=int, metavar=metavar,
+                        help='Placement requests in flight (default %s: %d)'
+                        % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
+
+
+def flavor_option(parser, metavar='NAME_OR_ID'):
+    """``capacity``'s ``--flavor``, in both command lines."""
+    parser.add_argument('--flavor', metavar=metavar,
+                        help='say per hypervisor whether this flavor fits '
+                             'now, only after the recommended repairs, or '
+                             'not (traits and aggregates are not '
+                             'considered)')
 
 
 def decommission_arguments(parser, host='HOST', consumer='CONSUMER'):
@@ -205,9 +227,7 @@ def build_parser(parser=None):
     refresh.add_argument('--full', action='store_true',
                          help='a full sweep even if one is not due')
     min_age_option(refresh)
-    refresh.add_argument('--concurrency', type=int,
-                         help='Placement requests in flight (default %s: %d)'
-                         % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
+    concurrency_option(refresh)
 
     metrics = commands.add_parser(
         'metrics', help='audit and print (or with --textfile, write '
@@ -223,11 +243,7 @@ def build_parser(parser=None):
         'the recommended repairs; with --flavor, whether it fits')
     _common(capacity, suppress=True)
     _audit_options(capacity)
-    capacity.add_argument('--flavor', metavar='NAME_OR_ID',
-                          help='say per hypervisor whether this flavor fits '
-                               'now, only after the recommended repairs, '
-                               'or not (traits and aggregates are not '
-                               'considered)')
+    flavor_option(capacity)
     return parser
 
 
@@ -431,10 +447,13 @@ def print_projects(rows, names, out):
               file=out)
         for rc in sorted(set(row.held) | set(row.usage) | set(row.needed),
                          key=capacity_ops.class_order):
-            print('  %-14s held by findings %-8s usage %-8s needed %-8s '
-                  'limit %s' % (rc, row.held.get(rc, 0),
-                                row.usage.get(rc, 0), row.needed.get(rc, 0),
-                                row.limits.get(rc, '-')), file=out)
+            print('  ' + _('%(class)-14s held by findings %(held)-8s '
+                           'usage %(usage)-8s needed %(needed)-8s limit '
+                           '%(limit)s') % {
+                'class': rc, 'held': row.held.get(rc, 0),
+                'usage': row.usage.get(rc, 0),
+                'needed': row.needed.get(rc, 0),
+                'limit': row.limits.get(rc, '-')}, file=out)
 
 
 def cmd_report_by_project(args, clients, out):
@@ -443,7 +462,7 @@ def cmd_report_by_project(args, clients, out):
         clients, _min_age(args), _concurrency(args),
         progress_bar.for_args(args))
     if capacity is None:
-        raise Failure('Placement gave no inventories')
+        raise Failure(_('Placement gave no inventories'))
     rows = capacity_ops.projects(clients, capacity, _concurrency(args))
     names = capacity_ops.project_names(clients)
     if args.json:
@@ -460,8 +479,8 @@ def cmd_report_by_project(args, clients, out):
 def cmd_report(args, clients, out):
     if getattr(args, 'by', 'provider') == 'project':
         if args.provider:
-            raise BadArguments('--by project covers the whole cloud: '
-                               'without --provider')
+            raise BadArguments(_('--by project covers the whole cloud: '
+                                 'without --provider'))
         return cmd_report_by_project(args, clients, out)
     report = audit(args, clients)
     owners = report_ops.owner_names(clients)
@@ -828,84 +847,97 @@ def cmd_metrics(args, clients, out):
     return NOTHING
 
 
-def capacity_json(capacity, trees, flavor=None, rows=None, counts=None):
-    """The capacity of ``trees`` (and a flavor's fit) as JSON."""
-    found = {'held': capacity.held(), 'affected': capacity.affected(),
-             'hypervisors': [{
-                 'hypervisor': t.name, 'provider': t.root,
-                 'classes': [dict(dataclasses.asdict(c), free=c.free)
-                             for c in t.classes]} for t in trees]}
-    if flavor is not None:
-        found.update(flavor={'id': flavor.id, 'name': flavor.name,
-                             'resources': capacity_ops.request(
-                                 flavor.flavor)},
-                     counts=counts, hypervisors=rows)
-    return found
+def capacity_json(found):
+    """``orphan-audit capacity``'s :class:`~operations.capacity.Answer` as
+    JSON: every id, the names beside them."""
+    capacity = found.capacity
+    document = {'held': capacity.held(), 'affected': capacity.affected(),
+                'hypervisors': [{
+                    'hypervisor': t.name, 'provider': t.root,
+                    'classes': [dict(dataclasses.asdict(c), free=c.free)
+                                for c in t.classes]} for t in found.trees]}
+    if found.flavor is not None:
+        document.update(flavor={'id': found.flavor.id,
+                                'name': found.flavor.name,
+                                'resources': found.resources},
+                        counts=found.counts, hypervisors=found.rows)
+    return document
 
 
-def print_capacity(capacity, trees, out, flavor=None, rows=None,
-                   counts=None):
-    print('held by findings: %s on %d hypervisor(s)' % (
-        reasons.format_resources(capacity.held()) or 'nothing',
-        capacity.affected()), file=out)
-    if flavor is not None:
-        print('flavor %s: %s' % (flavor.name, reasons.format_resources(
-            capacity_ops.request(flavor.flavor))), file=out)
-        print(', '.join('%s: %d' % (state.replace('_', ' '), n)
-                        for state, n in counts.items()), file=out)
-        for row in rows:
-            print('%-24s %s' % (row['hypervisor'],
-                                row['state'].replace('_', ' ')), file=out)
+def fit_name(state):
+    """A "would it fit?" answer inside a line."""
+    return _(capacity_ops.FIT_NAMES[state])
+
+
+def repair_line(repair):
+    """A repair that makes room, its server by name."""
+    return _('%(action)s %(subject)s frees %(resources)s (%(verdict)s)') % {
+        'action': text(reasons.action_name(repair['action'])),
+        'subject': text(capacity_ops.repair_subject(repair)),
+        'resources': reasons.format_resources(repair['frees']),
+        'verdict': text(reasons.verdict_name(repair['verdict']))}
+
+
+def print_capacity(found, out):
+    capacity = found.capacity
+    print(ngettext('held by findings: %(held)s on %(count)d hypervisor',
+                   'held by findings: %(held)s on %(count)d hypervisors',
+                   capacity.affected()) % {
+        'held': reasons.format_resources(capacity.held()) or _('nothing'),
+        'count': capacity.affected()}, file=out)
+    if found.flavor is not None:
+        print(_('flavor %(flavor)s: %(resources)s') % {
+            'flavor': found.flavor.name,
+            'resources': reasons.format_resources(found.resources)},
+            file=out)
+        print(', '.join('%s: %d' % (fit_name(state), n)
+                        for state, n in found.counts.items()), file=out)
+        for row in found.rows:
+            print('%-24s %s' % (row['hypervisor'], fit_name(row['state'])),
+                  file=out)
             for repair in row['repairs']:
-                print('  %s %s (%s) frees %s' % (
-                    reasons.action_name(repair['action']),
-                    repair['consumer'], repair['verdict'],
-                    reasons.format_resources(repair['frees'])), file=out)
+                print('  ' + repair_line(repair), file=out)
         return
-    for tree in trees:
+    for tree in found.trees:
         print(tree.name, file=out)
         for c in tree.classes:
-            print('  %-14s capacity %-8s used %-8s needed %-8s held %-8s '
-                  'free %-8s free after repair %s' % (
-                      c.resource_class, c.capacity, c.used, c.needed,
-                      c.held, c.free, c.free_after), file=out)
+            print('  ' + _('%(class)-14s capacity %(capacity)-8s used '
+                           '%(used)-8s needed %(needed)-8s held %(held)-8s '
+                           'free %(free)-8s free after repair '
+                           '%(free_after)s') % {
+                'class': c.resource_class, 'capacity': c.capacity,
+                'used': c.used, 'needed': c.needed, 'held': c.held,
+                'free': c.free, 'free_after': c.free_after}, file=out)
+
+
+def capacity_answer(args, clients, progress):
+    """The :class:`~operations.capacity.Answer` both command lines print,
+    its refusals as theirs: ``--flavor``, ``--provider`` and the audit
+    options of ``args``."""
+    try:
+        return capacity_ops.answer(
+            clients, _min_age(args), _concurrency(args), progress,
+            provider=args.provider, flavor=args.flavor)
+    except capacity_ops.NoSuchFlavor:
+        raise BadArguments(_('no flavor %s') % args.flavor)
+    except heal.CannotHeal as exc:
+        raise BadArguments(_('flavor %(flavor)s: %(reason)s') % {
+            'flavor': args.flavor, 'reason': text(exc.reason)})
+    except report_ops.NoSuchProvider:
+        raise BadArguments(_('no resource provider %s') % args.provider)
+    except capacity_ops.NoInventories:
+        raise Failure(_('Placement gave no inventories'))
 
 
 def cmd_capacity(args, clients, out):
     """Capacity per hypervisor and class, or whether ``--flavor`` fits."""
-    flavor = None
-    if args.flavor:
-        try:
-            flavor = capacity_ops.find_flavor(
-                capacity_ops.flavors(clients), args.flavor)
-            resources = capacity_ops.request(flavor.flavor)
-        except capacity_ops.NoSuchFlavor:
-            raise BadArguments('no flavor %s' % args.flavor)
-        except heal.CannotHeal as exc:
-            raise BadArguments('flavor %s: %s' % (args.flavor, exc.reason))
-    report, capacity = capacity_ops.audit(
-        clients, _min_age(args), _concurrency(args),
-        progress_bar.for_args(args))
-    if capacity is None:
-        raise Failure('Placement gave no inventories')
-    trees = sorted(capacity.trees.values(), key=lambda t: t.name)
-    if args.provider:
-        wanted = args.provider.lower()
-        trees = [t for t in trees if wanted in (t.root, t.name.lower())]
-        if not trees:
-            raise BadArguments('no resource provider %s' % args.provider)
-        capacity = dataclasses.replace(capacity, trees={
-            t.root: t for t in trees})
-    rows = counts = None
-    if flavor is not None:
-        rows, counts = capacity_ops.fit(capacity, resources)
+    found = capacity_answer(args, clients, progress_bar.for_args(args))
     if args.json:
-        json.dump(capacity_json(capacity, trees, flavor, rows, counts), out,
-                  indent=2, sort_keys=True)
+        json.dump(capacity_json(found), out, indent=2, sort_keys=True)
         out.write('\n')
     else:
-        print_capacity(capacity, trees, out, flavor, rows, counts)
-    return partial(report, NOTHING)
+        print_capacity(found, out)
+    return partial(found.report, NOTHING)
 
 
 HANDLERS = {'report': cmd_report, 'apply': cmd_apply,

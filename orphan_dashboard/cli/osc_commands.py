@@ -47,6 +47,9 @@ FINDING_COLUMNS = ('Consumer', 'Server Name', 'Provider', 'Provider Name',
                    'User Name', 'Blocked')
 ROW_COLUMNS = ('Consumer', 'Server Name', 'Provider', 'Provider Name',
                'Action', 'Status', 'Plan', 'Message', 'Journal Entry')
+FIT_COLUMNS = ('Hypervisor', 'Provider', 'State', 'Repairs')
+CLASS_COLUMNS = ('Hypervisor', 'Provider', 'Resource Class', 'Capacity',
+                 'Used', 'Needed', 'Held', 'Free', 'Free After Repair')
 
 
 class Lines(columns.FormattableColumn):
@@ -54,6 +57,18 @@ class Lines(columns.FormattableColumn):
 
     def human_readable(self):
         return '\n'.join(self._value)
+
+    def machine_readable(self):
+        return list(self._value)
+
+
+class Repairs(columns.FormattableColumn):
+    """The repairs that make room: a line each in a table, as
+    ``orphan-audit capacity`` prints them; their dicts in JSON and YAML,
+    as its ``--json`` has them."""
+
+    def human_readable(self):
+        return '\n'.join(commands.repair_line(r) for r in self._value)
 
     def machine_readable(self):
         return list(self._value)
@@ -93,14 +108,19 @@ class _Orphan:
     def min_age(self, parsed_args):
         return commands._min_age(parsed_args)
 
+    def progress(self, parsed_args):
+        """A bar on a terminal's stderr while the cloud is read, for a
+        table only."""
+        table = getattr(parsed_args, 'formatter', 'table') == 'table'
+        return progress_bar.for_args(argparse.Namespace(json=not table))
+
     def audit(self, parsed_args, provider=None):
         """The report of the whole cloud read now (of ``provider``'s tree
         if given), as ``orphan-audit report`` reads it."""
-        table = getattr(parsed_args, 'formatter', 'table') == 'table'
-        progress = progress_bar.for_args(argparse.Namespace(json=not table))
         try:
             return report_ops.audit(self.clients, self.min_age(parsed_args),
-                                    conf.CONCURRENCY.get(), progress,
+                                    conf.CONCURRENCY.get(),
+                                    self.progress(parsed_args),
                                     provider=provider)
         except report_ops.NoSuchProvider:
             raise commands.BadArguments(_('no resource provider %s') %
@@ -428,3 +448,32 @@ class DecommissionOrphan(_Orphan, command.Lister):
                      text(blocker), None)
                     for blocker in plan.blockers(chosen, children))
         return rows
+
+
+class CapacityOrphan(_Orphan, command.Lister):
+    """Say per hypervisor whether a flavor fits now, only after the
+    recommended repairs (naming them), or not; without ``--flavor``, each
+    hypervisor's capacity per resource class.  ``orphan-audit
+    capacity``'s answer, from the same call."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        commands.flavor_option(parser, metavar='<flavor>')
+        commands.provider_option(parser, metavar='<uuid-or-name>')
+        _min_age_option(parser)
+        commands.concurrency_option(parser, metavar='<count>')
+        return parser
+
+    def take_action(self, parsed_args):
+        found = commands.capacity_answer(parsed_args, self.clients,
+                                         self.progress(parsed_args))
+        if found.report.down_cells:
+            commands.print_partial(found.report, sys.stderr)
+        self.code = commands.partial(found.report, commands.NOTHING)
+        if found.flavor is None:
+            return CLASS_COLUMNS, [
+                (t.name, t.root, c.resource_class, c.capacity, c.used,
+                 c.needed, c.held, c.free, c.free_after)
+                for t in found.trees for c in t.classes]
+        return FIT_COLUMNS, [(r['hypervisor'], r['provider'], r['state'],
+                              Repairs(r['repairs'])) for r in found.rows]

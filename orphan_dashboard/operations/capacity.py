@@ -15,6 +15,7 @@ the same answers for the panel (from the stored snapshot) and the CLI
 (from a cloud read now)."""
 
 import concurrent.futures
+import dataclasses
 import logging
 import typing
 
@@ -31,11 +32,16 @@ from orphan_dashboard.reading import collect
 LOG = logging.getLogger(__name__)
 FIT_STATES = tuple(capacity.FIT_TITLES)
 """fits now, fits after the recommended repairs, does not fit."""
+FIT_NAMES = capacity.FIT_NAMES
 class_order = capacity.class_order
 
 
 class NoSuchFlavor(LookupError):
     """No flavor has this id or name."""
+
+
+class NoInventories(LookupError):
+    """Placement gave no inventories: there is no capacity to count."""
 
 
 class ListedFlavor(typing.NamedTuple):
@@ -105,6 +111,51 @@ def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
     return report_ops.narrowed(report, provider), found
 
 
+class Answer(typing.NamedTuple):
+    """What ``capacity`` says in both command lines."""
+
+    report: object
+    capacity: object
+    """The :class:`~audit.capacity.Capacity`, of the named provider's tree
+    only when one is named."""
+    trees: list
+    """Its :class:`~audit.capacity.TreeCapacity`, by name."""
+    flavor: typing.Optional[ListedFlavor] = None
+    resources: typing.Optional[dict] = None
+    """What a server of ``flavor`` asks Placement for."""
+    rows: typing.Optional[list] = None
+    """:func:`fit`'s rows for ``flavor``."""
+    counts: typing.Optional[dict] = None
+
+
+def answer(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
+           provider=None, flavor=None):
+    """The :class:`Answer` of the cloud read now: capacity per tree (of
+    ``provider``'s only, a uuid or a name), and whether ``flavor`` (an id
+    or a name) fits each.  The flavor is looked up before the cloud is
+    read: :class:`NoSuchFlavor`, :class:`~audit.heal.CannotHeal` for one
+    whose request a flavor alone cannot say;
+    :class:`~operations.report.NoSuchProvider`; :class:`NoInventories`."""
+    listed = resources = None
+    if flavor:
+        listed = find_flavor(flavors(clients), flavor)
+        resources = request(listed.flavor)
+    report, found = audit(clients, min_age, concurrency, progress)
+    if found is None:
+        raise NoInventories()
+    trees = sorted(found.trees.values(), key=lambda t: t.name)
+    if provider:
+        wanted = provider.lower()
+        trees = [t for t in trees if wanted in (t.root, t.name.lower())]
+        if not trees:
+            raise report_ops.NoSuchProvider(provider)
+        found = dataclasses.replace(found, trees={t.root: t for t in trees})
+    if resources is None:
+        return Answer(report, found, trees)
+    rows, counts = fit(found, resources)
+    return Answer(report, found, trees, listed, resources, rows, counts)
+
+
 def flavor_counts(clients, capacity_, names):
     """``{flavor name: {state: hypervisors}}`` of the flavors ``names``
     that Nova lists (the others are left out, with a warning) and whose
@@ -131,27 +182,65 @@ def flavor_counts(clients, capacity_, names):
 
 def fit(capacity_, resources):
     """``(rows, counts)``: one dict per provider tree (its name, uuid,
-    state and the repairs that would make room), fits after repair first,
+    state and the repairs that would make room, each with its server's
+    and provider's names beside their ids), fits after repair first,
     then by state and name; ``{state: trees}`` of every state."""
     fits = capacity_.fit(resources)
     fits.sort(key=lambda f: (FIT_STATES.index(f.state) != 1,
                              FIT_STATES.index(f.state), f.name))
     rows = [{'hypervisor': f.name, 'provider': f.root, 'state': f.state,
-             'repairs': [{'consumer': r.consumer, 'provider': r.provider,
+             'repairs': [{'consumer': r.consumer, 'instance': r.instance,
+                          'server_name': r.server_name,
+                          'provider': r.provider,
+                          'provider_name': r.provider_name,
                           'action': r.action, 'verdict': r.verdict,
                           'frees': dict(r.freed)} for r in f.repairs]}
             for f in fits]
     return rows, capacity.count(fits)
 
 
+def repair_subject(repair):
+    """What one of :func:`fit`'s repairs acts on, by name where Nova has
+    one (:func:`~audit.capacity.subject`)."""
+    return capacity.subject(repair['consumer'], repair.get('instance'),
+                            repair.get('server_name'))
+
+
+def compute_scope(catalog, compute_url):
+    """``(service id, region id)`` whose unified limits Nova enforces: the
+    catalog's compute endpoint at ``compute_url`` (the one these clients
+    call), as Nova's ``oslo.limit`` is pointed at its own endpoint; else
+    the only compute service and region the catalog has.  None when the
+    catalog does not tell them apart."""
+    services = [s for s in catalog if s.get('type') == 'compute']
+    wanted = (compute_url or '').rstrip('/')
+    for service in services:
+        for endpoint in service.get('endpoints', ()):
+            if (endpoint.get('url') or '').rstrip('/') == wanted:
+                return service['id'], endpoint.get('region_id')
+    scopes = {(s['id'], e.get('region_id'))
+              for s in services for e in s.get('endpoints', ())}
+    return scopes.pop() if len(scopes) == 1 else None
+
+
 def limits(clients):
-    """``{project: {class: limit}}`` getter from Keystone's unified limits,
+    """``{project: {class: limit}}`` getter from Keystone's unified limits
+    of this cloud's compute service and region (:func:`compute_scope`),
     registered limits as every project's default; none where Keystone has
-    none, or will not say (no endpoint, no permission, too old)."""
+    none, or will not say (no endpoint, no permission, too old, no compute
+    endpoint it can tell)."""
     if clients.identity is None:
         return lambda project: {}
     try:
-        defaults, per_project = keystone.class_limits(clients.identity)
+        compute_url = clients.nova.get_endpoint()
+        scope = compute_scope(keystone.catalog(clients.identity),
+                              compute_url)
+        if scope is None:
+            LOG.warning('the catalog names no compute endpoint at %s: '
+                        'no limits are shown', compute_url)
+            return lambda project: {}
+        defaults, per_project = keystone.class_limits(clients.identity,
+                                                      *scope)
     except Exception as exc:
         LOG.warning('Keystone gave no limits (%s): none are shown', exc)
         return lambda project: {}

@@ -158,3 +158,49 @@ def test_decommission_previews_what_orphan_audit_previews(cloud,
     assert 'blocked' in {r['Status'] for r in rows}
     assert clients.placement.get(
         '/resource_providers/%s' % host4).status_code == 200
+
+
+def test_capacity_rows_are_orphan_audit_capacitys(cloud, journal_dir):
+    """A flavor one MB larger than host2 has free: it fits there only once
+    the server deleted behind Nova's back is cleaned up; the plugin's
+    rows are ``orphan-audit capacity --json``'s, state and repairs."""
+    clients = cloud.clients()
+    host2 = cloud.config['hosts']['host2']
+    ghost = cloud.incidents['deleted_behind_nova']['servers'][0]['uuid']
+    assert held(clients, ghost)
+    inventory = clients.placement.get(
+        '/resource_providers/%s/inventories' % host2,
+        microversion='1.28').json()['inventories']['MEMORY_MB']
+    used = clients.placement.get(
+        '/resource_providers/%s/usages' % host2,
+        microversion='1.28').json()['usages']['MEMORY_MB']
+    free = int((inventory['total'] - inventory['reserved']) *
+               inventory['allocation_ratio']) - used
+    clients.nova.post('/flavors', json={'flavor': {
+        'name': 'osc-capacity', 'vcpus': 1, 'ram': free + 1, 'disk': 1}})
+
+    listed = openstack(cloud, journal_dir, 'capacity', '--flavor',
+                       'osc-capacity', '--min-age', '0', '-f', 'json')
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    done = orphan_audit(cloud, journal_dir, 'capacity', '--flavor',
+                        'osc-capacity', '--min-age', '0', '--json')
+    assert done.returncode == 0, done.stderr
+    expected = json.loads(done.stdout)['hypervisors']
+    assert [(r['Hypervisor'], r['Provider'], r['State'], r['Repairs'])
+            for r in rows] == [
+        (h['hypervisor'], h['provider'], h['state'], h['repairs'])
+        for h in expected]
+    states = {r['Hypervisor']: r['State'] for r in rows}
+    assert states['host2'] == 'fits_after_repair', states
+    host2_repairs = {r['Hypervisor']: r['Repairs'] for r in rows}['host2']
+    assert ghost in {r['consumer'] for r in host2_repairs}
+
+    table = openstack(cloud, journal_dir, 'capacity', '--flavor',
+                      'osc-capacity', '--provider', 'host2', '--min-age',
+                      '0', '-f', 'value', '-c', 'Hypervisor', '-c', 'State')
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.split() == ['host2', 'fits_after_repair']
+    unknown = openstack(cloud, journal_dir, 'capacity', '--flavor', 'nope')
+    assert unknown.returncode == 2
+    assert 'no flavor nope' in unknown.stderr

@@ -80,7 +80,7 @@ def staged(sb):
         if specs:
             api(sb, 'nova', '/flavors/%s/os-extra_specs' % ids[name], 'POST',
                 json={'extra_specs': specs})
-    return entry['servers'][0]['uuid'], ids
+    return entry['servers'][0], ids
 
 
 def clients(sb):
@@ -120,14 +120,16 @@ def fits_now(rows):
 
 def test_fits_now_is_placements_answer_and_the_repair_makes_room(
         sb, staged, tmp_path):
-    vm, ids = staged
+    server, ids = staged
+    vm = server['uuid']
     before = states(sb)
     for name, (resources, rows) in before.items():
         assert fits_now(rows) == candidates(sb, resources), name
     small = before['cap-small'][1]
     assert small['host1']['state'] == capacity.FITS_AFTER_REPAIR
-    assert [(r['consumer'], r['action']) for r in
-            small['host1']['repairs']] == [(vm, 'trim')]
+    # The repair that makes room, its server named as Nova names it.
+    assert [(r['consumer'], r['action'], r['server_name']) for r in
+            small['host1']['repairs']] == [(vm, 'trim', server['name'])]
     assert fits_now(small) == {'host2', 'host3'}
     # Two VCPUs never fit host1's capacity of one, repaired or not.
     assert before['cap-two-vcpus'][0]['VCPU'] == 2
@@ -143,6 +145,12 @@ def test_fits_now_is_placements_answer_and_the_repair_makes_room(
     rows = json.loads(done.stdout)['hypervisors']
     assert {r['hypervisor']: r['state'] for r in rows} == {
         h: r['state'] for h, r in small.items()}
+    assert {r['hypervisor']: r['repairs'] for r in rows}['host1'] == \
+        small['host1']['repairs']
+    done = orphan_audit(sb, tmp_path, 'capacity', '--flavor', 'cap-small',
+                        '--min-age', '0')
+    assert 'trim to current host server %s (%s) frees' % (
+        server['name'], vm) in done.stdout, done.stdout
 
     done = orphan_audit(sb, tmp_path, 'apply', '--provider', 'host1',
                         '--min-age', '0')

@@ -111,6 +111,35 @@ def test_a_flavor_that_fits_only_after_the_repair_names_it():
         c.FITS_NOW: 1, c.FITS_AFTER_REPAIR: 1, c.DOES_NOT_FIT: 1}
 
 
+def test_the_repairs_that_make_room_name_their_servers():
+    """A server's repair by its name, a migration's by its server's, the
+    consumer's uuid beside; a consumer Nova has no name for by its uuid."""
+    cloud, vm = _evacuated()
+    old = cloud.server('old', 'host3')
+    cloud.allocate(old, H3)
+    stale = cloud.migration('stale', old, 'confirmed', source='host2',
+                            dest='host3')
+    cloud.allocate(stale, H2)
+    ghost = uid('ghost')
+    cloud.known.add(ghost)
+    cloud.allocate(ghost, H3)
+    report = assess(cloud, {H1: compute(), H2: compute(), H3: compute()})
+    repairs = {r.consumer: r for tree in report.trees.values()
+               for r in tree.repairs}
+    assert (repairs[vm].instance, repairs[vm].server_name,
+            repairs[vm].provider_name) == (vm, 'vm1', 'host1')
+    assert (repairs[stale].instance, repairs[stale].server_name) == (
+        old, 'old')
+    assert repairs[ghost].server_name is None
+    subjects = {consumer: str(c.subject(r.consumer, r.instance,
+                                        r.server_name))
+                for consumer, r in repairs.items()}
+    assert subjects == {
+        vm: 'server vm1 (%s)' % vm,
+        stale: 'migration %s of server old' % stale,
+        ghost: ghost}
+
+
 def test_the_step_size_and_max_unit_refuse_what_capacity_would_take():
     cloud = Cloud()
     report = assess(cloud, {H1: compute(vcpu=8, step_size=2),

@@ -215,7 +215,8 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     cloud, (a, b, c) = ironic()
     snapshot = cloud.snapshot()
 
-    def preview(placement, nova, name, min_age=0, whole_service=False):
+    def preview(placement, nova, name, min_age=0, whole_service=False,
+                network_client=None):
         return decommission.plan(snapshot, name, min_age, whole_service)
 
     with mock.patch.object(teardown, 'preview', side_effect=preview), \
@@ -254,7 +255,8 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
     blazar = cloud.child(uid('host1'), 'blazar_host1')
     snapshot = cloud.snapshot()
 
-    def preview(placement, nova, name, min_age=0, whole_service=False):
+    def preview(placement, nova, name, min_age=0, whole_service=False,
+                network_client=None):
         return decommission.plan(snapshot, name, min_age, whole_service)
 
     with mock.patch.object(teardown, 'preview', side_effect=preview), \

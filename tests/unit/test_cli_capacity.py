@@ -82,8 +82,10 @@ def test_json_has_one_row_per_hypervisor_with_its_state():
     assert {h: r['state'] for h, r in rows.items()} == {
         'host1': 'fits_after_repair', 'host2': 'does_not_fit',
         'host3': 'fits_now'}
+    # Every id, with the server's and the provider's names beside.
     assert rows['host1']['repairs'] == [{
-        'consumer': vm, 'provider': H1, 'action': 'trim',
+        'consumer': vm, 'instance': vm, 'server_name': 'vm1',
+        'provider': H1, 'provider_name': 'host1', 'action': 'trim',
         'verdict': 'evacuated_source',
         'frees': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}]
     assert found['held'] == {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
@@ -108,10 +110,23 @@ def test_a_custom_class_no_hypervisor_has_fits_nowhere():
 def test_the_text_names_the_repair_that_makes_room():
     code, out, vm = run('--flavor', 'm1.small', '--min-age', '0')
     lines = out.splitlines()
-    assert lines[0] == ('held by findings: DISK_GB=1, MEMORY_MB=512, '
-                        'VCPU=1 on 1 hypervisor(s)')
+    # The server by its name, its uuid beside.
+    assert lines[4] == ('  trim to current host server vm1 (%s) frees '
+                        'DISK_GB=1, MEMORY_MB=512, VCPU=1 (evacuated '
+                        'source)' % vm)
     assert lines[3].split() == ['host1', 'fits', 'after', 'repair']
-    assert lines[4].strip().startswith('trim to current host %s' % vm)
+    assert lines[0] == ('held by findings: DISK_GB=1, MEMORY_MB=512, '
+                        'VCPU=1 on 1 hypervisor')
+
+
+def test_the_text_in_the_language_the_environment_asks_for(monkeypatch):
+    monkeypatch.setenv('LANGUAGE', 'ru')
+    code, out, vm = run('--flavor', 'm1.small', '--min-age', '0')
+    lines = out.splitlines()
+    assert lines[0].startswith('занято находками: ')
+    assert lines[3].split()[0] == 'host1'
+    assert 'vm1 (%s)' % vm in lines[4]
+    assert 'trim' not in out and 'fits' not in out
 
 
 def test_without_a_flavor_the_numbers_per_class():
@@ -142,23 +157,68 @@ class Response:
         return self.body
 
 
-def identity(limits, registered):
-    answers = {'/v3/limits': {'limits': limits},
-               '/v3/registered_limits': {'registered_limits': registered}}
-    return mock.Mock(get=lambda path: Response(answers[path]))
+NOVA_URL = 'http://nova.one:8774/v2.1'
+CATALOG = [
+    {'id': 'nova', 'type': 'compute', 'endpoints': [
+        {'url': NOVA_URL + '/', 'region_id': 'RegionOne',
+         'interface': 'public'},
+        {'url': 'http://nova.two:8774/v2.1', 'region_id': 'RegionTwo',
+         'interface': 'public'}]},
+    {'id': 'placement', 'type': 'placement', 'endpoints': [
+        {'url': 'http://placement.one', 'region_id': 'RegionOne',
+         'interface': 'public'}]}]
+
+
+def limit(name, value, project=None, region='RegionOne', service='nova'):
+    found = {'service_id': service, 'region_id': region,
+             'resource_name': name}
+    if project is None:
+        found['default_limit'] = value
+    else:
+        found.update(project_id=project, resource_limit=value)
+    return found
+
+
+class Keystone:
+    """Keystone's catalog and limit listings, filtered as Keystone filters
+    them (by the service and region asked for)."""
+
+    def __init__(self, limits=(), catalog=CATALOG):
+        self.limits, self.catalog = limits, catalog
+
+    def get(self, path, params=None):
+        if path == '/v3/auth/catalog':
+            return Response({'catalog': self.catalog})
+        key = path.rsplit('/', 1)[1]
+        return Response({key: [
+            found for found in self.limits
+            if ('default_limit' in found) == (key == 'registered_limits') and
+            all(found.get(k) == v for k, v in (params or {}).items())]})
 
 
 def test_keystone_limits_registered_as_the_default():
     from orphan_dashboard.api import keystone
-    defaults, limits = keystone.class_limits(identity(
-        [{'project_id': 'p', 'resource_name': 'class:VCPU',
-          'resource_limit': 4},
-         {'project_id': 'p', 'resource_name': 'servers',
-          'resource_limit': 9}],
-        [{'resource_name': 'class:VCPU', 'default_limit': 20},
-         {'resource_name': 'class:CUSTOM_FPGA_X', 'default_limit': 1}]))
+    defaults, limits = keystone.class_limits(Keystone([
+        limit('class:VCPU', 4, project='p'),
+        limit('servers', 9, project='p'),
+        limit('class:VCPU', 20), limit('class:CUSTOM_FPGA_X', 1)]),
+        'nova', 'RegionOne')
     assert defaults == {'VCPU': 20, 'CUSTOM_FPGA_X': 1}
     assert limits == {'p': {'VCPU': 4}}
+
+
+@pytest.mark.parametrize('url, scope', [
+    (NOVA_URL, ('nova', 'RegionOne')),
+    ('http://nova.two:8774/v2.1/', ('nova', 'RegionTwo')),
+    # An endpoint the catalog does not list: two regions to choose from.
+    ('http://elsewhere/v2.1', None),
+])
+def test_the_limits_of_the_compute_endpoint_in_use(url, scope):
+    from orphan_dashboard.operations import capacity as capacity_ops
+    assert capacity_ops.compute_scope(CATALOG, url) == scope
+    only = [dict(CATALOG[0], endpoints=CATALOG[0]['endpoints'][:1])]
+    assert capacity_ops.compute_scope(only, url) == ('nova', 'RegionOne')
+    assert capacity_ops.compute_scope(CATALOG[1:], url) is None
 
 
 def run_by_project(*argv, identity_client=None):
@@ -167,6 +227,7 @@ def run_by_project(*argv, identity_client=None):
     out = io.StringIO()
     found, vm = snapshot()
     clients = mock.Mock(identity=identity_client)
+    clients.nova.get_endpoint.return_value = NOVA_URL
     with mock.patch.object(collect, 'full_snapshot', return_value=found), \
             mock.patch.object(placement, 'project_usages',
                               return_value={'VCPU': 2, 'MEMORY_MB': 1024,
@@ -180,16 +241,47 @@ def run_by_project(*argv, identity_client=None):
 
 def test_report_by_project_json():
     code, out = run_by_project('--json', '--min-age', '0',
-                               identity_client=identity(
-                                   [], [{'resource_name': 'class:VCPU',
-                                         'default_limit': 20}]))
+                               identity_client=Keystone([
+                                   limit('class:VCPU', 20),
+                                   limit('class:MEMORY_MB', 4096)]))
     assert code == cli.FOUND
     (row,) = json.loads(out)['projects']
     assert row == {'project_id': 'p', 'project_name': None,
                    'held': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
                    'usage': {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2},
                    'needed': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
-                   'limits': {'VCPU': 20}}
+                   'limits': {'VCPU': 20, 'MEMORY_MB': 4096}}
+
+
+def test_report_by_project_reads_the_limits_nova_enforces():
+    """Keystone holds every region's and every service's limits: the
+    project's own of the compute endpoint's region, else that region's
+    default."""
+    code, out = run_by_project('--json', '--min-age', '0',
+                               identity_client=Keystone([
+                                   limit('class:VCPU', 20),
+                                   limit('class:MEMORY_MB', 4096),
+                                   limit('class:VCPU', 8, project='p'),
+                                   limit('class:VCPU', 50,
+                                         region='RegionTwo'),
+                                   limit('class:MEMORY_MB', 999,
+                                         project='p', region='RegionTwo'),
+                                   limit('class:DISK_GB', 7,
+                                         service='placement')]))
+    (row,) = json.loads(out)['projects']
+    assert row['limits'] == {'VCPU': 8, 'MEMORY_MB': 4096}
+
+
+def test_report_by_project_without_a_compute_endpoint_shows_no_limit(
+        caplog):
+    code, out = run_by_project('--json', '--min-age', '0',
+                               identity_client=Keystone(
+                                   [limit('class:VCPU', 20)],
+                                   catalog=CATALOG[1:]))
+    assert code == cli.FOUND
+    (row,) = json.loads(out)['projects']
+    assert row['limits'] == {}
+    assert 'no limits are shown' in caplog.text
 
 
 def test_report_by_project_without_keystone_limits_is_no_error():
@@ -199,6 +291,16 @@ def test_report_by_project_without_keystone_limits_is_no_error():
     assert out.splitlines()[1].split() == [
         'VCPU', 'held', 'by', 'findings', '1', 'usage', '2', 'needed', '1',
         'limit', '-']
+
+
+def test_report_by_project_in_the_language_the_environment_asks_for(
+        monkeypatch):
+    monkeypatch.setenv('LANGUAGE', 'ru')
+    code, out = run_by_project('--min-age', '0', identity_client=Keystone(
+        [limit('class:VCPU', 20)]))
+    assert out.splitlines()[1].split() == [
+        'VCPU', 'занято', 'находками', '1', 'использование', '2', 'нужно',
+        '1', 'лимит', '20']
 
 
 def test_report_by_project_is_for_the_whole_cloud(capsys):

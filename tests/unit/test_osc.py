@@ -240,7 +240,7 @@ def test_the_plugin_is_registered_as_openstack_loads_plugins():
         assert getattr(importlib.import_module(module), attr)
         words.add(name.replace('_', ' '))
     assert words == {'placement orphan %s' % c for c in (
-        'list', 'show', 'repair', 'restore', 'decommission')}
+        'list', 'show', 'repair', 'restore', 'decommission', 'capacity')}
     assert osc.build_option_parser(mock.sentinel.parser) is \
         mock.sentinel.parser
 
@@ -392,3 +392,89 @@ def test_the_plugin_speaks_the_language_the_environment_asks_for(
     rows = json.loads(out)
     assert rows[1]['Message'] == (
         'удалить то, что Nova оставит от провайдера host2 (%s)' % HOST2)
+
+
+def run_capacity(*argv):
+    """``capacity`` on the cloud of ``orphan-audit capacity``'s unit tests
+    (host1 full of an evacuated server's leftover), only the services
+    mocked: ``(exit code, stdout, vm)``."""
+    from orphan_dashboard.api import nova
+    from orphan_dashboard.reading import collect
+    from tests.unit import test_cli_capacity as cli_capacity
+
+    found, vm = cli_capacity.snapshot()
+    app = mock.Mock(stdout=io.StringIO())
+    clients = app.client_manager.placement_orphan
+    cmd = osc_commands.CapacityOrphan(app, None)
+    args = cmd.get_parser('openstack placement orphan').parse_args(argv)
+    with mock.patch.object(collect, 'full_snapshot',
+                           return_value=found) as read, \
+            mock.patch.object(nova, 'flavor_list', return_value=[
+                cli_capacity.SMALL, cli_capacity.VGPU]):
+        code = cmd.run(args)
+    if read.called:
+        # The cloud read is the plugin's, on openstack's session.
+        assert read.call_args.args[:2] == (clients.placement, clients.nova)
+    return code, app.stdout.getvalue(), vm
+
+
+def test_capacity_rows_are_orphan_audit_capacitys():
+    """One row per hypervisor with its state and the repairs that make
+    room, exactly as ``orphan-audit capacity --json`` has them."""
+    from tests.unit import test_cli_capacity as cli_capacity
+
+    code, out, vm = run_capacity('--flavor', 'm1.small', '--min-age', '0',
+                                 '-f', 'json')
+    assert code == commands.NOTHING
+    rows = json.loads(out)
+    assert [(r['Hypervisor'], r['State']) for r in rows] == [
+        ('host1', 'fits_after_repair'), ('host3', 'fits_now'),
+        ('host2', 'does_not_fit')]
+    assert [(r['consumer'], r['server_name'], r['action'])
+            for r in rows[0]['Repairs']] == [(vm, 'vm1', m.TRIM)]
+    expected = json.loads(cli_capacity.run(
+        '--flavor', 'm1.small', '--min-age', '0', '--json')[1])
+    assert [(r['Hypervisor'], r['Provider'], r['State'], r['Repairs'])
+            for r in rows] == [
+        (h['hypervisor'], h['provider'], h['state'], h['repairs'])
+        for h in expected['hypervisors']]
+
+
+def test_capacity_as_a_table_names_the_repairs_servers():
+    code, out, vm = run_capacity('--flavor', 'm1.small', '--min-age', '0',
+                                 '-f', 'table', '-c', 'Repairs')
+    assert code == commands.NOTHING
+    assert 'trim to current host server vm1 (%s) frees' % vm in out
+
+
+def test_capacity_takes_the_audit_options():
+    """--min-age protects host1's leftover: no repair makes room."""
+    code, out, vm = run_capacity('--flavor', 'm1.small', '--min-age',
+                                 '999999999', '--concurrency', '2',
+                                 '--provider', 'host1', '-f', 'json')
+    assert json.loads(out) == [{'Hypervisor': 'host1',
+                                'Provider': mock.ANY,
+                                'State': 'does_not_fit', 'Repairs': []}]
+
+
+def test_capacity_without_a_flavor_the_numbers_per_class():
+    code, out, vm = run_capacity('--provider', 'host1', '--min-age', '0',
+                                 '-f', 'json')
+    assert code == commands.NOTHING
+    assert [(r['Resource Class'], r['Capacity'], r['Used'], r['Held'],
+             r['Free'], r['Free After Repair']) for r in json.loads(out)] == [
+        ('VCPU', 1, 1, 1, 0, 1), ('MEMORY_MB', 512, 512, 512, 0, 512),
+        ('DISK_GB', 1, 1, 1, 0, 1)]
+
+
+@pytest.mark.parametrize('argv, message', [
+    (('--flavor', 'nope'), 'no flavor nope'),
+    (('--flavor', 'vgpu'), 'flavor vgpu: '),
+    (('--provider', 'host9'), 'no resource provider host9'),
+])
+def test_capacity_refuses_what_it_cannot_judge(capsys, argv, message):
+    code, out, _ = run_capacity(*argv)
+    assert code == commands.BAD_ARGUMENTS
+    assert 'openstack placement orphan: %s' % message in \
+        capsys.readouterr().err
+    assert out == ''

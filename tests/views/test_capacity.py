@@ -136,9 +136,30 @@ class CapacityTests(AdminViewTests):
                       text)
         # The repair that makes room, previewed like any other.
         self.assertIn('sel=%s%%3A%s%%3Atrim' % (incidents.vm, H1), text)
-        self.assertIn('Trim to current host %s' % incidents.vm, text)
         self.assertIn('Traits, aggregates, sharing providers', text)
         self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_the_repairs_that_make_room_name_their_servers(self):
+        """By name, the consumer's uuid beside, as the rest of the panel
+        names them; a migration by its server's name (the name escaped)."""
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [SMALL]
+        res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        repairs = dict(re.findall(
+            r'<tr class="orphan-fit-\w+"> <td><a [^>]*>([^<]+)</a></td> '
+            r'<td>[^<]*</td> <td>(.*?)</td> </tr>', text))
+        self.assertIn('Trim to current host server '
+                      '&lt;script&gt;alert(1)&lt;/script&gt; (%s)</a>' %
+                      incidents.vm, repairs['host1'])
+        self.assertIn('Delete migration %s of server old</a>' %
+                      incidents.stale, repairs['host2'])
+        table = text[text.index('<table class="table table-striped '
+                                'orphan-fit">'):]
+        self.assertNotIn('<script>', table[:table.index('</table>')])
 
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_a_custom_class_fits_only_where_a_provider_has_it(self):
@@ -248,6 +269,9 @@ class ProjectsTests(AdminViewTests):
         usages = {'p': {'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 8}}
         with mock.patch.object(capacity_ops.placement, 'project_usages',
                                side_effect=lambda c, p: usages.get(p, {})), \
+                mock.patch.object(capacity_ops, 'compute_scope',
+                                  return_value=('nova', 'RegionOne')), \
+                mock.patch.object(capacity_ops.keystone, 'catalog'), \
                 mock.patch.object(capacity_ops.keystone, 'class_limits',
                                   return_value=({'VCPU': 16}, {})):
             res = self.client.get(INDEX, {'tab': PROJECTS_TAB})

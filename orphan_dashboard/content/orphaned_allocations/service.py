@@ -130,6 +130,7 @@ NoSuchFlavor = capacity_ops.NoSuchFlavor
 CannotJudgeFlavor = heal.CannotHeal
 FIT_STATES = capacity_ops.FIT_STATES
 class_order = capacity_ops.class_order
+repair_subject = capacity_ops.repair_subject
 
 
 def flavors(request):

@@ -185,6 +185,8 @@ class CapacityTab(tabs.Tab):
                 row['state_label'] = labels.fit(row['state'])
                 for repair in row['repairs']:
                     repair['label'] = labels.action(repair['action'])
+                    repair['subject'] = labels.reason(
+                        service.repair_subject(repair))
                     repair['url'] = actions.panel_url(
                         'repair', request, sel=forms.encode_selection(
                             service.Selection(repair['consumer'],
