@@ -149,9 +149,7 @@ class ListOrphan(_Orphan, command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('--provider', metavar='<uuid-or-name>',
-                            help='only this provider tree (an unknown one '
-                                 'is an error)')
+        commands.provider_option(parser, metavar='<uuid-or-name>')
         parser.add_argument('--verdict', metavar='<verdict>',
                             action='append', choices=m.VERDICTS,
                             help='only this verdict (repeat for several): '

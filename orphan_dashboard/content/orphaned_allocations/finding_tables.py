@@ -65,10 +65,6 @@ def _reason(finding):
     return labels.reason(finding.reason)
 
 
-"""A column left out below 1200 px, where choosing a repair needs the
-room (the exports keep it)."""
-
-
 class AllocationRow(tables.Row):
     def can_be_selected(self, datum):
         """Healthy and protected rows offer nothing to tick."""
@@ -88,6 +84,8 @@ class AllocationsTable(actions.SelectableTable):
                          empty_value='-', link=lambda r: (
                              actions.hypervisor_url(r.hypervisor)
                              if r.hypervisor else None))
+    # Left out below 1200 px, where choosing a repair needs the room (the
+    # exports keep them).
     project = tables.Column(lambda r: r.project_name or r.project_id,
                             verbose_name=_('Project'), empty_value='-',
                             classes=actions.WIDE_ONLY)
