@@ -68,12 +68,31 @@ def class_limits(client, service_id, region_id):
     project over them, of the compute service ``service_id`` in
     ``region_id``, as Nova's ``oslo.limit`` asks for them (Keystone holds
     every service's and every region's).  Both empty where none are
-    set."""
-    scope = {'service_id': service_id}
-    if region_id:
-        scope['region_id'] = region_id
+    set; the second None where Keystone cut its listing short."""
+    scope = _scope(service_id, region_id)
     defaults = _limits(
         client.get('/v3/registered_limits', params=scope).json(),
         'registered_limits', 'default_limit').get(None, {})
-    return defaults, _limits(client.get('/v3/limits', params=scope).json(),
-                             'limits', 'resource_limit')
+    body = client.get('/v3/limits', params=scope).json()
+    if body.get('truncated'):
+        # A ``list_limit`` cut the listing: projects missing from it may
+        # have limits of their own (:func:`project_class_limits`).
+        return defaults, None
+    return defaults, _limits(body, 'limits', 'resource_limit')
+
+
+def _scope(service_id, region_id):
+    scope = {'service_id': service_id}
+    if region_id:
+        scope['region_id'] = region_id
+    return scope
+
+
+@trace
+def project_class_limits(client, project_id, service_id, region_id):
+    """``{resource class: limit}`` set for one project over the registered
+    ones (:func:`class_limits`'s, asked project by project where
+    Keystone's ``list_limit`` cut the whole listing)."""
+    body = client.get('/v3/limits', params=dict(
+        _scope(service_id, region_id), project_id=project_id)).json()
+    return _limits(body, 'limits', 'resource_limit').get(project_id, {})

@@ -244,7 +244,22 @@ def limits(clients):
     except Exception as exc:
         LOG.warning('Keystone gave no limits (%s): none are shown', exc)
         return lambda project: {}
+    if per_project is None:
+        return lambda project: dict(defaults, **_project_limits(
+            clients, project, scope))
     return lambda project: dict(defaults, **per_project.get(project, {}))
+
+
+def _project_limits(clients, project, scope):
+    """One project's own limits, asked alone; none where Keystone will
+    not say."""
+    try:
+        return keystone.project_class_limits(clients.identity, project,
+                                             *scope)
+    except Exception as exc:
+        LOG.warning('Keystone gave no limits of project %s (%s)', project,
+                    exc)
+        return {}
 
 
 def projects(clients, capacity_, concurrency):

@@ -183,17 +183,22 @@ class Keystone:
     """Keystone's catalog and limit listings, filtered as Keystone filters
     them (by the service and region asked for)."""
 
-    def __init__(self, limits=(), catalog=CATALOG):
+    def __init__(self, limits=(), catalog=CATALOG, list_limit=None):
         self.limits, self.catalog = limits, catalog
+        self.list_limit = list_limit
 
     def get(self, path, params=None):
         if path == '/v3/auth/catalog':
             return Response({'catalog': self.catalog})
         key = path.rsplit('/', 1)[1]
-        return Response({key: [
+        found = [
             found for found in self.limits
             if ('default_limit' in found) == (key == 'registered_limits') and
-            all(found.get(k) == v for k, v in (params or {}).items())]})
+            all(found.get(k) == v for k, v in (params or {}).items())]
+        body = {key: found[:self.list_limit]}
+        if self.list_limit is not None and len(found) > self.list_limit:
+            body['truncated'] = True
+        return Response(body)
 
 
 def test_keystone_limits_registered_as_the_default():
@@ -205,6 +210,20 @@ def test_keystone_limits_registered_as_the_default():
         'nova', 'RegionOne')
     assert defaults == {'VCPU': 20, 'CUSTOM_FPGA_X': 1}
     assert limits == {'p': {'VCPU': 4}}
+
+
+def test_a_listing_keystone_cut_short_is_asked_project_by_project():
+    """With ``[DEFAULT] list_limit`` Keystone cuts ``/v3/limits`` and says
+    ``truncated``: a project left out of it still gets its own limit."""
+    from orphan_dashboard.operations import capacity as capacity_ops
+    keystone = Keystone([limit('class:VCPU', 4, project='a'),
+                         limit('class:VCPU', 6, project='b'),
+                         limit('class:VCPU', 20)], list_limit=1)
+    clients = mock.Mock(identity=keystone)
+    clients.nova.get_endpoint.return_value = NOVA_URL
+    getter = capacity_ops.limits(clients)
+    assert (getter('a'), getter('b'), getter('c')) == (
+        {'VCPU': 4}, {'VCPU': 6}, {'VCPU': 20})
 
 
 @pytest.mark.parametrize('url, scope', [
