@@ -120,6 +120,22 @@ class HistoryTests(AdminViewTests):
         self.assertContains(res, 'title="%s"' % H1)
 
     @helpers.create_mocks({service: ['report', 'history']})
+    def test_a_heal_that_wrote_a_binding_shows_it_under_its_change(self):
+        self.mock_report.return_value = Incidents().report
+        healed = entry(8, action=m.HEAL, verdict=m.MISSING,
+                       before={H1: {'VCPU': 1}},
+                       after={H1: {'VCPU': 1}, H2: {'VCPU': 1}},
+                       ports={uid('port'): {
+                           'name': 'web-port', 'revision': 3, 'before': {},
+                           'after': {'allocation': {'g': H2}}}})
+        self.mock_history.return_value = ([healed], False, False, {})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        shown = hidden_ids_removed(res)
+        self.assertIn('first, in Neutron, the binding of port web-port: no '
+                      'provider → host2', shown)
+        self.assertContains(res, 'title="%s"' % uid('port'))
+
+    @helpers.create_mocks({service: ['report', 'history']})
     def test_a_decommission_names_its_deleted_host(self):
         """Its host's provider is gone from the audit: every entry of the
         decommission names it as the journaled provider record does."""

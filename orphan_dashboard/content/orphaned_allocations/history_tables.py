@@ -117,7 +117,25 @@ def _change(entry):
             _('(project %(old)s → %(new)s)'),
             old=labels.named(entry.before_project, projects),
             new=labels.named(entry.consumer_project, projects)))
+    for binding in labels.bindings(entry, names):
+        change = format_html('{}<br><small>{}</small>', change,
+                             labels.html_format(
+                                 _('first, in Neutron, the binding of port '
+                                   '%(port)s: %(before)s → %(after)s'),
+                                 port=labels.named(binding['port'], {
+                                     binding['port']: binding['name']}),
+                                 before=_named_providers(binding['before']),
+                                 after=_named_providers(binding['after'])))
     return change
+
+
+def _named_providers(providers):
+    """The providers a port's binding names, by name, or that it names
+    none."""
+    if not providers:
+        return _('no provider')
+    return format_html_join(', ', '{}', (
+        (labels.named(uuid, {uuid: name}),) for name, uuid in providers))
 
 
 def _allocations(allocations, names):

@@ -86,6 +86,26 @@ def named(uuid, names):
     return format_html('<span title="{}">{}</span>', uuid, name)
 
 
+def bindings(plan, names):
+    """Each port binding ``plan`` (or a journal entry) writes in Neutron
+    before Placement: the port, and the providers its allocation names
+    before and after (``[(name, uuid)]``)."""
+    return [dict(name=change.get('name'), port=port,
+                 before=_placed(change['before'], names),
+                 after=_placed(change['after'], names))
+            for port, change in sorted(
+                (getattr(plan, 'ports', None) or {}).items())]
+
+
+def _placed(profile, names):
+    allocation = (profile or {}).get('allocation')
+    if not allocation:
+        return []
+    providers = allocation.values() if isinstance(allocation, dict) \
+        else [allocation]
+    return [(names.get(p), p) for p in sorted(set(providers))]
+
+
 def consumer_owner(project, user, names):
     """A consumer's project and user by name (``names`` as
     ``service.names`` gives them); none for an incomplete consumer's."""

@@ -93,26 +93,6 @@ def side(allocations, names):
             for rp, res in sorted(allocations.items())]
 
 
-def bindings(plan, names):
-    """Each port binding ``plan`` writes in Neutron before Placement: the
-    port, and the providers its allocation names before and after
-    (``[(name, uuid)]``)."""
-    return [dict(name=change.get('name'), port=port,
-                 before=_placed(change['before'], names),
-                 after=_placed(change['after'], names))
-            for port, change in sorted(
-                (getattr(plan, 'ports', None) or {}).items())]
-
-
-def _placed(profile, names):
-    allocation = (profile or {}).get('allocation')
-    if not allocation:
-        return []
-    providers = allocation.values() if isinstance(allocation, dict) \
-        else [allocation]
-    return [(names.get(p), p) for p in sorted(set(providers))]
-
-
 def repair_previews(rows, names, owner_names, owners):
     """Each repair row with its server's and its providers' names;
     ``owners(plan)`` gives the owner before and after a plan."""
@@ -125,7 +105,7 @@ def repair_previews(rows, names, owner_names, owners):
         provider=names.get(row.selection.provider),
         before=side(row.plan.before, names) if row.plan else [],
         after=side(row.plan.after, names) if row.plan else [],
-        bindings=bindings(row.plan, names),
+        bindings=labels.bindings(row.plan, names),
         owners=owners(row.plan))
         for row in rows]
 
@@ -140,7 +120,7 @@ def restore_previews(rows, names, owners):
         if row.plan and entry.kind != entry.PROVIDER else [],
         after=side(row.plan.after, names)
         if row.plan and entry.kind != entry.PROVIDER else [],
-        bindings=bindings(row.plan, names),
+        bindings=labels.bindings(row.plan, names),
         owners=owners(row.plan))
         for entry, row in rows]
 
@@ -154,7 +134,7 @@ def decommission_preview(plan, names):
             verdict=labels.verdict(step.finding.verdict),
             before=side(step.plan.before, names) if step.plan else [],
             after=side(step.plan.after, names) if step.plan else [],
-            bindings=bindings(step.plan, names),
+            bindings=labels.bindings(step.plan, names),
             commands=service.osc_commands(step.plan) if step.plan else [])
             for step in (plan.steps if plan else [])],
         'providers': [(names.get(p) or plan.names.get(p, p), p)
