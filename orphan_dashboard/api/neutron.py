@@ -100,3 +100,12 @@ def update_binding_profile(client, port_id, profile, revision):
     return client.put('/v2.0/ports/%s' % port_id,
                       json={'port': {'binding:profile': profile}},
                       headers=headers).json()['port']
+
+
+def error_detail(exc):
+    """Neutron's own words from an HttpError (its ``NeutronError``
+    message), else the error as keystoneauth says it."""
+    try:
+        return exc.response.json()['NeutronError']['message']
+    except Exception:
+        return str(exc)

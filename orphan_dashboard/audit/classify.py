@@ -484,16 +484,9 @@ class Auditor:
                     ports=', '.join(sorted({p.name or p.id
                                             for p in request.unplaced})),
                     needs=format_resources(requests),
-                    candidates=self.candidates(request)), requests)
+                    candidates=plan.candidates_said(self.topology,
+                                                    request)), requests)
         return found
-
-    def candidates(self, request):
-        """What Placement's candidates say of ``request``'s unplaced
-        ports, in words naming them."""
-        if not request.candidates:
-            return why('candidates.none')
-        return why('candidates.several', providers=', '.join(
-            self.topology.name(p) for p in request.candidates))
 
     def _port_names(self, server, provider, request):
         return ', '.join(

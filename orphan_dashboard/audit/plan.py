@@ -85,11 +85,18 @@ def _port_share(topology, server):
             'cannot.port_unplaced', server=server.uuid, host=server.node,
             ports=', '.join(sorted({p.name or p.id
                                     for p in request.unplaced})),
-            candidates=why('candidates.several', providers=', '.join(
-                topology.name(p) for p in request.candidates))
-            if request.candidates else why('candidates.none')))
+            candidates=candidates_said(topology, request)))
     return ({p: dict(r) for p, r in request.wanted.items()},
             request.bindings)
+
+
+def candidates_said(topology, request):
+    """What Placement's candidates say of ``request``'s unplaced ports, in
+    words naming them: none, or several."""
+    if not request.candidates:
+        return why('candidates.none')
+    return why('candidates.several', providers=', '.join(
+        topology.name(p) for p in request.candidates))
 
 
 def _rebuilt_ports(topology, server, after, root):

@@ -366,6 +366,9 @@ MESSAGES = {
     'restore.parent_gone': N_(
         'its parent provider %(parent)s is gone: restore that one first'),
     'restore.changed': N_('changed since the preview: review it again'),
+    'restore.neutron_unread': N_(
+        "Neutron could not be read (%(detail)s): the ports' bindings it also "
+        'wrote cannot be checked now'),
     'restore.no_neutron': N_(
         "it also wrote ports' bindings in Neutron, which is not in this "
         'catalog: they cannot be put back from here'),

@@ -257,12 +257,15 @@ def write(placement_client, journal, plan, restores=None,
 
 
 class BindingRefused(Exception):
-    """Neutron refused a port's binding before Placement was written:
-    nothing is left written (the bindings before it were put back)."""
+    """Neutron refused a port's binding before Placement was written; the
+    bindings written before it were put back (``bindings``: those written
+    and those Neutron would not take back, as :func:`_with_bindings`
+    reads them)."""
 
-    def __init__(self, reason):
+    def __init__(self, reason, written=None, failed=None):
         super().__init__(str(reason))
         self.reason = reason
+        self.bindings = (written or {}, failed or {})
 
 
 def _send(placement_client, network_client, plan):
@@ -292,12 +295,13 @@ def _write_bindings(network_client, plan):
             answer = neutron.update_binding_profile(
                 network_client, port, change['after'], change['revision'])
         except ks_exc.ClientException as exc:
-            _put_back(network_client, plan, written)
+            failed = _put_back(network_client, plan, written)
             if isinstance(exc, ks_exc.PreconditionFailed):
-                raise BindingRefused(why('write.binding_changed', port=port))
-            detail, _code = placement.error_detail(exc)
-            raise BindingRefused(why('write.binding_refused', port=port,
-                                     detail=detail))
+                reason = why('write.binding_changed', port=port)
+            else:
+                reason = why('write.binding_refused', port=port,
+                             detail=neutron.error_detail(exc))
+            raise BindingRefused(reason, written, failed)
         written[port] = answer.get('revision_number')
     return written
 
@@ -383,8 +387,10 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
         send()
     except BindingRefused as exc:
         LOG.warning('Neutron refused journal entry %s: %s', entry.id, exc)
-        return _finish(journal, entry, entry.REFUSED, Outcome(
-            selection, SKIPPED, exc.reason, plan), str(exc.reason))
+        status, refused = _with_bindings(exc, plan, SKIPPED, exc.reason)
+        return _finish(journal, entry, entry.REFUSED if status == SKIPPED
+                       else entry.FAILED, Outcome(
+                           selection, status, refused, plan), str(refused))
     except ks_exc.Conflict as exc:
         detail, code = placement.error_detail(exc)
         LOG.warning('Placement refused journal entry %s: %s', entry.id,
@@ -490,7 +496,11 @@ def _ports_now(network_client, entry):
         raise CannotRepair(why('restore.no_neutron'))
     found = {}
     for port in sorted(entry.ports):
-        body = neutron.port_get(network_client, port)
+        try:
+            body = neutron.port_get(network_client, port)
+        except ks_exc.ClientException as exc:
+            raise CannotRepair(why('restore.neutron_unread',
+                                   detail=neutron.error_detail(exc)))
         found[port] = parse.port(body) if body is not None else None
     return found
 

@@ -15,6 +15,7 @@ then Placement, the bindings put back when Placement does not take it
 (the end-to-end twin, on a real Neutron and Placement, is
 ``tests/e2e/test_ports.py``)."""
 
+import dataclasses
 from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
@@ -125,6 +126,8 @@ def test_neutron_s_policy_refusal_writes_nothing_and_says_whose():
     outcome, _journal, _entry = _write(client)
     assert outcome.status == repair.SKIPPED
     assert len(client.calls) == 1
+    assert "Neutron refused to write port port1's binding (denied)" in str(
+        outcome.message)
     assert 'service role' in str(outcome.message)
 
 
@@ -142,6 +145,26 @@ def test_a_binding_that_cannot_be_put_back_fails_with_the_command():
     assert journal.finish.call_args[0][1] == entry.FAILED
     # Placement is as it was, but Neutron is not: not "changed nothing".
     assert journal.finish.call_args[1]['new_generation'] is None
+
+
+def test_a_second_binding_refused_puts_the_first_back():
+    """Two ports to rebind: Neutron takes the first, refuses the second;
+    the first is put back and Placement is never asked."""
+    plan = dataclasses.replace(PLAN, ports=dict(PLAN.ports, port2=dict(
+        PLAN.ports['port1'], name='db-port')))
+    client = Recorder(fail={('neutron', '/v2.0/ports/port2'):
+                            ks_exc.PreconditionFailed()})
+    journal = mock.Mock()
+    outcome = repair.write(client, journal, plan, network_client=client)
+    assert outcome.status == repair.SKIPPED
+    assert client.order() == [
+        ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
+        ('neutron', '/v2.0/ports/port2', 'revision_number=7'),
+        ('neutron', '/v2.0/ports/port1', 'revision_number=8')]
+    assert str(outcome.message) == (
+        'Neutron refused it: port port2 changed since it was read, so '
+        'nothing was written; review it again; the binding of port port1 '
+        'was put back in Neutron')
 
 
 def test_a_restore_puts_back_the_binding_and_the_allocations_together():
