@@ -188,3 +188,25 @@ def test_a_restore_puts_back_the_binding_and_the_allocations_together():
         assert 'port port1 changed since this repair' in str(exc.reason)
     else:
         raise AssertionError('a changed binding was restored over')
+
+
+def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
+    from orphan_dashboard.models import JournalEntry
+    entry = JournalEntry(id=12, kind=JournalEntry.ALLOCATIONS, subject='vm',
+                         consumer='vm', provider='nic', action=m.HEAL,
+                         status=JournalEntry.APPLIED, before=PLAN.before,
+                         after=PLAN.after, ports=PLAN.ports)
+
+    class Down(Recorder):
+        def get(self, path, **kwargs):
+            if path.startswith('/v2.0/'):
+                raise ks_exc.ConnectFailure('no route to neutron')
+            return super().get(path, **kwargs)
+
+    ((_entry, row),) = repair.preview_restore(Down(), [entry], {'vm': {12}},
+                                              network_client=Down())
+    assert row.plan is None
+    assert str(row.error).startswith('Neutron could not be read (no route '
+                                     'to neutron)')
+    ((_entry, row),) = repair.preview_restore(Down(), [entry], {'vm': {12}})
+    assert "which is not in this catalog" in str(row.error)
