@@ -380,7 +380,8 @@ class Snapshot:
     """``{server uuid: ({request group id: provider uuid}, ...)}``:
     Placement's allocation candidates, in the tree of the server's node,
     for the request groups its ports' bindings place nowhere there
-    (:func:`.ports.to_place`); only servers with such groups appear."""
+    (:func:`.ports.to_place`), or None where Placement did not answer;
+    only servers with such groups appear."""
 
     @property
     def down_hosts(self):

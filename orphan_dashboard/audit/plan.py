@@ -92,7 +92,9 @@ def _port_share(topology, server):
 
 def candidates_said(topology, request):
     """What Placement's candidates say of ``request``'s unplaced ports, in
-    words naming them: none, or several."""
+    words naming them: none, several, or no answer."""
+    if request.candidates is None:
+        return why('candidates.unread')
     if not request.candidates:
         return why('candidates.none')
     return why('candidates.several', providers=', '.join(

@@ -57,8 +57,9 @@ class Request(typing.NamedTuple):
     places, whose binding must be written to Neutron to name it."""
     unplaced: list
     """The ports with a group no single candidate places."""
-    candidates: tuple
-    """The providers Placement's candidates name for those groups."""
+    candidates: typing.Optional[tuple]
+    """The providers Placement's candidates name for those groups; None
+    where Placement did not answer."""
 
 
 def to_place(topology, server):
@@ -90,7 +91,7 @@ def requested(topology, server):
     placing = to_place(topology, server)
     offered = snapshot.port_candidates.get(server.uuid, ())
     groups = {g for found in placing.values() for g in found}
-    chosen = offered[0] if len(offered) == 1 and \
+    chosen = offered[0] if offered and len(offered) == 1 and \
         set(offered[0]) == groups else None
     wanted, bindings, unplaced = {}, {}, []
     for port in of_server(topology, server.uuid):
@@ -105,8 +106,8 @@ def requested(topology, server):
             _add(wanted.setdefault(provider, {}), resources)
         if waiting and chosen is None:
             unplaced.append(port)
-    candidates = tuple(sorted({p for found in offered
-                               for p in found.values()}))
+    candidates = None if offered is None else tuple(sorted(
+        {p for found in offered for p in found.values()}))
     return Request(wanted, bindings, unplaced, candidates)
 
 

@@ -83,6 +83,9 @@ MESSAGES = {
         "on no provider of %(host)s: Placement's one allocation candidate "
         'there is %(provider)s (a heal names it in the binding in Neutron '
         'first, then allocates it)'),
+    'candidates.unread': N_(
+        'Placement did not answer for its allocation candidates there '
+        '(the next audit asks again)'),
     'candidates.none': N_(
         'Placement offers no allocation candidate there'),
     'candidates.several': N_(

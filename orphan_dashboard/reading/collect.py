@@ -187,7 +187,8 @@ def read_port_candidates(placement_client, snapshot,
     binding places nowhere in the tree of its node
     (:func:`ports.to_place`), one request per such server (there are
     normally none).  A request Placement refuses (a trait it does not
-    know) is no candidate."""
+    know) is no candidate; one it does not answer is None (unknown), and
+    the rest of the sweep goes on."""
     if not snapshot.ports:
         return {}
     topology = classify.Topology(snapshot)
@@ -210,6 +211,11 @@ def read_port_candidates(placement_client, snapshot,
             LOG.warning('Placement refused the allocation candidates of '
                         "server %s's ports (%s)", server_uuid, exc)
             return ()
+        except ks_exc.ClientException as exc:
+            LOG.warning('Placement did not give the allocation candidates '
+                        "of server %s's ports (%s): they are not healed "
+                        'this time', server_uuid, exc)
+            return None
 
     return _map(read, sorted(asked), concurrency)
 

@@ -180,6 +180,38 @@ def test_a_port_placed_nowhere_with_no_candidate_is_refused_naming_why():
     assert 'no allocation candidate' in str(missing.blocked)
 
 
+def test_a_port_whose_candidates_placement_did_not_give_is_left_for_later():
+    cloud, nics, web = qos_cloud()
+    cloud.port('new-port', web, None, {BW: 500})
+    cloud.candidates[web] = None
+    _, found = findings(cloud, web)
+    missing = found[uid('host1')]
+    assert missing.verdict == m.MISSING and missing.actions == ()
+    assert 'Placement did not answer for its allocation candidates' in str(
+        missing.blocked)
+
+
+def test_the_sweep_goes_on_when_placement_gives_no_candidates():
+    """A 400 (a trait Placement does not know) is no candidate; any other
+    error is no answer, and the rest of the sweep is read as usual."""
+    cloud, nics, web = qos_cloud()
+    port = cloud.port('new-port', web, None, {BW: 500})
+    snapshot = cloud.snapshot()
+    for error, said in ((ks_exc.BadRequest(), ()),
+                        (ks_exc.ServiceUnavailable(), None)):
+        with mock.patch.object(collect.placement, 'port_candidates',
+                               side_effect=error):
+            assert collect.read_port_candidates('placement', snapshot) == {
+                web: said}
+    group, = cloud.ports[port].requests
+    with mock.patch.object(collect.placement, 'port_candidates',
+                           return_value=[{group: nics['host1']}]) as asked:
+        assert collect.read_port_candidates('placement', snapshot) == {
+            web: ({group: nics['host1']},)}
+    asked.assert_called_once_with('placement', {group: (
+        {BW: 500}, ('CUSTOM_PHYSNET_PHYSNET0',))}, uid('host1'))
+
+
 def test_a_port_placed_nowhere_with_several_candidates_names_them():
     cloud, nics, web = qos_cloud()
     port = cloud.port('new-port', web, None, {BW: 500})

@@ -120,7 +120,7 @@ def snapshots(draw):
                 kind = 'correct'
             else:
                 _qos_server(cloud, kind, name, vm, here, there, nics, full,
-                            give, draw(st.integers(0, 2)))
+                            give, draw(st.integers(0, 3)))
                 continue
         if kind == 'missing':
             continue
@@ -192,8 +192,8 @@ def _qos_server(cloud, kind, name, vm, here, there, nics, full, give,
                 offered):
     """A server of a :data:`PORT_KINDS` kind, holding and with ports as
     its kind says; a port its binding places nowhere in its tree gets
-    ``offered`` allocation candidates there (none, its node's NIC, or
-    that and a second NIC)."""
+    ``offered`` allocation candidates there (none, its node's NIC, that
+    and a second NIC, or 3: Placement did not answer)."""
     port = name + '-port'
     if kind in ('port_moved_left', 'port_elsewhere'):
         give(there, full)
@@ -211,6 +211,8 @@ def _qos_server(cloud, kind, name, vm, here, there, nics, full, give,
         second = cloud.child(cloud.providers[nics[here]].parent_uuid,
                              '%s:br-phys2' % cloud.providers[here].name)
         cloud.offer(vm, port, *(nics[here], second)[:offered])
+        if offered == 3:
+            cloud.candidates[vm] = None
 
 
 def writes(snapshot, consumer):
