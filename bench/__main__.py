@@ -30,7 +30,7 @@ bench cloud with a real Neutron (a port per server, a tenth on a QoS
 policy with a minimum bandwidth rule, their bandwidth allocated on the
 hosts' NIC providers; see :mod:`bench.neutron`), cold sweeps with and
 without Neutron alternately, then the sweep's port read against listings
-of every port.
+of every port and with other page sizes.  Prints two tables.
 """
 import argparse
 import json
@@ -330,6 +330,19 @@ def neutron_table(results):
             '%d/%d' % (v['nic_ok'], v['nic_of']),
             _verdict(with_ <= 1.1 * without, '%.3fx' % (with_ / without))))
     out = [_table(head, rows)]
+    sizes = [(s, 'resource_ports_page_%d' % s) for s in measure.PAGE_SIZES]
+    head = ('servers',) + tuple(
+        'page %s s (req)' % (size or 'none') for size, _ in sizes)
+    rows = []
+    for r in results:
+        reads = r['port_reads']
+        cells = []
+        for size, name in sizes:
+            read = reads.get(name) or reads['resource_ports']
+            cells.append('%s (%d)' % (_fmt(med(read['s'])),
+                                      read['requests']))
+        rows.append((str(r['size']), *cells))
+    out.append(_table(head, rows))
     for r in results:
         out.append('%d: runs (s, in order) %s; load average %s at start, '
                    '%s at end' % (

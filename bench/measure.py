@@ -349,17 +349,35 @@ def port_listing(clients, fields=None):
         params['marker'] = body['ports'][-1]['id']
 
 
+PAGE_SIZES = (500, 1000, 2000, 5000, 0)
+"""Page sizes the port read is timed with besides its own (0: one
+request, Neutron pages nothing)."""
+
+
 def port_reads(clients, repeat):
     """The sweep's port read (``api.neutron.resource_ports``) against a
-    plain listing of every port (all fields) and a listing of every port
-    with only the fields the audit reads, alternately, ``repeat`` times:
+    plain listing of every port (all fields), a listing of every port with
+    only the fields the audit reads, and the port read with other page
+    sizes (:data:`PAGE_SIZES`), alternately, ``repeat`` times:
     ``{name: {'s': [seconds], 'requests': n, 'ports': n}}``."""
     from orphan_dashboard.api import neutron
-    reads = (('resource_ports',
+
+    def paged(size):
+        def read():
+            page, neutron.PAGE = neutron.PAGE, size
+            try:
+                return neutron.resource_ports(clients.network)
+            finally:
+                neutron.PAGE = page
+        return read
+
+    reads = [('resource_ports',
               lambda: neutron.resource_ports(clients.network)),
              ('plain_listing', lambda: port_listing(clients)),
              ('fields_listing', lambda: port_listing(
-                 clients, neutron.PORT_FIELDS)))
+                 clients, neutron.PORT_FIELDS))]
+    reads += [('resource_ports_page_%d' % size, paged(size))
+              for size in PAGE_SIZES if size != neutron.PAGE]
     out = {name: {'s': []} for name, _ in reads}
     clients.session.take()
     for _ in range(repeat):
