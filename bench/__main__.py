@@ -24,6 +24,13 @@ orphan_audit refresh`` (cron) and a full sweep that must find the same.
 Timings are medians of ``--repeat`` runs.  Prints five tables (the
 numbers, the details, the targets met or missed, the pages and cron, the
 Nova listings); raw numbers go to ``--json``.
+
+``--neutron`` measures instead what reading Neutron's ports adds: on the
+bench cloud with a real Neutron (a port per server, a tenth on a QoS
+policy with a minimum bandwidth rule, their bandwidth allocated on the
+hosts' NIC providers; see :mod:`bench.neutron`), cold sweeps with and
+without Neutron alternately, then the sweep's port read against listings
+of every port and with other page sizes.  Prints two tables.
 """
 import argparse
 import json
@@ -58,7 +65,8 @@ class BenchSandbox(harness.Sandbox):
 
     def command(self):
         return [self.python, '-m', 'bench.server', '--size', str(self.size),
-                '--state-dir', self.state_dir, '--cache-dir', self.cache_dir]
+                '--state-dir', self.state_dir, '--cache-dir',
+                self.cache_dir] + (['--neutron'] if self.neutron else [])
 
 
 def horizon_env(sandbox, cache_dir, cache=None):
@@ -230,6 +238,132 @@ def bench_size(size, repeat, cache_dir, static_ready):
     return result
 
 
+def bench_neutron(size, repeat, cache_dir):
+    """Cold sweeps with and without Neutron's ports on the same cloud,
+    alternately (the order flipped each round, so the machine's load
+    falls on both), after one unmeasured sweep; then the port reads."""
+    result = {'size': size, 'load_start': os.getloadavg()}
+    sandbox = BenchSandbox(size, cache_dir, neutron=True)
+    t0 = time.monotonic()
+    sandbox.start()
+    result['start_s'] = time.monotonic() - t0
+    try:
+        status, info = sandbox.control('GET', '/bench/info')
+        seeded = info['neutron']
+        result.update(hosts=len(info['hosts']), seed_s=info['seed_seconds'],
+                      restore_s=info['restored_seconds'],
+                      neutron_seed_s=seeded['seed_seconds'],
+                      ports=seeded['ports'], qos_ports=seeded['qos_ports'])
+        log('%d servers, %d ports (%d with QoS) on %d hypervisors' % (
+            size, seeded['ports'], seeded['qos_ports'], len(info['hosts'])))
+        clients = measure.Clients(sandbox)
+        result['api_check'] = measure.qos_port_check(
+            clients, seeded['expected'][0])
+        log('one sweep with Neutron (warms every service up)')
+        measure.cold_sweep(clients, network=True)
+        runs = []
+        for i in range(repeat):
+            for network in ((False, True) if i % 2 == 0 else (True, False)):
+                load = os.getloadavg()
+                seconds, snapshot, report, requests = measure.cold_sweep(
+                    clients, network=network)
+                log('sweep %s Neutron: %.2f s' % (
+                    'with' if network else 'without', seconds))
+                runs.append({
+                    'neutron': network, 's': seconds,
+                    'requests': len(requests),
+                    'neutron_requests': sum(
+                        '/v2.0/' in r[1] for r in requests),
+                    'ports_read': len(snapshot.ports or ()),
+                    'load_before': load, 'load_after': os.getloadavg()})
+                if network:
+                    result['verdicts'] = _seeded_found(
+                        report, info['expected'], seeded['expected'])
+        result['runs'] = runs
+        result['with_s'] = [r['s'] for r in runs if r['neutron']]
+        result['without_s'] = [r['s'] for r in runs if not r['neutron']]
+        log('port read against listings of every port')
+        result['port_reads'] = measure.port_reads(clients, repeat)
+    finally:
+        sandbox.stop()
+    result['load_end'] = os.getloadavg()
+    return result
+
+
+def _seeded_found(report, expected, nics):
+    """Seeded verdicts the report has: Nova's, and the QoS servers' NIC
+    rows (``ok``)."""
+    found = {(f.consumer, f.provider): f.verdict for f in report.findings}
+    return {'nova': sum(found.get((c, p)) == v for c, p, v in expected),
+            'nova_of': len(expected),
+            'nic_ok': sum(found.get((c, p)) == v for c, p, v in nics),
+            'nic_of': len(nics)}
+
+
+def neutron_table(results):
+    med = measure.median
+    head = ('servers', 'hyp', 'ports (QoS)', 'without Neutron s',
+            'with Neutron s', 'with/without', 'req without / with',
+            'port read s', 'req', 'plain listing s', 'req',
+            'fields listing s', 'req', 'read/plain', 'seeded verdicts found',
+            'NIC rows ok', 'with <= 1.10x without')
+    rows = []
+    for r in results:
+        without, with_ = med(r['without_s']), med(r['with_s'])
+        reads = r['port_reads']
+        req = {n: [x['requests'] for x in r['runs'] if x['neutron'] is n]
+               for n in (False, True)}
+        read = med(reads['resource_ports']['s'])
+        plain = med(reads['plain_listing']['s'])
+        v = r['verdicts']
+        rows.append((
+            str(r['size']), str(r['hosts']),
+            '%d (%d)' % (r['ports'], r['qos_ports']), _fmt(without),
+            _fmt(with_), '%.3f' % (with_ / without),
+            '%d / %d' % (med(req[False]), med(req[True])), _fmt(read),
+            str(reads['resource_ports']['requests']), _fmt(plain),
+            str(reads['plain_listing']['requests']),
+            _fmt(med(reads['fields_listing']['s'])),
+            str(reads['fields_listing']['requests']),
+            '%.2f' % (read / plain),
+            '%d/%d' % (v['nova'], v['nova_of']),
+            '%d/%d' % (v['nic_ok'], v['nic_of']),
+            _verdict(with_ <= 1.1 * without, '%.3fx' % (with_ / without))))
+    out = [_table(head, rows)]
+    sizes = [(s, 'resource_ports_page_%d' % s) for s in measure.PAGE_SIZES]
+    head = ('servers',) + tuple(
+        'page %s s (req)' % (size or 'none') for size, _ in sizes)
+    rows = []
+    for r in results:
+        reads = r['port_reads']
+        cells = []
+        for size, name in sizes:
+            read = reads.get(name) or reads['resource_ports']
+            cells.append('%s (%d)' % (_fmt(med(read['s'])),
+                                      read['requests']))
+        rows.append((str(r['size']), *cells))
+    out.append(_table(head, rows))
+    for r in results:
+        out.append('%d: runs (s, in order) %s; load average %s at start, '
+                   '%s at end' % (
+                       r['size'], ', '.join(
+                           '%s %s' % ('with' if x['neutron'] else 'without',
+                                      _fmt(x['s'])) for x in r['runs']),
+                       _load(r['load_start']), _load(r['load_end'])))
+        check = r['api_check']
+        out.append('%d: GET /v2.0/ports?device_id=%s: %d port(s), '
+                   'resource_request %s, binding:profile.allocation on the '
+                   "host's br-phys: %s" % (
+                       r['size'], check['server'], check['ports'],
+                       check['resources'],
+                       'yes' if check['placed_on_nic'] else 'NO'))
+    return '\n\n'.join(out)
+
+
+def _load(load):
+    return '/'.join('%.2f' % x for x in load)
+
+
 def _round(value, digits=1):
     return '-' if value is None else round(value, digits)
 
@@ -377,9 +511,21 @@ def main(argv=None):
     parser.add_argument('--cache-dir', default=CACHE,
                         help='seeded clouds and compressed static files')
     parser.add_argument('--json', help='write the raw results here')
+    parser.add_argument('--neutron', action='store_true',
+                        help='only the sweep with and without a real '
+                        "Neutron's ports, and the port read")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(',') if s.strip()]
     results = []
+    if args.neutron:
+        for size in sizes:
+            log('size %d, with Neutron' % size)
+            results.append(bench_neutron(size, args.repeat, args.cache_dir))
+            if args.json:
+                with open(args.json, 'w') as f:
+                    json.dump(results, f, indent=2)
+        print(neutron_table(results))
+        return 0
     for n, size in enumerate(sizes):
         log('size %d' % size)
         results.append(bench_size(size, args.repeat, args.cache_dir,

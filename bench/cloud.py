@@ -21,8 +21,11 @@ audit`` and our audit read them like any other.
 
 The databases are file-backed SQLite (Nova's fixtures under native
 threading); once seeded they are copied with SQLite's backup API to
-``~/.cache/orphan-dashboard-bench/<size>/`` and copied back on the next
-start, so a size is seeded once.
+``~/.cache/orphan-dashboard-bench/v1/<size>/`` and copied back on the next
+start, so a size is seeded once.  With ``neutron`` (``python -m bench
+--neutron``) the same cloud gets a real Neutron's ports and NIC
+allocations (:mod:`bench.neutron`), cached with Neutron's database in
+``v1/<size>-neutron/``.
 
 Import only after ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` is set.
 """
@@ -93,11 +96,20 @@ def _db_path(engine):
     return engine.url.database
 
 
+def cache_dir(root, size, neutron=False):
+    """Where a size's seeded databases are kept."""
+    return os.path.join(root, 'v%d' % CACHE_VERSION,
+                        str(size) + ('-neutron' if neutron else ''))
+
+
 class BenchCloud(sb_cloud.SandboxCloud):
     """Nova API + Placement with ``size`` servers over many hypervisors."""
 
     size = 1000
     cache_root = os.path.expanduser('~/.cache/orphan-dashboard-bench')
+    neutron = False
+    """Restore the seed with Neutron's ports if cached (Neutron itself is
+    seeded and saved by :mod:`bench.server` once it runs)."""
 
     def setUp(self):
         self.flags(compute_driver=self.compute_driver)
@@ -118,13 +130,14 @@ class BenchCloud(sb_cloud.SandboxCloud):
         self.flavors = {fid: objects.Flavor.get_by_flavor_id(
             nova_context.get_admin_context(), fid) for fid in FLAVOR_IDS}
         t0 = time.monotonic()
-        if self.restore():
+        if (self.neutron and self.restore(self.cache_dir)) or \
+                self.restore(self.plain_cache_dir):
             self.restored_seconds = time.monotonic() - t0
         else:
             self.restored_seconds = None
             self.seed()
             self.seed_seconds = time.monotonic() - t0
-            self.save()
+            self.save(self.plain_cache_dir)
         self.templates = self.load_templates()
 
     def provider_uuids(self):
@@ -133,8 +146,20 @@ class BenchCloud(sb_cloud.SandboxCloud):
     # ------------------------------------------------------------ caching
     @property
     def cache_dir(self):
-        return os.path.join(self.cache_root, 'v%d' % CACHE_VERSION,
-                            str(self.size))
+        return cache_dir(self.cache_root, self.size, self.neutron)
+
+    @property
+    def plain_cache_dir(self):
+        return cache_dir(self.cache_root, self.size)
+
+    @classmethod
+    def cached_neutron_database(cls):
+        """The cached Neutron database of this size, if the seed with
+        Neutron is complete (its ``meta.json`` is written last)."""
+        path = cache_dir(cls.cache_root, cls.size, neutron=True)
+        if cls.neutron and os.path.exists(os.path.join(path, 'meta.json')):
+            return os.path.join(path, 'neutron.sqlite')
+        return None
 
     def _databases(self):
         """label -> (engine, path) of every database the cloud uses."""
@@ -150,25 +175,31 @@ class BenchCloud(sb_cloud.SandboxCloud):
         return {label: (engine, _db_path(engine))
                 for label, engine in out.items()}
 
-    def save(self):
-        os.makedirs(self.cache_dir, exist_ok=True)
-        for label, (engine, path) in self._databases().items():
-            target = os.path.join(self.cache_dir, label + '.sqlite.tmp')
+    def save(self, cache_dir, neutron=None):
+        """Every database (and ``neutron``'s, a path, if given) copied to
+        ``cache_dir``, ``meta.json`` last."""
+        os.makedirs(cache_dir, exist_ok=True)
+        databases = {label: path for label, (engine, path) in
+                     self._databases().items()}
+        if neutron:
+            databases['neutron'] = neutron
+        for label, path in databases.items():
+            target = os.path.join(cache_dir, label + '.sqlite.tmp')
             with sqlite3.connect(path) as src, sqlite3.connect(target) as dst:
                 src.backup(dst)
             os.replace(target, target[:-4])
-        with open(os.path.join(self.cache_dir, 'meta.json.tmp'), 'w') as f:
+        with open(os.path.join(cache_dir, 'meta.json.tmp'), 'w') as f:
             json.dump(self.meta, f)
-        os.replace(os.path.join(self.cache_dir, 'meta.json.tmp'),
-                   os.path.join(self.cache_dir, 'meta.json'))
+        os.replace(os.path.join(cache_dir, 'meta.json.tmp'),
+                   os.path.join(cache_dir, 'meta.json'))
 
-    def restore(self):
-        meta = os.path.join(self.cache_dir, 'meta.json')
+    def restore(self, cache_dir):
+        meta = os.path.join(cache_dir, 'meta.json')
         if not os.path.exists(meta):
             return False
         for label, (engine, path) in self._databases().items():
             engine.dispose()
-            source = os.path.join(self.cache_dir, label + '.sqlite')
+            source = os.path.join(cache_dir, label + '.sqlite')
             with sqlite3.connect(source) as src, sqlite3.connect(path) as dst:
                 src.backup(dst)
         # This process's cell1 has another uuid (a sentinel) than the one

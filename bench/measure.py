@@ -81,9 +81,14 @@ class Clients:
         self.placement = api_client._adapter(self.session, 'placement',
                                              **kwargs)
         self.nova = api_client._adapter(self.session, 'compute', **kwargs)
-        # Token validated by both services before anything is timed.
+        self.network = (api_client._adapter(self.session, 'network',
+                                            **kwargs)
+                        if sandbox.config.get('neutron') else None)
+        # Token validated by every service before anything is timed.
         self.placement.get('/resource_providers', microversion='1.18')
         self.nova.get('/os-services', microversion='2.53')
+        if self.network is not None:
+            self.network.get('/v2.0/networks', params={'fields': 'id'})
         self.session.take()
 
 
@@ -97,16 +102,18 @@ def timed(func):
     return time.perf_counter() - t0, result
 
 
-def cold_sweep(clients, concurrency=CONCURRENCY):
+def cold_sweep(clients, concurrency=CONCURRENCY, network=False):
     """``full_snapshot`` + ``audit`` after the token's validation by each
     service (a token older than keystonemiddleware's cache is validated
-    again): (seconds, snapshot, report, requests)."""
+    again), reading Neutron's ports if ``network``: (seconds, snapshot,
+    report, requests)."""
     clients.session.take()
 
     def sweep():
         api_client.validate_token(clients)  # as every sweep of ours does
-        snapshot = collect.full_snapshot(clients.placement, clients.nova,
-                                         concurrency)
+        snapshot = collect.full_snapshot(
+            clients.placement, clients.nova, concurrency,
+            network_client=clients.network if network else None)
         return snapshot, classify.audit(snapshot, min_age=0)
     seconds, (snapshot, report) = timed(sweep)
     return seconds, snapshot, report, clients.session.take()
@@ -302,3 +309,81 @@ def server_list_split(clients, hosts, concurrency=CONCURRENCY):
     split, count = timed(by_host)
     clients.session.take()
     return serial, split, len(servers), count
+
+
+def qos_port_check(clients, expected):
+    """What Neutron's API says of a seeded QoS server's port
+    (``expected``: server, NIC provider, verdict): its request groups, and
+    whether ``binding:profile.allocation`` places each on that
+    provider."""
+    server, nic, _ = expected
+    ports = clients.network.get('/v2.0/ports', params={
+        'device_id': server}).json()['ports']
+    clients.session.take()
+    groups = [g['id'] for p in ports
+              for g in (p.get('resource_request') or {}).get(
+                  'request_groups', ())]
+    placed = {g: p['binding:profile'].get('allocation', {}).get(g)
+              for p in ports for g in groups}
+    return {'server': server, 'ports': len(ports), 'groups': groups,
+            'resources': [g['resources'] for p in ports
+                          for g in p['resource_request']['request_groups']],
+            'placed_on_nic': bool(groups) and all(
+                rp == nic for rp in placed.values())}
+
+
+def port_listing(clients, fields=None):
+    """Every port of the cloud, paged as ``api.neutron`` pages, with all
+    their fields or only ``fields``: the ports."""
+    from orphan_dashboard.api import neutron
+    ports, params = [], {'limit': neutron.PAGE}
+    if fields:
+        params['fields'] = list(fields)
+    while True:
+        body = clients.network.get('/v2.0/ports', params=params).json()
+        ports.extend(body['ports'])
+        if not body['ports'] or not any(
+                link.get('rel') == 'next'
+                for link in body.get('ports_links') or ()):
+            return ports
+        params['marker'] = body['ports'][-1]['id']
+
+
+PAGE_SIZES = (500, 1000, 2000, 5000, 0)
+"""Page sizes the port read is timed with besides its own (0: one
+request, Neutron pages nothing)."""
+
+
+def port_reads(clients, repeat):
+    """The sweep's port read (``api.neutron.resource_ports``) against a
+    plain listing of every port (all fields), a listing of every port with
+    only the fields the audit reads, and the port read with other page
+    sizes (:data:`PAGE_SIZES`), alternately, ``repeat`` times:
+    ``{name: {'s': [seconds], 'requests': n, 'ports': n}}``."""
+    from orphan_dashboard.api import neutron
+
+    def paged(size):
+        def read():
+            page, neutron.PAGE = neutron.PAGE, size
+            try:
+                return neutron.resource_ports(clients.network)
+            finally:
+                neutron.PAGE = page
+        return read
+
+    reads = [('resource_ports',
+              lambda: neutron.resource_ports(clients.network)),
+             ('plain_listing', lambda: port_listing(clients)),
+             ('fields_listing', lambda: port_listing(
+                 clients, neutron.PORT_FIELDS))]
+    reads += [('resource_ports_page_%d' % size, paged(size))
+              for size in PAGE_SIZES if size != neutron.PAGE]
+    out = {name: {'s': []} for name, _ in reads}
+    clients.session.take()
+    for _ in range(repeat):
+        for name, read in reads:
+            seconds, ports = timed(read)
+            out[name]['s'].append(seconds)
+            out[name]['requests'] = len(clients.session.take())
+            out[name]['ports'] = len(ports)
+    return out

@@ -13,7 +13,7 @@
 """Neutron in its own process: sqlite schema from the models, then serve.
 
     python -m sandbox.neutron_proc --state-dir DIR --port N \
-        --keystone-url URL --password PW
+        --keystone-url URL --password PW [--database SEEDED.sqlite]
 
 Run by ``python -m sandbox up --neutron``; not meant to be used alone.
 Neutron cannot share a process with Nova (both register ``host``).
@@ -200,14 +200,22 @@ def main():
     p.add_argument('--port', type=int, required=True)
     p.add_argument('--keystone-url', required=True)
     p.add_argument('--password', required=True)
+    p.add_argument('--database', help='start from a copy of this seeded '
+                   'database (the bench\'s cache), not a fresh schema')
     a = p.parse_args()
     ndir = os.path.join(os.path.abspath(a.state_dir), 'neutron')
     shutil.rmtree(ndir, ignore_errors=True)     # a fresh cloud each time
     os.makedirs(ndir)
     t0 = time.monotonic()
     conf = write_config(ndir, a.port, a.keystone_url, a.password)
-    create_schema(ndir)
-    common.log('neutron schema created in %.1fs' % (time.monotonic() - t0))
+    if a.database:
+        shutil.copyfile(a.database, os.path.join(ndir, 'neutron.db'))
+        common.log('neutron database copied in %.1fs'
+                   % (time.monotonic() - t0))
+    else:
+        create_schema(ndir)
+        common.log('neutron schema created in %.1fs'
+                   % (time.monotonic() - t0))
     import signal
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     serve(conf, a.port)

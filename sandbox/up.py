@@ -117,14 +117,21 @@ class Running:
             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
             preexec_fn=common.die_with_parent)
 
+    def neutron_database(self):
+        """A seeded Neutron database to start from, or None: a fresh
+        schema (the bench restores its cached one)."""
+        return None
+
     def start_neutron(self):
         log = open(os.path.join(self.state_dir, 'neutron.log'), 'w')
+        database = self.neutron_database()
         self.neutron = subprocess.Popen(
             [sys.executable, '-m', 'sandbox.neutron_proc',
              '--state-dir', self.state_dir,
              '--port', str(self.ports['neutron']),
              '--keystone-url', self.urls['keystone'],
-             '--password', self.password],
+             '--password', self.password] +
+            (['--database', database] if database else []),
             stdout=log, stderr=subprocess.STDOUT,
             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
             preexec_fn=common.die_with_parent)
@@ -141,15 +148,9 @@ class Running:
         """Each host's Open vSwitch agent state report (the Neutron
         process's sandbox hook), then wait until Neutron's placement plugin
         has put the host's ``br-phys`` provider in Placement."""
-        import json
-        import urllib.request
         common.wait_http(self.urls['neutron'] + '/', timeout, self.neutron)
         for host in hosts:
-            req = urllib.request.Request(
-                self.urls['neutron'] + '/_sandbox/agents/' + host,
-                data=b'', method='POST')
-            with urllib.request.urlopen(req, timeout=60) as r:
-                json.loads(r.read())
+            self.report_agent(host)
         deadline = time.monotonic() + timeout
         pending = set(hosts)
         while pending:
@@ -167,6 +168,17 @@ class Running:
             if pending:
                 time.sleep(0.3)
         return self.nics
+
+    def report_agent(self, host):
+        """One host's agent state report through the Neutron process's
+        sandbox hook."""
+        import json
+        import urllib.request
+        req = urllib.request.Request(
+            self.urls['neutron'] + '/_sandbox/agents/' + host,
+            data=b'', method='POST')
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.loads(r.read())
 
     def setup_keystone_catalog(self):
         from sandbox import rest

@@ -15,8 +15,9 @@
 Only a QoS policy with a minimum rule (bandwidth, packet rate) gives a port
 a ``resource_request``.  Neutron refuses ``qos_policy_id`` as a filter of
 ports and networks (400, "invalid attribute for filtering"), so the read is
-the policies first (one request: no minimum rule anywhere, no port is
-read), then the ports listed with only the fields the audit reads.
+the policies first (no minimum rule anywhere, no port is read), then the
+ports listed with only the fields the audit reads; every listing follows
+Neutron's next links.
 The one write is a port's ``binding:profile``, compare-and-swap on its
 ``revision_number`` where Neutron has them.  Errors leave this module as
 keystoneauth's exceptions.
@@ -36,35 +37,61 @@ def _get(client, path, **params):
     return client.get('/v2.0' + path, params=params).json()
 
 
+class PagingError(Exception):
+    """Neutron's paging went round in circles."""
+
+
+def _pages(client, path, key, **params):
+    """The pages of a Neutron listing while Neutron links a next one: it
+    does whenever a page is full, whether ``limit`` or its
+    ``pagination_max_limit`` cut it, so a page shorter than asked is not
+    always the last."""
+    params = dict(params, limit=PAGE)
+    markers = set()
+    while True:
+        body = _get(client, path, **params)
+        page = body[key]
+        yield page
+        if not page or not any(link.get('rel') == 'next'
+                               for link in body.get(key + '_links') or ()):
+            return
+        marker = page[-1]['id']
+        if marker in markers:
+            # A listing cut short would leave port allocations unexplained.
+            raise PagingError('Neutron repeated the page after %s: the '
+                              'listing is incomplete' % marker)
+        markers.add(marker)
+        params['marker'] = marker
+
+
 @trace
 def minimum_policies(client):
     """Ids of the QoS policies with a minimum rule; empty where Neutron
     has no QoS extension."""
+    found = set()
     try:
-        policies = _get(client, '/qos/policies', fields=['id', 'rules'])
+        for page in _pages(client, '/qos/policies', 'policies',
+                           fields=['id', 'rules']):
+            found.update(p['id'] for p in page
+                         if any(r.get('type') in MINIMUM_RULES
+                                for r in p.get('rules') or ()))
     except ks_exc.NotFound:
         return set()
-    return {p['id'] for p in policies['policies']
-            if any(r.get('type') in MINIMUM_RULES
-                   for r in p.get('rules') or ())}
+    return found
 
 
 @trace
 def resource_ports(client):
     """Every port with a ``resource_request``, as plain dicts holding
-    :data:`PORT_FIELDS`, page by page."""
+    :data:`PORT_FIELDS`, page by page.  Every port is listed: a port with
+    no policy of its own requests what its network's asks
+    (``qos_network_policy_id``), and any port of any network can carry a
+    policy of its own, which no filter finds."""
     if not minimum_policies(client):
         return []
-    found, marker = [], None
-    while True:
-        params = dict(fields=list(PORT_FIELDS), limit=PAGE)
-        if marker:
-            params['marker'] = marker
-        page = _get(client, '/ports', **params)['ports']
-        found.extend(p for p in page if p.get('resource_request'))
-        if len(page) < PAGE:
-            return found
-        marker = page[-1]['id']
+    return [p for page in _pages(client, '/ports', 'ports',
+                                 fields=list(PORT_FIELDS))
+            for p in page if p.get('resource_request')]
 
 
 @trace
@@ -74,9 +101,10 @@ def server_ports(client, server_uuids):
     uuids = sorted(set(server_uuids))
     found = []
     for start in range(0, len(uuids), 50):
-        page = _get(client, '/ports', fields=list(PORT_FIELDS),
-                    device_id=uuids[start:start + 50])['ports']
-        found.extend(p for p in page if p.get('resource_request'))
+        found.extend(p for page in _pages(client, '/ports', 'ports',
+                                          fields=list(PORT_FIELDS),
+                                          device_id=uuids[start:start + 50])
+                     for p in page if p.get('resource_request'))
     return found
 
 
