@@ -248,9 +248,11 @@ class Capacity:
         return sum(1 for tree in self.trees.values() if tree.held)
 
     def fit(self, request):
-        """:class:`Fit` per tree, by name."""
-        return sorted((tree.fit(request) for tree in self.trees.values()),
-                      key=lambda f: f.name)
+        """:class:`Fit` per compute node Nova lists, by name: only they can
+        host a server (a routed network's segment, a dead node's leftover
+        provider, another service's root are not asked)."""
+        return sorted((tree.fit(request) for tree in self.trees.values()
+                       if tree.hypervisor), key=lambda f: f.name)
 
 
 def count(fits):

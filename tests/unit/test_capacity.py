@@ -205,6 +205,18 @@ def test_a_repair_that_adds_leaves_less_free():
     assert report.trees[H1].repairs[0].freed['VCPU'] == -1
 
 
+def test_only_compute_nodes_are_asked_whether_a_flavor_fits():
+    """A routed network's segment provider has inventory and a tree of
+    its own, but no server can land on it: no would-it-fit row."""
+    cloud = Cloud()
+    segment = cloud.foreign('Neutron segment id 2c1f7d3a', ['IPV4_ADDRESS'])
+    report = assess(cloud, {H1: compute(), H2: compute(), H3: compute(),
+                            segment: {'IPV4_ADDRESS': inventory(254)}})
+    assert segment in report.trees
+    assert [f.name for f in report.fit(ALLOCATION)] == [
+        'host1', 'host2', 'host3']
+
+
 def test_sharing_providers_and_snapshots_without_inventories():
     cloud = Cloud()
     nfs = cloud.sharing_provider('nfs')
