@@ -33,6 +33,13 @@ def breakable(name):
 
 
 @register.filter
+def breakable_resources(resources):
+    """Resources a narrow cell (a preview's side) wraps after their
+    underscores too."""
+    return labels.breakable_resources(resources)
+
+
+@register.filter
 def snapshot_age(taken_at):
     """The status line's age of the audit snapshot."""
     return labels.snapshot_age(taken_at)

@@ -13,10 +13,12 @@
 """Neutron's providers and a port repair in Chromium, with the real
 Neutron: its own sandbox (``--neutron``, the ``routed_segment`` incident
 staged by Neutron's segments plugin, ``port_deleted_in_neutron`` by
-deleting a bound port) and Horizon process for this module.  The index
-lists the segment with its owner and no destructive action; its page says
-Neutron and offers neither *Delete provider* nor *Decommission*.  The
-bandwidth the deleted port left is released from its row."""
+deleting a bound port, ``port_binding_lost``) and Horizon process for this
+module.  The index lists the segment with its owner and no destructive
+action; its page says Neutron and offers neither *Delete provider* nor
+*Decommission*.  The bandwidth the deleted port left is released from its
+row; a port whose binding names no provider is healed from its row, the
+preview showing Neutron's write before Placement's."""
 
 from keystoneauth1 import adapter
 import pytest
@@ -37,7 +39,8 @@ from sandbox.harness import Sandbox  # noqa: E402
 
 @pytest.fixture(scope='module')
 def neutron_site(tmp_path_factory):
-    sandbox = Sandbox(incidents=['routed_segment', 'port_deleted_in_neutron'],
+    sandbox = Sandbox(incidents=['routed_segment', 'port_deleted_in_neutron',
+                                 'port_binding_lost'],
                       neutron=True,
                       timeout=300,
                       state_dir=str(tmp_path_factory.mktemp('sandbox')))
@@ -111,4 +114,40 @@ def test_a_deleted_ports_bandwidth_is_released_from_its_row(
     assert browser.messages('success'), browser.messages('danger')
     assert held(placement, server) == {host2: before[host2]}
     browser.save('neutron-released')
+    assert browser.console_errors() == []
+
+
+def test_a_port_bound_nowhere_is_healed_neutron_first_from_its_row(
+        neutron_site, neutron_browser):
+    browser = neutron_browser
+    staged = neutron_site.config['incidents']['port_binding_lost']
+    server = staged['servers'][0]['uuid']
+    nic, port = staged['checks']['nic'], staged['checks']['port']
+    host3 = neutron_site.config['hosts']['host3']
+    session = neutron_site.sandbox.admin_session()
+    placement = adapter.Adapter(session, service_type='placement',
+                                interface='public')
+    network = adapter.Adapter(session, service_type='network',
+                              interface='public')
+    browser.open(INDEX + '%s/' % host3)
+    missing = row(browser, 'allocations', '%s:%s' % (server, nic))
+    assert verdict_of(missing) == 'missing'
+    assert "Placement's one allocation candidate there is host3:Open " \
+        'vSwitch agent:br-phys' in missing.text
+    row_actions(missing)['heal'].click()
+    modal = browser.find('.modal-dialog table.orphan-preview')
+    binding = modal.find_element('css selector', 'tr.orphan-binding')
+    assert 'First, in Neutron: the binding of port' in binding.text
+    assert 'names no provider' in binding.text
+    assert 'host3:Open vSwitch agent:br-phys' in binding.text
+    commands = modal.text.index('openstack port set --binding-profile')
+    assert commands < modal.text.index('resource provider allocation set')
+    browser.save('preview-binding', readme=True)
+    confirm(browser)
+    assert browser.messages('success'), browser.messages('danger')
+    assert held(placement, server)[nic] == {
+        'NET_BW_EGR_KILOBIT_PER_SEC': staged['checks']['kbps']}
+    profile = network.get('/v2.0/ports/%s' % port).json()['port'][
+        'binding:profile']
+    assert list(profile['allocation'].values()) == [nic]
     assert browser.console_errors() == []

@@ -102,6 +102,7 @@ class PreviewTests(AdminViewTests):
         content = res.content.decode()
         self.assertLess(content.index('openstack port set'),
                         content.index('resource provider allocation set'))
+        self.assertContains(res, 'Equivalent commands, in their order:')
         signed = signing.loads(signed_rows(res), salt=forms._salt(
             res.wsgi_request, 'repair'))
         (plan,) = signed['plans']
