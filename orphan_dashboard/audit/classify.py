@@ -444,8 +444,9 @@ class Auditor:
             binds = any(p in placed.values()
                         for placed in request.bindings.values())
             if not excess and not short:
-                found[p] = self._port_finding(
-                    server, p, m.OK, why('ok.port', **args), have)
+                reason = why('ok.port_unbound', host=server.node, **args) \
+                    if binds else why('ok.port', **args)
+                found[p] = self._port_finding(server, p, m.OK, reason, have)
             elif not have:
                 if binds:
                     reason = why('missing.port_to_bind', host=server.node,

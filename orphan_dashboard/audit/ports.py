@@ -68,7 +68,8 @@ def to_place(topology, server):
     as for a port made before Stein or after ``heal_allocations
     --force``, or a provider of another tree, as after a move whose
     binding update failed).  What Placement's allocation candidates are
-    asked for (:func:`collect.read_port_candidates`)."""
+    asked for (:func:`collect.read_port_candidates`) where the server
+    does not hold them already (:func:`held_unclaimed`)."""
     root = topology.server_root(server)
     tree = topology.tree(root) if root is not None else set()
     found = {}
@@ -80,10 +81,45 @@ def to_place(topology, server):
     return found
 
 
+def held_unclaimed(topology, server, placing):
+    """``{group: provider}`` placing every group of ``placing`` on the one
+    port provider of the server's tree that holds, for the server, what it
+    requests and no binding there claims (a binding that lost its
+    ``allocation`` while Placement kept the resources); None unless each
+    group has exactly one such provider."""
+    consumer = topology.snapshot.consumers.get(server.uuid)
+    root = topology.server_root(server)
+    if consumer is None or root is None or not placing:
+        return None
+    tree = topology.tree(root)
+    claimed = {}
+    for port in of_server(topology, server.uuid):
+        for group, resources in port.requests.items():
+            if group not in placing.get(port.id, ()):
+                _add(claimed.setdefault(port.allocation.get(group), {}),
+                     resources)
+    spare = {p: difference(held, claimed.get(p, {}))[0]
+             for p, held in consumer.allocations.items()
+             if p in tree and is_port_provider(topology, p)}
+    requests = {p.id: p.requests for p in of_server(topology, server.uuid)}
+    placed = {}
+    for port_id, groups in sorted(placing.items()):
+        for group in groups:
+            wanted = requests[port_id][group]
+            fits = [p for p, left in sorted(spare.items())
+                    if not difference(left, wanted)[1]]
+            if len(fits) != 1:
+                return None
+            placed[group] = fits[0]
+            spare[fits[0]] = difference(spare[fits[0]], wanted)[0]
+    return placed
+
+
 def requested(topology, server):
     """The :class:`Request` of ``server``'s ports in its node's tree.
 
-    Groups placed elsewhere are placed by Placement's candidates when
+    Groups placed elsewhere are placed where the server already holds them
+    unclaimed (:func:`held_unclaimed`), else by Placement's candidates when
     exactly one candidate covers them all, as ``heal_allocations`` does;
     else their ports are ``unplaced``.
     """
@@ -91,8 +127,10 @@ def requested(topology, server):
     placing = to_place(topology, server)
     offered = snapshot.port_candidates.get(server.uuid, ())
     groups = {g for found in placing.values() for g in found}
-    chosen = offered[0] if offered and len(offered) == 1 and \
-        set(offered[0]) == groups else None
+    chosen = held_unclaimed(topology, server, placing)
+    if chosen is None and offered and len(offered) == 1 and \
+            set(offered[0]) == groups:
+        chosen = offered[0]
     wanted, bindings, unplaced = {}, {}, []
     for port in of_server(topology, server.uuid):
         waiting = placing.get(port.id, ())

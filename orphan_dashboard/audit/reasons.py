@@ -96,6 +96,12 @@ MESSAGES = {
         '%(server)s requests there (a bound port deleted in Neutron, Nova '
         'bug 1820588, or a detach that failed to free it)'),
     'ok.port': N_('port %(ports)s of server %(server)s requests it'),
+    'ok.port_unbound': N_(
+        'port %(ports)s of server %(server)s requests it; its binding in '
+        'Neutron names no provider of %(host)s, but this one holds it for '
+        'the server and no other binding claims it (Placement is right: '
+        'only the binding lacks its allocation, which a repair of this '
+        'server writes first)'),
     'incomplete_consumer': N_(
         'written before Placement 1.8: its project and user are the '
         'incomplete-consumer placeholder, so quota counted from Placement '

@@ -185,7 +185,8 @@ def read_port_candidates(placement_client, snapshot,
     """``{server uuid: ({group: provider}, ...)}``: Placement's allocation
     candidates for the request groups of each server's ports that their
     binding places nowhere in the tree of its node
-    (:func:`ports.to_place`), one request per such server (there are
+    (:func:`ports.to_place`) and that it does not already hold there
+    (:func:`ports.held_unclaimed`), one request per such server (there are
     normally none).  A request Placement refuses (a trait it does not
     know) is no candidate; one it does not answer is None (unknown), and
     the rest of the sweep goes on."""
@@ -196,7 +197,8 @@ def read_port_candidates(placement_client, snapshot,
     for server in snapshot.servers.values():
         placing = ports.to_place(topology, server)
         root = topology.server_root(server)
-        if placing and root is not None:
+        if placing and root is not None and \
+                ports.held_unclaimed(topology, server, placing) is None:
             asked[server.uuid] = (root, {
                 g: (snapshot.ports[p].requests[g],
                     snapshot.ports[p].required.get(g, ()))

@@ -265,3 +265,81 @@ def test_orphan_audit_apply_heals_and_trims_the_rest(cloud, tmp_path):
     assert report.problems == []
     assert api.consumer_allocations(clients.placement, server(
         cloud, 'qos_ports_healthy'))['allocations']
+
+
+def fill(clients, provider, rc, reserved=None):
+    """Reserve all of ``provider``'s ``rc`` but what is used (or set its
+    reserved back to ``reserved``); its inventory as it was."""
+    path = '/resource_providers/%s/inventories' % provider
+    body = clients.placement.get(path, microversion='1.26').json()
+    was = body['inventories'][rc]
+    if reserved is None:
+        used = api.provider_usages(clients.placement, provider).get(rc, 0)
+        reserved = was['total'] - int(used / was['allocation_ratio'])
+    clients.placement.put(path + '/' + rc, microversion='1.26', json=dict(
+        was, reserved=reserved,
+        resource_provider_generation=body['resource_provider_generation']))
+    return was
+
+
+def test_a_binding_stripped_where_placement_kept_its_share_is_rewritten(
+        cloud):
+    """A binding that lost its allocation in Neutron while Placement kept
+    the bandwidth, on a NIC with no room for a second share: read as the
+    port's share where it is held (not a leak beside a port placed
+    nowhere), and the next repair of the server writes the binding naming
+    it, Placement's NIC part untouched."""
+    clients = cloud.clients()
+    checks = cloud.incidents['qos_ports_healthy']['checks']
+    vm, port = sorted(checks['ports'].items())[0]
+    body = clients.network.get('/v2.0/ports/%s' % port).json()['port']
+    group = body['binding:profile']['allocation']
+    (nic,) = set(group.values())
+    clients.network.put('/v2.0/ports/%s' % port, json={'port': {
+        'binding:profile': {k: v for k, v in body['binding:profile'].items()
+                            if k != 'allocation'}}})
+    assert binding(clients, port) is None
+    current = api.consumer_allocations(clients.placement, vm)
+    root, = [rp for rp, a in current['allocations'].items()
+             if 'VCPU' in a['resources']]
+    grown = {rp: dict(a['resources']) for rp, a in
+             current['allocations'].items()}
+    grown[root]['VCPU'] += 1
+    api.put_allocations(clients.placement, vm, grown,
+                        current['consumer_generation'],
+                        current['project_id'], current['user_id'])
+    was = fill(clients, nic, BW)
+    try:
+        assert api.port_candidates(clients.placement, {'1': (
+            {BW: checks['kbps']}, ())}, root) == []
+        _stripped_binding_rewritten(cloud, clients, vm, port, nic, root,
+                                    group, grown)
+    finally:
+        fill(clients, nic, BW, was['reserved'])
+
+
+def _stripped_binding_rewritten(cloud, clients, vm, port, nic, root, group,
+                                grown):
+    _, report = audit(cloud)
+    found = {f.provider: f for f in report.findings if f.consumer == vm}
+    assert found[nic].verdict == m.OK
+    assert 'its binding in Neutron names no provider' in str(
+        found[nic].reason)
+    assert found[root].verdict == m.WRONG_AMOUNT
+    (row,) = repair.preview(
+        clients.placement, clients.nova,
+        [repair.Selection(vm, root, m.DELETE_AND_HEAL)], min_age=0,
+        network_client=clients.network)
+    assert row.plan.ports[port]['after']['allocation'] == group
+    journal = journal_module.Journal('test', JOURNAL_CLOUD,
+                                     user_name='tester')
+    (outcome,) = repair.apply(clients.placement, clients.nova, journal,
+                              [row.plan], min_age=0,
+                              network_client=clients.network)
+    assert outcome.status == repair.DONE, outcome.message
+    assert binding(clients, port) == group
+    grown[root]['VCPU'] -= 1
+    assert held(clients, vm) == grown
+    _, report = audit(cloud)
+    assert [f for f in report.findings
+            if f.consumer == vm and f.verdict != m.OK] == []

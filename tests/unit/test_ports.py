@@ -277,6 +277,65 @@ def test_a_moved_server_whose_binding_stayed_behind_is_trimmed_and_rebound():
         'allocation': {group: nics['host2']}}
 
 
+def unnamed_cloud():
+    """:func:`qos_cloud` with ``web-port``'s binding stripped of its
+    ``allocation`` while Placement kept the 1000 kbps on host1's NIC."""
+    cloud, nics, web = qos_cloud()
+    port = uid('web-port')
+    cloud.ports[port] = m.Port(**{**cloud.ports[port].__dict__,
+                                  'allocation': {}, 'profile': {}})
+    return cloud, nics, web, port
+
+
+def test_a_binding_that_lost_its_allocation_where_placement_kept_it_is_ok():
+    """Not a leak beside a port placed nowhere: the NIC holds, for the
+    server, what the port requests and no binding claims, whatever
+    Placement's candidates say of a second share there."""
+    cloud, nics, web, port = unnamed_cloud()
+    second = cloud.child(cloud.providers[nics['host1']].parent_uuid,
+                         'host1:Open vSwitch agent:br-ex')
+    for offered in ((), (nics['host1'], second)):
+        cloud.offer(web, port, *offered)
+        _, found = findings(cloud, web)
+        assert {p: f.verdict for p, f in found.items()} == {
+            uid('host1'): m.OK, nics['host1']: m.OK}
+        reason = str(found[nics['host1']].reason)
+        assert 'web-port' in reason
+        assert 'its binding in Neutron names no provider of host1, but ' \
+            'this one holds it for the server' in reason
+    with mock.patch.object(collect.placement, 'port_candidates') as asked:
+        assert collect.read_port_candidates('placement',
+                                            cloud.snapshot()) == {}
+    asked.assert_not_called()
+
+
+def test_a_repair_of_that_server_writes_the_binding_it_lacks():
+    cloud, nics, web, port = unnamed_cloud()
+    cloud.allocate(web, uid('host1'), {'VCPU': 2, 'MEMORY_MB': 512,
+                                       'DISK_GB': 1})
+    auditor, found = findings(cloud, web)
+    assert found[uid('host1')].verdict == m.WRONG_AMOUNT
+    planned = auditor.plan(web, uid('host1'), m.DELETE_AND_HEAL)
+    assert planned.after == {uid('host1'): FLAVOR,
+                             nics['host1']: {BW: 1000}}
+    group, = cloud.ports[port].requests
+    assert planned.ports[port]['before'] == {}
+    assert planned.ports[port]['after'] == {
+        'allocation': {group: nics['host1']}}
+
+
+def test_what_two_nics_could_hold_is_not_taken_for_a_port_s():
+    """Held spare on two NICs of the tree: which one the port's is cannot
+    be told, so Placement's candidates decide as before (none here)."""
+    cloud, nics, web, port = unnamed_cloud()
+    second = cloud.child(cloud.providers[nics['host1']].parent_uuid,
+                         'host1:Open vSwitch agent:br-ex')
+    cloud.allocate(web, second, {BW: 1000})
+    _, found = findings(cloud, web)
+    assert found[uid('host1')].verdict == m.MISSING
+    assert 'no allocation candidate' in str(found[uid('host1')].blocked)
+
+
 def test_a_second_port_placed_nowhere_makes_its_nic_short_and_rebuilt():
     cloud, nics, web = qos_cloud()
     port = cloud.port('new-port', web, None, {BW: 500})

@@ -48,9 +48,11 @@ SERVER_KINDS = ('correct', 'missing', 'wrong', 'extra_class', 'moved',
                 'incomplete', 'busy', 'verify_resize', 'young', 'nowhere',
                 'young_wrong', 'young_incomplete', 'young_elsewhere',
                 'qos_ok', 'port_deleted', 'port_missing', 'qos_changed',
-                'port_moved_left', 'port_unplaced', 'port_elsewhere')
+                'port_moved_left', 'port_unplaced', 'port_elsewhere',
+                'port_unnamed')
 PORT_KINDS = ('qos_ok', 'port_deleted', 'port_missing', 'qos_changed',
-              'port_moved_left', 'port_unplaced', 'port_elsewhere')
+              'port_moved_left', 'port_unplaced', 'port_elsewhere',
+              'port_unnamed')
 """Servers with QoS ports (where ``here`` has a NIC): what their ports
 request against what they hold on the NICs."""
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
@@ -199,13 +201,13 @@ def _qos_server(cloud, kind, name, vm, here, there, nics, full, give,
         give(there, full)
         give(nics[there], {BW: 1000})
     give(here, full)
-    if kind in ('qos_ok', 'port_deleted', 'qos_changed'):
+    if kind in ('qos_ok', 'port_deleted', 'qos_changed', 'port_unnamed'):
         give(nics[here], {BW: 1000})
     if kind in ('qos_ok', 'port_missing', 'port_moved_left'):
         cloud.port(port, vm, nics[here])
     elif kind == 'qos_changed':
         cloud.port(port, vm, nics[here], {BW: 2000})
-    elif kind in ('port_unplaced', 'port_elsewhere'):
+    elif kind in ('port_unplaced', 'port_elsewhere', 'port_unnamed'):
         port = cloud.port(port, vm, nics[there] if kind == 'port_elsewhere'
                           else None)
         second = cloud.child(cloud.providers[nics[here]].parent_uuid,
@@ -344,7 +346,8 @@ def test_the_generator_reaches_every_port_verdict():
     moved server trimmed onto its new NIC, a port placed nowhere refused
     for want of a candidate or for several, healed on its one candidate
     with its binding written, a moved server's port rebound by a trim,
-    and port allocations protected while Neutron is down."""
+    port allocations protected while Neutron is down, and a binding that
+    lost its allocation where Placement kept it read as ok."""
     def has(check_finding):
         def check(snapshot):
             auditor = classify.Auditor(snapshot, min_age=600)
@@ -370,7 +373,9 @@ def test_the_generator_reaches_every_port_verdict():
             lambda a, f: (f.verdict == m.MOVED and m.TRIM in f.actions and
                           a.plan(f.consumer, f.provider, m.TRIM).ports),
             lambda a, f: f.verdict == m.PROTECTED and 'Neutron did not '
-            'answer' in str(f.reason)):
+            'answer' in str(f.reason),
+            lambda a, f: f.verdict == m.OK and 'its binding in Neutron '
+            'names no provider' in str(f.reason)):
         hypothesis.find(snapshots(), has(check),
                         settings=hypothesis.settings(max_examples=3000,
                                                      deadline=None))
