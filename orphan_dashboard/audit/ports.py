@@ -87,9 +87,12 @@ def held_unclaimed(topology, server, placing):
     requests and no binding there claims (a binding that lost its
     ``allocation`` while Placement kept the resources); None unless each
     group has exactly one such provider."""
-    consumer = topology.snapshot.consumers.get(server.uuid)
+    if not placing:
+        return None
+    snapshot = topology.snapshot
+    consumer = snapshot.consumers.get(server.uuid)
     root = topology.server_root(server)
-    if consumer is None or root is None or not placing:
+    if consumer is None or root is None:
         return None
     tree = topology.tree(root)
     claimed = {}
@@ -101,11 +104,10 @@ def held_unclaimed(topology, server, placing):
     spare = {p: difference(held, claimed.get(p, {}))[0]
              for p, held in consumer.allocations.items()
              if p in tree and is_port_provider(topology, p)}
-    requests = {p.id: p.requests for p in of_server(topology, server.uuid)}
     placed = {}
     for port_id, groups in sorted(placing.items()):
         for group in groups:
-            wanted = requests[port_id][group]
+            wanted = snapshot.ports[port_id].requests[group]
             fits = [p for p, left in sorted(spare.items())
                     if not difference(left, wanted)[1]]
             if len(fits) != 1:
