@@ -37,6 +37,12 @@ pytest.importorskip('neutron')
 from sandbox.harness import Sandbox  # noqa: E402
 
 
+def service(site, service_type):
+    """An admin adapter to ``service_type`` of ``site``'s sandbox."""
+    return adapter.Adapter(site.sandbox.admin_session(),
+                           service_type=service_type, interface='public')
+
+
 @pytest.fixture(scope='module')
 def neutron_site(tmp_path_factory):
     sandbox = Sandbox(incidents=['routed_segment', 'port_deleted_in_neutron',
@@ -97,8 +103,7 @@ def test_a_deleted_ports_bandwidth_is_released_from_its_row(
     server = staged['servers'][0]['uuid']
     nic = staged['checks']['nic']
     host2 = neutron_site.config['hosts']['host2']
-    placement = adapter.Adapter(neutron_site.sandbox.admin_session(),
-                                service_type='placement', interface='public')
+    placement = service(neutron_site, 'placement')
     before = held(placement, server)
     browser.open(INDEX + '%s/' % host2)
     leak = row(browser, 'allocations', '%s:%s' % (server, nic))
@@ -124,11 +129,8 @@ def test_a_port_bound_nowhere_is_healed_neutron_first_from_its_row(
     server = staged['servers'][0]['uuid']
     nic, port = staged['checks']['nic'], staged['checks']['port']
     host3 = neutron_site.config['hosts']['host3']
-    session = neutron_site.sandbox.admin_session()
-    placement = adapter.Adapter(session, service_type='placement',
-                                interface='public')
-    network = adapter.Adapter(session, service_type='network',
-                              interface='public')
+    placement = service(neutron_site, 'placement')
+    network = service(neutron_site, 'network')
     browser.open(INDEX + '%s/' % host3)
     missing = row(browser, 'allocations', '%s:%s' % (server, nic))
     assert verdict_of(missing) == 'missing'
