@@ -593,8 +593,10 @@ class Stager:
                                      '/allocations/%s' % straddling['id'])
         held = {rp: a['resources']
                 for rp, a in current['allocations'].items()}
-        self._put(straddling['id'], dict(held, **{
-            self.rps['host5']: held[self.rps['host2']]}), current)
+        host2 = held[self.rps['host2']]
+        self._put(straddling['id'], {
+            self.rps['host2']: dict(host2, MEMORY_MB=host2['MEMORY_MB'] * 2),
+            self.rps['host5']: host2}, current)
         servers = [self._server_entry(kept['id']),
                    self._server_entry(ghost['id'], ghost['name'],
                                       deleted=True),
@@ -603,14 +605,16 @@ class Stager:
             'second_cell',
             'host5, in cell2: a server, a server deleted behind Nova\'s '
             'back, and a leftover on host5 of a cell1 server living on '
-            'host2.',
+            'host2, which holds a wrong amount there.',
             servers, [],
             [self._exp(kept['id'], 'instance', 'host5', 'ok'),
              self._exp(ghost['id'], 'instance', 'host5', 'deleted_instance'),
-             self._exp(straddling['id'], 'instance', 'host2', 'ok'),
+             self._exp(straddling['id'], 'instance', 'host2',
+                       'wrong_amount'),
              self._exp(straddling['id'], 'instance', 'host5', 'moved')],
             fault='cell2 server deleted with hand-written SQL; PUT '
-                  '/allocations adding host5 to a host2 server')
+                  '/allocations doubling a host2 server\'s memory there and '
+                  'adding host5')
 
     def stage_foreign_providers(self):
         """Providers other services make, created through the Placement

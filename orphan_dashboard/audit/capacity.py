@@ -290,13 +290,17 @@ def repair_changes(snapshot, findings, topo=None):
     """``[(finding, action, {provider: {class: freed}})]`` for each
     recommended repair of ``findings``: what its write frees."""
     topo = topo or t.Topology(snapshot)
+    by_consumer = {}
+    for finding in findings:
+        by_consumer.setdefault(finding.consumer, []).append(finding)
     changes = []
     for finding, action in plan.recommended(findings):
         consumer = snapshot.consumers.get(finding.consumer)
         before = consumer.allocations if consumer else {}
         try:
-            after = plan.target(snapshot, topo, finding.consumer,
-                                action).after
+            after = plan.target(
+                snapshot, topo, finding.consumer, action,
+                plan.protected_rows(by_consumer[finding.consumer])).after
         except plan.CannotRepair:
             continue
         freed = {}

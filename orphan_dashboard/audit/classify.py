@@ -63,6 +63,14 @@ def _add(totals, resources):
         totals[rc] = totals.get(rc, 0) + amount
 
 
+def kept_as_read(finding, before, after):
+    """A protected allocation that a repair leaves exactly as it is (a
+    share on a host of a down cell, a port's while Neutron is unread): it
+    does not stand in the way of the repair of the rest."""
+    return (finding.verdict == m.PROTECTED and
+            after.get(finding.provider) == before.get(finding.provider))
+
+
 def _move(migration):
     """A migration in words: "resize 1f0e... (host2 → host3)"."""
     return why('move', type=migration.migration_type or 'migration',
@@ -104,9 +112,10 @@ class Auditor:
             held = consumer.allocations if consumer else {}
             owner = ((consumer.project_id, consumer.user_id) if consumer
                      else (None, None))
+            judged = self._judge(consumer_uuid, held, owner)
+            kept = plan.protected_rows(judged)
             found = self._findings[consumer_uuid] = [
-                self._offer(f) for f in self._judge(consumer_uuid, held,
-                                                    owner)]
+                self._offer(f, kept) for f in judged]
         return found
 
     def finding(self, consumer_uuid, provider_uuid):
@@ -119,6 +128,13 @@ class Auditor:
                          why('ok.nothing_left'), {}, (),
                          **self.describe(consumer_uuid))
 
+    def target(self, consumer_uuid, action):
+        """:func:`plan.target` of ``action``, holding the consumer's
+        protected rows as read."""
+        return plan.target(
+            self.snapshot, self.topology, consumer_uuid, action,
+            plan.protected_rows(self.consumer_findings(consumer_uuid)))
+
     def plan(self, consumer_uuid, provider_uuid, action):
         """The :class:`~model.Plan` of ``action`` on one row, or
         :class:`~plan.CannotRepair` saying why not."""
@@ -126,10 +142,10 @@ class Auditor:
         if action not in finding.actions:
             raise plan.CannotRepair(plan.refusal(
                 finding, action, self.topology.name(provider_uuid)))
-        return plan.plan(self.snapshot, finding, action, plan.target(
-            self.snapshot, self.topology, consumer_uuid, action))
+        return plan.plan(self.snapshot, finding, action,
+                         self.target(consumer_uuid, action))
 
-    def _offer(self, finding):
+    def _offer(self, finding, kept):
         candidates = m.CANDIDATE_ACTIONS[finding.verdict]
         if not candidates:
             return finding
@@ -137,7 +153,7 @@ class Auditor:
         for action in candidates:
             try:
                 target = plan.target(self.snapshot, self.topology,
-                                     finding.consumer, action)
+                                     finding.consumer, action, kept)
             except plan.CannotRepair as exc:
                 refused.append(exc.reason)
                 continue
@@ -147,7 +163,7 @@ class Auditor:
                 finding.consumer, target.after,
                 (target.project_id, target.user_id), judge_age=False)
                 if f.verdict != m.OK and
-                not self.kept_unjudged(f, before, target.after)]
+                not kept_as_read(f, before, target.after)]
             if left:
                 refused.append(why(
                     'cannot.still_wrong', action=action_name(action),
@@ -157,15 +173,6 @@ class Auditor:
                 offered.append(action)
         return m.Finding(**{**finding.__dict__, 'actions': tuple(offered),
                             'blocked': '' if offered else refused[0]})
-
-    def kept_unjudged(self, finding, before, after):
-        """A port allocation protected because Neutron could not be read,
-        which a repair leaves exactly as it is: it does not stand in the
-        way of the repair of the rest (a trim of the old host)."""
-        return (finding.verdict == m.PROTECTED and
-                ports.unreadable(self.snapshot) is not None and
-                ports.is_port_provider(self.topology, finding.provider) and
-                after.get(finding.provider) == before.get(finding.provider))
 
     def _judge(self, consumer_uuid, held, owner, judge_age=True):
         """The verdicts on ``consumer_uuid`` holding ``held`` in the name of

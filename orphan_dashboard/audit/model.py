@@ -591,6 +591,9 @@ class Plan:
     ``binding:profile`` of each port that must name its new provider,
     written to Neutron before Placement (as ``heal_allocations`` does) and
     put back if Placement refuses."""
+    kept: list = dataclasses.field(default_factory=list)
+    """The providers whose rows are protected, which the plan holds exactly
+    as read (:func:`~plan.protected_rows`); the preview says so."""
 
     @property
     def changes_owner(self):

@@ -49,6 +49,8 @@ class Target(typing.NamedTuple):
     bindings: dict = {}
     """``{port id: {group: provider}}``: what each port's binding must
     name before Placement is written (:attr:`~model.Plan.ports`)."""
+    kept: tuple = ()
+    """The protected providers the target holds exactly as read."""
 
 
 def owner(snapshot, consumer_uuid):
@@ -210,10 +212,29 @@ def _released(topology, server, before, root):
     return after
 
 
-def target(snapshot, topology, consumer_uuid, action):
+def protected_rows(findings):
+    """The providers whose row among ``findings`` (one consumer's) is
+    protected: no repair of that consumer may change what it holds there,
+    whichever of its rows was chosen."""
+    return frozenset(f.provider for f in findings if f.verdict == m.PROTECTED)
+
+
+def _keeping(before, after, kept):
+    """``after`` with each provider of ``kept`` holding exactly what it
+    holds in ``before`` (nothing where it holds nothing)."""
+    after = {p: r for p, r in after.items() if p not in kept}
+    after.update((p, dict(before[p])) for p in kept if p in before)
+    return after
+
+
+def target(snapshot, topology, consumer_uuid, action, kept=frozenset()):
     """What ``action`` leaves ``consumer_uuid`` holding, and in whose name.
 
-    Raises :class:`CannotRepair` when the repair cannot be made.
+    ``kept``: the providers whose rows are protected
+    (:func:`protected_rows`), held exactly as read whatever the action.
+    Every repair writes the whole consumer, so this is the one place that
+    keeps a write inside what the audit judged.  Raises
+    :class:`CannotRepair` when the repair cannot be made.
     """
     consumer = snapshot.consumers.get(consumer_uuid)
     before = consumer.allocations if consumer else {}
@@ -231,7 +252,6 @@ def target(snapshot, topology, consumer_uuid, action):
             raise CannotRepair(why('cannot.trim_leaves_nothing',
                                    host=server.node))
         after, bindings = _rebuilt_ports(topology, server, after, root)
-        _keeps_what_cannot_be_rebuilt(topology, server, before, after)
     elif action == m.RELEASE:
         if root is None:
             raise CannotRepair(why('cannot.no_node_to_trim'))
@@ -247,11 +267,13 @@ def target(snapshot, topology, consumer_uuid, action):
             after, bindings = _healed(topology, server, before, root)
             if action == m.HEAL:
                 after = {**{p: dict(r) for p, r in before.items()}, **after}
-        _keeps_what_cannot_be_rebuilt(topology, server, before, after)
     elif action == m.SET_OWNER:
         after = {p: dict(r) for p, r in before.items()}
     else:
         raise CannotRepair(why('cannot.unknown_action', action=action))
+    after = _keeping(before, after, kept)
+    if action in (m.TRIM, m.DELETE_AND_HEAL, m.HEAL):
+        _keeps_what_cannot_be_rebuilt(topology, server, before, after)
     project, user = owner(snapshot, consumer_uuid)
     now = (consumer.project_id, consumer.user_id) if consumer else (None,
                                                                     None)
@@ -261,7 +283,8 @@ def target(snapshot, topology, consumer_uuid, action):
     if after and not (project and user):
         raise CannotRepair(why('cannot.unknown_owner',
                                consumer=consumer_uuid))
-    return Target(after, project, user, bindings)
+    return Target(after, project, user, bindings,
+                  tuple(sorted(p for p in kept if p in before)))
 
 
 def port_writes(snapshot, bindings):
@@ -294,7 +317,8 @@ def plan(snapshot, finding, action, target_):
         after=target_.after,
         before_project=before_owner[0] if changed else None,
         before_user=before_owner[1] if changed else None,
-        ports=port_writes(snapshot, target_.bindings))
+        ports=port_writes(snapshot, target_.bindings),
+        kept=list(target_.kept))
 
 
 def refusal(finding, action, provider_name):

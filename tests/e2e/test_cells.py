@@ -27,6 +27,7 @@ from tests.e2e.conftest import orphan_audit
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 
 cloud = module_cloud('evacuation,second_cell', '--cells', '2')
+INDEX = '/admin/orphaned_allocations/'
 PARTIAL = 5
 """The documented exit code of a partial run (``doc/source/cli.md``,
 ``--help``)."""
@@ -40,7 +41,48 @@ def cell2_down(cloud):
 
 
 def host5_allocations(clients, host5):
-    return api.provider_allocations(clients.placement, host5)
+    """What each consumer holds on host5 (its generation moves when a
+    repair writes its share elsewhere)."""
+    return {c: a['resources'] for c, a in api.provider_allocations(
+        clients.placement, host5).items()}
+
+
+def test_the_index_warns_of_the_down_cell(cloud, cell2_down, horizon):
+    page = audited(horizon, refresh=True)
+    assert page.status_code == 200
+    warnings = [str(msg) for msg in page.context['messages']
+                if 'warning' in msg.tags]
+    assert len(warnings) == 1, warnings
+    assert 'A cell is down' in warnings[0]
+    assert 'compute hosts of the down cells: host5' in warnings[0]
+    assert 'partial records: 2' in warnings[0]
+
+
+def straddler(incident):
+    """The cell1 server holding a wrong amount on host2 and a share on
+    host5: ``(server, host2)``."""
+    (row,) = [e for e in incident['expected']
+              if e['verdict'] == 'wrong_amount']
+    return row['consumer'], row['provider']
+
+
+def test_the_preview_keeps_the_share_on_the_down_cell(cloud, cell2_down,
+                                                      horizon):
+    """The wrong amount on host2 is repaired from its row; the server's
+    share on host5, protected, is kept as read and the preview says so."""
+    server, host2 = straddler(cell2_down)
+    host5 = cell2_down['hosts']['host5']
+    preview = horizon.get(INDEX + 'repair/', {
+        'sel': '%s:%s:delete_and_heal' % (server, host2)})
+    assert preview.status_code == 200
+    (row,) = preview.context['rows']
+    assert row.plan is not None, row.error
+    assert row.plan.after[host5] == row.plan.before[host5]
+    assert row.plan.kept == [host5]
+    shown = ' '.join(preview.content.decode().split())
+    kept = shown[shown.index('Kept as read'):][:60]
+    assert kept.startswith('Kept as read, its row is protected: host5'), \
+        kept
 
 
 def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
@@ -73,23 +115,23 @@ def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
     assert text.stdout.startswith('PARTIAL: A cell is down')
     assert 'compute hosts of the down cells: host5' in text.stdout
 
+    # The straddler's wrong amount is repaired; its host5 share is kept.
+    server, host2 = straddler(cell2_down)
+    assert verdicts[(server, host2)] == 'wrong_amount'
+    shares = api.consumer_allocations(clients.placement, server)
+
     applied = orphan_audit(cloud, tmp_path, 'apply', '--json',
                            '--min-age', '0')
     assert applied.returncode == PARTIAL, applied.stderr
     outcomes = json.loads(applied.stdout)['outcomes']
-    assert [(o['consumer'], o['provider'], o['status'])
-            for o in outcomes] == [(evacuated, host1, 'done')]
+    assert sorted((o['consumer'], o['provider'], o['status'])
+                  for o in outcomes) == sorted([(evacuated, host1, 'done'),
+                                                (server, host2, 'done')])
     body = api.consumer_allocations(clients.placement, evacuated)
     assert host1 not in body['allocations']
     assert host5_allocations(clients, host5) == before
-
-
-def test_the_index_warns_of_the_down_cell(cloud, cell2_down, horizon):
-    page = audited(horizon, refresh=True)
-    assert page.status_code == 200
-    warnings = [str(msg) for msg in page.context['messages']
-                if 'warning' in msg.tags]
-    assert len(warnings) == 1, warnings
-    assert 'A cell is down' in warnings[0]
-    assert 'compute hosts of the down cells: host5' in warnings[0]
-    assert 'partial records: 2' in warnings[0]
+    after = api.consumer_allocations(clients.placement, server)
+    assert after['allocations'][host5]['resources'] == \
+        shares['allocations'][host5]['resources']
+    assert after['allocations'][host2]['resources'] != \
+        shares['allocations'][host2]['resources']

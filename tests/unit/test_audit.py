@@ -468,3 +468,37 @@ def test_full_listing_still_finds_orphaned_providers():
     assert not report.down_cells
     assert report.provider(gone).orphaned_provider
     assert report.skipped_hosts == () and report.unconfirmed == ()
+
+
+def test_no_repair_changes_a_protected_row_of_its_consumer():
+    """Every repair writes the whole consumer: a share on a host of a down
+    cell is held exactly as read by the repair of any other row of its
+    consumer (delete and heal of a wrong amount, trim of a leftover, delete
+    of a deleted server's), and the plan says it kept it."""
+    cloud = Cloud()
+    down = _one_cell_down(cloud)
+    share = {'VCPU': 1, 'MEMORY_MB': 256}
+    wrong = cloud.server('straddling-wrong', 'host2')
+    cloud.allocate(wrong, H2, {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 1})
+    cloud.allocate(wrong, down, share)
+    moved = cloud.server('straddling-moved', 'host2')
+    cloud.allocate(moved, H2)
+    cloud.allocate(moved, H1)
+    cloud.allocate(moved, down, share)
+    deleted = uid('straddling-deleted')
+    cloud.known.add(deleted)
+    cloud.allocate(deleted, H1)
+    cloud.allocate(deleted, down, share)
+    auditor = classify.Auditor(cloud.snapshot())
+    for consumer, row, verdict in ((wrong, H2, m.WRONG_AMOUNT),
+                                   (moved, H1, m.MOVED),
+                                   (deleted, H1, m.DELETED_INSTANCE)):
+        finding = auditor.finding(consumer, row)
+        assert finding.verdict == verdict and finding.actions, finding
+        assert auditor.finding(consumer, down).verdict == m.PROTECTED
+        for action in finding.actions:
+            plan = auditor.plan(consumer, row, action)
+            assert plan.after.get(down) == share, (action, plan)
+            assert plan.kept == [down], (action, plan)
+            assert row not in plan.after or plan.after[row] != \
+                plan.before[row], (action, plan)

@@ -404,3 +404,22 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
         printed = io.StringIO()
         cli.execute(parse('decommission', 'host1'), printed)
     assert 'then: delete compute service host1' in printed.getvalue()
+
+
+def test_a_plan_that_keeps_a_protected_row_says_so():
+    """``apply`` names the providers a repair holds as read because their
+    rows are protected (a host of a down cell), under its command."""
+    from orphan_dashboard.audit import model as m
+    from orphan_dashboard.writing import repair
+
+    plan = m.Plan(action=m.DELETE_AND_HEAL, consumer='vm', provider='h2',
+                  verdict=m.WRONG_AMOUNT, reason='', generation=3,
+                  project_id='p', user_id='u',
+                  before={'h2': {'VCPU': 2}, 'h5': {'VCPU': 1}},
+                  after={'h2': {'VCPU': 1}, 'h5': {'VCPU': 1}}, kept=['h5'])
+    out = io.StringIO()
+    cli.print_rows([repair.Row(repair.Selection('vm', 'h2', plan.action),
+                               plan)], out, {'h5': 'host5'})
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith('plan: openstack ')
+    assert lines[1] == 'kept as read, its row is protected: host5'

@@ -86,6 +86,13 @@ def snapshots(draw):
     if draw(st.booleans()):
         cloud.child(hosts[0], 'blazar_%s' % cloud.providers[hosts[0]].name)
     neutron = draw(st.sampled_from([None, m.NEUTRON_READ, m.NEUTRON_DOWN]))
+    # A host of a cell Nova cannot reach, on which servers of the healthy
+    # cells may hold a share: no repair of theirs may change it.
+    down = None
+    if draw(st.booleans()):
+        down = uid('h-down')
+        cloud.providers[down] = m.Provider(down, 'h-down', 1, down)
+        cloud.services['h-down'] = m.Service('h-down', '', status='UNKNOWN')
     serial = iter(range(1000))
 
     for kind in draw(st.lists(st.sampled_from(SERVER_KINDS), max_size=7)):
@@ -115,6 +122,8 @@ def snapshots(draw):
             cloud.allocate(_vm, provider, dict(resources), owner=_owner,
                            modified=_modified)
 
+        if down and draw(st.integers(0, 2)) == 0:
+            give(down, {'VCPU': 1, 'MEMORY_MB': 256})
         if kind in PORT_KINDS:
             if here not in nics or (kind in ('port_moved_left',
                                              'port_elsewhere') and
@@ -277,11 +286,17 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
                 finding.consumer, finding.provider, action)
             after = classify.Auditor(applied(snapshot, plan),
                                      min_age=min_age)
-            # (Port allocations it left as they were while Neutron is
-            # unread stay protected.)
+            # No write changes a row the audit protected, whichever row
+            # was chosen; what it kept stays protected, nothing else.
+            protected = {f.provider for f in auditor.consumer_findings(
+                finding.consumer) if f.verdict == m.PROTECTED}
+            for provider in protected:
+                assert plan.after.get(provider) == plan.before.get(
+                    provider), (finding, action, plan)
+            assert set(plan.kept) == protected & set(plan.before), plan
             left = [f for f in after.consumer_findings(plan.consumer)
                     if f.verdict != m.OK and
-                    not after.kept_unjudged(f, plan.before, plan.after)]
+                    not classify.kept_as_read(f, plan.before, plan.after)]
             assert left == [], (finding, action, plan)
             # A server loses nothing a flavor cannot rebuild.
             if plan.consumer not in snapshot.servers:

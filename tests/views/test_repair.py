@@ -50,6 +50,21 @@ NOT_OURS = 'does not come from a preview of yours'
 
 class PreviewTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview']})
+    def test_a_protected_row_kept_by_the_repair_is_named(self):
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        row = plan_row(incidents.vm, after={H1: {'VCPU': 1},
+                                            H2: {'VCPU': 1}})
+        row.plan = dataclasses.replace(
+            row.plan, before={H1: {'VCPU': 1}, H2: {'VCPU': 2}}, kept=[H1])
+        self.mock_preview.return_value = [row]
+        res = self.client.get(REPAIR, {'sel': '%s:%s:trim' % (
+            incidents.vm, H1)})
+        self.assertEqual('host1', res.context['previews'][0]['kept'])
+        self.assertContains(res, 'Kept as read, its row is protected: '
+                                 'host1')
+
+    @helpers.create_mocks({service: ['report', 'preview']})
     def test_before_after_commands_and_signed_rows(self):
         incidents = Incidents()
         self.mock_report.return_value = incidents.report

@@ -93,6 +93,12 @@ def side(allocations, names):
             for rp, res in sorted(allocations.items())]
 
 
+def kept(plan, names):
+    """The providers a plan holds exactly as read because their rows are
+    protected, by name."""
+    return ', '.join(names.get(p) or p for p in plan.kept) if plan else ''
+
+
 def repair_previews(rows, names, owner_names, owners):
     """Each repair row with its server's and its providers' names;
     ``owners(plan)`` gives the owner before and after a plan."""
@@ -105,6 +111,7 @@ def repair_previews(rows, names, owner_names, owners):
         provider=names.get(row.selection.provider),
         before=side(row.plan.before, names) if row.plan else [],
         after=side(row.plan.after, names) if row.plan else [],
+        kept=kept(row.plan, names),
         bindings=labels.bindings(row.plan, names),
         owners=owners(row.plan))
         for row in rows]
@@ -134,6 +141,7 @@ def decommission_preview(plan, names):
             verdict=labels.verdict(step.finding.verdict),
             before=side(step.plan.before, names) if step.plan else [],
             after=side(step.plan.after, names) if step.plan else [],
+            kept=kept(step.plan, names),
             bindings=labels.bindings(step.plan, names),
             commands=service.osc_commands(step.plan) if step.plan else [])
             for step in (plan.steps if plan else [])],
