@@ -407,3 +407,43 @@ def test_cyborgs_device_named_as_novas_pci_device_blocks_it():
     assert "host3_0000:81:00.0 (%s) is Cyborg's" % rp['gpu'] in str(blocker)
     assert plan.blockers((), {rp['gpu']}) == []
 
+
+def test_a_child_providers_name_is_refused_not_its_hosts_tree():
+    """``decommission blazar_host1`` names Blazar's child, not host1: the
+    child is refused by itself, and host1's tree is not taken."""
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    blazar = cloud.child(H1, 'blazar_host1')
+    for name in ('blazar_host1', blazar):
+        plan = decommission.plan(cloud.snapshot(), name, min_age=0)
+        assert plan.roots == [] and plan.providers == [], name
+        assert plan.service is None and not plan.gone, name
+        (refusal,) = plan.refusals()
+        assert 'blazar_host1 (%s) is a child provider of host1 (%s)' % (
+            blazar, H1) in str(refusal), name
+        assert plan.blockers() == [refusal]
+
+
+def test_the_command_line_refuses_a_child_providers_name():
+    import argparse
+    from unittest import mock
+
+    from orphan_dashboard.operations import decommission as ops
+
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    cloud.child(H1, 'blazar_host1')
+    plan = decommission.plan(cloud.snapshot(), 'blazar_host1', min_age=0)
+    args = argparse.Namespace(
+        host='blazar_host1', delete_unknown=[], whole_service=False,
+        delete_foreign_child=[], apply=True, json=False, min_age=0)
+    err = io.StringIO()
+    with mock.patch.object(ops, 'preview', return_value=plan), \
+            mock.patch.object(ops, 'apply', return_value=[]) as apply, \
+            mock.patch.object(cli, 'setup_django'), \
+            mock.patch.object(cli.connect, 'journal_for_clients'), \
+            mock.patch('sys.stderr', err):
+        code = cli.cmd_decommission(args, None, io.StringIO())
+    apply.assert_not_called()
+    assert code == cli.ERROR
+    assert 'is a child provider of host1' in err.getvalue()
