@@ -27,6 +27,8 @@ consumers exist at all."""
 PROVIDER_RECORD = '1.19'
 """A provider's traits (1.6) and aggregates with its generation (1.19), to
 journal a provider before deleting it and to re-create it on restore."""
+TRAITS = '1.6'
+"""``GET /traits?name=startswith:`` (1.6): which ``OWNER_*`` traits exist."""
 TOKEN_CHECK = '1.2'
 """``GET /resource_classes/{name}`` (1.2): a cheap authenticated read that
 validates a new token once before a sweep's concurrent reads."""

@@ -26,7 +26,7 @@ from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import trace
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
-NOVA_TRAIT = 'OWNER_NOVA'
+OWNER_PREFIX = 'OWNER_'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
 
 
@@ -57,17 +57,26 @@ def trait_exists(client, name):
 
 
 @trace
-def nova_owned_uuids(client):
-    """Providers with Nova's ``OWNER_NOVA`` trait; empty where Placement's
-    os-traits predates it.  Placement answers a trait it does not know with
-    400, but also, rarely, one it knows while another request refreshes its
-    trait cache: then the listing is asked again."""
+def owner_traits(client):
+    """The ``OWNER_*`` traits Placement's os-traits knows (``OWNER_NOVA``,
+    ``OWNER_CYBORG``, ...): none where it predates them."""
+    resp = _get(client, '/traits', mv.TRAITS,
+                name='startswith:%s' % OWNER_PREFIX)
+    return resp.json()['traits']
+
+
+@trace
+def trait_holders(client, trait):
+    """The uuids of the providers carrying ``trait``.  Placement answers a
+    trait it does not know with 400, but also, rarely, one it knows while
+    another request refreshes its trait cache: then the listing is asked
+    again."""
     try:
-        providers = provider_list(client, required=NOVA_TRAIT)
+        providers = provider_list(client, required=trait)
     except ks_exc.BadRequest:
-        if not trait_exists(client, NOVA_TRAIT):
+        if not trait_exists(client, trait):
             return set()
-        providers = provider_list(client, required=NOVA_TRAIT)
+        providers = provider_list(client, required=trait)
     return {p['uuid'] for p in providers}
 
 

@@ -76,11 +76,16 @@ class Decommission:
     """``{child uuid: likely owner or None}``: the children of the trees
     another service owns or nobody proves Nova's; each is deleted only
     when explicitly ticked."""
+    child_named: typing.Any = ''
+    """Why nothing is taken: the name is a child provider's, never
+    decommissioned by itself nor taken for its host's tree (a reason), or
+    ''."""
 
     @property
     def gone(self):
         """Nothing left to decommission: no service, no provider."""
-        return self.service is None and not self.providers
+        return (self.service is None and not self.providers and
+                not self.child_named)
 
     @property
     def deletes_service(self):
@@ -97,12 +102,13 @@ class Decommission:
                 self.service.status != m.DOWN_CELL_STATUS)
 
     def refusals(self):
-        """Why none of it is ours to delete: roots not proven Nova's."""
-        return [why('blocker.not_proven', provider=self._name(root))
-                if owner is None else
-                why('blocker.not_nova', provider=self._name(root),
-                    owner=owner)
-                for root, owner in sorted(self.foreign.items())]
+        """Why none of it is ours to delete: a child provider named, roots
+        not proven Nova's."""
+        return ([self.child_named] if self.child_named else []) + [
+            why('blocker.not_proven', provider=self._name(root))
+            if owner is None else
+            why('blocker.not_nova', provider=self._name(root), owner=owner)
+            for root, owner in sorted(self.foreign.items())]
 
     def child_blocker(self, uuid):
         """Why a foreign child stops the decommission: its owner and the
@@ -207,7 +213,7 @@ class Decommission:
 def resolve(snapshot, name):
     """``(host, service, roots)`` for a compute host, hypervisor or
     provider name or uuid; roots are empty when nothing of it is left."""
-    host, roots, _named_host = _resolve(snapshot, name)
+    host, roots, _named_host, _child = _resolve(snapshot, name)
     topology = classify.Topology(snapshot)
     if host is not None:
         roots |= {topology.root(h.uuid) for h in snapshot.hypervisors.values()
@@ -216,22 +222,31 @@ def resolve(snapshot, name):
 
 
 def _resolve(snapshot, name):
-    """``(host, roots named, whether the name is the host's)``."""
+    """``(host, roots named, whether the name is the host's, the child
+    provider named)``: a child provider's name names no root, and the
+    child counts only when the name is nothing else's."""
     topology = classify.Topology(snapshot)
     wanted = name.lower()
     host = next((h for h in snapshot.services if h.lower() == wanted), None)
     named_host = host is not None
     roots = set()
+    child = None
     for hypervisor in snapshot.hypervisors.values():
         if wanted in (hypervisor.uuid, hypervisor.hostname.lower()):
             host = host or hypervisor.host
             roots.add(topology.root(hypervisor.uuid))
     for provider in snapshot.providers.values():
-        if wanted in (provider.uuid, provider.name.lower()):
-            roots.add(provider.root_uuid)
-            hypervisor = snapshot.hypervisors.get(provider.root_uuid)
-            host = host or (hypervisor.host if hypervisor else None)
-    return host, roots, named_host
+        if wanted not in (provider.uuid, provider.name.lower()):
+            continue
+        if provider.root_uuid != provider.uuid:
+            child = provider
+            continue
+        roots.add(provider.uuid)
+        hypervisor = snapshot.hypervisors.get(provider.uuid)
+        host = host or (hypervisor.host if hypervisor else None)
+    if host is not None or roots:
+        child = None
+    return host, roots, named_host, child
 
 
 def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
@@ -242,7 +257,7 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
     alone, its service kept, unless ``whole_service``: deleting the service
     deletes every node's provider, never the side effect of naming one.
     """
-    host, roots, named_host = _resolve(snapshot, name)
+    host, roots, named_host, child = _resolve(snapshot, name)
     service = snapshot.services.get(host)
     auditor = classify.Auditor(snapshot, min_age=min_age)
     nodes = sorted({auditor.topology.root(h.uuid)
@@ -278,7 +293,19 @@ def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
                                if p.root_uuid in roots or p.uuid in nodes},
                         nodes=nodes, whole_service=whole_service,
                         keeps_service=keeps_service, named_host=named_host,
-                        foreign_children=children)
+                        foreign_children=children,
+                        child_named=child and _child_named(snapshot, child))
+
+
+def _child_named(snapshot, child):
+    """Why a child provider is not decommissioned by itself: its host's
+    tree is, named by its root."""
+    root = snapshot.providers.get(child.root_uuid)
+    root_name = root.name if root else child.root_uuid
+    return why('blocker.child_named',
+               provider='%s (%s)' % (child.name, child.uuid),
+               root='%s (%s)' % (root_name, child.root_uuid),
+               host=root_name)
 
 
 def child_reason(name, uuid, owner, host):

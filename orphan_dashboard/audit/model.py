@@ -361,8 +361,9 @@ class Snapshot:
     """False when Nova's hypervisor listing failed (it does whenever one
     cell is down): ``hypervisors`` then holds only the compute nodes that
     the services, the servers or an earlier snapshot prove."""
-    owner_nova: frozenset = frozenset()
-    """Providers carrying the ``OWNER_NOVA`` trait current Novas set."""
+    owner_traits: typing.Optional[dict] = None
+    """``{provider uuid: frozenset of its OWNER_* traits}`` of the tagged
+    providers (``OWNER_NOVA`` current Novas set, ``OWNER_CYBORG``, ...)."""
     inventory_classes: typing.Optional[dict] = None
     """``{provider uuid: resource classes}`` of the root providers with no
     compute node: what decides whose they are (:mod:`.ownership`)."""

@@ -14,8 +14,10 @@
 
 Only a provider proven Nova's may be called orphaned or be deleted: "not a
 compute node" does not mean "ours".  Current Novas tag every provider
-they create with ``OWNER_NOVA``; older ones tag nothing, so there ownership
-is inferred from what Nova's resource tracker writes (see
+they create with ``OWNER_NOVA``, Cyborg its own with ``OWNER_CYBORG``;
+older Novas tag nothing, so there ownership is inferred from what Nova's
+resource tracker writes, another service's trait, name or class winning
+over a name shaped like Nova's (see
 ``doc/source/verdicts.md``, *Whose provider*).  Pure: the collector reads
 the facts.
 """
@@ -61,9 +63,19 @@ _NOVA_CHILD_CLASS = re.compile(r'^(CUSTOM_PCI_|VGPU$)')
 
 
 def _foreign(name, classes):
+    return _by_name(name) or _by_class(classes)
+
+
+def _by_name(name):
+    """The service whose names ``name`` is shaped like, or None."""
     for pattern, owner in _BY_NAME:
         if pattern.search(name or ''):
             return owner
+    return None
+
+
+def _by_class(classes):
+    """The service one of ``classes`` belongs to, or None."""
     for rc in classes or ():
         for pattern, owner in _BY_CLASS:
             if pattern.search(rc):
@@ -122,14 +134,18 @@ def nova_names(snapshot):
         frozenset(snapshot.services)
 
 
+def provider_traits(snapshot, uuid):
+    """The ``OWNER_*`` traits the sweep read on provider ``uuid``."""
+    return (snapshot.owner_traits or {}).get(uuid, frozenset())
+
+
 def root_owner(snapshot, root):
     """The likely owner of a root provider of ``snapshot``, from its facts
-    (``owner_nova``, ``inventory_classes``)."""
+    (``owner_traits``, ``inventory_classes``)."""
     provider = snapshot.providers.get(root)
     classes = (snapshot.inventory_classes or {}).get(root)
     return likely_owner(
-        provider.name if provider else root,
-        (NOVA_TRAIT,) if root in (snapshot.owner_nova or ()) else (),
+        provider.name if provider else root, provider_traits(snapshot, root),
         classes, nova_names(snapshot), node=root in snapshot.hypervisors)
 
 
@@ -172,18 +188,24 @@ def child_owners(snapshot, held=None):
 
 
 def _child(snapshot, provider, held):
-    return child_owner(provider.name, held, (NOVA_TRAIT,) if provider.uuid in (
-        snapshot.owner_nova or ()) else ())
+    return child_owner(provider.name, held,
+                       provider_traits(snapshot, provider.uuid))
 
 
 def child_owner(name, classes=(), traits=()):
     """The likely owner of a child provider from its own facts: its name,
-    the classes held or offered there, its traits.  None when nobody is
-    proven."""
+    the classes held or offered there, its traits.  An ``OWNER_*`` trait
+    decides; then another service's class wins over a name shaped like
+    Nova's (Cyborg names its devices ``<host>_<PCI address>`` too), which
+    wins over a name holding a colon (a PCI address holds two).  None when
+    nobody is proven."""
     tagged = _by_trait(traits)
     if tagged:
         return tagged
+    foreign = _by_class(classes)
+    if foreign:
+        return foreign
     if _NOVA_CHILD.search(name or '') or any(
             _NOVA_CHILD_CLASS.search(rc) for rc in classes or ()):
         return NOVA
-    return _foreign(name, classes)
+    return _by_name(name)

@@ -252,6 +252,9 @@ MESSAGES = {
     'blocker.foreign_child': N_(
         "provider %(provider)s is %(owner)s's, not Nova's: %(remedy)s, or "
         'tick it to delete it here'),
+    'blocker.child_named': N_(
+        'provider %(provider)s is a child provider of %(root)s, not a '
+        'hypervisor: decommission %(host)s, its whole tree, instead'),
     'blocker.unproven_child': N_(
         "provider %(provider)s is not proven Nova's and no owner is "
         'proven: find who made it, or tick it to delete it here'),

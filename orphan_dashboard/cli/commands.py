@@ -750,7 +750,7 @@ def cmd_decommission(args, clients, out):
     code = FOUND
     if plan.gone:
         code = NOTHING
-    elif plan.foreign:
+    elif plan.refusals():
         print('orphan-audit: %s' % '; '.join(
             text(b) for b in plan.refusals()), file=sys.stderr)
         code = ERROR

@@ -393,7 +393,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
             return ROW_COLUMNS, []
         children = commands.foreign_children(
             plan, parsed_args.delete_foreign_child)
-        if plan.foreign:
+        if plan.refusals():
             raise commands.Failure('; '.join(text(b)
                                              for b in plan.refusals()))
         if plan.servers:

@@ -102,9 +102,12 @@ def _roots(providers):
 
 
 def read_topology(placement_client, nova_client, old=None):
-    """Providers, sharing providers, hypervisors and compute services.
+    """Providers, sharing providers, hypervisors, compute services and
+    the ``OWNER_*`` traits of the providers.
 
-    The five listings are independent: they go out together.  The
+    The five listings are independent: they go out together; the listing
+    of the providers carrying each ``OWNER_*`` trait follows as soon as
+    Placement has said which exist.  The
     hypervisor listing is the costly one: it is reused from ``old`` while
     the set of root providers stays the same and ``old`` had it whole.
     Nova fails it (500) while any cell is down: then ``hypervisors`` are
@@ -116,11 +119,13 @@ def read_topology(placement_client, nova_client, old=None):
         provider_list = pool.submit(placement.provider_list, placement_client)
         sharing = pool.submit(placement.sharing_provider_uuids,
                               placement_client)
-        nova_owned = pool.submit(placement.nova_owned_uuids,
-                                 placement_client)
+        owner_traits = pool.submit(placement.owner_traits, placement_client)
         services = pool.submit(nova.service_list, nova_client)
         hypervisor_list = (pool.submit(nova.hypervisor_list, nova_client)
                            if not reuse else None)
+        holders = {trait: pool.submit(placement.trait_holders,
+                                      placement_client, trait)
+                   for trait in owner_traits.result()}
         providers = {p['uuid']: parse.provider(p)
                      for p in provider_list.result()}
         services = {s.host: s for s in map(parse.service, services.result())}
@@ -139,7 +144,7 @@ def read_topology(placement_client, nova_client, old=None):
                 hypervisors = proven_hypervisors(
                     providers, services,
                     known=old.hypervisors.values() if old else ())
-        owner_nova = frozenset(nova_owned.result())
+        tagged = _owner_traits({t: f.result() for t, f in holders.items()})
         sharing_providers = frozenset(sharing.result())
         return dict(
             providers=providers,
@@ -147,11 +152,21 @@ def read_topology(placement_client, nova_client, old=None):
             hypervisors=hypervisors,
             hypervisors_listed=listed,
             services=services,
-            owner_nova=owner_nova,
+            owner_traits=tagged,
             inventory_classes=_inventory_classes(
                 placement_client, providers, hypervisors,
-                owner_nova | sharing_providers, old),
+                set(tagged) | sharing_providers, old),
         )
+
+
+def _owner_traits(holders):
+    """``{provider uuid: its OWNER_* traits}`` from ``{trait: uuids of
+    the providers carrying it}``."""
+    tagged = {}
+    for trait, uuids in holders.items():
+        for uuid in uuids:
+            tagged.setdefault(uuid, set()).add(trait)
+    return {uuid: frozenset(traits) for uuid, traits in tagged.items()}
 
 
 def read_ports(network_client, servers=None):
@@ -246,8 +261,8 @@ def prove(topo, servers):
 def _inventory_classes(placement_client, providers, hypervisors, known,
                        old=None):
     """The resource classes of the roots Nova lists no compute node for
-    (and that are neither ``known`` Nova's nor sharing): whose they are
-    depends on them.  Few, so read one by one; ``old``'s kept while a
+    (and that are not ``known``: tagged with an ``OWNER_*`` trait, or
+    sharing): whose they are depends on them.  Few, so read one by one; ``old``'s kept while a
     provider's generation has not moved."""
     before = (old.inventory_classes or {}) if old is not None else {}
     wanted = [u for u, p in providers.items() if u == p.root_uuid and

@@ -225,10 +225,10 @@ def test_a_deleted_provider_comes_back_whole(placement, build):
 
 
 def test_ownership_reads_and_the_delete_refusal(placement, build):
-    """Against a real Placement: the OWNER_NOVA listing, the 400 an
-    unknown trait gets (what the fallback relies on), and a provider
-    delete that refuses a Neutron segment provider while it accepts a
-    tagged node."""
+    """Against a real Placement: the OWNER_* traits it knows, the
+    OWNER_NOVA listing, the 400 an unknown trait gets (what the fallback
+    relies on), and a provider delete that refuses a Neutron segment
+    provider while it accepts a tagged node."""
     from unittest import mock
 
     from orphan_dashboard.api import nova
@@ -236,16 +236,20 @@ def test_ownership_reads_and_the_delete_refusal(placement, build):
     node = build.provider('node')
     placement.put('/resource_providers/%s/traits' % node, microversion='1.6',
                   json={'resource_provider_generation': 1,
-                        'traits': [api.NOVA_TRAIT]})
+                        'traits': ['OWNER_NOVA']})
     segment = build.provider('segment')
     placement.put('/resource_providers/%s/inventories' % segment, json={
         'resource_provider_generation': 1,
         'inventories': {'IPV4_ADDRESS': {'total': 253}}})
     placement.put('/resource_providers/%s' % segment, microversion='1.14',
                   json={'name': 'Neutron segment id %s' % segment})
-    assert node in api.nova_owned_uuids(placement)
-    assert segment not in api.nova_owned_uuids(placement)
-    assert api.trait_exists(placement, api.NOVA_TRAIT)
+    owners = api.owner_traits(placement)
+    assert {'OWNER_CYBORG', 'OWNER_NOVA'} <= set(owners)
+    assert all(t.startswith('OWNER_') for t in owners)
+    assert node in api.trait_holders(placement, 'OWNER_NOVA')
+    assert segment not in api.trait_holders(placement, 'OWNER_NOVA')
+    assert api.trait_holders(placement, 'OWNER_CYBORG') == set()
+    assert api.trait_exists(placement, 'OWNER_NOVA')
     assert not api.trait_exists(placement, 'CUSTOM_NEVER_MADE')
     with pytest.raises(ks_exc.BadRequest):
         api.provider_list(placement, required='CUSTOM_NEVER_MADE')

@@ -15,12 +15,16 @@ holds Neutron's agent and NIC providers is decommissioned only with them
 ticked; the routed segment's provider reads as Neutron's and is offered
 no delete; Blazar's and a PCI device's children held by servers keep
 their verdicts, refuse a trim naming them, and Blazar's blocks a
-decommission naming Blazar.  Placement, Nova and Neutron are read back
-after each step."""
+decommission naming Blazar; Cyborg's GPU named as Nova names a PCI
+device blocks a decommission naming Cyborg.  Placement, Nova and Neutron
+are read back after each step."""
 
+import json
 import os
+import time
 
 from django.test.utils import override_settings
+from keystoneauth1 import exceptions as ks_exc
 import pytest
 
 pytest.importorskip('nova')
@@ -214,3 +218,95 @@ def test_blazar_and_pci_children_held_by_servers(sb, clients):
                'openstack reservation host delete host2' in b
                for b in said), said
     assert {blazar, pci} <= set(providers(clients))
+
+
+def delete_server(clients, uuid, timeout=60):
+    """Delete server ``uuid`` through Nova and wait until it is gone."""
+    clients.nova.delete('/servers/%s' % uuid)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            clients.nova.get('/servers/%s' % uuid)
+        except ks_exc.NotFound:
+            return
+        time.sleep(0.2)
+    raise TimeoutError('server %s is not deleted' % uuid)
+
+
+def cyborg_provider(clients, name, inventory, parent=None):
+    """A provider made through Placement's API as Cyborg makes its
+    devices: ``inventory``, tagged ``OWNER_CYBORG``."""
+    body = dict(name=name, **({'parent_provider_uuid': parent}
+                              if parent else {}))
+    made = clients.placement.post('/resource_providers', json=body,
+                                  microversion='1.20').json()
+    path = '/resource_providers/%s' % made['uuid']
+    stocked = clients.placement.put(path + '/inventories', json={
+        'resource_provider_generation': made['generation'],
+        'inventories': {rc: {'total': n} for rc, n in inventory.items()}},
+        microversion='1.20').json()
+    clients.placement.put(path + '/traits', json={
+        'resource_provider_generation':
+            stocked['resource_provider_generation'],
+        'traits': ['OWNER_CYBORG']}, microversion='1.20')
+    return made['uuid']
+
+
+@pytest.fixture(scope='module')
+def cyborg(sb, clients):
+    """Cyborg's GPU under host3, named as Nova names a PCI device, and a
+    root of Cyborg's with a compute node's classes."""
+    return dict(
+        gpu=cyborg_provider(clients, 'host3_0000:81:00.0', {'PGPU': 1},
+                            sb.config['hosts']['host3']),
+        root=cyborg_provider(clients, 'accel-node1', {
+            'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 100}))
+
+
+def test_cyborgs_providers_are_read_as_cyborgs(sb, clients, cyborg,
+                                               journal_dir):
+    """The sweep reads ``OWNER_CYBORG``: the PCI-named GPU and the
+    compute-shaped root are Cyborg's, the root offered no delete; the
+    GPU's name is refused as a decommission by itself."""
+    snapshot = collect.full_snapshot(clients.placement, clients.nova)
+    assert ownership.provider_owner(snapshot, cyborg['gpu']) == 'cyborg'
+    found = classify.audit(snapshot, min_age=0).provider(cyborg['root'])
+    assert found.owner == 'cyborg'
+    assert not found.orphaned_provider
+    refused = orphan_audit(sb, journal_dir, 'decommission',
+                           'host3_0000:81:00.0', '--min-age', '0', '--apply')
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert 'is a child provider of host3 (%s)' % sb.config['hosts'][
+        'host3'] in refused.stderr
+    assert {cyborg['gpu'], cyborg['root']} <= set(providers(clients))
+
+
+def test_a_dead_host_holding_cyborgs_gpu_keeps_it_until_ticked(
+        sb, clients, cyborg, journal_dir):
+    """host3 dies with Cyborg's GPU beside Neutron's agent and NIC:
+    ``decommission --json`` lists the GPU as Cyborg's blocker, and an
+    ``--apply`` ticking only Neutron's children writes nothing."""
+    host3, gpu = sb.config['hosts']['host3'], cyborg['gpu']
+    for server in clients.nova.get(
+            '/servers/detail?all_tenants=1&host=host3').json()['servers']:
+        delete_server(clients, server['id'])
+    kill(sb, clients, 'host3')
+    shown = orphan_audit(sb, journal_dir, 'decommission', 'host3',
+                         '--min-age', '0', '--json')
+    listed = json.loads(shown.stdout)
+    children = {c['uuid']: c for c in listed['foreign_children']}
+    assert gpu in children, listed['foreign_children']
+    assert children[gpu]['owner'] == 'cyborg'
+    assert "host3_0000:81:00.0 (%s) is Cyborg's" % gpu in \
+        children[gpu]['blocker']
+    assert children[gpu]['blocker'] in listed['blockers']
+
+    applied = orphan_audit(
+        sb, journal_dir, 'decommission', 'host3', '--min-age', '0',
+        '--apply', '--json', '--delete-foreign-child', AGENT % 'host3',
+        '--delete-foreign-child', NIC % 'host3')
+    assert applied.returncode == 1, applied.stdout + applied.stderr
+    assert json.loads(applied.stdout)['outcomes'][0]['status'] == 'skipped'
+    nic = sb.config['neutron']['nics']['host3']
+    assert {host3, gpu, nic} <= set(providers(clients))
+    assert services(clients, 'host3')

@@ -15,6 +15,8 @@
 import datetime
 import uuid as uuidlib
 
+from keystoneauth1 import exceptions as ks_exc
+
 from orphan_dashboard.audit import model as m
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.timezone.utc)
@@ -39,7 +41,9 @@ class Cloud:
         self.sharing = set()
         self.known = set()
         self.classes = {}
-        self.owner_nova = set()
+        self.owner_traits = {}
+        """``{provider uuid: {OWNER_* trait}}``: what Placement's fake
+        (:class:`Placement`) says each provider carries."""
         self.ports = None
         self.neutron = None
         self.candidates = {}
@@ -62,6 +66,10 @@ class Cloud:
         self.providers[rp] = m.Provider(rp, name, 1, rp)
         self.classes[rp] = tuple(classes)
         return rp
+
+    def tag(self, provider, trait='OWNER_NOVA'):
+        """``provider`` carries the ``OWNER_*`` trait ``trait``."""
+        self.owner_traits.setdefault(provider, set()).add(trait)
 
     def child(self, parent, name):
         rp = uid(name)
@@ -135,7 +143,87 @@ class Cloud:
             hypervisors=dict(self.hypervisors), services=dict(self.services),
             sharing_providers=frozenset(self.sharing),
             known_instances=frozenset(self.known), taken_at=NOW,
-            owner_nova=frozenset(self.owner_nova),
+            owner_traits={u: frozenset(t)
+                          for u, t in self.owner_traits.items()},
             inventory_classes=dict(self.classes),
             ports=None if self.ports is None else dict(self.ports),
             neutron=self.neutron, port_candidates=dict(self.candidates))
+
+
+class Placement:
+    """A keystoneauth adapter answering the reads of a sweep's topology
+    from ``cloud``, as Placement would: providers (filtered by one
+    ``required`` trait), the traits it knows (``name=startswith:``) and
+    each root's inventory.  ``asked`` keeps every (path, params)."""
+
+    def __init__(self, cloud):
+        self.cloud = cloud
+        self.asked = []
+
+    def _carrying(self, trait):
+        if trait == 'MISC_SHARES_VIA_AGGREGATE':
+            return self.cloud.sharing
+        known = set().union(*self.cloud.owner_traits.values()) | {
+            'OWNER_NOVA', 'OWNER_CYBORG'}
+        if trait not in known:
+            raise ks_exc.BadRequest('No such trait(s): %s' % trait)
+        return {u for u, t in self.cloud.owner_traits.items() if trait in t}
+
+    def get(self, path, microversion=None, params=None):
+        params = dict(params or {})
+        self.asked.append((path, dict(params)))
+        providers = self.cloud.providers
+        if path == '/resource_providers':
+            wanted = set(providers)
+            if 'required' in params:
+                wanted &= self._carrying(params.pop('required'))
+            assert not params, params
+            return _Answer(resource_providers=[{
+                'uuid': u, 'name': providers[u].name, 'generation':
+                providers[u].generation, 'root_provider_uuid':
+                providers[u].root_uuid, 'parent_provider_uuid':
+                providers[u].parent_uuid} for u in sorted(wanted)])
+        if path == '/traits':
+            prefix = params.pop('name')[len('startswith:'):]
+            assert not params, params
+            return _Answer(traits=sorted(
+                t for t in set().union(
+                    *self.cloud.owner_traits.values()) | {
+                    'OWNER_NOVA', 'OWNER_CYBORG'} if t.startswith(prefix)))
+        if path.startswith('/traits/'):
+            self._carrying(path[len('/traits/'):])
+            return _Answer()
+        uuid = path.split('/')[2]
+        return _Answer(inventories={rc: {'total': 1} for rc in
+                                    self.cloud.classes.get(uuid, ())})
+
+
+class _Answer:
+    def __init__(self, **body):
+        self.body = body
+
+    def json(self):
+        return self.body
+
+
+def read_topology(cloud):
+    """``(snapshot, placement)``: ``cloud``'s topology as a sweep reads it
+    through :class:`Placement` and Nova's listings, with no consumer."""
+    from unittest import mock
+
+    from orphan_dashboard.api import nova
+    from orphan_dashboard.reading import collect
+
+    placement = Placement(cloud)
+    hypervisors = [{'id': h.uuid, 'hypervisor_hostname': h.hostname,
+                    'state': h.state, 'service': {'host': h.host}}
+                   for h in cloud.hypervisors.values()]
+    services = [{'host': s.host, 'state': s.state, 'status': s.status,
+                 'forced_down': s.forced_down, 'id': s.uuid}
+                for s in cloud.services.values()]
+    with mock.patch.object(nova, 'hypervisor_list',
+                           return_value=hypervisors), \
+            mock.patch.object(nova, 'service_list', return_value=services):
+        topology = collect.read_topology(placement, None)
+    return m.Snapshot(consumers={}, servers={}, migrations={},
+                      **topology), placement

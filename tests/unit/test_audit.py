@@ -463,7 +463,7 @@ def test_full_listing_still_finds_orphaned_providers():
     cloud = Cloud()
     gone = uid('gone')
     cloud.providers[gone] = m.Provider(gone, 'gone', 1, gone)
-    cloud.owner_nova.add(gone)
+    cloud.tag(gone)
     report = classify.audit(cloud.snapshot())
     assert not report.down_cells
     assert report.provider(gone).orphaned_provider

@@ -268,6 +268,8 @@ def _cloud_with_a_down_cell(hypervisor_list):
                           return_value=providers),
         mock.patch.object(placement, 'sharing_provider_uuids',
                           return_value=[]),
+        mock.patch.object(placement, 'owner_traits',
+                          return_value=['OWNER_NOVA']),
         mock.patch.object(placement, 'provider_allocations',
                           return_value={}),
         mock.patch.object(placement, 'provider_inventories',
@@ -399,11 +401,9 @@ def test_a_refresh_that_finds_a_cell_down_reads_its_servers_as_partial():
 
 
 def test_ownership_is_read_cheaply_and_survives_an_older_os_traits():
-    """One ``required=OWNER_NOVA`` listing; inventories only of the roots
-    with no compute node and no trait; a 400 (no such trait) means no
-    provider is tagged, and the inventories decide."""
-    from keystoneauth1 import exceptions as ks_exc
-
+    """An os-traits with no ``OWNER_*`` trait: no provider listing by
+    trait, no provider tagged; the inventories of the roots with no
+    compute node decide, read only for those."""
     gone, segment, host1 = (cloud.uid('gone'), cloud.uid('segment'),
                             cloud.uid('host1'))
     child = cloud.uid('host1_pci')
@@ -418,8 +418,6 @@ def test_ownership_is_read_cheaply_and_survives_an_older_os_traits():
                    segment: {'IPV4_ADDRESS': {}}}
 
     def provider_list(client, **filters):
-        if filters.get('required') == 'OWNER_NOVA':
-            raise ks_exc.BadRequest('No such trait(s): OWNER_NOVA')
         if filters.get('required') == 'MISC_SHARES_VIA_AGGREGATE':
             return []
         assert not filters
@@ -427,8 +425,8 @@ def test_ownership_is_read_cheaply_and_survives_an_older_os_traits():
 
     with mock.patch.object(placement, 'provider_list',
                            side_effect=provider_list), \
-            mock.patch.object(placement, 'trait_exists',
-                              return_value=False), \
+            mock.patch.object(placement, 'owner_traits',
+                              return_value=[]), \
             mock.patch.object(placement, 'provider_inventories',
                               side_effect=lambda c, u: inventories[u]) \
             as read, \
@@ -438,7 +436,7 @@ def test_ownership_is_read_cheaply_and_survives_an_older_os_traits():
             mock.patch.object(nova, 'service_list', return_value=[{
                 'host': 'host1', 'state': 'up', 'id': 's1'}]):
         topology = collect.read_topology(None, None)
-    assert topology['owner_nova'] == frozenset()
+    assert topology['owner_traits'] == {}
     assert sorted(c.args[1] for c in read.call_args_list) == sorted(
         [gone, segment])
     assert topology['inventory_classes'] == {
@@ -464,5 +462,5 @@ def test_a_400_for_a_trait_placement_knows_is_asked_again():
     with mock.patch.object(placement, 'provider_list',
                            side_effect=provider_list), \
             mock.patch.object(placement, 'trait_exists', return_value=True):
-        assert placement.nova_owned_uuids(None) == {'n1'}
+        assert placement.trait_holders(None, 'OWNER_NOVA') == {'n1'}
     assert answers == []

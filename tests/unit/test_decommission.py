@@ -19,7 +19,9 @@ from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
 from tests.unit.cloud import Cloud
+from tests.unit.cloud import read_topology
 from tests.unit.cloud import uid
+from tests.unit.test_ownership import cyborg_host3
 
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 
@@ -156,7 +158,7 @@ def test_an_unconfirmed_provider_is_never_decommissioned():
     cloud = Cloud()
     unsure = uid('node9')
     cloud.providers[unsure] = m.Provider(unsure, 'node9', 1, unsure)
-    cloud.owner_nova.add(unsure)
+    cloud.tag(unsure)
     snapshot = cloud.snapshot()
     snapshot.hypervisors_listed = False
     [blocker] = decommission.plan(snapshot, 'node9', min_age=0).blockers()
@@ -390,3 +392,58 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
     service.assert_called_once()
     deleted = [c.args[2].provider for c in delete.call_args_list]
     assert deleted[0] == blazar
+
+
+def test_cyborgs_device_named_as_novas_pci_device_blocks_it():
+    """A Cyborg GPU ``host3_0000:81:00.0`` (``OWNER_CYBORG``) under dead
+    host3 is a foreign child, deleted only when ticked; Nova's tagged PCI
+    device beside it goes with the tree."""
+    cloud, rp = cyborg_host3()
+    snapshot, _placement = read_topology(cloud)
+    plan = decommission.plan(snapshot, 'host3', min_age=0)
+    assert plan.foreign_children == {rp['gpu']: 'cyborg'}
+    assert {rp['gpu'], rp['pci']} <= set(plan.providers)
+    (blocker,) = plan.blockers()
+    assert "host3_0000:81:00.0 (%s) is Cyborg's" % rp['gpu'] in str(blocker)
+    assert plan.blockers((), {rp['gpu']}) == []
+
+
+def test_a_child_providers_name_is_refused_not_its_hosts_tree():
+    """``decommission blazar_host1`` names Blazar's child, not host1: the
+    child is refused by itself, and host1's tree is not taken."""
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    blazar = cloud.child(H1, 'blazar_host1')
+    for name in ('blazar_host1', blazar):
+        plan = decommission.plan(cloud.snapshot(), name, min_age=0)
+        assert plan.roots == [] and plan.providers == [], name
+        assert plan.service is None and not plan.gone, name
+        (refusal,) = plan.refusals()
+        assert 'blazar_host1 (%s) is a child provider of host1 (%s)' % (
+            blazar, H1) in str(refusal), name
+        assert plan.blockers() == [refusal]
+
+
+def test_the_command_line_refuses_a_child_providers_name():
+    import argparse
+    from unittest import mock
+
+    from orphan_dashboard.operations import decommission as ops
+
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    cloud.child(H1, 'blazar_host1')
+    plan = decommission.plan(cloud.snapshot(), 'blazar_host1', min_age=0)
+    args = argparse.Namespace(
+        host='blazar_host1', delete_unknown=[], whole_service=False,
+        delete_foreign_child=[], apply=True, json=False, min_age=0)
+    err = io.StringIO()
+    with mock.patch.object(ops, 'preview', return_value=plan), \
+            mock.patch.object(ops, 'apply', return_value=[]) as apply, \
+            mock.patch.object(cli, 'setup_django'), \
+            mock.patch.object(cli.connect, 'journal_for_clients'), \
+            mock.patch('sys.stderr', err):
+        code = cli.cmd_decommission(args, None, io.StringIO())
+    apply.assert_not_called()
+    assert code == cli.ERROR
+    assert 'is a child provider of host1' in err.getvalue()

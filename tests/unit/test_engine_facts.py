@@ -57,7 +57,7 @@ def test_a_dead_host_is_read_from_the_fields_not_the_words():
         cloud.services['disabled'], status='disabled')
     gone = cloud.host('gone')
     del cloud.hypervisors[gone]
-    cloud.owner_nova.add(gone)
+    cloud.tag(gone)
     assert [_report(cloud, rp).dead for rp in (
         up, down, forced, disabled, gone)] == [False, True, True, True, True]
     assert _report(cloud, disabled).service_state == 'down (disabled)'

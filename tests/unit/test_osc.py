@@ -260,13 +260,14 @@ def decommission_plan(**fields):
     step = mock.Mock(consumer=GHOST, error=None, optional=False,
                      finding=finding(GHOST, HOST2, m.DELETED_INSTANCE),
                      plan=None)
-    values = dict(gone=False, foreign=False, servers=[], steps=[step],
+    values = dict(gone=False, foreign={}, servers=[], steps=[step],
                   deletes_service=False, providers=[HOST2], service=None,
                   keeps_service=False, name='host2',
                   names={HOST2: 'host2'})
     values.update(fields)
     plan = mock.Mock(**values)
     plan.blockers.return_value = []
+    plan.refusals.return_value = []
     plan.pick_children.return_value = (set(), set())
     return plan
 

@@ -18,6 +18,8 @@ from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 from tests.unit.cloud import Cloud
+from tests.unit.cloud import COMPUTE
+from tests.unit.cloud import read_topology
 from tests.unit.cloud import uid
 
 SEGMENT = 'Neutron segment id 8a6c1d2e-3f4b-4c5d-9e6f-7a8b9c0d1e2f'
@@ -57,7 +59,7 @@ def test_only_a_provably_nova_provider_is_orphaned():
 def test_the_owner_nova_trait_proves_it_whatever_the_inventory():
     cloud, rp = foreign_cloud()
     cloud.classes[rp['gone']] = ('CUSTOM_WHATEVER',)
-    cloud.owner_nova.add(rp['gone'])
+    cloud.tag(rp['gone'])
     report = classify.audit(cloud.snapshot())
     assert report.provider(rp['gone']).orphaned_provider
 
@@ -136,7 +138,7 @@ def children_cloud():
         device=cloud.child(host, 'fpga-7'),
         unnamed=cloud.child(host, 'something'),
         tagged=cloud.child(host, 'tagged'))
-    cloud.owner_nova.add(kids['tagged'])
+    cloud.tag(kids['tagged'])
     kids['web'] = cloud.server('web', 'host1')
     cloud.allocate(kids['web'], kids['device'], {'FPGA': 1})
     return cloud, kids
@@ -198,3 +200,54 @@ def test_a_tree_holding_another_services_child_is_not_offered_a_delete():
     assert report.provider(rp['gone']).foreign_children == (agent,)
     assert not report.provider(rp['gone']).orphaned_provider
     assert report.provider(rp['gone']).needs_attention
+
+
+def cyborg_host3():
+    """host3 dead, holding Cyborg's GPU named as Nova names a PCI device
+    (``OWNER_CYBORG``) beside Nova's own tagged PCI device, and Cyborg's
+    root tagged ``OWNER_CYBORG`` with a compute node's classes."""
+    cloud = Cloud()
+    host3 = cloud.host('host3', state='down', forced_down=True)
+    gpu = cloud.child(host3, 'host3_0000:81:00.0')
+    cloud.tag(gpu, 'OWNER_CYBORG')
+    pci = cloud.child(host3, 'host3_0000:82:00.0')
+    cloud.tag(pci, 'OWNER_NOVA')
+    accel = cloud.foreign('accel-node', COMPUTE)
+    cloud.tag(accel, 'OWNER_CYBORG')
+    return cloud, dict(host3=host3, gpu=gpu, pci=pci, accel=accel)
+
+
+def test_the_sweep_reads_every_owner_trait_and_a_foreign_one_wins():
+    """One ``GET /traits?name=startswith:OWNER_``, one ``required=``
+    listing per trait it names, no inventory of a tagged root: Cyborg's
+    PCI-named child and its compute-shaped root are Cyborg's."""
+    cloud, rp = cyborg_host3()
+    snapshot, placement = read_topology(cloud)
+    assert ownership.provider_owner(snapshot, rp['gpu']) == 'cyborg'
+    assert ownership.provider_owner(snapshot, rp['pci']) == 'nova'
+    assert ownership.root_owner(snapshot, rp['accel']) == 'cyborg'
+    assert ownership.child_owners(snapshot) == {rp['gpu']: 'cyborg'}
+    report = classify.audit(snapshot)
+    assert report.provider(rp['accel']).owner == 'cyborg'
+    assert not report.provider(rp['accel']).orphaned_provider
+    assert [a for a in placement.asked if a[0] == '/traits'] == [
+        ('/traits', {'name': 'startswith:OWNER_'})]
+    assert sorted(a[1]['required'] for a in placement.asked
+                  if a[1].get('required', '').startswith('OWNER_')) == [
+        'OWNER_CYBORG', 'OWNER_NOVA']
+    assert not [a for a in placement.asked if a[0].endswith('inventories')]
+
+
+def test_a_foreign_class_wins_over_a_nova_shaped_childs_name():
+    """Cyborg names its devices ``<host>_<PCI address>`` as Nova names a
+    PCI device in Placement: its classes tell them apart."""
+    cases = [
+        ('host3_0000:81:00.0', ('PGPU',), 'cyborg'),
+        ('host3_0000:81:00.0', ('FPGA',), 'cyborg'),
+        ('host3_0000:81:00.0', ('CUSTOM_ACCELERATOR_GPU',), 'cyborg'),
+        ('host3_0000:81:00.0', ('CUSTOM_PCI_10DE_1EB8',), 'nova'),
+        ('host3_0000:81:00.0', (), 'nova'),
+        ('host3_pci_0000_84_00_0', ('VGPU',), 'nova'),
+    ]
+    for name, classes, owner in cases:
+        assert ownership.child_owner(name, classes) == owner, (name, classes)

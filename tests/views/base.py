@@ -105,7 +105,8 @@ class Incidents:
         cloud.providers[GONE] = m.Provider(GONE, 'gone', 1, GONE)
         cloud.providers[GONE_BUSY] = m.Provider(GONE_BUSY, 'gone-busy', 1,
                                                 GONE_BUSY)
-        cloud.owner_nova |= {GONE, GONE_BUSY}   # Nova made them
+        for gone in (GONE, GONE_BUSY):
+            cloud.tag(gone)   # Nova made them
         self.dead = uid('dead')
         cloud.allocate(self.dead, GONE_BUSY)
         cloud.known.add(self.dead)
