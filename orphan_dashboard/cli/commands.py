@@ -311,6 +311,12 @@ def print_text(report, out, owners=None):
         print_partial(report, out)
     if reasons.neutron_unread(report):
         print(_('NOTE: %s') % text(reasons.neutron_unread(report)), file=out)
+    protected = sum(f.verdict == m.PROTECTED for f in report.findings)
+    if protected and not any(p.needs_attention for p in report.providers):
+        # Nothing listed is not nothing found: the panel shows these.
+        print(ngettext('no findings to repair; %(count)d protected',
+                       'no findings to repair; %(count)d protected',
+                       protected) % {'count': protected}, file=out)
     for p in report.providers:
         if not p.needs_attention:
             continue
