@@ -125,11 +125,29 @@ def children_first(providers, roots):
     cannot go)."""
     parents = {p.uuid: p.parent_uuid for p in providers
                if p.root_uuid in roots}
+    depths = depths_in(parents)
+    return sorted(parents, key=lambda u: (-depths[u], u))
 
-    def depth(uuid):
-        return 0 if not parents.get(uuid) else 1 + depth(parents[uuid])
 
-    return sorted(parents, key=lambda u: (-depth(u), u))
+def depths_in(parents):
+    """``{uuid: how many ancestors}`` for every key of ``parents``
+    (``{uuid: parent uuid or None}``), each chain walked once and without
+    recursion: a tree can be deeper than Python's stack.  A parent missing
+    from ``parents`` counts as an ancestor (the chain stops there); a
+    cycle is cut where it closes."""
+    depths = {}
+    for start in parents:
+        path, seen = [], set()
+        uuid = start
+        while uuid in parents and uuid not in depths and uuid not in seen:
+            seen.add(uuid)
+            path.append(uuid)
+            uuid = parents[uuid]
+        below = depths.get(uuid, 0)
+        for uuid in reversed(path):
+            below = below + 1 if parents[uuid] else 0
+            depths[uuid] = below
+    return depths
 
 
 def proven_hypervisors(providers, services, servers=(), known=()):

@@ -21,7 +21,8 @@ Exit codes follow ``nova-manage placement audit``: 0 nothing found, 3
 findings (or something to restore), 4 repairs applied; 1 on errors (one
 line, no traceback), 2 on bad arguments; 5 when ``report`` or ``apply``
 ran partially because Nova could not reach a cell (what it could see was
-audited and repaired; the JSON's ``skipped_cells`` says what was not).
+audited and repaired; the JSON's ``skipped_cells`` says what was not);
+141, silently, when its reader closed the pipe (``| head``).
 """
 
 import argparse
@@ -30,6 +31,7 @@ import json
 import logging
 import math
 import os
+import signal
 import sys
 import time
 
@@ -52,10 +54,15 @@ from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
 
 NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED, PARTIAL = 0, 1, 2, 3, 4, 5
+READER_GONE = 128 + signal.SIGPIPE
+"""The status a shell shows for ``git log | head``: the tool ended by
+SIGPIPE when its reader left, its output cut short (``pipefail`` sees it,
+a plain pipeline takes ``head``'s)."""
 EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
           '5 partial run (a cell is down: report and apply audited and '
           'repaired only what Nova could see, see "skipped_cells"), '
-          '1 error, 2 bad arguments')
+          '1 error, 2 bad arguments, 141 output cut short (its reader '
+          'closed the pipe)')
 COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission',
             'refresh', 'metrics', 'capacity')
 
@@ -304,6 +311,12 @@ def print_text(report, out, owners=None):
         print_partial(report, out)
     if reasons.neutron_unread(report):
         print(_('NOTE: %s') % text(reasons.neutron_unread(report)), file=out)
+    protected = sum(f.verdict == m.PROTECTED for f in report.findings)
+    if protected and not any(p.needs_attention for p in report.providers):
+        # Nothing listed is not nothing found: the panel shows these.
+        print(ngettext('no findings to repair; %(count)d protected',
+                       'no findings to repair; %(count)d protected',
+                       protected) % {'count': protected}, file=out)
     for p in report.providers:
         if not p.needs_attention:
             continue
@@ -1008,4 +1021,16 @@ def execute(args, out=sys.stdout):
 
 def main(argv=None):
     argv = normalize(sys.argv[1:] if argv is None else argv)
-    return execute(build_parser().parse_args(argv))
+    try:
+        code = execute(build_parser().parse_args(argv))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return reader_gone()
+    return code
+
+
+def reader_gone():
+    """End quietly when stdout's reader left (``| head``): what is still
+    buffered goes nowhere, so Python's own flush at exit cannot fail."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return READER_GONE

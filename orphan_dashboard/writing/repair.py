@@ -524,19 +524,26 @@ def _provider_restore_plan(placement_client, entry, restored):
 
 def _parents_first(entries):
     """Provider re-creations first, a parent before its children, then the
-    consumer restores in their order (they may need those providers)."""
-    depth = {}
+    consumer restores in their order (they may need those providers).  A
+    provider is placed under the first entry of its parent, if any."""
+    providers = [e for e in entries if e.kind == e.PROVIDER]
+    parents = {}
+    for entry in providers:
+        parents.setdefault(entry.provider, _journaled_parent(entry))
+    depths = topology.depths_in({uuid: parent if parent in parents else None
+                                 for uuid, parent in parents.items()})
 
     def level(entry):
-        parent = (entry.before or {}).get('parent_provider_uuid')
-        same = [e for e in entries if e.kind == e.PROVIDER and
-                e.provider == parent]
-        return 1 + level(same[0]) if same else 0
+        if entry.kind != entry.PROVIDER:
+            return len(entries)
+        parent = _journaled_parent(entry)
+        return 1 + depths[parent] if parent in parents else 0
 
-    for entry in entries:
-        depth[entry.id] = (level(entry) if entry.kind == entry.PROVIDER
-                           else len(entries))
-    return sorted(entries, key=lambda e: depth[e.id])
+    return sorted(entries, key=level)
+
+
+def _journaled_parent(entry):
+    return (entry.before or {}).get('parent_provider_uuid')
 
 
 def preview_restore(placement_client, entries, restorable,

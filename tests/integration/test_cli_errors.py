@@ -73,3 +73,20 @@ def test_a_textfile_that_cannot_be_written_is_one_line(tmp_path):
 @pytest.mark.parametrize('args', [['--min-age', 'soon'], ['--bogus']])
 def test_bad_arguments_exit_2(args):
     assert audit(*args).returncode == 2
+
+
+@pytest.mark.parametrize('output', ['--csv', '--json'])
+def test_a_reader_that_stops_early_ends_it_quietly(tmp_path, output):
+    """``orphan-audit history | head -1``: the reader is gone before the
+    first line, as ``head`` is after its lines; orphan-audit ends as
+    ``git log`` does, on SIGPIPE's status (128 + 13), saying nothing."""
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith('OS_') and k != 'DJANGO_SETTINGS_MODULE'}
+    clean['ORPHAN_AUDIT_JOURNAL_DIR'] = str(tmp_path)
+    listing = subprocess.Popen(
+        [sys.executable, '-m', 'orphan_dashboard.cli', 'history',
+         '--all-clouds', output], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=clean)
+    listing.stdout.close()
+    _out, said = listing.communicate(timeout=120)
+    assert (listing.returncode, said) == (141, '')

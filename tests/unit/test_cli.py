@@ -204,6 +204,26 @@ def test_a_whole_run_says_nothing_was_skipped():
     assert out['partial'] is False and out['skipped_cells'] is None
 
 
+def test_a_report_of_protected_rows_only_says_so_in_one_line():
+    """Nothing to repair is not nothing found: the panel lists them."""
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+
+    cloud = Cloud()
+    for name in ('resizing', 'resizing-too'):
+        server = cloud.server(name, 'host1', task_state='resize_migrating')
+        cloud.allocate(server, uid('host1'))
+        cloud.allocate(server, uid('host2'))
+    out = io.StringIO()
+    with mock.patch.object(collect, 'full_snapshot',
+                           return_value=cloud.snapshot()), \
+            mock.patch.object(cli.connect, 'for_cloud'), \
+            mock.patch.object(cli.connect, 'validate_token'):
+        assert cli.execute(parse('report'), out) == cli.NOTHING
+    # A row per server and provider, as the panel lists them.
+    assert out.getvalue() == 'no findings to repair; 4 protected\n'
+
+
 def test_decommission_of_one_node_keeps_its_service_unless_asked():
     """A node of an Ironic conductor: the preview names the other nodes
     and keeps the service; --whole-service takes it all, and --apply hands

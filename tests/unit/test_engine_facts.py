@@ -41,6 +41,17 @@ def test_children_first_is_one_order_for_every_caller():
         order
 
 
+def test_a_decommission_orders_a_deep_chain_without_recursing():
+    # Python's recursion limit is 1,000 frames: a chain deeper than that
+    # must still be ordered (the CLI's decommission printed a traceback).
+    cloud = Cloud()
+    chain = [H1]
+    for level in range(5000):
+        chain.append(cloud.child(chain[-1], 'host1:deep:%d' % level))
+    plan = decommission.plan(cloud.snapshot(), 'host1', min_age=0)
+    assert plan.providers == chain[::-1]
+
+
 # -- is the host dead --------------------------------------------------------
 
 def _report(cloud, root):

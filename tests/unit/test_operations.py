@@ -13,6 +13,7 @@
 """The application layer both front ends call: what it decides itself
 (the engine, the journal and the services are mocked or in memory)."""
 
+import types
 from unittest import mock
 
 import pytest
@@ -180,6 +181,28 @@ def test_restoring_providers_or_services_changes_providers():
     provider = mock.Mock(kind='provider', ALLOCATIONS='allocations')
     assert not restore.changes_providers([allocations])
     assert restore.changes_providers([allocations, provider])
+
+
+class _Journaled(types.SimpleNamespace):
+    PROVIDER, ALLOCATIONS = 'provider', 'allocations'
+
+
+def _provider_entry(entry_id, uuid, parent):
+    return _Journaled(id=entry_id, kind='provider', provider=uuid,
+                      before={'parent_provider_uuid': parent})
+
+
+def test_a_restore_recreates_a_deep_chain_of_providers_parents_first():
+    # Journaled deepest first, as a tree is deleted; one consumer among them.
+    chain = ['rp%d' % level for level in range(5000)]
+    providers = [_provider_entry(i, uuid, chain[i - 1] if i else None)
+                 for i, uuid in enumerate(chain)]
+    consumer = _Journaled(id=-1, kind='allocations', provider=chain[-1],
+                          before={chain[-1]: {'VCPU': 1}})
+    entries = providers[::-1][:10] + [consumer] + providers[::-1][10:]
+    ordered = repair._parents_first(entries)
+    assert [e.provider for e in ordered[:-1]] == chain
+    assert ordered[-1] is consumer
 
 
 def test_history_finds_providers_by_the_names_it_shows():

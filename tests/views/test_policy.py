@@ -45,6 +45,7 @@ from tests.views.base import MemberViewTests
 from tests.views.base import REPAIR
 from tests.views.base import RESTORE
 from tests.views.base import signed_rows
+from tests.views.base import uid
 from tests.views import test_decommission
 from tests.views import test_history
 from tests.views import test_index
@@ -169,6 +170,43 @@ NO_ALLOCATIONS = ADMIN_ONLY + '"placement:allocations:update": "!"\n'
 NO_PROVIDER_DELETE = (ADMIN_ONLY +
                       '"placement:resource_providers:delete": "!"\n')
 NO_SERVICE_DELETE = '"os_compute_api:os-services:delete": "!"\n'
+NO_PROVIDER_CREATE = (ADMIN_ONLY +
+                      '"placement:resource_providers:create": "!"\n')
+REFUSED_RESTORE_PROVIDERS = (
+    'You are not allowed to re-create resource providers (a restore '
+    'creates the provider and writes its inventories, traits and '
+    'aggregates): nothing was written.')
+
+
+def provider_and_consumer_entries():
+    """A decommission's journal: host9's provider deleted (entry 9) and
+    a consumer trimmed off it (entry 8)."""
+    host9 = uid('host9')
+    record = {'uuid': host9, 'name': 'host9', 'generation': 2,
+              'parent_provider_uuid': None, 'root_provider_uuid': host9,
+              'inventories': {'VCPU': {'total': 8}}, 'traits': [],
+              'aggregates': []}
+    gone = test_history.entry(
+        9, consumer='', kind=JournalEntry.PROVIDER, action=m.DELETE_PROVIDER,
+        subject=host9, provider=host9, touched=host9, before=record,
+        after=None)
+    trimmed = test_history.entry(8, provider=host9, touched=host9,
+                                 before={host9: {'VCPU': 1}})
+    return gone, trimmed
+
+
+def restore_rows(gone, trimmed):
+    """``{entry id: preview row}`` of those two entries."""
+    host9 = gone.provider
+    plan = m.Plan(m.RESTORE, trimmed.consumer, host9, m.MOVED, '', None,
+                  'p', 'u', {}, {host9: {'VCPU': 1}})
+    return {
+        gone.id: repair.Row(repair.Selection('', host9, m.RESTORE),
+                            plan=repair.ProviderPlan(
+                                m.RESTORE, host9, 'host9', None,
+                                gone.before)),
+        trimmed.id: repair.Row(repair.Selection(trimmed.consumer, host9,
+                                                m.RESTORE), plan=plan)}
 
 
 def with_policy(test, placement=ADMIN_ONLY, compute=None):
@@ -260,6 +298,57 @@ class WritePolicyTests(AdminViewTests):
                 self.client.post(RESTORE, {'rows': signed}), INDEX)
         self.mock_restore.assert_called_once_with(mock.ANY, [journaled],
                                                   {7: plan})
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'journal_entries',
+                                     'preview_restore', 'restore']})
+    def test_restoring_a_provider_needs_the_provider_rules(self):
+        """Restoring a provider entry creates the provider and writes its
+        inventories, traits and aggregates: a user allowed allocations
+        only is refused it, on the confirm too, and still restores
+        allocations."""
+        self.mock_report.return_value = Incidents().report
+        gone, trimmed = provider_and_consumer_entries()
+        journaled = {e.id: e for e in (gone, trimmed)}
+        self.mock_journal_entries.side_effect = (
+            lambda request, ids: [journaled[i] for i in ids])
+        rows = restore_rows(gone, trimmed)
+        self.mock_preview_restore.side_effect = (
+            lambda request, entries: [(e, rows[e.id]) for e in entries])
+        with with_policy(self):
+            signed = signed_rows(self.client.get(RESTORE, {'entry': [9, 8]}))
+        self.mock_preview_restore.reset_mock()
+        with with_policy(self, NO_PROVIDER_CREATE):
+            self.assert_refused(self.client.get(RESTORE, {'entry': [9, 8]}),
+                                REFUSED_RESTORE_PROVIDERS)
+            self.assert_refused(self.client.post(RESTORE, {'rows': signed}),
+                                REFUSED_RESTORE_PROVIDERS)
+            self.mock_preview_restore.assert_not_called()
+            self.mock_restore.assert_not_called()
+            self.assertEqual(0, self.journaled())
+            self.mock_restore.return_value = []
+            only_allocations = signed_rows(self.client.get(
+                RESTORE, {'entry': 8}))
+            self.assertRedirectsNoFollow(self.client.post(
+                RESTORE, {'rows': only_allocations}), INDEX)
+        self.assertEqual([], self.messages_seen.texts('error'))
+        self.mock_restore.assert_called_once_with(
+            mock.ANY, [trimmed], {8: rows[8].plan})
+
+    @helpers.create_mocks({service: ['report', 'history']})
+    def test_a_provider_restore_button_follows_the_provider_rules(self):
+        self.mock_report.return_value = Incidents().report
+        gone, trimmed = provider_and_consumer_entries()
+        self.mock_history.return_value = ([gone, trimmed], False, False, {
+            gone.subject: {9}, trimmed.subject: {8}})
+        with with_policy(self):
+            res = self.client.get(INDEX, test_history.HISTORY_TAB)
+        self.assertContains(res, RESTORE + '?entry=9')
+        self.assertContains(res, RESTORE + '?entry=8')
+        with with_policy(self, NO_PROVIDER_CREATE):
+            res = self.client.get(INDEX, test_history.HISTORY_TAB)
+        self.assertNotContains(res, RESTORE + '?entry=9')
+        self.assertContains(res, RESTORE + '?entry=8')
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'preview_provider_delete',

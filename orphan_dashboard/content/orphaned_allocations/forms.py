@@ -32,6 +32,7 @@ from horizon import messages
 
 from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import labels
+from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
 
 UUID_RE = re.compile(r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
@@ -42,6 +43,18 @@ HISTORY_TAB = 'orphaned_allocations__history'
 
 class BadSelection(ValueError):
     """A selection that did not come from our own pages."""
+
+
+class NotAllowed(BadSelection):
+    """A selection the policy does not let this user write."""
+
+
+def check_restore_allowed(request, entries):
+    """Raise :class:`NotAllowed` when the policy refuses this user the
+    restore of ``entries`` (:func:`policies.restore_rules`)."""
+    rules = policies.restore_rules(entries)
+    if not policies.allowed(request, rules):
+        raise NotAllowed(policies.REFUSED[rules])
 
 
 def parse_uuid(value):
@@ -245,6 +258,11 @@ class _SignedRowsForm(forms.SelfHandlingForm):
         except ObjectDoesNotExist:
             messages.error(request, _('No such journal entry.'))
             return False
+        except NotAllowed as exc:
+            # Refused as the view refuses a user its rules: back, nothing
+            # written.
+            messages.error(request, exc)
+            return True
         except Exception:
             exceptions.handle(request, self.failure)
             return False
@@ -278,6 +296,7 @@ class RestoreForm(_SignedRowsForm):
     def write(self, request, data):
         ids = [entry_id for entry_id, _plan in data['rows']]
         entries = service.journal_entries(request, ids)
+        check_restore_allowed(request, entries)
         return service.restore(request, entries, dict(data['rows']))
 
 

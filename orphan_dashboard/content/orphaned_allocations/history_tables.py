@@ -34,7 +34,8 @@ class RestoreRow(tables.LinkAction):
     policy_rules = policies.WRITE_ALLOCATIONS
 
     def allowed(self, request, datum=None):
-        return datum is not None and _restorable(datum)
+        return datum is not None and _restorable(datum) and \
+            policies.allowed(request, policies.restore_rules([datum]))
 
     def get_link_url(self, datum):
         return actions.panel_url('restore', self.table.request,
@@ -53,7 +54,7 @@ class RestoreBatch(tables.LinkAction):
     name = 'restore_batch'
     verbose_name = _('Restore decommission')
     classes = ('ajax-modal',)
-    policy_rules = policies.WRITE_ALLOCATIONS
+    policy_rules = policies.RESTORE_PROVIDERS
 
     def allowed(self, request, datum=None):
         return datum is not None and datum.kind == datum.SERVICE and \

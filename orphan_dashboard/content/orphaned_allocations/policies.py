@@ -27,6 +27,13 @@ registered in ``POLICY_FILES`` (see ``doc/source/install.md``)."""
 DECOMMISSION = DELETE_PROVIDERS + (
     ("compute", "os_compute_api:os-services:delete"),
     ("placement", "placement:allocations:update"))
+RESTORE_PROVIDERS = WRITE_ALLOCATIONS + (
+    ("placement", "placement:resource_providers:create"),
+    ("placement", "placement:resource_providers:inventories:update"),
+    ("placement", "placement:resource_providers:traits:update"),
+    ("placement", "placement:resource_providers:aggregates:update"))
+"""Restoring a deleted provider re-creates it with its inventories,
+traits and aggregates (then its consumers' allocations)."""
 
 REFUSED = {
     WRITE_ALLOCATIONS: _('You are not allowed to change allocations in '
@@ -36,8 +43,20 @@ REFUSED = {
     DECOMMISSION: _('You are not allowed to decommission hypervisors (it '
                     'changes allocations, deletes resource providers and '
                     'compute services): nothing was written.'),
+    RESTORE_PROVIDERS: _('You are not allowed to re-create resource '
+                         'providers (a restore creates the provider and '
+                         'writes its inventories, traits and aggregates): '
+                         'nothing was written.'),
 }
 """Why a view refused a user its rules."""
+
+
+def restore_rules(entries):
+    """The rules restoring the journal ``entries`` takes: the provider
+    rules as well when one of them is a provider's."""
+    if any(entry.kind == entry.PROVIDER for entry in entries):
+        return RESTORE_PROVIDERS
+    return WRITE_ALLOCATIONS
 
 
 def allowed(request, rules):

@@ -322,14 +322,15 @@ class RestoreView(_PreviewView):
             if not entries:
                 raise repair_forms.BadSelection(_('No such batch.'))
             repair_forms.check_count(len(entries))
-            return service.preview_restore(self.request, entries)
-        if not ids:
-            raise repair_forms.BadSelection(_('Nothing selected.'))
-        repair_forms.check_count(len(ids))
-        try:
-            entries = service.journal_entries(self.request, ids)
-        except ObjectDoesNotExist:
-            raise repair_forms.BadSelection(_('No such journal entry.'))
+        else:
+            if not ids:
+                raise repair_forms.BadSelection(_('Nothing selected.'))
+            repair_forms.check_count(len(ids))
+            try:
+                entries = service.journal_entries(self.request, ids)
+            except ObjectDoesNotExist:
+                raise repair_forms.BadSelection(_('No such journal entry.'))
+        repair_forms.check_restore_allowed(self.request, entries)
         return service.preview_restore(self.request, entries)
 
     def signed_plans(self):
