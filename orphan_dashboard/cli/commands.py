@@ -380,9 +380,10 @@ def print_rows(rows, out, names=None):
                 'error': text(row.error)}, file=out)
         for command in row.commands:
             print(_('plan: %s') % command, file=out)
-        if row.plan is not None and row.plan.kept:
+        kept = getattr(row.plan, 'kept', ())
+        if kept:
             print(_('kept as read, its row is protected: %s') % ', '.join(
-                names.get(p) or p for p in row.plan.kept), file=out)
+                names.get(p) or p for p in kept), file=out)
 
 
 def outcomes_json(outcomes, names=None):

@@ -134,7 +134,7 @@ def test_show_a_consumer_and_an_unknown_name(capsys):
 
 
 def preview_row(selection):
-    return repairs.repair.Row(selection, plan=mock.Mock(), notes=())
+    return repairs.repair.Row(selection, plan=mock.Mock(kept=[]), notes=())
 
 
 @pytest.fixture
