@@ -360,7 +360,8 @@ class Auditor:
     # -- per server: missing and wrong amounts ------------------------------
 
     def expected(self, server):
-        """Candidate flavor-derived needs, or None when they can't be known."""
+        """Candidate needs from its flavor and image, or None when they
+        cannot be known."""
         if server.flavor is None or server.flavor.extra_specs is None:
             return None
         try:
