@@ -684,6 +684,42 @@ class Stager:
         held.update(extra)
         self._put(server, held, current)
 
+    def stage_image_pinned(self):
+        """A server whose image pins its CPUs (``hw_cpu_policy=dedicated``)
+        holds PCPU where its flavor alone says VCPU.  Nova's fake driver
+        reports no PCPU, so host1's PCPU inventory and the allocation Nova
+        would have written for such a server are made through the
+        Placement API, generation-checked; the sandbox has no Glance
+        endpoint, so the image cannot be read and the PCPU is never
+        rewritten."""
+        if 'image_pinned' in self.manifest:
+            raise IncidentError('image_pinned is already staged')
+        s = self.boot('image-pinned-vm', 'sb-small', 'host1')
+        rp = self.rps['host1']
+        inventory = self.api.placement(
+            'GET', '/resource_providers/%s/inventories' % rp)
+        self.api.placement(
+            'PUT', '/resource_providers/%s/inventories' % rp, {
+                'resource_provider_generation':
+                    inventory['resource_provider_generation'],
+                'inventories': dict(inventory['inventories'],
+                                    PCPU={'total': 16})})
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        held = dict(current['allocations'][rp]['resources'])
+        held['PCPU'] = held.pop('VCPU')
+        self._put(s['id'], {rp: held}, current)
+        return self._finish(
+            'image_pinned',
+            'its allocation on host1 holds PCPU=%d where sb.small says '
+            'VCPU=%d, as Nova allocates for an image with '
+            'hw_cpu_policy=dedicated (written through the Placement API, '
+            'with a PCPU inventory on host1: the fake driver reports none).'
+            % (held['PCPU'], held['PCPU']),
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host1', 'protected')],
+            fault='PUT /allocations/<server> with PCPU for VCPU',
+            checks={'held': held})
+
     def stage_held_children(self):
         """Blazar's ``blazar_host2`` (``CUSTOM_RESERVATION_*``) and a
         PCI-in-Placement ``host2_0000:81:00.0`` (``CUSTOM_PCI_8086_1563``)

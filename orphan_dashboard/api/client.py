@@ -30,11 +30,11 @@ from orphan_dashboard.api import microversions as mv
 from orphan_dashboard import conf
 
 Clients = collections.namedtuple('Clients',
-                                 'placement nova identity network',
-                                 defaults=(None, None))
+                                 'placement nova identity network image',
+                                 defaults=(None, None, None))
 """Adapters; ``identity`` (Keystone's unversioned root) only serves names
-and may be None; ``network`` (Neutron) is None where the catalog has
-none."""
+and may be None; ``network`` (Neutron) and ``image`` (Glance) are None
+where the catalog has none."""
 
 USER_AGENT = 'orphan-dashboard'
 DEFAULT_TIMEOUT = conf.API_TIMEOUT.default
@@ -81,11 +81,12 @@ def _adapter(session, service_type, **kwargs):
 
 
 class Credentials(collections.namedtuple(
-        'Credentials', 'token placement compute identity verify network',
-        defaults=(None,))):
+        'Credentials',
+        'token placement compute identity verify network image',
+        defaults=(None, None))):
     """What acting as the Horizon user takes: the token, the endpoints of
-    Placement, Nova, Keystone and Neutron (None where the catalog has
-    none), and how to verify TLS.  Plain data, so a background sweep in a
+    Placement, Nova, Keystone, Neutron and Glance (None where the catalog
+    has none), and how to verify TLS.  Plain data, so a background sweep in a
     process of its own can be handed it."""
 
 
@@ -100,16 +101,18 @@ def credentials_for_request(request):
         verify = False
     elif settings.OPENSTACK_SSL_CACERT:
         verify = settings.OPENSTACK_SSL_CACERT
-    try:
-        network = base.url_for(request, 'network')
-    except exceptions.ServiceCatalogException:
-        network = None
+    optional = {}
+    for service_type in ('network', 'image'):
+        try:
+            optional[service_type] = base.url_for(request, service_type)
+        except exceptions.ServiceCatalogException:
+            optional[service_type] = None
     return Credentials(
         request.user.token.id, base.url_for(request, 'placement'),
         base.url_for(request, 'compute'),
         keystone_root(getattr(request.user, 'endpoint', None) or
                       settings.OPENSTACK_KEYSTONE_URL),
-        verify, network)
+        verify, **optional)
 
 
 def for_credentials(credentials, timeout):
@@ -121,7 +124,8 @@ def for_credentials(credentials, timeout):
         for service_type, url in (('placement', credentials.placement),
                                   ('compute', credentials.compute),
                                   ('identity', credentials.identity),
-                                  ('network', credentials.network))))
+                                  ('network', credentials.network),
+                                  ('image', credentials.image))))
 
 
 def for_request(request, timeout):
@@ -171,7 +175,8 @@ def for_session(session, region_name, interface, auth_url, timeout=None):
                    _adapter(session, 'identity', **dict(
                        kwargs, endpoint_override=keystone_root(auth_url)))
                    if auth_url else None,
-                   _adapter(session, 'network', **kwargs))
+                   _adapter(session, 'network', **kwargs),
+                   _adapter(session, 'image', **kwargs))
 
 
 def validate_token(clients):

@@ -31,6 +31,7 @@ from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_resources
+from orphan_dashboard.audit.reasons import image_unread
 from orphan_dashboard.audit.reasons import named
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit.reasons import verdict_name
@@ -366,7 +367,8 @@ class Auditor:
     # -- per server: missing and wrong amounts ------------------------------
 
     def expected(self, server):
-        """Candidate flavor-derived needs, or None when they can't be known."""
+        """Candidate needs from its flavor and image, or None when they
+        cannot be known."""
         if server.flavor is None or server.flavor.extra_specs is None:
             return None
         try:
@@ -408,6 +410,15 @@ class Auditor:
             judged = set(needs) | set(held.get(root, {}))
             if all(totals.get(rc, 0) == needs.get(rc, 0) for rc in judged):
                 return None
+        if any(heal.explained_by_image(server, totals, needs)
+               for needs in candidates):
+            return m.Finding(
+                server.uuid, root, m.PROTECTED,
+                why('protected.image_unread', held=format_resources(totals),
+                    flavor=server.flavor.name,
+                    needs=format_resources(candidates[0]),
+                    why=image_unread(server)),
+                held.get(root, {}), (), **self.describe(server.uuid))
         return m.Finding(
             server.uuid, root, m.WRONG_AMOUNT,
             why('wrong_amount', held=format_resources(totals),

@@ -10,12 +10,25 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What a server's flavor needs on its compute node.
+"""What a server's flavor and image need on its compute node.
 
-Mirrors ``nova.scheduler.utils.resources_from_flavor_and_bfv`` as
-``nova-manage placement heal_allocations`` uses it, so our heal writes what
-Nova itself would.  Image properties (e.g. an image's ``hw_cpu_policy``) are
-not visible through the API at the microversions we read and are not applied.
+Mirrors what Nova's scheduler asks Placement for
+(``nova.scheduler.utils.ResourceRequest.from_request_spec``): the flavor,
+its extra specs, and the image's properties as ``nova.virt.hardware``
+reads them.  An image's ``hw_cpu_policy`` (``dedicated``, or ``mixed``
+with the flavor's ``hw:cpu_dedicated_mask`` or a realtime mask, the
+image's ``hw_cpu_realtime_mask`` before the flavor's) turns VCPU into PCPU,
+the flavor's ``hw:emulator_threads_policy=isolate`` then adds one PCPU
+(Nova reads no image property for it), and ``hw_mem_encryption`` adds a
+``MEM_ENCRYPTION_CONTEXT``; where flavor and image disagree, Nova refuses
+the server, and so do we.  ``nova-manage placement heal_allocations``
+applies the flavor alone (``resources_from_flavor_and_bfv``): it would
+rewrite an image-pinned server's PCPU as VCPU, so we do not follow it
+there.
+
+The image's properties come from Glance while the image exists; where
+they could not be read, :func:`explained_by_image` tells the differences
+that one could explain, which are never rewritten.
 """
 
 import math
@@ -27,6 +40,10 @@ VCPU = 'VCPU'
 PCPU = 'PCPU'
 MEMORY_MB = 'MEMORY_MB'
 DISK_GB = 'DISK_GB'
+MEM_ENCRYPTION_CONTEXT = 'MEM_ENCRYPTION_CONTEXT'
+DEDICATED, MIXED, SHARED = 'dedicated', 'mixed', 'shared'
+_TRUE = ('1', 't', 'true', 'on', 'y', 'yes')
+"""What ``oslo_utils.strutils.bool_from_string`` calls true."""
 
 _RESOURCE_KEY = re.compile(r'^resources([1-9][0-9]*|_[a-zA-Z0-9_-]+)?:(.+)$')
 
@@ -53,24 +70,76 @@ def parse_cpu_spec(spec):
     return include - exclude
 
 
-def _pinned_cpus(flavor, specs):
-    """PCPU count of a ``mixed`` flavor (dedicated or realtime mask)."""
-    mask = specs.get('hw:cpu_dedicated_mask')
-    if not mask and specs.get('hw:cpu_realtime') in ('yes', 'true', 'True'):
-        mask = specs.get('hw:cpu_realtime_mask')
-    if not mask:
-        return 0
+def _true(value):
+    return str(value).strip().lower() in _TRUE
+
+
+def _conflict(key, flavor_value, image_value):
+    return CannotHeal(reasons.reason(
+        'cannot.image_conflict', flavor_key='hw:' + key,
+        flavor_value=flavor_value, image_key='hw_' + key,
+        image_value=image_value))
+
+
+def _cpu_policy(specs, image):
+    """``hardware.get_cpu_policy_constraint``: the flavor's policy wins;
+    an image asking for more pinning than the flavor allows is refused."""
+    flavor_policy = specs.get('hw:cpu_policy')
+    image_policy = image.get('hw_cpu_policy')
+    if flavor_policy == DEDICATED:
+        return flavor_policy
+    if (flavor_policy == MIXED and image_policy == DEDICATED) or (
+            flavor_policy == SHARED and image_policy in (DEDICATED, MIXED)):
+        raise _conflict('cpu_policy', flavor_policy, image_policy)
+    if flavor_policy in (MIXED, SHARED):
+        return flavor_policy
+    return image_policy if image_policy in (DEDICATED, MIXED, SHARED) \
+        else None
+
+
+def _masked(vcpus, mask):
     if mask.strip().startswith('^'):
-        return len(parse_cpu_spec('0-%d,%s' % (flavor.vcpus - 1, mask)))
-    return len(parse_cpu_spec(mask))
+        return parse_cpu_spec('0-%d,%s' % (vcpus - 1, mask))
+    return parse_cpu_spec(mask)
 
 
-def resources_from_flavor(flavor, volume_backed=False):
-    """Return ``{resource class: amount}`` for one server, zeros dropped.
+def _pinned_cpus(flavor, specs, image):
+    """PCPU count of a ``mixed`` server: the flavor's dedicated mask, else
+    its realtime CPUs (the image's mask before the flavor's)."""
+    mask = specs.get('hw:cpu_dedicated_mask')
+    if mask:
+        return len(_masked(flavor.vcpus, mask))
+    if not _true(specs.get('hw:cpu_realtime')):
+        return 0
+    mask = image.get('hw_cpu_realtime_mask') or specs.get(
+        'hw:cpu_realtime_mask')
+    return len(_masked(flavor.vcpus, mask)) if mask else flavor.vcpus
 
-    Raises :class:`CannotHeal` where ``heal_allocations`` refuses too.
+
+def _encrypted(specs, image):
+    """``hardware.get_mem_encryption_constraint``: either asks for it, and
+    neither says no where the other says yes."""
+    flavor_value = specs.get('hw:mem_encryption')
+    image_value = image.get('hw_mem_encryption')
+    flavor_wants = None if flavor_value is None else _true(flavor_value)
+    image_wants = None if image_value is None else _true(image_value)
+    if not flavor_wants and not image_wants:
+        return False
+    if None not in (flavor_wants, image_wants) and \
+            flavor_wants != image_wants:
+        raise _conflict('mem_encryption', flavor_value, image_value)
+    return True
+
+
+def resources_from_flavor(flavor, volume_backed=False, image=None):
+    """Return ``{resource class: amount}`` for one server, zeros dropped;
+    ``image`` is its image's properties (none: the flavor alone).
+
+    Raises :class:`CannotHeal` where ``heal_allocations`` refuses too, or
+    where Nova would have refused the flavor with that image.
     """
     specs = flavor.extra_specs or {}
+    image = image or {}
     if 'accel:device_profile' in specs:
         raise CannotHeal(reasons.reason('cannot.accelerator'))
     resources = {}
@@ -83,11 +152,11 @@ def resources_from_flavor(flavor, volume_backed=False):
             raise CannotHeal(reasons.reason('cannot.unsuffixed_vgpu'))
         resources[rc] = resources.get(rc, 0) + int(value)
 
-    policy = specs.get('hw:cpu_policy')
-    if policy in ('dedicated', 'mixed'):
+    policy = _cpu_policy(specs, image)
+    if policy in (DEDICATED, MIXED):
         pcpus = flavor.vcpus
-        if policy == 'mixed':
-            pcpus = _pinned_cpus(flavor, specs)
+        if policy == MIXED:
+            pcpus = _pinned_cpus(flavor, specs, image)
             resources.setdefault(VCPU, flavor.vcpus - pcpus)
         if specs.get('hw:emulator_threads_policy') == 'isolate':
             pcpus += 1
@@ -101,9 +170,56 @@ def resources_from_flavor(flavor, volume_backed=False):
         if not volume_backed:
             disk += flavor.disk
         resources[DISK_GB] = disk
-    if specs.get('hw:mem_encryption') in ('true', 'True', 'yes', '1'):
-        resources['MEM_ENCRYPTION_CONTEXT'] = 1
+    if _encrypted(specs, image):
+        resources[MEM_ENCRYPTION_CONTEXT] = 1
     return {rc: amount for rc, amount in resources.items() if amount}
+
+
+def _imaginable_images(flavor):
+    """Every image whose properties change what ``flavor`` needs: each
+    CPU policy, each realtime mask where the flavor enables realtime, each
+    with and without memory encryption."""
+    cpu = [{}, {'hw_cpu_policy': DEDICATED}, {'hw_cpu_policy': MIXED}]
+    if _true((flavor.extra_specs or {}).get('hw:cpu_realtime')):
+        cpu += [{'hw_cpu_policy': policy,
+                 'hw_cpu_realtime_mask': '0-%d' % (count - 1)}
+                for policy in (None, MIXED)
+                for count in range(1, flavor.vcpus + 1)]
+    for properties in cpu:
+        properties = {k: v for k, v in properties.items() if v}
+        yield properties
+        yield dict(properties, hw_mem_encryption='true')
+
+
+def _holds(held, needs):
+    """``held`` is ``needs`` in every class the flavor or the image could
+    ask for (what else a consumer holds, a port's bandwidth, is judged
+    elsewhere)."""
+    return all(held.get(rc, 0) == needs.get(rc, 0)
+               for rc in set(needs) | _IMAGE_CLASSES)
+
+
+_IMAGE_CLASSES = frozenset({VCPU, PCPU, MEMORY_MB, DISK_GB,
+                            MEM_ENCRYPTION_CONTEXT})
+
+
+def explained_by_image(server, held, needs):
+    """True where ``server``'s image could not be read and some image
+    Nova would accept with its flavor makes it need what it ``held`` (the
+    totals of one provider tree), which ``needs`` (its flavor's alone)
+    would rewrite: a pinned CPU, an emulator thread, memory encryption."""
+    if not server.image_unknown or _holds(held, needs):
+        return False
+    backed = volume_backed(server)
+    for image in _imaginable_images(server.flavor):
+        for backing in ((False, True) if backed is None else (backed,)):
+            try:
+                if _holds(held, resources_from_flavor(server.flavor,
+                                                      backing, image)):
+                    return True
+            except CannotHeal:
+                continue
+    return False
 
 
 def volume_backed(server):
@@ -123,7 +239,8 @@ def volume_backed(server):
 def expected_resources(server):
     """The candidates for what ``server`` needs: one, or two if ambiguous."""
     backed = volume_backed(server)
+    image = server.image_properties
     if backed is None:
-        return [resources_from_flavor(server.flavor, False),
-                resources_from_flavor(server.flavor, True)]
-    return [resources_from_flavor(server.flavor, backed)]
+        return [resources_from_flavor(server.flavor, False, image),
+                resources_from_flavor(server.flavor, True, image)]
+    return [resources_from_flavor(server.flavor, backed, image)]

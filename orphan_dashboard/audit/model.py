@@ -232,6 +232,19 @@ class Server:
     created: typing.Optional[str] = None
     image_ref: typing.Optional[str] = None
     volumes_attached: int = 0
+    image_properties: typing.Optional[dict] = None
+    """The ``hw_*`` properties of its image as Glance shows them, which
+    change what Nova allocates (:mod:`.heal`); None where the image was
+    not read (``image_fault`` says why)."""
+    image_fault: typing.Optional[str] = None
+    """Why its image could not be read (:data:`IMAGE_GONE`, ...); None
+    where it was, or nobody asked."""
+
+    @property
+    def image_unknown(self):
+        """Booted from an image whose properties we do not know: what Nova
+        allocated for it cannot be told from its flavor alone."""
+        return bool(self.image_ref) and self.image_properties is None
 
     @property
     def down_cell(self):
@@ -314,6 +327,13 @@ class Port:
             return dict(placed)
         return placed.get(self.id)
 
+
+IMAGE_GONE = 'gone'
+IMAGE_ABSENT = 'absent'
+IMAGE_DOWN = 'down'
+IMAGE_FORBIDDEN = 'forbidden'
+"""Why a server's image could not be read from Glance: deleted, no image
+service in the catalog, no answer, refused."""
 
 NEUTRON_READ = 'read'
 NEUTRON_ABSENT = 'absent'

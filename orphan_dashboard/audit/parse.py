@@ -57,6 +57,13 @@ def server(body):
             body.get('os-extended-volumes:volumes_attached') or []))
 
 
+def image_properties(body):
+    """The ``hw_*`` properties of a Glance image (``GET /v2/images/{id}``
+    shows them as top-level keys): what Nova reads of it."""
+    return {key: value for key, value in body.items()
+            if key.startswith('hw_')}
+
+
 def migration(body):
     return m.Migration(uuid=body['uuid'], instance_uuid=body['instance_uuid'],
                        status=body['status'],

@@ -138,6 +138,7 @@ def _healed(topology, server, before, root):
     needs = next((c for c in candidates
                   if c.get(heal.DISK_GB) == current.get(heal.DISK_GB)),
                  candidates[0])
+    _keeps_what_the_image_could_explain(topology, server, before, needs)
     after = {}
     shared = {}
     for provider, resources in before.items():
@@ -161,6 +162,26 @@ def _healed(topology, server, before, root):
     if root_needs:
         after[root] = root_needs
     return _rebuilt_ports(topology, server, after, root)
+
+
+def _keeps_what_the_image_could_explain(topology, server, before, needs):
+    """Refuse to rebuild from ``needs`` (what the flavor says) a tree
+    holding what the server's unread image could explain (a pinned CPU,
+    memory encryption): the rebuild would turn PCPU into VCPU."""
+    shared, trees = {}, {}
+    for provider, resources in before.items():
+        totals = shared if topology.is_sharing(provider) else \
+            trees.setdefault(topology.root(provider), {})
+        for rc, amount in resources.items():
+            totals[rc] = totals.get(rc, 0) + amount
+    for totals in trees.values():
+        held = {rc: totals.get(rc, 0) + shared.get(rc, 0)
+                for rc in set(totals) | set(shared)}
+        if heal.explained_by_image(server, held, needs):
+            raise CannotRepair(why(
+                'cannot.image_unread', server=server.uuid,
+                held=format_resources(held), needs=format_resources(needs),
+                why=reasons.image_unread(server)))
 
 
 def _keeps_what_cannot_be_rebuilt(topology, server, before, after):

@@ -436,6 +436,27 @@ MESSAGES = {
     # What a repair that makes room acts on (audit/capacity.py).
     'capacity.server': N_('server %(server)s'),
     'capacity.migration': N_('migration %(migration)s of server %(server)s'),
+
+    # What the image of a server says of its needs (audit/heal.py).
+    'cannot.image_conflict': N_(
+        "its flavor's %(flavor_key)s=%(flavor_value)s conflicts with its "
+        "image's %(image_key)s=%(image_value)s: Nova would refuse it, so "
+        'what it needs cannot be computed'),
+    'image.unread': N_('its image %(image)s was not read'),
+    'image.gone': N_('its image %(image)s is deleted'),
+    'image.absent': N_('the catalog has no image service'),
+    'image.down': N_('the image service did not answer'),
+    'image.forbidden': N_('the image service refused to show image '
+                          '%(image)s'),
+    'protected.image_unread': N_(
+        'holds %(held)s here where its flavor %(flavor)s alone needs '
+        "%(needs)s; its image's properties (CPU pinning, memory "
+        'encryption) could explain the difference, but %(why)s: never '
+        'rewritten'),
+    'cannot.image_unread': N_(
+        'server %(server)s holds %(held)s, which properties of its image '
+        'could explain where its flavor alone needs %(needs)s, but '
+        '%(why)s: it is not rewritten'),
 }
 
 
@@ -537,6 +558,20 @@ def neutron_unread(report):
             m.NEUTRON_DOWN: reason('neutron.down'),
             m.NEUTRON_FORBIDDEN: reason('neutron.forbidden')}.get(
                 getattr(report, 'neutron', None))
+
+
+def image_unread(server):
+    """Why ``server``'s image properties are not known, as a clause."""
+    fault, image = server.image_fault, server.image_ref
+    if fault == m.IMAGE_GONE:
+        return reason('image.gone', image=image)
+    if fault == m.IMAGE_ABSENT:
+        return reason('image.absent')
+    if fault == m.IMAGE_DOWN:
+        return reason('image.down')
+    if fault == m.IMAGE_FORBIDDEN:
+        return reason('image.forbidden', image=image)
+    return reason('image.unread', image=image)
 
 
 def render(value, gettext=_english):

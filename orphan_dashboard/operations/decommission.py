@@ -36,7 +36,8 @@ def preview(clients, name, min_age, whole_service=False, **hints):
     now; ``hints`` (``instance_hints``) come from a snapshot shown."""
     return teardown.preview(clients.placement, clients.nova, name,
                             min_age=min_age, whole_service=whole_service,
-                            network_client=clients.network, **hints)
+                            network_client=clients.network,
+                            image_client=clients.image, **hints)
 
 
 def apply(clients, journal_, name, plans, chosen, min_age, instance_hints=(),
@@ -47,7 +48,8 @@ def apply(clients, journal_, name, plans, chosen, min_age, instance_hints=(),
     return teardown.apply(clients.placement, clients.nova, journal_, name,
                           plans, chosen, min_age=min_age,
                           instance_hints=instance_hints, bound=bound,
-                          children=children, network_client=clients.network)
+                          children=children, network_client=clients.network,
+                          image_client=clients.image)
 
 
 def close_names(clients, cloud, name):

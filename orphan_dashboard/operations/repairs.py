@@ -54,14 +54,16 @@ def preview(clients, selections_, min_age, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection."""
     return repair.preview(clients.placement, clients.nova, selections_,
                           min_age=min_age, instance_hints=instance_hints,
-                          network_client=clients.network)
+                          network_client=clients.network,
+                          image_client=clients.image)
 
 
 def apply(clients, journal, plans, min_age, instance_hints=()):
     """Re-verify, journal and write each confirmed plan; an outcome each."""
     return repair.apply(clients.placement, clients.nova, journal, plans,
                         min_age=min_age, instance_hints=instance_hints,
-                        network_client=clients.network)
+                        network_client=clients.network,
+                        image_client=clients.image)
 
 
 def apply_previewed(clients, journal, rows, min_age, instance_hints=()):

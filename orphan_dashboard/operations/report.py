@@ -34,7 +34,8 @@ def read(clients, concurrency, progress=collect.NO_PROGRESS):
         return collect.full_snapshot(clients.placement, clients.nova,
                                      concurrency=concurrency,
                                      progress=progress,
-                                     network_client=clients.network)
+                                     network_client=clients.network,
+                                     image_client=clients.image)
     finally:
         progress.close()
 

@@ -27,7 +27,8 @@ def preview(clients, entries, restorable_):
     rows = repair.preview_restore(clients.placement, entries, restorable_,
                                   clients.network)
     notes, servers = repair.restore_notes(clients.placement, clients.nova,
-                                          entries, clients.network)
+                                          entries, clients.network,
+                                          clients.image)
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
         row.server = servers.get(entry.consumer)

@@ -17,12 +17,14 @@ narrow re-read of a few consumers that every repair does at submit time.
 """
 
 import concurrent.futures
+import dataclasses
 import datetime
 import logging
 import threading
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import glance
 from orphan_dashboard.api import keystone
 from orphan_dashboard.api import neutron
 from orphan_dashboard.api import nova
@@ -193,6 +195,48 @@ def read_ports(network_client, servers=None):
         return dict(ports=None, neutron=m.NEUTRON_DOWN)
     return dict(ports={p.id: p for p in map(parse.port, bodies)},
                 neutron=m.NEUTRON_READ)
+
+
+def read_images(image_client, servers, concurrency=DEFAULT_CONCURRENCY,
+                known=None):
+    """``servers`` (``{uuid: Server}``) with their images' properties,
+    each image read once, ``concurrency`` at a time (``known``: ``{image
+    id: properties}`` read before, not read again); where an image cannot
+    be read, why (deleted, no image service in the catalog, refused, no
+    answer).  Never raises: what an image could explain is then never
+    rewritten, the rest of the audit goes on."""
+    found = dict(known or {})
+    wanted = sorted({s.image_ref for s in servers.values()
+                     if s.image_ref and not s.down_cell} - set(found))
+
+    def read(image_id):
+        if image_client is None:
+            return m.IMAGE_ABSENT
+        try:
+            body = glance.image_get(image_client, image_id)
+        except (ks_exc.EndpointNotFound, ks_exc.EmptyCatalog):
+            return m.IMAGE_ABSENT
+        except (ks_exc.Forbidden, ks_exc.Unauthorized) as exc:
+            LOG.warning('Glance refused to show image %s (%s)', image_id,
+                        exc)
+            return m.IMAGE_FORBIDDEN
+        except Exception as exc:
+            LOG.warning('Glance could not be read (%s)', exc)
+            return m.IMAGE_DOWN
+        return m.IMAGE_GONE if body is None else \
+            parse.image_properties(body)
+
+    faults = {}
+    for image_id, got in _map(read, wanted, concurrency).items():
+        if isinstance(got, dict):
+            found[image_id] = got
+        else:
+            faults[image_id] = got
+    return {uuid: dataclasses.replace(
+        server, image_properties=found.get(server.image_ref),
+        image_fault=faults.get(server.image_ref))
+        if server.image_ref and not server.down_cell else server
+        for uuid, server in servers.items()}
 
 
 def read_port_candidates(placement_client, snapshot,
@@ -373,7 +417,7 @@ def _listed(progress, kind, then=None):
 
 def full_snapshot(placement_client, nova_client,
                   concurrency=DEFAULT_CONCURRENCY, progress=NO_PROGRESS,
-                  previous=None, network_client=None):
+                  previous=None, network_client=None, image_client=None):
     """Everything, once: the input of the index page and ``orphan-audit``.
     ``previous`` (an older snapshot) only sizes the progress report."""
     taken_at = _now()
@@ -394,8 +438,9 @@ def full_snapshot(placement_client, nova_client,
         allocations = _provider_reads(placement_client,
                                       topo['providers'], concurrency,
                                       progress)
-        servers = {s.uuid: s for s in map(parse.server,
-                                          server_list.result())}
+        servers = read_images(image_client, {
+            s.uuid: s for s in map(parse.server, server_list.result())},
+            concurrency)
         servers.update(_down_cell_servers(nova_client, topo))
         snapshot = m.Snapshot(
             consumers=parse.consumers_from_providers(allocations),
@@ -505,7 +550,8 @@ def _moved(old_providers, providers):
 
 def refresh_snapshot(placement_client, nova_client, old,
                      concurrency=DEFAULT_CONCURRENCY, touched=(),
-                     progress=NO_PROGRESS, network_client=None):
+                     progress=NO_PROGRESS, network_client=None,
+                     image_client=None):
     """Bring ``old`` up to date reading only what changed since.
 
     Nova answers ``changes-since`` for servers (deleted ones included) and
@@ -552,6 +598,14 @@ def refresh_snapshot(placement_client, nova_client, old,
                 servers.pop(body['id'], None)
             else:
                 servers[body['id']] = parse.server(body)
+        servers.update(read_images(image_client, {
+            u: s for u, s in servers.items()
+            if s is not old.servers.get(u) or (
+                s.image_unknown and s.image_fault != m.IMAGE_GONE)},
+            concurrency, known={
+                s.image_ref: s.image_properties
+                for s in old.servers.values()
+                if s.image_properties is not None}))
         servers.update(_down_cell_servers(nova_client, topo))
         migrations = dict(old.migrations)
         migrations.update((g.uuid, g) for g in map(
@@ -607,7 +661,7 @@ def snapshot(placement_client, nova_client, cached=None,
              full_sweep_interval=conf.FULL_SWEEP.default,
              concurrency=DEFAULT_CONCURRENCY,
              touched=(), progress=NO_PROGRESS, full=False,
-             network_client=None):
+             network_client=None, image_client=None):
     """A full sweep (when asked, due, or ``cached`` is partial: a down
     cell's servers show in no refresh), or a refresh of ``cached``;
     ``touched`` are the consumers written since ``cached`` was taken."""
@@ -617,15 +671,18 @@ def snapshot(placement_client, nova_client, cached=None,
             full_sweep_interval:
         return full_snapshot(placement_client, nova_client, concurrency,
                              progress, previous=cached,
-                             network_client=network_client)
+                             network_client=network_client,
+                             image_client=image_client)
     return refresh_snapshot(placement_client, nova_client, cached,
                             concurrency, touched, progress,
-                            network_client=network_client)
+                            network_client=network_client,
+                            image_client=image_client)
 
 
 def consumer_snapshot(placement_client, nova_client, consumer_uuids,
                       instance_hints=(), providers=(), topology=None,
-                      concurrency=DEFAULT_CONCURRENCY, network_client=None):
+                      concurrency=DEFAULT_CONCURRENCY, network_client=None,
+                      image_client=None):
     """Just these consumers, read now, for a preview or a submit.
 
     What each consumer is comes from Nova, never from the request: a server
@@ -637,7 +694,8 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
     migrations are read too.  Where a provider's host is unknown (no
     compute node left), every migration is read, as a sweep does.
     ``topology`` is :func:`read_topology`'s, if the caller just read it.
-    The servers' ports that request resources are read from Neutron.
+    The servers' ports that request resources are read from Neutron, their
+    images from Glance.
     """
     taken_at = _now()
     uuids = sorted(set(consumer_uuids))
@@ -646,8 +704,9 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
             placement_client, nova_client))
         found = _map(lambda u: nova.server_get(nova_client, u), uuids,
                      concurrency)
-        servers = {u: parse.server(b) for u, b in found.items()
-                   if b is not None}
+        servers = read_images(image_client, {
+            u: parse.server(b) for u, b in found.items() if b is not None},
+            concurrency)
         snapshot = m.Snapshot(
             consumers={}, servers=servers, migrations={}, taken_at=taken_at,
             **prove(dict(read.result()), servers.values()))

@@ -344,6 +344,7 @@ def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
             clients.placement, clients.nova, cached=old, full=full,
             full_sweep_interval=full_sweep_interval, concurrency=concurrency,
             touched=touched, network_client=clients.network,
+            image_client=clients.image,
             progress=collect.Tee(shown, progress))
     finally:
         shown.close()

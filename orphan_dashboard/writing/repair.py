@@ -165,15 +165,16 @@ def instance_hints(findings, selections):
 
 
 def _read(placement_client, nova_client, consumers, instance_hints,
-          network_client):
+          network_client, image_client):
     return collect.consumer_snapshot(placement_client, nova_client,
                                      consumers, instance_hints,
-                                     network_client=network_client)
+                                     network_client=network_client,
+                                     image_client=image_client)
 
 
 def preview(placement_client, nova_client, selections,
             min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
-            network_client=None):
+            network_client=None, image_client=None):
     """Plans for ``selections`` from a fresh read, with per-row errors.
 
     ``instance_hints``: servers whose migrations to read as well, from the
@@ -181,7 +182,7 @@ def preview(placement_client, nova_client, selections,
     """
     snapshot = _read(placement_client, nova_client,
                      [s.consumer for s in selections], instance_hints,
-                     network_client)
+                     network_client, image_client)
     return _plan_rows(snapshot, selections, min_age)
 
 
@@ -204,7 +205,7 @@ def _differs(fresh, confirmed, names):
 
 def apply(placement_client, nova_client, journal, confirmed,
           min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
-          network_client=None):
+          network_client=None, image_client=None):
     """Re-read, re-plan and write each confirmed plan; an outcome per row.
 
     A row is written only if its fresh plan is the confirmed one.  If the
@@ -214,7 +215,7 @@ def apply(placement_client, nova_client, journal, confirmed,
     selections = [selection_of(p) for p in confirmed]
     snapshot = _read(placement_client, nova_client,
                      [s.consumer for s in selections], instance_hints,
-                     network_client)
+                     network_client, image_client)
     rows = _plan_rows(snapshot, selections, min_age)
     names = {uuid: p.name for uuid, p in snapshot.providers.items()}
     outcomes = []
@@ -564,7 +565,7 @@ def preview_restore(placement_client, entries, restorable,
 
 
 def restore_notes(placement_client, nova_client, entries,
-                  network_client=None):
+                  network_client=None, image_client=None):
     """``({entry id: notes}, {consumer: server name})``: the notes
     (:func:`audit.restore.notes`) of the consumer entries and the names
     of their servers, from a fresh read of Nova and Placement."""
@@ -575,7 +576,7 @@ def restore_notes(placement_client, nova_client, entries,
         snapshot = collect.consumer_snapshot(
             placement_client, nova_client, [e.consumer for e in consumers],
             providers={p for e in consumers for p in e.before},
-            network_client=network_client)
+            network_client=network_client, image_client=image_client)
     except ks_exc.ClientException as exc:
         unknown = (restore_rules.unreadable(str(exc)),)
         return {e.id: unknown for e in consumers}, {}

@@ -155,3 +155,28 @@ def test_a_protected_migration_consumer_keeps_its_owner(cloud, tmp_path):
     cold = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
                         '--json')
     assert owners(findings_of(cold, consumer)) == {want}, 'cold, at last'
+
+
+def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path):
+    """A server holding PCPU as Nova allocates for a dedicated image,
+    whose image the sandbox (no Glance endpoint) cannot show: protected,
+    saying why, and ``apply`` does not rewrite it as VCPU."""
+    clients = cloud.clients()
+    staged = cloud.control('POST', '/incidents/image_pinned')
+    server = staged['servers'][0]['uuid']
+    host1 = staged['expected'][0]['provider']
+    before = held(clients, server)
+    assert before == {host1: staged['checks']['held']}
+    report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                          '--json')
+    (found,) = findings_of(report, server)
+    assert (found['verdict'], found['actions'], found['reason_code']) == (
+        m.PROTECTED, [], 'protected.image_unread'), found
+    assert 'the catalog has no image service' in found['reason'], found
+
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                          '--provider', host1, '--json')
+    assert result.returncode in (0, 4), result.stdout + result.stderr
+    assert server not in {o['consumer'] for o in json.loads(
+        result.stdout)['outcomes']}
+    assert held(clients, server) == before

@@ -21,6 +21,7 @@ from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import glance
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
@@ -464,3 +465,100 @@ def test_a_400_for_a_trait_placement_knows_is_asked_again():
             mock.patch.object(placement, 'trait_exists', return_value=True):
         assert placement.trait_holders(None, 'OWNER_NOVA') == {'n1'}
     assert answers == []
+
+
+def _image_reads(answers):
+    """``glance.image_get`` answering ``answers`` (``{image: body or
+    exception}``), and the images it was asked for."""
+    asked = []
+
+    def image_get(client, image_id):
+        asked.append(image_id)
+        answer = answers[image_id]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return asked, mock.patch.object(glance, 'image_get', image_get)
+
+
+def test_each_image_is_read_once_and_an_unreadable_one_says_why():
+    c = cloud.Cloud()
+    answers = {
+        'pinned': {'id': 'pinned', 'hw_cpu_policy': 'dedicated',
+                   'os_distro': 'ubuntu'},
+        'deleted': None,
+        'private': ks_exc.Forbidden(),
+        'slow': ks_exc.ConnectTimeout(),
+    }
+    for name, image in [('a', 'pinned'), ('b', 'pinned'), ('c', 'deleted'),
+                        ('d', 'private'), ('e', 'slow'), ('bfv', '')]:
+        c.server(name, 'host1', image=image)
+    asked, patch = _image_reads(answers)
+    with patch:
+        servers = collect.read_images('glance', c.snapshot().servers, 2)
+    assert sorted(asked) == ['deleted', 'pinned', 'private', 'slow']
+    by_name = {s.name: s for s in servers.values()}
+    assert by_name['a'].image_properties == {'hw_cpu_policy': 'dedicated'}
+    assert by_name['b'].image_properties == by_name['a'].image_properties
+    assert {n: (by_name[n].image_properties, by_name[n].image_fault)
+            for n in ('c', 'd', 'e', 'bfv')} == {
+        'c': (None, m.IMAGE_GONE), 'd': (None, m.IMAGE_FORBIDDEN),
+        'e': (None, m.IMAGE_DOWN), 'bfv': (None, None)}
+    assert not by_name['bfv'].image_unknown
+
+
+def test_no_image_service_reads_nothing_and_says_so():
+    c = cloud.Cloud()
+    vm = c.server('vm', 'host1', image='pinned')
+    asked, patch = _image_reads({'pinned': ks_exc.EndpointNotFound()})
+    with patch:
+        without = collect.read_images(None, c.snapshot().servers)
+        absent = collect.read_images('glance', c.snapshot().servers)
+    assert asked == ['pinned']
+    assert without[vm].image_fault == absent[vm].image_fault == \
+        m.IMAGE_ABSENT
+
+
+def test_a_refresh_reads_only_the_images_it_does_not_know():
+    c = cloud.Cloud()
+    known = c.server('known', 'host1', image='old',
+                     image_properties={'hw_cpu_policy': 'dedicated'})
+    c.server('unread', 'host1', image='flaky', image_fault=m.IMAGE_DOWN)
+    c.server('deleted', 'host1', image='gone', image_fault=m.IMAGE_GONE)
+    old = c.snapshot()
+    changed = c.server('changed', 'host1', image='old')
+    new = c.server('new', 'host2', image='fresh')
+    bodies = {s: {'id': s, 'name': s, 'status': 'ACTIVE',
+                  'OS-EXT-SRV-ATTR:host': 'host1',
+                  'OS-EXT-SRV-ATTR:hypervisor_hostname': 'host1',
+                  'image': {'id': image}, 'flavor': {
+                      'vcpus': 1, 'ram': 512, 'disk': 1,
+                      'extra_specs': {}}}
+              for s, image in ((changed, 'old'), (new, 'fresh'))}
+    asked, patch = _image_reads({'fresh': {'hw_mem_encryption': 'true'},
+                                 'flaky': {}})
+    with patch, mock.patch.object(
+            nova, 'server_list', return_value=list(bodies.values())), \
+            mock.patch.object(nova, 'migration_list', return_value=[]), \
+            mock.patch.object(collect, 'read_topology', return_value=dict(
+                providers=old.providers, hypervisors=old.hypervisors,
+                services=old.services,
+                sharing_providers=old.sharing_providers)), \
+            mock.patch.object(collect, 'read_inventories', return_value={}), \
+            mock.patch.object(placement, 'consumer_allocations',
+                              return_value={'allocations': {}}), \
+            mock.patch.object(placement, 'incomplete_usages',
+                              return_value=False), \
+            mock.patch.object(collect, '_bring_up_to_date',
+                              return_value={}):
+        snapshot = collect.refresh_snapshot('placement', 'nova', old,
+                                            image_client='glance')
+    assert sorted(asked) == ['flaky', 'fresh']
+    servers = snapshot.servers
+    assert servers[known] is old.servers[known]
+    assert servers[changed].image_properties == {'hw_cpu_policy':
+                                                 'dedicated'}
+    assert servers[new].image_properties == {'hw_mem_encryption': 'true'}
+    assert servers[cloud.uid('unread')].image_properties == {}
+    assert servers[cloud.uid('deleted')].image_fault == m.IMAGE_GONE

@@ -20,6 +20,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import CannotRepair
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit.plan import recommended
+from orphan_dashboard.audit.plan import target
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -252,3 +253,143 @@ def test_refusals_are_in_words(setup, action, message):
     provider = H1 if setup == 'ok' else H3
     with pytest.raises(CannotRepair, match=message):
         _plan(cloud, vm, provider, action)
+
+
+# -- what the image adds (Nova's ResourceRequest.from_request_spec) ----------
+
+DEDICATED = {'hw_cpu_policy': 'dedicated'}
+SMALL_NEEDS = {'MEMORY_MB': 2048, 'DISK_GB': 20}
+
+
+@pytest.mark.parametrize('fl,image,expected', [
+    (flavor(), DEDICATED, {'PCPU': 2, **SMALL_NEEDS}),
+    (flavor(**{'hw:emulator_threads_policy': 'isolate'}), DEDICATED,
+     {'PCPU': 3, **SMALL_NEEDS}),
+    (flavor(vcpus=4, **{'hw:cpu_dedicated_mask': '^0'}),
+     {'hw_cpu_policy': 'mixed'}, {'VCPU': 1, 'PCPU': 3, **SMALL_NEEDS}),
+    (flavor(vcpus=4, **{'hw:cpu_realtime': 'yes',
+                        'hw:cpu_realtime_mask': '^0'}),
+     {'hw_cpu_policy': 'mixed', 'hw_cpu_realtime_mask': '^0-1'},
+     {'VCPU': 2, 'PCPU': 2, **SMALL_NEEDS}),
+    (flavor(), {'hw_mem_encryption': 'True'},
+     {'VCPU': 2, 'MEM_ENCRYPTION_CONTEXT': 1, **SMALL_NEEDS}),
+    # The flavor's dedicated policy wins over an image's shared one.
+    (flavor(**{'hw:cpu_policy': 'dedicated'}), {'hw_cpu_policy': 'shared'},
+     {'PCPU': 2, **SMALL_NEEDS}),
+    # Nova reads the emulator threads policy from the flavor only.
+    (flavor(), {'hw_emulator_threads_policy': 'isolate', **DEDICATED},
+     {'PCPU': 2, **SMALL_NEEDS}),
+    # The thread policy only asks for a trait.
+    (flavor(), {'hw_cpu_thread_policy': 'require'},
+     {'VCPU': 2, **SMALL_NEEDS}),
+])
+def test_image_properties_change_what_nova_allocates(fl, image, expected):
+    assert heal.resources_from_flavor(fl, False, image) == expected
+
+
+@pytest.mark.parametrize('specs,image', [
+    ({'hw:cpu_policy': 'shared'}, DEDICATED),
+    ({'hw:cpu_policy': 'mixed', 'hw:cpu_dedicated_mask': '^0'}, DEDICATED),
+    ({'hw:mem_encryption': 'false'}, {'hw_mem_encryption': 'true'}),
+])
+def test_a_flavor_and_image_nova_would_refuse_are_not_healed(specs, image):
+    with pytest.raises(heal.CannotHeal, match='conflicts with its image'):
+        heal.resources_from_flavor(flavor(**specs), False, image)
+
+
+ISOLATE = {'hw:emulator_threads_policy': 'isolate'}
+HELD = {'MEMORY_MB': 2048, 'DISK_GB': 20}
+
+
+def _pinned(image_properties=None, held=None, fl=None, **server):
+    """A server on host1 holding ``held`` (a dedicated image's PCPU where
+    not given) under ``fl`` (:func:`flavor` where not given)."""
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1', flavor=fl or flavor(),
+                      image_properties=image_properties, **server)
+    cloud.allocate(vm, H1, held or {'PCPU': 2, **HELD})
+    return cloud, vm
+
+
+def test_a_server_pinned_by_its_image_holds_what_nova_allocated():
+    cloud, vm = _pinned(DEDICATED)
+    auditor = classify.Auditor(cloud.snapshot())
+    assert auditor.finding(vm, H1).verdict == m.OK
+
+
+def test_a_read_image_that_pins_nothing_lets_the_pcpu_be_rewritten():
+    cloud, vm = _pinned({})
+    auditor = classify.Auditor(cloud.snapshot())
+    assert auditor.finding(vm, H1).actions == (m.DELETE_AND_HEAL,)
+    assert auditor.plan(vm, H1, m.DELETE_AND_HEAL).after == {
+        H1: {'VCPU': 2, **HELD}}
+
+
+@pytest.mark.parametrize('specs,held', [
+    ({}, {'PCPU': 2}),                                  # dedicated
+    (ISOLATE, {'PCPU': 3}),                             # + emulator thread
+    ({'hw:cpu_dedicated_mask': '^0'}, {'VCPU': 1, 'PCPU': 1}),  # mixed
+    ({'hw:cpu_realtime': 'yes', **ISOLATE},             # realtime mask
+     {'VCPU': 1, 'PCPU': 2}),
+    ({}, {'VCPU': 2, 'MEM_ENCRYPTION_CONTEXT': 1}),     # encrypted
+    (ISOLATE, {'PCPU': 3, 'MEM_ENCRYPTION_CONTEXT': 1}),  # both
+])
+@pytest.mark.parametrize('fault', [m.IMAGE_GONE, m.IMAGE_ABSENT,
+                                   m.IMAGE_FORBIDDEN, m.IMAGE_DOWN, None])
+def test_what_an_unread_image_could_explain_is_never_rewritten(specs, held,
+                                                               fault):
+    cloud, vm = _pinned(held={**held, **HELD}, fl=flavor(**specs),
+                        image_fault=fault)
+    snapshot = cloud.snapshot()
+    auditor = classify.Auditor(snapshot)
+    finding = auditor.finding(vm, H1)
+    assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
+    assert finding.reason.code == 'protected.image_unread'
+    assert 'its image' in str(finding.reason)
+    assert recommended([finding]) == []
+    for action in (m.DELETE_AND_HEAL, m.HEAL):
+        with pytest.raises(CannotRepair, match='image') as refused:
+            target(snapshot, auditor.topology, vm, action)
+        assert refused.value.reason.code == 'cannot.image_unread'
+
+
+def test_an_unread_image_of_a_moved_server_keeps_its_pcpu_from_a_rewrite():
+    """Left on host3 only, holding PCPU: a delete and heal would write
+    VCPU on host1."""
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1', flavor=flavor())
+    cloud.allocate(vm, H3, {'PCPU': 2, **HELD})
+    snapshot = cloud.snapshot()
+    auditor = classify.Auditor(snapshot)
+    assert auditor.finding(vm, H3).actions == ()
+    with pytest.raises(CannotRepair) as refused:
+        target(snapshot, auditor.topology, vm, m.DELETE_AND_HEAL)
+    assert refused.value.reason.code == 'cannot.image_unread'
+
+
+@pytest.mark.parametrize('held', [
+    {'VCPU': 4, **HELD},                                # more CPUs
+    {'PCPU': 3, **HELD},                # an emulator thread not asked for
+    {'VCPU': 1, 'PCPU': 1, **HELD},             # mixed with no mask
+    {'VCPU': 2, 'MEMORY_MB': 4096, 'DISK_GB': 20},      # more memory
+    {'PCPU': 2, 'MEMORY_MB': 4096, 'DISK_GB': 20},      # pinned, more memory
+    {'VCPU': 2, 'MEM_ENCRYPTION_CONTEXT': 2, **HELD},
+])
+def test_what_no_image_explains_is_repaired_though_the_image_is_unread(held):
+    cloud, vm = _pinned(held=held, image_fault=m.IMAGE_ABSENT)
+    auditor = classify.Auditor(cloud.snapshot())
+    finding = auditor.finding(vm, H1)
+    assert (finding.verdict, finding.actions) == (m.WRONG_AMOUNT,
+                                                  (m.DELETE_AND_HEAL,))
+    assert auditor.plan(vm, H1, m.DELETE_AND_HEAL).after == {
+        H1: {'VCPU': 2, **HELD}}
+
+
+def test_a_server_booted_from_a_volume_is_judged_by_its_flavor_alone():
+    cloud, vm = _pinned(held={'PCPU': 2, 'MEMORY_MB': 2048}, image='')
+    auditor = classify.Auditor(cloud.snapshot())
+    finding = auditor.finding(vm, H1)
+    assert (finding.verdict, finding.actions) == (m.WRONG_AMOUNT,
+                                                  (m.DELETE_AND_HEAL,))
+    assert auditor.plan(vm, H1, m.DELETE_AND_HEAL).after == {
+        H1: {'VCPU': 2, 'MEMORY_MB': 2048}}

@@ -66,7 +66,8 @@ def test_the_audit_reads_now_and_closes_its_progress():
         found = report.audit(CLIENTS, 0, 3, progress)
     validate.assert_called_once_with(CLIENTS)
     assert read.call_args.kwargs == {'concurrency': 3, 'progress': progress,
-                                     'network_client': None}
+                                     'network_client': None,
+                                     'image_client': None}
     progress.close.assert_called_once_with()
     assert {p.provider.name for p in found.providers} == {
         'host1', 'host2', 'host3'}
@@ -154,7 +155,7 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
                                            [planned, refused], 60, ['vm'])
     apply.assert_called_once_with('placement', 'nova', 'journal', ['plan'],
                                   min_age=60, instance_hints=['vm'],
-                                  network_client=None)
+                                  network_client=None, image_client=None)
     assert outcomes == [done, repair.Outcome(refused.selection,
                                              repair.SKIPPED, 'gone')]
 
@@ -295,12 +296,14 @@ def test_the_bar_is_filled_to_what_its_text_says():
 
 def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
     """Its trims rebuild a QoS server's NIC share and rebind its ports
-    like any repair's: Neutron is handed on in the preview and at
-    submit."""
-    clients = client.Clients('placement', 'nova', None, 'network')
+    like any repair's, and judge its servers' needs with their images:
+    Neutron and Glance are handed on in the preview and at submit."""
+    clients = client.Clients('placement', 'nova', None, 'network', 'image')
     with mock.patch.object(teardown, 'preview') as preview:
         decommission.preview(clients, 'host1', 0)
     assert preview.call_args.kwargs['network_client'] == 'network'
+    assert preview.call_args.kwargs['image_client'] == 'image'
     with mock.patch.object(teardown, 'apply') as apply:
         decommission.apply(clients, 'journal', 'host1', [], (), 0)
     assert apply.call_args.kwargs['network_client'] == 'network'
+    assert apply.call_args.kwargs['image_client'] == 'image'
