@@ -11,8 +11,9 @@
 # under the License.
 
 """A write that gives ports a new provider: Neutron's bindings first,
-then Placement, the bindings put back when Placement does not take it
-(the end-to-end twin, on a real Neutron and Placement, is
+then Placement, the bindings put back when Placement refuses it; an
+answer that is not a refusal (a timeout, a 5xx) is read back first (the
+end-to-end twin, on a real Neutron and Placement, is
 ``tests/e2e/test_ports.py``)."""
 
 import dataclasses
@@ -204,6 +205,24 @@ def test_placement_holding_something_else_leaves_the_binding_written():
         message
     assert journal.finish.call_args[0][1] == entry.FAILED
     assert journal.finish.call_args[1]['new_generation'] is None
+
+
+def test_placement_unreadable_after_a_timeout_leaves_the_binding_written():
+    class Gone(Recorder):
+        def get(self, path, **kwargs):
+            if path.startswith('/allocations/'):
+                raise ks_exc.ConnectFailure('placement is down')
+            return super().get(path, **kwargs)
+
+    client = Gone(fail={('placement', '/allocations/vm'):
+                        ks_exc.ConnectTimeout()})
+    outcome, journal, entry = _write(client)
+    assert len(client.calls) == 2
+    message = str(outcome.message)
+    assert outcome.status == repair.FAILED
+    assert 'could not be read back' in message, message
+    assert 'was left as written' in message, message
+    assert journal.finish.call_args[0][1] == entry.FAILED
 
 
 def test_neutron_failing_after_writing_the_binding_puts_it_back():
