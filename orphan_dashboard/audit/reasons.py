@@ -299,6 +299,16 @@ MESSAGES = {
         "Neutron refused to write port %(port)s's binding (%(detail)s), so "
         "nothing was written (Neutron's default policy allows "
         'binding:profile writes to the service role only)'),
+    'write.binding_failed': N_(
+        "Neutron failed on port %(port)s's binding (%(detail)s), so "
+        'Placement was not written'),
+    'write.binding_now': N_(
+        'it now names %(allocation)s, neither what it named nor what this '
+        'change writes'),
+    'write.bindings_left': N_(
+        '%(outcome)s; the binding of port %(ports)s was left as written in '
+        'Neutron: if Placement does not hold its share, put it back with '
+        '%(commands)s'),
     'write.rolled_back': N_(
         '%(outcome)s; the binding of port %(ports)s was put back in '
         'Neutron'),
@@ -388,6 +398,15 @@ MESSAGES = {
     # What became of a repair or a decommission, in the shell's words.
     'write.done': N_('done'),
     'write.failed': N_('Placement failed: %(detail)s'),
+    'write.done_unanswered': N_(
+        'done: Placement answered with an error (%(detail)s), but read back, '
+        'the consumer holds what this change writes'),
+    'write.failed_other': N_(
+        'Placement failed (%(detail)s), and the consumer now holds %(now)s: '
+        'neither what it held nor what this change writes; review it again'),
+    'write.failed_unread': N_(
+        'Placement failed (%(detail)s), and the consumer could not be read '
+        'back: it may hold what this change writes; review it again'),
     'write.repaired_by_other': N_(
         'consumer already repaired by another row of this batch'),
     'write.halted_journal': N_(

@@ -25,6 +25,7 @@ whatever happens to the rows around it.
 
 import dataclasses
 import logging
+import operator
 import shlex
 import typing
 
@@ -54,6 +55,10 @@ LOG = logging.getLogger(__name__)
 DONE = 'done'
 SKIPPED = 'skipped'
 FAILED = 'failed'
+
+BEFORE = 'before'
+AFTER = 'after'
+"""Where a write that got no clear answer left its subject, read back."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,37 +262,85 @@ def write(placement_client, journal, plan, restores=None,
         lambda: _consumer_now(placement_client, plan.consumer))
 
 
-class BindingRefused(Exception):
-    """Neutron refused a port's binding before Placement was written; the
-    bindings written before it were put back (``bindings``: those written
-    and those Neutron would not take back, as :func:`_with_bindings`
-    reads them)."""
+class BindingError(Exception):
+    """Neutron did not take a port's binding, so Placement was not
+    written; the bindings written before it, and this one if read back
+    written, were put back (``bindings``: those written and those Neutron
+    would not take back, as :func:`_with_bindings` reads them).
+    ``refused``: a definite refusal (:func:`_refused`), which wrote
+    nothing; otherwise Neutron failed with no clear answer."""
 
-    def __init__(self, reason, written=None, failed=None):
+    def __init__(self, reason, written=None, failed=None, refused=True):
         super().__init__(str(reason))
         self.reason = reason
         self.bindings = (written or {}, failed or {})
+        self.refused = refused
+
+
+def _refused(exc):
+    """The error is a definite refusal (a 4xx, or no endpoint to send
+    to): nothing was written.  A timeout, a lost connection or a 5xx do
+    not say whether the write was applied; only reading it back does
+    (:func:`_landed`)."""
+    if isinstance(exc, ks_exc.CatalogException):
+        return True
+    return isinstance(exc, ks_exc.HttpError) and \
+        400 <= (exc.http_status or 0) < 500
+
+
+def _landed(now, before, after, holds=operator.eq):
+    """Where a write with no clear answer left its subject, read back as
+    ``now`` (None: it could not be read): :data:`AFTER`, :data:`BEFORE`,
+    or None when it holds something else or cannot be told."""
+    if now is None:
+        return None
+    if holds(now, after):
+        return AFTER
+    if holds(now, before):
+        return BEFORE
+    return None
 
 
 def _send(placement_client, network_client, plan):
     """The plan's port bindings to Neutron first, then the allocations to
-    Placement, as ``heal_allocations`` orders them; if Placement does not
-    take them, the bindings are put back and Placement's error goes on,
-    carrying what became of them (:func:`_with_bindings`)."""
+    Placement, as ``heal_allocations`` orders them.  If Placement does not
+    take them, its error goes on carrying where the consumer stands
+    (``landed``, :func:`_consumer_landed`): the bindings are put back only
+    while it holds the plan's before (``bindings``), else left as written
+    (``left``), as :func:`_with_bindings` tells."""
     written = _write_bindings(network_client, plan)
     try:
         placement.put_allocations(
             placement_client, plan.consumer, plan.after, plan.generation,
             plan.project_id, plan.user_id)
     except Exception as exc:
-        exc.bindings = (written, _put_back(network_client, plan, written))
+        exc.landed = _consumer_landed(placement_client, plan, exc)
+        if exc.landed[0] == BEFORE:
+            exc.bindings = (written, _put_back(network_client, plan,
+                                               written))
+        else:
+            exc.left = written
         raise
+
+
+def _consumer_landed(placement_client, plan, exc):
+    """``(where, consumer read back or None)`` after Placement's error
+    ``exc``: a refusal left the plan's before without a read."""
+    if _refused(exc):
+        return BEFORE, None
+    found = _consumer_now(placement_client, plan.consumer)
+    before = (plan.before, plan.before_project or plan.project_id,
+              plan.before_user or plan.user_id)
+    after = (plan.after, plan.project_id, plan.user_id)
+    return _landed(found, before, after, lambda consumer, side: _holds(
+        consumer, *side)), found
 
 
 def _write_bindings(network_client, plan):
     """Write each port's binding ``after``, compare-and-swap on the
-    revision the plan read; ``{port: revision after}``.  On a refusal the
-    ones written are put back and :class:`BindingRefused` says why."""
+    revision the plan read; ``{port: revision after}``.  When Neutron does
+    not take one, the ones written (that one too, read back written) are
+    put back and :class:`BindingError` says why."""
     written = {}
     for port, change in sorted(plan.ports.items()):
         try:
@@ -296,15 +349,43 @@ def _write_bindings(network_client, plan):
             answer = neutron.update_binding_profile(
                 network_client, port, change['after'], change['revision'])
         except ks_exc.ClientException as exc:
-            failed = _put_back(network_client, plan, written)
+            refused = _refused(exc)
+            unknown = {} if refused else _binding_landed(
+                network_client, plan, port, written)
+            failed = dict(unknown, **_put_back(network_client, plan,
+                                               written))
             if isinstance(exc, ks_exc.PreconditionFailed):
                 reason = why('write.binding_changed', port=port)
-            else:
+            elif refused:
                 reason = why('write.binding_refused', port=port,
                              detail=neutron.error_detail(exc))
-            raise BindingRefused(reason, written, failed)
+            else:
+                reason = why('write.binding_failed', port=port,
+                             detail=neutron.error_detail(exc))
+            raise BindingError(reason, written, failed, refused)
         written[port] = answer.get('revision_number')
     return written
+
+
+def _binding_landed(network_client, plan, port, written):
+    """Read back a binding write Neutron gave no clear answer to: written,
+    it joins ``written`` at its new revision (to be put back); ``{port:
+    why not}`` when it cannot be read or names something else."""
+    change = plan.ports[port]
+    try:
+        body = neutron.port_get(network_client, port)
+    except ks_exc.ClientException as exc:
+        return {port: neutron.error_detail(exc)}
+    if body is None:
+        return {}
+    profile = dict(body.get('binding:profile') or {})
+    where = _landed(profile, change['before'], change['after'])
+    if where == AFTER:
+        written[port] = body.get('revision_number')
+    elif where is None:
+        return {port: why('write.binding_now', allocation=str(
+            profile.get('allocation') or '-'))}
+    return {}
 
 
 def _put_back(network_client, plan, written):
@@ -325,8 +406,16 @@ def _put_back(network_client, plan, written):
 def _with_bindings(exc, plan, status, message):
     """``(status, message)`` of a write Placement did not take, told what
     became of the bindings written before it: put back, or a failure with
-    the command that puts them back."""
+    the command that puts them back, or left as written where Placement
+    may hold their share."""
     written, failed = getattr(exc, 'bindings', ({}, {}))
+    left = sorted(getattr(exc, 'left', None) or ())
+    if left:
+        return FAILED, why('write.bindings_left', outcome=message,
+                           ports=', '.join(left),
+                           commands=' ; '.join(binding_command(
+                               port, plan.ports[port]['before'])
+                               for port in left))
     for port, detail in sorted(failed.items()):
         return FAILED, why('write.rollback_failed', outcome=message,
                            port=port, detail=detail,
@@ -366,16 +455,19 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
               now=None):
     """``begin`` a journal entry, ``send`` the write, record the outcome.
 
-    Placement's refusal (409) skips the row, in words; any other error
-    fails it.  A write the journal could not record first is not sent;
-    one whose outcome it could not record stays ``pending`` in the
-    journal, and the outcome says to look there.  ``now`` (a consumer
-    write's) re-reads the consumer after an error: a conflict with a
-    consumer already holding exactly the plan's after is our own identical
-    write that won (its entry says it all, this one is dropped), and an
-    error answer leaving the consumer as it was records that nothing
-    changed, so that entry never stands in the way of a restore.  The
-    journal's own errors are logged, never shown.
+    Placement's refusal (409) and Neutron's (a 4xx) skip the row, in
+    words; any other error fails it.  A write the journal could not
+    record first is not sent; one whose outcome it could not record stays
+    ``pending`` in the journal, and the outcome says to look there.
+    ``now`` (a consumer write's) re-reads the consumer after a conflict:
+    one already holding exactly the plan's after is our own identical
+    write that won (its entry says it all, this one is dropped).  After
+    any other error of Placement, the consumer as :func:`_send` read it
+    back says what is true: holding the plan's after, the write is done;
+    holding its before after an error answer, nothing changed, so that
+    entry never stands in the way of a restore (nor does a binding Neutron
+    gave no clear answer to, once put back); anything else fails, saying
+    what it holds.  The journal's own errors are logged, never shown.
     """
     selection = selection_of(plan)
     try:
@@ -386,12 +478,18 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
                        reasons.reason('write.journal_before'), plan)
     try:
         send()
-    except BindingRefused as exc:
-        LOG.warning('Neutron refused journal entry %s: %s', entry.id, exc)
-        status, refused = _with_bindings(exc, plan, SKIPPED, exc.reason)
+    except BindingError as exc:
+        LOG.warning('Neutron did not take journal entry %s: %s', entry.id,
+                    exc)
+        status, message = _with_bindings(
+            exc, plan, SKIPPED if exc.refused else FAILED, exc.reason)
+        unchanged = None
+        if not exc.refused and not exc.bindings[1]:
+            unchanged = plan.generation
         return _finish(journal, entry, entry.REFUSED if status == SKIPPED
                        else entry.FAILED, Outcome(
-                           selection, status, refused, plan), str(refused))
+                           selection, status, message, plan), str(message),
+                       new_generation=unchanged)
     except ks_exc.Conflict as exc:
         detail, code = placement.error_detail(exc)
         LOG.warning('Placement refused journal entry %s: %s', entry.id,
@@ -412,13 +510,26 @@ def journaled(journal, plan, begin, send, read_back=lambda: None,
                            selection, status, refused, plan), str(refused))
     except ks_exc.ClientException as exc:
         detail, _code = placement.error_detail(exc)
-        status, message = _with_bindings(exc, plan, FAILED, why(
-            'write.failed', detail=detail))
+        landed = getattr(exc, 'landed', None)
+        where, found = landed or (None, None)
+        if where == AFTER:
+            LOG.warning('journal entry %s: Placement answered %s, but holds '
+                        'the write', entry.id, detail)
+            return _finish(journal, entry, entry.APPLIED, Outcome(
+                selection, DONE, why('write.done_unanswered', detail=detail),
+                plan), new_generation=found.generation)
+        if landed is None or where == BEFORE:
+            failure = why('write.failed', detail=detail)
+        elif found is None:
+            failure = why('write.failed_unread', detail=detail)
+        else:
+            failure = why('write.failed_other', detail=detail,
+                          now=reasons.format_allocations(found.allocations))
+        status, message = _with_bindings(exc, plan, FAILED, failure)
         kept = getattr(exc, 'bindings', ({}, {}))[1]
         unchanged = None
-        if isinstance(exc, ks_exc.HttpError) and now is not None and \
-                not kept and \
-                _holds(now(), plan.before, plan.project_id, plan.user_id):
+        if isinstance(exc, ks_exc.HttpError) and where == BEFORE and \
+                not kept:
             unchanged = plan.generation
         return _finish(journal, entry, entry.FAILED, Outcome(
             selection, status, message, plan), str(message),

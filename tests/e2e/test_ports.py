@@ -15,6 +15,8 @@ Neutron and Nova really wrote, found with the right verdicts, repaired from
 a row, by *Fix recommended* and by ``orphan-audit apply``, checked in
 Placement and in Neutron, and restored."""
 
+from keystoneauth1 import adapter
+from keystoneauth1 import session
 import pytest
 
 pytest.importorskip('neutron')
@@ -31,6 +33,9 @@ from tests.e2e.conftest import held  # noqa: E402
 from tests.e2e.conftest import INDEX  # noqa: E402
 from tests.e2e.conftest import module_cloud  # noqa: E402
 from tests.e2e.conftest import orphan_audit  # noqa: E402
+from tests.integration.fault_proxy import FaultProxy  # noqa: E402
+from tests.integration.fault_proxy import LATE  # noqa: E402
+from tests.integration.fault_proxy import LOST  # noqa: E402
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
@@ -244,6 +249,92 @@ def test_placement_refusing_the_heal_puts_the_binding_back(cloud):
     assert held(clients, vm) == before
     entry = journal_module.get(JOURNAL_CLOUD, outcome.entry_id)
     assert entry.status == entry.REFUSED
+
+
+def _heal_plan(cloud, clients):
+    """The heal of the port bound nowhere, as the preview plans it:
+    ``(plan, port, group)``."""
+    vm = server(cloud, 'port_binding_lost')
+    checks = cloud.incidents['port_binding_lost']['checks']
+    (row,) = repair.preview(clients.placement, clients.nova,
+                            [repair.Selection(vm, checks['nic'], m.HEAL)],
+                            min_age=0, network_client=clients.network)
+    port = checks['port']
+    return row.plan, port, row.plan.ports[port]['after']['allocation']
+
+
+def _through(proxy, client, service_type, timeout=None):
+    """``client``'s service reached through ``proxy``."""
+    auth = session.Session(auth=client.session.auth,
+                           timeout=timeout or client.session.timeout)
+    return adapter.Adapter(auth, service_type=service_type,
+                           endpoint_override=proxy.url)
+
+
+def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
+    """Issue 32 item 4: Placement applied the heal but its answer was
+    lost (a 502 after forwarding): the binding stays written, the write
+    is done, and its restore puts both back."""
+    clients = cloud.clients()
+    plan, port, group = _heal_plan(cloud, clients)
+    before = held(clients, plan.consumer)
+    journal = journal_module.Journal('test', JOURNAL_CLOUD,
+                                     user_name='tester')
+    proxy = FaultProxy(cloud.config['placement']['url'])
+    proxy.inject('PUT', '/allocations/', 1, LOST)
+    try:
+        (outcome,) = repair.apply(
+            _through(proxy, clients.placement, 'placement'), clients.nova,
+            journal, [plan], min_age=0, network_client=clients.network)
+    finally:
+        proxy.close()
+    assert ('PUT', '/allocations/%s' % plan.consumer) in proxy.forwarded
+    assert outcome.status == repair.DONE, outcome.message
+    assert binding(clients, port) == group
+    assert held(clients, plan.consumer) == plan.after
+    entry = journal_module.get(JOURNAL_CLOUD, outcome.entry_id)
+    assert entry.status == entry.APPLIED
+    restorable = journal_module.restorable(JOURNAL_CLOUD, [entry.subject])
+    (restored,) = repair.restore(
+        clients.placement, journal, [entry],
+        {entry.id: repair.preview_restore(
+            clients.placement, [entry], restorable,
+            network_client=clients.network)[0][1].plan},
+        restorable, network_client=clients.network)
+    assert restored.status == repair.DONE, restored.message
+    assert held(clients, plan.consumer) == before
+    assert binding(clients, port) is None
+
+
+def test_neutron_s_answer_lost_after_the_binding_puts_it_back(cloud):
+    """Issue 32 item 5: Neutron wrote the binding but no answer came in
+    time (a 5xx is the unit tests'): not a refusal.  The port is read back
+    and put back, Placement is not written, and the entry failed changing
+    nothing."""
+    clients = cloud.clients()
+    plan, port, _group = _heal_plan(cloud, clients)
+    before = held(clients, plan.consumer)
+    journal = journal_module.Journal('test', JOURNAL_CLOUD,
+                                     user_name='tester')
+    proxy = FaultProxy(cloud.config['neutron']['url'])
+    proxy.inject('PUT', '/v2.0/ports/', 1, LATE)
+    try:
+        (outcome,) = repair.apply(
+            clients.placement, clients.nova, journal, [plan], min_age=0,
+            network_client=_through(proxy, clients.network, 'network',
+                                    timeout=3))
+    finally:
+        proxy.close()
+    assert proxy.forwarded.count(('PUT', '/v2.0/ports/%s' % port)) == 2
+    assert outcome.status == repair.FAILED, outcome.message
+    message = str(outcome.message)
+    assert 'nothing was written' not in message, message
+    assert 'the binding of port %s was put back in Neutron' % port in \
+        message, message
+    assert binding(clients, port) is None
+    assert held(clients, plan.consumer) == before
+    entry = journal_module.get(JOURNAL_CLOUD, outcome.entry_id)
+    assert entry.status == entry.FAILED and entry.changed_nothing
 
 
 def test_orphan_audit_apply_heals_and_trims_the_rest(cloud, tmp_path):

@@ -15,8 +15,10 @@
 Forwards every request unchanged, except the ``nth`` request matching a
 method and path prefix, which it answers with a 409, a 500, or not at all
 (it hangs until released or the client gives up), or forwards and then
-answers late (the upstream did it; the client gave up waiting) or with a
-body that is not JSON.
+answers late (the upstream did it; the client gave up waiting), with a
+502 (the upstream did it; a gateway lost its answer) or with a body that
+is not JSON.  It works in front of any service (Placement, Nova,
+Neutron).
 """
 
 import threading
@@ -27,6 +29,7 @@ from werkzeug import wrappers
 
 HANG = 'hang'
 LATE = 'late'
+LOST = 'lost'
 GARBAGE = 'garbage'
 
 
@@ -87,6 +90,11 @@ class FaultProxy:
             self.forwarded.append((request.method, request.path))
         if fault == LATE:
             self.release.wait(120)
+        if fault == LOST:
+            return wrappers.Response(
+                '{"errors": [{"status": 502, "title": "Bad Gateway", '
+                '"detail": "injected: the answer was lost"}]}', status=502,
+                content_type='application/json')
         excluded = ('content-encoding', 'transfer-encoding', 'connection',
                     'content-length')
         return wrappers.Response(

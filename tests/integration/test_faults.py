@@ -35,6 +35,7 @@ from tests.integration.conftest import restore_entries
 from tests.integration.fault_proxy import FaultProxy
 from tests.integration.fault_proxy import GARBAGE
 from tests.integration.fault_proxy import HANG
+from tests.integration.fault_proxy import LOST
 
 
 @pytest.fixture
@@ -81,6 +82,24 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
                 500: 'changed nothing: Placement answered it with an error',
                 HANG: 'already as it was before'}[fault]
     assert expected in str(results[1].message)
+    assert held(placement, consumers) == initial
+
+
+def test_a_write_placement_applied_but_whose_answer_was_lost_is_done(
+        placement, build, journal, proxy):
+    """A 5xx after Placement applied the PUT: read back, the consumer
+    holds the plan's after, so the write is done and restorable, not a
+    failure standing in the way."""
+    consumers, (plan,) = trim_batch(build, 1)
+    initial = held(placement, consumers)
+    proxy.inject('PUT', '/allocations/', 1, LOST)
+    outcome = repair.write(_client(proxy.url, timeout=3), journal, plan)
+    assert outcome.status == repair.DONE, outcome.message
+    assert held(placement, consumers) == [plan.after]
+    (entry,) = logged(consumer=consumers[0])
+    assert entry.status == 'applied'
+    _, results = restore_entries(placement, journal, [entry])
+    assert [r.status for r in results] == [repair.DONE], results
     assert held(placement, consumers) == initial
 
 

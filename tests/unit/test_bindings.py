@@ -11,8 +11,9 @@
 # under the License.
 
 """A write that gives ports a new provider: Neutron's bindings first,
-then Placement, the bindings put back when Placement does not take it
-(the end-to-end twin, on a real Neutron and Placement, is
+then Placement, the bindings put back when Placement refuses it; an
+answer that is not a refusal (a timeout, a 5xx) is read back first (the
+end-to-end twin, on a real Neutron and Placement, is
 ``tests/e2e/test_ports.py``)."""
 
 import dataclasses
@@ -38,10 +39,15 @@ PLAN = m.Plan(action=m.HEAL, consumer='vm', provider='nic',
 
 class Recorder:
     """Placement and Neutron as one ordered log of the writes sent to
-    them; ``fail`` maps a call to the error it raises."""
+    them; ``fail`` maps a call to the error it raises.  A read back finds
+    the consumer holding ``holds`` (the plan's before unless told) and
+    each port with the binding ``bound`` gives it (``{port: (profile,
+    revision)}``; the plan's before at its revision unless told)."""
 
-    def __init__(self, fail=None):
+    def __init__(self, fail=None, holds=None, bound=None):
         self.calls, self.fail = [], dict(fail or {})
+        self.holds = PLAN.before if holds is None else holds
+        self.bound = dict(bound or {})
 
     def put(self, path, json=None, headers=None, microversion=None):
         call = ('placement' if microversion else 'neutron', path,
@@ -56,8 +62,17 @@ class Recorder:
             'revision_number': revision}}))
 
     def get(self, path, **kwargs):
+        if path.startswith('/v2.0/ports/'):
+            port = path.rsplit('/', 1)[1]
+            profile, revision = self.bound.get(port, (BEFORE, 7))
+            return mock.Mock(json=mock.Mock(return_value={'port': {
+                'id': port, 'binding:profile': profile,
+                'revision_number': revision}}))
         return mock.Mock(json=mock.Mock(return_value={
-            'allocations': {}, 'consumer_generation': 5}), headers={})
+            'allocations': {rp: {'resources': r}
+                            for rp, r in self.holds.items()},
+            'consumer_generation': 5, 'project_id': 'p', 'user_id': 'u'}),
+            headers={})
 
     def order(self):
         return [(service, path, match) for service, path, match, _ in
@@ -145,6 +160,100 @@ def test_a_binding_that_cannot_be_put_back_fails_with_the_command():
     assert journal.finish.call_args[0][1] == entry.FAILED
     # Placement is as it was, but Neutron is not: not "changed nothing".
     assert journal.finish.call_args[1]['new_generation'] is None
+
+
+def test_placement_failing_after_applying_the_write_keeps_the_binding():
+    """Placement took the allocation but its answer was a 5xx: the
+    binding stays written and the write is done, and restorable."""
+    client = Recorder(fail={('placement', '/allocations/vm'):
+                            ks_exc.InternalServerError()},
+                      holds=PLAN.after)
+    outcome, journal, entry = _write(client)
+    assert client.order() == [
+        ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
+        ('placement', '/allocations/vm', None)]
+    assert outcome.status == repair.DONE, str(outcome.message)
+    assert 'holds what this change writes' in str(outcome.message)
+    assert journal.finish.call_args[0][1] == entry.APPLIED
+    assert journal.finish.call_args[1]['new_generation'] == 5
+
+
+def test_placement_timing_out_without_the_write_puts_the_binding_back():
+    client = Recorder(fail={('placement', '/allocations/vm'):
+                            ks_exc.ConnectTimeout()})
+    outcome, journal, entry = _write(client)
+    assert client.order()[-1] == (
+        'neutron', '/v2.0/ports/port1', 'revision_number=8')
+    assert client.calls[-1][3] == {'port': {'binding:profile': BEFORE}}
+    assert outcome.status == repair.FAILED
+    assert 'the binding of port port1 was put back' in str(outcome.message)
+    assert journal.finish.call_args[0][1] == entry.FAILED
+
+
+def test_placement_holding_something_else_leaves_the_binding_written():
+    """Neither before nor after: the binding is not put back blindly,
+    and the outcome says what Placement holds and the command."""
+    client = Recorder(fail={('placement', '/allocations/vm'):
+                            ks_exc.InternalServerError()},
+                      holds={'node': {'VCPU': 2}})
+    outcome, journal, entry = _write(client)
+    assert len(client.calls) == 2
+    message = str(outcome.message)
+    assert outcome.status == repair.FAILED
+    assert 'VCPU' in message and 'was left as written' in message, message
+    assert 'openstack port unset --binding-profile allocation port1' in \
+        message
+    assert journal.finish.call_args[0][1] == entry.FAILED
+    assert journal.finish.call_args[1]['new_generation'] is None
+
+
+def test_placement_unreadable_after_a_timeout_leaves_the_binding_written():
+    class Gone(Recorder):
+        def get(self, path, **kwargs):
+            if path.startswith('/allocations/'):
+                raise ks_exc.ConnectFailure('placement is down')
+            return super().get(path, **kwargs)
+
+    client = Gone(fail={('placement', '/allocations/vm'):
+                        ks_exc.ConnectTimeout()})
+    outcome, journal, entry = _write(client)
+    assert len(client.calls) == 2
+    message = str(outcome.message)
+    assert outcome.status == repair.FAILED
+    assert 'could not be read back' in message, message
+    assert 'was left as written' in message, message
+    assert journal.finish.call_args[0][1] == entry.FAILED
+
+
+def test_neutron_failing_after_writing_the_binding_puts_it_back():
+    """Neutron applied the binding but answered 5xx: not a refusal.  The
+    port is re-read, put back on its new revision, and the entry failed
+    naming it; Placement is never asked."""
+    client = Recorder(fail={('neutron', '/v2.0/ports/port1', 1):
+                            ks_exc.BadGateway()},
+                      bound={'port1': (AFTER, 8)})
+    outcome, journal, entry = _write(client)
+    assert client.order() == [
+        ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
+        ('neutron', '/v2.0/ports/port1', 'revision_number=8')]
+    assert client.calls[-1][3] == {'port': {'binding:profile': BEFORE}}
+    assert outcome.status == repair.FAILED
+    message = str(outcome.message)
+    assert 'nothing was written' not in message, message
+    assert 'the binding of port port1 was put back' in message
+    assert journal.finish.call_args[0][1] == entry.FAILED
+
+
+def test_neutron_timing_out_without_the_binding_puts_nothing_back():
+    client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
+                            ks_exc.ConnectTimeout()})
+    outcome, journal, entry = _write(client)
+    assert len(client.calls) == 1
+    assert outcome.status == repair.FAILED
+    assert 'put back' not in str(outcome.message)
+    assert journal.finish.call_args[0][1] == entry.FAILED
+    # Neither Neutron nor Placement holds anything of it.
+    assert journal.finish.call_args[1]['new_generation'] == PLAN.generation
 
 
 def test_a_second_binding_refused_puts_the_first_back():
