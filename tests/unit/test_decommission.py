@@ -15,11 +15,15 @@ writes that clear it."""
 
 import io
 
+import pytest
+
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
+
+pytestmark = pytest.mark.horizon
 
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 
