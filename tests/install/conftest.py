@@ -14,6 +14,7 @@
 shared by the install tests: installing Horizon is most of their time."""
 
 import os
+import pathlib
 import subprocess
 import sys
 import types
@@ -74,7 +75,8 @@ def versions(python):
 def horizon(tmp_path_factory):
     """Horizon 27 (or the series ``ORPHAN_INSTALL_REQUIREMENTS`` names) in
     a virtualenv, and this package built by ``python -m build`` (an sdist
-    and a wheel, through its ``pbr.build`` backend), not yet installed."""
+    and a wheel, through its ``pbr.build`` backend), not yet installed:
+    once per ``./run test`` (:func:`built`)."""
     base = tmp_path_factory.mktemp('horizon')
     venv = base / 'venv'
     run([sys.executable, '-m', 'venv', str(venv)])
@@ -86,18 +88,28 @@ def horizon(tmp_path_factory):
     else:
         run(pip + ['-c', os.path.join(ROOT, 'constraints.txt'),
                    'horizon==27.0.0', 'Django<6'])
-    dist = base / 'dist'
-    # Not constrained: the Horizon series' own packaging stays as it is.
-    run(pip + ['build==1.6.1'])
-    run([python, '-m', 'build', '--outdir', str(dist), ROOT])
-    (wheel,) = dist.glob('*.whl')
-    (sdist,) = dist.glob('*.tar.gz')
+    wheel, sdist = built(python, pip, base)
     dashboard = run([python, '-c', 'import openstack_dashboard, os; '
                      'print(os.path.dirname(openstack_dashboard.__file__))'
                      ]).strip()
     return types.SimpleNamespace(python=python, pip=pip, wheel=wheel,
                                  sdist=sdist, dashboard=dashboard,
                                  versions=versions(python))
+
+
+def built(python, pip, base):
+    """This package's wheel and sdist, from ``ORPHAN_INSTALL_DIST`` if an
+    earlier session of the same ``./run test`` built them there (the build
+    runs isolated: the same for every Horizon series), else built now."""
+    dist = pathlib.Path(os.environ.get('ORPHAN_INSTALL_DIST') or
+                        base / 'dist')
+    if not (any(dist.glob('*.whl')) and any(dist.glob('*.tar.gz'))):
+        # Not constrained: the Horizon series' own packaging stays as it is.
+        run(pip + ['build==1.6.1'])
+        run([python, '-m', 'build', '--outdir', str(dist), ROOT])
+    (wheel,) = dist.glob('*.whl')
+    (sdist,) = dist.glob('*.tar.gz')
+    return wheel, sdist
 
 
 def local_files(dashboard):

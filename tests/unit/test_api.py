@@ -113,6 +113,7 @@ def test_novas_errors_are_keystoneauths(requests_mock, status, body, error):
     assert type(raised.value) is error
 
 
+@pytest.mark.horizon
 def test_the_panel_session_has_a_timeout(settings):
     request = mock.Mock(spec=['user'])
     request.user.token.id = 'token'

@@ -20,6 +20,7 @@ import dataclasses
 from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
+import pytest
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planning
@@ -299,6 +300,7 @@ def test_a_restore_puts_back_the_binding_and_the_allocations_together():
         raise AssertionError('a changed binding was restored over')
 
 
+@pytest.mark.horizon
 def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
     from orphan_dashboard.models import JournalEntry
     entry = JournalEntry(id=12, kind=JournalEntry.ALLOCATIONS, subject='vm',

@@ -30,6 +30,8 @@ from orphan_dashboard import conf
 from orphan_dashboard.reading import snapshots
 from tests.unit.cloud import Cloud
 
+pytestmark = pytest.mark.horizon
+
 PACKAGE = pathlib.Path(classify.__file__).resolve().parents[1]
 
 

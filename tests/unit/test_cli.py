@@ -27,6 +27,8 @@ from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.management.commands import orphan_audit
 from orphan_dashboard.reading import collect
 
+pytestmark = pytest.mark.horizon
+
 
 def parse(*argv):
     return cli.build_parser().parse_args(cli.normalize(argv))

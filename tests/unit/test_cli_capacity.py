@@ -26,6 +26,8 @@ from orphan_dashboard.reading import collect
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
+pytestmark = pytest.mark.horizon
+
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 SMALL = {'id': 'f1', 'name': 'm1.small', 'vcpus': 1, 'ram': 512, 'disk': 1,
          'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': '', 'extra_specs': {}}

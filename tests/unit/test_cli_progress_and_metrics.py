@@ -17,6 +17,7 @@ import io
 import time
 
 from prometheus_client import parser
+import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
@@ -25,6 +26,8 @@ from orphan_dashboard.cli import prometheus
 from orphan_dashboard.reading import collect
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
+
+pytestmark = pytest.mark.horizon
 
 H1, H2 = uid('host1'), uid('host2')
 

@@ -26,6 +26,8 @@ import pytest
 from orphan_dashboard import apps
 from orphan_dashboard import conf
 
+pytestmark = pytest.mark.horizon
+
 INSTALL = (pathlib.Path(__file__).resolve().parents[2] / 'doc' / 'source' /
            'install.md').read_text()
 

@@ -15,6 +15,8 @@ writes that clear it."""
 
 import io
 
+import pytest
+
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
@@ -22,6 +24,8 @@ from tests.unit.cloud import Cloud
 from tests.unit.cloud import read_topology
 from tests.unit.cloud import uid
 from tests.unit.test_ownership import cyborg_host3
+
+pytestmark = pytest.mark.horizon
 
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 

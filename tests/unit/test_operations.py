@@ -36,6 +36,8 @@ from orphan_dashboard.writing import teardown
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
+pytestmark = pytest.mark.horizon
+
 CLIENTS = client.Clients('placement', 'nova')
 
 

@@ -32,6 +32,8 @@ from orphan_dashboard.cli import osc  # noqa: E402
 from orphan_dashboard.cli import osc_commands  # noqa: E402
 from orphan_dashboard.operations import repairs  # noqa: E402
 
+pytestmark = pytest.mark.horizon
+
 GHOST = 'aaaaaaaa-0000-0000-0000-000000000001'
 MOVED = 'aaaaaaaa-0000-0000-0000-000000000002'
 HOST1 = 'bbbbbbbb-0000-0000-0000-000000000001'

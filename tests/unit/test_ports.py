@@ -17,6 +17,7 @@ import io
 from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
+import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
@@ -28,6 +29,8 @@ from orphan_dashboard.reading import collect
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
+
+pytestmark = pytest.mark.horizon
 
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
 FLAVOR = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}

@@ -91,6 +91,7 @@ def test_a_reason_is_plain_data():
     assert reasons.action_name('not-an-action') == 'not-an-action'
 
 
+@pytest.mark.horizon
 def test_every_message_is_extracted_by_the_shipped_babel_config(tmp_path):
     # The config names Horizon's own template extractor
     # (translators work on the current Horizon; Horizon 24 has none).

@@ -27,6 +27,8 @@ from orphan_dashboard.content.orphaned_allocations import labels
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
+pytestmark = pytest.mark.horizon
+
 MODEL = pathlib.Path(m.__file__)
 
 

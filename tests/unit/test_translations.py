@@ -69,12 +69,14 @@ def _placeholders(text):
     return sorted(p for p in PLACEHOLDER.findall(text) if p != '%%')
 
 
+@pytest.mark.horizon
 @pytest.mark.parametrize('domain', ['django', 'djangojs'])
 def test_the_shipped_template_holds_every_string_of_the_package(
         tmp_path, domain):
     assert _extract(tmp_path, domain) == _ids(LOCALE / ('%s.pot' % domain))
 
 
+@pytest.mark.horizon
 def test_russian_translates_every_string_of_the_package(tmp_path):
     extracted = _extract(tmp_path, 'django')
     catalog = _read(RUSSIAN / 'django.po')

@@ -18,6 +18,7 @@ import dataclasses
 import datetime
 import os
 import re
+import types
 from unittest import mock
 
 from django.urls import reverse
@@ -26,6 +27,7 @@ import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
 from tests.unit.cloud import Cloud
@@ -47,10 +49,11 @@ VERDICTS = os.path.join(os.path.dirname(__file__), '..', '..', 'doc', 'source',
                         'verdicts.md')
 
 
-def taken(seconds_ago):
-    """The incidents' report, as if swept ``seconds_ago``."""
+def taken(seconds_ago, read_at):
+    """The incidents' report, as if swept ``seconds_ago`` before
+    ``read_at``."""
     return dataclasses.replace(
-        Incidents().report, taken_at=timezone.now() -
+        Incidents().report, taken_at=read_at -
         datetime.timedelta(seconds=seconds_ago))
 
 
@@ -62,16 +65,27 @@ def healthy():
 
 
 class StatusLineTests(AdminViewTests):
+    """The status line reads the clock at ``read_at`` however long the
+    request takes: a loaded machine must not turn 12 s into 13 s."""
+
+    def setUp(self):
+        super().setUp()
+        self.read_at = timezone.now()
+        held = types.SimpleNamespace(now=lambda: self.read_at)
+        clock = mock.patch.object(labels, 'timezone', held)
+        clock.start()
+        self.addCleanup(clock.stop)
+
     @helpers.create_mocks({service: ['report']})
     def test_a_fresh_snapshot_is_just_now(self):
-        self.mock_report.return_value = taken(1)
+        self.mock_report.return_value = taken(1, self.read_at)
         res = self.client.get(INDEX)
         self.assertContains(res, 'Audit snapshot taken just now.')
         self.assertNotContains(res, '0 minutes ago')
 
     @helpers.create_mocks({service: ['report']})
     def test_under_a_minute_counts_seconds(self):
-        self.mock_report.return_value = taken(12)
+        self.mock_report.return_value = taken(12, self.read_at)
         self.assertContains(self.client.get(INDEX),
                             'Audit snapshot taken 12 s ago.')
 
@@ -79,7 +93,7 @@ class StatusLineTests(AdminViewTests):
     def test_counts_hypervisors_and_reads_as_text(self):
         """Six provider trees, five needing attention; the line is not
         Horizon's pale ``text-muted``."""
-        self.mock_report.return_value = taken(120)
+        self.mock_report.return_value = taken(120, self.read_at)
         res = self.client.get(INDEX)
         self.assertContains(res, '5 of 6 hypervisors need attention.')
         self.assertNotContains(res, 'resource providers need attention')
