@@ -134,6 +134,17 @@ class Stager:
         self.flavors_done = False
         self.rps = cloud.provider_uuids()
 
+    def memory(self):
+        """What the stager knows of the cloud beyond its databases (a
+        snapshot keeps it)."""
+        return {'manifest': self.manifest, 'flavors_done': self.flavors_done,
+                'rps': self.rps, 'qos': self.qos}
+
+    def recall(self, memory):
+        """Back to what ``memory`` said (a snapshot restored)."""
+        for attr, value in memory.items():
+            setattr(self, attr, value)
+
     # ------------------------------------------------------------ helpers
     def _flavors(self):
         """The sandbox's flavors, and room for every incident's servers
