@@ -382,6 +382,8 @@ class SandboxCloud(nova_test.TestCase):
             common.copy_sqlite(path, os.path.join(directory,
                                                   label + '.sqlite'))
         return {'stopped': set(self.stopped),
+                'services': dict(self.computes),
+                'mappings': dict(self.host_mappings),
                 'computes': {host: self._compute_memory(service)
                              for host, service in self.computes.items()}}
 
@@ -394,32 +396,39 @@ class SandboxCloud(nova_test.TestCase):
 
     def restore_snapshot(self, directory, memory):
         """Back to what ``save_snapshot`` saw: the databases copied back
-        under the running services, a compute started after it removed,
-        each compute running or stopped as it was, and its driver and
-        resource tracker given back what they held.  Nothing runs a
-        compute's start-up or periodic update (either would rewrite the
-        staged allocations)."""
+        under the running services, each compute running, stopped or
+        absent as it was (a compute stopped since resumed with its
+        driver), its driver and resource tracker given back what they
+        held.  Nothing runs a compute's start-up or periodic update
+        (either would rewrite the staged allocations)."""
         for name in list(self.down_cells):
             self.cell_up(name)
-        for host in list(self.computes):
-            gone = host not in memory['computes']
-            if (gone or host in memory['stopped']) and \
-                    host not in self.stopped:
+        running = set(self.computes) - self.stopped
+        for host in sorted(running):
+            if host not in memory['services'] or host in memory['stopped']:
                 self.computes[host].stop()
-            if gone:
-                del self.computes[host]
-                self.stopped.discard(host)
+                running.discard(host)
         for label, (engine, path) in self.databases().items():
             engine.dispose()
             common.copy_sqlite(os.path.join(directory, label + '.sqlite'),
                                path)
+        # Host mappings live in the API database: a compute started again
+        # must find its own, not create another.
+        self.host_mappings.clear()
+        self.host_mappings.update(memory['mappings'])
+        services = {}
+        for host, service in memory['services'].items():
+            if host in memory['stopped']:
+                services[host] = service
+            elif host in running:
+                services[host] = self.computes[host]
+            else:
+                services[host] = self._resume_compute(
+                    host, service.manager.driver)
+        self.computes.clear()
+        self.computes.update(services)
+        self.stopped = set(memory['stopped'])
         for host, held in memory['computes'].items():
-            if host in self.stopped and host not in memory['stopped']:
-                self._resume_compute(host)
-            if host not in memory['stopped']:
-                # The snapshot's heartbeat is as old as the snapshot: the
-                # scheduler would take a running host for a dead one.
-                self._heartbeat(host, "'+0 seconds'")
             manager = self.computes[host].manager
             manager.driver.instances = copy.deepcopy(held['instances'])
             for attr, value in copy.deepcopy(held['tracked']).items():
@@ -427,22 +436,22 @@ class SandboxCloud(nova_test.TestCase):
             for attr, value in held['shared'].items():
                 setattr(manager.rt, attr, value)
             manager.reportclient.clear_provider_cache()
-        self.stopped = set(memory['stopped'])
+            if host not in self.stopped:
+                # The snapshot's heartbeat is as old as the snapshot: the
+                # scheduler would take a running host for a dead one.
+                self._heartbeat(host, "'+0 seconds'")
 
-    def _resume_compute(self, host):
-        """A new compute service for a stopped ``host`` with its driver,
-        without the start-up that would heal its allocations."""
-        old_driver = self.computes[host].manager.driver
+    def _resume_compute(self, host, driver):
+        """A new compute service for ``host`` with ``driver``, without the
+        start-up that would heal its allocations."""
         with mock.patch('nova.virt.driver.load_compute_driver') as load, \
                 mock.patch.object(compute_manager.ComputeManager,
                                   'init_host'), \
                 mock.patch.object(compute_manager.ComputeManager,
                                   'pre_start_hook'):
-            load.return_value = old_driver
+            load.return_value = driver
             cell = self.host_mappings[host].cell_mapping.name
-            self.computes[host] = self.start_service(
-                'compute', host=host, cell_name=cell)
-        self.stopped.discard(host)
+            return self.start_service('compute', host=host, cell_name=cell)
 
     _audit_lock = threading.Lock()
 
