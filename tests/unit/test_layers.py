@@ -32,7 +32,7 @@ LAYERS = (
     ('writing', ('orphan_dashboard.writing', 'orphan_dashboard.models')),
     ('application', ('orphan_dashboard.operations',)),
     ('panel', ('orphan_dashboard.content', 'orphan_dashboard.templatetags',
-               'orphan_dashboard.local')),
+               'orphan_dashboard.enabled')),
     ('cli', ('orphan_dashboard.cli', 'orphan_dashboard.management')),
     ('app', ('orphan_dashboard.apps', 'orphan_dashboard.migrations',
              'orphan_dashboard')),
