@@ -191,9 +191,9 @@ MIGRATION_IN_PROGRESS = frozenset({
     'migrating', 'post-migrating', 'finished', 'confirming', 'reverting'})
 EVACUATION_DONE = frozenset({'done', 'completed'})
 DOWN_CELL_STATUS = 'UNKNOWN'
+"""A server's or compute service's status in a cell Nova cannot reach."""
 SERVICE_DOWN = 'down'
 """The state os-services and os-hypervisors give a dead compute."""
-"""A server's or compute service's status in a cell Nova cannot reach."""
 
 
 @dataclasses.dataclass(frozen=True)
