@@ -24,6 +24,7 @@ says) leave.
 """
 
 import dataclasses
+import datetime
 import math
 import typing
 
@@ -242,6 +243,8 @@ class Capacity:
     projects: dict = dataclasses.field(default_factory=dict)
     """``{project id: ProjectCost}`` of every project with live servers or
     findings."""
+    taken_at: typing.Optional[datetime.datetime] = None
+    """When the one snapshot every number of it comes from was taken."""
 
     def charged(self):
         """The projects whose findings hold something."""
@@ -398,8 +401,8 @@ def assess(snapshot, report):
             continue
         trees[root] = _tree(snapshot, provider_report, tree, usage, after,
                             repairs.get(root, ()))
-    return Capacity(trees, project_costs(snapshot, report.findings,
-                                         topo))
+    return Capacity(trees, project_costs(snapshot, report.findings, topo),
+                    taken_at=snapshot.taken_at)
 
 
 def closed(snapshot, hypervisor):

@@ -163,6 +163,21 @@ class CapacityTests(AdminViewTests):
                             % INDEX)
 
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_the_answer_says_the_age_of_its_one_snapshot(self):
+        """The tab loads after the page: a sweep may have published a
+        newer snapshot than the header's meanwhile.  The answer says the
+        age of the one it was counted from."""
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = dataclasses.replace(
+            incidents.report, taken_at=None)
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [SMALL]
+        res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('<p class="text-muted orphan-fit-age">Audit snapshot '
+                      'taken ', text)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_a_forced_down_host_fits_nothing_and_says_why(self):
         incidents, found = incidents_with_capacity()
         self.mock_report.return_value = incidents.report
