@@ -512,6 +512,15 @@ class ProviderReport:
                 not self.cell_down and self.owner == 'nova')
 
     @property
+    def compute_node(self):
+        """A hypervisor's tree: a compute node Nova lists, or a provider
+        proven Nova's whose node is unlisted or gone.  Another service's
+        root (a routed network's segment, a Cyborg device) or a sharing
+        provider is none."""
+        return self.hypervisor is not None or (
+            self.owner == 'nova' and not self.sharing)
+
+    @property
     def orphaned_provider(self):
         """:attr:`node_gone`, its tree holding nothing of another service's:
         another service's provider is never ours to delete."""

@@ -455,6 +455,13 @@ MESSAGES = {
     # What a repair that makes room acts on (audit/capacity.py).
     'capacity.server': N_('server %(server)s'),
     'capacity.migration': N_('migration %(migration)s of server %(server)s'),
+    # Why a compute node takes no new server, whatever its capacity.
+    'capacity.forced_down': N_('its compute service is forced down: Nova '
+                               'schedules no server there'),
+    'capacity.service_down': N_('its compute service is down: Nova '
+                                'schedules no server there'),
+    'capacity.disabled': N_('its compute service is disabled: Nova '
+                            'schedules no server there'),
 
     # What the image of a server says of its needs (audit/heal.py).
     'cannot.image_conflict': N_(

@@ -129,8 +129,9 @@ class IndexView(_FilteredTabsView):
         context['report_version'] = state['version']
         context['sweeping'] = state['sweeping']
         if self.report is not None:
-            context['attention'] = sum(
-                1 for p in self.report.providers if p.needs_attention)
+            nodes = [p for p in self.report.providers if p.compute_node]
+            context['attention'] = sum(1 for p in nodes if p.needs_attention)
+            context['hypervisors'] = len(nodes)
             try:
                 found = service.capacity(self.request)
             except Exception:
