@@ -24,6 +24,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.reading import snapshots
+from tests.e2e.conftest import audited
 from tests.e2e.conftest import held
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
@@ -157,7 +158,7 @@ def test_a_protected_migration_consumer_keeps_its_owner(cloud, tmp_path):
     assert owners(findings_of(cold, consumer)) == {want}, 'cold, at last'
 
 
-def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path):
+def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path, horizon):
     """A server holding PCPU as Nova allocates for a dedicated image,
     whose image the sandbox (no Glance endpoint) cannot show: protected,
     saying why, and ``apply`` does not rewrite it as VCPU."""
@@ -179,4 +180,17 @@ def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path):
     assert result.returncode in (0, 4), result.stdout + result.stderr
     assert server not in {o['consumer'] for o in json.loads(
         result.stdout)['outcomes']}
+    assert held(clients, server) == before
+
+    # The panel says the same on the hypervisor's page, and refuses the
+    # rewrite its row would have offered.
+    audited(horizon, refresh=True)
+    page = horizon.get('/admin/orphaned_allocations/%s/' % host1)
+    assert page.status_code == 200
+    assert b'the catalog has no image service' in page.content
+    preview = horizon.get('/admin/orphaned_allocations/repair/', {
+        'sel': '%s:%s:%s' % (server, host1, m.DELETE_AND_HEAL)})
+    (row,) = preview.context['rows']
+    assert row.plan is None
+    assert 'the catalog has no image service' in str(row.error), row.error
     assert held(clients, server) == before
