@@ -15,12 +15,15 @@ session that saw them and to their age; the engine then re-reads and
 re-plans every row and writes only where nothing changed since."""
 
 import dataclasses
+import hashlib
 import re
 import secrets
 from urllib import parse as urlparse
 
+from django.core.cache import cache
 from django.core.exceptions import ObjectDoesNotExist
 from django.core import signing
+from django.utils.datastructures import MultiValueDict
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
@@ -85,7 +88,45 @@ def check_count(count):
     limit = conf.MAX_ROWS.get()
     if count > limit:
         raise BadSelection(_('Too many rows (%(count)d): at most %(limit)d '
-                             'at once.') % {'count': count, 'limit': limit})
+                             'at once (ORPHAN_AUDIT_MAX_ROWS). Select fewer: '
+                             'nothing was written.') % {'count': count,
+                                                         'limit': limit})
+
+
+def _selection_key(request, token):
+    """The cache key of a kept selection: only the session that kept it
+    finds it."""
+    bound = '%s:%s' % (_salt(request, 'selection'), token)
+    return 'orphan_dashboard:selection:' + hashlib.sha256(
+        bound.encode()).hexdigest()
+
+
+def keep_selection(request, query):
+    """A short token for a preview's ``query`` (``{name: [values]}``),
+    which stays on the server.
+
+    A batch's selection outgrows any URL (Apache cuts the request line at
+    8,190 bytes, Django refuses to redirect past its limit); it is kept in
+    Django's cache, which every Horizon process shares (memcached by
+    default), not in the session, which Horizon rewrites whole on every
+    request (the sweep's polling would race it away) and which may be a
+    cookie.  Kept as long as a preview can be confirmed.
+    """
+    token = secrets.token_urlsafe(16)
+    cache.set(_selection_key(request, token), dict(query),
+              conf.PREVIEW_MAX_AGE.get())
+    return token
+
+
+def kept_selection(request, token):
+    """The query :func:`keep_selection` kept for this session under
+    ``token``, as a ``MultiValueDict``; :class:`BadSelection` when there is
+    none (expired, another session's, made up)."""
+    query = cache.get(_selection_key(request, str(token)[:64]))
+    if not isinstance(query, dict):
+        raise BadSelection(_('This selection is no longer available: select '
+                             'the rows again. Nothing was written.'))
+    return MultiValueDict(query)
 
 
 def dump(plan):

@@ -219,6 +219,15 @@ class _PreviewView(forms.ModalFormView):
         self.rows = []
         return super().post(request, *args, **kwargs)
 
+    def selection(self):
+        """What to preview: the link's query, or the rows a table's batch
+        action kept on the server (``?selection=``, see
+        :func:`repair_forms.keep_selection`)."""
+        token = self.request.GET.get('selection')
+        if token is None:
+            return self.request.GET
+        return repair_forms.kept_selection(self.request, token)
+
     def names(self):
         try:
             return service.provider_names(self.request)
@@ -268,7 +277,7 @@ class RepairView(_PreviewView):
     page_title = _('Review the allocation changes')
 
     def preview_rows(self):
-        query = self.request.GET
+        query = self.selection()
         chosen = [repair_forms.parse_selection(s)
                   for s in query.getlist('sel')]
         providers = [repair_forms.parse_uuid(p)
@@ -312,9 +321,10 @@ class RestoreView(_PreviewView):
     page_title = _('Review the restore')
 
     def preview_rows(self):
-        batch = self.request.GET.get('batch')
+        query = self.selection()
+        batch = query.get('batch')
         try:
-            ids = [int(i) for i in self.request.GET.getlist('entry')]
+            ids = [int(i) for i in query.getlist('entry')]
         except ValueError:
             raise repair_forms.BadSelection(_('Malformed journal entry.'))
         if batch:
