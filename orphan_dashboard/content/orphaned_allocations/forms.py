@@ -367,6 +367,19 @@ def _offered(signed, key='optional'):
     return []
 
 
+def _previewed(signed):
+    """``(provider, whole_service)`` a decommission's signed preview was
+    of, or None from a blob of any other shape."""
+    if not isinstance(signed, dict):
+        return None
+    bound = signed.get('bound')
+    whole = bound.get('whole_service') if isinstance(bound, dict) else None
+    try:
+        return parse_uuid(signed.get('provider')), whole is True
+    except BadSelection:
+        return None
+
+
 class DecommissionForm(_SignedRowsForm):
     """The repairs of a decommission, signed, and the unknown consumers the
     operator chose to delete (each an explicit tick)."""
@@ -392,9 +405,11 @@ class DecommissionForm(_SignedRowsForm):
         optional = kwargs.get('initial', {}).get('optional', ())
         foreign = kwargs.get('initial', {}).get('foreign', ())
         whole = kwargs.get('initial', {}).get('whole_service_host')
+        self.previewed = None
         if self.data.get('rows'):
             try:
                 signed = unsign(request, self.kind, self.data['rows'])
+                self.previewed = _previewed(signed)
                 optional = _offered(signed)
                 foreign = _offered(signed, 'foreign')
                 bound = (signed.get('bound')

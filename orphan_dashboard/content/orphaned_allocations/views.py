@@ -419,12 +419,28 @@ class DecommissionView(_PreviewView):
             raise repair_forms.BadSelection(_(
                 'No hypervisor chosen: decommission one from its row in '
                 'the Hypervisors tab.'))
-        self.provider = repair_forms.parse_uuid(
-            self.request.GET.get('provider'))
+        return self.preview_of(
+            repair_forms.parse_uuid(self.request.GET.get('provider')),
+            self.request.GET.get('whole_service') == '1')
+
+    def preview_of(self, provider, whole_service):
+        """The steps of decommissioning ``provider``, read now."""
+        self.provider = provider
         self.plan = service.preview_decommission(
-            self.request, self.provider,
-            whole_service=self.request.GET.get('whole_service') == '1')
+            self.request, provider, whole_service=whole_service)
         return self.plan.steps
+
+    def form_invalid(self, form):
+        """The same preview again beside the form's errors (a consumer
+        left unticked), read for what the signed preview was of: the
+        operator ticks and confirms, rather than starting over."""
+        if form.previewed:
+            try:
+                self.rows = self.preview_of(*form.previewed)
+            except Exception:
+                exceptions.handle(self.request, _('Unable to preview: '
+                                                  'nothing was written.'))
+        return super().form_invalid(form)
 
     def actionable(self):
         """Nothing blocks it but unknown consumers and foreign children,
