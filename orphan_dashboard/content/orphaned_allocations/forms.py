@@ -23,8 +23,8 @@ from urllib import parse as urlparse
 from django.core.cache import cache
 from django.core.exceptions import ObjectDoesNotExist
 from django.core import signing
-from django.utils.datastructures import MultiValueDict
 from django.urls import reverse
+from django.utils.datastructures import MultiValueDict
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
@@ -87,10 +87,10 @@ def check_count(count):
     """Refuse more rows than one confirm may carry."""
     limit = conf.MAX_ROWS.get()
     if count > limit:
-        raise BadSelection(_('Too many rows (%(count)d): at most %(limit)d '
-                             'at once (ORPHAN_AUDIT_MAX_ROWS). Select fewer: '
-                             'nothing was written.') % {'count': count,
-                                                         'limit': limit})
+        raise BadSelection(_(
+            'Too many rows (%(count)d): at most %(limit)d at once '
+            '(ORPHAN_AUDIT_MAX_ROWS). Select fewer: nothing was written.') %
+            {'count': count, 'limit': limit})
 
 
 def _selection_key(request, token):
