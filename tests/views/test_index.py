@@ -34,6 +34,7 @@ from tests.views.base import H4
 from tests.views.base import helpers
 from tests.views.base import Incidents
 from tests.views.base import INDEX
+from tests.views.base import preview_link
 from tests.views.base import REPAIR
 from tests.views.base import signed_rows
 from tests.views.base import uid
@@ -229,14 +230,20 @@ class IndexTests(AdminViewTests):
             self.assertEqual([], res.context['providers_table'].data)
             self.assertEqual(1, len(self.messages_seen.texts('error')), exc)
 
-    @helpers.create_mocks({service: ['report']})
+    @helpers.create_mocks({service: ['report', 'preview']})
     def test_fix_recommended_goes_to_the_preview(self):
+        """The preview of the hypervisors ticked, as their link shows it."""
         self.mock_report.return_value = Incidents().report
+        self.mock_preview.return_value = []
         res = self.client.post(INDEX, {
             'action': 'providers__fix_recommended',
             'object_ids': [H1, H3]})
-        self.assertRedirectsNoFollow(
-            res, REPAIR + '?provider=%s&provider=%s&next=%s' % (H1, H3, INDEX))
+        self.assertEqual((REPAIR, INDEX), preview_link(res))
+        self.client.get(res['location'])
+        self.client.get(REPAIR, {'provider': [H1, H3]})
+        batch, link = self.mock_preview.call_args_list
+        self.assertEqual(link.args[1:], batch.args[1:])
+        self.assertTrue(batch.args[1])
 
     @helpers.create_mocks({service: ['report']})
     def test_fix_recommended_needs_a_selection(self):
