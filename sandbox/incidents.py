@@ -24,6 +24,7 @@ import time
 from nova import exception as nova_exc
 from nova.scheduler.client import report
 
+from orphan_dashboard.audit import model as verdicts
 from sandbox import cloud as sb_cloud
 from sandbox.incidents_names import NAMES  # noqa: F401
 from sandbox.incidents_names import OPT_IN
@@ -37,10 +38,7 @@ FLAVORS = {
     'sb-big': ('sb.big-12c-32g', 12, 32768, 80),
 }
 
-VERDICTS = ('ok', 'evacuated_source', 'moved', 'deleted_instance',
-            'stale_migration', 'missing', 'wrong_amount',
-            'incomplete_consumer', 'protected', 'unknown_consumer',
-            'leaked_port')
+VERDICTS = tuple(verdicts.VERDICT_KINDS)
 BANDWIDTH = 'NET_BW_EGR_KILOBIT_PER_SEC'
 NIC_NAME = '%s:Open vSwitch agent:br-phys'
 """The bandwidth provider Neutron's placement plugin makes per host."""
