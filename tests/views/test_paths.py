@@ -64,6 +64,9 @@ def one_of_each():
     cloud.known.add(ghost)
     cloud.allocate(ghost, H2)
     rows[m.DELETED_INSTANCE] = (ghost, H2)
+    offloaded = cloud.server('offloaded', None, status='SHELVED_OFFLOADED')
+    cloud.allocate(offloaded, H2)
+    rows[m.SHELVED_OFFLOADED] = (offloaded, H2)
     owner = cloud.server('owner', 'host3')
     cloud.allocate(owner, H3)
     stale = cloud.migration('stale', owner, 'confirmed', source='host2',
