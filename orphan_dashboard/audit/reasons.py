@@ -50,6 +50,10 @@ MESSAGES = {
         'evacuated from %(source)s to %(host)s (migration %(migration)s, '
         '%(status)s); the source compute never cleaned up'),
     'moved': N_('server lives on %(host)s with no migration in progress'),
+    'shelved_offloaded': N_(
+        'server is shelved and offloaded (Nova removed its allocations '
+        'when it offloaded it and allocates again when it unshelves it) '
+        'yet holds resources here'),
     'moved.no_node': N_(
         'server has no compute node (status %(status)s) yet holds '
         'resources here'),

@@ -194,3 +194,31 @@ def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path, horizon):
     assert row.plan is None
     assert 'the catalog has no image service' in str(row.error), row.error
     assert held(clients, server) == before
+
+def test_a_shelved_offloaded_server_holding_resources_is_deleted(
+        cloud, tmp_path):
+    """A server shelved and offloaded by Nova, whose allocation was
+    written back as a failed cleanup leaves it: its own verdict, and its
+    delete leaves it holding nothing (Nova allocates again on unshelve)."""
+    clients = cloud.clients()
+    staged = cloud.control('POST', '/incidents/shelved_offloaded')
+    server = staged['servers'][0]['uuid']
+    host3 = staged['expected'][0]['provider']
+    assert staged['servers'][0]['status'] == 'SHELVED_OFFLOADED'
+    assert staged['checks']['emptied_by_offload'] == {}
+    assert held(clients, server) == staged['checks']['held']
+
+    report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                          '--json')
+    (found,) = findings_of(report, server)
+    assert (found['provider'], found['verdict'], found['actions'],
+            found['reason_code']) == (host3, m.SHELVED_OFFLOADED,
+                                      [m.DELETE], 'shelved_offloaded'), found
+
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                          '--provider', host3, '--json')
+    assert result.returncode == 4, result.stdout + result.stderr
+    outcomes = {o['consumer']: (o['action'], o['status'])
+                for o in json.loads(result.stdout)['outcomes']}
+    assert outcomes[server] == (m.DELETE, 'done')
+    assert held(clients, server) == {}
