@@ -57,11 +57,11 @@ function orphan_dashboard_install {
 function orphan_dashboard_configure {
     local package=$ORPHAN_DASHBOARD_DIR/orphan_dashboard
     local local_dir=$HORIZON_DIR/openstack_dashboard/local
-    cp "$package/local/enabled/$ORPHAN_DASHBOARD_ENABLED.py" "$local_dir/enabled/"
+    cp "$package/enabled/$ORPHAN_DASHBOARD_ENABLED.py" "$local_dir/enabled/"
     recreate_database "$ORPHAN_DASHBOARD_JOURNAL_DB"
     _orphan_dashboard_devstack_settings \
         > "$local_dir/local_settings.d/$ORPHAN_DASHBOARD_DEVSTACK_SNIPPET.py"
-    cp "$package/local/local_settings.d/$ORPHAN_DASHBOARD_SNIPPET.py" \
+    cp "$package/local_settings.d/$ORPHAN_DASHBOARD_SNIPPET.py" \
         "$local_dir/local_settings.d/"
     # compilemessages fails without a locale directory.
     if [[ -d "$package/locale" ]]; then

@@ -14,9 +14,10 @@
 import argparse
 import sys
 
+from sandbox import incidents_names
+
 
 def _incidents(value):
-    from sandbox import incidents_names
     if value in ('', 'none'):
         return []
     if value == 'all':
@@ -29,6 +30,17 @@ def _incidents(value):
             'unknown incident(s) %s; known: %s'
             % (', '.join(bad), ', '.join(known)))
     return names
+
+
+def _incidents_help():
+    """From the incident lists, so that a new incident is in the help."""
+    named_only = [n for n in incidents_names.OPT_IN
+                  if n not in incidents_names.NEUTRON]
+    return ("'all' (%s), 'none' or a comma list of those and of the ones "
+            "staged only when named: %s (second_cell needs --cells 2) and, "
+            "with --neutron, %s" % (', '.join(incidents_names.NAMES),
+                                    ', '.join(named_only),
+                                    ', '.join(incidents_names.NEUTRON)))
 
 
 def _common(p):
@@ -51,14 +63,7 @@ def main(argv=None):
     up = sub.add_parser('up', help='start Keystone, Nova and Placement')
     _common(up)
     up.add_argument('--incidents', type=_incidents, default=[],
-                    help="'all', 'none' or a comma list of: "
-                         "evacuation, deleted_behind_nova, failed_migration,"
-                         " unconfirmed_resize, healed_away, healthy (and,"
-                         " with --cells 2 only, second_cell; with --neutron"
-                         " only, qos_ports_healthy, routed_segment,"
-                         " port_deleted_in_neutron, port_allocation_removed,"
-                         " qos_rule_changed, port_migrated_left,"
-                         " port_binding_lost)")
+                    help=_incidents_help())
     up.add_argument('--cells', type=int, choices=(1, 2), default=1,
                     help='Nova cells; 2 adds host5 in cell2, which the '
                          'control API can take down (default 1)')

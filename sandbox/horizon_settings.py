@@ -20,7 +20,7 @@ The orphan_dashboard enabled files are added the Horizon way, without copying
 anything into site-packages: ``openstack_dashboard.settings`` calls
 ``settings_utils.update_dashboards([enabled, local_enabled], ...)`` once;
 while it is imported we hand that call one more enabled package
-(``orphan_dashboard.local.enabled``), so its ``_2170_...`` file is merged in
+(``orphan_dashboard.enabled``), so its ``_2170_...`` file is merged in
 order with Horizon's own (INSTALLED_APPS, panel customisation, JS/SCSS files).
 """
 import importlib
@@ -57,7 +57,7 @@ if 'local.local_settings' not in sys.modules:
 EXTRA_ENABLED = []
 try:
     EXTRA_ENABLED.append(
-        importlib.import_module('orphan_dashboard.local.enabled'))
+        importlib.import_module('orphan_dashboard.enabled'))
     from orphan_dashboard import conf as _orphan_conf
 except ImportError:
     _orphan_conf = None

@@ -24,6 +24,7 @@ import time
 from nova import exception as nova_exc
 from nova.scheduler.client import report
 
+from orphan_dashboard.audit import model as verdicts
 from sandbox import cloud as sb_cloud
 from sandbox.incidents_names import NAMES  # noqa: F401
 from sandbox.incidents_names import OPT_IN
@@ -37,10 +38,7 @@ FLAVORS = {
     'sb-big': ('sb.big-12c-32g', 12, 32768, 80),
 }
 
-VERDICTS = ('ok', 'evacuated_source', 'moved', 'deleted_instance',
-            'stale_migration', 'missing', 'wrong_amount',
-            'incomplete_consumer', 'protected', 'unknown_consumer',
-            'leaked_port')
+VERDICTS = tuple(verdicts.VERDICT_KINDS)
 BANDWIDTH = 'NET_BW_EGR_KILOBIT_PER_SEC'
 NIC_NAME = '%s:Open vSwitch agent:br-phys'
 """The bandwidth provider Neutron's placement plugin makes per host."""
@@ -730,6 +728,39 @@ class Stager:
             [self._exp(s['id'], 'instance', 'host1', 'protected')],
             fault='PUT /allocations/<server> with PCPU for VCPU',
             checks={'held': held})
+
+    def stage_shelved_offloaded(self):
+        """A server shelved and offloaded through the compute API (Nova's
+        default ``shelved_offload_time = 0`` offloads it at once, removing
+        its allocation), whose allocation is then written back through the
+        Placement API as a cleanup that failed would have left it: the
+        periodic task skips a consumer whose instance has no host."""
+        s = self.boot('shelved-offloaded-vm', 'sb-small', 'host3')
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        self.api.nova('POST', '/servers/%s/action' % s['id'],
+                      {'shelve': None})
+        self.api.wait_server(
+            s['id'], lambda x: x['status'] == 'SHELVED_OFFLOADED' and
+            not x.get('OS-EXT-STS:task_state'), what='SHELVED_OFFLOADED')
+        emptied = self.api.allocations(s['id'])
+        self.api.placement('PUT', '/allocations/%s' % s['id'], {
+            'allocations': current['allocations'],
+            'consumer_generation': None,
+            'project_id': current['project_id'],
+            'user_id': current['user_id']})
+        return self._finish(
+            'shelved_offloaded',
+            'shelved and offloaded through the compute API, which removed '
+            "its allocation on host3; that allocation then written back "
+            'through the Placement API, as a shelve offload whose cleanup '
+            'failed leaves it (Nova allocates again when it unshelves).',
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host3', 'shelved_offloaded')],
+            fault='shelve (offloaded at once), then PUT /allocations/<server> '
+                  'writing back what the offload removed',
+            checks={'emptied_by_offload': emptied,
+                    'held': {rp: a['resources'] for rp, a in
+                             current['allocations'].items()}})
 
     def stage_held_children(self):
         """Blazar's ``blazar_host2`` (``CUSTOM_RESERVATION_*``) and a

@@ -19,9 +19,11 @@ NEUTRON = ('qos_ports_healthy', 'routed_segment', 'port_deleted_in_neutron',
            'port_allocation_removed', 'qos_rule_changed',
            'port_migrated_left', 'port_binding_lost')
 """Staged through the real Neutron: the sandbox started with ``--neutron``."""
-OPT_IN = ('second_cell', 'held_children', 'image_pinned') + NEUTRON
+OPT_IN = ('second_cell', 'held_children', 'image_pinned',
+          'shelved_offloaded') + NEUTRON
 """Staged only when named, never by ``all``: ``second_cell`` needs the
 sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``;
 ``held_children`` boots two servers on host2 the ``all`` tests do not
 expect; ``image_pinned`` gives host1 a PCPU inventory its fake driver
-does not report (a later boot there would try to remove it)."""
+does not report (a later boot there would try to remove it);
+``shelved_offloaded`` leaves a finding every ``all`` test would meet."""

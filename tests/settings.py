@@ -20,7 +20,7 @@ from openstack_dashboard import enabled
 from openstack_dashboard.utils import settings as settings_utils
 
 from orphan_dashboard import conf
-from orphan_dashboard.local import enabled as orphan_enabled
+from orphan_dashboard import enabled as orphan_enabled
 
 INSTALLED_APPS = list(INSTALLED_APPS)  # noqa: F405
 settings_utils.update_dashboards([enabled, orphan_enabled],

@@ -24,12 +24,14 @@ says) leave.
 """
 
 import dataclasses
+import datetime
 import math
 import typing
 
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
+from orphan_dashboard.audit import ports
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import topology as t
 
@@ -151,6 +153,8 @@ class Fit:
     repairs: tuple = ()
     """The repairs that free what the request needs, when only they make
     it fit."""
+    why: typing.Optional[reasons.Reason] = None
+    """Why nothing fits there whatever its capacity (:func:`closed`)."""
 
 
 @dataclasses.dataclass
@@ -166,6 +170,12 @@ class TreeCapacity:
     repairs: tuple = ()
     hypervisor: bool = True
     """A compute node Nova lists."""
+    compute_node: bool = True
+    """A hypervisor's tree, listed or not
+    (:attr:`~model.ProviderReport.compute_node`): another service's root
+    is none."""
+    closed: typing.Optional[reasons.Reason] = None
+    """Why Nova schedules no server there (:func:`closed`), if so."""
 
     @property
     def held(self):
@@ -181,6 +191,8 @@ class TreeCapacity:
 
     def fit(self, request):
         """:class:`Fit` of ``request`` here."""
+        if self.closed is not None:
+            return Fit(self.root, self.name, DOES_NOT_FIT, why=self.closed)
         if self.fits(request):
             return Fit(self.root, self.name, FITS_NOW)
         if self.fits(request, after=True):
@@ -231,6 +243,8 @@ class Capacity:
     projects: dict = dataclasses.field(default_factory=dict)
     """``{project id: ProjectCost}`` of every project with live servers or
     findings."""
+    taken_at: typing.Optional[datetime.datetime] = None
+    """When the one snapshot every number of it comes from was taken."""
 
     def charged(self):
         """The projects whose findings hold something."""
@@ -244,8 +258,9 @@ class Capacity:
         return dict(sorted(totals.items(), key=lambda i: class_order(i[0])))
 
     def affected(self):
-        """How many trees hold resources for findings."""
-        return sum(1 for tree in self.trees.values() if tree.held)
+        """How many hypervisors' trees hold resources for findings."""
+        return sum(1 for tree in self.trees.values()
+                   if tree.compute_node and tree.held)
 
     def fit(self, request):
         """:class:`Fit` per compute node Nova lists, by name: only they can
@@ -314,21 +329,29 @@ def repair_changes(snapshot, findings, topo=None):
     return changes
 
 
-def project_costs(snapshot, findings):
+def project_costs(snapshot, findings, topo=None):
     """``{project: ProjectCost}``: what each project's orphaned findings
-    hold, and what its live servers need (as the audit reads a flavor)."""
+    hold, and what its live servers need: their flavor and image (as the
+    audit reads them) and what their ports request
+    (:func:`ports.requested`, as the hypervisors' ``needed`` counts it)."""
+    topo = topo or t.Topology(snapshot)
     held, needed = {}, {}
     for finding in findings:
         if finding.verdict in ORPHANED and finding.project_id:
             _add(held.setdefault(finding.project_id, {}), finding.resources)
     for server in snapshot.servers.values():
-        if not server.project_id or server.flavor is None:
+        if not server.project_id:
             continue
-        try:
-            candidates = heal.expected_resources(server)
-        except heal.CannotHeal:
-            continue
-        _add(needed.setdefault(server.project_id, {}), candidates[0])
+        if server.flavor is not None:
+            try:
+                candidates = heal.expected_resources(server)
+            except heal.CannotHeal:
+                candidates = ()
+            if candidates:
+                _add(needed.setdefault(server.project_id, {}),
+                     candidates[0])
+        for requested in ports.requested(topo, server).wanted.values():
+            _add(needed.setdefault(server.project_id, {}), requested)
     return {p: ProjectCost(held.get(p, {}), needed.get(p, {}))
             for p in set(held) | set(needed)}
 
@@ -378,7 +401,26 @@ def assess(snapshot, report):
             continue
         trees[root] = _tree(snapshot, provider_report, tree, usage, after,
                             repairs.get(root, ()))
-    return Capacity(trees, project_costs(snapshot, report.findings))
+    return Capacity(trees, project_costs(snapshot, report.findings, topo),
+                    taken_at=snapshot.taken_at)
+
+
+def closed(snapshot, hypervisor):
+    """Why Nova's scheduler places no new server on ``hypervisor``'s node
+    (its compute service forced down, reported down or disabled, which
+    the scheduler's ``ComputeFilter`` refuses) while Placement would
+    still offer its capacity; None when it may, or for no compute node."""
+    if hypervisor is None:
+        return None
+    service = snapshot.services.get(hypervisor.host)
+    if service is not None and service.forced_down:
+        return reasons.reason('capacity.forced_down')
+    if (service.down if service is not None else hypervisor.down):
+        return reasons.reason('capacity.service_down')
+    if (service.status if service is not None else
+            hypervisor.status) == 'disabled':
+        return reasons.reason('capacity.disabled')
+    return None
 
 
 def _tree(snapshot, provider_report, tree, usage, after, repairs):
@@ -409,4 +451,6 @@ def _tree(snapshot, provider_report, tree, usage, after, repairs):
         root=provider_report.provider.uuid,
         name=provider_report.provider.name, classes=classes, slots=slots,
         repairs=tuple(repairs),
-        hypervisor=provider_report.hypervisor is not None)
+        hypervisor=provider_report.hypervisor is not None,
+        compute_node=provider_report.compute_node,
+        closed=closed(snapshot, provider_report.hypervisor))

@@ -286,6 +286,9 @@ class Auditor:
         if root is None and server.node:
             return (m.PROTECTED,
                     why('protected.no_provider', node=server.node), ())
+        if root is None and server.status == m.SHELVED_OFFLOADED_STATUS:
+            return (m.SHELVED_OFFLOADED, why('shelved_offloaded'),
+                    m.CANDIDATE_ACTIONS[m.SHELVED_OFFLOADED])
         if root is None:
             return (m.MOVED, why('moved.no_node', status=server.status),
                     m.CANDIDATE_ACTIONS[m.MOVED])

@@ -40,6 +40,7 @@ OK = 'ok'
 EVACUATED_SOURCE = 'evacuated_source'
 MOVED = 'moved'
 DELETED_INSTANCE = 'deleted_instance'
+SHELVED_OFFLOADED = 'shelved_offloaded'
 STALE_MIGRATION = 'stale_migration'
 MISSING = 'missing'
 WRONG_AMOUNT = 'wrong_amount'
@@ -122,6 +123,8 @@ VERDICT_KINDS = {kind.code: kind for kind in (
     VerdictKind(MOVED, N_('Moved'), N_('moved'), (TRIM, DELETE_AND_HEAL)),
     VerdictKind(DELETED_INSTANCE, N_('Deleted instance'),
                 N_('deleted instance'), (DELETE,)),
+    VerdictKind(SHELVED_OFFLOADED, N_('Shelved offloaded'),
+                N_('shelved offloaded'), (DELETE,)),
     VerdictKind(STALE_MIGRATION, N_('Stale migration'),
                 N_('stale migration'), (DELETE,)),
     VerdictKind(LEAKED_PORT, N_('Leaked port resources'),
@@ -191,9 +194,12 @@ MIGRATION_IN_PROGRESS = frozenset({
     'migrating', 'post-migrating', 'finished', 'confirming', 'reverting'})
 EVACUATION_DONE = frozenset({'done', 'completed'})
 DOWN_CELL_STATUS = 'UNKNOWN'
+"""A server's or compute service's status in a cell Nova cannot reach."""
+SHELVED_OFFLOADED_STATUS = 'SHELVED_OFFLOADED'
+"""A server Nova removed from its host, its allocations with it (the
+compute manager's ``_shelve_offload_instance``)."""
 SERVICE_DOWN = 'down'
 """The state os-services and os-hypervisors give a dead compute."""
-"""A server's or compute service's status in a cell Nova cannot reach."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -510,6 +516,15 @@ class ProviderReport:
         not only unlisted because its cell is down)."""
         return (self.hypervisor is None and not self.sharing and
                 not self.cell_down and self.owner == 'nova')
+
+    @property
+    def compute_node(self):
+        """A hypervisor's tree: a compute node Nova lists, or a provider
+        proven Nova's whose node is unlisted or gone.  Another service's
+        root (a routed network's segment, a Cyborg device) or a sharing
+        provider is none."""
+        return self.hypervisor is not None or (
+            self.owner == 'nova' and not self.sharing)
 
     @property
     def orphaned_provider(self):

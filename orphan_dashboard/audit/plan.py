@@ -35,6 +35,11 @@ from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.audit.reasons import reason as why
 
 PLACEMENT_CLI_VERSION = '1.28'
+"""The microversion of the osc-placement commands a preview shows: the
+one our own writes use (``api.microversions.WRITE``), where ``allocation
+set`` and ``unset`` send the consumer generation.  The engine may not
+import ``api/`` (``doc/source/contributor.md``), so
+``tests/unit/test_heal_and_plan.py`` holds the two equal."""
 
 
 class CannotRepair(reasons.Refusal):

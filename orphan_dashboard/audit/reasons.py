@@ -50,6 +50,10 @@ MESSAGES = {
         'evacuated from %(source)s to %(host)s (migration %(migration)s, '
         '%(status)s); the source compute never cleaned up'),
     'moved': N_('server lives on %(host)s with no migration in progress'),
+    'shelved_offloaded': N_(
+        'server is shelved and offloaded (Nova removed its allocations '
+        'when it offloaded it and allocates again when it unshelves it) '
+        'yet holds resources here'),
     'moved.no_node': N_(
         'server has no compute node (status %(status)s) yet holds '
         'resources here'),
@@ -455,6 +459,13 @@ MESSAGES = {
     # What a repair that makes room acts on (audit/capacity.py).
     'capacity.server': N_('server %(server)s'),
     'capacity.migration': N_('migration %(migration)s of server %(server)s'),
+    # Why a compute node takes no new server, whatever its capacity.
+    'capacity.forced_down': N_('its compute service is forced down: Nova '
+                               'schedules no server there'),
+    'capacity.service_down': N_('its compute service is down: Nova '
+                                'schedules no server there'),
+    'capacity.disabled': N_('its compute service is disabled: Nova '
+                            'schedules no server there'),
 
     # What the image of a server says of its needs (audit/heal.py).
     'cannot.image_conflict': N_(

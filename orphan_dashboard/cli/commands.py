@@ -877,7 +877,9 @@ def capacity_json(found):
         document.update(flavor={'id': found.flavor.id,
                                 'name': found.flavor.name,
                                 'resources': found.resources},
-                        counts=found.counts, hypervisors=found.rows)
+                        counts=found.counts, hypervisors=[
+                            dict(row, why=row['why'] and text(row['why']))
+                            for row in found.rows])
     return document
 
 
@@ -910,8 +912,10 @@ def print_capacity(found, out):
         print(', '.join('%s: %d' % (fit_name(state), n)
                         for state, n in found.counts.items()), file=out)
         for row in found.rows:
-            print('%-24s %s' % (row['hypervisor'], fit_name(row['state'])),
-                  file=out)
+            state = fit_name(row['state'])
+            if row['why']:
+                state = '%s: %s' % (state, text(row['why']))
+            print('%-24s %s' % (row['hypervisor'], state), file=out)
             for repair in row['repairs']:
                 print('  ' + repair_line(repair), file=out)
         return

@@ -47,7 +47,7 @@ FINDING_COLUMNS = ('Consumer', 'Server Name', 'Provider', 'Provider Name',
                    'User Name', 'Blocked')
 ROW_COLUMNS = ('Consumer', 'Server Name', 'Provider', 'Provider Name',
                'Action', 'Status', 'Plan', 'Message', 'Journal Entry')
-FIT_COLUMNS = ('Hypervisor', 'Provider', 'State', 'Repairs')
+FIT_COLUMNS = ('Hypervisor', 'Provider', 'State', 'Why', 'Repairs')
 CLASS_COLUMNS = ('Hypervisor', 'Provider', 'Resource Class', 'Capacity',
                  'Used', 'Needed', 'Held', 'Free', 'Free After Repair')
 
@@ -474,4 +474,5 @@ class CapacityOrphan(_Orphan, command.Lister):
                  c.needed, c.held, c.free, c.free_after)
                 for t in found.trees for c in t.classes]
         return FIT_COLUMNS, [(r['hypervisor'], r['provider'], r['state'],
+                              r['why'] and commands.text(r['why']),
                               Repairs(r['repairs'])) for r in found.rows]

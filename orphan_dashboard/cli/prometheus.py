@@ -49,6 +49,9 @@ def metrics_registry(report, duration, up, last_success, capacity=None,
                       ['verdict', 'hypervisor', 'resource_class'],
                       registry=registry)
     for provider in report.providers:
+        if not provider.compute_node and not provider.findings:
+            # Another service's root holding nothing: no hypervisor.
+            continue
         name = provider.provider.name
         counts = provider.counts
         for verdict in m.VERDICTS:

@@ -17,7 +17,7 @@ when it runs with Horizon's settings (``manage.py orphan_audit``).  A
 setting Horizon's settings do not have comes from the environment variable
 of its name (how ``orphan-audit`` without Horizon is set), else its
 default.  The journal's database and router come from
-the ``local_settings.d`` snippet shipped next to this module
+the ``local_settings.d`` snippet shipped beside this package
 (:data:`SNIPPET`), as other Horizon plugins ship theirs, or, where only
 the enabled file was copied, from the app when Django starts.
 """
@@ -115,7 +115,7 @@ def names(value):
 JOURNAL_DATABASE = 'orphan_journal'
 """The journal's alias in ``DATABASES``."""
 JOURNAL_ROUTER = 'orphan_dashboard.writing.journal.Router'
-SNIPPET = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'local',
+SNIPPET = os.path.join(os.path.dirname(os.path.dirname(__file__)),
                        'local_settings.d', '_90_orphan_dashboard.py')
 """Copy into ``openstack_dashboard/local/local_settings.d/``."""
 

@@ -119,7 +119,8 @@ class Answer(typing.NamedTuple):
     """The :class:`~audit.capacity.Capacity`, of the named provider's tree
     only when one is named."""
     trees: list
-    """Its :class:`~audit.capacity.TreeCapacity`, by name."""
+    """Its :class:`~audit.capacity.TreeCapacity`, by name: the named
+    provider's, else every hypervisor's."""
     flavor: typing.Optional[ListedFlavor] = None
     resources: typing.Optional[dict] = None
     """What a server of ``flavor`` asks Placement for."""
@@ -150,6 +151,8 @@ def answer(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
         if not trees:
             raise report_ops.NoSuchProvider(provider)
         found = dataclasses.replace(found, trees={t.root: t for t in trees})
+    else:
+        trees = [t for t in trees if t.compute_node]
     if resources is None:
         return Answer(report, found, trees)
     rows, counts = fit(found, resources)
@@ -182,13 +185,15 @@ def flavor_counts(clients, capacity_, names):
 
 def fit(capacity_, resources):
     """``(rows, counts)``: one dict per provider tree (its name, uuid,
-    state and the repairs that would make room, each with its server's
-    and provider's names beside their ids), fits after repair first,
-    then by state and name; ``{state: trees}`` of every state."""
+    state, why nothing fits there whatever its capacity, and the repairs
+    that would make room, each with its server's and provider's names
+    beside their ids), fits after repair first, then by state and name;
+    ``{state: trees}`` of every state."""
     fits = capacity_.fit(resources)
     fits.sort(key=lambda f: (FIT_STATES.index(f.state) != 1,
                              FIT_STATES.index(f.state), f.name))
     rows = [{'hypervisor': f.name, 'provider': f.root, 'state': f.state,
+             'why': f.why,
              'repairs': [{'consumer': r.consumer, 'instance': r.instance,
                           'server_name': r.server_name,
                           'provider': r.provider,

@@ -282,10 +282,7 @@ def _refused(exc):
     to): nothing was written.  A timeout, a lost connection or a 5xx do
     not say whether the write was applied; only reading it back does
     (:func:`_landed`)."""
-    if isinstance(exc, ks_exc.CatalogException):
-        return True
-    return isinstance(exc, ks_exc.HttpError) and \
-        400 <= (exc.http_status or 0) < 500
+    return isinstance(exc, (ks_exc.HTTPClientError, ks_exc.CatalogException))
 
 
 def _landed(now, before, after, holds=operator.eq):

@@ -378,7 +378,8 @@ def test_the_history_filter_finds_one_consumer(site, browser):
 
 def test_decommission_the_retired_host(site, browser, placement):
     """host4 died with its leftovers: from its row, the preview lists
-    them, the consumer of another service is ticked by hand, and the
+    them, a confirm without the consumer of another service ticked comes
+    back to the same preview saying so, it is ticked by hand, and the
     compute service and provider go."""
     retired = incident(site, 'retired_host')
     host4 = retired['hosts']['host4']
@@ -394,6 +395,14 @@ def test_decommission_the_retired_host(site, browser, placement):
             assert entry['consumer'] in modal.text
     assert 'the compute service is not re-created' in browser.find(
         '.modal-dialog .orphan-service').text
+    # Confirmed unticked: the same preview comes back, with the field
+    # error and its button.
+    browser.click('.modal-dialog .modal-footer [type="submit"]')
+    browser.wait(lambda d: 'Tick every consumer listed' in d.find_element(
+        'css selector', '.modal-dialog').text)
+    assert stranger in browser.find('.modal-dialog table.orphan-preview').text
+    assert 'cannot be decommissioned now' not in browser.find(
+        '.modal-dialog').text
     box = browser.find('.modal-dialog input[name="delete_unknown"][value='
                        '"%s"]' % stranger)
     browser.driver.execute_script('arguments[0].click();', box)

@@ -17,6 +17,7 @@ and action the code has."""
 import argparse
 import html
 import os
+import re
 import subprocess
 import sys
 
@@ -78,3 +79,22 @@ def test_every_verdict_and_action_is_in_the_reference(built):
     kinds += list(model.ACTION_KINDS.values())
     assert [k.code for k in kinds
             if k.code not in page or k.title not in page] == []
+
+
+def verdicts_table():
+    """The verdicts the table at the top of ``verdicts.md`` has a row of,
+    in its order."""
+    with open(os.path.join(ROOT, 'doc', 'source', 'verdicts.md')) as page:
+        top = page.read().split('\n\n|')[1].split('\n\n')[0]
+    return re.findall(r'^\| `([a-z_]+)` \|', top, re.MULTILINE)
+
+
+def test_the_verdicts_table_lists_exactly_the_registrys_verdicts():
+    table = verdicts_table()
+    assert len(table) == len(set(table)), 'a verdict has two rows'
+    assert [v for v in model.VERDICT_KINDS if v not in table] == [], (
+        'add a row of each to the table at the top of '
+        'doc/source/verdicts.md: its meaning and its repair')
+    assert [v for v in table if v not in model.VERDICT_KINDS] == [], (
+        'no such verdict in orphan_dashboard/audit/model.py: drop its row '
+        'from doc/source/verdicts.md')

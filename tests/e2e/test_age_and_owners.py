@@ -24,6 +24,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.reading import snapshots
+from tests.e2e.conftest import audited
 from tests.e2e.conftest import held
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
@@ -157,7 +158,7 @@ def test_a_protected_migration_consumer_keeps_its_owner(cloud, tmp_path):
     assert owners(findings_of(cold, consumer)) == {want}, 'cold, at last'
 
 
-def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path):
+def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path, horizon):
     """A server holding PCPU as Nova allocates for a dedicated image,
     whose image the sandbox (no Glance endpoint) cannot show: protected,
     saying why, and ``apply`` does not rewrite it as VCPU."""
@@ -180,3 +181,44 @@ def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path):
     assert server not in {o['consumer'] for o in json.loads(
         result.stdout)['outcomes']}
     assert held(clients, server) == before
+
+    # The panel says the same on the hypervisor's page, and refuses the
+    # rewrite its row would have offered.
+    audited(horizon, refresh=True)
+    page = horizon.get('/admin/orphaned_allocations/%s/' % host1)
+    assert page.status_code == 200
+    assert b'the catalog has no image service' in page.content
+    preview = horizon.get('/admin/orphaned_allocations/repair/', {
+        'sel': '%s:%s:%s' % (server, host1, m.DELETE_AND_HEAL)})
+    (row,) = preview.context['rows']
+    assert row.plan is None
+    assert 'the catalog has no image service' in str(row.error), row.error
+    assert held(clients, server) == before
+
+def test_a_shelved_offloaded_server_holding_resources_is_deleted(
+        cloud, tmp_path):
+    """A server shelved and offloaded by Nova, whose allocation was
+    written back as a failed cleanup leaves it: its own verdict, and its
+    delete leaves it holding nothing (Nova allocates again on unshelve)."""
+    clients = cloud.clients()
+    staged = cloud.control('POST', '/incidents/shelved_offloaded')
+    server = staged['servers'][0]['uuid']
+    host3 = staged['expected'][0]['provider']
+    assert staged['servers'][0]['status'] == 'SHELVED_OFFLOADED'
+    assert staged['checks']['emptied_by_offload'] == {}
+    assert held(clients, server) == staged['checks']['held']
+
+    report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                          '--json')
+    (found,) = findings_of(report, server)
+    assert (found['provider'], found['verdict'], found['actions'],
+            found['reason_code']) == (host3, m.SHELVED_OFFLOADED,
+                                      [m.DELETE], 'shelved_offloaded'), found
+
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                          '--provider', host3, '--json')
+    assert result.returncode == 4, result.stdout + result.stderr
+    outcomes = {o['consumer']: (o['action'], o['status'])
+                for o in json.loads(result.stdout)['outcomes']}
+    assert outcomes[server] == (m.DELETE, 'done')
+    assert held(clients, server) == {}

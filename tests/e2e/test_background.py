@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import pytest
 import requests
@@ -212,6 +213,35 @@ def test_a_link_starts_no_sweep(store, horizons):
     assert store.sweeper() is None
     assert store.sweeps() == before
     assert store.state()['version'] == version
+
+
+def test_a_batch_of_max_rows_is_previewed_by_either_horizon(cloud,
+                                                            horizons):
+    """A table's batch keeps its rows in the shared cache, bound to the
+    session: the preview's short link works on the other Horizon process,
+    for 200 rows (``ORPHAN_AUDIT_MAX_ROWS``), whose selections once made a
+    URL past what Apache and Django take; another session finds none."""
+    first, second = horizons
+    leftover = cloud.incidents['evacuation']['expected'][0]
+    page = INDEX + leftover['provider'] + '/'
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"',
+                      first.get(page).text).group(1)
+    rows = ['%s:%s' % (consumer, leftover['provider']) for consumer in
+            [leftover['consumer']] + [str(uuid.uuid4()) for _ in range(199)]]
+    batch = first.post(page, {'csrfmiddlewaretoken': token,
+                              'action': 'allocations__delete_selected',
+                              'object_ids': rows})
+    assert batch.status_code == 302, batch.text[:300]
+    location = batch.headers['Location']
+    assert leftover['consumer'] not in location and len(location) < 300
+    preview = requests.get(second.url + location, allow_redirects=False,
+                           cookies=first.session.cookies, timeout=120)
+    assert preview.status_code == 200, preview.headers
+    assert preview.text.count('<tr class="orphan-preview-row') == 200
+    assert leftover['consumer'] in preview.text
+    refused = second.get(location)
+    assert refused.status_code == 302
+    assert refused.headers['Location'] == page
 
 
 def test_a_bar_on_a_terminal_only(cloud, monkeypatch):

@@ -38,7 +38,7 @@ def test_pip_install_into_a_plain_virtualenv(dashboard, tmp_path):
     assert 'templates/orphaned_allocations/index.html' in contents
     assert 'orphan_dashboard/migrations/0001_initial.py' in contents
     assert 'orphan_dashboard/static/orphan_dashboard/js/sweep.js' in contents
-    snippet = 'local/local_settings.d/_90_orphan_dashboard.py'
+    snippet = 'local_settings.d/_90_orphan_dashboard.py'
     assert 'orphan_dashboard/' + snippet in contents
     assert 'tests/' not in contents and 'sandbox/' not in contents
 
@@ -48,7 +48,7 @@ def test_pip_install_into_a_plain_virtualenv(dashboard, tmp_path):
                    ], cwd=str(tmp_path)).strip()
     assert package.startswith(os.path.dirname(dashboard.dashboard))
     enabled = '_2170_admin_orphaned_allocations_panel.py'
-    shutil.copy(os.path.join(package, 'local', 'enabled', enabled),
+    shutil.copy(os.path.join(package, 'enabled', enabled),
                 os.path.join(local, 'enabled', enabled))
     with open(os.path.join(local, 'local_settings.py'), 'w') as settings:
         settings.write(LOCAL_SETTINGS % {'static': str(tmp_path / 'static'),

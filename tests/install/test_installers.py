@@ -105,9 +105,9 @@ def test_openstack_ansible_finds_the_enabled_file_and_the_snippet(
     ours = {(os.path.relpath(src, site_packages(dashboard.python)), dest)
             for src, dest in links if '/orphan_dashboard/' in src}
     assert ours == {
-        ('orphan_dashboard/local/enabled/'
+        ('orphan_dashboard/enabled/'
          '_2170_admin_orphaned_allocations_panel.py', 'local/enabled'),
-        ('orphan_dashboard/local/local_settings.d/_90_orphan_dashboard.py',
+        ('orphan_dashboard/local_settings.d/_90_orphan_dashboard.py',
          'local/local_settings.d'),
         ('orphan_dashboard/conf/placement_policy.yaml', 'conf'),
     }

@@ -28,8 +28,8 @@ from tests.install.conftest import ROOT
 from tests.install.conftest import run
 
 SHIPPED = (
-    'orphan_dashboard/local/enabled/_2170_admin_orphaned_allocations_panel.py',
-    'orphan_dashboard/local/local_settings.d/_90_orphan_dashboard.py',
+    'orphan_dashboard/enabled/_2170_admin_orphaned_allocations_panel.py',
+    'orphan_dashboard/local_settings.d/_90_orphan_dashboard.py',
     'orphan_dashboard/conf/placement_policy.yaml',
     'orphan_dashboard/templates/orphaned_allocations/index.html',
     'orphan_dashboard/templates/orphaned_allocations/_preview_modal.html',

@@ -12,12 +12,14 @@
 
 """"Would it fit?" against Placement's own answer, on the real sandbox.
 
-host1 was evacuated: its compute is down and the server's allocation
-stays there.  Its VCPU inventory is then reserved down to exactly that
-allocation, so a small flavor fits host1 only once the trim is written.
-For each flavor, the hypervisors that *fit now* must be exactly those
-``GET /allocation_candidates`` returns; after ``orphan-audit apply`` the
-small flavor fits host1 now, in both answers.
+host1 was evacuated: its compute is down and forced down, and the
+server's allocation stays there.  Its VCPU inventory is then reserved
+down to exactly that allocation.  For each flavor, the hypervisors that
+*fit now* must be exactly those ``GET /allocation_candidates`` returns,
+less the hosts whose compute service Nova's scheduler refuses: host1
+fits nothing, and says why, even once ``orphan-audit apply`` has trimmed
+its leftover and Placement offers it; with its compute back up, the small
+flavor fits host1 now, in both answers.
 """
 
 import json
@@ -116,18 +118,20 @@ def fits_now(rows):
     return {h for h, r in rows.items() if r['state'] == capacity.FITS_NOW}
 
 
+FORCED_DOWN = ('its compute service is forced down: Nova schedules no '
+               'server there')
+
+
 def test_fits_now_is_placements_answer_and_the_repair_makes_room(
         sb, staged, tmp_path):
     server, ids = staged
-    vm = server['uuid']
     before = states(sb)
     for name, (resources, rows) in before.items():
-        assert fits_now(rows) == candidates(sb, resources), name
+        assert fits_now(rows) == candidates(sb, resources) - {'host1'}, name
     small = before['cap-small'][1]
-    assert small['host1']['state'] == capacity.FITS_AFTER_REPAIR
-    # The repair that makes room, its server named as Nova names it.
-    assert [(r['consumer'], r['action'], r['server_name']) for r in
-            small['host1']['repairs']] == [(vm, 'trim', server['name'])]
+    assert (small['host1']['state'], str(small['host1']['why']),
+            small['host1']['repairs']) == (
+        capacity.DOES_NOT_FIT, FORCED_DOWN, [])
     assert fits_now(small) == {'host2', 'host3'}
     # Two VCPUs never fit host1's capacity of one, repaired or not.
     assert before['cap-two-vcpus'][0]['VCPU'] == 2
@@ -143,19 +147,25 @@ def test_fits_now_is_placements_answer_and_the_repair_makes_room(
     rows = json.loads(done.stdout)['hypervisors']
     assert {r['hypervisor']: r['state'] for r in rows} == {
         h: r['state'] for h, r in small.items()}
-    assert {r['hypervisor']: r['repairs'] for r in rows}['host1'] == \
-        small['host1']['repairs']
+    assert {r['hypervisor']: r['why'] for r in rows}['host1'] == FORCED_DOWN
     done = orphan_audit(sb, tmp_path, 'capacity', '--flavor', 'cap-small',
                         '--min-age', '0')
-    assert 'trim to current host server %s (%s) frees' % (
-        server['name'], vm) in done.stdout, done.stdout
+    assert 'does not fit: %s' % FORCED_DOWN in done.stdout, done.stdout
 
     done = orphan_audit(sb, tmp_path, 'apply', '--provider', 'host1',
                         '--min-age', '0')
     assert done.returncode == 4, (done.stdout, done.stderr)
+    trimmed = states(sb)['cap-small']
+    assert 'host1' in candidates(sb, trimmed[0])
+    assert trimmed[1]['host1']['state'] == capacity.DOES_NOT_FIT
 
+    # host1's compute back up: it takes servers again.
+    sb.start_compute('host1')
+    service = api(sb, 'nova', '/os-services?binary=nova-compute&host=host1',
+                  version='2.53')['services'][0]
+    api(sb, 'nova', '/os-services/%s' % service['id'], 'PUT',
+        version='2.53', json={'forced_down': False})
     after = states(sb)
     for name, (resources, rows) in after.items():
         assert fits_now(rows) == candidates(sb, resources), name
     assert after['cap-small'][1]['host1']['state'] == capacity.FITS_NOW
-    assert 'host1' in candidates(sb, after['cap-small'][0])

@@ -280,7 +280,7 @@ def test_cyborgs_providers_are_read_as_cyborgs(sb, clients, cyborg,
 
 
 def test_a_dead_host_holding_cyborgs_gpu_keeps_it_until_ticked(
-        sb, clients, cyborg, journal_dir):
+        sb, clients, cyborg, journal_dir, horizon):
     """host3 dies with Cyborg's GPU beside Neutron's agent and NIC:
     ``decommission --json`` lists the GPU as Cyborg's blocker, and an
     ``--apply`` ticking only Neutron's children writes nothing."""
@@ -306,5 +306,19 @@ def test_a_dead_host_holding_cyborgs_gpu_keeps_it_until_ticked(
     assert applied.returncode == 1, applied.stdout + applied.stderr
     assert json.loads(applied.stdout)['outcomes'][0]['status'] == 'skipped'
     nic = sb.config['neutron']['nics']['host3']
+    assert {host3, gpu, nic} <= set(providers(clients))
+    assert services(clients, 'host3')
+
+    # The panel names the GPU as Cyborg's and keeps it unless ticked.
+    audited(horizon, refresh=True)
+    preview = horizon.get(DECOMMISSION, {'provider': host3})
+    assert preview.status_code == 200
+    assert preview.context['plan'].foreign_children[gpu] == 'cyborg'
+    assert 'host3_0000:81:00.0 (Cyborg)' in preview.content.decode()
+    agent = providers(clients)[nic]['parent_provider_uuid']
+    unticked = horizon.post(DECOMMISSION, {
+        'rows': preview.context['form'].initial['rows'],
+        'delete_foreign': [agent, nic]})
+    assert 'delete_foreign' in unticked.context['form'].errors
     assert {host3, gpu, nic} <= set(providers(clients))
     assert services(clients, 'host3')

@@ -15,6 +15,7 @@
 Nova really left behind checked against the manifest.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -24,7 +25,9 @@ pytest.importorskip('nova')
 pytest.importorskip('placement')
 pytest.importorskip('keystone')
 
+from sandbox import __main__ as sandbox_cli  # noqa: E402
 from sandbox import harness  # noqa: E402
+from sandbox import incidents_names  # noqa: E402
 from tests import clouds  # noqa: E402
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10}
@@ -56,6 +59,15 @@ def allocs(sb, consumer):
 def verdicts(entry):
     return {(e['consumer'], e['host']): e['verdict']
             for e in entry['expected']}
+
+
+def test_up_help_names_every_incident(capsys):
+    """Without a cloud: the help is the incident list's, not a copy."""
+    with pytest.raises(SystemExit):
+        sandbox_cli.main(['up', '--help'])
+    shown = re.findall(r'\w+', capsys.readouterr().out)
+    known = incidents_names.NAMES + incidents_names.OPT_IN
+    assert [name for name in known if name not in shown] == []
 
 
 def test_config_written(sb):

@@ -304,6 +304,39 @@ def test_server_without_node_holding_resources_is_moved_to_nowhere():
     assert found[(vm, H1)].actions == (m.DELETE_AND_HEAL,)
 
 
+def test_a_shelved_offloaded_server_holding_resources_is_deleted():
+    """Nova removes a shelved-offloaded server's allocations when it
+    offloads it and allocates again when it unshelves it: anything it
+    holds is a leftover, and deleting the consumer is the repair."""
+    cloud = Cloud()
+    vm = cloud.server('offloaded', None, status='SHELVED_OFFLOADED',
+                      vm_state='shelved_offloaded')
+    cloud.allocate(vm, H1)
+    auditor = classify.Auditor(cloud.snapshot())
+    row = auditor.finding(vm, H1)
+    assert (row.verdict, row.actions) == (m.SHELVED_OFFLOADED, (m.DELETE,))
+    assert row.reason.code == 'shelved_offloaded'
+    assert 'shelved and offloaded' in str(row.reason)
+    assert auditor.plan(vm, H1, m.DELETE).after == {}
+
+
+def test_a_shelved_offloaded_server_being_unshelved_is_protected():
+    cloud = Cloud()
+    vm = cloud.server('unshelving', None, status='SHELVED_OFFLOADED',
+                      task_state='spawning')
+    cloud.allocate(vm, H1)
+    found, _ = verdicts(cloud)
+    assert found[(vm, H1)].verdict == m.PROTECTED
+
+
+def test_a_shelved_server_not_offloaded_keeps_its_host():
+    cloud = Cloud()
+    vm = cloud.server('shelved', 'host1', status='SHELVED')
+    cloud.allocate(vm, H1)
+    found, _ = verdicts(cloud)
+    assert found[(vm, H1)].verdict == m.OK
+
+
 def test_server_on_a_node_placement_does_not_know_is_protected():
     cloud = Cloud()
     vm = cloud.server('vm', 'host9')

@@ -265,3 +265,46 @@ def test_projects_worst_first_by_the_share_of_their_limit():
     assert [r.project for r in rows] == ['p', 'p2']
     assert rows[0].limits == {'VCPU': 1}
     assert rows[0].usage == usages['p']
+
+
+def test_a_projects_needs_count_what_its_servers_ports_request():
+    """Placement charges the project the bandwidth its ports' QoS rules
+    request: its servers need it as much as their flavor's VCPU, and the
+    hypervisor's row counts it so (the same request, one function)."""
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host2')
+    cloud.allocate(vm, H2)
+    nic = cloud.nic('host2')
+    cloud.port('vm-port', vm, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 4000})
+    cloud.allocate(vm, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 4000})
+    snapshot = cloud.snapshot()
+    snapshot.inventories = {H1: compute(), H2: compute(), H3: compute()}
+    report = classify.audit(snapshot)
+    found = c.assess(snapshot, report)
+    host2 = next(p for p in report.providers if p.provider.uuid == H2)
+    assert host2.needed['NET_BW_EGR_KILOBIT_PER_SEC'] == 4000
+    assert found.projects['p'].needed == dict(
+        ALLOCATION, NET_BW_EGR_KILOBIT_PER_SEC=4000)
+
+
+@pytest.mark.parametrize('service, why', [
+    (dict(state='up', forced_down=True),
+     'its compute service is forced down: Nova schedules no server there'),
+    (dict(state='down'),
+     'its compute service is down: Nova schedules no server there'),
+    (dict(state='up', status='disabled'),
+     'its compute service is disabled: Nova schedules no server there'),
+])
+def test_a_down_or_disabled_host_fits_nothing_and_says_why(service, why):
+    """Placement would offer its empty capacity, but Nova's scheduler
+    places no server on a compute service forced down, down or disabled:
+    not now, not after any repair."""
+    cloud, vm = _evacuated()
+    cloud.services['host1'] = m.Service('host1', **service)
+    report = assess(cloud, {H1: compute(vcpu=1, ram=512, disk=1),
+                            H2: compute(), H3: compute()})
+    fits = {f.name: f for f in report.fit(ALLOCATION)}
+    assert fits['host1'].state == c.DOES_NOT_FIT
+    assert str(fits['host1'].why) == why
+    assert fits['host1'].repairs == ()
+    assert (fits['host2'].state, fits['host2'].why) == (c.FITS_NOW, None)

@@ -21,6 +21,7 @@ import pytest
 
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.reading import collect
 from tests.unit.cloud import Cloud
@@ -59,10 +60,23 @@ def snapshot():
     return found, vm
 
 
-def run(*argv):
+def with_segment(found):
+    """``found`` with a routed network's segment provider: Neutron's root,
+    with an inventory, no hypervisor."""
+    segment = uid('Neutron segment id 2c1f7d3a')
+    found.providers[segment] = m.Provider(
+        segment, 'Neutron segment id 2c1f7d3a', 1, segment)
+    found.inventory_classes[segment] = ('IPV4_ADDRESS',)
+    found.inventories[segment] = {'IPV4_ADDRESS': inventory(254)}
+    return found
+
+
+def run(*argv, segment=False):
     args = cli.build_parser().parse_args(['capacity', *argv])
     out = io.StringIO()
     found, vm = snapshot()
+    if segment:
+        with_segment(found)
     with mock.patch.object(collect, 'full_snapshot', return_value=found), \
             mock.patch.object(nova, 'flavor_list',
                               return_value=[SMALL, FPGA, VGPU]), \
@@ -137,6 +151,14 @@ def test_without_a_flavor_the_numbers_per_class():
         'host1',
         '  VCPU           capacity 1        used 1        needed 0        '
         'held 1        free 0        free after repair 1']
+
+
+def test_a_segment_provider_is_no_hypervisor():
+    code, out, _ = run('--min-age', '0', '--json', segment=True)
+    assert [t['hypervisor'] for t in json.loads(out)['hypervisors']] == [
+        'host1', 'host2', 'host3']
+    code, out, _ = run('--min-age', '0', segment=True)
+    assert 'Neutron segment' not in out
 
 
 @pytest.mark.parametrize('flavor, message', [

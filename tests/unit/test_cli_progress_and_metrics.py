@@ -68,6 +68,19 @@ def test_findings_and_resources_match_the_report_zeros_included():
     assert found[('orphan_audit_last_success_timestamp_seconds', ())] == 1000
 
 
+def test_a_segment_provider_is_no_hypervisor_of_the_metrics():
+    """Neutron's segment provider holds nothing: no series of zeros
+    counts it among the hypervisors."""
+    cloud = Cloud()
+    segment = cloud.foreign('Neutron segment id 2c1f7d3a', ['IPV4_ADDRESS'])
+    report = classify.audit(cloud.snapshot(), min_age=0)
+    assert segment in {p.provider.uuid for p in report.providers}
+    found = samples(prometheus.metrics_registry(report, 1.5, True, 1000.0))
+    assert {dict(labels)['hypervisor'] for name, labels in found
+            if name == 'orphan_audit_findings'} == {
+        'host1', 'host2', 'host3'}
+
+
 def test_a_failed_audit_writes_no_stale_findings(tmp_path):
     path = str(tmp_path / 'orphan.prom')
     from prometheus_client import write_to_textfile

@@ -14,11 +14,13 @@
 
 import pytest
 
+from orphan_dashboard.api import microversions
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import CannotRepair
 from orphan_dashboard.audit.plan import osc_commands
+from orphan_dashboard.audit.plan import PLACEMENT_CLI_VERSION
 from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit.plan import target
 from tests.unit.cloud import Cloud
@@ -90,6 +92,11 @@ def test_trim_keeps_only_the_current_tree_and_its_osc_command():
     assert osc_commands(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
         'allocation unset %s --provider %s' % (vm, H1)]
+
+
+def test_the_commands_shown_write_at_the_microversion_we_write_at():
+    """One version in two places, since the engine may not import api/."""
+    assert PLACEMENT_CLI_VERSION == microversions.WRITE
 
 
 def test_delete_and_heal_replaces_everything_in_one_write():

@@ -32,7 +32,7 @@ LAYERS = (
     ('writing', ('orphan_dashboard.writing', 'orphan_dashboard.models')),
     ('application', ('orphan_dashboard.operations',)),
     ('panel', ('orphan_dashboard.content', 'orphan_dashboard.templatetags',
-               'orphan_dashboard.local')),
+               'orphan_dashboard.enabled')),
     ('cli', ('orphan_dashboard.cli', 'orphan_dashboard.management')),
     ('app', ('orphan_dashboard.apps', 'orphan_dashboard.migrations',
              'orphan_dashboard')),
@@ -160,3 +160,36 @@ def test_every_module_is_in_a_layer():
 ])
 def test_a_wrong_direction_is_caught(module, source):
     assert len(wrong_imports(module, source)) == 1
+
+
+def test_every_package_opens_with_its_job():
+    """Each folder of modules says what it is for, as the layers table of
+    ``doc/source/contributor.md`` does; ``local_settings.d`` is a folder of
+    snippets Horizon runs, not a package."""
+    folders = sorted({path.parent for path in PACKAGE.rglob('*.py')
+                      if '.' not in path.parent.name})
+    silent = [str(folder.relative_to(PACKAGE.parent)) for folder in folders
+              if not (folder / '__init__.py').exists() or
+              not ast.get_docstring(ast.parse(
+                  (folder / '__init__.py').read_text(encoding='utf-8')))]
+    assert silent == []
+
+
+def test_each_attribute_docstring_sits_under_its_own_name():
+    """A string right after an assignment documents that name (Sphinx reads
+    it so): two strings in a row leave one under the wrong name."""
+    misplaced = []
+    for module, source in sources():
+        bodies = [ast.parse(source).body]
+        while bodies:
+            body = bodies.pop()
+            bodies += [node.body for node in body
+                       if isinstance(node, ast.ClassDef)]
+            misplaced += ['%s:%d' % (module, node.lineno)
+                          for before, node in zip(body, body[1:])
+                          if isinstance(node, ast.Expr) and
+                          isinstance(node.value, ast.Constant) and
+                          isinstance(node.value.value, str) and
+                          not isinstance(before, (ast.Assign,
+                                                  ast.AnnAssign))]
+    assert misplaced == []

@@ -457,7 +457,8 @@ def test_capacity_takes_the_audit_options():
                                  '--provider', 'host1', '-f', 'json')
     assert json.loads(out) == [{'Hypervisor': 'host1',
                                 'Provider': mock.ANY,
-                                'State': 'does_not_fit', 'Repairs': []}]
+                                'State': 'does_not_fit', 'Why': None,
+                                'Repairs': []}]
 
 
 def test_capacity_without_a_flavor_the_numbers_per_class():

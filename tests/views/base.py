@@ -19,6 +19,7 @@ fails on unexpected error messages.
 import html
 import re
 from unittest import mock
+from urllib import parse
 
 from django.urls import reverse
 
@@ -141,6 +142,15 @@ def plan_row(consumer, provider=H1, action=m.TRIM, before=None, after=None,
 
 def encoded(consumer, provider, action):
     return '%s:%s:%s' % (consumer, provider, action)
+
+
+def preview_link(response):
+    """``(path, next)`` of a batch action's redirect to its preview, which
+    names the selection the server kept and nothing else of it."""
+    url = parse.urlsplit(response['location'])
+    query = parse.parse_qs(url.query)
+    assert set(query) == {'selection', 'next'}, query
+    return url.path, query['next'][0]
 
 
 def signed_rows(response):

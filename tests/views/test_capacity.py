@@ -13,6 +13,7 @@
 """What the orphans cost: the summary above the index table, the flavor
 chooser of the Capacity tab and the numbers on a provider's page."""
 
+import dataclasses
 import re
 from unittest import mock
 
@@ -20,6 +21,7 @@ from keystoneauth1 import exceptions as ks_exc
 import pytest
 
 from orphan_dashboard.audit import capacity
+from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import capacity as capacity_ops
@@ -55,11 +57,18 @@ def compute(vcpu, ram=4096, disk=100):
             'DISK_GB': inventory(disk)}
 
 
-def incidents_with_capacity():
+def incidents_with_capacity(host1_up=False):
     """host1 is full only of the evacuated server's orphan; host4 has one
-    VCPU free; host2 and host3 are full; host4 has a FPGA child."""
+    VCPU free; host2 and host3 are full; host4 has a FPGA child.  host1's
+    compute service is forced down, unless ``host1_up`` (back up, its
+    leftover still there): only then may anything fit it."""
     incidents = Incidents()
     snapshot = incidents.snapshot
+    if host1_up:
+        snapshot.services['host1'] = m.Service('host1', 'up')
+        snapshot.hypervisors[H1] = dataclasses.replace(
+            snapshot.hypervisors[H1], state='up')
+        incidents.report = classify.audit(snapshot)
     fpga = uid('host4_fpga')
     snapshot.providers[fpga] = m.Provider(fpga, 'host4_fpga', 1, H4, H4)
     snapshot.inventories = {
@@ -112,7 +121,7 @@ class CapacityTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_a_flavor_fits_now_after_the_repair_or_not(self):
-        incidents, found = incidents_with_capacity()
+        incidents, found = incidents_with_capacity(host1_up=True)
         self.mock_report.return_value = incidents.report
         self.mock_capacity.return_value = found
         self.mock_flavors.return_value = [FPGA, SMALL, VGPU]
@@ -140,10 +149,54 @@ class CapacityTests(AdminViewTests):
         self.assertEqual([], self.messages_seen)
 
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_the_chooser_submits_itself(self):
+        """Horizon's Angular ``form`` directive cancels the submit of a
+        form without an ``action``: the *Check* button must name where
+        it goes."""
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [SMALL]
+        res = self.client.get(INDEX, {'tab': TAB})
+        self.assertContains(res, '<form method="get" action="%s" '
+                                 'class="form-inline orphan-flavor-chooser">'
+                            % INDEX)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_the_answer_says_the_age_of_its_one_snapshot(self):
+        """The tab loads after the page: a sweep may have published a
+        newer snapshot than the header's meanwhile.  The answer says the
+        age of the one it was counted from."""
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = dataclasses.replace(
+            incidents.report, taken_at=None)
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [SMALL]
+        res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('<p class="text-muted orphan-fit-age">Audit snapshot '
+                      'taken ', text)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_a_forced_down_host_fits_nothing_and_says_why(self):
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [SMALL]
+        res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertIn('<tr class="orphan-fit-does_not_fit"> <td><a href="%s">'
+                      'host1</a></td> <td>Does not fit: <span class='
+                      '"orphan-fit-why">its compute service is forced down: '
+                      'Nova schedules no server there</span></td>'
+                      % detail(H1), text)
+        self.assertNotIn('sel=%s%%3A%s%%3Atrim' % (incidents.vm, H1), text)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_the_repairs_that_make_room_name_their_servers(self):
         """By name, the consumer's uuid beside, as the rest of the panel
         names them; a migration by its server's name (the name escaped)."""
-        incidents, found = incidents_with_capacity()
+        incidents, found = incidents_with_capacity(host1_up=True)
         self.mock_report.return_value = incidents.report
         self.mock_capacity.return_value = found
         self.mock_flavors.return_value = [SMALL]

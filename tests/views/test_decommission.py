@@ -343,11 +343,15 @@ class BindingTests(AdminViewTests):
             self.assertNotContains(res, 'value="Decommission"')
             res = self.client.get(DECOMMISSION, {'provider': b,
                                                  'whole_service': '1'})
+            self.assertContains(res, 'value="Decommission"')
+            self.assertContains(res, 'name="whole_service"')
+            signed = signed_rows(res)
+            res = self.client.post(DECOMMISSION, {'rows': signed})
+        self.assertIn('whole_service', res.context['form'].errors)
+        # The whole service's preview again, its box to tick.
         self.assertContains(res, 'value="Decommission"')
         self.assertContains(res, 'name="whole_service"')
-        signed = signed_rows(res)
-        res = self.client.post(DECOMMISSION, {'rows': signed})
-        self.assertTrue(res.context['form'].errors)
+        self.assertNotContains(res, 'also serves')
         self.mock_decommission_apply.assert_not_called()
         self.mock_decommission_apply.return_value = []
         res = self.client.post(DECOMMISSION, {'rows': signed,
@@ -399,6 +403,30 @@ class DialogTests(AdminViewTests):
         self.assertIn('delete_unknown', errors)
         self.assertIn('Tick every consumer', str(errors['delete_unknown']))
         self.assertContains(res, 'Tick every consumer')
+        self.mock_decommission_apply.assert_not_called()
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_an_unticked_consumer_keeps_the_preview_and_its_confirm(self):
+        """The field error comes back over the same preview, read again
+        for the hypervisor the signed preview names, with its Decommission
+        button: not a dialog saying it cannot be done."""
+        incidents, plan = dead_host1()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        url = '%s?provider=%s' % (DECOMMISSION, H1)
+        signed = signed_rows(self.client.get(url))
+        for where in (url, DECOMMISSION):
+            self.mock_preview_decommission.reset_mock()
+            res = self.client.post(where, {'rows': signed})
+            self.assertIn('delete_unknown', res.context['form'].errors)
+            self.mock_preview_decommission.assert_called_once_with(
+                mock.ANY, H1, whole_service=False)
+            self.assertContains(res, 'Allocations left on it')
+            self.assertContains(res, 'name="delete_unknown" value="%s"' %
+                                STRANGER)
+            self.assertContains(res, 'value="Decommission"')
+            self.assertNotContains(res, 'cannot be decommissioned now')
         self.mock_decommission_apply.assert_not_called()
 
     @helpers.create_mocks({service: ['report', 'preview_decommission',

@@ -37,6 +37,7 @@ from tests.views.base import H3
 from tests.views.base import helpers
 from tests.views.base import Incidents
 from tests.views.base import INDEX
+from tests.views.base import preview_link
 from tests.views.base import REPAIR
 
 
@@ -131,17 +132,20 @@ class DetailTests(AdminViewTests):
         self.assertContains(res, sel_link(incidents.stranger, H3, 'delete'))
         self.assertNotContains(res, sel_link(incidents.ok, H3, 'delete'))
 
-    @helpers.create_mocks({service: ['report']})
+    @helpers.create_mocks({service: ['report', 'preview']})
     def test_batch_action_goes_to_the_preview(self):
         incidents = Incidents()
         self.mock_report.return_value = incidents.report
+        self.mock_preview.return_value = []
         res = self.client.post(detail(H3), {
             'action': 'allocations__delete_selected',
             'object_ids': ['%s:%s' % (incidents.stranger, H3)]})
         # The preview (and its confirm) come back to this page.
-        self.assertRedirectsNoFollow(res, '%s?%s' % (REPAIR, parse.urlencode(
-            {'sel': '%s:%s:delete' % (incidents.stranger, H3),
-             'next': detail(H3)})))
+        self.assertEqual((REPAIR, detail(H3)), preview_link(res))
+        self.client.get(res['location'])
+        self.mock_preview.assert_called_once_with(
+            mock.ANY, [service.Selection(incidents.stranger, H3, 'delete')],
+            [])
 
     @helpers.create_mocks({service: ['report', 'inventories']})
     def test_overview_tab(self):

@@ -50,7 +50,7 @@ EXPORTS = [reverse('horizon:admin:orphaned_allocations:%s' % name,
 WRITES = ('apply', 'restore', 'delete_providers', 'decommission_apply')
 """The service functions that write to Placement or Nova (and journal)."""
 FIELDS = ('rows', 'delete_unknown', 'delete_foreign', 'optional', 'foreign',
-          'sel', 'provider', 'entry',
+          'sel', 'selection', 'provider', 'entry',
           'batch', 'next', 'action', 'object_ids', 'csrfmiddlewaretoken',
           'providers__filter_providers__q',
           'providers__filter_providers__q_field',

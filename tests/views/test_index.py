@@ -18,6 +18,7 @@ from horizon import exceptions as horizon_exc
 from keystoneauth1 import exceptions as ks_exc
 import pytest
 
+from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
@@ -33,6 +34,7 @@ from tests.views.base import H4
 from tests.views.base import helpers
 from tests.views.base import Incidents
 from tests.views.base import INDEX
+from tests.views.base import preview_link
 from tests.views.base import REPAIR
 from tests.views.base import signed_rows
 from tests.views.base import uid
@@ -84,6 +86,33 @@ class IndexTests(AdminViewTests):
                                {'action': 'providers__refresh'})
         self.assertRedirectsNoFollow(res, INDEX + '?show=all')
         self.mock_refresh.assert_called_once_with(mock.ANY)
+
+    @helpers.create_mocks({service: ['report']})
+    def test_the_toggles_label_follows_each_request(self):
+        """Horizon keeps one instance of a table action for every table
+        and request: a label written on it by one request would stay for
+        the next user."""
+        self.mock_report.return_value = Incidents().report
+        self.assertContains(self.client.get(INDEX, {'show': 'all'}),
+                            'Show mismatched only')
+        res = self.client.get(INDEX)
+        self.assertContains(res, 'Show all hypervisors')
+        self.assertNotContains(res, 'Show mismatched only')
+
+    @helpers.create_mocks({service: ['report']})
+    def test_only_compute_nodes_count_as_hypervisors(self):
+        """A routed network's segment provider is Neutron's root, no
+        hypervisor: not in the count of the header."""
+        incidents = Incidents()
+        snapshot = incidents.snapshot
+        segment = uid('Neutron segment id 2c1f7d3a')
+        snapshot.providers[segment] = m.Provider(
+            segment, 'Neutron segment id 2c1f7d3a', 1, segment)
+        snapshot.inventory_classes[segment] = ('IPV4_ADDRESS',)
+        self.mock_report.return_value = classify.audit(snapshot)
+        res = self.client.get(INDEX)
+        text = ' '.join(res.content.decode().split())
+        self.assertIn('of 6 hypervisors need attention.', text)
 
     @helpers.create_mocks({service: ['report', 'refresh']})
     def test_a_get_never_starts_a_sweep(self):
@@ -201,14 +230,20 @@ class IndexTests(AdminViewTests):
             self.assertEqual([], res.context['providers_table'].data)
             self.assertEqual(1, len(self.messages_seen.texts('error')), exc)
 
-    @helpers.create_mocks({service: ['report']})
+    @helpers.create_mocks({service: ['report', 'preview']})
     def test_fix_recommended_goes_to_the_preview(self):
+        """The preview of the hypervisors ticked, as their link shows it."""
         self.mock_report.return_value = Incidents().report
+        self.mock_preview.return_value = []
         res = self.client.post(INDEX, {
             'action': 'providers__fix_recommended',
             'object_ids': [H1, H3]})
-        self.assertRedirectsNoFollow(
-            res, REPAIR + '?provider=%s&provider=%s&next=%s' % (H1, H3, INDEX))
+        self.assertEqual((REPAIR, INDEX), preview_link(res))
+        self.client.get(res['location'])
+        self.client.get(REPAIR, {'provider': [H1, H3]})
+        batch, link = self.mock_preview.call_args_list
+        self.assertEqual(link.args[1:], batch.args[1:])
+        self.assertTrue(batch.args[1])
 
     @helpers.create_mocks({service: ['report']})
     def test_fix_recommended_needs_a_selection(self):

@@ -13,11 +13,14 @@
 """Horizon drops a panel that fails to import with only a log warning."""
 
 import importlib
+import os
 
 from django.urls import reverse
 
 import horizon
 
+import orphan_dashboard
+from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import panel as panel_mod
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
@@ -28,12 +31,22 @@ from tests.views.base import INDEX
 class RegistrationTests(AdminViewTests):
     def test_enabled_file(self):
         enabled = importlib.import_module(
-            'orphan_dashboard.local.enabled.'
+            'orphan_dashboard.enabled.'
             '_2170_admin_orphaned_allocations_panel')
         self.assertEqual('admin', enabled.PANEL_DASHBOARD)
         self.assertEqual('compute', enabled.PANEL_GROUP)
         self.assertEqual('orphaned_allocations', enabled.PANEL)
         self.assertIn('orphan_dashboard', enabled.ADD_INSTALLED_APPS)
+
+    def test_enabled_and_snippet_folders_sit_at_the_package_top(self):
+        """As heat-dashboard ships them, and as the design card names
+        ``orphan_dashboard/enabled/``."""
+        top = os.path.dirname(orphan_dashboard.__file__)
+        self.assertTrue(os.path.isfile(os.path.join(
+            top, 'enabled', '_2170_admin_orphaned_allocations_panel.py')))
+        self.assertEqual(os.path.join(top, 'local_settings.d',
+                                      '_90_orphan_dashboard.py'),
+                         conf.SNIPPET)
 
     def test_panel_is_registered_in_admin_compute(self):
         dashboard = horizon.get_dashboard('admin')

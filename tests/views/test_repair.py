@@ -19,6 +19,7 @@ import json
 from unittest import mock
 from urllib import parse
 
+from django.conf import settings
 from django.core import signing
 from keystoneauth1 import exceptions as ks_exc
 import pytest
@@ -286,7 +287,9 @@ class PreviewTests(AdminViewTests):
         res = self.client.get(REPAIR, {'sel': [
             encoded(uid(str(i)), H1, m.DELETE) for i in range(201)]})
         self.assertRedirectsNoFollow(res, INDEX)
-        self.assertEqual(['Too many rows (201): at most 200 at once.'],
+        self.assertEqual(['Too many rows (201): at most 200 at once '
+                          '(ORPHAN_AUDIT_MAX_ROWS). Select fewer: nothing '
+                          'was written.'],
                          self.messages_seen.texts('error'))
         self.mock_preview.assert_not_called()
 
@@ -312,6 +315,83 @@ class PreviewTests(AdminViewTests):
         self.assertEqual(str(INDEX), res.context['view'].get_success_url())
         res = self.client.get(REPAIR, {'sel': sel, 'next': '/admin/'})
         self.assertEqual('/admin/', res.context['view'].get_success_url())
+
+
+class BatchSizeTests(AdminViewTests):
+    """A table's batch action, posted as Horizon's table form posts it,
+    leads to a preview of every row ticked, up to ``ORPHAN_AUDIT_MAX_ROWS``
+    (200): the selection travels in no URL, which Apache cuts at 8,190
+    bytes and Django refuses to redirect to past 2,048 characters."""
+
+    def batch(self, count):
+        """``(consumers, answer)``: ``count`` rows of host3 ticked, then
+        *Delete* over them."""
+        consumers = [uid('stranger-%d' % i) for i in range(count)]
+        return consumers, self.client.post(detail(H3), {
+            'action': 'allocations__delete_selected',
+            'object_ids': ['%s:%s' % (c, H3) for c in consumers]})
+
+    @helpers.create_mocks({service: ['report', 'preview', 'apply']})
+    def test_one_to_max_rows_are_previewed_and_confirmed(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_preview.side_effect = lambda request, chosen, hints: [
+            plan_row(s.consumer, H3, m.DELETE, before={H3: {'VCPU': 1}},
+                     after={}) for s in chosen]
+        self.mock_apply.return_value = []
+        for count in (1, 199, 200):
+            with self.subTest(count=count):
+                consumers, res = self.batch(count)
+                self.assertEqual(302, res.status_code)
+                location = res['location']
+                self.assertNotIn(consumers[0], location)
+                self.assertLess(len(location), 200, location)
+                preview = self.client.get(location)
+                self.assertEqual(200, preview.status_code)
+                self.assertEqual(
+                    [repair.Selection(c, H3, m.DELETE) for c in consumers],
+                    self.mock_preview.call_args.args[1])
+                self.assertEqual(count, len(preview.context['rows']))
+                done = self.client.post(location,
+                                        {'rows': signed_rows(preview)})
+                self.assertNoFormErrors(done)
+                self.assertRedirectsNoFollow(done, detail(H3))
+                self.assertEqual(count,
+                                 len(self.mock_apply.call_args.args[1]))
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'preview']})
+    def test_one_row_over_max_rows_is_refused_with_the_limit(self):
+        self.mock_report.return_value = Incidents().report
+        _consumers, res = self.batch(201)
+        self.assertRedirectsNoFollow(res, detail(H3))
+        self.assertEqual(
+            ['Too many rows (201): at most 200 at once '
+             '(ORPHAN_AUDIT_MAX_ROWS). Select fewer: nothing was written.'],
+            self.messages_seen.texts('error'))
+        self.mock_preview.assert_not_called()
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'preview']})
+    def test_a_selection_is_this_sessions_only(self):
+        """The preview's link carries no selection, only what finds this
+        session's: another session, or a forged link, finds nothing."""
+        self.mock_report.return_value = Incidents().report
+        _consumers, res = self.batch(2)
+        session = self.client.session
+        session[forms.SESSION_KEY] = 'another session'
+        session.save()
+        self.client.cookies[settings.SESSION_COOKIE_NAME] = \
+            session.session_key
+        for location in (res['location'],
+                         REPAIR + '?selection=forged&next=' + detail(H3)):
+            self.messages_seen.clear()
+            again = self.client.get(location)
+            self.assertRedirectsNoFollow(again, detail(H3))
+            self.assertEqual(
+                ['This selection is no longer available: select the rows '
+                 'again. Nothing was written.'],
+                self.messages_seen.texts('error'))
+        self.mock_preview.assert_not_called()
 
 
 class ConfirmTests(AdminViewTests):

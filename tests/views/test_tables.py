@@ -14,6 +14,8 @@
 the filter action reached without Horizon's private attribute."""
 
 import unittest
+from unittest import mock
+from urllib import parse
 
 from django.test import RequestFactory
 from django.urls import reverse
@@ -22,6 +24,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import finding_tables
+from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import history_tables
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import provider_tables
@@ -65,23 +68,32 @@ class RepairActionsTests(unittest.TestCase):
 
 
 class SelectionActionsTests(unittest.TestCase):
-    def redirect(self, action, obj_ids):
-        request = RequestFactory().get('/page/?tab=x')
-        return action().handle(None, request, obj_ids)['Location']
+    def setUp(self):
+        self.request = RequestFactory().get('/page/?tab=x')
+        self.request.session = {}
+        self.request.user = mock.Mock(id='admin')
+
+    def kept(self, action, obj_ids):
+        """``(preview path, next, the selection kept for it)``."""
+        url = parse.urlsplit(action().handle(None, self.request,
+                                             obj_ids)['Location'])
+        query = parse.parse_qs(url.query)
+        (token,) = query.pop('selection')
+        kept = forms.kept_selection(self.request, token)
+        return url.path, query, {k: kept.getlist(k) for k in kept}
 
     def test_each_leads_to_its_preview_of_the_rows_ticked(self):
         repair = reverse('horizon:admin:orphaned_allocations:repair')
         restore = reverse('horizon:admin:orphaned_allocations:restore')
-        back = 'next=%2Fpage%2F%3Ftab%3Dx'
-        self.assertEqual(repair + '?provider=a&provider=b&' + back,
-                         self.redirect(provider_tables.FixRecommended,
-                                       ['a', 'b']))
-        self.assertEqual(restore + '?entry=1&entry=2&' + back,
-                         self.redirect(history_tables.RestoreRows,
-                                       ['1', '2']))
+        back = {'next': ['/page/?tab=x']}
+        self.assertEqual((repair, back, {'provider': ['a', 'b']}),
+                         self.kept(provider_tables.FixRecommended,
+                                   ['a', 'b']))
+        self.assertEqual((restore, back, {'entry': ['1', '2']}),
+                         self.kept(history_tables.RestoreRows, ['1', '2']))
         rows = actions.repair_actions([m.HEAL])[1][0]
-        self.assertEqual(repair + '?sel=c%3Ap%3Aheal&' + back,
-                         self.redirect(rows, ['c:p']))
+        self.assertEqual((repair, back, {'sel': ['c:p:heal']}),
+                         self.kept(rows, ['c:p']))
         for action in (provider_tables.FixRecommended,
                        history_tables.RestoreRows, rows):
             self.assertEqual(actions.ON_SELECTION, action.attrs)

@@ -24,6 +24,7 @@ from django import shortcuts
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from horizon import messages
 from horizon import tables
 
 from orphan_dashboard.content.orphaned_allocations import forms
@@ -154,8 +155,17 @@ class SelectionAction(tables.Action):
         raise NotImplementedError
 
     def handle(self, table, request, obj_ids):
+        """To the preview by a short link: the selection is kept on the
+        server (:func:`forms.keep_selection`), whatever its size; more
+        rows than a preview may carry come back to the page with why."""
+        try:
+            forms.check_count(len(obj_ids))
+        except forms.BadSelection as exc:
+            messages.error(request, exc)
+            return shortcuts.redirect(request.get_full_path())
+        token = forms.keep_selection(request, self.query(obj_ids))
         return shortcuts.redirect(panel_url(self.url_name, request,
-                                            **self.query(obj_ids)))
+                                            selection=token))
 
 
 # -- consumer repairs --------------------------------------------------------

@@ -15,13 +15,16 @@ session that saw them and to their age; the engine then re-reads and
 re-plans every row and writes only where nothing changed since."""
 
 import dataclasses
+import hashlib
 import re
 import secrets
 from urllib import parse as urlparse
 
+from django.core.cache import cache
 from django.core.exceptions import ObjectDoesNotExist
 from django.core import signing
 from django.urls import reverse
+from django.utils.datastructures import MultiValueDict
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
@@ -84,8 +87,46 @@ def check_count(count):
     """Refuse more rows than one confirm may carry."""
     limit = conf.MAX_ROWS.get()
     if count > limit:
-        raise BadSelection(_('Too many rows (%(count)d): at most %(limit)d '
-                             'at once.') % {'count': count, 'limit': limit})
+        raise BadSelection(_(
+            'Too many rows (%(count)d): at most %(limit)d at once '
+            '(ORPHAN_AUDIT_MAX_ROWS). Select fewer: nothing was written.') %
+            {'count': count, 'limit': limit})
+
+
+def _selection_key(request, token):
+    """The cache key of a kept selection: only the session that kept it
+    finds it."""
+    bound = '%s:%s' % (_salt(request, 'selection'), token)
+    return 'orphan_dashboard:selection:' + hashlib.sha256(
+        bound.encode()).hexdigest()
+
+
+def keep_selection(request, query):
+    """A short token for a preview's ``query`` (``{name: [values]}``),
+    which stays on the server.
+
+    A batch's selection outgrows any URL (Apache cuts the request line at
+    8,190 bytes, Django refuses to redirect past its limit); it is kept in
+    Django's cache, which every Horizon process shares (memcached by
+    default), not in the session, which Horizon rewrites whole on every
+    request (the sweep's polling would race it away) and which may be a
+    cookie.  Kept as long as a preview can be confirmed.
+    """
+    token = secrets.token_urlsafe(16)
+    cache.set(_selection_key(request, token), dict(query),
+              conf.PREVIEW_MAX_AGE.get())
+    return token
+
+
+def kept_selection(request, token):
+    """The query :func:`keep_selection` kept for this session under
+    ``token``, as a ``MultiValueDict``; :class:`BadSelection` when there is
+    none (expired, another session's, made up)."""
+    query = cache.get(_selection_key(request, str(token)[:64]))
+    if not isinstance(query, dict):
+        raise BadSelection(_('This selection is no longer available: select '
+                             'the rows again. Nothing was written.'))
+    return MultiValueDict(query)
 
 
 def dump(plan):
@@ -326,6 +367,19 @@ def _offered(signed, key='optional'):
     return []
 
 
+def _previewed(signed):
+    """``(provider, whole_service)`` a decommission's signed preview was
+    of, or None from a blob of any other shape."""
+    if not isinstance(signed, dict):
+        return None
+    bound = signed.get('bound')
+    whole = bound.get('whole_service') if isinstance(bound, dict) else None
+    try:
+        return parse_uuid(signed.get('provider')), whole is True
+    except BadSelection:
+        return None
+
+
 class DecommissionForm(_SignedRowsForm):
     """The repairs of a decommission, signed, and the unknown consumers the
     operator chose to delete (each an explicit tick)."""
@@ -351,9 +405,11 @@ class DecommissionForm(_SignedRowsForm):
         optional = kwargs.get('initial', {}).get('optional', ())
         foreign = kwargs.get('initial', {}).get('foreign', ())
         whole = kwargs.get('initial', {}).get('whole_service_host')
+        self.previewed = None
         if self.data.get('rows'):
             try:
                 signed = unsign(request, self.kind, self.data['rows'])
+                self.previewed = _previewed(signed)
                 optional = _offered(signed)
                 foreign = _offered(signed, 'foreign')
                 bound = (signed.get('bound')

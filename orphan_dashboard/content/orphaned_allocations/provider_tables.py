@@ -82,19 +82,35 @@ class Refresh(tables.Action):
         return shortcuts.redirect(request.get_full_path())
 
 
+def showing_all(request):
+    """Whether the index lists every hypervisor, not only those that need
+    attention."""
+    return request.GET.get('show') == 'all'
+
+
 class ToggleAll(tables.LinkAction):
+    """Every hypervisor, or those that need attention again.
+
+    Horizon makes one instance of a table action for all tables and
+    requests: the label is read from the request being rendered, never
+    stored on the instance.
+    """
     name = 'toggle_all'
-    verbose_name = _('Show all hypervisors')
     policy_rules = policies.PANEL
 
-    def allowed(self, request, datum=None):
-        if request.GET.get('show') == 'all':
-            self.verbose_name = _('Show mismatched only')
-        return True
+    @property
+    def verbose_name(self):
+        request = getattr(getattr(self, 'table', None), 'request', None)
+        if request is not None and showing_all(request):
+            return _('Show mismatched only')
+        return _('Show all hypervisors')
+
+    @verbose_name.setter
+    def verbose_name(self, value):
+        """``LinkAction.__init__`` sets it: the label is computed instead."""
 
     def get_link_url(self, datum=None):
-        return '?' if self.table.request.GET.get('show') == 'all' else \
-            '?show=all'
+        return '?' if showing_all(self.table.request) else '?show=all'
 
 
 class DeleteProvider(tables.LinkAction):
@@ -182,7 +198,7 @@ class ProvidersTable(actions.SelectableTable):
         return datum.provider.name
 
     def _keep_show(self, pagination):
-        if self.request.GET.get('show') == 'all':
+        if showing_all(self.request):
             return pagination + '&show=all'
         return pagination
 

@@ -142,7 +142,8 @@ def flavor_fit(request, listed, flavor_id):
     """Whether the flavor of ``listed`` (:func:`flavors`) with
     ``flavor_id`` fits each hypervisor of the shown report: a dict of its
     ``flavor``, ``resources``, ``rows`` and ``counts``
-    (:func:`operations.capacity.fit`), or None before the first sweep.
+    (:func:`operations.capacity.fit`) and the ``taken_at`` of the one
+    snapshot they come from, or None before the first sweep.
     :data:`NoSuchFlavor` for an unknown id, :data:`CannotJudgeFlavor` for
     a flavor whose request a flavor alone cannot say."""
     flavor = capacity_ops.find_flavor(listed, flavor_id)
@@ -152,7 +153,7 @@ def flavor_fit(request, listed, flavor_id):
         return None
     rows, counts = capacity_ops.fit(found, resources)
     return {'flavor': flavor, 'resources': resources, 'rows': rows,
-            'counts': counts}
+            'counts': counts, 'taken_at': found.taken_at}
 
 
 def names(request):

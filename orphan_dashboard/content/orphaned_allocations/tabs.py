@@ -81,7 +81,7 @@ class ProvidersTab(_PagedTab):
             names = service.names(self.request) if field == 'project' else {}
             rows = [p for p in rows
                     if filters.provider_matches(p, field, text, names)]
-        elif self.request.GET.get('show') != 'all':
+        elif not provider_tables.showing_all(self.request):
             rows = [p for p in rows if p.needs_attention]
         try:
             found = service.capacity(self.request)
@@ -183,6 +183,7 @@ class CapacityTab(tabs.Tab):
         if fit is not None:
             for row in fit['rows']:
                 row['state_label'] = labels.fit(row['state'])
+                row['why'] = row['why'] and labels.reason(row['why'])
                 for repair in row['repairs']:
                     repair['label'] = labels.action(repair['action'])
                     repair['subject'] = labels.reason(

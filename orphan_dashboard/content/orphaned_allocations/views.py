@@ -129,8 +129,9 @@ class IndexView(_FilteredTabsView):
         context['report_version'] = state['version']
         context['sweeping'] = state['sweeping']
         if self.report is not None:
-            context['attention'] = sum(
-                1 for p in self.report.providers if p.needs_attention)
+            nodes = [p for p in self.report.providers if p.compute_node]
+            context['attention'] = sum(1 for p in nodes if p.needs_attention)
+            context['hypervisors'] = len(nodes)
             try:
                 found = service.capacity(self.request)
             except Exception:
@@ -219,6 +220,15 @@ class _PreviewView(forms.ModalFormView):
         self.rows = []
         return super().post(request, *args, **kwargs)
 
+    def selection(self):
+        """What to preview: the link's query, or the rows a table's batch
+        action kept on the server (``?selection=``, see
+        :func:`repair_forms.keep_selection`)."""
+        token = self.request.GET.get('selection')
+        if token is None:
+            return self.request.GET
+        return repair_forms.kept_selection(self.request, token)
+
     def names(self):
         try:
             return service.provider_names(self.request)
@@ -268,7 +278,7 @@ class RepairView(_PreviewView):
     page_title = _('Review the allocation changes')
 
     def preview_rows(self):
-        query = self.request.GET
+        query = self.selection()
         chosen = [repair_forms.parse_selection(s)
                   for s in query.getlist('sel')]
         providers = [repair_forms.parse_uuid(p)
@@ -312,9 +322,10 @@ class RestoreView(_PreviewView):
     page_title = _('Review the restore')
 
     def preview_rows(self):
-        batch = self.request.GET.get('batch')
+        query = self.selection()
+        batch = query.get('batch')
         try:
-            ids = [int(i) for i in self.request.GET.getlist('entry')]
+            ids = [int(i) for i in query.getlist('entry')]
         except ValueError:
             raise repair_forms.BadSelection(_('Malformed journal entry.'))
         if batch:
@@ -409,12 +420,28 @@ class DecommissionView(_PreviewView):
             raise repair_forms.BadSelection(_(
                 'No hypervisor chosen: decommission one from its row in '
                 'the Hypervisors tab.'))
-        self.provider = repair_forms.parse_uuid(
-            self.request.GET.get('provider'))
+        return self.preview_of(
+            repair_forms.parse_uuid(self.request.GET.get('provider')),
+            self.request.GET.get('whole_service') == '1')
+
+    def preview_of(self, provider, whole_service):
+        """The steps of decommissioning ``provider``, read now."""
+        self.provider = provider
         self.plan = service.preview_decommission(
-            self.request, self.provider,
-            whole_service=self.request.GET.get('whole_service') == '1')
+            self.request, provider, whole_service=whole_service)
         return self.plan.steps
+
+    def form_invalid(self, form):
+        """The same preview again beside the form's errors (a consumer
+        left unticked), read for what the signed preview was of: the
+        operator ticks and confirms, rather than starting over."""
+        if form.previewed:
+            try:
+                self.rows = self.preview_of(*form.previewed)
+            except Exception:
+                exceptions.handle(self.request, _('Unable to preview: '
+                                                  'nothing was written.'))
+        return super().form_invalid(form)
 
     def actionable(self):
         """Nothing blocks it but unknown consumers and foreign children,

@@ -9,5 +9,4 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""What Horizon copies or links into its own ``local/``: the enabled file
-(``enabled/``) and the settings snippet (``local_settings.d/``)."""
+"""Reading the services into a snapshot, kept and swept in the cache."""
