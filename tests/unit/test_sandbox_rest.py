@@ -46,19 +46,17 @@ def test_a_create_applied_behind_a_500_is_read_back_not_made_twice(
 def test_a_create_that_left_nothing_is_asked_again(requests_mock,
                                                    monkeypatch):
     monkeypatch.setattr(rest.time, 'sleep', lambda s: None)
-    post = requests_mock.post(NEUTRON + '/v2.0/qos/policies/q1/'
-                              'minimum_bandwidth_rules', [
-                                  {'status_code': 500, 'text': 'locked'},
-                                  {'status_code': 201, 'json': {
-                                      'minimum_bandwidth_rule': {'id': 'r1'}}}])
-    listed = requests_mock.get(NEUTRON + '/v2.0/qos/policies/q1/'
-                               'minimum_bandwidth_rules',
-                               json={'minimum_bandwidth_rules': []})
+    rules = NEUTRON + '/v2.0/qos/policies/q1/minimum_bandwidth_rules'
+    made_rule = {'minimum_bandwidth_rule': {'id': 'r1'}}
+    post = requests_mock.post(rules, [
+        {'status_code': 500, 'text': 'locked'},
+        {'status_code': 201, 'json': made_rule}])
+    listed = requests_mock.get(rules, json={'minimum_bandwidth_rules': []})
     made = api().neutron(
         'POST', '/qos/policies/q1/minimum_bandwidth_rules',
         {'minimum_bandwidth_rule': {'min_kbps': 1000,
                                     'direction': 'egress'}})
-    assert made == {'minimum_bandwidth_rule': {'id': 'r1'}}
+    assert made == made_rule
     assert post.call_count == 2
     assert listed.last_request.qs == {'min_kbps': ['1000'],
                                       'direction': ['egress']}
