@@ -338,6 +338,12 @@ class ProjectsTests(AdminViewTests):
         self.assertIn('held by findings 4 &middot; usage 8 &middot; '
                       'limit 16', text)
         self.assertIn('<td>4</td><td>8</td><td>7</td>', text)
+        # Its recommended repairs free 2 VCPUs net (the heals among them
+        # take some back): under a limit of 16 its headroom goes 8 -> 10.
+        self.assertIn('<td>2</td> <td>16</td> <td class="orphan-headroom">'
+                      '8 now, 10 after</td>', text)
+        self.assertIn('<td>1024</td> <td>&ndash;</td> '
+                      '<td class="orphan-headroom">&ndash;</td>', text)
         self.assertIn('style="width: 25.0%"', text)    # 4 of 16
         # Registered limits only name VCPU: the other classes have none.
         self.assertIn('held by findings 2048 &middot; usage 4096</small>',

@@ -194,18 +194,21 @@ def capacity_bars(classes):
 
 def project_bars(row, names):
     """A :class:`~audit.capacity.ProjectRow` as the Projects tab shows it:
-    its name, and per class its numbers and the widths of its bar (held
-    by findings and the rest of its usage, against its limit where it has
+    its name, and per class its numbers, its headroom under its limit now
+    and after the recommended repairs, and the widths of its bar (held by
+    findings and the rest of its usage, against its limit where it has
     one, else against its usage)."""
     classes = []
-    for rc in sorted(set(row.held) | set(row.usage) | set(row.needed),
-                     key=service.class_order):
+    for rc in sorted(set(row.held) | set(row.usage) | set(row.needed) |
+                     set(row.freed), key=service.class_order):
         held, usage = row.held.get(rc, 0), row.usage.get(rc, 0)
         limit = row.limits.get(rc)
         whole = max(limit or 0, usage, held)
         classes.append({
             'resource_class': rc, 'held': held, 'usage': usage,
             'needed': row.needed.get(rc, 0), 'limit': limit,
+            'freed': row.freed.get(rc, 0), 'headroom': row.headroom(rc),
+            'headroom_after': row.headroom_after(rc),
             'held_width': _percent(held, whole),
             'rest_width': _percent(usage - held, whole)})
     return {'project': row.project,
