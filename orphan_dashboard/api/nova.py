@@ -166,6 +166,20 @@ def hypervisor_list(client):
 
 
 @trace
+def hypervisor_get(client, node_uuid):
+    """One compute node by its uuid (the provider's), or None when Nova
+    cannot show it.  Nova looks for it cell by cell and answers from the
+    first that has it: an answer proves the node a reachable cell's even
+    while another cell is down (the listing then answers 500); a 500 (a
+    down cell in the way) or a 404 proves nothing here."""
+    try:
+        return _nova(client, mv.HYPERVISORS).hypervisors.get(
+            node_uuid).to_dict()
+    except (ks_exc.NotFound, ks_exc.InternalServerError):
+        return None
+
+
+@trace
 def service_list(client, binary='nova-compute'):
     """Compute services, a down cell's as ``{host, binary, status:
     UNKNOWN}``."""

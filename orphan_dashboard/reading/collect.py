@@ -35,6 +35,7 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit import refresh
 from orphan_dashboard.audit.topology import proven_hypervisors
+from orphan_dashboard.audit.topology import unconfirmed_held_roots
 from orphan_dashboard import conf
 
 LOG = logging.getLogger(__name__)
@@ -302,6 +303,21 @@ def prove(topo, servers):
     return topo
 
 
+def confirm_nodes(nova_client, snapshot, concurrency):
+    """``snapshot`` with the compute nodes Nova shows one by one (``GET
+    /os-hypervisors/{uuid}``) among those its failed listing left
+    unconfirmed and that hold an allocation
+    (:func:`unconfirmed_held_roots`): an Ironic node of a healthy cell has
+    neither a name nor a server that proves it.  A node Nova does not show
+    stays unconfirmed."""
+    shown = _map(lambda u: nova.hypervisor_get(nova_client, u),
+                 unconfirmed_held_roots(snapshot), concurrency)
+    snapshot.hypervisors = dict(snapshot.hypervisors, **{
+        u: parse.hypervisor(body) for u, body in shown.items()
+        if body is not None})
+    return snapshot
+
+
 def _inventory_classes(placement_client, providers, hypervisors, known,
                        old=None):
     """The resource classes of the roots Nova lists no compute node for
@@ -450,6 +466,7 @@ def full_snapshot(placement_client, nova_client,
             taken_at=taken_at, full_sweep_at=taken_at,
             inventories=inventories.result(), **port_read.result(),
             **prove(topo, servers.values()))
+    confirm_nodes(nova_client, snapshot, concurrency)
     snapshot.port_candidates = read_port_candidates(placement_client,
                                                     snapshot, concurrency)
     _identify(snapshot, placement_client, nova_client,
@@ -623,6 +640,7 @@ def refresh_snapshot(placement_client, nova_client, old,
         taken_at=taken_at, full_sweep_at=old.full_sweep_at,
         inventories=inventories, **port_read.result(),
         **prove(topo, servers.values()))
+    confirm_nodes(nova_client, snapshot, concurrency)
     snapshot.port_candidates = read_port_candidates(placement_client,
                                                     snapshot, concurrency)
     unidentified = refresh.suspects(snapshot, [
@@ -714,6 +732,7 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
         placement_client, u), uuids, concurrency)
     snapshot.consumers.update(
         (u, parse.consumer(u, body)) for u, body in details.items())
+    confirm_nodes(nova_client, snapshot, concurrency)
 
     topo = classify.Topology(snapshot)
     strangers = [u for u in uuids if u not in snapshot.servers]

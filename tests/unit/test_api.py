@@ -154,6 +154,27 @@ def test_whether_nova_knew_a_consumer(requests_mock, status, known):
         'X-OpenStack-Nova-API-Version'] == '2.21'
 
 
+@pytest.mark.parametrize('status,shown', [
+    (200, True), (404, False), (500, False)])
+def test_one_compute_node_is_asked_for_by_its_uuid(requests_mock, status,
+                                                   shown):
+    """Nova shows a compute node from the first cell that has it, even
+    while another cell is down; a 500 (the down cell in the way) or a 404
+    shows nothing."""
+    node = '5f6bb6f5-0000-4000-8000-000000000001'
+    body = ({'hypervisor': {
+        'id': node, 'hypervisor_hostname': node, 'state': 'up',
+        'status': 'enabled', 'service': {'host': 'ironic-1', 'id': 's'}}}
+        if status == 200 else {'error': {'message': 'no', 'code': status}})
+    requests_mock.get(NOVA + '/os-hypervisors/' + node, status_code=status,
+                      json=body)
+    got = nova.hypervisor_get(nova_adapter(), node)
+    assert (got['service']['host'] if shown else got) == (
+        'ironic-1' if shown else None)
+    assert requests_mock.last_request.headers[
+        'X-OpenStack-Nova-API-Version'] == '2.53'
+
+
 def test_services_are_listed_with_down_cells_hosts(requests_mock):
     """At 2.69 os-services lists a down cell's compute hosts (status
     UNKNOWN) instead of leaving them out."""
