@@ -170,25 +170,51 @@ def _percent(part, whole):
     return round(100 * max(part, 0) / whole, 1) if whole > 0 else 0
 
 
+MIN_HELD_PERCENT = 5.0
+"""The narrowest a non-zero part held by findings is drawn, in percent of
+its bar (see :func:`capacity_bars`)."""
+
+
+def _bar_widths(needed, held, other, free, whole):
+    """The widths of a bar's parts, in percent of ``whole``; a non-zero
+    held part at least :data:`MIN_HELD_PERCENT`, the difference taken from
+    the widest other part so that the parts still fill the bar once."""
+    widths = {'needed': _percent(needed, whole),
+              'held': _percent(held, whole),
+              'other': _percent(other, whole),
+              'free': _percent(free, whole)}
+    if held > 0 and widths['held'] < MIN_HELD_PERCENT:
+        widest = max(('needed', 'other', 'free'), key=widths.get)
+        widths[widest] = round(max(
+            widths[widest] - (MIN_HELD_PERCENT - widths['held']), 0), 1)
+        widths['held'] = MIN_HELD_PERCENT
+    return widths
+
+
 def capacity_bars(classes):
     """One row per :class:`~audit.capacity.ClassCapacity`: its numbers
     and the widths of its bar's parts (needed by the servers, held by
     findings, used otherwise, free), in percent of the larger of capacity
-    and use, so an over-committed class shows as a full bar."""
+    and use, so an over-committed class shows as a full bar.
+
+    The bars are looked at before they are read, and what they are looked
+    at for is the findings: a few units held on a large hypervisor would be
+    a sliver too thin to see, so a held part is drawn no narrower than
+    :data:`MIN_HELD_PERCENT`. The bar is then not to scale there; its
+    parts' titles and the hypervisor's Overview give the exact numbers."""
     rows = []
     for c in classes:
         needed = min(c.needed, c.used)
         held = min(c.held, c.used - needed)
         other = c.used - needed - held
-        whole = max(c.capacity, c.used)
+        widths = _bar_widths(needed, held, other, c.free,
+                             max(c.capacity, c.used))
         rows.append({
             'resource_class': c.resource_class, 'capacity': c.capacity,
             'used': c.used, 'needed': c.needed, 'held': c.held,
             'other': other, 'free': c.free, 'free_after': c.free_after,
-            'needed_width': _percent(needed, whole),
-            'held_width': _percent(held, whole),
-            'other_width': _percent(other, whole),
-            'free_width': _percent(c.free, whole)})
+            'needed_width': widths['needed'], 'held_width': widths['held'],
+            'other_width': widths['other'], 'free_width': widths['free']})
     return rows
 
 

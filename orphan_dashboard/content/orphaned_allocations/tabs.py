@@ -68,8 +68,16 @@ class ProvidersTab(_PagedTab):
     name = _('Hypervisors')
     slug = 'providers'
     table_classes = (provider_tables.ProvidersTable,)
-    template_name = TABLE_TEMPLATE
+    template_name = 'orphaned_allocations/_providers.html'
     preload = False
+
+    def get_context_data(self, request, **kwargs):
+        """The table, under the legend of its capacity bars when a row
+        draws any: once for the table, not in every row."""
+        context = super().get_context_data(request, **kwargs)
+        context['capacity_legend'] = any(
+            row.bars for row in tables_of(self)['providers'].data)
+        return context
 
     def get_providers_data(self):
         report = self.tab_group.kwargs.get('report')
