@@ -482,3 +482,21 @@ def test_capacity_refuses_what_it_cannot_judge(capsys, argv, message):
     assert 'openstack placement orphan: %s' % message in \
         capsys.readouterr().err
     assert out == ''
+
+
+@pytest.mark.parametrize('command_class', [
+    osc_commands.ListOrphan, osc_commands.ShowOrphan,
+    osc_commands.RepairOrphan, osc_commands.RestoreOrphan,
+    osc_commands.DecommissionOrphan, osc_commands.CapacityOrphan])
+def test_the_help_is_plain_text(command_class):
+    """cliff prints a command's docstring as it is: no reStructuredText."""
+    cmd = command_class(mock.Mock(), None)
+    shown = cmd.get_parser('openstack placement orphan').format_help()
+    assert '``' not in shown and ':class:' not in shown
+
+
+def test_show_wraps_the_allocations_into_readable_rows():
+    code, out = run(osc_commands.ShowOrphan, GHOST, '-f', 'table')
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert 'provider_name: host2' in out
+    assert 'verdict: %s' % m.DELETED_INSTANCE in out
