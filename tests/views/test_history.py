@@ -119,6 +119,24 @@ class HistoryTests(AdminViewTests):
         self.assertIn('(project legacy-project → web)', shown)
         self.assertContains(res, 'title="%s"' % H1)
 
+    @helpers.create_mocks({service: ['report', 'history', 'names']})
+    def test_history_names_its_consumers_as_the_cli_does(self):
+        """The Consumer column says the server's name as the last sweep
+        read it (``orphan-audit history`` names it), its uuid one hover
+        away; a consumer no server names stays its uuid."""
+        self.mock_report.return_value = Incidents().report
+        self.mock_names.return_value = {
+            'projects': {}, 'users': {},
+            'servers': {uid('vm'): 'failed-confirm-vm'}}
+        named_entry, unnamed = entry(8), entry(7, consumer=uid('stranger'))
+        self.mock_history.return_value = ([named_entry, unnamed], False,
+                                          False, {})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        assert_named(res, uid('vm'))
+        self.assertContains(res, 'failed-confirm-vm')
+        self.assertContains(res, 'title="%s"' % uid('vm'))
+        self.assertContains(res, uid('stranger'))
+
     @helpers.create_mocks({service: ['report', 'history']})
     def test_a_heal_that_wrote_a_binding_shows_it_under_its_change(self):
         self.mock_report.return_value = Incidents().report

@@ -160,6 +160,12 @@ def _provider(entry):
                        '</small>', name, entry.provider)
 
 
+def _consumer(entry):
+    """The server's name, its uuid one hover away, as History knows it
+    (``orphan-audit history`` names it too); else the uuid."""
+    return labels.named(entry.consumer, getattr(entry, 'names', None) or {})
+
+
 def _outcome(entry):
     text = entry.get_status_display()
     return '%s: %s' % (text, entry.message) if entry.message else text
@@ -177,7 +183,7 @@ class HistoryTable(actions.SelectableTable):
     user = tables.Column('user_name', verbose_name=_('User'))
     action = tables.Column(lambda e: labels.action(e.action),
                            verbose_name=_('Action'))
-    consumer = tables.Column('consumer', verbose_name=_('Consumer'))
+    consumer = tables.Column(_consumer, verbose_name=_('Consumer'))
     provider = tables.Column(_provider, verbose_name=_('Provider'))
     change = tables.Column(_change, verbose_name=_('Before → after'),
                            classes=actions.PROSE)

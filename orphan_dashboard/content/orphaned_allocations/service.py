@@ -157,8 +157,9 @@ def flavor_fit(request, listed, flavor_id):
 
 
 def names(request):
-    """``{'projects': {id: name}, 'users': {id: name}}`` as the last sweep
-    read them from Keystone: a page never waits for Keystone."""
+    """``{'projects', 'users', 'servers'}``, each ``{id: name}``, as the
+    last sweep read them from Keystone and Nova: a page never waits for
+    them."""
     return snapshot.names(_store(request), _names)
 
 
@@ -239,6 +240,16 @@ def apply(request, plans, instance_hints=()):
 def _named(request, provider):
     return history_ops.named(provider,
                              functools.partial(provider_names, request))
+
+
+def history_names(request, entries):
+    """``{uuid: name}`` of the consumers and providers of History's
+    ``entries``, as ``orphan-audit history`` names them
+    (:func:`history_ops.entry_names`), from what the last sweep read: a
+    page never waits for Nova."""
+    return history_ops.entry_names(
+        connect.cloud_for_request(request),
+        dict(names(request), providers=provider_names(request)), entries)
 
 
 def history(request, provider=None, consumer=None, batch=None, marker=None,

@@ -121,19 +121,13 @@ class HistoryTab(tabs.TableTab):
             exceptions.handle(self.request, _('Unable to read the journal.'))
             return []
         try:
-            names = service.provider_names(self.request)
+            names = service.history_names(self.request, found)
         except Exception:
             names = {}
         try:
             projects = service.names(self.request)['projects']
         except Exception:
             projects = {}
-        # A decommissioned host's provider is gone from the audit: its
-        # journaled record still names it.
-        names = dict({entry.provider: (entry.before or entry.after or
-                                       {}).get('name')
-                      for entry in found if entry.kind == entry.PROVIDER},
-                     **names)
         for entry in found:
             entry.restorable = service.restorable_entry(
                 entry, restorable.get(entry.subject, ()))
