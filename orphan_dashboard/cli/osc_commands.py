@@ -443,6 +443,8 @@ class DecommissionOrphan(_Orphan, command.Lister):
 
     def steps(self, plan, chosen, children=()):
         """The preview: each step, then the service and providers."""
+        from orphan_dashboard.operations import decommission as ops
+
         names = commands.decommission_names(plan)
         rows = []
         for step in plan.steps:
@@ -462,12 +464,14 @@ class DecommissionOrphan(_Orphan, command.Lister):
                          message, None))
         if plan.deletes_service:
             rows.append((None, None, None, None, m.DELETE_SERVICE, 'preview',
-                         Lines([]),
+                         Lines(ops.service_commands(plan)),
                          _('delete compute service %s') % plan.service.host,
                          None))
+        provider_commands = ops.provider_commands(plan)
         for provider in plan.providers:
             rows.append((None, None, provider, names.get(provider),
-                         m.DELETE_PROVIDER, 'preview', Lines([]),
+                         m.DELETE_PROVIDER, 'preview',
+                         Lines(provider_commands[provider]),
                          _('delete what Nova leaves of provider %s') %
                          reasons.named(provider, names), None))
         rows.extend((None, None, None, None, None, 'blocked', Lines([]),

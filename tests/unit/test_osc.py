@@ -500,3 +500,22 @@ def test_show_wraps_the_allocations_into_readable_rows():
     assert max(len(line) for line in out.splitlines()) <= 100
     assert 'provider_name: host2' in out
     assert 'verdict: %s' % m.DELETED_INSTANCE in out
+
+
+def test_decommission_previews_the_commands_of_its_deletes():
+    """The service's and each provider's delete, as the panel shows them
+    (``operations.decommission``'s commands)."""
+    from orphan_dashboard.operations import decommission
+
+    service = m.Service('host2', 'down', uuid='cccccccc-0000-0000-0000-'
+                                              '000000000009')
+    plan = decommission_plan(deletes_service=True, service=service)
+    with mock.patch.object(decommission, 'preview', return_value=plan):
+        _code, out = run_without_audit(osc_commands.DecommissionOrphan,
+                                       'host2', '-f', 'json')
+    commands_of = {r['Action']: r['Plan'] for r in json.loads(out)}
+    assert commands_of[m.DELETE_SERVICE] == [
+        'openstack --os-compute-api-version 2.53 compute service delete '
+        'cccccccc-0000-0000-0000-000000000009']
+    assert commands_of[m.DELETE_PROVIDER] == [
+        'openstack resource provider delete %s' % HOST2]

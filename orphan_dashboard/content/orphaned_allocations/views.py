@@ -393,6 +393,8 @@ class DeleteProviderView(_PreviewView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
+        context['previews'] = presenters.provider_delete_previews(
+            self.rows, self.names() if self.rows else {})
         context['actionable'] = bool(self.rows) and all(
             row.plan for row in self.rows)
         return context
@@ -475,7 +477,8 @@ class DecommissionView(_PreviewView):
         context['plan'] = plan
         context['names'] = names
         context['actionable'] = self.actionable()
-        context.update(presenters.decommission_preview(plan, names))
+        context.update(presenters.decommission_preview(
+            plan, names, self.owner_names() if plan else {}))
         context['whole_service_url'] = '%s?%s' % (
             self.request.path, urlparse.urlencode(
                 {'provider': self.provider, 'whole_service': '1'})) \
