@@ -88,11 +88,15 @@ def _recorded_names(entries):
 
 def page(cloud, provider=None, consumer=None, batch=None, marker=None,
          prev_marker=None, limit=None, named_=()):
-    """``cloud``'s entries, newest first, a page at a time:
-    ``(entries, has_prev, has_more, {subject: restorable entry ids})``."""
+    """``cloud``'s entries (every cloud's when None), newest first, a page
+    at a time: ``(entries, has_prev, has_more, {subject: restorable entry
+    ids})``.  Every cloud's are read-only: a restore writes to the cloud
+    it is asked from, so nothing is restorable among them."""
     found, has_prev, has_more = journal.entries(
         cloud, provider=provider, consumer=consumer, batch=batch,
         marker=marker, prev_marker=prev_marker, limit=limit, named=named_)
+    if cloud is None:
+        return found, has_prev, has_more, {}
     return found, has_prev, has_more, journal.restorable(
         cloud, {e.subject for e in found})
 

@@ -57,8 +57,10 @@ class RestoreBatch(tables.LinkAction):
     policy_rules = policies.RESTORE_PROVIDERS
 
     def allowed(self, request, datum=None):
+        """Applied decommissions of this cloud: every cloud's History is
+        read-only."""
         return datum is not None and datum.kind == datum.SERVICE and \
-            datum.status == datum.APPLIED
+            datum.status == datum.APPLIED and not filters.all_clouds(request)
 
     def get_link_url(self, datum):
         return actions.panel_url('restore', self.table.request,
@@ -84,7 +86,7 @@ class ExportCSV(actions.Download):
 
     def query(self):
         return {k: v for k, v in self.table.kwargs.items()
-                if k in ('provider', 'consumer', 'batch') and v}
+                if k in ('provider', 'consumer', 'batch', 'clouds') and v}
 
 
 class ExportJSON(ExportCSV):
@@ -202,8 +204,8 @@ class HistoryTable(actions.SelectableTable):
         name = 'history'
         css_classes = 'orphan-table'
         verbose_name = _('History')
-        table_actions = (filters.HistoryFilter, ExportCSV, ExportJSON,
-                         RestoreRows)
+        table_actions = (filters.HistoryFilter, filters.CloudsChoice,
+                         ExportCSV, ExportJSON, RestoreRows)
         row_actions = (RestoreRow, RestoreBatch)
         row_class = HistoryRow
         multi_select = True

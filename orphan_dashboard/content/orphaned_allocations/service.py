@@ -252,22 +252,30 @@ def history_names(request, entries):
         dict(names(request), providers=provider_names(request)), entries)
 
 
+def _history_cloud(request, all_clouds):
+    """The cloud whose journal History reads: this one, or every cloud
+    (None) when asked (a rebuilt Keystone is a new cloud to the journal)."""
+    return None if all_clouds else connect.cloud_for_request(request)
+
+
 def history(request, provider=None, consumer=None, batch=None, marker=None,
-            prev_marker=None, limit=None):
-    """This cloud's journal entries, newest first, a page at a time:
-    ``(entries, has_prev, has_more, {subject: restorable entry ids})``."""
+            prev_marker=None, limit=None, all_clouds=False):
+    """This cloud's journal entries (every cloud's, read-only, with
+    ``all_clouds``), newest first, a page at a time: ``(entries, has_prev,
+    has_more, {subject: restorable entry ids})``."""
     return history_ops.page(
-        connect.cloud_for_request(request), provider=provider,
+        _history_cloud(request, all_clouds), provider=provider,
         consumer=consumer, batch=batch, marker=marker,
         prev_marker=prev_marker, limit=limit,
         named_=_named(request, provider))
 
 
-def history_export(request, provider=None, consumer=None, batch=None):
+def history_export(request, provider=None, consumer=None, batch=None,
+                   all_clouds=False):
     """Every entry History shows with the same filter, read as it is
     written out."""
     return history_ops.every_entry(
-        connect.cloud_for_request(request), provider=provider,
+        _history_cloud(request, all_clouds), provider=provider,
         consumer=consumer, batch=batch, named_=_named(request, provider))
 
 

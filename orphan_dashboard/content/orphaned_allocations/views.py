@@ -538,13 +538,15 @@ class ExportFindingsView(generic.View):
 
 
 class ExportHistoryView(generic.View):
-    """The whole matching history of this cloud, streamed."""
+    """The whole matching history of this cloud (of every cloud, when
+    History shows them), streamed."""
 
     def get(self, request, fmt):
         found = service.history_export(
             request, provider=request.GET.get('provider') or None,
             consumer=request.GET.get('consumer') or None,
-            batch=request.GET.get('batch') or None)
+            batch=request.GET.get('batch') or None,
+            all_clouds=filters.all_clouds(request))
         export_ = (service.history_csv if fmt == 'csv'
                    else service.history_json)
         return _download(export_(found), fmt, 'orphan-journal')
