@@ -512,5 +512,5 @@ class DialogTests(AdminViewTests):
         res = self.client.get(INDEX, {'tab': 'orphaned_allocations__history'})
         self.mock_history.assert_called_once_with(
             mock.ANY, marker=None, prev_marker=None, limit=20, provider=None,
-            batch='abcdef0123')
+            batch='abcdef0123', all_clouds=False)
         self.assertContains(res, 'value="abcdef0123"')
