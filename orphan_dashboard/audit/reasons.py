@@ -634,6 +634,18 @@ def owner_named(value, names):
                   user=users.get(params['user'], params['user']))
 
 
+def server_named(value, servers):
+    """A reason whose server is only its uuid (a consumer read alone, its
+    server not read with it: a migration's) naming that server as
+    ``servers`` (``{uuid: name}``) does, its uuid beside; any other value
+    as it is."""
+    params = dict(getattr(value, 'params', ()))
+    server = params.get('server')
+    if not isinstance(server, str) or not servers.get(server):
+        return value
+    return reason(value.code, **dict(params, server=named(server, servers)))
+
+
 def named(uuid, names):
     """A uuid as an operator knows it: its name with the uuid beside it
     (scripts and searches still find it), else the uuid alone."""

@@ -19,10 +19,13 @@ only with ``--yes``, and then re-read and generation-checked before each
 write.  The exit codes are ``orphan-audit``'s too: 3 where there is
 something to do and nothing was written, 4 when repairs were applied, 5
 for a partial audit (a cell was down), 1 on errors, 2 on bad arguments.
+The commands' docstrings are their help, which cliff prints as it is:
+plain text, no markup.
 """
 
 import argparse
 import sys
+import textwrap
 
 from cliff import columns
 from osc_lib.cli import format_columns
@@ -72,6 +75,33 @@ class Repairs(columns.FormattableColumn):
 
     def machine_readable(self):
         return list(self._value)
+
+
+class Records(columns.FormattableColumn):
+    """Findings in a table a ``field: value`` line each, long values
+    wrapped and the findings a blank line apart, so that ``show``'s table
+    stays as narrow as a terminal; their dicts in JSON and YAML."""
+
+    WIDTH = 72
+
+    def human_readable(self):
+        return '\n\n'.join(
+            '\n'.join(textwrap.fill('%s: %s' % (key, _field(value)),
+                                     self.WIDTH, subsequent_indent='  ')
+                       for key, value in sorted(record.items()))
+            for record in self._value)
+
+    def machine_readable(self):
+        return [dict(record) for record in self._value]
+
+
+def _field(value):
+    """One field of a finding as an operator reads it."""
+    if isinstance(value, dict):
+        return _resources(value)
+    if isinstance(value, (list, tuple)):
+        return ', '.join(map(str, value))
+    return '' if value is None else value
 
 
 def _min_age_option(parser):
@@ -200,9 +230,8 @@ class ShowOrphan(_Orphan, command.ShowOne):
                 (first.consumer, report_ops.server_name(first),
                  str(first.nova), first.instance,
                  first.project_id, first.user_id,
-                 format_columns.ListDictColumn([dict(
-                     f.as_dict(), provider_name=report.names.get(
-                         f.provider)) for f in findings])))
+                 Records([dict(f.as_dict(), provider_name=report.names.get(
+                     f.provider)) for f in findings])))
 
     def provider(self, report, tree):
         if tree.needs_attention:
@@ -217,7 +246,7 @@ class ShowOrphan(_Orphan, command.ShowOne):
                  format_columns.DictColumn(tree.needed), tree.mismatched,
                  tree.orphaned_provider, format_columns.DictColumn(
                      tree.counts),
-                 format_columns.ListDictColumn([
+                 Records([
                      dict(f.as_dict(), provider_name=names.get(f.provider))
                      for f in tree.findings if f.verdict != m.OK])))
 
@@ -252,8 +281,8 @@ def _print_preview(rows, names):
 
 
 class RepairOrphan(_Orphan, command.Lister):
-    """Repair one consumer: its recommended repair (or ``--action``),
-    previewed from a fresh read; written only with ``--yes``."""
+    """Repair one consumer: its recommended repair (or --action),
+    previewed from a fresh read; written only with --yes."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -324,7 +353,7 @@ class RepairOrphan(_Orphan, command.Lister):
 
 class RestoreOrphan(_Orphan, command.Lister):
     """Put journaled changes back, previewed from a fresh read; written
-    only with ``--yes``."""
+    only with --yes."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -369,8 +398,7 @@ class RestoreOrphan(_Orphan, command.Lister):
 
 class DecommissionOrphan(_Orphan, command.Lister):
     """Delete a dead hypervisor: its leftover allocations, its compute
-    service and its providers; previewed, carried out only with
-    ``--yes``."""
+    service and its providers; previewed, carried out only with --yes."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -415,6 +443,8 @@ class DecommissionOrphan(_Orphan, command.Lister):
 
     def steps(self, plan, chosen, children=()):
         """The preview: each step, then the service and providers."""
+        from orphan_dashboard.operations import decommission as ops
+
         names = commands.decommission_names(plan)
         rows = []
         for step in plan.steps:
@@ -434,12 +464,14 @@ class DecommissionOrphan(_Orphan, command.Lister):
                          message, None))
         if plan.deletes_service:
             rows.append((None, None, None, None, m.DELETE_SERVICE, 'preview',
-                         Lines([]),
+                         Lines(ops.service_commands(plan)),
                          _('delete compute service %s') % plan.service.host,
                          None))
+        provider_commands = ops.provider_commands(plan)
         for provider in plan.providers:
             rows.append((None, None, provider, names.get(provider),
-                         m.DELETE_PROVIDER, 'preview', Lines([]),
+                         m.DELETE_PROVIDER, 'preview',
+                         Lines(provider_commands[provider]),
                          _('delete what Nova leaves of provider %s') %
                          reasons.named(provider, names), None))
         rows.extend((None, None, None, None, None, 'blocked', Lines([]),
@@ -450,9 +482,9 @@ class DecommissionOrphan(_Orphan, command.Lister):
 
 class CapacityOrphan(_Orphan, command.Lister):
     """Say per hypervisor whether a flavor fits now, only after the
-    recommended repairs (naming them), or not; without ``--flavor``, each
-    hypervisor's capacity per resource class.  ``orphan-audit
-    capacity``'s answer, from the same call."""
+    recommended repairs (naming them), or not; without --flavor, each
+    hypervisor's capacity per resource class.  The answer of orphan-audit
+    capacity, from the same call."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -24,6 +24,7 @@ import threading
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import client
 from orphan_dashboard.api import glance
 from orphan_dashboard.api import keystone
 from orphan_dashboard.api import neutron
@@ -84,6 +85,14 @@ class Tee(Progress):
     def flush(self, force=False):
         for listener in self.listeners:
             listener.flush(force)
+
+
+def _hold_connections(concurrency, *clients):
+    """A connection kept for each request a sweep has in flight at most:
+    two reads of ``concurrency`` at a time (a provider's allocations and
+    its inventories) beside the five other readers of its first pool."""
+    for each in clients:
+        client.hold_connections(each, 2 * concurrency + 5)
 
 
 def _map(func, items, concurrency):
@@ -437,6 +446,8 @@ def full_snapshot(placement_client, nova_client,
     """Everything, once: the input of the index page and ``orphan-audit``.
     ``previous`` (an older snapshot) only sizes the progress report."""
     taken_at = _now()
+    _hold_connections(concurrency, placement_client, nova_client,
+                      network_client, image_client)
     _estimate(progress, previous)
     with concurrent.futures.ThreadPoolExecutor(5) as pool:
         # Nova's server list is the longest read by far: Placement is read
@@ -585,6 +596,8 @@ def refresh_snapshot(placement_client, nova_client, old,
     looked for, changes nothing in Placement or Nova that a refresh sees.
     """
     taken_at = _now()
+    _hold_connections(concurrency, placement_client, nova_client,
+                      network_client, image_client)
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
     with concurrent.futures.ThreadPoolExecutor(concurrency + 2) as pool:
         reads = _Rereads(pool, placement_client)
@@ -716,6 +729,8 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
     images from Glance.
     """
     taken_at = _now()
+    _hold_connections(concurrency, placement_client, nova_client,
+                      network_client, image_client)
     uuids = sorted(set(consumer_uuids))
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         read = pool.submit(lambda: topology or read_topology(

@@ -215,7 +215,8 @@ class Store:
         return version
 
     def save_names(self, names):
-        """Publish Keystone's project and user names (a sweep reads them)."""
+        """Publish Keystone's project and user names and Nova's server
+        names (a sweep reads them)."""
         version = uuid.uuid4().hex
         self._put({('names', version): names})
         state = self.state()
@@ -223,11 +224,11 @@ class Store:
         self._set_state(state)
 
     def names(self):
-        """``{'projects': {id: name}, 'users': {id: name}}``, empty until a
-        sweep has read them."""
+        """``{'projects', 'users', 'servers'}``, each ``{id: name}``,
+        empty until a sweep has read them."""
         version = self.state().get('names')
-        return (version and self._get('names', version)) or {
-            'projects': {}, 'users': {}}
+        return dict({'projects': {}, 'users': {}, 'servers': {}},
+                    **(version and self._get('names', version)) or {})
 
     # -- one sweep at a time ----------------------------------------------
 
@@ -354,8 +355,16 @@ def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
                                  concurrency)
     store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age,
                consumed=touched | late)
-    store.save_names(collect.owner_names(clients.identity))
+    store.save_names(dict(collect.owner_names(clients.identity),
+                          servers=server_names(snapshot)))
     return snapshot
+
+
+def server_names(snapshot):
+    """``{uuid: name}`` of the snapshot's servers: History names the
+    consumers it lists by them (a page never waits for Nova)."""
+    return {uuid: server.name for uuid, server in snapshot.servers.items()
+            if server.name}
 
 
 def locked_sweep(store, clients, owner=None, **kwargs):

@@ -184,3 +184,69 @@ def test_services_are_listed_with_down_cells_hosts(requests_mock):
         {'binary': 'nova-compute', 'host': 'host5', 'status': 'UNKNOWN'}]
     assert requests_mock.last_request.headers[
         'OpenStack-API-Version'] == 'compute 2.69'
+
+
+def _in_flight_server(count):
+    """A local HTTP server that answers only once ``count`` requests are
+    in flight: each then holds a connection of its own."""
+    import http.server
+    import threading
+
+    barrier = threading.Barrier(count, timeout=10)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def do_GET(self):
+            barrier.wait()
+            body = b'{}'
+            self.send_response(200)
+            self.send_header('Content-Type', 'application/json')
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _discarded(clients, count, caplog):
+    """The connections urllib3 discarded after ``count`` GETs at once."""
+    import concurrent.futures
+
+    caplog.clear()
+    with caplog.at_level('WARNING', logger='urllib3.connectionpool'), \
+            concurrent.futures.ThreadPoolExecutor(count) as pool:
+        list(pool.map(lambda _: clients.placement.get('/'), range(count)))
+    return [r for r in caplog.records
+            if 'Connection pool is full' in r.getMessage()]
+
+
+def test_a_sweeps_requests_in_flight_keep_their_connections(caplog):
+    """requests keeps 10 connections per host and warns for each one
+    returned past them; a sweep has more in flight, so its session keeps
+    as many as the sweep holds (the panel's, the CLI's and the plugin's
+    session alike)."""
+    count = 16
+    server = _in_flight_server(count)
+    url = 'http://127.0.0.1:%d' % server.server_address[1]
+    try:
+        credentials = client.Credentials('token', url, url, None, True)
+        assert _discarded(client.for_credentials(credentials, 10), count,
+                          caplog)
+        clients = client.for_credentials(credentials, 10)
+        client.hold_connections(clients.placement, count)
+        assert _discarded(clients, count, caplog) == []
+        plugin = client.for_session(
+            ks_session.Session(auth=token_endpoint.Token(url, 'token')),
+            None, 'public', None)
+        client.hold_connections(plugin.nova, count)
+        assert _discarded(plugin, count, caplog) == []
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -614,3 +614,15 @@ def test_a_refresh_reads_only_the_images_it_does_not_know():
     assert servers[new].image_properties == {'hw_mem_encryption': 'true'}
     assert servers[cloud.uid('unread')].image_properties == {}
     assert servers[cloud.uid('deleted')].image_fault == m.IMAGE_GONE
+
+
+def test_a_sweep_keeps_a_connection_for_each_request_in_flight():
+    """Two reads of ``concurrency`` at a time (allocations and
+    inventories) beside the sweep's five other readers."""
+    fake, _mig = unconfirmed_resize()
+    with fake.serving(), mock.patch.object(collect.client,
+                                           'hold_connections') as hold:
+        collect.full_snapshot(mock.sentinel.placement, mock.sentinel.nova,
+                              concurrency=8)
+    assert mock.call(mock.sentinel.placement, 21) in hold.call_args_list
+    assert mock.call(mock.sentinel.nova, 21) in hold.call_args_list

@@ -482,3 +482,40 @@ def test_capacity_refuses_what_it_cannot_judge(capsys, argv, message):
     assert 'openstack placement orphan: %s' % message in \
         capsys.readouterr().err
     assert out == ''
+
+
+@pytest.mark.parametrize('command_class', [
+    osc_commands.ListOrphan, osc_commands.ShowOrphan,
+    osc_commands.RepairOrphan, osc_commands.RestoreOrphan,
+    osc_commands.DecommissionOrphan, osc_commands.CapacityOrphan])
+def test_the_help_is_plain_text(command_class):
+    """cliff prints a command's docstring as it is: no reStructuredText."""
+    cmd = command_class(mock.Mock(), None)
+    shown = cmd.get_parser('openstack placement orphan').format_help()
+    assert '``' not in shown and ':class:' not in shown
+
+
+def test_show_wraps_the_allocations_into_readable_rows():
+    code, out = run(osc_commands.ShowOrphan, GHOST, '-f', 'table')
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert 'provider_name: host2' in out
+    assert 'verdict: %s' % m.DELETED_INSTANCE in out
+
+
+def test_decommission_previews_the_commands_of_its_deletes():
+    """The service's and each provider's delete, as the panel shows them
+    (``operations.decommission``'s commands)."""
+    from orphan_dashboard.operations import decommission
+
+    service = m.Service('host2', 'down', uuid='cccccccc-0000-0000-0000-'
+                                              '000000000009')
+    plan = decommission_plan(deletes_service=True, service=service)
+    with mock.patch.object(decommission, 'preview', return_value=plan):
+        _code, out = run_without_audit(osc_commands.DecommissionOrphan,
+                                       'host2', '-f', 'json')
+    commands_of = {r['Action']: r['Plan'] for r in json.loads(out)}
+    assert commands_of[m.DELETE_SERVICE] == [
+        'openstack --os-compute-api-version 2.53 compute service delete '
+        'cccccccc-0000-0000-0000-000000000009']
+    assert commands_of[m.DELETE_PROVIDER] == [
+        'openstack resource provider delete %s' % HOST2]

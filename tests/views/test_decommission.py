@@ -36,6 +36,7 @@ from tests.views.base import GONE
 from tests.views.base import H1
 from tests.views.base import H3
 from tests.views.base import helpers
+from tests.views.base import hidden_ids_removed
 from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import signed_rows
@@ -209,6 +210,28 @@ class DecommissionTests(AdminViewTests):
             bound=plan.binding(), children=set())
         self.assertEqual(['Decommission of host1: 1 step done and '
                           'journaled.'], self.messages_seen.texts('success'))
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'names']})
+    def test_the_preview_names_the_owner_and_shows_every_command(self):
+        """The unknown consumer's project and user (all an operator can
+        go on before deleting it), and the equivalent commands of the
+        service and provider deletes, as every other step has its own."""
+        incidents, plan = dead_host1()
+        plan.service = dataclasses.replace(plan.service,
+                                           uuid=uid('host1-service'))
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        self.mock_names.return_value = {
+            'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        shown = hidden_ids_removed(res)
+        self.assertIn('project web, user alice', shown)
+        self.assertContains(
+            res, 'openstack --os-compute-api-version 2.53 compute service '
+                 'delete %s' % uid('host1-service'))
+        self.assertContains(res, 'openstack resource provider delete %s'
+                                 % H1)
 
     @helpers.create_mocks({service: ['report', 'preview_decommission',
                                      'decommission_apply']})
@@ -489,5 +512,5 @@ class DialogTests(AdminViewTests):
         res = self.client.get(INDEX, {'tab': 'orphaned_allocations__history'})
         self.mock_history.assert_called_once_with(
             mock.ANY, marker=None, prev_marker=None, limit=20, provider=None,
-            batch='abcdef0123')
+            batch='abcdef0123', all_clouds=False)
         self.assertContains(res, 'value="abcdef0123"')

@@ -127,6 +127,17 @@ def test_the_first_page_does_not_wait_for_the_first_sweep(cloud):
     assert cloud['collected'][0]['cached'] is None     # a full sweep
 
 
+def test_a_sweep_publishes_its_servers_names_beside_keystones(cloud):
+    """History names its consumers from them, as ``orphan-audit
+    history`` names them from Nova: a page never waits for Nova."""
+    first_report(cloud)
+    service._names.clear()
+    servers = service.names(None)['servers']
+    assert servers[cloud['incidents'].bare] == 'bare'
+    assert {u: s.name for u, s in
+            cloud['incidents'].snapshot.servers.items() if s.name} == servers
+
+
 def test_warm_pages_neither_sweep_nor_load_again(cloud):
     report = first_report(cloud)
     with mock.patch.object(STORE, 'load_report',

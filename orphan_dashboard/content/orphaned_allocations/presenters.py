@@ -132,13 +132,27 @@ def restore_previews(rows, names, owners):
         for entry, row in rows]
 
 
-def decommission_preview(plan, names):
-    """A decommission's steps, providers and other nodes, named."""
+def provider_delete_previews(rows, names):
+    """Each provider of a delete by its name: the one just read, else the
+    last audit's (``names``) for a row refused before it was read."""
+    return [dict(row=row, name=getattr(row.plan, 'name', None) or
+                 names.get(row.selection.provider)) for row in rows]
+
+
+def decommission_preview(plan, names, owner_names):
+    """A decommission's steps (an unknown consumer's with its owner,
+    ``owner_names`` as ``service.names`` gives them), providers and other
+    nodes, named, with the equivalent commands of each delete."""
+    provider_commands = (service.decommission_provider_commands(plan)
+                         if plan else {})
     return {
         'steps': [dict(
             step=step, action=labels.action(step.plan.action)
             if step.plan else '',
             verdict=labels.verdict(step.finding.verdict),
+            owner=labels.consumer_owner(
+                step.finding.project_id, step.finding.user_id, owner_names)
+            if step.optional else None,
             before=side(step.plan.before, names) if step.plan else [],
             after=side(step.plan.after, names) if step.plan else [],
             kept=kept(step.plan, names),
@@ -147,6 +161,10 @@ def decommission_preview(plan, names):
             for step in (plan.steps if plan else [])],
         'providers': [(names.get(p) or plan.names.get(p, p), p)
                       for p in (plan.providers if plan else [])],
+        'service_commands': (service.decommission_service_commands(plan)
+                             if plan else []),
+        'provider_commands': [c for p in (plan.providers if plan else [])
+                              for c in provider_commands[p]],
         'other_nodes': [(plan.names.get(n, n), n)
                         for n in (plan.other_nodes if plan else [])],
         'foreign_children': foreign_children(plan),

@@ -115,7 +115,9 @@ class HistoryTab(tabs.TableTab):
         query = {'provider': self.tab_group.kwargs.get('provider_uuid')}
         if value and field in ('provider', 'consumer', 'batch'):
             query[field] = value
-        table.kwargs.update(query)
+        all_clouds = filters.all_clouds(self.request)
+        table.kwargs.update(query, tab=self.get_id(),
+                            clouds=filters.ALL_CLOUDS if all_clouds else None)
         meta = table._meta
         try:
             found, self.has_prev, self.has_more, restorable = \
@@ -124,24 +126,19 @@ class HistoryTab(tabs.TableTab):
                         meta.pagination_param)),
                     prev_marker=_int(self.request.GET.get(
                         meta.prev_pagination_param)),
-                    limit=utils.get_page_size(self.request), **query)
+                    limit=utils.get_page_size(self.request),
+                    all_clouds=all_clouds, **query)
         except Exception:
             exceptions.handle(self.request, _('Unable to read the journal.'))
             return []
         try:
-            names = service.provider_names(self.request)
+            names = service.history_names(self.request, found)
         except Exception:
             names = {}
         try:
             projects = service.names(self.request)['projects']
         except Exception:
             projects = {}
-        # A decommissioned host's provider is gone from the audit: its
-        # journaled record still names it.
-        names = dict({entry.provider: (entry.before or entry.after or
-                                       {}).get('name')
-                      for entry in found if entry.kind == entry.PROVIDER},
-                     **names)
         for entry in found:
             entry.restorable = service.restorable_entry(
                 entry, restorable.get(entry.subject, ()))
