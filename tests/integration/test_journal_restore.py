@@ -264,7 +264,8 @@ def test_restore_batch_takes_exact_batch_ids_only(placement, build,
                                                   journal):
     """``restore --batch`` with a prefix used to restore every batch that
     starts with it (with ``--apply``: no cap, no confirmation)."""
-    from orphan_dashboard.cli import commands as cli
+    from orphan_dashboard.cli import handlers
+    from orphan_dashboard.cli import options
 
     clients = client.Clients(placement, placement)
     cloud = client.cloud_for_clients(clients)
@@ -277,11 +278,11 @@ def test_restore_batch_takes_exact_batch_ids_only(placement, build,
             repair.DONE
 
     def restore(batch):
-        args = cli.build_parser().parse_args(
+        args = options.build_parser().parse_args(
             ['restore', '--batch', batch, '--apply', '--min-age', '0'])
-        return cli.cmd_restore(args, clients, io.StringIO())
+        return handlers.cmd_restore(args, clients, io.StringIO())
 
-    with pytest.raises(cli.BadArguments):
+    with pytest.raises(options.BadArguments):
         restore('ab')
     assert [_now(placement, c).allocations for c in consumers] == [
         {new: SMALL}, {new: SMALL}]

@@ -20,6 +20,9 @@ import pytest
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.cli import handlers
+from orphan_dashboard.cli import options
+from orphan_dashboard.cli import rendering
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import read_topology
 from tests.unit.cloud import uid
@@ -134,12 +137,12 @@ def test_a_host_with_thousands_of_servers_is_printed_whole():
     plan = decommission.plan(cloud.snapshot(), 'ironic', min_age=0)
     assert len(plan.servers) == 5000
     out = io.StringIO()
-    cli.print_decommission(plan, set(), out)
+    rendering.print_decommission(plan, set(), out)
     (blocker,) = [line for line in out.getvalue().splitlines()
                   if 'servers still on it' in line]
     assert all('node-%d (%s)' % (i, u) in blocker
                for i, u in enumerate(nodes))
-    listed = cli.decommission_json(plan, set())['blockers']
+    listed = rendering.decommission_json(plan, set())['blockers']
     assert [b for b in listed if nodes[-1] in b]
 
 
@@ -444,10 +447,10 @@ def test_the_command_line_refuses_a_child_providers_name():
     err = io.StringIO()
     with mock.patch.object(ops, 'preview', return_value=plan), \
             mock.patch.object(ops, 'apply', return_value=[]) as apply, \
-            mock.patch.object(cli, 'setup_django'), \
+            mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(cli.connect, 'journal_for_clients'), \
             mock.patch('sys.stderr', err):
-        code = cli.cmd_decommission(args, None, io.StringIO())
+        code = handlers.cmd_decommission(args, None, io.StringIO())
     apply.assert_not_called()
-    assert code == cli.ERROR
+    assert code == options.ERROR
     assert 'is a child provider of host1' in err.getvalue()
