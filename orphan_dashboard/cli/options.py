@@ -34,21 +34,15 @@ from orphan_dashboard.operations import repairs
 
 
 NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED, PARTIAL = 0, 1, 2, 3, 4, 5
-
-
 READER_GONE = 128 + signal.SIGPIPE
 """The status a shell shows for ``git log | head``: the tool ended by
 SIGPIPE when its reader left, its output cut short (``pipefail`` sees it,
 a plain pipeline takes ``head``'s)."""
-
-
 EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
           '5 partial run (a cell is down: report and apply audited and '
           'repaired only what Nova could see, see "skipped_cells"), '
           '1 error, 2 bad arguments, 141 output cut short (its reader '
           'closed the pipe)')
-
-
 COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission',
             'refresh', 'metrics', 'capacity')
 

@@ -25,6 +25,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import restore as restore_writes
 from tests.integration.conftest import CLOUD
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
@@ -136,12 +137,13 @@ def test_restore_skipped_when_changed_between_preview_and_submit(
     _trim(placement, journal, consumer, new, old)
     (entry,) = logged(consumer=consumer)
     restorable = journal_module.restorable(CLOUD, [consumer])
-    ((_, row),) = repair.preview_restore(placement, [entry], restorable)
+    ((_, row),) = restore_writes.preview_restore(placement, [entry],
+                                                 restorable)
     # Emptied and recreated: same generation (1), different body.
     api.put_allocations(placement, consumer, {}, 2, 'p', 'u')
     build.allocate({new: {'VCPU': 1}}, consumer=consumer)
-    (outcome,) = repair.restore(placement, journal, [entry],
-                                {entry.id: row.plan}, restorable)
+    (outcome,) = restore_writes.restore(placement, journal, [entry],
+                                        {entry.id: row.plan}, restorable)
     assert outcome.status == repair.SKIPPED
     assert _now(placement, consumer).allocations == {new: {'VCPU': 1}}
 

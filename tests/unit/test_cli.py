@@ -234,7 +234,7 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     and keeps the service; --whole-service takes it all, and --apply hands
     the decommission what the preview printed."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import teardown
+    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.test_decommission import ironic
 
     cloud, (a, b, c) = ironic()
@@ -244,8 +244,9 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
                 network_client=None, image_client=None):
         return decommission.plan(snapshot, name, min_age, whole_service)
 
-    with mock.patch.object(teardown, 'preview', side_effect=preview), \
-            mock.patch.object(teardown, 'apply',
+    with mock.patch.object(decommission_writes, 'preview',
+                           side_effect=preview), \
+            mock.patch.object(decommission_writes, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(cli.connect, 'journal_for_clients'), \
@@ -270,7 +271,7 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
     tick; without it the preview names the blocker and --apply writes
     nothing; a name that is no such child is refused."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import teardown
+    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.cloud import Cloud
     from tests.unit.cloud import uid
 
@@ -284,8 +285,9 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
                 network_client=None, image_client=None):
         return decommission.plan(snapshot, name, min_age, whole_service)
 
-    with mock.patch.object(teardown, 'preview', side_effect=preview), \
-            mock.patch.object(teardown, 'apply',
+    with mock.patch.object(decommission_writes, 'preview',
+                           side_effect=preview), \
+            mock.patch.object(decommission_writes, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(cli.connect, 'journal_for_clients'), \
@@ -324,14 +326,14 @@ def test_the_decommission_preview_names_servers_and_providers():
     """Its steps lead with the verdict's name and the evacuated server's
     name, its providers with the hypervisor's: each uuid beside it."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import teardown
+    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.test_decommission import dead_host1
     from tests.unit.test_decommission import H1
 
     cloud, who = dead_host1()
     snapshot = cloud.snapshot()
     name = snapshot.servers[who['evacuated']].name
-    with mock.patch.object(teardown, 'preview', return_value=(
+    with mock.patch.object(decommission_writes, 'preview', return_value=(
             decommission.plan(snapshot, 'host1', 0))), \
             mock.patch.object(cli.connect, 'for_cloud'):
         printed = io.StringIO()
@@ -405,14 +407,15 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
     panel's own: the command's words and the engine's reasons in Russian,
     the ids and names as they are."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import teardown
+    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.test_decommission import dead_host1
     from tests.unit.test_decommission import H1
 
     cloud, who = dead_host1()
     plan = decommission.plan(cloud.snapshot(), 'host1', 0)
     monkeypatch.setenv('LANGUAGE', 'ru')
-    with mock.patch.object(teardown, 'preview', return_value=plan), \
+    with mock.patch.object(decommission_writes, 'preview',
+                           return_value=plan), \
             mock.patch.object(cli.connect, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', 'host1'),
@@ -424,7 +427,8 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
     assert 'удаляется только с --delete-unknown %s' % who['stranger'] in out
     assert 'then:' not in out and 'evacuated from' not in out
     monkeypatch.setenv('LANGUAGE', 'en')
-    with mock.patch.object(teardown, 'preview', return_value=plan), \
+    with mock.patch.object(decommission_writes, 'preview',
+                           return_value=plan), \
             mock.patch.object(cli.connect, 'for_cloud'):
         printed = io.StringIO()
         cli.execute(parse('decommission', 'host1'), printed)

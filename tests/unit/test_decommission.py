@@ -253,8 +253,8 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
 
     from orphan_dashboard.api import nova
     from orphan_dashboard.api import placement
+    from orphan_dashboard.writing import decommission as flow
     from orphan_dashboard.writing import repair
-    from orphan_dashboard.writing import teardown as flow
 
     cloud, who = dead_host1()
     cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
@@ -353,8 +353,9 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
 
     from orphan_dashboard.api import nova
     from orphan_dashboard.api import placement
+    from orphan_dashboard.writing import decommission as flow
+    from orphan_dashboard.writing import providers as provider_writes
     from orphan_dashboard.writing import repair
-    from orphan_dashboard.writing import teardown as flow
 
     cloud = Cloud()
     cloud.host('host1', state='down', forced_down=True)
@@ -378,9 +379,10 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
                 mock.patch.object(nova, 'service_list', return_value=[
                     {'host': 'host1', 'id': uid('host1-svc')}]), \
                 mock.patch.object(nova, 'delete_service') as service, \
-                mock.patch.object(repair, 'delete_provider', return_value=(
-                    repair.Outcome(repair.Selection('', blazar, 'x'),
-                                   repair.DONE, 'deleted'))) as delete:
+                mock.patch.object(
+                    provider_writes, 'delete_provider', return_value=(
+                        repair.Outcome(repair.Selection('', blazar, 'x'),
+                                       repair.DONE, 'deleted'))) as delete:
             outcomes = flow.apply(None, None, mock.Mock(), 'host1', [], (),
                                   min_age=0, bound=shown.binding(),
                                   children=children)
