@@ -141,7 +141,9 @@ def cmd_history(args, clients, out):
     elif args.json:
         out.writelines(history_ops.history_json(found, names))
     else:
+        listed = 0
         for e in found:
+            listed += 1
             print('%5d %s %s %-8s %-6s %-16s %s' % (
                 e.id, e.created.isoformat(timespec='seconds'), e.batch,
                 e.status, e.source, text(reasons.action_name(e.action)),
@@ -149,6 +151,9 @@ def cmd_history(args, clients, out):
                     'subject': rendering.subject(e, names),
                     'user': e.user_name,
                     'message': e.message or e.reason}), file=out)
+        if not listed:
+            print(rendering.no_entries(
+                args.all_clouds, args.provider or args.consumer), file=out)
     return options.NOTHING
 
 
@@ -193,7 +198,9 @@ def cmd_restore(args, clients, out):
         rendering.print_rows(rows, out, names)
         rendering.print_outcomes(outcomes, out, names)
     if args.apply:
-        return options.outcome_code(outcomes)
+        if options.left_nothing(outcomes):
+            print(_('nothing was left to restore'), file=out)
+        return options.restore_code(outcomes)
     return options.FOUND if any(row.plan for row in rows) else options.NOTHING
 
 

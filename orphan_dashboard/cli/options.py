@@ -256,6 +256,18 @@ def outcome_code(outcomes):
     return FOUND
 
 
+def left_nothing(outcomes):
+    """Whether a restore skipped every entry (a replay: each already
+    restored, or no longer restorable), so it had nothing to do."""
+    return all(o.status == repairs.SKIPPED for o in outcomes)
+
+
+def restore_code(outcomes):
+    """A written restore's exit code: a replay that found nothing left to
+    restore did nothing wrong and leaves nothing to do."""
+    return NOTHING if left_nothing(outcomes) else outcome_code(outcomes)
+
+
 def min_age(args):
     return conf.MIN_AGE.get() if args.min_age is None else args.min_age
 

@@ -365,7 +365,9 @@ class RestoreOrphan(_Orphan, command.Lister):
             self.clients, connect.journal_for_clients(self.clients),
             entries, {entry.id: row.plan for entry, row in pairs
                       if row.plan}, restorable)
-        self.code = options.outcome_code(outcomes)
+        if options.left_nothing(outcomes):
+            print(_('nothing was left to restore'), file=sys.stderr)
+        self.code = options.restore_code(outcomes)
         return ROW_COLUMNS, outcome_rows(outcomes, names)
 
 

@@ -22,6 +22,7 @@ from orphan_dashboard.cli.i18n import _
 from orphan_dashboard.cli.i18n import N_
 from orphan_dashboard.cli.i18n import ngettext
 from orphan_dashboard.cli.i18n import text
+from orphan_dashboard.cli.i18n import worded
 from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
@@ -125,6 +126,15 @@ def subject(selection, names):
     return _('consumer %(consumer)s on %(provider)s') % values
 
 
+def no_entries(all_clouds, filtered):
+    """The one line of a history with no entry to list."""
+    if all_clouds:
+        return _('the journal holds no entries')
+    if filtered:
+        return _('the journal holds no entries for this cloud that match')
+    return _('the journal holds no entries for this cloud')
+
+
 def print_rows(rows, out, names=None):
     names = names or {}
     for row in rows:
@@ -213,9 +223,10 @@ def decommission_json(plan, chosen, children=()):
         'foreign_children': [
             {'uuid': c, 'name': plan.names.get(c, c),
              'owner': plan.foreign_children[c], 'deleted': c in children,
-             'blocker': str(plan.child_blocker(c))}
+             'blocker': str(worded(plan.child_blocker(c)))}
             for c in sorted(plan.foreign_children)],
-        'blockers': [str(b) for b in plan.blockers(chosen, children)]}
+        'blockers': [str(worded(b))
+                     for b in plan.blockers(chosen, children)]}
 
 
 def print_decommission(plan, chosen, out, children=()):

@@ -291,3 +291,26 @@ def test_restore_batch_takes_exact_batch_ids_only(placement, build,
     restore(batches[1])
     assert [_now(placement, c).allocations for c in consumers] == [
         {new: SMALL}, {old: SMALL, new: SMALL}]
+
+
+def test_a_replayed_restore_says_nothing_was_left_and_exits_0(
+        placement, build, journal):
+    """``restore --apply`` run again (a script's retry) skips the entry it
+    already restored: nothing is left to do, which is no finding (3) nor
+    an error."""
+    from orphan_dashboard.cli import handlers
+    from orphan_dashboard.cli import options
+
+    clients = client.Clients(placement, placement)
+    journal.actor.update(cloud=client.cloud_for_clients(clients).key)
+    old, new = build.provider('old'), build.provider('new')
+    consumer = build.allocate({old: SMALL, new: SMALL})
+    entry = _trim(placement, journal, consumer, new, old).entry_id
+    args = options.build_parser().parse_args(
+        ['restore', str(entry), '--apply'])
+    assert handlers.cmd_restore(args, clients, io.StringIO()) == \
+        options.APPLIED
+    printed = io.StringIO()
+    assert handlers.cmd_restore(args, clients, printed) == options.NOTHING
+    assert printed.getvalue().splitlines()[-1] == \
+        'nothing was left to restore'

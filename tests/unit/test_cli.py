@@ -322,6 +322,52 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
     assert call.kwargs['children'] == {agent, blazar}
 
 
+def test_a_foreign_child_refusal_names_the_option_not_a_tick():
+    """The panel's "tick it" is a checkbox; on the command line the
+    refusal names ``--delete-foreign-child``, in text and in JSON."""
+    from orphan_dashboard.audit import decommission
+    from orphan_dashboard.writing import decommission as decommission_writes
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    cloud.child(uid('host1'), 'blazar_host1')
+    snapshot = cloud.snapshot()
+    with mock.patch.object(decommission_writes, 'preview',
+                           return_value=decommission.plan(
+                               snapshot, 'host1', 0, False)), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        printed, exported = io.StringIO(), io.StringIO()
+        cli.execute(parse('decommission', 'host1'), printed)
+        cli.execute(parse('decommission', 'host1', '--json'), exported)
+    refusals = [line for line in printed.getvalue().splitlines()
+                if line.startswith('cannot be carried out now')] + \
+        json.loads(exported.getvalue())['blockers']
+    assert len(refusals) == 2
+    for refusal in refusals:
+        assert 'tick' not in refusal
+        assert 'delete it here with --delete-foreign-child' in refusal
+
+
+def test_history_of_a_cloud_with_no_entries_says_so():
+    """An empty journal is one line, not silence a script cannot tell
+    from a broken pipe."""
+    from orphan_dashboard.operations import history
+
+    with mock.patch.object(history, 'every_entry', return_value=iter(())), \
+            mock.patch.object(history, 'current_names', return_value={}), \
+            mock.patch.object(history.journal, 'provider_names',
+                              return_value={}), \
+            mock.patch.object(handlers, 'setup_django'), \
+            mock.patch.object(cli.connect, 'cloud_for_clients'), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        printed = io.StringIO()
+        assert cli.execute(parse('history'), printed) == options.NOTHING
+    assert printed.getvalue() == \
+        'the journal holds no entries for this cloud\n'
+
+
 def test_the_decommission_preview_names_servers_and_providers():
     """Its steps lead with the verdict's name and the evacuated server's
     name, its providers with the hypervisor's: each uuid beside it."""

@@ -219,6 +219,37 @@ def test_restore_without_yes_writes_nothing(writes):
         assert [r['Provider Name'] for r in json.loads(out)] == ['host2']
 
 
+def test_a_replayed_restore_with_yes_exits_0_saying_nothing_was_left(
+        writes, capsys):
+    """``--yes`` again on restored entries skips each: nothing is left to
+    restore, so no "something to restore" (3)."""
+    from orphan_dashboard.operations import history
+    from orphan_dashboard.operations import restore
+
+    entry = mock.Mock(id=3)
+    row = repairs.repair.Row(repairs.Selection(GHOST, HOST2, m.RESTORE),
+                             error='already restored')
+    skipped = repairs.repair.Outcome(row.selection, repairs.SKIPPED,
+                                     'already restored')
+    with mock.patch.object(osc_commands.connect, 'cloud_for_clients'), \
+            mock.patch.object(osc_commands.connect, 'journal_for_clients'), \
+            mock.patch.object(osc_commands.handlers, 'setup_django'), \
+            mock.patch.object(history, 'entries_by_id',
+                              return_value=[entry]), \
+            mock.patch.object(restore, 'restorable'), \
+            mock.patch.object(restore, 'preview',
+                              return_value=[(entry, row)]), \
+            mock.patch.object(restore, 'restore', return_value=[skipped]), \
+            mock.patch.object(history, 'provider_names', return_value={}), \
+            mock.patch.object(history.journal, 'provider_names',
+                              return_value={}):
+        code, _out = run_without_audit(osc_commands.RestoreOrphan, '3',
+                                       '--yes', '-f', 'json')
+    assert code == options.NOTHING
+    assert capsys.readouterr().err.splitlines()[-1] == \
+        'nothing was left to restore'
+
+
 def run_without_audit(command_class, *argv):
     app = mock.Mock(stdout=io.StringIO())
     app.client_manager.placement_orphan = mock.sentinel.clients
