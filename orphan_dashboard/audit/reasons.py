@@ -262,6 +262,14 @@ MESSAGES = {
     'blocker.unproven_child': N_(
         "provider %(provider)s is not proven Nova's and no owner is "
         'proven: find who made it, or tick it to delete it here'),
+    # The same two on the command line, where the tick is an option.
+    'blocker.foreign_child_option': N_(
+        "provider %(provider)s is %(owner)s's, not Nova's: %(remedy)s, or "
+        'delete it here with --delete-foreign-child'),
+    'blocker.unproven_child_option': N_(
+        "provider %(provider)s is not proven Nova's and no owner is "
+        'proven: find who made it, or delete it here with '
+        '--delete-foreign-child'),
     'remedy.neutron': N_(
         'delete its agent in Neutron, which removes the agent\'s providers '
         '(%(command)s)'),

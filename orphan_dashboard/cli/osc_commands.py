@@ -35,10 +35,12 @@ from osc_lib import exceptions
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
-from orphan_dashboard.cli import commands
+from orphan_dashboard.cli import handlers
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard.cli.i18n import text
+from orphan_dashboard.cli import options
 from orphan_dashboard.cli import progress_bar
+from orphan_dashboard.cli import rendering
 from orphan_dashboard import conf
 from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
@@ -71,7 +73,7 @@ class Repairs(columns.FormattableColumn):
     as its ``--json`` has them."""
 
     def human_readable(self):
-        return '\n'.join(commands.repair_line(r) for r in self._value)
+        return '\n'.join(rendering.repair_line(r) for r in self._value)
 
     def machine_readable(self):
         return list(self._value)
@@ -105,7 +107,7 @@ def _field(value):
 
 
 def _min_age_option(parser):
-    commands.min_age_option(parser, metavar='<seconds>')
+    options.min_age_option(parser, metavar='<seconds>')
 
 
 def _yes_option(parser, what):
@@ -119,16 +121,16 @@ class _Orphan:
     """What every command shares: the clients, the audit, and the exit
     code a Lister or ShowOne cannot return by itself."""
 
-    code = commands.NOTHING
+    code = options.NOTHING
 
     def run(self, parsed_args):
-        self.code = commands.NOTHING
+        self.code = options.NOTHING
         try:
             return super().run(parsed_args) or self.code
-        except commands.BadArguments as exc:
+        except options.BadArguments as exc:
             print('openstack placement orphan: %s' % exc, file=sys.stderr)
-            return commands.BAD_ARGUMENTS
-        except commands.Failure as exc:
+            return options.BAD_ARGUMENTS
+        except options.Failure as exc:
             raise exceptions.CommandError(str(exc))
 
     @property
@@ -136,7 +138,7 @@ class _Orphan:
         return self.app.client_manager.placement_orphan
 
     def min_age(self, parsed_args):
-        return commands._min_age(parsed_args)
+        return options.min_age(parsed_args)
 
     def progress(self, parsed_args):
         """A bar on a terminal's stderr while the cloud is read, for a
@@ -153,8 +155,8 @@ class _Orphan:
                                     self.progress(parsed_args),
                                     provider=provider)
         except report_ops.NoSuchProvider:
-            raise commands.BadArguments(_('no resource provider %s') %
-                                        provider)
+            raise options.BadArguments(_('no resource provider %s') %
+                                       provider)
 
 
 def _resources(resources):
@@ -179,7 +181,7 @@ class ListOrphan(_Orphan, command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        commands.provider_option(parser, metavar='<uuid-or-name>')
+        options.provider_option(parser, metavar='<uuid-or-name>')
         parser.add_argument('--verdict', metavar='<verdict>',
                             action='append', choices=m.VERDICTS,
                             help='only this verdict (repeat for several): '
@@ -193,9 +195,9 @@ class ListOrphan(_Orphan, command.Lister):
             set(m.VERDICTS) - {m.OK})
         found = [f for f in report.findings if f.verdict in verdicts]
         if report.down_cells:
-            commands.print_partial(report, sys.stderr)
-        self.code = commands.partial(report, commands.FOUND if any(
-            f.problem for f in found) else commands.NOTHING)
+            rendering.print_partial(report, sys.stderr)
+        self.code = options.partial(report, options.FOUND if any(
+            f.problem for f in found) else options.NOTHING)
         owners = report_ops.owner_names(self.clients)
         return FINDING_COLUMNS, [finding_row(f, report.names, owners)
                                  for f in found]
@@ -220,10 +222,10 @@ class ShowOrphan(_Orphan, command.ShowOne):
                 return self.provider(report, tree)
         findings = [f for f in report.findings if f.consumer == wanted]
         if not findings:
-            raise commands.BadArguments(
+            raise options.BadArguments(
                 _('no consumer or provider %s') % parsed_args.subject)
         if any(f.problem for f in findings):
-            self.code = commands.partial(report, commands.FOUND)
+            self.code = options.partial(report, options.FOUND)
         first = findings[0]
         return (('consumer', 'server_name', 'nova', 'instance',
                  'project_id', 'user_id', 'allocations'),
@@ -235,7 +237,7 @@ class ShowOrphan(_Orphan, command.ShowOne):
 
     def provider(self, report, tree):
         if tree.needs_attention:
-            self.code = commands.partial(report, commands.FOUND)
+            self.code = options.partial(report, options.FOUND)
         names = report.names
         return (('uuid', 'name', 'service_state', 'owner', 'servers',
                  'consumers', 'usage', 'needed', 'mismatched',
@@ -277,7 +279,7 @@ def outcome_rows(outcomes, names):
 def _print_preview(rows, names):
     """The preview, on stderr before anything is written: stdout keeps
     the one document the formatter prints."""
-    commands.print_rows(rows, sys.stderr, names)
+    rendering.print_rows(rows, sys.stderr, names)
 
 
 class RepairOrphan(_Orphan, command.Lister):
@@ -300,8 +302,8 @@ class RepairOrphan(_Orphan, command.Lister):
         problems = [f for f in report.problems if f.consumer == consumer]
         if not problems:
             if not any(f.consumer == consumer for f in report.findings):
-                raise commands.BadArguments(_('no consumer %s in '
-                                              'Placement') % consumer)
+                raise options.BadArguments(_('no consumer %s in '
+                                             'Placement') % consumer)
             return [], ()
         if action is None:
             chosen = [s for s in repairs.recommended(report)[0]
@@ -315,12 +317,12 @@ class RepairOrphan(_Orphan, command.Lister):
                     'actions': ', '.join(sorted(
                         {a for f in problems for a in f.actions})) or
                     _('none')}, file=sys.stderr)
-                self.code = commands.partial(report, commands.FOUND)
+                self.code = options.partial(report, options.FOUND)
         else:
             chosen = [repairs.Selection(f.consumer, f.provider, action)
                       for f in problems if action in f.actions]
             if not chosen:
-                raise commands.BadArguments(
+                raise options.BadArguments(
                     _('consumer %(consumer)s offers no %(action)s repair '
                       '(offered: %(actions)s)') % {
                         'consumer': consumer, 'action': action,
@@ -337,17 +339,17 @@ class RepairOrphan(_Orphan, command.Lister):
             return ROW_COLUMNS, []
         min_age = self.min_age(parsed_args)
         rows = repairs.preview(self.clients, chosen, min_age, hints)
-        names = commands.row_names(rows, report.names)
+        names = rendering.row_names(rows, report.names)
         if not parsed_args.yes:
-            self.code = commands.partial(report, commands.FOUND if any(
-                r.plan for r in rows) else commands.NOTHING)
+            self.code = options.partial(report, options.FOUND if any(
+                r.plan for r in rows) else options.NOTHING)
             return ROW_COLUMNS, preview_rows(rows, names)
         _print_preview(rows, names)
-        commands.setup_django()
+        handlers.setup_django()
         outcomes = repairs.apply_previewed(
             self.clients, connect.journal_for_clients(self.clients), rows,
             min_age, hints)
-        self.code = commands.partial(report, commands.outcome_code(outcomes))
+        self.code = options.partial(report, options.outcome_code(outcomes))
         return ROW_COLUMNS, outcome_rows(outcomes, names)
 
 
@@ -369,30 +371,32 @@ class RestoreOrphan(_Orphan, command.Lister):
         from orphan_dashboard.operations import history as history_ops
         from orphan_dashboard.operations import restore as restore_ops
 
-        commands.setup_django()
+        handlers.setup_django()
         cloud = connect.cloud_for_clients(self.clients)
         try:
             entries = history_ops.entries_by_id(cloud, parsed_args.entries)
         except ObjectDoesNotExist:
-            raise commands.BadArguments(
+            raise options.BadArguments(
                 _('no journal entry of this cloud among %s') %
                 ' '.join(map(str, parsed_args.entries)))
         restorable = restore_ops.restorable(cloud, entries)
         pairs = restore_ops.preview(self.clients, entries, restorable)
         rows = [row for _entry, row in pairs]
-        names = commands.row_names(rows, history_ops.entry_names(
+        names = rendering.row_names(rows, history_ops.entry_names(
             cloud, {'providers': history_ops.provider_names(
                 self.clients)}))
         if not parsed_args.yes:
-            self.code = (commands.FOUND if any(r.plan for r in rows)
-                         else commands.NOTHING)
+            self.code = (options.FOUND if any(r.plan for r in rows)
+                         else options.NOTHING)
             return ROW_COLUMNS, preview_rows(rows, names)
         _print_preview(rows, names)
         outcomes = restore_ops.restore(
             self.clients, connect.journal_for_clients(self.clients),
             entries, {entry.id: row.plan for entry, row in pairs
                       if row.plan}, restorable)
-        self.code = commands.outcome_code(outcomes)
+        if options.left_nothing(outcomes):
+            print(_('nothing was left to restore'), file=sys.stderr)
+        self.code = options.restore_code(outcomes)
         return ROW_COLUMNS, outcome_rows(outcomes, names)
 
 
@@ -402,8 +406,8 @@ class DecommissionOrphan(_Orphan, command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        commands.decommission_arguments(parser, host='<host>',
-                                        consumer='<consumer>')
+        options.decommission_arguments(parser, host='<host>',
+                                       consumer='<consumer>')
         _yes_option(parser, 'carry it out')
         _min_age_option(parser)
         return parser
@@ -416,36 +420,36 @@ class DecommissionOrphan(_Orphan, command.Lister):
         plan = ops.preview(self.clients, parsed_args.host, min_age,
                            whole_service=parsed_args.whole_service)
         if plan.gone:
-            commands.known_or_close(parsed_args.host, self.clients)
-            print(commands.already_gone(parsed_args.host), file=sys.stderr)
+            handlers.known_or_close(parsed_args.host, self.clients)
+            print(rendering.already_gone(parsed_args.host), file=sys.stderr)
             return ROW_COLUMNS, []
-        children = commands.foreign_children(
+        children = handlers.foreign_children(
             plan, parsed_args.delete_foreign_child)
         if plan.refusals():
-            raise commands.Failure('; '.join(text(b)
-                                             for b in plan.refusals()))
+            raise options.Failure('; '.join(text(b)
+                                            for b in plan.refusals()))
         if plan.servers:
-            raise commands.Failure(commands.still_runs(parsed_args.host,
+            raise options.Failure(rendering.still_runs(parsed_args.host,
                                                        plan.servers))
         if not parsed_args.yes:
-            self.code = commands.FOUND
+            self.code = options.FOUND
             return ROW_COLUMNS, self.steps(plan, chosen, children)
-        commands.print_decommission(plan, chosen, sys.stderr, children)
-        commands.setup_django()
+        rendering.print_decommission(plan, chosen, sys.stderr, children)
+        handlers.setup_django()
         outcomes = ops.apply(
             self.clients, connect.journal_for_clients(self.clients),
             parsed_args.host, plan.plans(chosen), chosen, min_age,
             bound=plan.binding(), children=children)
-        self.code = (commands.APPLIED if outcomes and all(
-            o.status == repairs.DONE for o in outcomes) else commands.ERROR)
+        self.code = (options.APPLIED if outcomes and all(
+            o.status == repairs.DONE for o in outcomes) else options.ERROR)
         return ROW_COLUMNS, outcome_rows(outcomes,
-                                         commands.decommission_names(plan))
+                                         rendering.decommission_names(plan))
 
     def steps(self, plan, chosen, children=()):
         """The preview: each step, then the service and providers."""
         from orphan_dashboard.operations import decommission as ops
 
-        names = commands.decommission_names(plan)
+        names = rendering.decommission_names(plan)
         rows = []
         for step in plan.steps:
             if step.error:
@@ -488,23 +492,23 @@ class CapacityOrphan(_Orphan, command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        commands.flavor_option(parser, metavar='<flavor>')
-        commands.provider_option(parser, metavar='<uuid-or-name>')
+        options.flavor_option(parser, metavar='<flavor>')
+        options.provider_option(parser, metavar='<uuid-or-name>')
         _min_age_option(parser)
-        commands.concurrency_option(parser, metavar='<count>')
+        options.concurrency_option(parser, metavar='<count>')
         return parser
 
     def take_action(self, parsed_args):
-        found = commands.capacity_answer(parsed_args, self.clients,
+        found = handlers.capacity_answer(parsed_args, self.clients,
                                          self.progress(parsed_args))
         if found.report.down_cells:
-            commands.print_partial(found.report, sys.stderr)
-        self.code = commands.partial(found.report, commands.NOTHING)
+            rendering.print_partial(found.report, sys.stderr)
+        self.code = options.partial(found.report, options.NOTHING)
         if found.flavor is None:
             return CLASS_COLUMNS, [
                 (t.name, t.root, c.resource_class, c.capacity, c.used,
                  c.needed, c.held, c.free, c.free_after)
                 for t in found.trees for c in t.classes]
         return FIT_COLUMNS, [(r['hypervisor'], r['provider'], r['state'],
-                              r['why'] and commands.text(r['why']),
+                              r['why'] and text(r['why']),
                               Repairs(r['repairs'])) for r in found.rows]

@@ -21,9 +21,9 @@ from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import nova
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import decommission
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import teardown
 
 
 def tree_hints(tree):
@@ -37,10 +37,10 @@ def preview(clients, name, min_age, whole_service=False, **hints):
     """What decommissioning the hypervisor ``name`` (with
     ``whole_service``, every node of its compute service) takes, read
     now; ``hints`` (``instance_hints``) come from a snapshot shown."""
-    return teardown.preview(clients.placement, clients.nova, name,
-                            min_age=min_age, whole_service=whole_service,
-                            network_client=clients.network,
-                            image_client=clients.image, **hints)
+    return decommission.preview(clients.placement, clients.nova, name,
+                                min_age=min_age, whole_service=whole_service,
+                                network_client=clients.network,
+                                image_client=clients.image, **hints)
 
 
 def service_commands(plan):
@@ -70,11 +70,12 @@ def apply(clients, journal_, name, plans, chosen, min_age, instance_hints=(),
     """Carry a previewed decommission out, if its compute service and
     providers are still those ``bound`` says it showed; an outcome per
     step.  ``children``: the foreign children ticked for deletion."""
-    return teardown.apply(clients.placement, clients.nova, journal_, name,
-                          plans, chosen, min_age=min_age,
-                          instance_hints=instance_hints, bound=bound,
-                          children=children, network_client=clients.network,
-                          image_client=clients.image)
+    return decommission.apply(clients.placement, clients.nova, journal_,
+                              name, plans, chosen, min_age=min_age,
+                              instance_hints=instance_hints, bound=bound,
+                              children=children,
+                              network_client=clients.network,
+                              image_client=clients.image)
 
 
 def close_names(clients, cloud, name):

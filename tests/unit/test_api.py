@@ -22,6 +22,7 @@ import pytest
 
 from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
+from orphan_dashboard.api import paging
 
 
 NOVA = 'http://nova.test/v2.1'
@@ -92,7 +93,7 @@ def test_paging_stops_on_a_repeated_marker(requests_mock):
     """A Nova that hands back the same page would loop forever, or with a
     cap, silently cut the list: servers missing from it look orphaned."""
     serve_pages(requests_mock, ['a', 'b'], ['c', 'd'], ['c', 'd'], ['e'])
-    with pytest.raises(nova.PagingError, match='repeated the page after d'):
+    with pytest.raises(paging.PagingError, match='repeated the page after d'):
         nova.server_list(nova_adapter())
 
 

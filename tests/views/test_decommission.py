@@ -26,8 +26,8 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import teardown
 from tests.unit.cloud import uid
 from tests.unit.test_decommission import ironic
 from tests.views.base import AdminViewTests
@@ -151,14 +151,15 @@ class ForeignChildTests(AdminViewTests):
         """A forged confirm (a signed blob with no tick) reaches the
         writes, which re-plan and refuse: nothing is written."""
         incidents, plan = with_neutron_agent()
-        with mock.patch.object(teardown, 'preview', return_value=plan), \
+        with mock.patch.object(decommission_writes, 'preview',
+                               return_value=plan), \
                 mock.patch.object(repair, 'apply') as repairs, \
                 mock.patch.object(nova, 'delete_service') as delete_service, \
                 mock.patch.object(placement, 'delete_provider') as delete:
-            outcomes = teardown.apply(None, None, mock.Mock(), H1,
-                                      plan.plans(), (), min_age=0,
-                                      bound=plan.binding(),
-                                      children={NIC})
+            outcomes = decommission_writes.apply(None, None, mock.Mock(), H1,
+                                                 plan.plans(), (), min_age=0,
+                                                 bound=plan.binding(),
+                                                 children={NIC})
         repairs.assert_not_called()
         delete_service.assert_not_called()
         delete.assert_not_called()
@@ -310,7 +311,7 @@ class BindingTests(AdminViewTests):
             signed = signed_rows(self.client.get(DECOMMISSION,
                                                  {'provider': H1}))
         journal = mock.Mock()
-        with mock.patch.object(teardown, 'read',
+        with mock.patch.object(decommission_writes, 'read',
                                return_value=changed(snapshot)), \
                 mock.patch.object(service, '_journal',
                                   return_value=journal), \
@@ -356,7 +357,8 @@ class BindingTests(AdminViewTests):
         cloud, (a, b, c) = ironic()
         snapshot = cloud.snapshot()
         self.mock_report.return_value = classify.audit(snapshot)
-        with mock.patch.object(teardown, 'read', return_value=snapshot), \
+        with mock.patch.object(decommission_writes, 'read',
+                               return_value=snapshot), \
                 mock.patch.object(service, '_clients'):
             res = self.client.get(DECOMMISSION, {'provider': b})
             self.assertContains(res, 'also serves')

@@ -33,6 +33,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import snapshots
+from orphan_dashboard.reading import sweeps
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import H3
@@ -94,7 +95,7 @@ def cloud(settings):
     cache.clear()
 
 
-def read_once_providers_read(timeout=5 * snapshots.PROGRESS_EVERY):
+def read_once_providers_read(timeout=5 * sweeps.PROGRESS_EVERY):
     """The bar's counts once it shows a provider read (or the timeout
     passed): the sweep's thread reports when it gets there."""
     deadline = time.monotonic() + timeout
@@ -205,9 +206,9 @@ def test_the_bar_shows_reads_done_in_one_burst_while_the_sweep_runs(
 def test_a_closed_progress_writes_nothing_more(monkeypatch):
     """Once the sweep is over, a pending trailing write is dropped: the
     next sweep's bar is its own."""
-    monkeypatch.setattr(snapshots, 'PROGRESS_EVERY', 0.2)
+    monkeypatch.setattr(sweeps, 'PROGRESS_EVERY', 0.2)
     store = mock.Mock()
-    progress = snapshots.CacheProgress(store, 'me', True)
+    progress = sweeps.CacheProgress(store, 'me', True)
     assert store.set_progress.call_count == 1
     progress.advance('providers')
     progress.close()
