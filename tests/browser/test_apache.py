@@ -18,6 +18,9 @@ sweep's progress bar, a row repaired from its preview, a batch of more rows
 than a URL could carry, a flavor checked from its button.  Stages its own
 findings: the modules before it may have repaired every other."""
 
+import urllib.error
+import urllib.parse
+import urllib.request
 import uuid
 
 from keystoneauth1 import adapter
@@ -140,6 +143,15 @@ def uncompressed_panel_files(browser):
         if '/orphan_dashboard/' in a]
 
 
+def refused_status(url):
+    """The status Apache answers ``url`` with, if it refuses it."""
+    try:
+        urllib.request.urlopen(url, timeout=60).close()
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    return None
+
+
 def test_the_first_sweep_shows_its_progress_and_the_page_fills_in(
         browser, first_sweep):
     assert first_sweep['bar']
@@ -195,8 +207,15 @@ def test_a_batch_of_more_rows_than_a_url_carries(browser, staged,
     browser.save('apache-batch-preview')
     confirm(browser)
     assert browser.messages('success'), browser.messages('danger')
+    assert outside_webroot(browser) == []
     assert all(held(placement, consumer) == {}
                for consumer in staged['strangers'])
+    # The preview's link once named every row: Apache refuses that line.
+    carried = browser.site.url + INDEX + 'repair/?' + urllib.parse.urlencode(
+        {'sel': ['%s:%s:delete' % (consumer, staged['host3'])
+                 for consumer in staged['strangers']]}, doseq=True)
+    assert len(carried) > 8190
+    assert refused_status(carried) == 414
 
 
 def test_a_flavor_checked_from_its_button(browser):
