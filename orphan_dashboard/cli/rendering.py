@@ -181,22 +181,31 @@ STATUSES = {repairs.DONE: N_('done'), repairs.SKIPPED: N_('skipped'),
 def projects_json(rows, names):
     return [{'project_id': r.project, 'project_name': names.get(r.project),
              'held': r.held, 'usage': r.usage, 'needed': r.needed,
-             'limits': r.limits} for r in rows]
+             'freed': r.freed, 'limits': r.limits,
+             'headroom': {rc: r.headroom(rc) for rc in r.limits},
+             'headroom_after': {rc: r.headroom_after(rc) for rc in r.limits}}
+            for r in rows]
 
 
 def print_projects(rows, names, out):
     for row in rows:
         print('%s %s' % (names.get(row.project) or '-', row.project),
               file=out)
-        for rc in sorted(set(row.held) | set(row.usage) | set(row.needed),
-                         key=capacity_ops.class_order):
-            print('  ' + _('%(class)-14s held by findings %(held)-8s '
-                           'usage %(usage)-8s needed %(needed)-8s limit '
-                           '%(limit)s') % {
+        for rc in sorted(set(row.held) | set(row.usage) | set(row.needed) |
+                         set(row.freed), key=capacity_ops.class_order):
+            line = _('%(class)-14s held by findings %(held)-8s '
+                     'usage %(usage)-8s needed %(needed)-8s limit '
+                     '%(limit)s') % {
                 'class': rc, 'held': row.held.get(rc, 0),
                 'usage': row.usage.get(rc, 0),
                 'needed': row.needed.get(rc, 0),
-                'limit': row.limits.get(rc, '-')}, file=out)
+                'limit': row.limits.get(rc, '-')}
+            line += '  ' + _('freed by the repairs %(freed)s') % {
+                'freed': row.freed.get(rc, 0)}
+            if row.headroom(rc) is not None:
+                line += '  ' + _('headroom %(now)s now, %(after)s after') % {
+                    'now': row.headroom(rc), 'after': row.headroom_after(rc)}
+            print('  ' + line, file=out)
 
 
 def decommission_json(plan, chosen, children=()):

@@ -294,7 +294,10 @@ def test_report_by_project_json():
                    'held': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
                    'usage': {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2},
                    'needed': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
-                   'limits': {'VCPU': 20, 'MEMORY_MB': 4096}}
+                   'freed': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
+                   'limits': {'VCPU': 20, 'MEMORY_MB': 4096},
+                   'headroom': {'VCPU': 18, 'MEMORY_MB': 3072},
+                   'headroom_after': {'VCPU': 19, 'MEMORY_MB': 3584}}
 
 
 def test_report_by_project_reads_the_limits_nova_enforces():
@@ -334,7 +337,7 @@ def test_report_by_project_without_keystone_limits_is_no_error():
     assert code == options.FOUND
     assert out.splitlines()[1].split() == [
         'VCPU', 'held', 'by', 'findings', '1', 'usage', '2', 'needed', '1',
-        'limit', '-']
+        'limit', '-', 'freed', 'by', 'the', 'repairs', '1']
 
 
 def test_report_by_project_in_the_language_the_environment_asks_for(
@@ -344,7 +347,8 @@ def test_report_by_project_in_the_language_the_environment_asks_for(
         [limit('class:VCPU', 20)]))
     assert out.splitlines()[1].split() == [
         'VCPU', 'занято', 'находками', '1', 'использование', '2', 'нужно',
-        '1', 'лимит', '20']
+        '1', 'лимит', '20', 'освободят', 'исправления', '1', 'запас', '18',
+        'сейчас,', '19', 'после']
 
 
 def test_report_by_project_is_for_the_whole_cloud(capsys):
