@@ -89,8 +89,8 @@ class Records(columns.FormattableColumn):
     def human_readable(self):
         return '\n\n'.join(
             '\n'.join(textwrap.fill('%s: %s' % (key, _field(value)),
-                                     self.WIDTH, subsequent_indent='  ')
-                       for key, value in sorted(record.items()))
+                                    self.WIDTH, subsequent_indent='  ')
+                      for key, value in sorted(record.items()))
             for record in self._value)
 
     def machine_readable(self):

@@ -331,8 +331,8 @@ def _inventory_classes(placement_client, providers, hypervisors, known,
                        old=None):
     """The resource classes of the roots Nova lists no compute node for
     (and that are not ``known``: tagged with an ``OWNER_*`` trait, or
-    sharing): whose they are depends on them.  Few, so read one by one; ``old``'s kept while a
-    provider's generation has not moved."""
+    sharing): whose they are depends on them.  Few, so read one by one;
+    ``old``'s kept while a provider's generation has not moved."""
     before = (old.inventory_classes or {}) if old is not None else {}
     wanted = [u for u, p in providers.items() if u == p.root_uuid and
               u not in hypervisors and u not in known]

@@ -181,7 +181,7 @@ def test_repair_one_row_from_its_preview(browser, staged, placement):
 
 
 def test_a_batch_of_more_rows_than_a_url_carries(browser, staged,
-                                                  placement):
+                                                 placement):
     """Filtered to the strangers, all ticked, deleted by the table's own
     action: one preview of every row, behind Apache's request-line
     limit."""

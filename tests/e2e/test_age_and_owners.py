@@ -196,6 +196,7 @@ def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path, horizon):
     assert 'the catalog has no image service' in str(row.error), row.error
     assert held(clients, server) == before
 
+
 def test_a_shelved_offloaded_server_holding_resources_is_deleted(
         cloud, tmp_path):
     """A server shelved and offloaded by Nova, whose allocation was

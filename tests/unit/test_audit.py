@@ -18,9 +18,9 @@ import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit.plan import CannotRepair
 from orphan_dashboard.audit import refresh
 from orphan_dashboard.audit import topology
-from orphan_dashboard.audit.plan import CannotRepair
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
