@@ -50,6 +50,11 @@ if 'local.local_settings' not in sys.modules:
     _local.__path__ = []
     _ls = types.ModuleType('local.local_settings')
     _ls.SECRET_KEY = _SECRET
+    # SANDBOX_HORIZON_WEBROOT='/dashboard/' serves Horizon under a prefix,
+    # as the distributions' Apache does: openstack_dashboard.settings
+    # derives the login, static and media URLs from it.
+    if os.environ.get('SANDBOX_HORIZON_WEBROOT'):
+        _ls.WEBROOT = os.environ['SANDBOX_HORIZON_WEBROOT']
     _local.local_settings = _ls
     sys.modules['local'] = _local
     sys.modules['local.local_settings'] = _ls

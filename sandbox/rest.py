@@ -12,6 +12,7 @@
 
 """A tiny REST helper over a keystoneauth session (used to stage incidents)."""
 import time
+import urllib.parse
 
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
@@ -72,22 +73,41 @@ class Api:
         return resp.json() if resp.content else None
 
     def neutron(self, method, path, body=None, ok=(200, 201, 204)):
-        """``path`` under ``/v2.0``.  An internal error is asked once more:
+        """``path`` under ``/v2.0``.  An internal error is not a refusal:
         the sandbox's Neutron keeps its database in sqlite, which a busy
-        machine can hold locked past a request (staging only: a duplicate
-        of what the first try may have made changes nothing staged)."""
+        machine can hold locked past a request that may still have been
+        applied.  A create is read back before it is asked again (a blind
+        second POST staged a second port), a delete that finds nothing on
+        its second try was done by the first."""
+        base = self.neutron_url + '/v2.0'
         try:
-            resp = self._call(self.neutron_url + '/v2.0', 'network', method,
-                              path, body, None, ok)
+            resp = self._call(base, 'network', method, path, body, None, ok)
         except ApiError as exc:
             if exc.status < 500:
                 raise
-            common.log('neutron %s %s -> %s, asked again' % (
+            common.log('neutron %s %s -> %s, read back' % (
                 method, path, exc.status))
             time.sleep(1)
-            resp = self._call(self.neutron_url + '/v2.0', 'network', method,
-                              path, body, None, ok)
+            made = method == 'POST' and self._created(base, path, body)
+            if made:
+                return made
+            again = ok + (404,) if method == 'DELETE' else ok
+            resp = self._call(base, 'network', method, path, body, None,
+                              again)
         return resp.json() if resp.content else None
+
+    def _created(self, base, path, body):
+        """What an answered-with-5xx create left behind, as its create
+        would have returned it, or None when it left nothing."""
+        (singular, fields), = body.items()
+        scalars = {k: v for k, v in fields.items()
+                   if isinstance(v, (str, int)) and not isinstance(v, bool)}
+        params = {'name': fields['name']} if 'name' in fields else scalars
+        query = '?' + urllib.parse.urlencode(params) if params else ''
+        listed = self._call(base, 'network', 'GET', path + query, None,
+                            None, (200,)).json()
+        found = listed[path.rstrip('/').rsplit('/', 1)[-1]]
+        return {singular: found[0]} if found else None
 
     # ---------------------------------------------------------- helpers
     def server(self, uuid):

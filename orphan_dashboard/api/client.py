@@ -25,6 +25,7 @@ import re
 from keystoneauth1 import adapter
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
+import requests
 
 from orphan_dashboard.api import microversions as mv
 from orphan_dashboard import conf
@@ -177,6 +178,24 @@ def for_session(session, region_name, interface, auth_url, timeout=None):
                    if auth_url else None,
                    _adapter(session, 'network', **kwargs),
                    _adapter(session, 'image', **kwargs))
+
+
+def hold_connections(client, count):
+    """Have ``client``'s session keep ``count`` connections per host.
+
+    requests keeps 10 and discards, with a "Connection pool is full"
+    warning, each connection returned past them: a sweep with more
+    requests in flight would warn and reconnect all along.  The pool only
+    grows; a client without a keystoneauth session (a test's) is left as
+    it is.
+    """
+    http = getattr(getattr(client, 'session', None), 'session', None)
+    if not isinstance(http, requests.Session):
+        return
+    for scheme in ('https://', 'http://'):
+        if getattr(http.get_adapter(scheme), '_pool_maxsize', 0) < count:
+            http.mount(scheme, ks_session.TCPKeepAliveAdapter(
+                pool_maxsize=count))
 
 
 def validate_token(clients):

@@ -25,6 +25,7 @@ keystoneauth's exceptions.
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import paging
 from orphan_dashboard.api import trace
 
 PAGE = 1000
@@ -37,31 +38,13 @@ def _get(client, path, **params):
     return client.get('/v2.0' + path, params=params).json()
 
 
-class PagingError(Exception):
-    """Neutron's paging went round in circles."""
-
-
 def _pages(client, path, key, **params):
     """The pages of a Neutron listing while Neutron links a next one: it
     does whenever a page is full, whether ``limit`` or its
     ``pagination_max_limit`` cut it, so a page shorter than asked is not
     always the last."""
-    params = dict(params, limit=PAGE)
-    markers = set()
-    while True:
-        body = _get(client, path, **params)
-        page = body[key]
-        yield page
-        if not page or not any(link.get('rel') == 'next'
-                               for link in body.get(key + '_links') or ()):
-            return
-        marker = page[-1]['id']
-        if marker in markers:
-            # A listing cut short would leave port allocations unexplained.
-            raise PagingError('Neutron repeated the page after %s: the '
-                              'listing is incomplete' % marker)
-        markers.add(marker)
-        params['marker'] = marker
+    return paging.pages(lambda query: _get(client, path, **query),
+                        dict(params, limit=PAGE), key, 'Neutron')
 
 
 @trace

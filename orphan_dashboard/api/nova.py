@@ -29,13 +29,10 @@ from keystoneauth1 import exceptions as ks_exc
 from novaclient import client as novaclient
 
 from orphan_dashboard.api import microversions as mv
+from orphan_dashboard.api import paging
 from orphan_dashboard.api import trace
 
 PAGE = 1000
-
-
-class PagingError(Exception):
-    """Nova's paging went round in circles."""
 
 
 class _SessionClient(novaclient.SessionClient):
@@ -73,25 +70,17 @@ def _paged(client, version, path, key, marker_key, query, on_page=None):
     its ``[api] max_limit`` cut it, so a short page is the last and costs
     no empty read after it.  ``on_page(items)`` with each page's."""
     http = _nova(client, version).client
-    query = dict(query, limit=PAGE)
+
+    def read(query):
+        return http.get('%s?%s' % (path, urllib.parse.urlencode(query)))[1]
+
     items = []
-    markers = set()
-    while True:
-        _, body = http.get('%s?%s' % (path, urllib.parse.urlencode(query)))
-        page = body[key]
+    for page in paging.pages(read, dict(query, limit=PAGE), key, 'Nova',
+                             marker_key):
         items.extend(page)
         if on_page is not None:
             on_page(page)
-        if not any(link.get('rel') == 'next'
-                   for link in body.get(key + '_links') or ()):
-            return items
-        marker = page[-1][marker_key]
-        if marker in markers:
-            # A listing cut short would turn live servers into orphans.
-            raise PagingError('Nova repeated the page after %s: the '
-                              'listing is incomplete' % marker)
-        markers.add(marker)
-        query['marker'] = marker
+    return items
 
 
 @trace
@@ -163,6 +152,20 @@ def hypervisor_list(client):
     answers 500 when any cell is down (it walks every cell's database)."""
     return [h.to_dict() for h in
             _nova(client, mv.HYPERVISORS).hypervisors.list(detailed=True)]
+
+
+@trace
+def hypervisor_get(client, node_uuid):
+    """One compute node by its uuid (the provider's), or None when Nova
+    cannot show it.  Nova looks for it cell by cell and answers from the
+    first that has it: an answer proves the node a reachable cell's even
+    while another cell is down (the listing then answers 500); a 500 (a
+    down cell in the way) or a 404 proves nothing here."""
+    try:
+        return _nova(client, mv.HYPERVISORS).hypervisors.get(
+            node_uuid).to_dict()
+    except (ks_exc.NotFound, ks_exc.InternalServerError):
+        return None
 
 
 @trace

@@ -208,6 +208,10 @@ class ProjectCost:
 
     held: m.Resources
     needed: m.Resources
+    freed: m.Resources = dataclasses.field(default_factory=dict)
+    """What the recommended repairs of its consumers free, net (a heal
+    takes some back): the quota it regains where Nova counts from
+    Placement."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,6 +226,19 @@ class ProjectRow:
     usage: m.Resources
     limits: m.Resources
     """Keystone's limit per class, where it has one."""
+    freed: m.Resources = dataclasses.field(default_factory=dict)
+    """As :attr:`ProjectCost.freed`."""
+
+    def headroom(self, rc):
+        """What the project may still take of ``rc`` under its limit now;
+        None without a limit."""
+        limit = self.limits.get(rc)
+        return None if limit is None else limit - self.usage.get(rc, 0)
+
+    def headroom_after(self, rc):
+        """:meth:`headroom` once the recommended repairs are done."""
+        now = self.headroom(rc)
+        return None if now is None else now + self.freed.get(rc, 0)
 
     @property
     def worst(self):
@@ -247,8 +264,10 @@ class Capacity:
     """When the one snapshot every number of it comes from was taken."""
 
     def charged(self):
-        """The projects whose findings hold something."""
-        return sorted(p for p, cost in self.projects.items() if cost.held)
+        """The projects whose findings hold something, or whose quota the
+        recommended repairs change."""
+        return sorted(p for p, cost in self.projects.items()
+                      if cost.held or cost.freed)
 
     def held(self):
         """``{class: amount}`` held by findings, cloud-wide."""
@@ -329,16 +348,21 @@ def repair_changes(snapshot, findings, topo=None):
     return changes
 
 
-def project_costs(snapshot, findings, topo=None):
+def project_costs(snapshot, findings, topo, changes):
     """``{project: ProjectCost}``: what each project's orphaned findings
-    hold, and what its live servers need: their flavor and image (as the
-    audit reads them) and what their ports request
-    (:func:`ports.requested`, as the hypervisors' ``needed`` counts it)."""
-    topo = topo or t.Topology(snapshot)
-    held, needed = {}, {}
+    hold, what the recommended repairs free (``changes`` as
+    :func:`repair_changes` returns them), and what its live servers need:
+    their flavor and image (as the audit reads them) and what their ports
+    request (:func:`ports.requested`, as the hypervisors' ``needed``
+    counts it)."""
+    held, needed, freed = {}, {}, {}
     for finding in findings:
         if finding.verdict in ORPHANED and finding.project_id:
             _add(held.setdefault(finding.project_id, {}), finding.resources)
+    for finding, _action, by_provider in changes:
+        if finding.project_id:
+            for delta in by_provider.values():
+                _add(freed.setdefault(finding.project_id, {}), delta)
     for server in snapshot.servers.values():
         if not server.project_id:
             continue
@@ -352,8 +376,11 @@ def project_costs(snapshot, findings, topo=None):
                      candidates[0])
         for requested in ports.requested(topo, server).wanted.values():
             _add(needed.setdefault(server.project_id, {}), requested)
-    return {p: ProjectCost(held.get(p, {}), needed.get(p, {}))
-            for p in set(held) | set(needed)}
+    freed = {p: {rc: n for rc, n in f.items() if n}
+             for p, f in freed.items()}
+    return {p: ProjectCost(held.get(p, {}), needed.get(p, {}),
+                           freed.get(p, {}))
+            for p in set(held) | set(needed) | set(freed)}
 
 
 def project_rows(capacity, usages, limits):
@@ -362,7 +389,8 @@ def project_rows(capacity, usages, limits):
     amount}}`` (a project missing from them has none)."""
     rows = [ProjectRow(p, dict(capacity.projects[p].held),
                        dict(capacity.projects[p].needed),
-                       dict(usages.get(p) or {}), dict(limits.get(p) or {}))
+                       dict(usages.get(p) or {}), dict(limits.get(p) or {}),
+                       dict(capacity.projects[p].freed))
             for p in capacity.charged()]
     rows.sort(key=lambda r: (-r.worst, r.project))
     return rows
@@ -378,8 +406,8 @@ def assess(snapshot, report):
     usage = usage_by_provider(snapshot)
     after = {p: dict(r) for p, r in usage.items()}
     repairs = {}
-    for finding, action, freed in repair_changes(snapshot, report.findings,
-                                                 topo):
+    changes = repair_changes(snapshot, report.findings, topo)
+    for finding, action, freed in changes:
         by_root = {}
         for provider, delta in freed.items():
             _add(after.setdefault(provider, {}), delta, -1)
@@ -401,7 +429,8 @@ def assess(snapshot, report):
             continue
         trees[root] = _tree(snapshot, provider_report, tree, usage, after,
                             repairs.get(root, ()))
-    return Capacity(trees, project_costs(snapshot, report.findings, topo),
+    return Capacity(trees, project_costs(snapshot, report.findings, topo,
+                                         changes),
                     taken_at=snapshot.taken_at)
 
 

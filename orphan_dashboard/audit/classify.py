@@ -43,6 +43,10 @@ CLI pass ``ORPHAN_AUDIT_MIN_AGE`` (:data:`orphan_dashboard.conf.MIN_AGE`,
 whose default this is)."""
 MOVE_AWAITING_CONFIRM = 'finished'
 """A resize or cold migration in VERIFY_RESIZE."""
+DOWN_CELL_CONSUMER = 'protected.down_cell_consumer'
+"""The reason of a consumer Nova did not say it knows while a cell is
+down: it could be the down cell's (a migration's, whose uuid has no
+instance mapping to answer for it)."""
 
 
 def _age(since, now):
@@ -70,6 +74,13 @@ def kept_as_read(finding, before, after):
     does not stand in the way of the repair of the rest."""
     return (finding.verdict == m.PROTECTED and
             after.get(finding.provider) == before.get(finding.provider))
+
+
+def awaits_nova(finding):
+    """Protected only because a cell is down and Nova was not asked what
+    its consumer is: its instance actions may still answer (through the
+    instance's mapping, from a healthy cell), so the sweep asks."""
+    return getattr(finding.reason, 'code', None) == DOWN_CELL_CONSUMER
 
 
 def _move(migration):
@@ -252,7 +263,7 @@ class Auditor:
         if consumer_uuid in self.snapshot.unresolved:
             return m.PROTECTED, why('protected.unresolved'), ()
         if self.down_cells:
-            return m.PROTECTED, why('protected.down_cell_consumer'), ()
+            return m.PROTECTED, why(DOWN_CELL_CONSUMER), ()
         return (m.UNKNOWN_CONSUMER, why('unknown_consumer'),
                 m.CANDIDATE_ACTIONS[m.UNKNOWN_CONSUMER])
 

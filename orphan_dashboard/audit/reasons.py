@@ -262,6 +262,14 @@ MESSAGES = {
     'blocker.unproven_child': N_(
         "provider %(provider)s is not proven Nova's and no owner is "
         'proven: find who made it, or tick it to delete it here'),
+    # The same two on the command line, where the tick is an option.
+    'blocker.foreign_child_option': N_(
+        "provider %(provider)s is %(owner)s's, not Nova's: %(remedy)s, or "
+        'delete it here with --delete-foreign-child'),
+    'blocker.unproven_child_option': N_(
+        "provider %(provider)s is not proven Nova's and no owner is "
+        'proven: find who made it, or delete it here with '
+        '--delete-foreign-child'),
     'remedy.neutron': N_(
         'delete its agent in Neutron, which removes the agent\'s providers '
         '(%(command)s)'),
@@ -632,6 +640,18 @@ def owner_named(value, names):
     return reason(value.code,
                   project=projects.get(params['project'], params['project']),
                   user=users.get(params['user'], params['user']))
+
+
+def server_named(value, servers):
+    """A reason whose server is only its uuid (a consumer read alone, its
+    server not read with it: a migration's) naming that server as
+    ``servers`` (``{uuid: name}``) does, its uuid beside; any other value
+    as it is."""
+    params = dict(getattr(value, 'params', ()))
+    server = params.get('server')
+    if not isinstance(server, str) or not servers.get(server):
+        return value
+    return reason(value.code, **dict(params, server=named(server, servers)))
 
 
 def named(uuid, names):

@@ -28,10 +28,13 @@ def suspects(snapshot, consumers):
     whatever their age (each judged alone, not the whole snapshot), and
     migration consumers, shown even when protected with the owner only
     Placement knows (a server's comes from Nova).  A large cloud has few
-    of either: the others are not read."""
+    of either: the others are not read.  While a cell is down, so are the
+    consumers protected only until Nova is asked what they are
+    (:func:`classify.awaits_nova`): a healthy cell's deleted servers."""
     auditor = classify.Auditor(snapshot, min_age=0)
     return {u for u in consumers if u in snapshot.migrations or
-            any(f.problem for f in auditor.consumer_findings(u))}
+            any(f.problem or classify.awaits_nova(f)
+                for f in auditor.consumer_findings(u))}
 
 
 def carried_over(old, providers, changed):

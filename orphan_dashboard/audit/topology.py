@@ -150,6 +150,19 @@ def depths_in(parents):
     return depths
 
 
+def unconfirmed_held_roots(snapshot):
+    """The root providers holding an allocation whose compute node Nova's
+    failed hypervisor listing left unconfirmed (sorted): the only nodes
+    worth asking Nova about one by one, as nothing on the others waits
+    for a verdict."""
+    if snapshot.hypervisors_listed:
+        return []
+    topology = Topology(snapshot)
+    held = {topology.root(p) for c in snapshot.consumers.values()
+            for p in c.allocations}
+    return sorted(r for r in held if topology.cut_off(r)[1])
+
+
 def proven_hypervisors(providers, services, servers=(), known=()):
     """The compute nodes Nova's services and servers prove when its
     hypervisor listing failed: ``{provider uuid: Hypervisor}``.

@@ -62,8 +62,24 @@ def ngettext(singular, plural, count):
 
 def text(value):
     """The engine's :class:`~reasons.Reason` (anything else as it is) as
-    text in the operator's language."""
-    return reasons.render(value, translation().gettext)
+    text in the operator's language, in a command line's words."""
+    return reasons.render(worded(value), translation().gettext)
+
+
+def worded(value):
+    """A reason (with the reasons inside it) in a command line's words:
+    where the panel has the operator tick a foreign child, the option that
+    names it; anything else as it is."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(worded(part) for part in value)
+    if not isinstance(value, reasons.Reason):
+        return value
+    params = {name: worded(part) for name, part in value.params}
+    if value.code == 'blocker.foreign_child':
+        return reasons.reason('blocker.foreign_child_option', **params)
+    if value.code == 'blocker.unproven_child':
+        return reasons.reason('blocker.unproven_child_option', **params)
+    return reasons.Reason(value.code, tuple(sorted(params.items())))
 
 
 def N_(message):

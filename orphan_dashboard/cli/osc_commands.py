@@ -19,10 +19,13 @@ only with ``--yes``, and then re-read and generation-checked before each
 write.  The exit codes are ``orphan-audit``'s too: 3 where there is
 something to do and nothing was written, 4 when repairs were applied, 5
 for a partial audit (a cell was down), 1 on errors, 2 on bad arguments.
+The commands' docstrings are their help, which cliff prints as it is:
+plain text, no markup.
 """
 
 import argparse
 import sys
+import textwrap
 
 from cliff import columns
 from osc_lib.cli import format_columns
@@ -32,10 +35,12 @@ from osc_lib import exceptions
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
-from orphan_dashboard.cli import commands
+from orphan_dashboard.cli import handlers
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard.cli.i18n import text
+from orphan_dashboard.cli import options
 from orphan_dashboard.cli import progress_bar
+from orphan_dashboard.cli import rendering
 from orphan_dashboard import conf
 from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
@@ -68,14 +73,41 @@ class Repairs(columns.FormattableColumn):
     as its ``--json`` has them."""
 
     def human_readable(self):
-        return '\n'.join(commands.repair_line(r) for r in self._value)
+        return '\n'.join(rendering.repair_line(r) for r in self._value)
 
     def machine_readable(self):
         return list(self._value)
 
 
+class Records(columns.FormattableColumn):
+    """Findings in a table a ``field: value`` line each, long values
+    wrapped and the findings a blank line apart, so that ``show``'s table
+    stays as narrow as a terminal; their dicts in JSON and YAML."""
+
+    WIDTH = 72
+
+    def human_readable(self):
+        return '\n\n'.join(
+            '\n'.join(textwrap.fill('%s: %s' % (key, _field(value)),
+                                    self.WIDTH, subsequent_indent='  ')
+                      for key, value in sorted(record.items()))
+            for record in self._value)
+
+    def machine_readable(self):
+        return [dict(record) for record in self._value]
+
+
+def _field(value):
+    """One field of a finding as an operator reads it."""
+    if isinstance(value, dict):
+        return _resources(value)
+    if isinstance(value, (list, tuple)):
+        return ', '.join(map(str, value))
+    return '' if value is None else value
+
+
 def _min_age_option(parser):
-    commands.min_age_option(parser, metavar='<seconds>')
+    options.min_age_option(parser, metavar='<seconds>')
 
 
 def _yes_option(parser, what):
@@ -89,16 +121,16 @@ class _Orphan:
     """What every command shares: the clients, the audit, and the exit
     code a Lister or ShowOne cannot return by itself."""
 
-    code = commands.NOTHING
+    code = options.NOTHING
 
     def run(self, parsed_args):
-        self.code = commands.NOTHING
+        self.code = options.NOTHING
         try:
             return super().run(parsed_args) or self.code
-        except commands.BadArguments as exc:
+        except options.BadArguments as exc:
             print('openstack placement orphan: %s' % exc, file=sys.stderr)
-            return commands.BAD_ARGUMENTS
-        except commands.Failure as exc:
+            return options.BAD_ARGUMENTS
+        except options.Failure as exc:
             raise exceptions.CommandError(str(exc))
 
     @property
@@ -106,7 +138,7 @@ class _Orphan:
         return self.app.client_manager.placement_orphan
 
     def min_age(self, parsed_args):
-        return commands._min_age(parsed_args)
+        return options.min_age(parsed_args)
 
     def progress(self, parsed_args):
         """A bar on a terminal's stderr while the cloud is read, for a
@@ -123,8 +155,8 @@ class _Orphan:
                                     self.progress(parsed_args),
                                     provider=provider)
         except report_ops.NoSuchProvider:
-            raise commands.BadArguments(_('no resource provider %s') %
-                                        provider)
+            raise options.BadArguments(_('no resource provider %s') %
+                                       provider)
 
 
 def _resources(resources):
@@ -149,7 +181,7 @@ class ListOrphan(_Orphan, command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        commands.provider_option(parser, metavar='<uuid-or-name>')
+        options.provider_option(parser, metavar='<uuid-or-name>')
         parser.add_argument('--verdict', metavar='<verdict>',
                             action='append', choices=m.VERDICTS,
                             help='only this verdict (repeat for several): '
@@ -163,9 +195,9 @@ class ListOrphan(_Orphan, command.Lister):
             set(m.VERDICTS) - {m.OK})
         found = [f for f in report.findings if f.verdict in verdicts]
         if report.down_cells:
-            commands.print_partial(report, sys.stderr)
-        self.code = commands.partial(report, commands.FOUND if any(
-            f.problem for f in found) else commands.NOTHING)
+            rendering.print_partial(report, sys.stderr)
+        self.code = options.partial(report, options.FOUND if any(
+            f.problem for f in found) else options.NOTHING)
         owners = report_ops.owner_names(self.clients)
         return FINDING_COLUMNS, [finding_row(f, report.names, owners)
                                  for f in found]
@@ -190,23 +222,22 @@ class ShowOrphan(_Orphan, command.ShowOne):
                 return self.provider(report, tree)
         findings = [f for f in report.findings if f.consumer == wanted]
         if not findings:
-            raise commands.BadArguments(
+            raise options.BadArguments(
                 _('no consumer or provider %s') % parsed_args.subject)
         if any(f.problem for f in findings):
-            self.code = commands.partial(report, commands.FOUND)
+            self.code = options.partial(report, options.FOUND)
         first = findings[0]
         return (('consumer', 'server_name', 'nova', 'instance',
                  'project_id', 'user_id', 'allocations'),
                 (first.consumer, report_ops.server_name(first),
                  str(first.nova), first.instance,
                  first.project_id, first.user_id,
-                 format_columns.ListDictColumn([dict(
-                     f.as_dict(), provider_name=report.names.get(
-                         f.provider)) for f in findings])))
+                 Records([dict(f.as_dict(), provider_name=report.names.get(
+                     f.provider)) for f in findings])))
 
     def provider(self, report, tree):
         if tree.needs_attention:
-            self.code = commands.partial(report, commands.FOUND)
+            self.code = options.partial(report, options.FOUND)
         names = report.names
         return (('uuid', 'name', 'service_state', 'owner', 'servers',
                  'consumers', 'usage', 'needed', 'mismatched',
@@ -217,7 +248,7 @@ class ShowOrphan(_Orphan, command.ShowOne):
                  format_columns.DictColumn(tree.needed), tree.mismatched,
                  tree.orphaned_provider, format_columns.DictColumn(
                      tree.counts),
-                 format_columns.ListDictColumn([
+                 Records([
                      dict(f.as_dict(), provider_name=names.get(f.provider))
                      for f in tree.findings if f.verdict != m.OK])))
 
@@ -248,12 +279,12 @@ def outcome_rows(outcomes, names):
 def _print_preview(rows, names):
     """The preview, on stderr before anything is written: stdout keeps
     the one document the formatter prints."""
-    commands.print_rows(rows, sys.stderr, names)
+    rendering.print_rows(rows, sys.stderr, names)
 
 
 class RepairOrphan(_Orphan, command.Lister):
-    """Repair one consumer: its recommended repair (or ``--action``),
-    previewed from a fresh read; written only with ``--yes``."""
+    """Repair one consumer: its recommended repair (or --action),
+    previewed from a fresh read; written only with --yes."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -271,8 +302,8 @@ class RepairOrphan(_Orphan, command.Lister):
         problems = [f for f in report.problems if f.consumer == consumer]
         if not problems:
             if not any(f.consumer == consumer for f in report.findings):
-                raise commands.BadArguments(_('no consumer %s in '
-                                              'Placement') % consumer)
+                raise options.BadArguments(_('no consumer %s in '
+                                             'Placement') % consumer)
             return [], ()
         if action is None:
             chosen = [s for s in repairs.recommended(report)[0]
@@ -286,12 +317,12 @@ class RepairOrphan(_Orphan, command.Lister):
                     'actions': ', '.join(sorted(
                         {a for f in problems for a in f.actions})) or
                     _('none')}, file=sys.stderr)
-                self.code = commands.partial(report, commands.FOUND)
+                self.code = options.partial(report, options.FOUND)
         else:
             chosen = [repairs.Selection(f.consumer, f.provider, action)
                       for f in problems if action in f.actions]
             if not chosen:
-                raise commands.BadArguments(
+                raise options.BadArguments(
                     _('consumer %(consumer)s offers no %(action)s repair '
                       '(offered: %(actions)s)') % {
                         'consumer': consumer, 'action': action,
@@ -308,23 +339,23 @@ class RepairOrphan(_Orphan, command.Lister):
             return ROW_COLUMNS, []
         min_age = self.min_age(parsed_args)
         rows = repairs.preview(self.clients, chosen, min_age, hints)
-        names = commands.row_names(rows, report.names)
+        names = rendering.row_names(rows, report.names)
         if not parsed_args.yes:
-            self.code = commands.partial(report, commands.FOUND if any(
-                r.plan for r in rows) else commands.NOTHING)
+            self.code = options.partial(report, options.FOUND if any(
+                r.plan for r in rows) else options.NOTHING)
             return ROW_COLUMNS, preview_rows(rows, names)
         _print_preview(rows, names)
-        commands.setup_django()
+        handlers.setup_django()
         outcomes = repairs.apply_previewed(
             self.clients, connect.journal_for_clients(self.clients), rows,
             min_age, hints)
-        self.code = commands.partial(report, commands.outcome_code(outcomes))
+        self.code = options.partial(report, options.outcome_code(outcomes))
         return ROW_COLUMNS, outcome_rows(outcomes, names)
 
 
 class RestoreOrphan(_Orphan, command.Lister):
     """Put journaled changes back, previewed from a fresh read; written
-    only with ``--yes``."""
+    only with --yes."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -335,47 +366,41 @@ class RestoreOrphan(_Orphan, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from django.core.exceptions import ObjectDoesNotExist
-
         from orphan_dashboard.operations import history as history_ops
         from orphan_dashboard.operations import restore as restore_ops
 
-        commands.setup_django()
+        handlers.setup_django()
         cloud = connect.cloud_for_clients(self.clients)
-        try:
-            entries = history_ops.entries_by_id(cloud, parsed_args.entries)
-        except ObjectDoesNotExist:
-            raise commands.BadArguments(
-                _('no journal entry of this cloud among %s') %
-                ' '.join(map(str, parsed_args.entries)))
+        entries = handlers.journal_entries(cloud, parsed_args.entries)
         restorable = restore_ops.restorable(cloud, entries)
         pairs = restore_ops.preview(self.clients, entries, restorable)
         rows = [row for _entry, row in pairs]
-        names = commands.row_names(rows, history_ops.entry_names(
+        names = rendering.row_names(rows, history_ops.entry_names(
             cloud, {'providers': history_ops.provider_names(
                 self.clients)}))
         if not parsed_args.yes:
-            self.code = (commands.FOUND if any(r.plan for r in rows)
-                         else commands.NOTHING)
+            self.code = (options.FOUND if any(r.plan for r in rows)
+                         else options.NOTHING)
             return ROW_COLUMNS, preview_rows(rows, names)
         _print_preview(rows, names)
         outcomes = restore_ops.restore(
             self.clients, connect.journal_for_clients(self.clients),
             entries, {entry.id: row.plan for entry, row in pairs
                       if row.plan}, restorable)
-        self.code = commands.outcome_code(outcomes)
+        if options.left_nothing(outcomes):
+            print(_('nothing was left to restore'), file=sys.stderr)
+        self.code = options.restore_code(outcomes)
         return ROW_COLUMNS, outcome_rows(outcomes, names)
 
 
 class DecommissionOrphan(_Orphan, command.Lister):
     """Delete a dead hypervisor: its leftover allocations, its compute
-    service and its providers; previewed, carried out only with
-    ``--yes``."""
+    service and its providers; previewed, carried out only with --yes."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        commands.decommission_arguments(parser, host='<host>',
-                                        consumer='<consumer>')
+        options.decommission_arguments(parser, host='<host>',
+                                       consumer='<consumer>')
         _yes_option(parser, 'carry it out')
         _min_age_option(parser)
         return parser
@@ -388,34 +413,36 @@ class DecommissionOrphan(_Orphan, command.Lister):
         plan = ops.preview(self.clients, parsed_args.host, min_age,
                            whole_service=parsed_args.whole_service)
         if plan.gone:
-            commands.known_or_close(parsed_args.host, self.clients)
-            print(commands.already_gone(parsed_args.host), file=sys.stderr)
+            handlers.known_or_close(parsed_args.host, self.clients)
+            print(rendering.already_gone(parsed_args.host), file=sys.stderr)
             return ROW_COLUMNS, []
-        children = commands.foreign_children(
+        children = handlers.foreign_children(
             plan, parsed_args.delete_foreign_child)
         if plan.refusals():
-            raise commands.Failure('; '.join(text(b)
-                                             for b in plan.refusals()))
+            raise options.Failure('; '.join(text(b)
+                                            for b in plan.refusals()))
         if plan.servers:
-            raise commands.Failure(commands.still_runs(parsed_args.host,
+            raise options.Failure(rendering.still_runs(parsed_args.host,
                                                        plan.servers))
         if not parsed_args.yes:
-            self.code = commands.FOUND
+            self.code = options.FOUND
             return ROW_COLUMNS, self.steps(plan, chosen, children)
-        commands.print_decommission(plan, chosen, sys.stderr, children)
-        commands.setup_django()
+        rendering.print_decommission(plan, chosen, sys.stderr, children)
+        handlers.setup_django()
         outcomes = ops.apply(
             self.clients, connect.journal_for_clients(self.clients),
             parsed_args.host, plan.plans(chosen), chosen, min_age,
             bound=plan.binding(), children=children)
-        self.code = (commands.APPLIED if outcomes and all(
-            o.status == repairs.DONE for o in outcomes) else commands.ERROR)
+        self.code = (options.APPLIED if outcomes and all(
+            o.status == repairs.DONE for o in outcomes) else options.ERROR)
         return ROW_COLUMNS, outcome_rows(outcomes,
-                                         commands.decommission_names(plan))
+                                         rendering.decommission_names(plan))
 
     def steps(self, plan, chosen, children=()):
         """The preview: each step, then the service and providers."""
-        names = commands.decommission_names(plan)
+        from orphan_dashboard.operations import decommission as ops
+
+        names = rendering.decommission_names(plan)
         rows = []
         for step in plan.steps:
             if step.error:
@@ -434,12 +461,14 @@ class DecommissionOrphan(_Orphan, command.Lister):
                          message, None))
         if plan.deletes_service:
             rows.append((None, None, None, None, m.DELETE_SERVICE, 'preview',
-                         Lines([]),
+                         Lines(ops.service_commands(plan)),
                          _('delete compute service %s') % plan.service.host,
                          None))
+        provider_commands = ops.provider_commands(plan)
         for provider in plan.providers:
             rows.append((None, None, provider, names.get(provider),
-                         m.DELETE_PROVIDER, 'preview', Lines([]),
+                         m.DELETE_PROVIDER, 'preview',
+                         Lines(provider_commands[provider]),
                          _('delete what Nova leaves of provider %s') %
                          reasons.named(provider, names), None))
         rows.extend((None, None, None, None, None, 'blocked', Lines([]),
@@ -450,29 +479,29 @@ class DecommissionOrphan(_Orphan, command.Lister):
 
 class CapacityOrphan(_Orphan, command.Lister):
     """Say per hypervisor whether a flavor fits now, only after the
-    recommended repairs (naming them), or not; without ``--flavor``, each
-    hypervisor's capacity per resource class.  ``orphan-audit
-    capacity``'s answer, from the same call."""
+    recommended repairs (naming them), or not; without --flavor, each
+    hypervisor's capacity per resource class.  The answer of orphan-audit
+    capacity, from the same call."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        commands.flavor_option(parser, metavar='<flavor>')
-        commands.provider_option(parser, metavar='<uuid-or-name>')
+        options.flavor_option(parser, metavar='<flavor>')
+        options.provider_option(parser, metavar='<uuid-or-name>')
         _min_age_option(parser)
-        commands.concurrency_option(parser, metavar='<count>')
+        options.concurrency_option(parser, metavar='<count>')
         return parser
 
     def take_action(self, parsed_args):
-        found = commands.capacity_answer(parsed_args, self.clients,
+        found = handlers.capacity_answer(parsed_args, self.clients,
                                          self.progress(parsed_args))
         if found.report.down_cells:
-            commands.print_partial(found.report, sys.stderr)
-        self.code = commands.partial(found.report, commands.NOTHING)
+            rendering.print_partial(found.report, sys.stderr)
+        self.code = options.partial(found.report, options.NOTHING)
         if found.flavor is None:
             return CLASS_COLUMNS, [
                 (t.name, t.root, c.resource_class, c.capacity, c.used,
                  c.needed, c.held, c.free, c.free_after)
                 for t in found.trees for c in t.classes]
         return FIT_COLUMNS, [(r['hypervisor'], r['provider'], r['state'],
-                              r['why'] and commands.text(r['why']),
+                              r['why'] and text(r['why']),
                               Repairs(r['repairs'])) for r in found.rows]

@@ -66,22 +66,37 @@ def _listed(kind, read):
         return {}
 
 
-def entry_names(cloud, names):
+def entry_names(cloud, names, entries=None):
     """``{uuid: name}`` for the consumers and providers of ``cloud``'s
-    entries: the cloud's ``names`` now (:func:`current_names`), and the
-    journaled record's name of a provider that is gone (a decommissioned
-    host's)."""
-    return dict(journal.provider_names(cloud), **names.get('servers', {}),
+    entries: the cloud's ``names`` (:func:`current_names`, or what the
+    panel's last sweep read), and the journaled record's name of a
+    provider that is gone (a decommissioned host's), from ``entries`` when
+    given (the page shown), else from every entry of ``cloud``."""
+    journaled = (journal.provider_names(cloud) if entries is None
+                 else _recorded_names(entries))
+    return dict(journaled, **names.get('servers', {}),
                 **names.get('providers', {}))
+
+
+def _recorded_names(entries):
+    """``{provider uuid: name}`` of the provider records among
+    ``entries``."""
+    return {e.provider: (e.before or e.after or {}).get('name')
+            for e in entries if e.kind == e.PROVIDER and
+            (e.before or e.after or {}).get('name')}
 
 
 def page(cloud, provider=None, consumer=None, batch=None, marker=None,
          prev_marker=None, limit=None, named_=()):
-    """``cloud``'s entries, newest first, a page at a time:
-    ``(entries, has_prev, has_more, {subject: restorable entry ids})``."""
+    """``cloud``'s entries (every cloud's when None), newest first, a page
+    at a time: ``(entries, has_prev, has_more, {subject: restorable entry
+    ids})``.  Every cloud's are read-only: a restore writes to the cloud
+    it is asked from, so nothing is restorable among them."""
     found, has_prev, has_more = journal.entries(
         cloud, provider=provider, consumer=consumer, batch=batch,
         marker=marker, prev_marker=prev_marker, limit=limit, named=named_)
+    if cloud is None:
+        return found, has_prev, has_more, {}
     return found, has_prev, has_more, journal.restorable(
         cloud, {e.subject for e in found})
 

@@ -13,6 +13,7 @@
 """Repairs: the rows to repair, a fresh preview of each, and applying
 what was previewed (re-verified, journaled, generation-checked)."""
 
+from orphan_dashboard.writing import providers
 from orphan_dashboard.writing import repair
 
 Selection = repair.Selection
@@ -77,11 +78,11 @@ def apply_previewed(clients, journal, rows, min_age, instance_hints=()):
 
 def preview_provider_delete(clients, roots):
     """A fresh plan for deleting each orphaned provider tree."""
-    return repair.preview_provider_delete(clients.placement, clients.nova,
-                                          roots)
+    return providers.preview_provider_delete(clients.placement, clients.nova,
+                                             roots)
 
 
 def delete_providers(clients, journal, plans):
     """Re-verify, journal and delete each confirmed provider tree."""
-    return repair.delete_providers(clients.placement, clients.nova, journal,
-                                   plans)
+    return providers.delete_providers(clients.placement, clients.nova,
+                                      journal, plans)

@@ -13,7 +13,7 @@
 """Restores: putting journaled changes back, previewed first."""
 
 from orphan_dashboard.writing import journal
-from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import restore as restore_writes
 
 
 def restorable(cloud, entries):
@@ -24,11 +24,11 @@ def restorable(cloud, entries):
 def preview(clients, entries, restorable_):
     """``[(entry, row)]``: a fresh restore plan per entry, with what Nova
     says of its consumer now in the row's notes and its server's name."""
-    rows = repair.preview_restore(clients.placement, entries, restorable_,
-                                  clients.network)
-    notes, servers = repair.restore_notes(clients.placement, clients.nova,
-                                          entries, clients.network,
-                                          clients.image)
+    rows = restore_writes.preview_restore(clients.placement, entries,
+                                          restorable_, clients.network)
+    notes, servers = restore_writes.restore_notes(
+        clients.placement, clients.nova, entries, clients.network,
+        clients.image)
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
         row.server = servers.get(entry.consumer)
@@ -38,8 +38,8 @@ def preview(clients, entries, restorable_):
 def restore(clients, journal_, entries, confirmed, restorable_):
     """Put each entry's subject back as ``confirmed`` previewed it;
     journaled as well."""
-    return repair.restore(clients.placement, journal_, entries, confirmed,
-                          restorable_, clients.network)
+    return restore_writes.restore(clients.placement, journal_, entries,
+                                  confirmed, restorable_, clients.network)
 
 
 def changes_providers(entries):

@@ -22,6 +22,7 @@ import typing
 from orphan_dashboard.audit import classify
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import snapshots
+from orphan_dashboard.reading import sweeps
 
 LOG = logging.getLogger(__name__)
 Progress = collect.Progress
@@ -44,7 +45,7 @@ def refresh(store_, clients, full, min_age, full_sweep_interval,
     ``clients`` whose token was validated; None when another sweep runs.
     ``progress`` is closed when the sweep ends."""
     try:
-        return snapshots.locked_sweep(
+        return sweeps.locked_sweep(
             store_, clients, full=full, min_age=min_age,
             full_sweep_interval=full_sweep_interval,
             concurrency=concurrency, progress=progress)
@@ -55,7 +56,7 @@ def refresh(store_, clients, full, min_age, full_sweep_interval,
 def start_sweep(store_, credentials, full, api_timeout, python, min_age,
                 full_sweep_interval, concurrency):
     """Start a background sweep unless one runs (in any process)."""
-    return snapshots.start(
+    return sweeps.start(
         store_, credentials, api_timeout=api_timeout, python=python,
         full=full, min_age=min_age, full_sweep_interval=full_sweep_interval,
         concurrency=concurrency)

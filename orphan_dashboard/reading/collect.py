@@ -24,6 +24,7 @@ import threading
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import client
 from orphan_dashboard.api import glance
 from orphan_dashboard.api import keystone
 from orphan_dashboard.api import neutron
@@ -35,6 +36,7 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit import refresh
 from orphan_dashboard.audit.topology import proven_hypervisors
+from orphan_dashboard.audit.topology import unconfirmed_held_roots
 from orphan_dashboard import conf
 
 LOG = logging.getLogger(__name__)
@@ -83,6 +85,14 @@ class Tee(Progress):
     def flush(self, force=False):
         for listener in self.listeners:
             listener.flush(force)
+
+
+def _hold_connections(concurrency, *clients):
+    """A connection kept for each request a sweep has in flight at most:
+    two reads of ``concurrency`` at a time (a provider's allocations and
+    its inventories) beside the five other readers of its first pool."""
+    for each in clients:
+        client.hold_connections(each, 2 * concurrency + 5)
 
 
 def _map(func, items, concurrency):
@@ -302,12 +312,27 @@ def prove(topo, servers):
     return topo
 
 
+def confirm_nodes(nova_client, snapshot, concurrency):
+    """``snapshot`` with the compute nodes Nova shows one by one (``GET
+    /os-hypervisors/{uuid}``) among those its failed listing left
+    unconfirmed and that hold an allocation
+    (:func:`unconfirmed_held_roots`): an Ironic node of a healthy cell has
+    neither a name nor a server that proves it.  A node Nova does not show
+    stays unconfirmed."""
+    shown = _map(lambda u: nova.hypervisor_get(nova_client, u),
+                 unconfirmed_held_roots(snapshot), concurrency)
+    snapshot.hypervisors = dict(snapshot.hypervisors, **{
+        u: parse.hypervisor(body) for u, body in shown.items()
+        if body is not None})
+    return snapshot
+
+
 def _inventory_classes(placement_client, providers, hypervisors, known,
                        old=None):
     """The resource classes of the roots Nova lists no compute node for
     (and that are not ``known``: tagged with an ``OWNER_*`` trait, or
-    sharing): whose they are depends on them.  Few, so read one by one; ``old``'s kept while a
-    provider's generation has not moved."""
+    sharing): whose they are depends on them.  Few, so read one by one;
+    ``old``'s kept while a provider's generation has not moved."""
     before = (old.inventory_classes or {}) if old is not None else {}
     wanted = [u for u, p in providers.items() if u == p.root_uuid and
               u not in hypervisors and u not in known]
@@ -421,6 +446,8 @@ def full_snapshot(placement_client, nova_client,
     """Everything, once: the input of the index page and ``orphan-audit``.
     ``previous`` (an older snapshot) only sizes the progress report."""
     taken_at = _now()
+    _hold_connections(concurrency, placement_client, nova_client,
+                      network_client, image_client)
     _estimate(progress, previous)
     with concurrent.futures.ThreadPoolExecutor(5) as pool:
         # Nova's server list is the longest read by far: Placement is read
@@ -450,6 +477,7 @@ def full_snapshot(placement_client, nova_client,
             taken_at=taken_at, full_sweep_at=taken_at,
             inventories=inventories.result(), **port_read.result(),
             **prove(topo, servers.values()))
+    confirm_nodes(nova_client, snapshot, concurrency)
     snapshot.port_candidates = read_port_candidates(placement_client,
                                                     snapshot, concurrency)
     _identify(snapshot, placement_client, nova_client,
@@ -568,6 +596,8 @@ def refresh_snapshot(placement_client, nova_client, old,
     looked for, changes nothing in Placement or Nova that a refresh sees.
     """
     taken_at = _now()
+    _hold_connections(concurrency, placement_client, nova_client,
+                      network_client, image_client)
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
     with concurrent.futures.ThreadPoolExecutor(concurrency + 2) as pool:
         reads = _Rereads(pool, placement_client)
@@ -623,6 +653,7 @@ def refresh_snapshot(placement_client, nova_client, old,
         taken_at=taken_at, full_sweep_at=old.full_sweep_at,
         inventories=inventories, **port_read.result(),
         **prove(topo, servers.values()))
+    confirm_nodes(nova_client, snapshot, concurrency)
     snapshot.port_candidates = read_port_candidates(placement_client,
                                                     snapshot, concurrency)
     unidentified = refresh.suspects(snapshot, [
@@ -698,6 +729,8 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
     images from Glance.
     """
     taken_at = _now()
+    _hold_connections(concurrency, placement_client, nova_client,
+                      network_client, image_client)
     uuids = sorted(set(consumer_uuids))
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         read = pool.submit(lambda: topology or read_topology(
@@ -714,6 +747,7 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
         placement_client, u), uuids, concurrency)
     snapshot.consumers.update(
         (u, parse.consumer(u, body)) for u, body in details.items())
+    confirm_nodes(nova_client, snapshot, concurrency)
 
     topo = classify.Topology(snapshot)
     strangers = [u for u in uuids if u not in snapshot.servers]

@@ -11,34 +11,20 @@
 # under the License.
 
 """The audit snapshot and its report in Django's cache, shared by every
-Horizon process and by ``orphan-audit refresh``, and the sweep that
-renews them: at most one at a time across all of them.
+Horizon process and by ``orphan-audit refresh``, with the lock that lets
+at most one sweep at a time renew them across all of them
+(:mod:`orphan_dashboard.reading.sweeps` runs the sweeps).
 
-Pages only ever read what is stored here; sweeps run in the background
-(or from cron) and publish a new version when done.  Works with any Django
-cache; only a shared one (memcached, redis) shares snapshots and the sweep
-lock between processes.  Blobs are compressed and cut in chunks below
-memcached's default 1 MB item limit.
-
-A background sweep started by a page runs in a process of its own
-(:mod:`orphan_dashboard.reading.sweeper`) when the cache is shared: parsing
-thousands of servers holds the interpreter's lock for long stretches,
-which in a thread would stall every page its Horizon process serves
-meanwhile.  With a process-local cache it can only be a thread.
+Pages only ever read what is stored here; sweeps publish a new version
+when done.  Works with any Django cache; only a shared one (memcached,
+redis) shares snapshots and the sweep lock between processes.  Blobs are
+compressed and cut in chunks below memcached's default 1 MB item limit.
 """
 
 import dataclasses
 import datetime
 import hashlib
-import json
-import logging
-import os
 import pickle
-import socket
-import subprocess
-import sys
-import threading
-import time
 import uuid
 import zlib
 
@@ -48,7 +34,6 @@ from django.core.cache import cache as default_cache
 from django.core.cache import caches
 from django.core.cache import DEFAULT_CACHE_ALIAS
 
-from orphan_dashboard.api import client
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model
@@ -56,12 +41,10 @@ from orphan_dashboard.audit import reasons
 from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
 
-LOG = logging.getLogger(__name__)
 CHUNK = 900 * 1024
 LOCK_TTL = 120
 """Seconds a sweep's lock outlives its last sign of life: a killed worker
 blocks sweeps no longer than this."""
-PROGRESS_EVERY = 0.5
 FORMAT = 1
 """Bump when what the cache holds changes in a way :func:`fingerprint`
 cannot see (the fields of the engine's classes it sees itself)."""
@@ -89,12 +72,6 @@ or a report pickles, a Horizon never unpickles an older version's classes
 
 def _now():
     return datetime.datetime.now(datetime.timezone.utc)
-
-
-def owner_id():
-    """Who sweeps: host, process and a token, for the lock and the page."""
-    return '%s:%d:%s' % (socket.gethostname(), os.getpid(),
-                         uuid.uuid4().hex[:8])
 
 
 def lifetime(full_sweep_interval):
@@ -215,7 +192,8 @@ class Store:
         return version
 
     def save_names(self, names):
-        """Publish Keystone's project and user names (a sweep reads them)."""
+        """Publish Keystone's project and user names and Nova's server
+        names (a sweep reads them)."""
         version = uuid.uuid4().hex
         self._put({('names', version): names})
         state = self.state()
@@ -223,11 +201,11 @@ class Store:
         self._set_state(state)
 
     def names(self):
-        """``{'projects': {id: name}, 'users': {id: name}}``, empty until a
-        sweep has read them."""
+        """``{'projects', 'users', 'servers'}``, each ``{id: name}``,
+        empty until a sweep has read them."""
         version = self.state().get('names')
-        return (version and self._get('names', version)) or {
-            'projects': {}, 'users': {}}
+        return dict({'projects': {}, 'users': {}, 'servers': {}},
+                    **(version and self._get('names', version)) or {})
 
     # -- one sweep at a time ----------------------------------------------
 
@@ -260,203 +238,6 @@ class Store:
 
     def set_progress(self, progress):
         self.cache.set(self._key('progress'), progress, LOCK_TTL)
-
-
-class CacheProgress(collect.Progress):
-    """A sweep's progress in the store for the pages to show (at most
-    twice a second), which also keeps the sweep's lock alive.  The last
-    snapshot's ``counts`` stand for the totals until the sweep knows
-    better (a full sweep reads no old snapshot).
-
-    A throttled report is not dropped: it is written when the throttle
-    allows (a trailing write), or reads done in one burst, such as a
-    small cloud's providers, would show as nothing read until the sweep
-    ends.  :meth:`close` stops it once the sweep is over."""
-
-    def __init__(self, store, owner, full, counts=None):
-        self.store, self.owner = store, owner
-        self.lock = threading.Lock()
-        self.state = {'owner': owner, 'full': full,
-                      'started': time.time(), 'done': {},
-                      'totals': dict(counts or {})}
-        self.written = 0.0
-        self.trailing = None
-        self.closed = False
-        self.flush(force=True)
-
-    def total(self, kind, count):
-        with self.lock:
-            self.state['totals'][kind] = count
-        self.flush()
-
-    def advance(self, kind, count=1):
-        with self.lock:
-            done = self.state['done']
-            done[kind] = done.get(kind, 0) + count
-        self.flush()
-
-    def flush(self, force=False):
-        with self.lock:
-            if self.closed:
-                return
-            wait = self.written + PROGRESS_EVERY - time.monotonic()
-            if not force and wait > 0:
-                if self.trailing is None:
-                    self.trailing = threading.Timer(wait, self._trail)
-                    self.trailing.daemon = True
-                    self.trailing.start()
-                return
-            self.written = time.monotonic()
-            self.store.set_progress(dict(
-                self.state, done=dict(self.state['done']),
-                totals=dict(self.state['totals'])))
-            self.store.heartbeat(self.owner)
-
-    def _trail(self):
-        with self.lock:
-            self.trailing = None
-        self.flush(force=True)
-
-    def close(self):
-        with self.lock:
-            self.closed = True
-            if self.trailing is not None:
-                self.trailing.cancel()
-                self.trailing = None
-
-
-def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
-          full_sweep_interval=conf.FULL_SWEEP.default,
-          concurrency=collect.DEFAULT_CONCURRENCY,
-          owner=None, progress=collect.NO_PROGRESS):
-    """Renew the stored snapshot: a refresh of the current one, or a full
-    sweep when asked or due.  The caller holds the lock (see
-    :func:`locked_sweep`).  Its progress goes to the store (for the pages)
-    and to ``progress``.  Consumers written during the sweep are re-read
-    before it is published."""
-    state = store.state()
-    old = None if full else store.load_snapshot(state['version'])
-    touched = frozenset(state['touched'])
-    shown = CacheProgress(store, owner or owner_id(), full or old is None,
-                          state['counts'])
-    try:
-        snapshot = collect.snapshot(
-            clients.placement, clients.nova, cached=old, full=full,
-            full_sweep_interval=full_sweep_interval, concurrency=concurrency,
-            touched=touched, network_client=clients.network,
-            image_client=clients.image,
-            progress=collect.Tee(shown, progress))
-    finally:
-        shown.close()
-    late = frozenset(store.state()['touched']) - touched
-    if late:
-        collect.reread_consumers(clients.placement, snapshot, late,
-                                 concurrency)
-    store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age,
-               consumed=touched | late)
-    store.save_names(collect.owner_names(clients.identity))
-    return snapshot
-
-
-def locked_sweep(store, clients, owner=None, **kwargs):
-    """:func:`sweep` under the lock (taken here unless ``owner`` holds it
-    already); None when another sweep runs."""
-    if owner is None:
-        owner = owner_id()
-        if not store.acquire(owner):
-            return None
-    try:
-        store.count_sweep()
-        state = store.state()
-        kwargs['full'] = kwargs.get('full') or state['wanted'] == 'full'
-        state['wanted'] = None
-        store._set_state(state)
-        return sweep(store, clients, owner=owner, **kwargs)
-    finally:
-        store.set_progress(None)
-        store.release(owner)
-
-
-def start(store, credentials, api_timeout=client.DEFAULT_TIMEOUT,
-          python=None, **kwargs):
-    """Sweep in the background unless one runs somewhere already; True if
-    this call started one (a failure to start is logged: the page goes on
-    with the last snapshot).  The lock is taken before this returns, so the
-    page already shows the sweep.  ``kwargs`` are :func:`sweep`'s; the
-    sweep acts with ``credentials`` (:class:`client.Credentials`), in a
-    process of its own run by ``python`` when the cache is shared, else in
-    a thread."""
-    owner = owner_id()
-    if not store.acquire(owner):
-        return False
-    job = {'cloud': store.cloud_key, 'timeout': store.timeout,
-           'owner': owner, 'credentials': credentials._asdict(),
-           'api_timeout': api_timeout, 'sweep': kwargs}
-    try:
-        if store.shared:
-            _spawn(store, job, python or sys.executable)
-        else:
-            threading.Thread(target=_logged, args=(run, store, job),
-                             name='orphan-sweep-%s' % owner,
-                             daemon=True).start()
-    except Exception:
-        LOG.exception('background sweep could not start')
-        store.release(owner)
-        return False
-    return True
-
-
-def run(store, job):
-    """The sweep :func:`start` handed over, under the lock it took: the
-    body of the sweep thread and of the sweeper process."""
-    clients = client.for_credentials(
-        client.Credentials(**job['credentials']), job['api_timeout'])
-    client.validate_token(clients)
-    return locked_sweep(store, clients, owner=job['owner'], **job['sweep'])
-
-
-def _logged(func, *args):
-    try:
-        func(*args)
-    except Exception:
-        LOG.exception('background sweep failed')
-
-
-SWEEPER = ('import runpy, sys; sys.path += sys.argv[1:]; '
-           'runpy.run_module("orphan_dashboard.reading.sweeper", '
-           'run_name="__main__")')
-"""The sweeper's module run as ``-m`` would, by an isolated Python (``-I``:
-no current directory, ``PYTHON*`` variable or user site on its path) that
-looks in this process's import path only after its own."""
-
-
-def _spawn(store, job, python):
-    """:mod:`orphan_dashboard.reading.sweeper` with this process's settings
-    module, in a session of its own (a Horizon worker restarted
-    meanwhile does not take it down); the job, token included, goes
-    through its stdin, never its command line or environment.  It runs
-    isolated, from ``/``: a ``json.py`` in Horizon's directory must not
-    read the token, and the interpreter's own modules come before this
-    process's import path, which it needs for the settings module."""
-    from django.conf import settings
-
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE=settings.SETTINGS_MODULE)
-    path = [os.path.abspath(p) for p in sys.path if p]
-    proc = subprocess.Popen(
-        [python, '-I', '-c', SWEEPER] + path, stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL, cwd='/', env=env, close_fds=True,
-        start_new_session=True)
-
-    def hand_over():
-        proc.communicate(json.dumps(job).encode())
-        if proc.returncode:
-            LOG.error('background sweep %s exited with %s', job['owner'],
-                      proc.returncode)
-            store.release(job['owner'])
-
-    threading.Thread(target=_logged, args=(hand_over,),
-                     name='orphan-sweeper-%d' % proc.pid,
-                     daemon=True).start()
 
 
 def patch(store, clients, consumers, min_age,

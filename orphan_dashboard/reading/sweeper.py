@@ -11,12 +11,12 @@
 # under the License.
 
 """``python -m orphan_dashboard.reading.sweeper``: one background sweep a page
-asked for, in a process of its own (see :func:`snapshots.start`), which
-starts it isolated (:data:`snapshots.SWEEPER`).
+asked for, in a process of its own (see :func:`sweeps.start`), which
+starts it isolated (:data:`sweeps.SWEEPER`).
 
 Reads the job as JSON on stdin, sets up Django with the settings module
 of the Horizon process that started it (its cache, its ``ORPHAN_AUDIT_*``)
-and runs :func:`snapshots.run` at a lower CPU priority; its log goes
+and runs :func:`sweeps.run` at a lower CPU priority; its log goes
 where Horizon's goes.
 """
 
@@ -52,12 +52,13 @@ def main():
     import django
     django.setup()
     from orphan_dashboard.reading import snapshots
+    from orphan_dashboard.reading import sweeps
 
     store = snapshots.Store(job['cloud'], timeout=job['timeout'])
     try:
-        snapshots.run(store, job)
+        sweeps.run(store, job)
     except Exception:
-        snapshots.LOG.exception('background sweep failed')
+        sweeps.LOG.exception('background sweep failed')
         return 1
     return 0
 

@@ -46,17 +46,25 @@ ARTIFACTS = os.environ.get('ORPHAN_BROWSER_ARTIFACTS') or os.path.join(
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip without Chromium, unless ``./run test`` installed it (then its
-    absence is a failure, not a silent skip)."""
-    if os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER):
-        return
+    """Skip without Chromium (and, for ``test_apache.py``, Apache with
+    mod_wsgi), unless ``./run test`` installed them (then their absence is
+    a failure, not a silent skip)."""
     if os.environ.get('ORPHAN_BROWSER_REQUIRED') == '1':
         return
-    skip = pytest.mark.skip(reason='Debian chromium and chromium-driver '
-                            'are not installed')
+    from tests.browser import apache
+    chromium = os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)
     for item in items:
-        if 'tests/browser' in str(item.fspath):
-            item.add_marker(skip)
+        path = str(item.fspath)
+        if 'tests/browser' not in path:
+            continue
+        if not chromium:
+            item.add_marker(pytest.mark.skip(
+                reason='Debian chromium and chromium-driver are not '
+                'installed'))
+        elif path.endswith('test_apache.py') and not apache.available():
+            item.add_marker(pytest.mark.skip(
+                reason='Debian apache2 and libapache2-mod-wsgi-py3 are not '
+                'installed'))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -75,6 +83,15 @@ def _run(args, env, what):
                                                  result.stderr[-3000:]))
 
 
+def collect_and_compress(env):
+    """Horizon's static files and its offline-compressed bundles into the
+    ``SANDBOX_HORIZON_STATIC_ROOT`` of ``env``, for its settings."""
+    django = [sys.executable, '-m', 'django']
+    _run(django + ['collectstatic', '--noinput', '-v', '0'], env,
+         'collectstatic')
+    _run(django + ['compress', '--force'], env, 'compress')
+
+
 class Site:
     """The sandbox and a Horizon process serving the offline-compressed
     static files."""
@@ -86,10 +103,7 @@ class Site:
                                                  'sandbox.json'))
         self.env['SANDBOX_HORIZON_OFFLINE'] = '1'
         self.env['SANDBOX_HORIZON_STATIC_ROOT'] = static_root
-        django = [sys.executable, '-m', 'django']
-        _run(django + ['collectstatic', '--noinput', '-v', '0'], self.env,
-             'collectstatic')
-        _run(django + ['compress', '--force'], self.env, 'compress')
+        collect_and_compress(self.env)
         port = common.choose_port(0)
         self.url = 'http://127.0.0.1:%d' % port
         self.log = open(os.path.join(sandbox.state_dir, 'horizon-server.log'),

@@ -43,9 +43,22 @@ def nova(site):
 
 
 def held_memory(text):
-    """What findings hold of MEMORY_MB, as a bar's label writes it."""
+    """What findings hold of MEMORY_MB, as a provider's Overview writes
+    it beside its bar."""
     return int(re.search(r'MEMORY_MB:?\s+needed \d+ \S held by findings '
                          r'(\d+)', text).group(1))
+
+
+def held_part(browser, provider, resource_class):
+    """The title and the drawn width in pixels of the part of a
+    hypervisor's bar that findings hold of one class, on the index."""
+    for cell in browser.all('#providers tr[data-object-id="%s"] '
+                            '.orphan-capacity-cell' % provider):
+        label = cell.find_element('css selector', '.orphan-capacity-class')
+        if label.text == resource_class:
+            part = cell.find_element('css selector', '.progress-bar-danger')
+            return part.get_attribute('title'), part.size['width']
+    raise AssertionError('no %s bar on %s' % (resource_class, provider))
 
 
 def sweep_state(browser):
@@ -92,16 +105,23 @@ def test_bars_on_the_index_and_a_flavor_that_fits_after_repair(
     held = browser.find('.orphan-held').text
     assert held.startswith('Held by findings on ')
     assert 'MEMORY_MB' in held
-    browser.open(PROVIDERS + '&show=all')
-    cell = browser.find('#providers tr[data-object-id="%s"] '
-                        'td.orphan-capacity' % host2)
-    assert 'MEMORY_MB: needed ' in cell.text
-    assert held_memory(cell.text) >= 32768, cell.text
-    danger = browser.all('#providers tr[data-object-id="%s"] '
-                         '.progress-bar-danger' % host2)
-    assert any(float(bar.get_attribute('style').split(':')[1].strip(
-        ' %;')) > 0 for bar in danger)
-    browser.save('capacity-index', readme=True)
+    size = browser.driver.get_window_size()
+    try:
+        for width, picture in ((1024, 'capacity-index-1024'),
+                               (1400, 'capacity-index')):
+            browser.driver.set_window_size(width, size['height'])
+            browser.open(PROVIDERS + '&show=all')
+            cell = browser.find('#providers tr[data-object-id="%s"] '
+                                'td.orphan-capacity' % host2)
+            assert 'held by findings' not in cell.text, cell.text
+            assert len(browser.all('.orphan-capacity-legend')) == 1
+            assert browser.find('.orphan-capacity-legend').text
+            title, drawn = held_part(browser, host2, 'MEMORY_MB')
+            assert int(title.split()[-1]) >= 32768, title
+            assert drawn > 0, (width, title)
+            browser.save(picture, readme=width == 1400)
+    finally:
+        browser.driver.set_window_size(size['width'], size['height'])
 
     # Chosen and checked from the tab's own button, as an operator does.
     from selenium.webdriver.support.ui import Select

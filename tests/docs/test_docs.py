@@ -24,7 +24,7 @@ import sys
 import pytest
 
 from orphan_dashboard.audit import model
-from orphan_dashboard.cli import commands
+from orphan_dashboard.cli import options
 from orphan_dashboard import conf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -53,7 +53,7 @@ def test_every_setting_is_in_the_configuration_reference(built):
 
 
 def parsers():
-    parser = commands.build_parser()
+    parser = options.build_parser()
     [sub] = [a for a in parser._actions
              if isinstance(a, argparse._SubParsersAction)]
     return [('', parser)] + list(sub.choices.items())

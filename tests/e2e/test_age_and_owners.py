@@ -23,6 +23,7 @@ from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.cli import options
 from orphan_dashboard.reading import snapshots
 from tests.e2e.conftest import audited
 from tests.e2e.conftest import held
@@ -98,9 +99,9 @@ def test_findings_written_seconds_ago_wait_for_the_minimum_age(
 def refresh(*args):
     """``orphan-audit refresh ARGS`` in this process (its cache is the
     panel's here): the stored report's findings."""
-    code = cli.execute(cli.build_parser().parse_args(
+    code = cli.execute(options.build_parser().parse_args(
         ['--os-cloud', 'sandbox', 'refresh', '--min-age', '0', *args]))
-    assert code == cli.NOTHING
+    assert code == options.NOTHING
     return stored_findings()
 
 
@@ -194,6 +195,7 @@ def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path, horizon):
     assert row.plan is None
     assert 'the catalog has no image service' in str(row.error), row.error
     assert held(clients, server) == before
+
 
 def test_a_shelved_offloaded_server_holding_resources_is_deleted(
         cloud, tmp_path):

@@ -33,6 +33,7 @@ import requests
 
 from orphan_dashboard.api import client as client_module
 from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.cli import options
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.reading import snapshots
 from sandbox import common
@@ -255,7 +256,7 @@ def test_a_bar_on_a_terminal_only(cloud, monkeypatch):
         terminal = os.fdopen(slave, 'w')
         monkeypatch.setattr(sys, 'stderr', terminal)
         out = open(os.devnull, 'w')
-        args = cli.build_parser().parse_args(cli.normalize(argv))
+        args = options.build_parser().parse_args(options.normalize(argv))
         code = cli.execute(args, out=out)
         terminal.flush()
         terminal.close()
@@ -272,12 +273,12 @@ def test_a_bar_on_a_terminal_only(cloud, monkeypatch):
         return code, drawn.decode(errors='replace')
 
     code, drawn = run(['--os-cloud', 'sandbox', 'report', '--min-age', '0'])
-    assert code == cli.FOUND
+    assert code == options.FOUND
     # One line, redrawn in place.
     assert '\rSweeping Nova and Placement:' in drawn, drawn
     code, drawn = run(['--os-cloud', 'sandbox', 'report', '--min-age', '0',
                        '--json'])
-    assert code == cli.FOUND and 'Sweeping' not in drawn
+    assert code == options.FOUND and 'Sweeping' not in drawn
     piped = orphan_audit(cloud, cloud.state_dir, 'report', '--min-age', '0')
     assert 'Sweeping' not in piped.stderr
 

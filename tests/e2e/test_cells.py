@@ -12,13 +12,15 @@
 
 """One cell of two down, on the sandbox (``up --cells 2``): Nova's own
 ``DownCellFixture`` on cell2, whose host5 holds a server, a server deleted
-behind Nova's back and a leftover of a cell1 server.  The audit and the
-repair go on in cell1 and leave everything of host5 as it was."""
+behind Nova's back and a leftover of a cell1 server; cell1's host2 holds a
+server deleted behind Nova's back too.  The audit and the repair go on in
+cell1 and leave everything of host5 as it was."""
 
 import json
 
 import pytest
 
+from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement as api
 from tests.e2e.conftest import audited
 from tests.e2e.conftest import module_cloud
@@ -27,7 +29,7 @@ from tests.e2e.conftest import orphan_audit
 pytestmark = [pytest.mark.django_db(databases=['default', 'orphan_journal']),
               pytest.mark.topology('two_cells')]
 
-cloud = module_cloud('evacuation,second_cell')
+cloud = module_cloud('evacuation,second_cell,deleted_behind_nova')
 INDEX = '/admin/orphaned_allocations/'
 PARTIAL = 5
 """The documented exit code of a partial run (``doc/source/cli.md``,
@@ -86,12 +88,29 @@ def test_the_preview_keeps_the_share_on_the_down_cell(cloud, cell2_down,
         kept
 
 
+def test_nova_shows_a_healthy_cells_node_one_by_one(cloud, cell2_down):
+    """Nova's hypervisor listing fails while cell2 is down, but it still
+    shows a node of cell1 by its uuid: what the sweep asks for the nodes
+    nothing else proves (an Ironic node's)."""
+    clients = cloud.clients()
+    host2 = cloud.incidents['deleted_behind_nova']['hosts']['host2']
+    shown = nova.hypervisor_get(clients.nova, host2)
+    assert (shown['id'], shown['service']['host']) == (host2, 'host2')
+    assert nova.hypervisor_get(clients.nova,
+                               cell2_down['hosts']['host5']) is None
+
+
 def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
                                                           tmp_path):
     host5 = cell2_down['hosts']['host5']
     evacuation = cloud.incidents['evacuation']
     host1 = evacuation['hosts']['host1']
     evacuated = evacuation['servers'][0]['uuid']
+    # Deleted behind Nova's back in cell1: its instance actions still
+    # answer through its mapping, which proves its cell up.
+    behind = cloud.incidents['deleted_behind_nova']
+    ghost = behind['servers'][0]['uuid']
+    ghost_host2 = behind['hosts']['host2']
     clients = cloud.clients()
     before = host5_allocations(clients, host5)
     assert len(before) == 3, before
@@ -107,6 +126,7 @@ def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
     verdicts = {(f['consumer'], f['provider']): f['verdict']
                 for f in out['findings']}
     assert verdicts[(evacuated, host1)] == 'evacuated_source'
+    assert verdicts[(ghost, ghost_host2)] == 'deleted_instance'
     assert {v for (c, p), v in verdicts.items() if p == host5} == \
         {'protected'}
     assert {c for (c, p) in verdicts if p == host5} == set(before)
@@ -127,7 +147,10 @@ def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
     outcomes = json.loads(applied.stdout)['outcomes']
     assert sorted((o['consumer'], o['provider'], o['status'])
                   for o in outcomes) == sorted([(evacuated, host1, 'done'),
-                                                (server, host2, 'done')])
+                                                (server, host2, 'done'),
+                                                (ghost, ghost_host2, 'done')])
+    assert api.consumer_allocations(clients.placement,
+                                    ghost)['allocations'] == {}
     body = api.consumer_allocations(clients.placement, evacuated)
     assert host1 not in body['allocations']
     assert host5_allocations(clients, host5) == before

@@ -32,9 +32,9 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import teardown
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
@@ -272,10 +272,10 @@ def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
                                endpoint_override=proxy.url)
         cloud_id = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
         journal = journal_module.Journal('test', cloud_id, user_name='t')
-        plan = teardown.preview(clients.placement, nova, 'host1',
-                                min_age=0)
-        outcomes = teardown.apply(clients.placement, nova, journal,
-                                  'host1', plan.plans(), min_age=0)
+        plan = decommission_writes.preview(clients.placement, nova, 'host1',
+                                           min_age=0)
+        outcomes = decommission_writes.apply(clients.placement, nova, journal,
+                                             'host1', plan.plans(), min_age=0)
     finally:
         proxy.close()
     assert [o.status for o in outcomes] == [repair.DONE, repair.FAILED]
@@ -289,8 +289,8 @@ def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
     assert entries[m.DELETE_SERVICE].status == 'refused'
     assert entries[m.DELETE_PROVIDER].status == 'refused'
     # Asked again without the fault, it carries on from where it stopped.
-    outcomes = teardown.apply(clients.placement, clients.nova, journal,
-                              'host1', [], min_age=0)
+    outcomes = decommission_writes.apply(clients.placement, clients.nova,
+                                         journal, 'host1', [], min_age=0)
     assert [o.status for o in outcomes] == [repair.DONE, repair.DONE]
     assert services(clients, 'host1') == []
     assert api.provider_record(clients.placement, host1) is None

@@ -26,9 +26,9 @@ from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import teardown
 from tests.e2e.conftest import module_cloud
 from tests.integration.fault_proxy import FaultProxy
 from tests.integration.fault_proxy import LATE
@@ -63,10 +63,10 @@ def test_a_read_timeout_on_the_service_delete_says_it_may_be_done(cloud):
         nova = adapter.Adapter(
             session.Session(auth=clients.nova.session.auth, timeout=30),
             service_type='compute', endpoint_override=proxy.url)
-        plan = teardown.preview(clients.placement, nova, 'host1',
-                                min_age=0)
-        outcomes = teardown.apply(clients.placement, nova, journal,
-                                  'host1', plan.plans(), min_age=0)
+        plan = decommission_writes.preview(clients.placement, nova, 'host1',
+                                           min_age=0)
+        outcomes = decommission_writes.apply(clients.placement, nova, journal,
+                                             'host1', plan.plans(), min_age=0)
     finally:
         proxy.close()
     assert [o.status for o in outcomes] == [repair.DONE, repair.FAILED]
@@ -129,8 +129,8 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
                e['verdict'] == 'unknown_consumer'}
     host4 = retired['hosts']['host4']
     journal = _journal('journal')
-    plan = teardown.preview(clients.placement, clients.nova, 'host4',
-                            min_age=0)
+    plan = decommission_writes.preview(clients.placement, clients.nova,
+                                       'host4', min_age=0)
     # Placement fails the read that follows the repairs: they are written,
     # and the outcome says what was done, not "nothing was written".
     proxy = FaultProxy(cloud.config['placement']['url'])
@@ -140,7 +140,7 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
         placement = adapter.Adapter(
             clients.placement.session, service_type='placement',
             endpoint_override=proxy.url)
-        outcomes = teardown.apply(
+        outcomes = decommission_writes.apply(
             placement, clients.nova, journal, 'host4', plan.plans(unknown),
             chosen=unknown, min_age=0)
     finally:
@@ -153,9 +153,9 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
     assert 'injected failure' not in text, text
     assert services(clients, 'host4')
 
-    plan = teardown.preview(clients.placement, clients.nova, 'host4',
-                            min_age=0)
-    outcomes = teardown.apply(
+    plan = decommission_writes.preview(clients.placement, clients.nova,
+                                       'host4', min_age=0)
+    outcomes = decommission_writes.apply(
         clients.placement, clients.nova, FailingJournal(journal, 'begin'),
         'host4', plan.plans(unknown), chosen=unknown, min_age=0)
     status, text = _service_step(outcomes)
@@ -163,7 +163,7 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
     assert 'not attempted' in text and 'not sent' in text, text
     assert services(clients, 'host4')
 
-    outcomes = teardown.apply(
+    outcomes = decommission_writes.apply(
         clients.placement, clients.nova, FailingJournal(journal, 'finish'),
         'host4', [], chosen=unknown, min_age=0)
     status, text = _service_step(outcomes)

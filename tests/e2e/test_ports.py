@@ -28,6 +28,7 @@ from orphan_dashboard.audit import model as m  # noqa: E402
 from orphan_dashboard.reading import collect  # noqa: E402
 from orphan_dashboard.writing import journal as journal_module  # noqa: E402
 from orphan_dashboard.writing import repair  # noqa: E402
+from orphan_dashboard.writing import restore as restore_writes  # noqa: E402
 from tests.e2e.conftest import audited  # noqa: E402
 from tests.e2e.conftest import held  # noqa: E402
 from tests.e2e.conftest import INDEX  # noqa: E402
@@ -295,9 +296,9 @@ def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
     entry = journal_module.get(JOURNAL_CLOUD, outcome.entry_id)
     assert entry.status == entry.APPLIED
     restorable = journal_module.restorable(JOURNAL_CLOUD, [entry.subject])
-    (restored,) = repair.restore(
+    (restored,) = restore_writes.restore(
         clients.placement, journal, [entry],
-        {entry.id: repair.preview_restore(
+        {entry.id: restore_writes.preview_restore(
             clients.placement, [entry], restorable,
             network_client=clients.network)[0][1].plan},
         restorable, network_client=clients.network)

@@ -88,28 +88,36 @@ def horizon(tmp_path_factory):
     else:
         run(pip + ['-c', os.path.join(ROOT, 'constraints.txt'),
                    'horizon==27.0.0', 'Django<6'])
-    wheel, sdist = built(python, pip, base)
+    wheel, sdist, build_log = built(python, pip, base)
     dashboard = run([python, '-c', 'import openstack_dashboard, os; '
                      'print(os.path.dirname(openstack_dashboard.__file__))'
                      ]).strip()
     return types.SimpleNamespace(python=python, pip=pip, wheel=wheel,
-                                 sdist=sdist, dashboard=dashboard,
+                                 sdist=sdist, build_log=build_log,
+                                 dashboard=dashboard,
                                  versions=versions(python))
 
 
 def built(python, pip, base):
-    """This package's wheel and sdist, from ``ORPHAN_INSTALL_DIST`` if an
+    """This package's wheel, sdist and what building them printed (kept
+    beside them as ``build.log``), from ``ORPHAN_INSTALL_DIST`` if an
     earlier session of the same ``./run test`` built them there (the build
     runs isolated: the same for every Horizon series), else built now."""
     dist = pathlib.Path(os.environ.get('ORPHAN_INSTALL_DIST') or
                         base / 'dist')
+    log = dist / 'build.log'
     if not (any(dist.glob('*.whl')) and any(dist.glob('*.tar.gz'))):
         # Not constrained: the Horizon series' own packaging stays as it is.
         run(pip + ['build==1.6.1'])
-        run([python, '-m', 'build', '--outdir', str(dist), ROOT])
+        result = subprocess.run(
+            [python, '-m', 'build', '--outdir', str(dist), ROOT],
+            capture_output=True, text=True)
+        assert result.returncode == 0, (result.stdout[-3000:],
+                                        result.stderr[-3000:])
+        log.write_text(result.stdout + result.stderr)
     (wheel,) = dist.glob('*.whl')
     (sdist,) = dist.glob('*.tar.gz')
-    return wheel, sdist
+    return wheel, sdist, log.read_text() if log.exists() else ''
 
 
 def local_files(dashboard):

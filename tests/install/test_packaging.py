@@ -53,6 +53,13 @@ def test_twine_accepts_the_sdist_and_the_wheel(horizon):
     assert out.count('PASSED') == 2, out
 
 
+def test_the_build_prints_no_license_deprecation(horizon):
+    """Setuptools boxes a table-form ``project.license`` and license
+    classifiers as deprecated: the metadata uses the SPDX string."""
+    assert '`project.license`' not in horizon.build_log
+    assert 'License classifiers are deprecated' not in horizon.build_log
+
+
 def test_the_wheel_holds_what_a_horizon_needs(horizon):
     names = set(zipfile.ZipFile(horizon.wheel).namelist())
     assert set(SHIPPED) - names == set()

@@ -28,12 +28,12 @@ from keystoneauth1 import token_endpoint
 
 from orphan_dashboard.api import client as clients
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.cli import handlers
 from orphan_dashboard.writing import repair
 
 
 def main(url, plans_file, cloud_url=None):
-    cli.setup_django()
+    handlers.setup_django()
     from orphan_dashboard.writing import journal
 
     client = adapter.Adapter(session.Session(), service_type='placement',

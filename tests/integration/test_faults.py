@@ -27,6 +27,7 @@ from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
 import pytest
 
+from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 from tests.integration.batches import held
 from tests.integration.batches import trim_batch
@@ -223,8 +224,8 @@ def test_an_unexpected_error_re_creating_a_provider_says_what_happened(
     record = api.provider_record(placement, rp)
     plan = repair.ProviderPlan(m.DELETE_PROVIDER, rp, record['name'],
                                record['generation'], record)
-    assert repair.delete_provider(placement, journal, plan).status == \
-        repair.DONE
+    assert provider_writes.delete_provider(
+        placement, journal, plan).status == repair.DONE
     (deleted,) = logged(provider=rp)
     proxy.inject('PUT', '/resource_providers/%s/inventories' % rp, 1,
                  GARBAGE)

@@ -25,6 +25,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import restore as restore_writes
 from tests.integration.conftest import CLOUD
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
@@ -136,12 +137,13 @@ def test_restore_skipped_when_changed_between_preview_and_submit(
     _trim(placement, journal, consumer, new, old)
     (entry,) = logged(consumer=consumer)
     restorable = journal_module.restorable(CLOUD, [consumer])
-    ((_, row),) = repair.preview_restore(placement, [entry], restorable)
+    ((_, row),) = restore_writes.preview_restore(placement, [entry],
+                                                 restorable)
     # Emptied and recreated: same generation (1), different body.
     api.put_allocations(placement, consumer, {}, 2, 'p', 'u')
     build.allocate({new: {'VCPU': 1}}, consumer=consumer)
-    (outcome,) = repair.restore(placement, journal, [entry],
-                                {entry.id: row.plan}, restorable)
+    (outcome,) = restore_writes.restore(placement, journal, [entry],
+                                        {entry.id: row.plan}, restorable)
     assert outcome.status == repair.SKIPPED
     assert _now(placement, consumer).allocations == {new: {'VCPU': 1}}
 
@@ -264,7 +266,8 @@ def test_restore_batch_takes_exact_batch_ids_only(placement, build,
                                                   journal):
     """``restore --batch`` with a prefix used to restore every batch that
     starts with it (with ``--apply``: no cap, no confirmation)."""
-    from orphan_dashboard.cli import commands as cli
+    from orphan_dashboard.cli import handlers
+    from orphan_dashboard.cli import options
 
     clients = client.Clients(placement, placement)
     cloud = client.cloud_for_clients(clients)
@@ -277,14 +280,37 @@ def test_restore_batch_takes_exact_batch_ids_only(placement, build,
             repair.DONE
 
     def restore(batch):
-        args = cli.build_parser().parse_args(
+        args = options.build_parser().parse_args(
             ['restore', '--batch', batch, '--apply', '--min-age', '0'])
-        return cli.cmd_restore(args, clients, io.StringIO())
+        return handlers.cmd_restore(args, clients, io.StringIO())
 
-    with pytest.raises(cli.BadArguments):
+    with pytest.raises(options.BadArguments):
         restore('ab')
     assert [_now(placement, c).allocations for c in consumers] == [
         {new: SMALL}, {new: SMALL}]
     restore(batches[1])
     assert [_now(placement, c).allocations for c in consumers] == [
         {new: SMALL}, {old: SMALL, new: SMALL}]
+
+
+def test_a_replayed_restore_says_nothing_was_left_and_exits_0(
+        placement, build, journal):
+    """``restore --apply`` run again (a script's retry) skips the entry it
+    already restored: nothing is left to do, which is no finding (3) nor
+    an error."""
+    from orphan_dashboard.cli import handlers
+    from orphan_dashboard.cli import options
+
+    clients = client.Clients(placement, placement)
+    journal.actor.update(cloud=client.cloud_for_clients(clients).key)
+    old, new = build.provider('old'), build.provider('new')
+    consumer = build.allocate({old: SMALL, new: SMALL})
+    entry = _trim(placement, journal, consumer, new, old).entry_id
+    args = options.build_parser().parse_args(
+        ['restore', str(entry), '--apply'])
+    assert handlers.cmd_restore(args, clients, io.StringIO()) == \
+        options.APPLIED
+    printed = io.StringIO()
+    assert handlers.cmd_restore(args, clients, printed) == options.NOTHING
+    assert printed.getvalue().splitlines()[-1] == \
+        'nothing was left to restore'

@@ -27,6 +27,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.audit.plan import osc_commands
+from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
@@ -255,9 +256,10 @@ def test_ownership_reads_and_the_delete_refusal(placement, build):
         api.provider_list(placement, required='CUSTOM_NEVER_MADE')
     with mock.patch.object(nova, 'hypervisor_list', return_value=[]), \
             mock.patch.object(nova, 'service_list', return_value=[]):
-        (refused,) = repair.preview_provider_delete(placement, None,
-                                                    [segment])
-        (accepted,) = repair.preview_provider_delete(placement, None, [node])
+        (refused,) = provider_writes.preview_provider_delete(placement, None,
+                                                             [segment])
+        (accepted,) = provider_writes.preview_provider_delete(placement, None,
+                                                              [node])
     assert refused.plan is None
     assert "is not Nova's (likely neutron's)" in str(refused.error)
     assert accepted.plan is not None and not accepted.error

@@ -33,6 +33,7 @@ import pytest
 from orphan_dashboard.api import client
 from orphan_dashboard.reading import snapshots
 from orphan_dashboard.reading import sweeper
+from orphan_dashboard.reading import sweeps
 from tests import processes
 
 
@@ -70,10 +71,10 @@ def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
     token = 'token-%s' % uuid.uuid4().hex
     credentials = client.Credentials(token, url, url, url, True)
 
-    assert snapshots.start(store, credentials, api_timeout=120, full=True)
+    assert sweeps.start(store, credentials, api_timeout=120, full=True)
     owner = store.sweeper()
     assert owner, 'the lock is taken before the page returns'
-    assert not snapshots.start(store, credentials, full=True)
+    assert not sweeps.start(store, credentials, full=True)
 
     connection, _ = silent_cloud.accept()
     with connection:
@@ -93,7 +94,7 @@ def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
         assert store.sweeper() == owner
         os.kill(pid, signal.SIGKILL)
         _wait(lambda: store.sweeper() is None)
-    assert snapshots.start(store, credentials, full=True), \
+    assert sweeps.start(store, credentials, full=True), \
         'the next page may sweep again'
     connection, _ = silent_cloud.accept()
     connection.close()
@@ -118,8 +119,8 @@ def test_the_sweeper_imports_nothing_from_horizons_directory(
         str(tmp_path / 'cache'), {}))
     url = 'http://127.0.0.1:%d' % silent_cloud.getsockname()[1]
     token = 'token-%s' % uuid.uuid4().hex
-    assert snapshots.start(store, client.Credentials(token, url, url, url,
-                                                     True), full=True)
+    assert sweeps.start(store, client.Credentials(token, url, url, url,
+                                                  True), full=True)
     _wait(lambda: imported.exists() or store.sweeper() is None or
           select.select([silent_cloud], [], [], 0)[0])
     assert not imported.exists(), 'imported: %s' % imported.read_text()
@@ -138,7 +139,7 @@ def test_a_sweeper_that_cannot_start_leaves_no_lock(tmp_path, caplog):
         str(tmp_path / 'cache'), {}))
     credentials = client.Credentials('t', 'http://p', 'http://n',
                                      'http://k', True)
-    assert not snapshots.start(store, credentials,
-                               python=str(tmp_path / 'no-python'))
+    assert not sweeps.start(store, credentials,
+                            python=str(tmp_path / 'no-python'))
     assert store.sweeper() is None
     assert 'background sweep could not start' in caplog.text

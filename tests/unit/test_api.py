@@ -22,6 +22,7 @@ import pytest
 
 from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
+from orphan_dashboard.api import paging
 
 
 NOVA = 'http://nova.test/v2.1'
@@ -92,7 +93,7 @@ def test_paging_stops_on_a_repeated_marker(requests_mock):
     """A Nova that hands back the same page would loop forever, or with a
     cap, silently cut the list: servers missing from it look orphaned."""
     serve_pages(requests_mock, ['a', 'b'], ['c', 'd'], ['c', 'd'], ['e'])
-    with pytest.raises(nova.PagingError, match='repeated the page after d'):
+    with pytest.raises(paging.PagingError, match='repeated the page after d'):
         nova.server_list(nova_adapter())
 
 
@@ -154,6 +155,27 @@ def test_whether_nova_knew_a_consumer(requests_mock, status, known):
         'X-OpenStack-Nova-API-Version'] == '2.21'
 
 
+@pytest.mark.parametrize('status,shown', [
+    (200, True), (404, False), (500, False)])
+def test_one_compute_node_is_asked_for_by_its_uuid(requests_mock, status,
+                                                   shown):
+    """Nova shows a compute node from the first cell that has it, even
+    while another cell is down; a 500 (the down cell in the way) or a 404
+    shows nothing."""
+    node = '5f6bb6f5-0000-4000-8000-000000000001'
+    body = ({'hypervisor': {
+        'id': node, 'hypervisor_hostname': node, 'state': 'up',
+        'status': 'enabled', 'service': {'host': 'ironic-1', 'id': 's'}}}
+        if status == 200 else {'error': {'message': 'no', 'code': status}})
+    requests_mock.get(NOVA + '/os-hypervisors/' + node, status_code=status,
+                      json=body)
+    got = nova.hypervisor_get(nova_adapter(), node)
+    assert (got['service']['host'] if shown else got) == (
+        'ironic-1' if shown else None)
+    assert requests_mock.last_request.headers[
+        'X-OpenStack-Nova-API-Version'] == '2.53'
+
+
 def test_services_are_listed_with_down_cells_hosts(requests_mock):
     """At 2.69 os-services lists a down cell's compute hosts (status
     UNKNOWN) instead of leaving them out."""
@@ -163,3 +185,69 @@ def test_services_are_listed_with_down_cells_hosts(requests_mock):
         {'binary': 'nova-compute', 'host': 'host5', 'status': 'UNKNOWN'}]
     assert requests_mock.last_request.headers[
         'OpenStack-API-Version'] == 'compute 2.69'
+
+
+def _in_flight_server(count):
+    """A local HTTP server that answers only once ``count`` requests are
+    in flight: each then holds a connection of its own."""
+    import http.server
+    import threading
+
+    barrier = threading.Barrier(count, timeout=10)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def do_GET(self):
+            barrier.wait()
+            body = b'{}'
+            self.send_response(200)
+            self.send_header('Content-Type', 'application/json')
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _discarded(clients, count, caplog):
+    """The connections urllib3 discarded after ``count`` GETs at once."""
+    import concurrent.futures
+
+    caplog.clear()
+    with caplog.at_level('WARNING', logger='urllib3.connectionpool'), \
+            concurrent.futures.ThreadPoolExecutor(count) as pool:
+        list(pool.map(lambda _: clients.placement.get('/'), range(count)))
+    return [r for r in caplog.records
+            if 'Connection pool is full' in r.getMessage()]
+
+
+def test_a_sweeps_requests_in_flight_keep_their_connections(caplog):
+    """requests keeps 10 connections per host and warns for each one
+    returned past them; a sweep has more in flight, so its session keeps
+    as many as the sweep holds (the panel's, the CLI's and the plugin's
+    session alike)."""
+    count = 16
+    server = _in_flight_server(count)
+    url = 'http://127.0.0.1:%d' % server.server_address[1]
+    try:
+        credentials = client.Credentials('token', url, url, None, True)
+        assert _discarded(client.for_credentials(credentials, 10), count,
+                          caplog)
+        clients = client.for_credentials(credentials, 10)
+        client.hold_connections(clients.placement, count)
+        assert _discarded(clients, count, caplog) == []
+        plugin = client.for_session(
+            ks_session.Session(auth=token_endpoint.Token(url, 'token')),
+            None, 'public', None)
+        client.hold_connections(plugin.nova, count)
+        assert _discarded(plugin, count, caplog) == []
+    finally:
+        server.shutdown()
+        server.server_close()

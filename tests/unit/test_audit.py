@@ -19,6 +19,8 @@ import pytest
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import CannotRepair
+from orphan_dashboard.audit import refresh
+from orphan_dashboard.audit import topology
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
@@ -490,6 +492,61 @@ def test_unconfirmed_node_is_protected_while_nova_cannot_list_them():
     assert report.down_cells
     assert report.unconfirmed == ('node9',)
     assert not report.provider(unsure).orphaned_provider
+
+
+def test_a_healthy_cells_deleted_server_is_asked_about_while_a_cell_is_down():
+    """A consumer on a healthy cell's host that no listing shows is asked
+    about (its instance actions) even while a cell is down: Nova answers
+    them through the instance's mapping, which proves its cell healthy and
+    the server deleted, so it is judged; one Nova does not answer for stays
+    protected, and one only on the down cell's host is not asked."""
+    cloud = Cloud()
+    down = _one_cell_down(cloud)
+    ghost, stranger = uid('ghost'), uid('stranger')
+    cloud.allocate(ghost, H2)
+    cloud.allocate(stranger, H1)
+    cloud.allocate(uid('down-cell-ghost'), down)
+    snapshot = cloud.snapshot()
+    snapshot.hypervisors_listed = False
+    assert refresh.suspects(snapshot, snapshot.consumers) == {
+        ghost, stranger}
+
+    snapshot.known_instances = frozenset({ghost})
+    found = {(f.consumer, f.provider): f
+             for f in classify.audit(snapshot).findings}
+    assert found[(ghost, H2)].verdict == m.DELETED_INSTANCE
+    assert found[(ghost, H2)].action == m.DELETE
+    assert found[(stranger, H1)].verdict == m.PROTECTED
+    assert found[(uid('down-cell-ghost'), down)].verdict == m.PROTECTED
+
+
+def test_a_node_nova_confirms_one_by_one_is_judged_while_a_cell_is_down():
+    """An Ironic node is named after itself, not its compute service's
+    host, and has no server on it to prove it: of the nodes Nova's failed
+    listing leaves unconfirmed, those holding an allocation are worth one
+    lookup each; a node Nova then shows is judged like any other."""
+    cloud = Cloud()
+    down = _one_cell_down(cloud)
+    node, idle = uid('ironic-node'), uid('idle-node')
+    cloud.providers[node] = m.Provider(node, node, 1, node)
+    cloud.providers[idle] = m.Provider(idle, idle, 1, idle)
+    ghost = uid('baremetal-ghost')
+    cloud.allocate(ghost, node, {'CUSTOM_BAREMETAL_GOLD': 1})
+    cloud.allocate(uid('down-cell-ghost'), down)
+    cloud.known.add(ghost)
+    snapshot = cloud.snapshot()
+    snapshot.hypervisors_listed = False
+    assert classify.Auditor(snapshot).finding(ghost, node).verdict == \
+        m.PROTECTED
+    assert topology.unconfirmed_held_roots(snapshot) == [node]
+
+    snapshot.hypervisors[node] = m.Hypervisor(node, node, host='ironic-1')
+    report = classify.audit(snapshot)
+    assert report.unconfirmed == (idle,)
+    finding = classify.Auditor(snapshot).finding(ghost, node)
+    assert (finding.verdict, finding.action) == (m.DELETED_INSTANCE,
+                                                 m.DELETE)
+    assert topology.unconfirmed_held_roots(snapshot) == []
 
 
 def test_full_listing_still_finds_orphaned_providers():

@@ -25,6 +25,7 @@ import pytest
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planning
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import restore as restore_writes
 
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
 BEFORE = {'vnic_type': 'normal'}
@@ -314,8 +315,8 @@ def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
                 raise ks_exc.ConnectFailure('no route to neutron')
             return super().get(path, **kwargs)
 
-    ((_entry, row),) = repair.preview_restore(Down(), [entry], {'vm': {12}},
-                                              network_client=Down())
+    ((_entry, row),) = restore_writes.preview_restore(
+        Down(), [entry], {'vm': {12}}, network_client=Down())
     assert row.plan is None
     # (keystoneauth's own words for the error: Horizon's test setup
     # changes them.)
@@ -323,5 +324,6 @@ def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
     assert said.startswith('Neutron could not be read (')
     assert said.endswith("the ports' bindings it also wrote cannot be "
                          'checked now')
-    ((_entry, row),) = repair.preview_restore(Down(), [entry], {'vm': {12}})
+    ((_entry, row),) = restore_writes.preview_restore(Down(), [entry],
+                                                      {'vm': {12}})
     assert "which is not in this catalog" in str(row.error)

@@ -241,12 +241,14 @@ def _charged_cloud():
 def test_projects_are_charged_what_their_findings_hold():
     report = assess(_charged_cloud(), {H1: compute(), H2: compute(),
                                        H3: compute(vcpu=8, ram=8192)})
-    assert report.charged() == ['p', 'p2']
+    # p3's unallocated server is healed: its quota changes too.
+    assert report.charged() == ['p', 'p2', 'p3']
     assert report.projects['p'].held == ALLOCATION
     assert report.projects['p'].needed == ALLOCATION
     assert report.projects['p2'] == c.ProjectCost(
-        {'VCPU': 4, 'MEMORY_MB': 4096}, {})
-    assert report.projects['p3'] == c.ProjectCost({}, ALLOCATION)
+        {'VCPU': 4, 'MEMORY_MB': 4096}, {}, {'VCPU': 4, 'MEMORY_MB': 4096})
+    assert report.projects['p3'] == c.ProjectCost(
+        {}, ALLOCATION, {rc: -n for rc, n in ALLOCATION.items()})
 
 
 def test_projects_worst_first_by_the_share_of_their_limit():
@@ -256,15 +258,38 @@ def test_projects_worst_first_by_the_share_of_their_limit():
               'p2': {'VCPU': 4, 'MEMORY_MB': 4096}}
     # Without limits: p2's usage is all orphaned, p's half.
     rows = c.project_rows(report, usages, {})
-    assert [r.project for r in rows] == ['p2', 'p']
+    assert [r.project for r in rows] == ['p2', 'p', 'p3']
     assert (rows[0].worst, rows[1].worst) == (1.0, 0.5)
     # A generous limit for p2 puts p first.
     rows = c.project_rows(report, usages, {'p2': {'VCPU': 400,
                                                   'MEMORY_MB': 409600},
                                            'p': {'VCPU': 1}})
-    assert [r.project for r in rows] == ['p', 'p2']
+    assert [r.project for r in rows] == ['p', 'p2', 'p3']
     assert rows[0].limits == {'VCPU': 1}
     assert rows[0].usage == usages['p']
+
+
+def test_a_projects_headroom_after_the_recommended_repairs():
+    """Under unified limits Nova counts a project's usage from Placement:
+    what the recommended repairs of its consumers free is quota it gets
+    back, per class, whatever the class (bandwidth included)."""
+    report = assess(_charged_cloud(), {H1: compute(), H2: compute(),
+                                       H3: compute(vcpu=8, ram=8192)})
+    assert report.projects['p'].freed == ALLOCATION
+    assert report.projects['p2'].freed == {'VCPU': 4, 'MEMORY_MB': 4096}
+    assert report.projects['p3'].freed == {
+        rc: -n for rc, n in ALLOCATION.items()}
+    usages = {'p2': {'VCPU': 4, 'MEMORY_MB': 4096,
+                     'NET_BW_EGR_KILOBIT_PER_SEC': 1000}}
+    limits = {'p2': {'VCPU': 6, 'NET_BW_EGR_KILOBIT_PER_SEC': 1000}}
+    p2 = next(r for r in c.project_rows(report, usages, limits)
+              if r.project == 'p2')
+    assert p2.freed == {'VCPU': 4, 'MEMORY_MB': 4096}
+    assert (p2.headroom('VCPU'), p2.headroom_after('VCPU')) == (2, 6)
+    assert (p2.headroom('NET_BW_EGR_KILOBIT_PER_SEC'),
+            p2.headroom_after('NET_BW_EGR_KILOBIT_PER_SEC')) == (0, 0)
+    assert p2.headroom('MEMORY_MB') is None
+    assert p2.headroom_after('MEMORY_MB') is None
 
 
 def test_a_projects_needs_count_what_its_servers_ports_request():

@@ -14,6 +14,7 @@
 reaching its own code, the old flags kept as aliases."""
 
 import argparse
+import contextlib
 import datetime
 import io
 import json
@@ -24,6 +25,9 @@ import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.cli import handlers
+from orphan_dashboard.cli import options
+from orphan_dashboard.cli import rendering
 from orphan_dashboard.management.commands import orphan_audit
 from orphan_dashboard.reading import collect
 
@@ -31,7 +35,7 @@ pytestmark = pytest.mark.horizon
 
 
 def parse(*argv):
-    return cli.build_parser().parse_args(cli.normalize(argv))
+    return options.build_parser().parse_args(options.normalize(argv))
 
 
 @pytest.mark.parametrize('argv,command,checks', [
@@ -64,7 +68,7 @@ def test_modes(argv, command, checks):
 def test_options_that_do_not_go_together_are_refused(argv):
     with pytest.raises(SystemExit) as exit_:
         parse(*argv)
-    assert exit_.value.code == cli.BAD_ARGUMENTS
+    assert exit_.value.code == options.BAD_ARGUMENTS
 
 
 def test_an_unknown_provider_is_an_error(capsys):
@@ -74,7 +78,7 @@ def test_an_unknown_provider_is_an_error(capsys):
     with mock.patch.object(collect, 'full_snapshot'), \
             mock.patch.object(classify, 'audit', return_value=report), \
             mock.patch.object(cli.connect, 'for_cloud'):
-        assert cli.execute(args) == cli.BAD_ARGUMENTS
+        assert cli.execute(args) == options.BAD_ARGUMENTS
     assert capsys.readouterr().err.strip() == \
         'orphan-audit: no resource provider nowhere'
 
@@ -86,13 +90,13 @@ def run_command(*argv):
 
     def execute(args, out=None):
         seen.append(args)
-        return cli.NOTHING
+        return options.NOTHING
 
     with mock.patch.object(cli, 'execute', side_effect=execute):
         with pytest.raises(SystemExit) as exit_:
             orphan_audit.Command().run_from_argv(
                 ['manage.py', 'orphan_audit', *argv])
-    assert exit_.value.code == cli.NOTHING
+    assert exit_.value.code == options.NOTHING
     (args,) = seen
     return args
 
@@ -115,7 +119,7 @@ def test_the_management_command_keeps_every_mode(argv, command, checks,
         assert getattr(args, name) == value, name
     if command in ('report', 'apply'):
         # The panel's setting is the default.
-        assert args.min_age is None and cli._min_age(args) == 42
+        assert args.min_age is None and options.min_age(args) == 42
 
 
 @pytest.mark.django_db(databases=['orphan_journal'])
@@ -126,7 +130,7 @@ def test_the_management_command_reaches_the_journal():
     with pytest.raises(SystemExit) as exit_:
         management.call_command('orphan_audit', 'history', '--all-clouds',
                                 '--json', stdout=out)
-    assert exit_.value.code == cli.NOTHING
+    assert exit_.value.code == options.NOTHING
     assert json.loads(out.getvalue()) == []
 
 
@@ -136,7 +140,7 @@ def test_parsers_are_the_same():
                                                    'orphan_audit')
     subparsers = next(a for a in command._actions
                       if isinstance(a, argparse._SubParsersAction))
-    assert sorted(subparsers.choices) == sorted(cli.COMMANDS)
+    assert sorted(subparsers.choices) == sorted(options.COMMANDS)
 
 
 def _down_cell_snapshot():
@@ -169,7 +173,7 @@ def test_a_down_cell_makes_a_partial_run(command):
                            return_value=_down_cell_snapshot()), \
             mock.patch.object(cli.connect, 'for_cloud'), \
             mock.patch.object(cli.connect, 'validate_token'):
-        assert cli.execute(args, out) == cli.PARTIAL == 5
+        assert cli.execute(args, out) == options.PARTIAL == 5
     out = json.loads(out.getvalue())
     assert out['partial'] is True
     assert out['skipped_cells'] == {
@@ -185,7 +189,7 @@ def test_a_down_cell_is_named_in_the_text_report():
                            return_value=_down_cell_snapshot()), \
             mock.patch.object(cli.connect, 'for_cloud'), \
             mock.patch.object(cli.connect, 'validate_token'):
-        assert cli.execute(args, out) == cli.PARTIAL
+        assert cli.execute(args, out) == options.PARTIAL
     first = out.getvalue().splitlines()[0]
     assert first.startswith('PARTIAL: ')
     assert 'host5' in first
@@ -201,7 +205,7 @@ def test_a_whole_run_says_nothing_was_skipped():
                            return_value=Cloud().snapshot()), \
             mock.patch.object(cli.connect, 'for_cloud'), \
             mock.patch.object(cli.connect, 'validate_token'):
-        assert cli.execute(args, out) == cli.NOTHING
+        assert cli.execute(args, out) == options.NOTHING
     out = json.loads(out.getvalue())
     assert out['partial'] is False and out['skipped_cells'] is None
 
@@ -221,7 +225,7 @@ def test_a_report_of_protected_rows_only_says_so_in_one_line():
                            return_value=cloud.snapshot()), \
             mock.patch.object(cli.connect, 'for_cloud'), \
             mock.patch.object(cli.connect, 'validate_token'):
-        assert cli.execute(parse('report'), out) == cli.NOTHING
+        assert cli.execute(parse('report'), out) == options.NOTHING
     # A row per server and provider, as the panel lists them.
     assert out.getvalue() == 'no findings to repair; 4 protected\n'
 
@@ -231,7 +235,7 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     and keeps the service; --whole-service takes it all, and --apply hands
     the decommission what the preview printed."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import teardown
+    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.test_decommission import ironic
 
     cloud, (a, b, c) = ironic()
@@ -241,14 +245,15 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
                 network_client=None, image_client=None):
         return decommission.plan(snapshot, name, min_age, whole_service)
 
-    with mock.patch.object(teardown, 'preview', side_effect=preview), \
-            mock.patch.object(teardown, 'apply',
+    with mock.patch.object(decommission_writes, 'preview',
+                           side_effect=preview), \
+            mock.patch.object(decommission_writes, 'apply',
                               return_value=[]) as apply, \
-            mock.patch.object(cli, 'setup_django'), \
+            mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(cli.connect, 'journal_for_clients'), \
             mock.patch.object(cli.connect, 'for_cloud'):
         printed = io.StringIO()
-        assert cli.execute(parse('decommission', b), printed) == cli.FOUND
+        assert cli.execute(parse('decommission', b), printed) == options.FOUND
         out = printed.getvalue()
         assert 'compute service conductor also serves %s (%s), %s (%s): ' \
             'kept' % tuple(x for n in sorted([a, c]) for x in (n, n)) in out
@@ -267,7 +272,7 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
     tick; without it the preview names the blocker and --apply writes
     nothing; a name that is no such child is refused."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import teardown
+    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.cloud import Cloud
     from tests.unit.cloud import uid
 
@@ -281,15 +286,16 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
                 network_client=None, image_client=None):
         return decommission.plan(snapshot, name, min_age, whole_service)
 
-    with mock.patch.object(teardown, 'preview', side_effect=preview), \
-            mock.patch.object(teardown, 'apply',
+    with mock.patch.object(decommission_writes, 'preview',
+                           side_effect=preview), \
+            mock.patch.object(decommission_writes, 'apply',
                               return_value=[]) as apply, \
-            mock.patch.object(cli, 'setup_django'), \
+            mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(cli.connect, 'journal_for_clients'), \
             mock.patch.object(cli.connect, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', 'host1'),
-                           printed) == cli.FOUND
+                           printed) == options.FOUND
         out = printed.getvalue()
         assert ('foreign  blazar_host1 (%s): deleted only with '
                 '--delete-foreign-child blazar_host1' % blazar) in out
@@ -307,7 +313,7 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
         assert not [b for b in listed['blockers'] if "Blazar's" in b]
         assert cli.execute(parse('decommission', 'host1', '--apply',
                                  '--delete-foreign-child', 'blazar_host2'),
-                           io.StringIO()) == cli.BAD_ARGUMENTS
+                           io.StringIO()) == options.BAD_ARGUMENTS
         assert 'blazar_host2: not a child of host1' in capsys.readouterr().err
         apply.assert_not_called()
         cli.execute(parse('decommission', 'host1', '--apply',
@@ -317,23 +323,79 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
     assert call.kwargs['children'] == {agent, blazar}
 
 
+def test_a_foreign_child_refusal_names_the_option_not_a_tick():
+    """The panel's "tick it" is a checkbox; on the command line the
+    refusal names ``--delete-foreign-child``, in text and in JSON."""
+    from orphan_dashboard.audit import decommission
+    from orphan_dashboard.writing import decommission as decommission_writes
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+
+    cloud = Cloud()
+    cloud.host('host1', state='down', forced_down=True)
+    cloud.child(uid('host1'), 'blazar_host1')
+    snapshot = cloud.snapshot()
+    with mock.patch.object(decommission_writes, 'preview',
+                           return_value=decommission.plan(
+                               snapshot, 'host1', 0, False)), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        printed, exported = io.StringIO(), io.StringIO()
+        cli.execute(parse('decommission', 'host1'), printed)
+        cli.execute(parse('decommission', 'host1', '--json'), exported)
+    refusals = [line for line in printed.getvalue().splitlines()
+                if line.startswith('cannot be carried out now')] + \
+        json.loads(exported.getvalue())['blockers']
+    assert len(refusals) == 2
+    for refusal in refusals:
+        assert 'tick' not in refusal
+        assert 'delete it here with --delete-foreign-child' in refusal
+
+
+@contextlib.contextmanager
+def journal_of(found, names):
+    """``history`` run over a journal streaming ``found`` (afresh at each
+    read, as the journal does) and the current ``names``."""
+    from orphan_dashboard.operations import history
+
+    with mock.patch.object(history, 'every_entry',
+                           side_effect=lambda *a, **k: iter(found)), \
+            mock.patch.object(history, 'current_names',
+                              return_value=names), \
+            mock.patch.object(history.journal, 'provider_names',
+                              return_value={}), \
+            mock.patch.object(handlers, 'setup_django'), \
+            mock.patch.object(cli.connect, 'cloud_for_clients'), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        yield
+
+
+def test_history_of_a_cloud_with_no_entries_says_so():
+    """An empty journal is one line, not silence a script cannot tell
+    from a broken pipe."""
+    with journal_of((), {}):
+        printed = io.StringIO()
+        assert cli.execute(parse('history'), printed) == options.NOTHING
+    assert printed.getvalue() == \
+        'the journal holds no entries for this cloud\n'
+
+
 def test_the_decommission_preview_names_servers_and_providers():
     """Its steps lead with the verdict's name and the evacuated server's
     name, its providers with the hypervisor's: each uuid beside it."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import teardown
+    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.test_decommission import dead_host1
     from tests.unit.test_decommission import H1
 
     cloud, who = dead_host1()
     snapshot = cloud.snapshot()
     name = snapshot.servers[who['evacuated']].name
-    with mock.patch.object(teardown, 'preview', return_value=(
+    with mock.patch.object(decommission_writes, 'preview', return_value=(
             decommission.plan(snapshot, 'host1', 0))), \
             mock.patch.object(cli.connect, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', 'host1'),
-                           printed) == cli.FOUND
+                           printed) == options.FOUND
     out = printed.getvalue()
     assert 'evacuated source    %s (%s): ' % (name, who['evacuated']) in out
     assert ', host1 (%s)' % H1 in out
@@ -344,8 +406,6 @@ def test_history_names_servers_and_providers_beside_their_ids():
     """A line says which server on which hypervisor, as the panel's
     History does; --json keeps the ids and adds the names."""
     from orphan_dashboard.models import JournalEntry
-    from orphan_dashboard.operations import history
-
     vm, rp = 'a' * 8 + '-vm', 'b' * 8 + '-rp'
     found = [JournalEntry(
         id=7, created=datetime.datetime(2026, 11, 25, tzinfo=datetime.
@@ -356,17 +416,9 @@ def test_history_names_servers_and_providers_beside_their_ids():
     names = {'providers': {rp: 'host1'}, 'servers': {vm: 'web-1'},
              'projects': {}, 'users': {}}
     # The journal streams its entries: they are read once.
-    with mock.patch.object(history, 'every_entry',
-                           side_effect=lambda *a, **k: iter(found)), \
-            mock.patch.object(history, 'current_names',
-                              return_value=names), \
-            mock.patch.object(history.journal, 'provider_names',
-                              return_value={}), \
-            mock.patch.object(cli, 'setup_django'), \
-            mock.patch.object(cli.connect, 'cloud_for_clients'), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+    with journal_of(found, names):
         printed = io.StringIO()
-        assert cli.execute(parse('history'), printed) == cli.NOTHING
+        assert cli.execute(parse('history'), printed) == options.NOTHING
         exported = io.StringIO()
         cli.execute(parse('history', '--json'), exported)
     line = printed.getvalue()
@@ -383,15 +435,15 @@ def test_outcomes_name_the_server_a_preview_read():
 
     selection = repair.Selection('vm-uuid', 'rp-uuid', 'delete')
     row = repair.Row(selection, server='web-1')
-    names = cli.row_names([row], {'rp-uuid': 'host2'})
+    names = rendering.row_names([row], {'rp-uuid': 'host2'})
     printed = io.StringIO()
-    cli.print_outcomes([repairs.repair.Outcome(selection, 'skipped',
-                                               'gone')], printed, names)
+    rendering.print_outcomes([repairs.repair.Outcome(selection, 'skipped',
+                                                     'gone')], printed, names)
     assert printed.getvalue() == (
         'skipped  delete           server web-1 (vm-uuid) on host2 '
         '(rp-uuid): gone\n')
-    (outcome,) = cli.outcomes_json([repair.Outcome(selection, 'done', 'ok')],
-                                   names)
+    (outcome,) = rendering.outcomes_json(
+        [repair.Outcome(selection, 'done', 'ok')], names)
     assert (outcome['consumer_name'], outcome['provider_name']) == (
         'web-1', 'host2')
 
@@ -402,18 +454,19 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
     panel's own: the command's words and the engine's reasons in Russian,
     the ids and names as they are."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import teardown
+    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.test_decommission import dead_host1
     from tests.unit.test_decommission import H1
 
     cloud, who = dead_host1()
     plan = decommission.plan(cloud.snapshot(), 'host1', 0)
     monkeypatch.setenv('LANGUAGE', 'ru')
-    with mock.patch.object(teardown, 'preview', return_value=plan), \
+    with mock.patch.object(decommission_writes, 'preview',
+                           return_value=plan), \
             mock.patch.object(cli.connect, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', 'host1'),
-                           printed) == cli.FOUND
+                           printed) == options.FOUND
     out = printed.getvalue()
     assert 'затем: удалить вычислительную службу host1 (Nova удалит её ' \
         'провайдеров; откат не создаёт службу заново)' in out
@@ -421,7 +474,8 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
     assert 'удаляется только с --delete-unknown %s' % who['stranger'] in out
     assert 'then:' not in out and 'evacuated from' not in out
     monkeypatch.setenv('LANGUAGE', 'en')
-    with mock.patch.object(teardown, 'preview', return_value=plan), \
+    with mock.patch.object(decommission_writes, 'preview',
+                           return_value=plan), \
             mock.patch.object(cli.connect, 'for_cloud'):
         printed = io.StringIO()
         cli.execute(parse('decommission', 'host1'), printed)
@@ -440,8 +494,9 @@ def test_a_plan_that_keeps_a_protected_row_says_so():
                   before={'h2': {'VCPU': 2}, 'h5': {'VCPU': 1}},
                   after={'h2': {'VCPU': 1}, 'h5': {'VCPU': 1}}, kept=['h5'])
     out = io.StringIO()
-    cli.print_rows([repair.Row(repair.Selection('vm', 'h2', plan.action),
-                               plan)], out, {'h5': 'host5'})
+    rendering.print_rows([repair.Row(repair.Selection('vm', 'h2',
+                                                      plan.action),
+                                     plan)], out, {'h5': 'host5'})
     lines = out.getvalue().splitlines()
     assert lines[0].startswith('plan: openstack ')
     assert lines[1] == 'kept as read, its row is protected: host5'

@@ -23,6 +23,7 @@ from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.cli import options
 from orphan_dashboard.reading import collect
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
@@ -72,7 +73,7 @@ def with_segment(found):
 
 
 def run(*argv, segment=False):
-    args = cli.build_parser().parse_args(['capacity', *argv])
+    args = options.build_parser().parse_args(['capacity', *argv])
     out = io.StringIO()
     found, vm = snapshot()
     if segment:
@@ -88,7 +89,7 @@ def run(*argv, segment=False):
 
 def test_json_has_one_row_per_hypervisor_with_its_state():
     code, out, vm = run('--flavor', 'm1.small', '--json', '--min-age', '0')
-    assert code == cli.NOTHING
+    assert code == options.NOTHING
     found = json.loads(out)
     assert found['flavor'] == {'id': 'f1', 'name': 'm1.small', 'resources': {
         'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}
@@ -118,7 +119,7 @@ def test_the_min_age_protects_and_then_nothing_fits_after_repair():
 
 def test_a_custom_class_no_hypervisor_has_fits_nowhere():
     code, out, _ = run('--flavor', 'fpga', '--min-age', '0')
-    assert code == cli.NOTHING
+    assert code == options.NOTHING
     assert 'fits now: 0, fits after repair: 0, does not fit: 3' in out
     assert 'flavor fpga: CUSTOM_FPGA_X=1, DISK_GB=1' in out
 
@@ -168,7 +169,7 @@ def test_a_segment_provider_is_no_hypervisor():
 def test_a_flavor_it_cannot_judge_is_a_bad_argument(capsys, flavor,
                                                     message):
     code, out, _ = run('--flavor', flavor)
-    assert code == cli.BAD_ARGUMENTS
+    assert code == options.BAD_ARGUMENTS
     assert capsys.readouterr().err.startswith(message)
     assert out == ''
 
@@ -265,8 +266,8 @@ def test_the_limits_of_the_compute_endpoint_in_use(url, scope):
 
 
 def run_by_project(*argv, identity_client=None):
-    args = cli.build_parser().parse_args(['report', '--by', 'project',
-                                          *argv])
+    args = options.build_parser().parse_args(['report', '--by', 'project',
+                                              *argv])
     out = io.StringIO()
     found, vm = snapshot()
     clients = mock.Mock(identity=identity_client)
@@ -287,13 +288,16 @@ def test_report_by_project_json():
                                identity_client=Keystone([
                                    limit('class:VCPU', 20),
                                    limit('class:MEMORY_MB', 4096)]))
-    assert code == cli.FOUND
+    assert code == options.FOUND
     (row,) = json.loads(out)['projects']
     assert row == {'project_id': 'p', 'project_name': None,
                    'held': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
                    'usage': {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2},
                    'needed': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
-                   'limits': {'VCPU': 20, 'MEMORY_MB': 4096}}
+                   'freed': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
+                   'limits': {'VCPU': 20, 'MEMORY_MB': 4096},
+                   'headroom': {'VCPU': 18, 'MEMORY_MB': 3072},
+                   'headroom_after': {'VCPU': 19, 'MEMORY_MB': 3584}}
 
 
 def test_report_by_project_reads_the_limits_nova_enforces():
@@ -321,7 +325,7 @@ def test_report_by_project_without_a_compute_endpoint_shows_no_limit(
                                identity_client=Keystone(
                                    [limit('class:VCPU', 20)],
                                    catalog=CATALOG[1:]))
-    assert code == cli.FOUND
+    assert code == options.FOUND
     (row,) = json.loads(out)['projects']
     assert row['limits'] == {}
     assert 'no limits are shown' in caplog.text
@@ -330,10 +334,10 @@ def test_report_by_project_without_a_compute_endpoint_shows_no_limit(
 def test_report_by_project_without_keystone_limits_is_no_error():
     broken = mock.Mock(get=mock.Mock(side_effect=RuntimeError('404')))
     code, out = run_by_project('--min-age', '0', identity_client=broken)
-    assert code == cli.FOUND
+    assert code == options.FOUND
     assert out.splitlines()[1].split() == [
         'VCPU', 'held', 'by', 'findings', '1', 'usage', '2', 'needed', '1',
-        'limit', '-']
+        'limit', '-', 'freed', 'by', 'the', 'repairs', '1']
 
 
 def test_report_by_project_in_the_language_the_environment_asks_for(
@@ -343,26 +347,27 @@ def test_report_by_project_in_the_language_the_environment_asks_for(
         [limit('class:VCPU', 20)]))
     assert out.splitlines()[1].split() == [
         'VCPU', 'занято', 'находками', '1', 'использование', '2', 'нужно',
-        '1', 'лимит', '20']
+        '1', 'лимит', '20', 'освободят', 'исправления', '1', 'запас', '18',
+        'сейчас,', '19', 'после']
 
 
 def test_report_by_project_is_for_the_whole_cloud(capsys):
     code, _ = run_by_project('--provider', 'host1')
-    assert code == cli.BAD_ARGUMENTS
+    assert code == options.BAD_ARGUMENTS
 
 
 def test_metrics_hold_per_class_and_project_and_the_flavor_fits(
         monkeypatch):
     from prometheus_client import parser
     monkeypatch.setenv('ORPHAN_AUDIT_METRIC_FLAVORS', 'm1.small, nope')
-    args = cli.build_parser().parse_args(['metrics', '--min-age', '0'])
+    args = options.build_parser().parse_args(['metrics', '--min-age', '0'])
     out = io.StringIO()
     found, _ = snapshot()
     with mock.patch.object(collect, 'full_snapshot', return_value=found), \
             mock.patch.object(nova, 'flavor_list', return_value=[SMALL]), \
             mock.patch.object(cli.connect, 'for_cloud'), \
             mock.patch.object(cli.connect, 'validate_token'):
-        assert cli.execute(args, out) == cli.NOTHING
+        assert cli.execute(args, out) == options.NOTHING
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for family in parser.text_string_to_metric_families(
                    out.getvalue()) for s in family.samples}

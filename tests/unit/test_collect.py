@@ -340,6 +340,58 @@ def test_a_down_cells_hypervisor_listing_leaves_what_is_proven():
         cloud.uid('cmp7.example'): ('cmp7.example', 'host7')}
 
 
+def test_a_down_cells_sweep_asks_nova_what_the_healthy_cells_hold():
+    """While a cell is down, a consumer no listing shows on a healthy
+    host, and an unconfirmed node holding an allocation, are asked about
+    one by one (instance actions, ``GET /os-hypervisors/{uuid}``): Nova's
+    answers prove them a healthy cell's, and they are judged.  Nothing else
+    is asked."""
+    node = cloud.uid('ironic-node')
+    ghost, metal = cloud.uid('ghost'), cloud.uid('metal-ghost')
+    held = {cloud.uid('host1'): {ghost: {'resources': {'VCPU': 1}}},
+            node: {metal: {'resources': {'CUSTOM_BAREMETAL': 1}}},
+            cloud.uid('host5'): {cloud.uid('cell2-ghost'): {
+                'resources': {'VCPU': 1}}}}
+    shown = {node: {'id': node, 'hypervisor_hostname': node,
+                    'state': 'up', 'status': 'enabled',
+                    'service': {'host': 'ironic-1'}}}
+    patches = _cloud_with_a_down_cell(ks_exc.InternalServerError('down'))
+    patches += [
+        mock.patch.object(placement, 'provider_list', return_value=[
+            {'uuid': cloud.uid(n), 'name': n, 'generation': 1,
+             'root_provider_uuid': cloud.uid(n)}
+            for n in ('host1', 'host5', 'cmp7.example')] + [
+            {'uuid': node, 'name': node, 'generation': 1,
+             'root_provider_uuid': node}]),
+        mock.patch.object(placement, 'provider_allocations',
+                          side_effect=lambda c, rp: held.get(rp, {})),
+        mock.patch.object(placement, 'consumer_allocations',
+                          side_effect=lambda c, u: {
+                              'allocations': {
+                                  rp: on[u] for rp, on in held.items()
+                                  if u in on},
+                              'consumer_generation': 1,
+                              'project_id': 'p', 'user_id': 'u',
+                              'last_modified': cloud.LONG_AGO}),
+        mock.patch.object(nova, 'hypervisor_get',
+                          side_effect=lambda c, u: shown.get(u)),
+        mock.patch.object(nova, 'instance_known', return_value=True)]
+    with contextlib.ExitStack() as stack:
+        asked = [stack.enter_context(p) for p in patches][-2:]
+        snapshot = collect.full_snapshot(None, None)
+    assert [c.args[1] for c in asked[0].call_args_list] == [node]
+    assert sorted(c.args[1] for c in asked[1].call_args_list) == sorted(
+        [ghost, metal])
+    assert snapshot.hypervisors[node].host == 'ironic-1'
+    found = {(f.consumer, f.provider): f.verdict
+             for f in classify.audit(snapshot, min_age=0).findings
+             if f.consumer != cloud.uid('vm')}
+    assert found == {(ghost, cloud.uid('host1')): m.DELETED_INSTANCE,
+                     (metal, node): m.DELETED_INSTANCE,
+                     (cloud.uid('cell2-ghost'), cloud.uid('host5')):
+                     m.PROTECTED}
+
+
 def test_a_refresh_lists_hypervisors_again_after_a_partial_sweep():
     """A refresh reuses the last hypervisor listing only if it was whole:
     the cell back up, the next refresh sees all of it."""
@@ -562,3 +614,15 @@ def test_a_refresh_reads_only_the_images_it_does_not_know():
     assert servers[new].image_properties == {'hw_mem_encryption': 'true'}
     assert servers[cloud.uid('unread')].image_properties == {}
     assert servers[cloud.uid('deleted')].image_fault == m.IMAGE_GONE
+
+
+def test_a_sweep_keeps_a_connection_for_each_request_in_flight():
+    """Two reads of ``concurrency`` at a time (allocations and
+    inventories) beside the sweep's five other readers."""
+    fake, _mig = unconfirmed_resize()
+    with fake.serving(), mock.patch.object(collect.client,
+                                           'hold_connections') as hold:
+        collect.full_snapshot(mock.sentinel.placement, mock.sentinel.nova,
+                              concurrency=8)
+    assert mock.call(mock.sentinel.placement, 21) in hold.call_args_list
+    assert mock.call(mock.sentinel.nova, 21) in hold.call_args_list

@@ -189,9 +189,9 @@ def test_orphan_audit_without_horizon_reads_the_environment(tmp_path):
     env.update(ORPHAN_AUDIT_MIN_AGE='0', ORPHAN_AUDIT_JOURNAL_DIR=str(
         tmp_path))
     code = ('from orphan_dashboard import conf\n'
-            'from orphan_dashboard.cli import commands\n'
+            'from orphan_dashboard.cli import handlers\n'
             'print(conf.MIN_AGE.get(), conf.MAX_ROWS.get())\n'
-            'commands.setup_django()\n'
+            'handlers.setup_django()\n'
             'print(conf.MIN_AGE.get(), conf.MAX_ROWS.get())\n')
     result = subprocess.run([sys.executable, '-c', code], env=env,
                             capture_output=True, text=True, timeout=120)

@@ -20,6 +20,9 @@ import pytest
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.cli import handlers
+from orphan_dashboard.cli import options
+from orphan_dashboard.cli import rendering
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import read_topology
 from tests.unit.cloud import uid
@@ -134,12 +137,12 @@ def test_a_host_with_thousands_of_servers_is_printed_whole():
     plan = decommission.plan(cloud.snapshot(), 'ironic', min_age=0)
     assert len(plan.servers) == 5000
     out = io.StringIO()
-    cli.print_decommission(plan, set(), out)
+    rendering.print_decommission(plan, set(), out)
     (blocker,) = [line for line in out.getvalue().splitlines()
                   if 'servers still on it' in line]
     assert all('node-%d (%s)' % (i, u) in blocker
                for i, u in enumerate(nodes))
-    listed = cli.decommission_json(plan, set())['blockers']
+    listed = rendering.decommission_json(plan, set())['blockers']
     assert [b for b in listed if nodes[-1] in b]
 
 
@@ -250,8 +253,8 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
 
     from orphan_dashboard.api import nova
     from orphan_dashboard.api import placement
+    from orphan_dashboard.writing import decommission as flow
     from orphan_dashboard.writing import repair
-    from orphan_dashboard.writing import teardown as flow
 
     cloud, who = dead_host1()
     cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
@@ -350,8 +353,9 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
 
     from orphan_dashboard.api import nova
     from orphan_dashboard.api import placement
+    from orphan_dashboard.writing import decommission as flow
+    from orphan_dashboard.writing import providers as provider_writes
     from orphan_dashboard.writing import repair
-    from orphan_dashboard.writing import teardown as flow
 
     cloud = Cloud()
     cloud.host('host1', state='down', forced_down=True)
@@ -375,9 +379,10 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
                 mock.patch.object(nova, 'service_list', return_value=[
                     {'host': 'host1', 'id': uid('host1-svc')}]), \
                 mock.patch.object(nova, 'delete_service') as service, \
-                mock.patch.object(repair, 'delete_provider', return_value=(
-                    repair.Outcome(repair.Selection('', blazar, 'x'),
-                                   repair.DONE, 'deleted'))) as delete:
+                mock.patch.object(
+                    provider_writes, 'delete_provider', return_value=(
+                        repair.Outcome(repair.Selection('', blazar, 'x'),
+                                       repair.DONE, 'deleted'))) as delete:
             outcomes = flow.apply(None, None, mock.Mock(), 'host1', [], (),
                                   min_age=0, bound=shown.binding(),
                                   children=children)
@@ -444,10 +449,10 @@ def test_the_command_line_refuses_a_child_providers_name():
     err = io.StringIO()
     with mock.patch.object(ops, 'preview', return_value=plan), \
             mock.patch.object(ops, 'apply', return_value=[]) as apply, \
-            mock.patch.object(cli, 'setup_django'), \
+            mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(cli.connect, 'journal_for_clients'), \
             mock.patch('sys.stderr', err):
-        code = cli.cmd_decommission(args, None, io.StringIO())
+        code = handlers.cmd_decommission(args, None, io.StringIO())
     apply.assert_not_called()
-    assert code == cli.ERROR
+    assert code == options.ERROR
     assert 'is a child provider of host1' in err.getvalue()

@@ -24,6 +24,7 @@ from keystoneauth1 import token_endpoint
 import pytest
 
 from orphan_dashboard.api import neutron
+from orphan_dashboard.api import paging
 from orphan_dashboard.reading import collect
 
 NEUTRON = 'http://neutron.test'
@@ -201,7 +202,7 @@ def test_a_repeated_page_is_an_error_not_a_short_listing(requests_mock):
     requests_mock.get(NEUTRON + '/v2.0/ports', json={
         'ports': [{'id': 'a', 'resource_request': None}],
         'ports_links': [{'rel': 'next', 'href': 'ignored'}]})
-    with pytest.raises(neutron.PagingError):
+    with pytest.raises(paging.PagingError):
         neutron.resource_ports(network_client())
     assert collect.read_ports(network_client())['ports'] is None
 

@@ -30,9 +30,10 @@ from orphan_dashboard.operations import restore
 from orphan_dashboard.operations import snapshot
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import snapshots
+from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import teardown
+from orphan_dashboard.writing import restore as restore_writes
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -167,9 +168,9 @@ def test_a_restore_preview_carries_what_nova_says_now():
                                                          consumer='c2')]
     rows = [(e, repair.Row(repair.Selection(e.consumer, 'rp', 'restore')))
             for e in entries]
-    with mock.patch.object(repair, 'preview_restore',
+    with mock.patch.object(restore_writes, 'preview_restore',
                            return_value=rows) as preview, \
-            mock.patch.object(repair, 'restore_notes',
+            mock.patch.object(restore_writes, 'restore_notes',
                               return_value=({2: ('deleted server',)},
                                             {'c1': 'web-1'})):
         assert restore.preview(CLIENTS, entries, {'x': 1}) is rows
@@ -203,7 +204,7 @@ def test_a_restore_recreates_a_deep_chain_of_providers_parents_first():
     consumer = _Journaled(id=-1, kind='allocations', provider=chain[-1],
                           before={chain[-1]: {'VCPU': 1}})
     entries = providers[::-1][:10] + [consumer] + providers[::-1][10:]
-    ordered = repair._parents_first(entries)
+    ordered = restore_writes._parents_first(entries)
     assert [e.provider for e in ordered[:-1]] == chain
     assert ordered[-1] is consumer
 
@@ -301,11 +302,11 @@ def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
     like any repair's, and judge its servers' needs with their images:
     Neutron and Glance are handed on in the preview and at submit."""
     clients = client.Clients('placement', 'nova', None, 'network', 'image')
-    with mock.patch.object(teardown, 'preview') as preview:
+    with mock.patch.object(decommission_writes, 'preview') as preview:
         decommission.preview(clients, 'host1', 0)
     assert preview.call_args.kwargs['network_client'] == 'network'
     assert preview.call_args.kwargs['image_client'] == 'image'
-    with mock.patch.object(teardown, 'apply') as apply:
+    with mock.patch.object(decommission_writes, 'apply') as apply:
         decommission.apply(clients, 'journal', 'host1', [], (), 0)
     assert apply.call_args.kwargs['network_client'] == 'network'
     assert apply.call_args.kwargs['image_client'] == 'image'

@@ -27,7 +27,7 @@ pytest.importorskip('osc_lib')
 
 from orphan_dashboard.audit import model as m  # noqa: E402
 from orphan_dashboard.audit import reasons  # noqa: E402
-from orphan_dashboard.cli import commands  # noqa: E402
+from orphan_dashboard.cli import options  # noqa: E402
 from orphan_dashboard.cli import osc  # noqa: E402
 from orphan_dashboard.cli import osc_commands  # noqa: E402
 from orphan_dashboard.operations import repairs  # noqa: E402
@@ -82,7 +82,7 @@ def run(command_class, *argv, audited=None):
 
 def test_list_prints_the_problems_with_orphan_audits_exit_code():
     code, out = run(osc_commands.ListOrphan, '-f', 'json')
-    assert code == commands.FOUND
+    assert code == options.FOUND
     rows = json.loads(out)
     assert [(r['Consumer'], r['Provider Name'], r['Verdict'], r['Action'])
             for r in rows] == [
@@ -110,13 +110,13 @@ def test_list_names_the_server_and_an_incomplete_consumers_owner():
 def test_list_filters_verdicts_and_columns():
     code, out = run(osc_commands.ListOrphan, '--verdict',
                     m.EVACUATED_SOURCE, '-f', 'json', '-c', 'Consumer')
-    assert code == commands.FOUND
+    assert code == options.FOUND
     assert json.loads(out) == [{'Consumer': MOVED}]
 
 
 @pytest.mark.parametrize('audited,code', [
-    (report(), commands.NOTHING),
-    (report(down_cells=True), commands.PARTIAL),
+    (report(), options.NOTHING),
+    (report(down_cells=True), options.PARTIAL),
 ])
 def test_list_exits_as_orphan_audit_report(audited, code):
     assert run(osc_commands.ListOrphan, '-f', 'json',
@@ -125,13 +125,13 @@ def test_list_exits_as_orphan_audit_report(audited, code):
 
 def test_show_a_consumer_and_an_unknown_name(capsys):
     code, out = run(osc_commands.ShowOrphan, GHOST, '-f', 'json')
-    assert code == commands.FOUND
+    assert code == options.FOUND
     shown = json.loads(out)
     assert shown['consumer'] == GHOST
     assert [(a['provider_name'], a['verdict']) for a in
             shown['allocations']] == [('host2', m.DELETED_INSTANCE)]
     assert run(osc_commands.ShowOrphan, 'nothing')[0] == \
-        commands.BAD_ARGUMENTS
+        options.BAD_ARGUMENTS
     assert 'no consumer or provider nothing' in capsys.readouterr().err
 
 
@@ -152,7 +152,7 @@ def writes():
                                   entry_id=7) for r in rows]) as apply, \
             mock.patch.object(osc_commands.connect, 'journal_for_clients',
                               return_value=mock.sentinel.journal), \
-            mock.patch.object(osc_commands.commands, 'setup_django'), \
+            mock.patch.object(osc_commands.handlers, 'setup_django'), \
             mock.patch.object(repairs.repair.Row, 'commands', ['plan']):
         yield preview, apply
 
@@ -160,7 +160,7 @@ def writes():
 def test_repair_without_yes_previews_and_writes_nothing(writes):
     preview, apply = writes
     code, out = run(osc_commands.RepairOrphan, GHOST, '-f', 'json')
-    assert code == commands.FOUND
+    assert code == options.FOUND
     (selection,) = preview.call_args.args[1]
     assert selection == repairs.Selection(GHOST, HOST2, m.DELETE)
     apply.assert_not_called()
@@ -172,7 +172,7 @@ def test_repair_with_yes_applies_what_was_previewed(writes, capsys):
     preview, apply = writes
     code, out = run(osc_commands.RepairOrphan, GHOST, '--action', m.HEAL,
                     '--yes', '-f', 'json')
-    assert code == commands.APPLIED
+    assert code == options.APPLIED
     (selection,) = preview.call_args.args[1]
     assert selection.action == m.HEAL
     clients, journal, rows = apply.call_args.args[:3]
@@ -189,7 +189,7 @@ def test_repair_with_yes_applies_what_was_previewed(writes, capsys):
 def test_repair_refuses_what_the_consumer_does_not_offer(writes, argv):
     preview, apply = writes
     assert run(osc_commands.RepairOrphan, *argv)[0] == \
-        commands.BAD_ARGUMENTS
+        options.BAD_ARGUMENTS
     preview.assert_not_called()
     apply.assert_not_called()
 
@@ -212,11 +212,42 @@ def test_restore_without_yes_writes_nothing(writes):
                               return_value={HOST2: 'host2'}):
         code, out = run_without_audit(osc_commands.RestoreOrphan, '3',
                                       '-f', 'json')
-        assert code == commands.FOUND
+        assert code == options.FOUND
         restored.assert_not_called()
         assert [r['Status'] for r in json.loads(out)] == ['preview']
         # A deleted host by the name its journaled record keeps.
         assert [r['Provider Name'] for r in json.loads(out)] == ['host2']
+
+
+def test_a_replayed_restore_with_yes_exits_0_saying_nothing_was_left(
+        writes, capsys):
+    """``--yes`` again on restored entries skips each: nothing is left to
+    restore, so no "something to restore" (3)."""
+    from orphan_dashboard.operations import history
+    from orphan_dashboard.operations import restore
+
+    entry = mock.Mock(id=3)
+    row = repairs.repair.Row(repairs.Selection(GHOST, HOST2, m.RESTORE),
+                             error='already restored')
+    skipped = repairs.repair.Outcome(row.selection, repairs.SKIPPED,
+                                     'already restored')
+    with mock.patch.object(osc_commands.connect, 'cloud_for_clients'), \
+            mock.patch.object(osc_commands.connect, 'journal_for_clients'), \
+            mock.patch.object(osc_commands.handlers, 'setup_django'), \
+            mock.patch.object(history, 'entries_by_id',
+                              return_value=[entry]), \
+            mock.patch.object(restore, 'restorable'), \
+            mock.patch.object(restore, 'preview',
+                              return_value=[(entry, row)]), \
+            mock.patch.object(restore, 'restore', return_value=[skipped]), \
+            mock.patch.object(history, 'provider_names', return_value={}), \
+            mock.patch.object(history.journal, 'provider_names',
+                              return_value={}):
+        code, _out = run_without_audit(osc_commands.RestoreOrphan, '3',
+                                       '--yes', '-f', 'json')
+    assert code == options.NOTHING
+    assert capsys.readouterr().err.splitlines()[-1] == \
+        'nothing was left to restore'
 
 
 def run_without_audit(command_class, *argv):
@@ -275,8 +306,8 @@ def decommission_plan(**fields):
 
 
 @pytest.mark.parametrize('argv,code,applied', [
-    ((), commands.FOUND, False),
-    (('--yes',), commands.APPLIED, True),
+    ((), options.FOUND, False),
+    (('--yes',), options.APPLIED, True),
 ])
 def test_decommission_writes_only_with_yes(argv, code, applied):
     from orphan_dashboard.operations import decommission
@@ -291,8 +322,8 @@ def test_decommission_writes_only_with_yes(argv, code, applied):
                               return_value=done) as apply, \
             mock.patch.object(osc_commands.connect, 'journal_for_clients',
                               return_value=mock.sentinel.journal), \
-            mock.patch.object(osc_commands.commands, 'setup_django'), \
-            mock.patch.object(osc_commands.commands,
+            mock.patch.object(osc_commands.handlers, 'setup_django'), \
+            mock.patch.object(osc_commands.rendering,
                               'print_decommission') as printed:
         result, out = run_without_audit(osc_commands.DecommissionOrphan,
                                         'host2', '-f', 'json', *argv)
@@ -333,7 +364,7 @@ def test_a_consumer_with_no_recommended_repair_asks_for_one(writes, capsys):
     unknown = finding(GHOST, HOST2, m.UNKNOWN_CONSUMER, (m.DELETE,))
     code, out = run(osc_commands.RepairOrphan, GHOST, '-f', 'json',
                     audited=report(unknown))
-    assert code == commands.FOUND
+    assert code == options.FOUND
     assert json.loads(out) == []
     assert 'name one with --action (offered: delete)' in \
         capsys.readouterr().err
@@ -346,7 +377,7 @@ def test_tables_print_the_plan_one_command_a_line(writes):
                            ['openstack one', 'openstack two']):
         code, out = run(osc_commands.RepairOrphan, GHOST, '-f', 'table',
                         '-c', 'Plan')
-    assert code == commands.FOUND
+    assert code == options.FOUND
     assert [line.strip('| ') for line in out.splitlines()
             if 'openstack' in line] == ['openstack one', 'openstack two']
 
@@ -361,8 +392,8 @@ def test_decommission_hands_the_named_foreign_children_to_the_writes(
             mock.patch.object(decommission, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(osc_commands.connect, 'journal_for_clients'), \
-            mock.patch.object(osc_commands.commands, 'setup_django'), \
-            mock.patch.object(osc_commands.commands, 'print_decommission'):
+            mock.patch.object(osc_commands.handlers, 'setup_django'), \
+            mock.patch.object(osc_commands.rendering, 'print_decommission'):
         run_without_audit(osc_commands.DecommissionOrphan, 'host2', '--yes',
                           '--delete-foreign-child', 'host2:br-phys')
     plan.pick_children.assert_called_once_with(['host2:br-phys'])
@@ -376,7 +407,7 @@ def test_decommission_hands_the_named_foreign_children_to_the_writes(
         result, _ = run_without_audit(osc_commands.DecommissionOrphan,
                                       'host2', '--yes',
                                       '--delete-foreign-child', 'typo')
-    assert result == commands.BAD_ARGUMENTS
+    assert result == options.BAD_ARGUMENTS
     assert "typo: not a child of host2 that is not Nova's" in \
         capsys.readouterr().err
     apply.assert_not_called()
@@ -391,7 +422,7 @@ def test_the_plugin_speaks_the_language_the_environment_asks_for(
                            return_value=decommission_plan()):
         result, out = run_without_audit(osc_commands.DecommissionOrphan,
                                         'host2', '-f', 'json')
-    assert result == commands.FOUND
+    assert result == options.FOUND
     rows = json.loads(out)
     assert rows[1]['Message'] == (
         'удалить то, что Nova оставит от провайдера host2 (%s)' % HOST2)
@@ -428,7 +459,7 @@ def test_capacity_rows_are_orphan_audit_capacitys():
 
     code, out, vm = run_capacity('--flavor', 'm1.small', '--min-age', '0',
                                  '-f', 'json')
-    assert code == commands.NOTHING
+    assert code == options.NOTHING
     rows = json.loads(out)
     assert [(r['Hypervisor'], r['State']) for r in rows] == [
         ('host1', 'fits_after_repair'), ('host3', 'fits_now'),
@@ -446,7 +477,7 @@ def test_capacity_rows_are_orphan_audit_capacitys():
 def test_capacity_as_a_table_names_the_repairs_servers():
     code, out, vm = run_capacity('--flavor', 'm1.small', '--min-age', '0',
                                  '-f', 'table', '-c', 'Repairs')
-    assert code == commands.NOTHING
+    assert code == options.NOTHING
     assert 'trim to current host server vm1 (%s) frees' % vm in out
 
 
@@ -464,7 +495,7 @@ def test_capacity_takes_the_audit_options():
 def test_capacity_without_a_flavor_the_numbers_per_class():
     code, out, vm = run_capacity('--provider', 'host1', '--min-age', '0',
                                  '-f', 'json')
-    assert code == commands.NOTHING
+    assert code == options.NOTHING
     assert [(r['Resource Class'], r['Capacity'], r['Used'], r['Held'],
              r['Free'], r['Free After Repair']) for r in json.loads(out)] == [
         ('VCPU', 1, 1, 1, 0, 1), ('MEMORY_MB', 512, 512, 512, 0, 512),
@@ -478,7 +509,44 @@ def test_capacity_without_a_flavor_the_numbers_per_class():
 ])
 def test_capacity_refuses_what_it_cannot_judge(capsys, argv, message):
     code, out, _ = run_capacity(*argv)
-    assert code == commands.BAD_ARGUMENTS
+    assert code == options.BAD_ARGUMENTS
     assert 'openstack placement orphan: %s' % message in \
         capsys.readouterr().err
     assert out == ''
+
+
+@pytest.mark.parametrize('command_class', [
+    osc_commands.ListOrphan, osc_commands.ShowOrphan,
+    osc_commands.RepairOrphan, osc_commands.RestoreOrphan,
+    osc_commands.DecommissionOrphan, osc_commands.CapacityOrphan])
+def test_the_help_is_plain_text(command_class):
+    """cliff prints a command's docstring as it is: no reStructuredText."""
+    cmd = command_class(mock.Mock(), None)
+    shown = cmd.get_parser('openstack placement orphan').format_help()
+    assert '``' not in shown and ':class:' not in shown
+
+
+def test_show_wraps_the_allocations_into_readable_rows():
+    code, out = run(osc_commands.ShowOrphan, GHOST, '-f', 'table')
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert 'provider_name: host2' in out
+    assert 'verdict: %s' % m.DELETED_INSTANCE in out
+
+
+def test_decommission_previews_the_commands_of_its_deletes():
+    """The service's and each provider's delete, as the panel shows them
+    (``operations.decommission``'s commands)."""
+    from orphan_dashboard.operations import decommission
+
+    service = m.Service('host2', 'down', uuid='cccccccc-0000-0000-0000-'
+                                              '000000000009')
+    plan = decommission_plan(deletes_service=True, service=service)
+    with mock.patch.object(decommission, 'preview', return_value=plan):
+        _code, out = run_without_audit(osc_commands.DecommissionOrphan,
+                                       'host2', '-f', 'json')
+    commands_of = {r['Action']: r['Plan'] for r in json.loads(out)}
+    assert commands_of[m.DELETE_SERVICE] == [
+        'openstack --os-compute-api-version 2.53 compute service delete '
+        'cccccccc-0000-0000-0000-000000000009']
+    assert commands_of[m.DELETE_PROVIDER] == [
+        'openstack resource provider delete %s' % HOST2]

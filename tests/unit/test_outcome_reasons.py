@@ -19,8 +19,8 @@ from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import teardown
 
 PLAN = m.Plan(action=m.DELETE, consumer='c', provider='rp',
               verdict=m.UNKNOWN_CONSUMER, reason='', generation=1,
@@ -58,7 +58,8 @@ def test_a_write_says_done_or_failed_in_a_reason():
 
 def test_a_decommission_of_nothing_says_so_in_a_reason():
     gone = mock.Mock(gone=True, roots=[])
-    with mock.patch.object(teardown, 'preview', return_value=gone):
-        (outcome,) = teardown.apply(None, None, mock.Mock(), 'host9', [])
+    with mock.patch.object(decommission_writes, 'preview', return_value=gone):
+        (outcome,) = decommission_writes.apply(None, None, mock.Mock(),
+                                               'host9', [])
     assert isinstance(outcome.message, reasons.Reason)
     assert str(outcome.message) == 'host9 is already gone'

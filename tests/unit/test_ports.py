@@ -24,7 +24,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
-from orphan_dashboard.cli import commands
+from orphan_dashboard.cli import rendering
 from orphan_dashboard.reading import collect
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
@@ -498,11 +498,11 @@ def test_the_report_says_when_neutron_was_not_read():
     report = classify.audit(cloud.snapshot())
     assert report.neutron == m.NEUTRON_FORBIDDEN
     out = io.StringIO()
-    commands.print_text(report, out)
+    rendering.print_text(report, out)
     assert out.getvalue().startswith(
         'NOTE: Neutron refused to list ports: the allocations on NIC '
         'providers are protected')
-    assert commands.report_json(report)['neutron'] == m.NEUTRON_FORBIDDEN
+    assert rendering.report_json(report)['neutron'] == m.NEUTRON_FORBIDDEN
 
 
 def test_while_neutron_is_unread_a_trim_keeping_the_nic_goes_ahead():

@@ -30,12 +30,16 @@ from tests.unit.cloud import uid
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / 'orphan_dashboard'
 CODE = re.compile(r"""\b(?:why|reason)\(\s*'([a-z_.]+)'""")
+NAMED_CODE = re.compile(r"""^[A-Z_]+ = '([a-z_]+\.[a-z_.]+)'$""", re.M)
+"""A code named once where a rule gives it and a check compares it."""
 
 
 def _used_codes():
     used = set()
     for path in PACKAGE.rglob('*.py'):
-        used |= set(CODE.findall(path.read_text()))
+        text = path.read_text()
+        used |= set(CODE.findall(text))
+        used |= set(NAMED_CODE.findall(text)) & set(reasons.MESSAGES)
     used |= {'action.' + a for a in m.ACTIONS + (
         m.RESTORE, m.DELETE_PROVIDER, m.DELETE_SERVICE)}
     used |= {'verdict.' + v for v in m.VERDICTS}

@@ -23,6 +23,7 @@ import pytest
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import capacity as capacity_ops
 from tests.views.base import AdminViewTests
@@ -103,14 +104,44 @@ class CapacityTests(AdminViewTests):
         text = re.sub(r'\s+', ' ', res.content.decode())
         row = text[text.index('id="providers__row__%s"' % H1):]
         row = row[:row.index('</tr>')]
-        self.assertIn('VCPU: needed 0 &middot; held by findings 1 '
-                      '&middot; free 0', row)
+        self.assertIn('<span class="orphan-capacity-class" title="VCPU">'
+                      'VCPU</span>', row)
         self.assertIn('class="progress-bar progress-bar-danger" '
-                      'style="width: 100.0%"', row)
+                      'style="width: 100.0%" title="held by findings 1"', row)
+        self.assertIn('aria-label="0 needed, 1 held by findings, 0 free of '
+                      '1"', row)
         row = text[text.index('id="providers__row__%s"' % H4):]
         row = row[:row.index('</tr>')]
-        self.assertIn('CUSTOM_FPGA_X: needed 0 &middot; held by findings 0 '
-                      '&middot; free 2', row)
+        fpga = row[row.index('>CUSTOM_FPGA_X<'):]
+        self.assertIn('title="needed 0"', fpga)
+        self.assertIn('title="held by findings 0"', fpga)
+        self.assertIn('title="free 2"', fpga)
+
+    @helpers.create_mocks({service: ['report', 'capacity']})
+    def test_the_index_draws_a_compact_bar_per_class_under_one_legend(self):
+        """Looked at before read: per class a bar whose parts carry their
+        numbers on hover, one legend for the table, and host1's single
+        VCPU held of 256 drawn wide enough to be seen."""
+        incidents, _found = incidents_with_capacity()
+        incidents.snapshot.inventories[H1] = compute(256)
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = capacity.assess(
+            incidents.snapshot, incidents.report)
+        res = self.client.get(INDEX, {
+            'tab': 'orphaned_allocations__providers', 'show': 'all'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        self.assertEqual(1, text.count('class="orphan-capacity-legend"'))
+        row = text[text.index('id="providers__row__%s"' % H1):]
+        row = row[:row.index('</tr>')]
+        self.assertNotIn('held by findings 1 &middot;', row)
+        vcpu = row[row.index('>VCPU<'):row.index('>MEMORY_MB<')]
+        held = re.search(r'class="progress-bar progress-bar-danger" '
+                         r'style="width: ([\d.]+)%" '
+                         r'title="held by findings 1"', vcpu)
+        self.assertIsNotNone(held, vcpu)
+        self.assertGreaterEqual(float(held.group(1)),
+                                presenters.MIN_HELD_PERCENT)
+        self.assertIn('title="free 255"', vcpu)
 
     @helpers.create_mocks({service: ['report', 'capacity']})
     def test_no_summary_without_inventories(self):
@@ -338,6 +369,12 @@ class ProjectsTests(AdminViewTests):
         self.assertIn('held by findings 4 &middot; usage 8 &middot; '
                       'limit 16', text)
         self.assertIn('<td>4</td><td>8</td><td>7</td>', text)
+        # Its recommended repairs free 2 VCPUs net (the heals among them
+        # take some back): under a limit of 16 its headroom goes 8 -> 10.
+        self.assertIn('<td>2</td> <td>16</td> <td class="orphan-headroom">'
+                      '8 now, 10 after</td>', text)
+        self.assertIn('<td>1024</td> <td>&ndash;</td> '
+                      '<td class="orphan-headroom">&ndash;</td>', text)
         self.assertIn('style="width: 25.0%"', text)    # 4 of 16
         # Registered limits only name VCPU: the other classes have none.
         self.assertIn('held by findings 2048 &middot; usage 4096</small>',

@@ -26,8 +26,8 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import teardown
 from tests.unit.cloud import uid
 from tests.unit.test_decommission import ironic
 from tests.views.base import AdminViewTests
@@ -36,6 +36,7 @@ from tests.views.base import GONE
 from tests.views.base import H1
 from tests.views.base import H3
 from tests.views.base import helpers
+from tests.views.base import hidden_ids_removed
 from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import signed_rows
@@ -150,14 +151,15 @@ class ForeignChildTests(AdminViewTests):
         """A forged confirm (a signed blob with no tick) reaches the
         writes, which re-plan and refuse: nothing is written."""
         incidents, plan = with_neutron_agent()
-        with mock.patch.object(teardown, 'preview', return_value=plan), \
+        with mock.patch.object(decommission_writes, 'preview',
+                               return_value=plan), \
                 mock.patch.object(repair, 'apply') as repairs, \
                 mock.patch.object(nova, 'delete_service') as delete_service, \
                 mock.patch.object(placement, 'delete_provider') as delete:
-            outcomes = teardown.apply(None, None, mock.Mock(), H1,
-                                      plan.plans(), (), min_age=0,
-                                      bound=plan.binding(),
-                                      children={NIC})
+            outcomes = decommission_writes.apply(None, None, mock.Mock(), H1,
+                                                 plan.plans(), (), min_age=0,
+                                                 bound=plan.binding(),
+                                                 children={NIC})
         repairs.assert_not_called()
         delete_service.assert_not_called()
         delete.assert_not_called()
@@ -209,6 +211,28 @@ class DecommissionTests(AdminViewTests):
             bound=plan.binding(), children=set())
         self.assertEqual(['Decommission of host1: 1 step done and '
                           'journaled.'], self.messages_seen.texts('success'))
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'names']})
+    def test_the_preview_names_the_owner_and_shows_every_command(self):
+        """The unknown consumer's project and user (all an operator can
+        go on before deleting it), and the equivalent commands of the
+        service and provider deletes, as every other step has its own."""
+        incidents, plan = dead_host1()
+        plan.service = dataclasses.replace(plan.service,
+                                           uuid=uid('host1-service'))
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        self.mock_names.return_value = {
+            'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        shown = hidden_ids_removed(res)
+        self.assertIn('project web, user alice', shown)
+        self.assertContains(
+            res, 'openstack --os-compute-api-version 2.53 compute service '
+                 'delete %s' % uid('host1-service'))
+        self.assertContains(res, 'openstack resource provider delete %s'
+                                 % H1)
 
     @helpers.create_mocks({service: ['report', 'preview_decommission',
                                      'decommission_apply']})
@@ -287,7 +311,7 @@ class BindingTests(AdminViewTests):
             signed = signed_rows(self.client.get(DECOMMISSION,
                                                  {'provider': H1}))
         journal = mock.Mock()
-        with mock.patch.object(teardown, 'read',
+        with mock.patch.object(decommission_writes, 'read',
                                return_value=changed(snapshot)), \
                 mock.patch.object(service, '_journal',
                                   return_value=journal), \
@@ -333,7 +357,8 @@ class BindingTests(AdminViewTests):
         cloud, (a, b, c) = ironic()
         snapshot = cloud.snapshot()
         self.mock_report.return_value = classify.audit(snapshot)
-        with mock.patch.object(teardown, 'read', return_value=snapshot), \
+        with mock.patch.object(decommission_writes, 'read',
+                               return_value=snapshot), \
                 mock.patch.object(service, '_clients'):
             res = self.client.get(DECOMMISSION, {'provider': b})
             self.assertContains(res, 'also serves')
@@ -489,5 +514,5 @@ class DialogTests(AdminViewTests):
         res = self.client.get(INDEX, {'tab': 'orphaned_allocations__history'})
         self.mock_history.assert_called_once_with(
             mock.ANY, marker=None, prev_marker=None, limit=20, provider=None,
-            batch='abcdef0123')
+            batch='abcdef0123', all_clouds=False)
         self.assertContains(res, 'value="abcdef0123"')

@@ -69,7 +69,8 @@ class HistoryTests(AdminViewTests):
         self.assertContains(res, RESTORE + '?entry=8')
         self.assertNotContains(res, RESTORE + '?entry=7')
         self.mock_history.assert_called_once_with(
-            mock.ANY, marker=None, prev_marker=None, limit=20, provider=None)
+            mock.ANY, marker=None, prev_marker=None, limit=20, provider=None,
+            all_clouds=False)
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_a_decommission_in_the_history(self):
@@ -118,6 +119,24 @@ class HistoryTests(AdminViewTests):
         self.assertIn('host1: VCPU=1; host2: VCPU=1 → host2: VCPU=1', shown)
         self.assertIn('(project legacy-project → web)', shown)
         self.assertContains(res, 'title="%s"' % H1)
+
+    @helpers.create_mocks({service: ['report', 'history', 'names']})
+    def test_history_names_its_consumers_as_the_cli_does(self):
+        """The Consumer column says the server's name as the last sweep
+        read it (``orphan-audit history`` names it), its uuid one hover
+        away; a consumer no server names stays its uuid."""
+        self.mock_report.return_value = Incidents().report
+        self.mock_names.return_value = {
+            'projects': {}, 'users': {},
+            'servers': {uid('vm'): 'failed-confirm-vm'}}
+        named_entry, unnamed = entry(8), entry(7, consumer=uid('stranger'))
+        self.mock_history.return_value = ([named_entry, unnamed], False,
+                                          False, {})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        assert_named(res, uid('vm'))
+        self.assertContains(res, 'failed-confirm-vm')
+        self.assertContains(res, 'title="%s"' % uid('vm'))
+        self.assertContains(res, uid('stranger'))
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_a_heal_that_wrote_a_binding_shows_it_under_its_change(self):
@@ -180,7 +199,7 @@ class HistoryTests(AdminViewTests):
         res = self.client.get(INDEX, HISTORY_TAB)
         self.mock_history.assert_called_once_with(
             mock.ANY, marker=None, prev_marker=None, limit=20, provider=None,
-            consumer=uid('vm'))
+            consumer=uid('vm'), all_clouds=False)
         # The filter shows what it filters by, and so do the export links.
         self.assertContains(res, 'value="%s"' % uid('vm'))
         self.assertContains(res, 'export/csv/?consumer=%s' % uid('vm'))
@@ -189,7 +208,7 @@ class HistoryTests(AdminViewTests):
         self.client.get(detail(H2), {'tab': 'provider__history'})
         self.mock_history.assert_called_once_with(
             mock.ANY, marker=None, prev_marker=None, limit=20, provider=H2,
-            consumer=uid('vm'))
+            consumer=uid('vm'), all_clouds=False)
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_pages(self):
@@ -199,7 +218,8 @@ class HistoryTests(AdminViewTests):
         with self.settings(API_RESULT_PAGE_SIZE=2):
             res = self.client.get(INDEX, dict(HISTORY_TAB, marker=10))
         self.mock_history.assert_called_once_with(
-            mock.ANY, marker=10, prev_marker=None, limit=2, provider=None)
+            mock.ANY, marker=10, prev_marker=None, limit=2, provider=None,
+            all_clouds=False)
         self.assertContains(res, 'marker=8')
         self.assertContains(res, 'prev_marker=9')
 
@@ -212,7 +232,8 @@ class HistoryTests(AdminViewTests):
             'horizon:admin:orphaned_allocations:export', args=['csv']),
             {'consumer': uid('vm5')})
         self.mock_history_export.assert_called_once_with(
-            mock.ANY, provider=None, consumer=uid('vm5'), batch=None)
+            mock.ANY, provider=None, consumer=uid('vm5'), batch=None,
+            all_clouds=False)
         self.assertEqual('text/csv', res['Content-Type'])
         rows = list(csv.DictReader(io.StringIO(
             b''.join(res.streaming_content).decode())))
@@ -411,3 +432,44 @@ class HistoryFilterTests(JournalViewTests):
         rows = list(csv.DictReader(io.StringIO(b''.join(
             self.client.get(link).streaming_content).decode())))
         self.assertEqual([self.on_host3], [r['consumer'] for r in rows])
+
+
+class OtherCloudsTests(JournalViewTests):
+    """A rebuilt Keystone is a new cloud to the journal: its old entries
+    are shown on asking, read-only."""
+
+    def setUp(self):
+        super().setUp()
+        from orphan_dashboard.models import JournalEntry
+        self.ours = uid('ours')
+        self.journaled(self.ours, H1, 'a' * 32, m.TRIM, m.MOVED)
+        entry = self.journaled(uid('before-rebuild'), H3, 'b' * 32, m.TRIM,
+                               m.MOVED)
+        JournalEntry.objects.filter(id=entry.id).update(
+            cloud='http://old-keystone.test|RegionOne|old-placement-id')
+        self.service_entry = JournalEntry.objects.create(
+            cloud='http://old-keystone.test|RegionOne|old-placement-id',
+            batch='c' * 32, kind=JournalEntry.SERVICE,
+            subject=uid('old-service'), consumer='', provider=H3,
+            touched=H3, action=m.DELETE_SERVICE, verdict='', reason='',
+            before={'uuid': uid('old-service'), 'host': 'host3'}, after={},
+            status=JournalEntry.APPLIED, source='test', user_name='admin')
+        self.theirs = entry
+
+    @pytest.mark.error_messages
+    def test_every_clouds_entries_on_asking_none_restorable(self):
+        res = self.client.get(INDEX, HISTORY_TAB)
+        self.assertContains(res, self.ours)
+        self.assertNotContains(res, uid('before-rebuild'))
+        self.assertContains(res, 'All clouds')
+        res = self.client.get(INDEX, dict(HISTORY_TAB, clouds='all'))
+        self.assertContains(res, self.ours)
+        self.assertContains(res, uid('before-rebuild'))
+        self.assertContains(res, 'This cloud only')
+        self.assertNotContains(res, RESTORE + '?entry=')
+        self.assertNotContains(res, RESTORE + '?batch=')
+        # The restore itself stays this cloud's only.
+        res = self.client.get(RESTORE, {'entry': self.theirs.id})
+        self.assertEqual(302, res.status_code)
+        self.assertEqual(['No such journal entry.'],
+                         self.messages_seen.texts('error'))

@@ -24,8 +24,8 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import teardown
 from tests.unit.cloud import Cloud
 from tests.views.base import AdminViewTests
 from tests.views.base import DELETE_PROVIDER
@@ -118,7 +118,8 @@ class OwnershipTests(AdminViewTests):
         snapshot = cloud.snapshot()
         self.mock_report.return_value = classify.audit(snapshot)
         patches = placement_of(segment) + [
-            mock.patch.object(teardown, 'read', return_value=snapshot),
+            mock.patch.object(decommission_writes, 'read',
+                              return_value=snapshot),
             mock.patch.object(repair, 'apply')]
         for patch in patches:
             patch.start()

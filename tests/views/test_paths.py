@@ -29,6 +29,7 @@ from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
+from orphan_dashboard.cli import options
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import journal
@@ -251,12 +252,12 @@ class PathTests(AdminViewTests):
                                'get_project_id.return_value': 'pid',
                                'auth.get_access.side_effect': KeyError})
         clients = client.Clients(adapter, adapter)
-        args = cli.build_parser().parse_args(['apply', '--min-age', '0'])
+        args = options.build_parser().parse_args(['apply', '--min-age', '0'])
         with mock.patch.object(client, 'for_cloud', return_value=clients), \
                 mock.patch.object(client, 'cloud_for_clients',
                                   return_value=client.Cloud('k', 'r', 'p',
                                                             's')):
-            self.assertEqual(cli.APPLIED, cli.execute(args))
+            self.assertEqual(options.APPLIED, cli.execute(args))
         for verdict in REPAIRABLE:
             consumer = self.rows[verdict][0]
             if verdict in m.NOT_RECOMMENDED:

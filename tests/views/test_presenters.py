@@ -84,8 +84,9 @@ class PresentersTests(unittest.TestCase):
 
     def test_no_decommission_plan_shows_nothing(self):
         self.assertEqual({'steps': [], 'providers': [], 'other_nodes': [],
-                          'foreign_children': []},
-                         presenters.decommission_preview(None, {}))
+                          'foreign_children': [], 'service_commands': [],
+                          'provider_commands': []},
+                         presenters.decommission_preview(None, {}, {}))
 
 
 class NamesWrapTests(unittest.TestCase):

@@ -230,6 +230,31 @@ class PreviewTests(AdminViewTests):
         self.assertContains(res, 'its server belongs to project web, user '
                                  'alice')
 
+    @helpers.create_mocks({service: ['report', 'preview', 'names']})
+    def test_a_stale_migrations_reason_names_its_server(self):
+        """*Fix recommended* re-reads the migration consumer alone, so the
+        engine's reason has only the server's uuid: the preview names it
+        as its row did, from the last sweep's server names."""
+        incidents = Incidents()
+        self.mock_report.return_value = incidents.report
+        self.mock_names.return_value = {
+            'projects': {}, 'users': {},
+            'servers': {incidents.old: 'failed-confirm-vm'}}
+        (finding,) = [f for f in incidents.report.findings
+                      if f.consumer == incidents.stale]
+        reread = dataclasses.replace(finding, reason=reasons.reason(
+            'stale_migration', move='migration', server=incidents.old,
+            status='confirmed'))
+        plan = m.Plan(m.DELETE, incidents.stale, H2, m.STALE_MIGRATION,
+                      reread.reason, 1, 'p', 'u', {H2: {'VCPU': 1}}, {})
+        self.mock_preview.return_value = [repair.Row(
+            repair.Selection(incidents.stale, H2, m.DELETE), plan=plan,
+            finding=reread)]
+        res = self.client.get(REPAIR, {'sel': encoded(
+            incidents.stale, H2, m.DELETE)})
+        self.assertContains(res, 'migration of server failed-confirm-vm '
+                                 '(%s) ended' % incidents.old)
+
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_the_preview_names_the_server_first(self):
         """The Consumer column leads with the server's name, its uuid in

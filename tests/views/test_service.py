@@ -33,6 +33,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import snapshots
+from orphan_dashboard.reading import sweeps
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import H3
@@ -94,7 +95,7 @@ def cloud(settings):
     cache.clear()
 
 
-def read_once_providers_read(timeout=5 * snapshots.PROGRESS_EVERY):
+def read_once_providers_read(timeout=5 * sweeps.PROGRESS_EVERY):
     """The bar's counts once it shows a provider read (or the timeout
     passed): the sweep's thread reports when it gets there."""
     deadline = time.monotonic() + timeout
@@ -125,6 +126,17 @@ def test_the_first_page_does_not_wait_for_the_first_sweep(cloud):
     assert report.provider(H1).problems
     assert not service.sweep_state(None)['sweeping']
     assert cloud['collected'][0]['cached'] is None     # a full sweep
+
+
+def test_a_sweep_publishes_its_servers_names_beside_keystones(cloud):
+    """History names its consumers from them, as ``orphan-audit
+    history`` names them from Nova: a page never waits for Nova."""
+    first_report(cloud)
+    service._names.clear()
+    servers = service.names(None)['servers']
+    assert servers[cloud['incidents'].bare] == 'bare'
+    assert {u: s.name for u, s in
+            cloud['incidents'].snapshot.servers.items() if s.name} == servers
 
 
 def test_warm_pages_neither_sweep_nor_load_again(cloud):
@@ -194,9 +206,9 @@ def test_the_bar_shows_reads_done_in_one_burst_while_the_sweep_runs(
 def test_a_closed_progress_writes_nothing_more(monkeypatch):
     """Once the sweep is over, a pending trailing write is dropped: the
     next sweep's bar is its own."""
-    monkeypatch.setattr(snapshots, 'PROGRESS_EVERY', 0.2)
+    monkeypatch.setattr(sweeps, 'PROGRESS_EVERY', 0.2)
     store = mock.Mock()
-    progress = snapshots.CacheProgress(store, 'me', True)
+    progress = sweeps.CacheProgress(store, 'me', True)
     assert store.set_progress.call_count == 1
     progress.advance('providers')
     progress.close()

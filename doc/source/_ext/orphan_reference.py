@@ -82,8 +82,8 @@ def _options(parser):
 
 class Commands(_Generated):
     def lines(self):
-        from orphan_dashboard.cli import commands
-        parser = commands.build_parser()
+        from orphan_dashboard.cli import options
+        parser = options.build_parser()
         lines = [' '.join(parser.description.split()), '',
                  'Options of every command:', '']
         lines += _table(['Option', 'What it does'], _options(parser))

@@ -13,6 +13,8 @@
 """The tables' server-side filters: what each matches, over every row
 (not only the page shown)."""
 
+from urllib import parse as urlparse
+
 from django.utils.translation import gettext_lazy as _
 
 from horizon import tables
@@ -89,3 +91,41 @@ class HistoryFilter(tables.FilterAction):
     filter_choices = (('consumer', _('Consumer ='), True),
                       ('provider', _('Provider ='), True),
                       ('batch', _('Batch ='), True))
+
+
+ALL_CLOUDS = 'all'
+"""``?clouds=all``: History (and its export) of every cloud the journal
+holds, read-only."""
+
+
+def all_clouds(request):
+    """Whether History shows every cloud's entries, not this cloud's."""
+    return request.GET.get('clouds') == ALL_CLOUDS
+
+
+class CloudsChoice(tables.LinkAction):
+    """History of this cloud, or of every cloud the journal holds (read
+    only): a Keystone rebuilt is a new cloud to the journal.
+
+    Horizon makes one instance of a table action for all tables and
+    requests: the label is read from the request being rendered, never
+    stored on the instance.
+    """
+    name = 'clouds'
+
+    @property
+    def verbose_name(self):
+        request = getattr(getattr(self, 'table', None), 'request', None)
+        if request is not None and all_clouds(request):
+            return _('This cloud only')
+        return _('All clouds')
+
+    @verbose_name.setter
+    def verbose_name(self, value):
+        """``LinkAction.__init__`` sets it: the label is computed instead."""
+
+    def get_link_url(self, datum=None):
+        query = {'tab': self.table.kwargs.get('tab', '')}
+        if not all_clouds(self.table.request):
+            query['clouds'] = ALL_CLOUDS
+        return '?' + urlparse.urlencode(query)

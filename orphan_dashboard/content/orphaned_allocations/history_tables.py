@@ -57,8 +57,10 @@ class RestoreBatch(tables.LinkAction):
     policy_rules = policies.RESTORE_PROVIDERS
 
     def allowed(self, request, datum=None):
+        """Applied decommissions of this cloud: every cloud's History is
+        read-only."""
         return datum is not None and datum.kind == datum.SERVICE and \
-            datum.status == datum.APPLIED
+            datum.status == datum.APPLIED and not filters.all_clouds(request)
 
     def get_link_url(self, datum):
         return actions.panel_url('restore', self.table.request,
@@ -84,7 +86,7 @@ class ExportCSV(actions.Download):
 
     def query(self):
         return {k: v for k, v in self.table.kwargs.items()
-                if k in ('provider', 'consumer', 'batch') and v}
+                if k in ('provider', 'consumer', 'batch', 'clouds') and v}
 
 
 class ExportJSON(ExportCSV):
@@ -160,6 +162,12 @@ def _provider(entry):
                        '</small>', name, entry.provider)
 
 
+def _consumer(entry):
+    """The server's name, its uuid one hover away, as History knows it
+    (``orphan-audit history`` names it too); else the uuid."""
+    return labels.named(entry.consumer, getattr(entry, 'names', None) or {})
+
+
 def _outcome(entry):
     text = entry.get_status_display()
     return '%s: %s' % (text, entry.message) if entry.message else text
@@ -177,7 +185,7 @@ class HistoryTable(actions.SelectableTable):
     user = tables.Column('user_name', verbose_name=_('User'))
     action = tables.Column(lambda e: labels.action(e.action),
                            verbose_name=_('Action'))
-    consumer = tables.Column('consumer', verbose_name=_('Consumer'))
+    consumer = tables.Column(_consumer, verbose_name=_('Consumer'))
     provider = tables.Column(_provider, verbose_name=_('Provider'))
     change = tables.Column(_change, verbose_name=_('Before → after'),
                            classes=actions.PROSE)
@@ -196,8 +204,8 @@ class HistoryTable(actions.SelectableTable):
         name = 'history'
         css_classes = 'orphan-table'
         verbose_name = _('History')
-        table_actions = (filters.HistoryFilter, ExportCSV, ExportJSON,
-                         RestoreRows)
+        table_actions = (filters.HistoryFilter, filters.CloudsChoice,
+                         ExportCSV, ExportJSON, RestoreRows)
         row_actions = (RestoreRow, RestoreBatch)
         row_class = HistoryRow
         multi_select = True

@@ -118,9 +118,11 @@ def consumer_owner(project, user, names):
 
 
 def owner_named(reason, names):
-    """An incomplete consumer's reason naming its server's project and
-    user as Keystone does, rather than by their ids."""
-    return reasons.owner_named(reason, names)
+    """A reason naming its server as Nova does and an incomplete
+    consumer's server's project and user as Keystone does (``names`` as
+    ``service.names`` gives them), rather than by their ids."""
+    return reasons.server_named(reasons.owner_named(reason, names),
+                                names.get('servers', {}))
 
 
 def owner_change(plan, names):

@@ -132,13 +132,27 @@ def restore_previews(rows, names, owners):
         for entry, row in rows]
 
 
-def decommission_preview(plan, names):
-    """A decommission's steps, providers and other nodes, named."""
+def provider_delete_previews(rows, names):
+    """Each provider of a delete by its name: the one just read, else the
+    last audit's (``names``) for a row refused before it was read."""
+    return [dict(row=row, name=getattr(row.plan, 'name', None) or
+                 names.get(row.selection.provider)) for row in rows]
+
+
+def decommission_preview(plan, names, owner_names):
+    """A decommission's steps (an unknown consumer's with its owner,
+    ``owner_names`` as ``service.names`` gives them), providers and other
+    nodes, named, with the equivalent commands of each delete."""
+    provider_commands = (service.decommission_provider_commands(plan)
+                         if plan else {})
     return {
         'steps': [dict(
             step=step, action=labels.action(step.plan.action)
             if step.plan else '',
             verdict=labels.verdict(step.finding.verdict),
+            owner=labels.consumer_owner(
+                step.finding.project_id, step.finding.user_id, owner_names)
+            if step.optional else None,
             before=side(step.plan.before, names) if step.plan else [],
             after=side(step.plan.after, names) if step.plan else [],
             kept=kept(step.plan, names),
@@ -147,6 +161,10 @@ def decommission_preview(plan, names):
             for step in (plan.steps if plan else [])],
         'providers': [(names.get(p) or plan.names.get(p, p), p)
                       for p in (plan.providers if plan else [])],
+        'service_commands': (service.decommission_service_commands(plan)
+                             if plan else []),
+        'provider_commands': [c for p in (plan.providers if plan else [])
+                              for c in provider_commands[p]],
         'other_nodes': [(plan.names.get(n, n), n)
                         for n in (plan.other_nodes if plan else [])],
         'foreign_children': foreign_children(plan),
@@ -170,42 +188,71 @@ def _percent(part, whole):
     return round(100 * max(part, 0) / whole, 1) if whole > 0 else 0
 
 
+MIN_HELD_PERCENT = 5.0
+"""The narrowest a non-zero part held by findings is drawn, in percent of
+its bar (see :func:`capacity_bars`)."""
+
+
+def _bar_widths(needed, held, other, free, whole):
+    """The widths of a bar's parts, in percent of ``whole``; a non-zero
+    held part at least :data:`MIN_HELD_PERCENT`, the difference taken from
+    the widest other part so that the parts still fill the bar once."""
+    widths = {'needed': _percent(needed, whole),
+              'held': _percent(held, whole),
+              'other': _percent(other, whole),
+              'free': _percent(free, whole)}
+    if held > 0 and widths['held'] < MIN_HELD_PERCENT:
+        widest = max(('needed', 'other', 'free'), key=widths.get)
+        widths[widest] = round(max(
+            widths[widest] - (MIN_HELD_PERCENT - widths['held']), 0), 1)
+        widths['held'] = MIN_HELD_PERCENT
+    return widths
+
+
 def capacity_bars(classes):
     """One row per :class:`~audit.capacity.ClassCapacity`: its numbers
     and the widths of its bar's parts (needed by the servers, held by
     findings, used otherwise, free), in percent of the larger of capacity
-    and use, so an over-committed class shows as a full bar."""
+    and use, so an over-committed class shows as a full bar.
+
+    The bars are looked at before they are read, and what they are looked
+    at for is the findings: a few units held on a large hypervisor would be
+    a sliver too thin to see, so a held part is drawn no narrower than
+    :data:`MIN_HELD_PERCENT`. The bar is then not to scale there; its
+    parts' titles and the hypervisor's Overview give the exact numbers."""
     rows = []
     for c in classes:
         needed = min(c.needed, c.used)
         held = min(c.held, c.used - needed)
         other = c.used - needed - held
-        whole = max(c.capacity, c.used)
+        widths = _bar_widths(needed, held, other, c.free,
+                             max(c.capacity, c.used))
         rows.append({
             'resource_class': c.resource_class, 'capacity': c.capacity,
             'used': c.used, 'needed': c.needed, 'held': c.held,
             'other': other, 'free': c.free, 'free_after': c.free_after,
-            'needed_width': _percent(needed, whole),
-            'held_width': _percent(held, whole),
-            'other_width': _percent(other, whole),
-            'free_width': _percent(c.free, whole)})
+            'needed_width': widths['needed'], 'held_width': widths['held'],
+            'other_width': widths['other'], 'free_width': widths['free']})
     return rows
 
 
 def project_bars(row, names):
     """A :class:`~audit.capacity.ProjectRow` as the Projects tab shows it:
-    its name, and per class its numbers and the widths of its bar (held
-    by findings and the rest of its usage, against its limit where it has
+    its name, and per class its numbers, its headroom under its limit now
+    and after the recommended repairs, and the widths of its bar (held by
+    findings and the rest of its usage, against its limit where it has
     one, else against its usage)."""
     classes = []
-    for rc in sorted(set(row.held) | set(row.usage) | set(row.needed),
-                     key=service.class_order):
+    for rc in sorted(set(row.held) | set(row.usage) | set(row.needed) |
+                     set(row.freed), key=service.class_order):
         held, usage = row.held.get(rc, 0), row.usage.get(rc, 0)
         limit = row.limits.get(rc)
         whole = max(limit or 0, usage, held)
         classes.append({
             'resource_class': rc, 'held': held, 'usage': usage,
             'needed': row.needed.get(rc, 0), 'limit': limit,
+            'freed': row.freed.get(rc, 0), 'headroom': row.headroom(rc),
+            'headroom_after': row.headroom_after(rc),
             'held_width': _percent(held, whole),
             'rest_width': _percent(usage - held, whole)})
     return {'project': row.project,

@@ -138,7 +138,8 @@ def _usage(rc):
 
 
 def _capacity(datum):
-    """Needed, held by findings and free per class, drawn and written."""
+    """Needed, held by findings and free per class: a thin bar each, the
+    numbers in its parts' titles (the legend is the tab's, once)."""
     if not datum.bars:
         return '-'
     return template.loader.render_to_string(
@@ -179,7 +180,7 @@ class ProvidersTable(actions.SelectableTable):
                               verbose_name=_('Consumers in Placement'))
     findings = tables.Column(_findings, verbose_name=_('Findings'),
                              classes=actions.PROSE)
-    # Below 1200 px the capacity bars' numbers stand for these.
+    # Below 1200 px the capacity bars (numbers on hover) stand for these.
     vcpu = tables.Column(_usage('VCPU'), verbose_name=_('VCPU used / needed'),
                          classes=actions.WIDE_ONLY)
     memory = tables.Column(_usage('MEMORY_MB'),

@@ -157,8 +157,9 @@ def flavor_fit(request, listed, flavor_id):
 
 
 def names(request):
-    """``{'projects': {id: name}, 'users': {id: name}}`` as the last sweep
-    read them from Keystone: a page never waits for Keystone."""
+    """``{'projects', 'users', 'servers'}``, each ``{id: name}``, as the
+    last sweep read them from Keystone and Nova: a page never waits for
+    them."""
     return snapshot.names(_store(request), _names)
 
 
@@ -241,22 +242,40 @@ def _named(request, provider):
                              functools.partial(provider_names, request))
 
 
+def history_names(request, entries):
+    """``{uuid: name}`` of the consumers and providers of History's
+    ``entries``, as ``orphan-audit history`` names them
+    (:func:`history_ops.entry_names`), from what the last sweep read: a
+    page never waits for Nova."""
+    return history_ops.entry_names(
+        connect.cloud_for_request(request),
+        dict(names(request), providers=provider_names(request)), entries)
+
+
+def _history_cloud(request, all_clouds):
+    """The cloud whose journal History reads: this one, or every cloud
+    (None) when asked (a rebuilt Keystone is a new cloud to the journal)."""
+    return None if all_clouds else connect.cloud_for_request(request)
+
+
 def history(request, provider=None, consumer=None, batch=None, marker=None,
-            prev_marker=None, limit=None):
-    """This cloud's journal entries, newest first, a page at a time:
-    ``(entries, has_prev, has_more, {subject: restorable entry ids})``."""
+            prev_marker=None, limit=None, all_clouds=False):
+    """This cloud's journal entries (every cloud's, read-only, with
+    ``all_clouds``), newest first, a page at a time: ``(entries, has_prev,
+    has_more, {subject: restorable entry ids})``."""
     return history_ops.page(
-        connect.cloud_for_request(request), provider=provider,
+        _history_cloud(request, all_clouds), provider=provider,
         consumer=consumer, batch=batch, marker=marker,
         prev_marker=prev_marker, limit=limit,
         named_=_named(request, provider))
 
 
-def history_export(request, provider=None, consumer=None, batch=None):
+def history_export(request, provider=None, consumer=None, batch=None,
+                   all_clouds=False):
     """Every entry History shows with the same filter, read as it is
     written out."""
     return history_ops.every_entry(
-        connect.cloud_for_request(request), provider=provider,
+        _history_cloud(request, all_clouds), provider=provider,
         consumer=consumer, batch=batch, named_=_named(request, provider))
 
 
@@ -344,6 +363,10 @@ def preview_decommission(request, provider_uuid, whole_service=False):
         _clients(request), provider_uuid, conf.MIN_AGE.get(),
         instance_hints=_hints_for_tree(request, provider_uuid),
         whole_service=whole_service)
+
+
+decommission_service_commands = decommission_ops.service_commands
+decommission_provider_commands = decommission_ops.provider_commands
 
 
 def decommission_apply(request, provider_uuid, plans, chosen, bound=None,

@@ -68,8 +68,16 @@ class ProvidersTab(_PagedTab):
     name = _('Hypervisors')
     slug = 'providers'
     table_classes = (provider_tables.ProvidersTable,)
-    template_name = TABLE_TEMPLATE
+    template_name = 'orphaned_allocations/_providers.html'
     preload = False
+
+    def get_context_data(self, request, **kwargs):
+        """The table, under the legend of its capacity bars when a row
+        draws any: once for the table, not in every row."""
+        context = super().get_context_data(request, **kwargs)
+        context['capacity_legend'] = any(
+            row.bars for row in tables_of(self)['providers'].data)
+        return context
 
     def get_providers_data(self):
         report = self.tab_group.kwargs.get('report')
@@ -107,7 +115,9 @@ class HistoryTab(tabs.TableTab):
         query = {'provider': self.tab_group.kwargs.get('provider_uuid')}
         if value and field in ('provider', 'consumer', 'batch'):
             query[field] = value
-        table.kwargs.update(query)
+        all_clouds = filters.all_clouds(self.request)
+        table.kwargs.update(query, tab=self.get_id(),
+                            clouds=filters.ALL_CLOUDS if all_clouds else None)
         meta = table._meta
         try:
             found, self.has_prev, self.has_more, restorable = \
@@ -116,24 +126,19 @@ class HistoryTab(tabs.TableTab):
                         meta.pagination_param)),
                     prev_marker=_int(self.request.GET.get(
                         meta.prev_pagination_param)),
-                    limit=utils.get_page_size(self.request), **query)
+                    limit=utils.get_page_size(self.request),
+                    all_clouds=all_clouds, **query)
         except Exception:
             exceptions.handle(self.request, _('Unable to read the journal.'))
             return []
         try:
-            names = service.provider_names(self.request)
+            names = service.history_names(self.request, found)
         except Exception:
             names = {}
         try:
             projects = service.names(self.request)['projects']
         except Exception:
             projects = {}
-        # A decommissioned host's provider is gone from the audit: its
-        # journaled record still names it.
-        names = dict({entry.provider: (entry.before or entry.after or
-                                       {}).get('name')
-                      for entry in found if entry.kind == entry.PROVIDER},
-                     **names)
         for entry in found:
             entry.restorable = service.restorable_entry(
                 entry, restorable.get(entry.subject, ()))

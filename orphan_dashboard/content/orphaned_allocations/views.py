@@ -393,6 +393,8 @@ class DeleteProviderView(_PreviewView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
+        context['previews'] = presenters.provider_delete_previews(
+            self.rows, self.names() if self.rows else {})
         context['actionable'] = bool(self.rows) and all(
             row.plan for row in self.rows)
         return context
@@ -475,7 +477,8 @@ class DecommissionView(_PreviewView):
         context['plan'] = plan
         context['names'] = names
         context['actionable'] = self.actionable()
-        context.update(presenters.decommission_preview(plan, names))
+        context.update(presenters.decommission_preview(
+            plan, names, self.owner_names() if plan else {}))
         context['whole_service_url'] = '%s?%s' % (
             self.request.path, urlparse.urlencode(
                 {'provider': self.provider, 'whole_service': '1'})) \
@@ -535,13 +538,15 @@ class ExportFindingsView(generic.View):
 
 
 class ExportHistoryView(generic.View):
-    """The whole matching history of this cloud, streamed."""
+    """The whole matching history of this cloud (of every cloud, when
+    History shows them), streamed."""
 
     def get(self, request, fmt):
         found = service.history_export(
             request, provider=request.GET.get('provider') or None,
             consumer=request.GET.get('consumer') or None,
-            batch=request.GET.get('batch') or None)
+            batch=request.GET.get('batch') or None,
+            all_clouds=filters.all_clouds(request))
         export_ = (service.history_csv if fmt == 'csv'
                    else service.history_json)
         return _download(export_(found), fmt, 'orphan-journal')

@@ -12,7 +12,7 @@
 
 """``manage.py orphan_audit``: ``orphan-audit`` on a Horizon node.
 
-The same parser (:func:`commands.build_parser`) and the same code
+The same parser (:func:`options.build_parser`) and the same code
 (:func:`commands.execute`), with the journal in Horizon's settings and
 the ``ORPHAN_AUDIT_*`` settings as defaults (:mod:`orphan_dashboard.conf`).
 """
@@ -23,6 +23,7 @@ import sys
 from django.core.management.base import BaseCommand
 
 from orphan_dashboard.cli import commands
+from orphan_dashboard.cli import options as cli_options
 
 
 class Command(BaseCommand):
@@ -30,10 +31,10 @@ class Command(BaseCommand):
            '"orphan-audit --help").'
 
     def add_arguments(self, parser):
-        commands.build_parser(parser)
+        cli_options.build_parser(parser)
 
     def run_from_argv(self, argv):
-        super().run_from_argv(argv[:2] + commands.normalize(argv[2:]))
+        super().run_from_argv(argv[:2] + cli_options.normalize(argv[2:]))
 
     def handle(self, *args, **options):
         sys.exit(commands.execute(argparse.Namespace(**options),

@@ -39,6 +39,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 
 LOG = logging.getLogger(__name__)
@@ -293,8 +294,8 @@ def _delete_left(placement_client, journal, records, entries, outcomes):
             continue
         plan = repair.ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
                                    record['generation'], record)
-        outcome = repair.delete_provider(placement_client, journal, plan,
-                                         entry)
+        outcome = provider_writes.delete_provider(placement_client, journal,
+                                                  plan, entry)
         outcomes.append(outcome)
         if outcome.status != repair.DONE:
             break

@@ -1,0 +1,398 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""``orphan-audit``'s subcommands, one handler each: read through the
+application layer, print (:mod:`rendering`), return the exit code
+(:mod:`options`)."""
+
+import json
+import os
+import sys
+import time
+
+from orphan_dashboard.audit import heal
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.cli.i18n import _
+from orphan_dashboard.cli.i18n import text
+from orphan_dashboard.cli import options
+from orphan_dashboard.cli import progress_bar
+from orphan_dashboard.cli import prometheus
+from orphan_dashboard.cli import rendering
+from orphan_dashboard import conf
+from orphan_dashboard.operations import capacity as capacity_ops
+from orphan_dashboard.operations import connect
+from orphan_dashboard.operations import repairs
+from orphan_dashboard.operations import report as report_ops
+
+
+def setup_django():
+    """Django just for the journal when no Horizon settings are around."""
+    import django
+    from django.conf import settings
+
+    if not settings.configured and 'DJANGO_SETTINGS_MODULE' not in os.environ:
+        journal = {}
+        conf.add_journal(journal)
+        settings.configure(INSTALLED_APPS=['orphan_dashboard'], USE_TZ=True,
+                           **journal)
+    django.setup()
+
+
+def audit(args, clients):
+    """The report of the whole cloud, or of ``--provider``'s tree."""
+    try:
+        return report_ops.audit(clients, options.min_age(args),
+                                options.concurrency(args),
+                                progress_bar.for_args(args),
+                                provider=args.provider)
+    except report_ops.NoSuchProvider:
+        raise options.BadArguments(_('no resource provider %s') %
+                                   args.provider)
+
+
+def cmd_report_by_project(args, clients, out):
+    """What each project's findings hold: its quota charged by orphans."""
+    report, capacity = capacity_ops.audit(
+        clients, options.min_age(args), options.concurrency(args),
+        progress_bar.for_args(args))
+    if capacity is None:
+        raise options.Failure(_('Placement gave no inventories'))
+    rows = capacity_ops.projects(clients, capacity, options.concurrency(args))
+    names = capacity_ops.project_names(clients)
+    if args.json:
+        json.dump({'projects': rendering.projects_json(rows, names),
+                   'partial': report.down_cells,
+                   'skipped_cells': rendering.skipped_cells(report)}, out,
+                  indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        rendering.print_projects(rows, names, out)
+    return options.partial(report, options.FOUND if rows else options.NOTHING)
+
+
+def cmd_report(args, clients, out):
+    if getattr(args, 'by', 'provider') == 'project':
+        if args.provider:
+            raise options.BadArguments(_('--by project covers the whole '
+                                         'cloud: without --provider'))
+        return cmd_report_by_project(args, clients, out)
+    report = audit(args, clients)
+    owners = report_ops.owner_names(clients)
+    if args.json:
+        json.dump(rendering.report_json(report, owners), out, indent=2,
+                  sort_keys=True)
+        out.write('\n')
+    else:
+        rendering.print_text(report, out, owners)
+    return options.partial(report, options.FOUND if report.problems
+                           else options.NOTHING)
+
+
+def cmd_apply(args, clients, out):
+    report = audit(args, clients)
+    if not report.problems:
+        if args.json:
+            json.dump(dict(rendering.report_json(report), outcomes=[]), out,
+                      indent=2, sort_keys=True)
+            out.write('\n')
+        elif report.down_cells:
+            rendering.print_partial(report, out)
+        return options.partial(report, options.NOTHING)
+    selections, hints = repairs.recommended(report)
+    rows = repairs.preview(clients, selections, options.min_age(args), hints)
+    setup_django()
+    journal = connect.journal_for_clients(clients)
+    outcomes = repairs.apply_previewed(clients, journal, rows,
+                                       options.min_age(args), hints)
+    names = rendering.row_names(rows, report.names)
+    if args.json:
+        owners = report_ops.owner_names(clients)
+        json.dump(dict(rendering.report_json(report, owners),
+                       outcomes=rendering.outcomes_json(outcomes, names)),
+                  out, indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        if report.down_cells:
+            rendering.print_partial(report, out)
+        rendering.print_rows(rows, out, names)
+        rendering.print_outcomes(outcomes, out, names)
+    return options.partial(report, options.outcome_code(outcomes))
+
+
+def cmd_history(args, clients, out):
+    from orphan_dashboard.operations import history as history_ops
+
+    cloud = None if args.all_clouds else connect.cloud_for_clients(clients)
+    found = history_ops.every_entry(cloud, provider=args.provider,
+                                    consumer=args.consumer)
+    names = history_ops.entry_names(
+        cloud, history_ops.current_names(clients) if clients else {})
+    if args.csv:
+        out.writelines(history_ops.history_csv(found, names))
+    elif args.json:
+        out.writelines(history_ops.history_json(found, names))
+    else:
+        listed = 0
+        for e in found:
+            listed += 1
+            print('%5d %s %s %-8s %-6s %-16s %s' % (
+                e.id, e.created.isoformat(timespec='seconds'), e.batch,
+                e.status, e.source, text(reasons.action_name(e.action)),
+                _('%(subject)s by %(user)s: %(message)s') % {
+                    'subject': rendering.subject(e, names),
+                    'user': e.user_name,
+                    'message': e.message or e.reason}), file=out)
+        if not listed:
+            print(rendering.no_entries(
+                args.all_clouds, args.provider or args.consumer), file=out)
+    return options.NOTHING
+
+
+def journal_entries(cloud, ids):
+    """The journal entries ``ids`` of ``cloud`` (both command lines'
+    restore); :class:`options.BadArguments` when one is not this cloud's."""
+    from django.core.exceptions import ObjectDoesNotExist
+
+    from orphan_dashboard.operations import history as history_ops
+
+    try:
+        return history_ops.entries_by_id(cloud, ids)
+    except ObjectDoesNotExist:
+        raise options.BadArguments(
+            _('no journal entry of this cloud among %s') %
+            ' '.join(map(str, ids)))
+
+
+def cmd_restore(args, clients, out):
+    from orphan_dashboard.operations import history as history_ops
+    from orphan_dashboard.operations import restore as restore_ops
+
+    cloud = connect.cloud_for_clients(clients)
+    entries = journal_entries(cloud, args.entries)
+    if args.batch:
+        entries = history_ops.batch_entries(cloud, args.batch)
+        if not entries:
+            raise options.BadArguments(
+                _("no batch %s in this cloud's journal") % args.batch)
+    restorable = restore_ops.restorable(cloud, entries)
+    pairs = restore_ops.preview(clients, entries, restorable)
+    rows = [row for _entry, row in pairs]
+    names = rendering.row_names(rows, history_ops.entry_names(
+        cloud, {'providers': history_ops.provider_names(clients)}))
+    outcomes = []
+    if args.apply:
+        outcomes = restore_ops.restore(
+            clients, connect.journal_for_clients(clients), entries,
+            {entry.id: row.plan for entry, row in pairs if row.plan},
+            restorable)
+    if args.json:
+        json.dump({'plans': [{'entry': entry.id, 'commands': row.commands,
+                              'error': reasons.render(row.error),
+                              'notes': [str(note) for note in row.notes]}
+                             for entry, row in pairs],
+                   'outcomes': rendering.outcomes_json(outcomes, names)},
+                  out, indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        rendering.print_rows(rows, out, names)
+        rendering.print_outcomes(outcomes, out, names)
+    if args.apply:
+        if options.left_nothing(outcomes):
+            print(_('nothing was left to restore'), file=out)
+        return options.restore_code(outcomes)
+    return options.FOUND if any(row.plan for row in rows) else options.NOTHING
+
+
+def foreign_children(plan, wanted):
+    """The foreign children ``wanted`` names (``--delete-foreign-child``);
+    a name that is none of them is refused: a typo deletes nothing."""
+    picked, unmatched = plan.pick_children(wanted)
+    if unmatched:
+        raise options.BadArguments(
+            '%s: not a child of %s that is not Nova\'s (%s)' % (
+                ', '.join(sorted(unmatched)), plan.name, ', '.join(
+                    '%s (%s)' % (plan.names.get(c, c), c)
+                    for c in sorted(plan.foreign_children)) or 'none'))
+    return picked
+
+
+def known_or_close(name, clients):
+    """Return if Nova (a migration to or from the host) or this cloud's
+    journal knew ``name``, a host found nowhere now; else raise
+    BadArguments naming what comes close: "already gone" would pass a typo
+    off as success."""
+    from orphan_dashboard.operations import decommission as decommission_ops
+
+    setup_django()
+    close = decommission_ops.close_names(
+        clients, connect.cloud_for_clients(clients), name)
+    if close is None:
+        return
+    if close:
+        raise options.BadArguments(
+            _('no compute host, hypervisor or provider %(name)s, now or in '
+              'the journal (did you mean %(close)s?)') % {
+                'name': name, 'close': ', '.join(close)})
+    raise options.BadArguments(_('no compute host, hypervisor or provider '
+                                 '%s, now or in the journal') % name)
+
+
+def cmd_decommission(args, clients, out):
+    from orphan_dashboard.operations import decommission as decommission_ops
+
+    chosen = {u.lower() for u in args.delete_unknown}
+    plan = decommission_ops.preview(clients, args.host, options.min_age(args),
+                                    whole_service=args.whole_service)
+    if plan.gone:
+        known_or_close(args.host, clients)
+    children = foreign_children(plan, args.delete_foreign_child)
+    outcomes = []
+    code = options.FOUND
+    if plan.gone:
+        code = options.NOTHING
+    elif plan.refusals():
+        print('orphan-audit: %s' % '; '.join(
+            text(b) for b in plan.refusals()), file=sys.stderr)
+        code = options.ERROR
+    elif plan.servers:
+        print('orphan-audit: %s' % rendering.still_runs(args.host,
+                                                        plan.servers),
+              file=sys.stderr)
+        code = options.ERROR
+    elif args.apply:
+        setup_django()
+        outcomes = decommission_ops.apply(
+            clients, connect.journal_for_clients(clients), args.host,
+            plan.plans(chosen), chosen, options.min_age(args),
+            bound=plan.binding(), children=children)
+        code = (options.APPLIED if outcomes and all(
+            o.status == repairs.DONE for o in outcomes) else options.ERROR)
+    names = rendering.decommission_names(plan)
+    if args.json:
+        json.dump(dict(rendering.decommission_json(plan, chosen, children),
+                       outcomes=rendering.outcomes_json(outcomes, names)), out,
+                  indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        if plan.gone:
+            print(rendering.already_gone(args.host), file=out)
+        else:
+            rendering.print_decommission(plan, chosen, out, children)
+        rendering.print_outcomes(outcomes, out, names)
+    return code
+
+
+def cmd_refresh(args, clients, out):
+    """Renew the snapshot the panel's pages show, in the panel's cache."""
+    from orphan_dashboard.operations import snapshot as snapshot_ops
+
+    if 'DJANGO_SETTINGS_MODULE' not in os.environ:
+        raise options.BadArguments(_(
+            "refresh stores the snapshot in the panel's cache: run it with "
+            "Horizon's settings (manage.py orphan_audit refresh, or "
+            'DJANGO_SETTINGS_MODULE set)'))
+    store = snapshot_ops.store(connect.cloud_for_clients(clients).key,
+                               conf.FULL_SWEEP.get())
+    connect.validate_token(clients)
+    progress = progress_bar.for_args(args)
+    started = time.monotonic()
+    snapshot = snapshot_ops.refresh(
+        store, clients, args.full, options.min_age(args),
+        conf.FULL_SWEEP.get(), options.concurrency(args), progress)
+    if snapshot is None:
+        print(_('a sweep is already running (%s): nothing to do') %
+              store.sweeper(), file=out)
+        return options.NOTHING
+    state = store.state()
+    full = snapshot.full_sweep_at == snapshot.taken_at
+    print((_('snapshot %(version)s stored: %(servers)d servers, '
+             '%(providers)d providers, full sweep in %(seconds).1f s')
+           if full else
+           _('snapshot %(version)s stored: %(servers)d servers, '
+             '%(providers)d providers, incremental sweep in %(seconds).1f s'))
+          % {'version': state['version'], 'servers': len(snapshot.servers),
+             'providers': len(snapshot.providers),
+             'seconds': time.monotonic() - started}, file=out)
+    return options.NOTHING
+
+
+def cmd_metrics(args, clients, out):
+    """Prometheus metrics of an audit; on failure only ``up`` 0."""
+    started = time.monotonic()
+    report, capacity, flavor_counts, failure = None, None, None, None
+    try:
+        report, capacity = capacity_ops.audit(
+            clients, options.min_age(args), options.concurrency(args),
+            progress_bar.for_args(args), provider=args.provider)
+        flavor_counts = capacity_ops.flavor_counts(
+            clients, capacity, conf.names(conf.METRIC_FLAVORS.get()))
+    except report_ops.NoSuchProvider:
+        raise options.BadArguments('no resource provider %s' % args.provider)
+    except Exception as exc:
+        failure = exc
+    now = time.time()
+    previous = prometheus.last_success(args.textfile) if args.textfile \
+        else None
+    registry = prometheus.metrics_registry(
+        report, time.monotonic() - started, report is not None,
+        now if report is not None else previous, capacity, flavor_counts)
+    if args.textfile:
+        from prometheus_client import write_to_textfile
+        try:
+            write_to_textfile(args.textfile, registry)
+        except OSError as exc:
+            raise options.Failure(_('cannot write %(path)s: %(error)s') % {
+                'path': args.textfile, 'error': exc.strerror or exc})
+    else:
+        from prometheus_client import generate_latest
+        out.write(generate_latest(registry).decode())
+    if failure is not None:
+        raise failure
+    return options.NOTHING
+
+
+def capacity_answer(args, clients, progress):
+    """The :class:`~operations.capacity.Answer` both command lines print,
+    its refusals as theirs: ``--flavor``, ``--provider`` and the audit
+    options of ``args``."""
+    try:
+        return capacity_ops.answer(
+            clients, options.min_age(args), options.concurrency(args),
+            progress, provider=args.provider, flavor=args.flavor)
+    except capacity_ops.NoSuchFlavor:
+        raise options.BadArguments(_('no flavor %s') % args.flavor)
+    except heal.CannotHeal as exc:
+        raise options.BadArguments(_('flavor %(flavor)s: %(reason)s') % {
+            'flavor': args.flavor, 'reason': text(exc.reason)})
+    except report_ops.NoSuchProvider:
+        raise options.BadArguments(_('no resource provider %s') %
+                                   args.provider)
+    except capacity_ops.NoInventories:
+        raise options.Failure(_('Placement gave no inventories'))
+
+
+def cmd_capacity(args, clients, out):
+    """Capacity per hypervisor and class, or whether ``--flavor`` fits."""
+    found = capacity_answer(args, clients, progress_bar.for_args(args))
+    if args.json:
+        json.dump(rendering.capacity_json(found), out, indent=2,
+                  sort_keys=True)
+        out.write('\n')
+    else:
+        rendering.print_capacity(found, out)
+    return options.partial(found.report, options.NOTHING)
+
+
+HANDLERS = {'report': cmd_report, 'apply': cmd_apply,
+            'history': cmd_history, 'restore': cmd_restore,
+            'decommission': cmd_decommission, 'refresh': cmd_refresh,
+            'metrics': cmd_metrics, 'capacity': cmd_capacity}

@@ -1,0 +1,298 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""``orphan-audit``'s command line: its options, shared with the
+``openstack`` plugin where both take one, and its exit codes.
+
+The codes follow ``nova-manage placement audit``: 0 nothing found, 3
+findings (or something to restore), 4 repairs applied; 1 on errors (one
+line, no traceback), 2 on bad arguments; 5 when ``report`` or ``apply``
+ran partially because Nova could not reach a cell (what it could see was
+audited and repaired; the JSON's ``skipped_cells`` says what was not);
+141, silently, when its reader closed the pipe (``| head``).  An option
+left out takes its setting (:mod:`conf`) here, at the entry point.
+"""
+
+import argparse
+import math
+import os
+import signal
+
+from orphan_dashboard.cli.i18n import _
+from orphan_dashboard import conf
+from orphan_dashboard.operations import connect
+from orphan_dashboard.operations import repairs
+
+
+NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED, PARTIAL = 0, 1, 2, 3, 4, 5
+READER_GONE = 128 + signal.SIGPIPE
+"""The status a shell shows for ``git log | head``: the tool ended by
+SIGPIPE when its reader left, its output cut short (``pipefail`` sees it,
+a plain pipeline takes ``head``'s)."""
+EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
+          '5 partial run (a cell is down: report and apply audited and '
+          'repaired only what Nova could see, see "skipped_cells"), '
+          '1 error, 2 bad arguments, 141 output cut short (its reader '
+          'closed the pipe)')
+COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission',
+            'refresh', 'metrics', 'capacity')
+
+
+class Failure(Exception):
+    """An error worth one line to the operator."""
+
+
+class BadArguments(Failure):
+    """Arguments that parse but name nothing that exists."""
+
+
+def _common(parser, suppress=False):
+    """Options every subcommand takes, before or after its name."""
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument('--os-cloud', default=default,
+                        help='cloud in clouds.yaml (default: OS_CLOUD or the '
+                             'OS_* variables)')
+    parser.add_argument('--timeout', type=float, default=default,
+                        metavar='SECONDS',
+                        help='seconds one API request may take (default: '
+                             'api_timeout of the cloud, else %d)' %
+                             connect.DEFAULT_TIMEOUT)
+    parser.add_argument('--debug', action='store_true',
+                        default=argparse.SUPPRESS if suppress else False,
+                        help='log HTTP requests and library warnings')
+
+
+def _audit_options(parser, json=True):
+    if json:
+        parser.add_argument('--json', action='store_true',
+                            help='print the report as JSON')
+    provider_option(parser)
+    min_age_option(parser)
+    concurrency_option(parser)
+
+
+def provider_option(parser, metavar='UUID_OR_NAME'):
+    """``--provider``, as ``orphan-audit`` and the ``openstack`` plugin
+    take it (``metavar`` in each one's style)."""
+    parser.add_argument('--provider', metavar=metavar,
+                        help='only this provider tree (an unknown one is an '
+                             'error)')
+
+
+def min_age_option(parser, metavar='SECONDS'):
+    """``--min-age``, as ``orphan-audit`` and the ``openstack`` plugin
+    take it (``metavar`` in each one's style)."""
+    parser.add_argument('--min-age', type=int, metavar=metavar,
+                        help='protect allocations younger than this '
+                             '(default %s: %d)' % (conf.MIN_AGE.name,
+                                                   conf.MIN_AGE.default))
+
+
+def concurrency_option(parser, metavar=None):
+    """``--concurrency``, as ``orphan-audit`` and the ``openstack`` plugin
+    take it."""
+    parser.add_argument('--concurrency', type=int, metavar=metavar,
+                        help='Placement requests in flight (default %s: %d)'
+                        % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
+
+
+def flavor_option(parser, metavar='NAME_OR_ID'):
+    """``capacity``'s ``--flavor``, in both command lines."""
+    parser.add_argument('--flavor', metavar=metavar,
+                        help='say per hypervisor whether this flavor fits '
+                             'now, only after the recommended repairs, or '
+                             'not (traits and aggregates are not '
+                             'considered)')
+
+
+def decommission_arguments(parser, host='HOST', consumer='CONSUMER'):
+    """What a decommission is asked with, in both command lines."""
+    parser.add_argument('host', metavar=host,
+                        help='compute host or hypervisor name (or '
+                             'provider uuid)')
+    parser.add_argument('--delete-unknown', metavar=consumer,
+                        action='append', default=[],
+                        help='delete this consumer Nova does not know '
+                             '(an explicit choice; repeat as needed)')
+    parser.add_argument('--delete-foreign-child', metavar='PROVIDER',
+                        action='append', default=[],
+                        help="delete this child provider of the host's "
+                             "tree that is not Nova's (another service's, "
+                             'or of no proven owner), by name or uuid, '
+                             'rather than through its owner (an explicit '
+                             'choice; repeat as needed)')
+    parser.add_argument('--whole-service', action='store_true',
+                        help='delete the compute service with every '
+                             'node it serves (needed when it serves '
+                             'several, e.g. an Ironic conductor)')
+
+
+def build_parser(parser=None):
+    """The one parser of ``orphan-audit`` and ``manage.py orphan_audit``
+    (whose defaults come from Horizon's settings: :mod:`conf`)."""
+    parser = parser or argparse.ArgumentParser(prog='orphan-audit')
+    parser.description = ('Find (and with "apply", repair) orphaned '
+                          'allocations in Placement, using only the Nova and '
+                          'Placement APIs.  Every write is journaled first.')
+    parser.epilog = EPILOG
+    _common(parser)
+    commands = parser.add_subparsers(dest='command', metavar='COMMAND')
+
+    report = commands.add_parser('report', help='audit and print the '
+                                 'findings (the default command)')
+    _common(report, suppress=True)
+    _audit_options(report)
+    report.add_argument('--by', choices=('provider', 'project'),
+                        default='provider',
+                        help='per provider tree (the default), or per '
+                             'project: what its findings hold against its '
+                             'Placement usage, its servers\' needs and its '
+                             'Keystone limits, worst first')
+
+    apply = commands.add_parser('apply', help='audit, then perform the '
+                                'recommended repairs, each re-read and '
+                                'generation-checked')
+    _common(apply, suppress=True)
+    _audit_options(apply)
+
+    history = commands.add_parser('history', help="this cloud's journal, "
+                                  'newest first')
+    _common(history, suppress=True)
+    output = history.add_mutually_exclusive_group()
+    output.add_argument('--json', action='store_true', help='export as JSON')
+    output.add_argument('--csv', action='store_true', help='export as CSV')
+    history.add_argument('--provider', metavar='UUID',
+                         help='only entries touching this provider')
+    history.add_argument('--consumer', metavar='UUID',
+                         help='only this consumer')
+    history.add_argument('--all-clouds', action='store_true',
+                         help='entries of every cloud (no login needed)')
+
+    restore = commands.add_parser('restore', help='put journaled changes '
+                                  'back (previewed; --apply writes)')
+    _common(restore, suppress=True)
+    chosen = restore.add_mutually_exclusive_group(required=True)
+    chosen.add_argument('entries', metavar='ENTRY', type=int, nargs='*',
+                        default=[], help='journal entry ids (the latest '
+                        'change in effect of each consumer or provider)')
+    chosen.add_argument('--batch', help='every entry of one confirm or '
+                        'decommission (the whole batch id, as history '
+                        'prints it)')
+    restore.add_argument('--apply', action='store_true',
+                         help='write the restore (default: preview only)')
+    restore.add_argument('--json', action='store_true',
+                         help='print the plans and outcomes as JSON')
+    restore.add_argument('--min-age', type=int, metavar='SECONDS',
+                         help=argparse.SUPPRESS)
+
+    decommission = commands.add_parser(
+        'decommission', help='delete a dead hypervisor: its leftover '
+        'allocations, its compute service and its providers (previewed; '
+        '--apply carries it out)')
+    _common(decommission, suppress=True)
+    decommission_arguments(decommission)
+    decommission.add_argument('--apply', action='store_true',
+                              help='carry it out (default: preview only)')
+    decommission.add_argument('--json', action='store_true',
+                              help='print the plan and outcomes as JSON')
+    min_age_option(decommission)
+
+    refresh = commands.add_parser(
+        'refresh', help="renew the panel's cached snapshot (from cron: "
+        'run with Horizon\'s settings, e.g. "manage.py orphan_audit '
+        'refresh"), incremental unless a full sweep is due or --full')
+    _common(refresh, suppress=True)
+    refresh.add_argument('--full', action='store_true',
+                         help='a full sweep even if one is not due')
+    min_age_option(refresh)
+    concurrency_option(refresh)
+
+    metrics = commands.add_parser(
+        'metrics', help='audit and print (or with --textfile, write '
+        'atomically for node_exporter) Prometheus metrics')
+    _common(metrics, suppress=True)
+    _audit_options(metrics, json=False)
+    metrics.add_argument('--textfile', metavar='PATH',
+                         help='write here (a .prom file of node_exporter\'s '
+                              'textfile collector) instead of stdout')
+    capacity = commands.add_parser(
+        'capacity', help='per hypervisor and resource class: capacity, '
+        'what servers need, what findings hold, what is free now and after '
+        'the recommended repairs; with --flavor, whether it fits')
+    _common(capacity, suppress=True)
+    _audit_options(capacity)
+    flavor_option(capacity)
+    return parser
+
+
+def normalize(argv):
+    """Scripts written for the flag-only interface keep working:
+    ``orphan-audit [--json]`` is ``report``, ``orphan-audit --apply`` is
+    ``apply``."""
+    argv = list(argv)
+    if any(arg in COMMANDS for arg in argv) or any(
+            arg in ('-h', '--help') for arg in argv):
+        return argv
+    if '--apply' in argv:
+        argv.remove('--apply')
+        return ['apply'] + argv
+    return ['report'] + argv
+
+
+def outcome_code(outcomes):
+    if any(o.status == repairs.FAILED for o in outcomes):
+        return ERROR
+    if any(o.status == repairs.DONE for o in outcomes):
+        return APPLIED
+    return FOUND
+
+
+def left_nothing(outcomes):
+    """Whether a restore skipped every entry (a replay: each already
+    restored, or no longer restorable), so it had nothing to do."""
+    return all(o.status == repairs.SKIPPED for o in outcomes)
+
+
+def restore_code(outcomes):
+    """A written restore's exit code: a replay that found nothing left to
+    restore did nothing wrong and leaves nothing to do."""
+    return NOTHING if left_nothing(outcomes) else outcome_code(outcomes)
+
+
+def min_age(args):
+    return conf.MIN_AGE.get() if args.min_age is None else args.min_age
+
+
+def concurrency(args):
+    return args.concurrency or conf.CONCURRENCY.get()
+
+
+def partial(report, code):
+    """``code``, or :data:`PARTIAL` when a cell was down (errors stay
+    errors)."""
+    return PARTIAL if report.down_cells and code != ERROR else code
+
+
+def check_arguments(args):
+    """Values the parser takes that nothing could use, refused before
+    anything is read."""
+    timeout = getattr(args, 'timeout', None)
+    if timeout is not None and not 0 < timeout < math.inf:
+        raise BadArguments(_('--timeout %g: give a positive number of '
+                             'seconds') % timeout)
+    textfile = getattr(args, 'textfile', None)
+    if textfile:
+        directory = os.path.dirname(os.path.abspath(textfile))
+        if not os.path.isdir(directory):
+            raise BadArguments(_('--textfile %(path)s: there is no '
+                                 'directory %(directory)s') % {
+                'path': textfile, 'directory': directory})

@@ -1,0 +1,251 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The sweep that renews the snapshot the cache holds
+(:mod:`orphan_dashboard.reading.snapshots`), under its lock, from cron or
+in the background.
+
+A background sweep started by a page runs in a process of its own
+(:mod:`orphan_dashboard.reading.sweeper`) when the cache is shared: parsing
+thousands of servers holds the interpreter's lock for long stretches,
+which in a thread would stall every page its Horizon process serves
+meanwhile.  With a process-local cache it can only be a thread.
+"""
+
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+from orphan_dashboard.api import client
+from orphan_dashboard.audit import classify
+from orphan_dashboard import conf
+from orphan_dashboard.reading import collect
+
+LOG = logging.getLogger(__name__)
+PROGRESS_EVERY = 0.5
+
+
+def owner_id():
+    """Who sweeps: host, process and a token, for the lock and the page."""
+    return '%s:%d:%s' % (socket.gethostname(), os.getpid(),
+                         uuid.uuid4().hex[:8])
+
+
+class CacheProgress(collect.Progress):
+    """A sweep's progress in the store for the pages to show (at most
+    twice a second), which also keeps the sweep's lock alive.  The last
+    snapshot's ``counts`` stand for the totals until the sweep knows
+    better (a full sweep reads no old snapshot).
+
+    A throttled report is not dropped: it is written when the throttle
+    allows (a trailing write), or reads done in one burst, such as a
+    small cloud's providers, would show as nothing read until the sweep
+    ends.  :meth:`close` stops it once the sweep is over."""
+
+    def __init__(self, store, owner, full, counts=None):
+        self.store, self.owner = store, owner
+        self.lock = threading.Lock()
+        self.state = {'owner': owner, 'full': full,
+                      'started': time.time(), 'done': {},
+                      'totals': dict(counts or {})}
+        self.written = 0.0
+        self.trailing = None
+        self.closed = False
+        self.flush(force=True)
+
+    def total(self, kind, count):
+        with self.lock:
+            self.state['totals'][kind] = count
+        self.flush()
+
+    def advance(self, kind, count=1):
+        with self.lock:
+            done = self.state['done']
+            done[kind] = done.get(kind, 0) + count
+        self.flush()
+
+    def flush(self, force=False):
+        with self.lock:
+            if self.closed:
+                return
+            wait = self.written + PROGRESS_EVERY - time.monotonic()
+            if not force and wait > 0:
+                if self.trailing is None:
+                    self.trailing = threading.Timer(wait, self._trail)
+                    self.trailing.daemon = True
+                    self.trailing.start()
+                return
+            self.written = time.monotonic()
+            self.store.set_progress(dict(
+                self.state, done=dict(self.state['done']),
+                totals=dict(self.state['totals'])))
+            self.store.heartbeat(self.owner)
+
+    def _trail(self):
+        with self.lock:
+            self.trailing = None
+        self.flush(force=True)
+
+    def close(self):
+        with self.lock:
+            self.closed = True
+            if self.trailing is not None:
+                self.trailing.cancel()
+                self.trailing = None
+
+
+def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
+          full_sweep_interval=conf.FULL_SWEEP.default,
+          concurrency=collect.DEFAULT_CONCURRENCY,
+          owner=None, progress=collect.NO_PROGRESS):
+    """Renew the stored snapshot: a refresh of the current one, or a full
+    sweep when asked or due.  The caller holds the lock (see
+    :func:`locked_sweep`).  Its progress goes to the store (for the pages)
+    and to ``progress``.  Consumers written during the sweep are re-read
+    before it is published."""
+    state = store.state()
+    old = None if full else store.load_snapshot(state['version'])
+    touched = frozenset(state['touched'])
+    shown = CacheProgress(store, owner or owner_id(), full or old is None,
+                          state['counts'])
+    try:
+        snapshot = collect.snapshot(
+            clients.placement, clients.nova, cached=old, full=full,
+            full_sweep_interval=full_sweep_interval, concurrency=concurrency,
+            touched=touched, network_client=clients.network,
+            image_client=clients.image,
+            progress=collect.Tee(shown, progress))
+    finally:
+        shown.close()
+    late = frozenset(store.state()['touched']) - touched
+    if late:
+        collect.reread_consumers(clients.placement, snapshot, late,
+                                 concurrency)
+    store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age,
+               consumed=touched | late)
+    store.save_names(dict(collect.owner_names(clients.identity),
+                          servers=server_names(snapshot)))
+    return snapshot
+
+
+def server_names(snapshot):
+    """``{uuid: name}`` of the snapshot's servers: History names the
+    consumers it lists by them (a page never waits for Nova)."""
+    return {uuid: server.name for uuid, server in snapshot.servers.items()
+            if server.name}
+
+
+def locked_sweep(store, clients, owner=None, **kwargs):
+    """:func:`sweep` under the lock (taken here unless ``owner`` holds it
+    already); None when another sweep runs."""
+    if owner is None:
+        owner = owner_id()
+        if not store.acquire(owner):
+            return None
+    try:
+        store.count_sweep()
+        state = store.state()
+        kwargs['full'] = kwargs.get('full') or state['wanted'] == 'full'
+        state['wanted'] = None
+        store._set_state(state)
+        return sweep(store, clients, owner=owner, **kwargs)
+    finally:
+        store.set_progress(None)
+        store.release(owner)
+
+
+def start(store, credentials, api_timeout=client.DEFAULT_TIMEOUT,
+          python=None, **kwargs):
+    """Sweep in the background unless one runs somewhere already; True if
+    this call started one (a failure to start is logged: the page goes on
+    with the last snapshot).  The lock is taken before this returns, so the
+    page already shows the sweep.  ``kwargs`` are :func:`sweep`'s; the
+    sweep acts with ``credentials`` (:class:`client.Credentials`), in a
+    process of its own run by ``python`` when the cache is shared, else in
+    a thread."""
+    owner = owner_id()
+    if not store.acquire(owner):
+        return False
+    job = {'cloud': store.cloud_key, 'timeout': store.timeout,
+           'owner': owner, 'credentials': credentials._asdict(),
+           'api_timeout': api_timeout, 'sweep': kwargs}
+    try:
+        if store.shared:
+            _spawn(store, job, python or sys.executable)
+        else:
+            threading.Thread(target=_logged, args=(run, store, job),
+                             name='orphan-sweep-%s' % owner,
+                             daemon=True).start()
+    except Exception:
+        LOG.exception('background sweep could not start')
+        store.release(owner)
+        return False
+    return True
+
+
+def run(store, job):
+    """The sweep :func:`start` handed over, under the lock it took: the
+    body of the sweep thread and of the sweeper process."""
+    clients = client.for_credentials(
+        client.Credentials(**job['credentials']), job['api_timeout'])
+    client.validate_token(clients)
+    return locked_sweep(store, clients, owner=job['owner'], **job['sweep'])
+
+
+def _logged(func, *args):
+    try:
+        func(*args)
+    except Exception:
+        LOG.exception('background sweep failed')
+
+
+SWEEPER = ('import runpy, sys; sys.path += sys.argv[1:]; '
+           'runpy.run_module("orphan_dashboard.reading.sweeper", '
+           'run_name="__main__")')
+"""The sweeper's module run as ``-m`` would, by an isolated Python (``-I``:
+no current directory, ``PYTHON*`` variable or user site on its path) that
+looks in this process's import path only after its own."""
+
+
+def _spawn(store, job, python):
+    """:mod:`orphan_dashboard.reading.sweeper` with this process's settings
+    module, in a session of its own (a Horizon worker restarted
+    meanwhile does not take it down); the job, token included, goes
+    through its stdin, never its command line or environment.  It runs
+    isolated, from ``/``: a ``json.py`` in Horizon's directory must not
+    read the token, and the interpreter's own modules come before this
+    process's import path, which it needs for the settings module."""
+    from django.conf import settings
+
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE=settings.SETTINGS_MODULE)
+    path = [os.path.abspath(p) for p in sys.path if p]
+    proc = subprocess.Popen(
+        [python, '-I', '-c', SWEEPER] + path, stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, cwd='/', env=env, close_fds=True,
+        start_new_session=True)
+
+    def hand_over():
+        proc.communicate(json.dumps(job).encode())
+        if proc.returncode:
+            LOG.error('background sweep %s exited with %s', job['owner'],
+                      proc.returncode)
+            store.release(job['owner'])
+
+    threading.Thread(target=_logged, args=(hand_over,),
+                     name='orphan-sweeper-%d' % proc.pid,
+                     daemon=True).start()
