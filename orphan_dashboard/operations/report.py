@@ -20,13 +20,14 @@ from orphan_dashboard.audit import export
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading.progress import NO_PROGRESS
 
 
 class NoSuchProvider(LookupError):
     """A provider the report does not have."""
 
 
-def read(clients, concurrency, progress=collect.NO_PROGRESS):
+def read(clients, concurrency, progress=NO_PROGRESS):
     """The whole cloud's snapshot, read now; ``progress`` follows the
     reading and is closed when it ends."""
     try:
@@ -40,7 +41,7 @@ def read(clients, concurrency, progress=collect.NO_PROGRESS):
         progress.close()
 
 
-def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
+def audit(clients, min_age, concurrency, progress=NO_PROGRESS,
           provider=None):
     """The report of the whole cloud read now, or of ``provider``'s tree
     (a uuid or a name; :class:`NoSuchProvider` where it has none).

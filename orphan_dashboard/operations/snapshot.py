@@ -20,16 +20,16 @@ import time
 import typing
 
 from orphan_dashboard.audit import classify
-from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import progress as sweep_progress
 from orphan_dashboard.reading import snapshots
 from orphan_dashboard.reading import sweeps
 
 LOG = logging.getLogger(__name__)
-Progress = collect.Progress
+Progress = sweep_progress.Progress
 """What a front end implements to show a sweep's progress, on each of
 :data:`PROGRESS_KINDS`."""
-PROGRESS_KINDS = collect.KINDS
-NO_PROGRESS = collect.NO_PROGRESS
+PROGRESS_KINDS = sweep_progress.KINDS
+NO_PROGRESS = sweep_progress.NO_PROGRESS
 
 
 def store(cloud_key, full_sweep_interval):
@@ -40,7 +40,7 @@ def store(cloud_key, full_sweep_interval):
 
 
 def refresh(store_, clients, full, min_age, full_sweep_interval,
-            concurrency, progress=collect.NO_PROGRESS):
+            concurrency, progress=NO_PROGRESS):
     """Renew the stored snapshot now, under the sweep lock, with
     ``clients`` whose token was validated; None when another sweep runs.
     ``progress`` is closed when the sweep ends."""
@@ -144,7 +144,7 @@ def sweep_state(store_):
         'progress': sweeping and dict(bar({
             kind: (progress['done'].get(kind, 0),
                    progress['totals'].get(kind))
-            for kind in collect.KINDS}), full=progress['full'],
+            for kind in PROGRESS_KINDS}), full=progress['full'],
             elapsed=int(time.time() - progress['started'])) or None,
     }
 

@@ -40,6 +40,7 @@ from orphan_dashboard.audit import model
 from orphan_dashboard.audit import reasons
 from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 
 CHUNK = 900 * 1024
 LOCK_TTL = 120
@@ -250,6 +251,6 @@ def patch(store, clients, consumers, min_age,
     snapshot = store.load_snapshot(state['version'])
     if snapshot is None:
         return
-    collect.reread_consumers(clients.placement, snapshot, consumers,
+    refresh.reread_consumers(clients.placement, snapshot, consumers,
                              concurrency)
     store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age)

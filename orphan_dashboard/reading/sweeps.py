@@ -35,6 +35,10 @@ from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
 from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading.progress import NO_PROGRESS
+from orphan_dashboard.reading.progress import Progress
+from orphan_dashboard.reading.progress import Tee
+from orphan_dashboard.reading import refresh
 
 LOG = logging.getLogger(__name__)
 PROGRESS_EVERY = 0.5
@@ -46,7 +50,7 @@ def owner_id():
                          uuid.uuid4().hex[:8])
 
 
-class CacheProgress(collect.Progress):
+class CacheProgress(Progress):
     """A sweep's progress in the store for the pages to show (at most
     twice a second), which also keeps the sweep's lock alive.  The last
     snapshot's ``counts`` stand for the totals until the sweep knows
@@ -112,7 +116,7 @@ class CacheProgress(collect.Progress):
 def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
           full_sweep_interval=conf.FULL_SWEEP.default,
           concurrency=collect.DEFAULT_CONCURRENCY,
-          owner=None, progress=collect.NO_PROGRESS):
+          owner=None, progress=NO_PROGRESS):
     """Renew the stored snapshot: a refresh of the current one, or a full
     sweep when asked or due.  The caller holds the lock (see
     :func:`locked_sweep`).  Its progress goes to the store (for the pages)
@@ -124,17 +128,17 @@ def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
     shown = CacheProgress(store, owner or owner_id(), full or old is None,
                           state['counts'])
     try:
-        snapshot = collect.snapshot(
+        snapshot = refresh.snapshot(
             clients.placement, clients.nova, cached=old, full=full,
             full_sweep_interval=full_sweep_interval, concurrency=concurrency,
             touched=touched, network_client=clients.network,
             image_client=clients.image,
-            progress=collect.Tee(shown, progress))
+            progress=Tee(shown, progress))
     finally:
         shown.close()
     late = frozenset(store.state()['touched']) - touched
     if late:
-        collect.reread_consumers(clients.placement, snapshot, late,
+        refresh.reread_consumers(clients.placement, snapshot, late,
                                  concurrency)
     store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age,
                consumed=touched | late)

@@ -39,6 +39,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 
@@ -62,7 +63,7 @@ def read(placement_client, nova_client, name, instance_hints=(),
                                                       provider.uuid))
     living = {s['id'] for s in nova.server_list(nova_client, host=host)} \
         if host else set()
-    return collect.consumer_snapshot(placement_client, nova_client,
+    return refresh.consumer_snapshot(placement_client, nova_client,
                                      holders | living, instance_hints,
                                      topology=topology,
                                      network_client=network_client,

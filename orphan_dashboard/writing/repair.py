@@ -13,7 +13,7 @@
 """Previewing and applying repairs (I/O), never on data older than the click.
 
 Both steps re-read the chosen consumers from Nova and Placement
-(:func:`collect.consumer_snapshot`) and plan through the one engine call,
+(:func:`refresh.consumer_snapshot`) and plan through the one engine call,
 :meth:`classify.Auditor.plan`.  At submit time a row is written only if the
 fresh plan is exactly the one the operator confirmed (generation, the whole
 body before, and the body after: generations restart at 1 when a consumer
@@ -43,7 +43,7 @@ from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
-from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 
 LOG = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ def instance_hints(findings, selections):
 
 def _read(placement_client, nova_client, consumers, instance_hints,
           network_client, image_client):
-    return collect.consumer_snapshot(placement_client, nova_client,
+    return refresh.consumer_snapshot(placement_client, nova_client,
                                      consumers, instance_hints,
                                      network_client=network_client,
                                      image_client=image_client)

@@ -20,6 +20,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import CannotRepair
 from orphan_dashboard.audit import refresh
+from orphan_dashboard.audit import report as assembly
 from orphan_dashboard.audit import topology
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
@@ -235,7 +236,7 @@ def test_a_server_finding_written_seconds_ago_is_protected(written, verdict):
         (m.PROTECTED, ())] * len(found)
     assert all('written 30 s ago, younger than the 600 s protection' in
                str(f.reason) for f in found), found
-    assert auditor.report().problems == []
+    assert assembly.report(auditor).problems == []
     for action in m.CANDIDATE_ACTIONS[verdict]:
         with pytest.raises(CannotRepair):
             auditor.plan(vm, H1, action)
@@ -356,7 +357,7 @@ def test_one_function_gives_the_report_and_the_preview_the_same_finding():
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 1})
     auditor = classify.Auditor(cloud.snapshot())
-    (row,) = [f for f in auditor.report().findings if f.consumer == vm]
+    (row,) = [f for f in assembly.report(auditor).findings if f.consumer == vm]
     assert row.verdict == m.WRONG_AMOUNT
     assert auditor.finding(vm, H1) == row
     plan = auditor.plan(vm, H1, m.DELETE_AND_HEAL)

@@ -32,6 +32,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 from orphan_dashboard.reading import snapshots
 from orphan_dashboard.reading import sweeps
 from tests.views.base import H1
@@ -84,7 +85,7 @@ def cloud(settings):
             mock.patch.object(client, 'credentials_for_request',
                               return_value=credentials), \
             mock.patch.object(client, 'for_credentials'), \
-            mock.patch.object(collect, 'snapshot', side_effect=collected), \
+            mock.patch.object(refresh, 'snapshot', side_effect=collected), \
             mock.patch.object(classify, 'audit',
                               wraps=classify.audit) as audit:
         state['audits'] = audit
