@@ -38,10 +38,6 @@ from orphan_dashboard.audit.reasons import verdict_name
 from orphan_dashboard.audit import report
 from orphan_dashboard.audit.topology import Topology
 
-DEFAULT_MIN_AGE = 600
-"""Seconds: the protection of a caller that names none.  The panel and the
-CLI pass ``ORPHAN_AUDIT_MIN_AGE`` (:data:`orphan_dashboard.conf.MIN_AGE`,
-whose default this is)."""
 MOVE_AWAITING_CONFIRM = 'finished'
 """A resize or cold migration in VERIFY_RESIZE."""
 DOWN_CELL_CONSUMER = 'protected.down_cell_consumer'
@@ -94,9 +90,12 @@ def _move(migration):
 
 
 class Auditor:
-    """Classifies every allocation of one snapshot."""
+    """Classifies every allocation of one snapshot.  ``min_age`` (seconds:
+    allocations written more recently are protected) is always the
+    caller's: the engine reads no setting, and the default is the
+    setting's (``ORPHAN_AUDIT_MIN_AGE``)."""
 
-    def __init__(self, snapshot, now=None, min_age=DEFAULT_MIN_AGE):
+    def __init__(self, snapshot, now=None, *, min_age):
         self.snapshot = snapshot
         self.topology = Topology(snapshot)
         self.now = now or snapshot.taken_at
@@ -546,6 +545,6 @@ class Auditor:
         return candidates[0]
 
 
-def audit(snapshot, now=None, min_age=DEFAULT_MIN_AGE):
+def audit(snapshot, now=None, *, min_age):
     """Classify every allocation in ``snapshot``; see :class:`Auditor`."""
     return report.report(Auditor(snapshot, now=now, min_age=min_age))

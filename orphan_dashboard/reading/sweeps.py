@@ -113,7 +113,7 @@ class CacheProgress(Progress):
                 self.trailing = None
 
 
-def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
+def sweep(store, clients, full=False, min_age=conf.MIN_AGE.default,
           full_sweep_interval=conf.FULL_SWEEP.default,
           concurrency=collect.DEFAULT_CONCURRENCY,
           owner=None, progress=NO_PROGRESS):

@@ -43,6 +43,7 @@ from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard import conf
 from orphan_dashboard.reading import refresh
 
 LOG = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ def _read(placement_client, nova_client, consumers, instance_hints,
 
 
 def preview(placement_client, nova_client, selections,
-            min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+            min_age=conf.MIN_AGE.default, instance_hints=(),
             network_client=None, image_client=None):
     """Plans for ``selections`` from a fresh read, with per-row errors.
 
@@ -204,7 +205,7 @@ def _differs(fresh, confirmed, names):
 
 
 def apply(placement_client, nova_client, journal, confirmed,
-          min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+          min_age=conf.MIN_AGE.default, instance_hints=(),
           network_client=None, image_client=None):
     """Re-read, re-plan and write each confirmed plan; an outcome per row.
 

@@ -163,7 +163,7 @@ def test_osc_commands_leave_the_promised_state(placement, placement_url,
                           'resources1:CUSTOM_GPU': '1'}))
     snapshot = _snapshot(placement, consumer,
                          server if action != m.DELETE else None, [old, new])
-    plan = classify.Auditor(snapshot).plan(consumer, old, action)
+    plan = classify.Auditor(snapshot, min_age=600).plan(consumer, old, action)
     for command in osc_commands(plan):
         _replay(placement_url, command)
     now = parse.consumer(consumer,
@@ -181,7 +181,7 @@ def test_repair_write_applies_the_plan(placement, build, journal, action):
                       project_id='p', user_id='u', image_ref='img',
                       flavor=m.Flavor(1, 512, 1, extra_specs={}))
     snapshot = _snapshot(placement, consumer, server, [old, new])
-    auditor = classify.Auditor(snapshot)
+    auditor = classify.Auditor(snapshot, min_age=600)
     assert auditor.finding(consumer, old).verdict == m.MOVED
     plan = auditor.plan(consumer, old, action)
     outcome = repair.write(placement, journal, plan)

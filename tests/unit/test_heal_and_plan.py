@@ -81,7 +81,8 @@ def _evacuated():
 
 
 def _plan(cloud, consumer, provider, action):
-    return classify.Auditor(cloud.snapshot()).plan(consumer, provider, action)
+    return classify.Auditor(cloud.snapshot(), min_age=600).plan(
+        consumer, provider, action)
 
 
 def test_trim_keeps_only_the_current_tree_and_its_osc_command():
@@ -162,7 +163,7 @@ def test_heal_needs_visible_extra_specs():
 def test_recommended_skips_unknown_consumers():
     cloud, vm = _evacuated()
     cloud.allocate(uid('stranger'), H1)
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert recommended(report.problems) == [
         (f, m.TRIM) for f in report.problems if f.consumer == vm]
 
@@ -177,7 +178,7 @@ def test_recommended_is_one_write_per_consumer():
     cloud.allocate(other, H1)
     cloud.allocate(other, H2)
     cloud.allocate(other, H3)
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     chosen = {f.consumer: (f.provider, a)
               for f, a in recommended(report.problems)}
     assert chosen[vm] == (H3, m.DELETE_AND_HEAL)
@@ -198,7 +199,7 @@ def _with_bandwidth_left_on_host1(moved_along=False):
 
 def test_trim_and_heal_refuse_to_drop_what_a_flavor_cannot_rebuild():
     cloud, vm, nic1 = _with_bandwidth_left_on_host1()
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     leftover = auditor.finding(vm, H1)
     assert leftover.verdict == m.EVACUATED_SOURCE
     assert leftover.actions == ()
@@ -215,7 +216,7 @@ def test_trim_and_heal_refuse_to_drop_what_a_flavor_cannot_rebuild():
 
 def test_trim_drops_a_child_allocation_the_new_host_already_holds():
     cloud, vm, nic1 = _with_bandwidth_left_on_host1(moved_along=True)
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     plan = auditor.plan(vm, H1, m.TRIM)
     assert H1 not in plan.after and nic1 not in plan.after
     assert {r.get('NET_BW_EGR_KILOBIT_PER_SEC') for r in
@@ -228,7 +229,7 @@ def test_delete_and_heal_rewrites_a_wrong_amount_on_a_sharing_provider():
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 512})
     cloud.allocate(vm, ceph, {'DISK_GB': 9})
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     assert auditor.finding(vm, H1).verdict == m.WRONG_AMOUNT
     plan = auditor.plan(vm, H1, m.DELETE_AND_HEAL)
     assert plan.after == {H1: {'VCPU': 1, 'MEMORY_MB': 512},
@@ -320,13 +321,13 @@ def _pinned(image_properties=None, held=None, fl=None, **server):
 
 def test_a_server_pinned_by_its_image_holds_what_nova_allocated():
     cloud, vm = _pinned(DEDICATED)
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     assert auditor.finding(vm, H1).verdict == m.OK
 
 
 def test_a_read_image_that_pins_nothing_lets_the_pcpu_be_rewritten():
     cloud, vm = _pinned({})
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     assert auditor.finding(vm, H1).actions == (m.DELETE_AND_HEAL,)
     assert auditor.plan(vm, H1, m.DELETE_AND_HEAL).after == {
         H1: {'VCPU': 2, **HELD}}
@@ -348,7 +349,7 @@ def test_what_an_unread_image_could_explain_is_never_rewritten(specs, held,
     cloud, vm = _pinned(held={**held, **HELD}, fl=flavor(**specs),
                         image_fault=fault)
     snapshot = cloud.snapshot()
-    auditor = classify.Auditor(snapshot)
+    auditor = classify.Auditor(snapshot, min_age=600)
     finding = auditor.finding(vm, H1)
     assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
     assert finding.reason.code == 'protected.image_unread'
@@ -367,7 +368,7 @@ def test_an_unread_image_of_a_moved_server_keeps_its_pcpu_from_a_rewrite():
     vm = cloud.server('vm', 'host1', flavor=flavor())
     cloud.allocate(vm, H3, {'PCPU': 2, **HELD})
     snapshot = cloud.snapshot()
-    auditor = classify.Auditor(snapshot)
+    auditor = classify.Auditor(snapshot, min_age=600)
     assert auditor.finding(vm, H3).actions == ()
     with pytest.raises(CannotRepair) as refused:
         target(snapshot, auditor.topology, vm, m.DELETE_AND_HEAL)
@@ -384,7 +385,7 @@ def test_an_unread_image_of_a_moved_server_keeps_its_pcpu_from_a_rewrite():
 ])
 def test_what_no_image_explains_is_repaired_though_the_image_is_unread(held):
     cloud, vm = _pinned(held=held, image_fault=m.IMAGE_ABSENT)
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     finding = auditor.finding(vm, H1)
     assert (finding.verdict, finding.actions) == (m.WRONG_AMOUNT,
                                                   (m.DELETE_AND_HEAL,))
@@ -394,7 +395,7 @@ def test_what_no_image_explains_is_repaired_though_the_image_is_unread(held):
 
 def test_a_server_booted_from_a_volume_is_judged_by_its_flavor_alone():
     cloud, vm = _pinned(held={'PCPU': 2, 'MEMORY_MB': 2048}, image='')
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     finding = auditor.finding(vm, H1)
     assert (finding.verdict, finding.actions) == (m.WRONG_AMOUNT,
                                                   (m.DELETE_AND_HEAL,))

@@ -72,7 +72,8 @@ def test_every_part_of_a_nested_reason_goes_through_gettext():
     mig = cloud.migration('mig', vm, 'finished', kind='resize',
                           source='host1', dest='host2')
     cloud.allocate(mig, uid('host1'))
-    finding = classify.Auditor(cloud.snapshot()).finding(mig, uid('host1'))
+    finding = classify.Auditor(cloud.snapshot(), min_age=600).finding(
+        mig, uid('host1'))
     assert finding.reason.code == 'protected.source_awaiting_confirm'
     assert str(finding.reason) == (
         'source side of resize %s (host1 → host2) of server vm (%s), '

@@ -118,7 +118,7 @@ def test_plan_target_has_a_branch_for_every_repair(action):
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, uid('host1'))
     snapshot = cloud.snapshot()
-    auditor = classify.Auditor(snapshot)
+    auditor = classify.Auditor(snapshot, min_age=600)
     try:
         plan.target(snapshot, auditor.topology, vm, action)
     except plan.CannotRepair as exc:

@@ -70,7 +70,7 @@ def incidents_with_capacity(host1_up=False):
         snapshot.services['host1'] = m.Service('host1', 'up')
         snapshot.hypervisors[H1] = dataclasses.replace(
             snapshot.hypervisors[H1], state='up')
-        incidents.report = classify.audit(snapshot)
+        incidents.report = classify.audit(snapshot, min_age=600)
     fpga = uid('host4_fpga')
     snapshot.providers[fpga] = m.Provider(fpga, 'host4_fpga', 1, H4, H4)
     snapshot.inventories = {

@@ -307,7 +307,7 @@ def test_blobs_are_cut_below_memcacheds_item_limit(monkeypatch):
     monkeypatch.setattr(snapshots, 'CHUNK', 1000)
     cache.clear()
     snapshot = Incidents().snapshot
-    version = STORE.save(snapshot, classify.audit(snapshot), 600)
+    version = STORE.save(snapshot, classify.audit(snapshot, min_age=600), 600)
     assert cache.get(STORE._key('snapshot', version)) > 1
     again = STORE.load_snapshot(version)
     assert again.consumers == snapshot.consumers
