@@ -41,7 +41,6 @@ from orphan_dashboard.cli.i18n import text
 from orphan_dashboard.cli import options
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import rendering
-from orphan_dashboard import conf
 from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
@@ -137,9 +136,6 @@ class _Orphan:
     def clients(self):
         return self.app.client_manager.placement_orphan
 
-    def min_age(self, parsed_args):
-        return options.min_age(parsed_args)
-
     def progress(self, parsed_args):
         """A bar on a terminal's stderr while the cloud is read, for a
         table only."""
@@ -150,8 +146,8 @@ class _Orphan:
         """The report of the whole cloud read now (of ``provider``'s tree
         if given), as ``orphan-audit report`` reads it."""
         try:
-            return report_ops.audit(self.clients, self.min_age(parsed_args),
-                                    conf.CONCURRENCY.get(),
+            return report_ops.audit(self.clients,
+                                    options.settings(parsed_args),
                                     self.progress(parsed_args),
                                     provider=provider)
         except report_ops.NoSuchProvider:
@@ -337,8 +333,8 @@ class RepairOrphan(_Orphan, command.Lister):
             report, parsed_args.consumer.lower(), parsed_args.action)
         if not chosen:
             return ROW_COLUMNS, []
-        min_age = self.min_age(parsed_args)
-        rows = repairs.preview(self.clients, chosen, min_age, hints)
+        settings = options.settings(parsed_args)
+        rows = repairs.preview(self.clients, chosen, settings, hints)
         names = rendering.row_names(rows, report.names)
         if not parsed_args.yes:
             self.code = options.partial(report, options.FOUND if any(
@@ -348,7 +344,7 @@ class RepairOrphan(_Orphan, command.Lister):
         handlers.setup_django()
         outcomes = repairs.apply_previewed(
             self.clients, connect.journal_for_clients(self.clients), rows,
-            min_age, hints)
+            settings, hints)
         self.code = options.partial(report, options.outcome_code(outcomes))
         return ROW_COLUMNS, outcome_rows(outcomes, names)
 
@@ -416,8 +412,8 @@ class DecommissionOrphan(_Orphan, command.Lister):
         from orphan_dashboard.operations import decommission as ops
 
         chosen = {u.lower() for u in parsed_args.delete_unknown}
-        min_age = self.min_age(parsed_args)
-        plan = ops.preview(self.clients, parsed_args.host, min_age,
+        settings = options.settings(parsed_args)
+        plan = ops.preview(self.clients, parsed_args.host, settings,
                            whole_service=parsed_args.whole_service)
         if plan.gone:
             handlers.known_or_close(parsed_args.host, self.clients)
@@ -438,7 +434,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
         handlers.setup_django()
         outcomes = ops.apply(
             self.clients, connect.journal_for_clients(self.clients),
-            parsed_args.host, plan.plans(chosen), chosen, min_age,
+            parsed_args.host, plan.plans(chosen), chosen, settings,
             bound=plan.binding(), children=children)
         self.code = (options.APPLIED if outcomes and all(
             o.status == repairs.DONE for o in outcomes) else options.ERROR)

@@ -97,13 +97,12 @@ def shown(store_, shown_, known):
     return found
 
 
-def audit(clients, min_age, concurrency, progress=NO_PROGRESS,
-          provider=None):
+def audit(clients, settings, progress=NO_PROGRESS, provider=None):
     """``(report, Capacity)`` of the whole cloud read now; the report of
     ``provider``'s tree only when named (see
     :func:`operations.report.narrowed`)."""
-    snapshot = report_ops.read(clients, concurrency, progress)
-    report = classify.audit(snapshot, min_age=min_age)
+    snapshot = report_ops.read(clients, settings, progress)
+    report = classify.audit(snapshot, min_age=settings.min_age)
     found = capacity.assess(snapshot, report)
     return report_ops.narrowed(report, provider), found
 
@@ -126,8 +125,8 @@ class Answer(typing.NamedTuple):
     counts: typing.Optional[dict] = None
 
 
-def answer(clients, min_age, concurrency, progress=NO_PROGRESS,
-           provider=None, flavor=None):
+def answer(clients, settings, progress=NO_PROGRESS, provider=None,
+           flavor=None):
     """The :class:`Answer` of the cloud read now: capacity per tree (of
     ``provider``'s only, a uuid or a name), and whether ``flavor`` (an id
     or a name) fits each.  The flavor is looked up before the cloud is
@@ -138,7 +137,7 @@ def answer(clients, min_age, concurrency, progress=NO_PROGRESS,
     if flavor:
         listed = find_flavor(flavors(clients), flavor)
         resources = request(listed.flavor)
-    report, found = audit(clients, min_age, concurrency, progress)
+    report, found = audit(clients, settings, progress)
     if found is None:
         raise NoInventories()
     trees = sorted(found.trees.values(), key=lambda t: t.name)
@@ -208,13 +207,13 @@ def repair_subject(repair):
                             repair.get('server_name'))
 
 
-def projects(clients, capacity_, concurrency):
+def projects(clients, capacity_, settings):
     """:class:`~audit.capacity.ProjectRow` of every project whose findings
     hold something, worst first, with its Placement usage and limits read
     now."""
     charged = capacity_.charged()
     usages = capacity_reads.project_usages(clients.placement, charged,
-                                           concurrency)
+                                           settings.concurrency)
     limit = capacity_reads.limits(clients.identity, clients.nova)
     return capacity.project_rows(capacity_, usages,
                                  {p: limit(p) for p in charged})

@@ -33,12 +33,13 @@ def tree_hints(tree):
     return repair.instance_hints(findings, findings)
 
 
-def preview(clients, name, min_age, whole_service=False, **hints):
+def preview(clients, name, settings, whole_service=False, **hints):
     """What decommissioning the hypervisor ``name`` (with
     ``whole_service``, every node of its compute service) takes, read
     now; ``hints`` (``instance_hints``) come from a snapshot shown."""
     return decommission.preview(clients.placement, clients.nova, name,
-                                min_age=min_age, whole_service=whole_service,
+                                min_age=settings.min_age,
+                                whole_service=whole_service,
                                 network_client=clients.network,
                                 image_client=clients.image, **hints)
 
@@ -65,13 +66,13 @@ def provider_commands(plan):
             for uuid in plan.providers}
 
 
-def apply(clients, journal_, name, plans, chosen, min_age, instance_hints=(),
-          bound=None, children=()):
+def apply(clients, journal_, name, plans, chosen, settings,
+          instance_hints=(), bound=None, children=()):
     """Carry a previewed decommission out, if its compute service and
     providers are still those ``bound`` says it showed; an outcome per
     step.  ``children``: the foreign children ticked for deletion."""
     return decommission.apply(clients.placement, clients.nova, journal_,
-                              name, plans, chosen, min_age=min_age,
+                              name, plans, chosen, min_age=settings.min_age,
                               instance_hints=instance_hints, bound=bound,
                               children=children,
                               network_client=clients.network,

@@ -39,7 +39,6 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model
 from orphan_dashboard.audit import reasons
 from orphan_dashboard import conf
-from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh
 
 CHUNK = 900 * 1024
@@ -241,8 +240,7 @@ class Store:
         self.cache.set(self._key('progress'), progress, LOCK_TTL)
 
 
-def patch(store, clients, consumers, min_age,
-          concurrency=collect.DEFAULT_CONCURRENCY):
+def patch(store, clients, consumers, settings):
     """After our own writes: the stored snapshot with ``consumers`` read
     again and re-audited, so the next page shows them repaired at once;
     they stay touched for the next sweep's provider re-reads."""
@@ -252,5 +250,6 @@ def patch(store, clients, consumers, min_age,
     if snapshot is None:
         return
     refresh.reread_consumers(clients.placement, snapshot, consumers,
-                             concurrency)
-    store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age)
+                             settings.concurrency)
+    store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age),
+               settings.min_age)

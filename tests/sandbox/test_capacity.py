@@ -33,6 +33,7 @@ pytest.importorskip('keystone')
 
 from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.audit import capacity  # noqa: E402
+from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
 from sandbox import harness  # noqa: E402
 from tests.e2e.conftest import orphan_audit  # noqa: E402
@@ -105,7 +106,8 @@ def candidates(sb, resources):
 def states(sb):
     """``{flavor: {hypervisor: state}}`` and the rows, audited now."""
     connected = clients(sb)
-    _, found = capacity_ops.audit(connected, min_age=0, concurrency=4)
+    _, found = capacity_ops.audit(
+        connected, conf.RunSettings(min_age=0, concurrency=4))
     listed = capacity_ops.flavors(connected)
     result = {}
     for name in FLAVORS:

@@ -118,7 +118,7 @@ def test_the_management_command_keeps_every_mode(argv, command, checks,
         assert getattr(args, name) == value, name
     if command in ('report', 'apply'):
         # The panel's setting is the default.
-        assert args.min_age is None and options.min_age(args) == 42
+        assert args.min_age is None and options.settings(args).min_age == 42
 
 
 @pytest.mark.django_db(databases=['orphan_journal'])

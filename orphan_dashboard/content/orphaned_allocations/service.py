@@ -40,7 +40,7 @@ from orphan_dashboard.operations import snapshot
 
 def _store(request):
     return snapshot.store(connect.cloud_for_request(request).key,
-                          conf.FULL_SWEEP.get())
+                          conf.run_settings())
 
 
 _shown = {}
@@ -52,10 +52,7 @@ def _sweep(request, store, full=False):
     """Start a background sweep unless one runs (in any process)."""
     return snapshot.start_sweep(
         store, connect.credentials_for_request(request), full,
-        api_timeout=conf.API_TIMEOUT.get(), python=conf.SWEEP_PYTHON.get(),
-        min_age=conf.MIN_AGE.get(),
-        full_sweep_interval=conf.FULL_SWEEP.get(),
-        concurrency=conf.CONCURRENCY.get())
+        conf.run_settings(), python=conf.SWEEP_PYTHON.get())
 
 
 def _current(request):
@@ -64,7 +61,7 @@ def _current(request):
     :func:`operations.snapshot.current`."""
     store = _store(request)
     return store, snapshot.current(
-        store, _shown, conf.MIN_AGE.get(), conf.SNAPSHOT_TTL.get(),
+        store, _shown, conf.run_settings(),
         functools.partial(_sweep, request, store))
 
 
@@ -110,8 +107,8 @@ def capacity(request):
     (before the first sweep, or a snapshot without inventories).  It
     starts no sweep: :func:`report` does, for the same page."""
     store = _store(request)
-    shown = snapshot.current(store, _shown, conf.MIN_AGE.get(),
-                             conf.SNAPSHOT_TTL.get(), lambda full: None)
+    shown = snapshot.current(store, _shown, conf.run_settings(),
+                             lambda full: None)
     return capacity_ops.shown(store, shown, _capacity)
 
 
@@ -123,7 +120,7 @@ def charged_projects(request):
     if found is None:
         return None
     return capacity_ops.projects(_clients(request), found,
-                                 conf.CONCURRENCY.get())
+                                 conf.run_settings())
 
 
 NoSuchFlavor = capacity_ops.NoSuchFlavor
@@ -197,12 +194,12 @@ def note_written(request, consumers=(), providers_changed=False):
     """After our own writes: the shown snapshot re-reads the consumers at
     once (a refresh is asked for when providers changed)."""
     snapshot.note_written(_store(request), _clients(request), consumers,
-                          providers_changed, conf.MIN_AGE.get(),
-                          conf.CONCURRENCY.get())
+                          providers_changed, conf.run_settings())
 
 
 def _clients(request):
-    return connect.for_request(request, timeout=conf.API_TIMEOUT.get())
+    return connect.for_request(request,
+                               timeout=conf.run_settings().api_timeout)
 
 
 def _journal(request):
@@ -224,7 +221,7 @@ def selections(request, chosen, provider_uuids):
 def preview(request, selections_, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection."""
     return repairs.preview(_clients(request), selections_,
-                           conf.MIN_AGE.get(), instance_hints)
+                           conf.run_settings(), instance_hints)
 
 
 def apply(request, plans, instance_hints=()):
@@ -232,7 +229,7 @@ def apply(request, plans, instance_hints=()):
     clients = _clients(request)
     try:
         return repairs.apply(clients, _journal(request), plans,
-                             conf.MIN_AGE.get(), instance_hints)
+                             conf.run_settings(), instance_hints)
     finally:
         note_written(request, {p.consumer for p in plans})
 
@@ -360,7 +357,7 @@ def preview_decommission(request, provider_uuid, whole_service=False):
     ``whole_service``, every node of its compute service) takes, read now;
     the instance hints come from the snapshot shown."""
     return decommission_ops.preview(
-        _clients(request), provider_uuid, conf.MIN_AGE.get(),
+        _clients(request), provider_uuid, conf.run_settings(),
         instance_hints=_hints_for_tree(request, provider_uuid),
         whole_service=whole_service)
 
@@ -378,7 +375,7 @@ def decommission_apply(request, provider_uuid, plans, chosen, bound=None,
     try:
         return decommission_ops.apply(
             clients, _journal(request), provider_uuid, plans,
-            chosen, conf.MIN_AGE.get(),
+            chosen, conf.run_settings(),
             instance_hints=_hints_for_tree(request, provider_uuid),
             bound=bound, children=children)
     finally:
