@@ -67,15 +67,6 @@ def find_flavor(listed, wanted):
     raise NoSuchFlavor(wanted)
 
 
-def request(flavor):
-    """What a new server of ``flavor`` asks Placement for, as ``nova-manage
-    placement heal_allocations`` reads a flavor (extra-spec overrides and
-    custom classes included; an image-backed root disk).  Raises
-    :class:`~audit.heal.CannotHeal` for what a flavor alone cannot say
-    (unsuffixed vGPUs, accelerators)."""
-    return heal.resources_from_flavor(flavor)
-
-
 def shown(store_, shown_, known):
     """The :class:`~audit.capacity.Capacity` of the report ``shown_``
     (:func:`operations.snapshot.current`'s), or None before the first
@@ -136,7 +127,7 @@ def answer(clients, settings, progress=NO_PROGRESS, provider=None,
     listed = resources = None
     if flavor:
         listed = find_flavor(flavors(clients), flavor)
-        resources = request(listed.flavor)
+        resources = heal.resources_from_flavor(listed.flavor)
     report, found = audit(clients, settings, progress)
     if found is None:
         raise NoInventories()
@@ -170,7 +161,8 @@ def flavor_counts(clients, capacity_, names):
     counts = {}
     for name in names:
         try:
-            resources = request(find_flavor(listed, name).flavor)
+            resources = heal.resources_from_flavor(
+                find_flavor(listed, name).flavor)
         except (NoSuchFlavor, heal.CannotHeal) as exc:
             LOG.warning('flavor %s is left out of the metrics: %s', name,
                         exc)

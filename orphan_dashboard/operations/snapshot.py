@@ -51,10 +51,8 @@ def refresh(store_, clients, full, settings, progress=NO_PROGRESS):
         progress.close()
 
 
-def start_sweep(store_, credentials, full, settings, python):
-    """Start a background sweep unless one runs (in any process)."""
-    return sweeps.start(store_, credentials, settings, python=python,
-                        full=full)
+start_sweep = sweeps.start
+"""Start a background sweep unless one runs (in any process)."""
 
 
 def want_full(store_):

@@ -33,6 +33,7 @@ pytest.importorskip('keystone')
 
 from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.audit import capacity  # noqa: E402
+from orphan_dashboard.audit import heal  # noqa: E402
 from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
 from sandbox import harness  # noqa: E402
@@ -112,8 +113,9 @@ def states(sb):
     result = {}
     for name in FLAVORS:
         flavor = capacity_ops.find_flavor(listed, name)
-        rows, _ = capacity_ops.fit(found, capacity_ops.request(flavor.flavor))
-        result[name] = (capacity_ops.request(flavor.flavor),
+        rows, _ = capacity_ops.fit(found,
+                                   heal.resources_from_flavor(flavor.flavor))
+        result[name] = (heal.resources_from_flavor(flavor.flavor),
                         {r['hypervisor']: r for r in rows})
     return result
 

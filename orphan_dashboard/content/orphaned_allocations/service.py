@@ -51,8 +51,8 @@ _shown = {}
 def _sweep(request, store, full=False):
     """Start a background sweep unless one runs (in any process)."""
     return snapshot.start_sweep(
-        store, connect.credentials_for_request(request), full,
-        conf.run_settings(), python=conf.SWEEP_PYTHON.get())
+        store, connect.credentials_for_request(request), conf.run_settings(),
+        python=conf.SWEEP_PYTHON.get(), full=full)
 
 
 def _current(request):
@@ -144,7 +144,7 @@ def flavor_fit(request, listed, flavor_id):
     :data:`NoSuchFlavor` for an unknown id, :data:`CannotJudgeFlavor` for
     a flavor whose request a flavor alone cannot say."""
     flavor = capacity_ops.find_flavor(listed, flavor_id)
-    resources = capacity_ops.request(flavor.flavor)
+    resources = heal.resources_from_flavor(flavor.flavor)
     found = capacity(request)
     if found is None:
         return None
