@@ -20,6 +20,7 @@ import pathlib
 import pytest
 
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import messages
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
@@ -59,10 +60,10 @@ def test_every_derived_table_covers_every_entry():
     assert set(labels.ACTIONS) == set(m.ACTION_KINDS)
     assert set(m.CANDIDATE_ACTIONS) == set(m.VERDICT_KINDS)
     for code in m.VERDICT_KINDS:
-        assert 'verdict.' + code in reasons.MESSAGES
+        assert 'verdict.' + code in messages.MESSAGES
         assert labels.verdict(code) != code
     for code in m.ACTION_KINDS:
-        assert 'action.' + code in reasons.MESSAGES
+        assert 'action.' + code in messages.MESSAGES
         assert labels.action(code) != code
     assert sorted(m.PRIORITY) == sorted(m.ACTIONS)
 
