@@ -38,6 +38,7 @@ from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit import report as assembly
 from orphan_dashboard import conf
 from orphan_dashboard.reading import refresh
 
@@ -64,7 +65,8 @@ def fingerprint(modules):
     return hashlib.sha256('\n'.join(shapes).encode()).hexdigest()[:12]
 
 
-FORMAT_VERSION = '%d.%s' % (FORMAT, fingerprint((model, reasons, capacity)))
+FORMAT_VERSION = '%d.%s' % (FORMAT, fingerprint(
+    (model, assembly, reasons, capacity)))
 """Part of every cache key: after an upgrade that changes what a snapshot
 or a report pickles, a Horizon never unpickles an older version's classes
 (it sweeps again instead)."""
@@ -156,7 +158,7 @@ class Store:
         return self._get('snapshot', version) if version else None
 
     def load_report(self, version):
-        """The report's :meth:`~audit.model.Report.summary`."""
+        """The report's :meth:`~audit.report.Report.summary`."""
         return self._get('report', version) if version else None
 
     def load_capacity(self, version):
@@ -165,7 +167,7 @@ class Store:
         return self._get('capacity', version) if version else None
 
     def load_tree(self, version, provider_uuid):
-        """One provider tree's :class:`~audit.model.ProviderReport`, every
+        """One provider tree's :class:`~audit.report.ProviderReport`, every
         finding included."""
         return self._get('tree', version, provider_uuid) if version else None
 

@@ -15,8 +15,8 @@ offered for deletion or decommissioned."""
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
-from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
+from orphan_dashboard.audit import report as assembly
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import COMPUTE
 from tests.unit.cloud import read_topology
@@ -119,7 +119,8 @@ def test_a_report_without_ownership_facts_keeps_its_shape():
     snapshot.inventory_classes = None
     report = classify.audit(snapshot, min_age=600)
     assert report.provider(dead).orphaned_provider
-    assert m.ProviderReport.__dataclass_fields__['owner'].default is None
+    owner = assembly.ProviderReport.__dataclass_fields__['owner']
+    assert owner.default is None
 
 
 def children_cloud():

@@ -30,6 +30,7 @@ import pytest
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import report as assembly
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh
@@ -311,7 +312,7 @@ def test_blobs_are_cut_below_memcacheds_item_limit(monkeypatch):
     assert cache.get(STORE._key('snapshot', version)) > 1
     again = STORE.load_snapshot(version)
     assert again.consumers == snapshot.consumers
-    assert isinstance(STORE.load_report(version), m.Report)
+    assert isinstance(STORE.load_report(version), assembly.Report)
     assert STORE.load_tree(version, H1).provider.uuid == H1
     cache.delete(STORE._key('snapshot', version, 0))
     assert STORE.load_snapshot(version) is None

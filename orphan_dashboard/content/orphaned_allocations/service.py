@@ -66,8 +66,8 @@ def _current(request):
 
 
 def report(request):
-    """The audit :class:`~audit.model.Report` of the whole cloud as its
-    :meth:`~audit.model.Report.summary` (no ``ok`` findings), or None
+    """The audit :class:`~audit.report.Report` of the whole cloud as its
+    :meth:`~audit.report.Report.summary` (no ``ok`` findings), or None
     before the first sweep of this cloud has finished.  Its ``taken_at``
     says how old it is."""
     shown = _current(request)[1]
