@@ -33,7 +33,6 @@ from osc_lib.command import command
 from osc_lib import exceptions
 
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import handlers
 from orphan_dashboard.cli.i18n import _
@@ -453,7 +452,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
                          step.finding.provider,
                          names.get(step.finding.provider),
                          step.plan.action if step.plan else None, status,
-                         Lines(osc_commands(step.plan) if step.plan else []),
+                         Lines(repairs.commands(step.plan)),
                          message, None))
         if plan.deletes_service:
             rows.append((None, None, None, None, m.DELETE_SERVICE, 'preview',

@@ -15,12 +15,11 @@ compute service and its providers, previewed first."""
 
 import difflib
 import itertools
-import shlex
 
-from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import nova
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import commands
 from orphan_dashboard.writing import decommission
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
@@ -51,19 +50,16 @@ def service_commands(plan):
     service = plan.service
     if not plan.deletes_service or not getattr(service, 'uuid', None):
         return []
-    return [shlex.join(['openstack', '--os-compute-api-version',
-                        mv.SERVICES, 'compute', 'service', 'delete',
-                        service.uuid])]
+    return [commands.service_delete(service.uuid)]
 
 
 def provider_commands(plan):
     """``{provider uuid: commands}`` equivalent to deleting what Nova
     leaves of ``plan``'s providers, as a provider delete previews its
     own."""
-    return {uuid: repair.ProviderPlan(m.DELETE_PROVIDER, uuid,
-                                      plan.names.get(uuid, ''), None,
-                                      {}).commands
-            for uuid in plan.providers}
+    return {uuid: commands.for_plan(repair.ProviderPlan(
+        m.DELETE_PROVIDER, uuid, plan.names.get(uuid, ''), None, {}))
+        for uuid in plan.providers}
 
 
 def apply(clients, journal_, name, plans, chosen, settings,

@@ -13,6 +13,7 @@
 """Repairs: the rows to repair, a fresh preview of each, and applying
 what was previewed (re-verified, journaled, generation-checked)."""
 
+from orphan_dashboard.writing import commands as equivalent
 from orphan_dashboard.writing import providers
 from orphan_dashboard.writing import repair
 
@@ -23,6 +24,8 @@ SKIPPED = repair.SKIPPED
 FAILED = repair.FAILED
 """What a front end names of a repair: the row chosen, a provider's plan,
 an outcome's status."""
+commands = equivalent.for_plan
+"""The ``openstack`` commands that do what a plan does, shown with it."""
 
 
 def selections(summary, chosen, provider_uuids):

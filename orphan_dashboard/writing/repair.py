@@ -26,25 +26,22 @@ whatever happens to the rows around it.
 import dataclasses
 import logging
 import operator
-import shlex
 import typing
 
 from keystoneauth1 import exceptions as ks_exc
 
-from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import neutron
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard.audit.plan import binding_command
 from orphan_dashboard.audit.plan import CannotRepair
-from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard import conf
 from orphan_dashboard.reading import refresh
+from orphan_dashboard.writing import commands
 
 LOG = logging.getLogger(__name__)
 
@@ -82,19 +79,6 @@ class ProviderPlan:
     def consumer(self):
         return ''
 
-    @property
-    def commands(self):
-        if self.action == m.DELETE_PROVIDER:
-            return [shlex.join(['openstack', 'resource', 'provider',
-                                'delete', self.provider])]
-        create = ['openstack', '--os-placement-api-version',
-                  mv.OSC_PROVIDER_CREATE,
-                  'resource', 'provider', 'create', '--uuid', self.provider]
-        if self.record.get('parent_provider_uuid'):
-            create += ['--parent-provider',
-                       self.record['parent_provider_uuid']]
-        return [shlex.join(create + [self.name])]
-
 
 @dataclasses.dataclass
 class Row:
@@ -114,9 +98,7 @@ class Row:
 
     @property
     def commands(self):
-        if isinstance(self.plan, ProviderPlan):
-            return self.plan.commands
-        return osc_commands(self.plan) if self.plan else []
+        return commands.for_plan(self.plan)
 
 
 @dataclasses.dataclass
@@ -406,13 +388,13 @@ def _with_bindings(exc, plan, status, message):
     if left:
         return FAILED, why('write.bindings_left', outcome=message,
                            ports=', '.join(left),
-                           commands=' ; '.join(binding_command(
+                           commands=' ; '.join(commands.binding(
                                port, plan.ports[port]['before'])
                                for port in left))
     for port, detail in sorted(failed.items()):
         return FAILED, why('write.rollback_failed', outcome=message,
                            port=port, detail=detail,
-                           command=binding_command(
+                           command=commands.binding(
                                port, plan.ports[port]['before']))
     if written:
         return status, why('write.rolled_back', outcome=message,

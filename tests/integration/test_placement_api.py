@@ -26,7 +26,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard.audit.plan import osc_commands
+from orphan_dashboard.writing import commands
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 
@@ -164,7 +164,7 @@ def test_osc_commands_leave_the_promised_state(placement, placement_url,
     snapshot = _snapshot(placement, consumer,
                          server if action != m.DELETE else None, [old, new])
     plan = classify.Auditor(snapshot, min_age=600).plan(consumer, old, action)
-    for command in osc_commands(plan):
+    for command in commands.for_plan(plan):
         _replay(placement_url, command)
     now = parse.consumer(consumer,
                          api.consumer_allocations(placement, consumer))

@@ -19,10 +19,9 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import CannotRepair
-from orphan_dashboard.audit.plan import osc_commands
-from orphan_dashboard.audit.plan import PLACEMENT_CLI_VERSION
 from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit.plan import target
+from orphan_dashboard.writing import commands
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -90,14 +89,18 @@ def test_trim_keeps_only_the_current_tree_and_its_osc_command():
     plan = _plan(cloud, vm, H1, m.TRIM)
     assert plan.after == {H2: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}
     assert plan.generation == 1
-    assert osc_commands(plan) == [
+    assert commands.for_plan(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
         'allocation unset %s --provider %s' % (vm, H1)]
 
 
 def test_the_commands_shown_write_at_the_microversion_we_write_at():
-    """One version in two places, since the engine may not import api/."""
-    assert PLACEMENT_CLI_VERSION == microversions.WRITE
+    """``allocation set`` and ``unset`` send the consumer generation there,
+    as our own writes do."""
+    cloud, vm = _evacuated()
+    (command,) = commands.for_plan(_plan(cloud, vm, H1, m.TRIM))
+    assert command.startswith(
+        'openstack --os-placement-api-version %s ' % microversions.WRITE)
 
 
 def test_delete_and_heal_replaces_everything_in_one_write():
@@ -109,7 +112,7 @@ def test_delete_and_heal_replaces_everything_in_one_write():
     plan = _plan(cloud, vm, H3, m.DELETE_AND_HEAL)
     assert plan.after == {H1: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
                           numa: {'VGPU': 1}}
-    (command,) = osc_commands(plan)
+    (command,) = commands.for_plan(plan)
     assert ' set %s --project-id p --user-id u ' % vm in command
     assert '--allocation rp=%s,DISK_GB=1,MEMORY_MB=512,VCPU=1' % H1 in command
 
@@ -129,7 +132,7 @@ def test_delete_empties_the_consumer():
     cloud.allocate(ghost, H2, generation=4)
     plan = _plan(cloud, ghost, H2, m.DELETE)
     assert plan.after == {} and plan.generation == 4
-    assert osc_commands(plan) == [
+    assert commands.for_plan(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
         'allocation unset %s' % ghost]
 
@@ -241,7 +244,7 @@ def test_set_owner_command_names_the_new_owner():
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
     plan = _plan(cloud, vm, H1, m.SET_OWNER)
-    (command,) = osc_commands(plan)
+    (command,) = commands.for_plan(plan)
     assert ' set %s --project-id p --user-id u ' % vm in command
 
 

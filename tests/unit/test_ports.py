@@ -26,6 +26,7 @@ from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import rendering
 from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import commands
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
@@ -249,7 +250,7 @@ def test_a_port_placed_nowhere_is_healed_on_its_one_candidate_neutron_first():
     assert planned.ports == {port: {
         'name': 'new-port', 'revision': 3, 'before': {},
         'after': {'allocation': {group: nics['host1']}}}}
-    commands_ = plan.osc_commands(planned)
+    commands_ = commands.for_plan(planned)
     assert commands_[0].startswith(
         "openstack port set --binding-profile '{\"allocation\": ")
     assert commands_[0].endswith(port)

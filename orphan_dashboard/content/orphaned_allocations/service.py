@@ -24,7 +24,6 @@ import functools
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
-from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard import conf
@@ -408,7 +407,7 @@ format_resources = reasons.format_resources
 format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
 neutron_unread = reasons.neutron_unread
-osc_commands = plan.osc_commands
+plan_commands = repairs.commands
 restorable_entry = restore_rules.restorable
 """Whether a journal entry's *before* can be put back, given the entries
 of its subject still in effect."""
