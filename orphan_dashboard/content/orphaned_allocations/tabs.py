@@ -139,7 +139,9 @@ class HistoryTab(tabs.TableTab):
             projects = service.names(self.request)['projects']
         except Exception:
             projects = {}
+        ours = service.cloud_key(self.request) if all_clouds else None
         for entry in found:
+            entry.this_cloud = entry.cloud == ours
             entry.restorable = service.restorable_entry(
                 entry, restorable.get(entry.subject, ()))
             entry.names, entry.project_names = names, projects
