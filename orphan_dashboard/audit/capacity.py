@@ -348,16 +348,13 @@ def repair_changes(snapshot, findings, topo=None):
     return changes
 
 
-def project_costs(snapshot, findings, topo=None, changes=None):
+def project_costs(snapshot, findings, topo, changes):
     """``{project: ProjectCost}``: what each project's orphaned findings
     hold, what the recommended repairs free (``changes`` as
-    :func:`repair_changes` returns them, computed when not given), and
-    what its live servers need: their flavor and image (as the audit reads
-    them) and what their ports request (:func:`ports.requested`, as the
-    hypervisors' ``needed`` counts it)."""
-    topo = topo or t.Topology(snapshot)
-    if changes is None:
-        changes = repair_changes(snapshot, findings, topo)
+    :func:`repair_changes` returns them), and what its live servers need:
+    their flavor and image (as the audit reads them) and what their ports
+    request (:func:`ports.requested`, as the hypervisors' ``needed``
+    counts it)."""
     held, needed, freed = {}, {}, {}
     for finding in findings:
         if finding.verdict in ORPHANED and finding.project_id:

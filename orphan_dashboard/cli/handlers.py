@@ -157,19 +157,27 @@ def cmd_history(args, clients, out):
     return options.NOTHING
 
 
-def cmd_restore(args, clients, out):
+def journal_entries(cloud, ids):
+    """The journal entries ``ids`` of ``cloud`` (both command lines'
+    restore); :class:`options.BadArguments` when one is not this cloud's."""
     from django.core.exceptions import ObjectDoesNotExist
 
+    from orphan_dashboard.operations import history as history_ops
+
+    try:
+        return history_ops.entries_by_id(cloud, ids)
+    except ObjectDoesNotExist:
+        raise options.BadArguments(
+            _('no journal entry of this cloud among %s') %
+            ' '.join(map(str, ids)))
+
+
+def cmd_restore(args, clients, out):
     from orphan_dashboard.operations import history as history_ops
     from orphan_dashboard.operations import restore as restore_ops
 
     cloud = connect.cloud_for_clients(clients)
-    try:
-        entries = history_ops.entries_by_id(cloud, args.entries)
-    except ObjectDoesNotExist:
-        raise options.BadArguments(
-            _('no journal entry of this cloud among %s') %
-            ' '.join(map(str, args.entries)))
+    entries = journal_entries(cloud, args.entries)
     if args.batch:
         entries = history_ops.batch_entries(cloud, args.batch)
         if not entries:

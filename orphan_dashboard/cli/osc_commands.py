@@ -366,19 +366,12 @@ class RestoreOrphan(_Orphan, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from django.core.exceptions import ObjectDoesNotExist
-
         from orphan_dashboard.operations import history as history_ops
         from orphan_dashboard.operations import restore as restore_ops
 
         handlers.setup_django()
         cloud = connect.cloud_for_clients(self.clients)
-        try:
-            entries = history_ops.entries_by_id(cloud, parsed_args.entries)
-        except ObjectDoesNotExist:
-            raise options.BadArguments(
-                _('no journal entry of this cloud among %s') %
-                ' '.join(map(str, parsed_args.entries)))
+        entries = handlers.journal_entries(cloud, parsed_args.entries)
         restorable = restore_ops.restorable(cloud, entries)
         pairs = restore_ops.preview(self.clients, entries, restorable)
         rows = [row for _entry, row in pairs]

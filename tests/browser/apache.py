@@ -20,6 +20,7 @@ browser tier's sandbox cloud.  Apache's request limits stay its defaults
 (``LimitRequestLine`` 8190): what production rejects, this rejects.
 """
 
+import json
 import os
 import pwd
 import shutil
@@ -112,8 +113,10 @@ def _unprivileged():
 
 class ApacheHorizon:
     """Horizon behind Apache under ``/dashboard/`` over ``site``'s cloud:
-    the same Keystone, Nova and Placement, the same journal and secret key;
-    its own process, cache and static files."""
+    the same Keystone, Nova and Placement and secret key; its own process,
+    cache, static files and journal (the other browser modules read the
+    shared Horizon's History page by page: its batch of a hundred rows
+    must not push their entries off the first page)."""
 
     def __init__(self, site, root):
         self.sandbox = site.sandbox
@@ -123,6 +126,9 @@ class ApacheHorizon:
         env = dict(site.env)
         env['SANDBOX_HORIZON_WEBROOT'] = WEBROOT
         env['SANDBOX_HORIZON_STATIC_ROOT'] = static
+        settings = json.loads(env.get('SANDBOX_ORPHAN_SETTINGS') or '{}')
+        settings['ORPHAN_AUDIT_JOURNAL_DIR'] = root
+        env['SANDBOX_ORPHAN_SETTINGS'] = json.dumps(settings)
         conftest.collect_and_compress(env)
         paths = [p for p in env['PYTHONPATH'].split(os.pathsep) if p]
         with open(os.path.join(root, 'horizon.wsgi'), 'w') as script:

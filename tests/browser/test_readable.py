@@ -134,16 +134,18 @@ def test_the_bar_draws_what_its_text_says(site, browser):
     seen = []
 
     def ended(driver):
-        detail = driver.find_elements('css selector', '.orphan-sweep-detail')
-        bar = driver.find_elements('css selector',
-                                   '.orphan-sweep .progress-bar')
-        if detail and bar and detail[0].is_displayed():
-            seen.append((detail[0].text, bar[0].get_attribute('style'),
-                         driver.execute_script(
-                             'var b = arguments[0];'
-                             'return 100 * b.getBoundingClientRect().width /'
-                             ' b.parentNode.getBoundingClientRect().width;',
-                             bar[0])))
+        # Read in one script: the sweep may end, and its bar be hidden,
+        # between two calls.
+        sample = driver.execute_script(
+            "var d = document.querySelector('.orphan-sweep-detail');"
+            "var b = document.querySelector('.orphan-sweep .progress-bar');"
+            "if (!d || !b || !d.offsetParent || !b.parentNode.offsetWidth)"
+            "  return null;"
+            "return [d.textContent, b.getAttribute('style'),"
+            "        100 * b.getBoundingClientRect().width /"
+            "        b.parentNode.getBoundingClientRect().width];")
+        if sample is not None:
+            seen.append(tuple(sample))
             return False
         return bool(driver.find_elements('css selector',
                                          '#providers tbody tr'))

@@ -14,6 +14,7 @@
 reaching its own code, the old flags kept as aliases."""
 
 import argparse
+import contextlib
 import datetime
 import io
 import json
@@ -350,18 +351,28 @@ def test_a_foreign_child_refusal_names_the_option_not_a_tick():
         assert 'delete it here with --delete-foreign-child' in refusal
 
 
-def test_history_of_a_cloud_with_no_entries_says_so():
-    """An empty journal is one line, not silence a script cannot tell
-    from a broken pipe."""
+@contextlib.contextmanager
+def journal_of(found, names):
+    """``history`` run over a journal streaming ``found`` (afresh at each
+    read, as the journal does) and the current ``names``."""
     from orphan_dashboard.operations import history
 
-    with mock.patch.object(history, 'every_entry', return_value=iter(())), \
-            mock.patch.object(history, 'current_names', return_value={}), \
+    with mock.patch.object(history, 'every_entry',
+                           side_effect=lambda *a, **k: iter(found)), \
+            mock.patch.object(history, 'current_names',
+                              return_value=names), \
             mock.patch.object(history.journal, 'provider_names',
                               return_value={}), \
             mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(cli.connect, 'cloud_for_clients'), \
             mock.patch.object(cli.connect, 'for_cloud'):
+        yield
+
+
+def test_history_of_a_cloud_with_no_entries_says_so():
+    """An empty journal is one line, not silence a script cannot tell
+    from a broken pipe."""
+    with journal_of((), {}):
         printed = io.StringIO()
         assert cli.execute(parse('history'), printed) == options.NOTHING
     assert printed.getvalue() == \
@@ -395,8 +406,6 @@ def test_history_names_servers_and_providers_beside_their_ids():
     """A line says which server on which hypervisor, as the panel's
     History does; --json keeps the ids and adds the names."""
     from orphan_dashboard.models import JournalEntry
-    from orphan_dashboard.operations import history
-
     vm, rp = 'a' * 8 + '-vm', 'b' * 8 + '-rp'
     found = [JournalEntry(
         id=7, created=datetime.datetime(2026, 11, 25, tzinfo=datetime.
@@ -407,15 +416,7 @@ def test_history_names_servers_and_providers_beside_their_ids():
     names = {'providers': {rp: 'host1'}, 'servers': {vm: 'web-1'},
              'projects': {}, 'users': {}}
     # The journal streams its entries: they are read once.
-    with mock.patch.object(history, 'every_entry',
-                           side_effect=lambda *a, **k: iter(found)), \
-            mock.patch.object(history, 'current_names',
-                              return_value=names), \
-            mock.patch.object(history.journal, 'provider_names',
-                              return_value={}), \
-            mock.patch.object(handlers, 'setup_django'), \
-            mock.patch.object(cli.connect, 'cloud_for_clients'), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+    with journal_of(found, names):
         printed = io.StringIO()
         assert cli.execute(parse('history'), printed) == options.NOTHING
         exported = io.StringIO()

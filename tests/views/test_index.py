@@ -263,6 +263,17 @@ def provider_plan(uuid=GONE, name='gone'):
     return repair.ProviderPlan(m.DELETE_PROVIDER, uuid, name, 3, record)
 
 
+def blocked_tree():
+    """The delete preview of gone-busy's tree: gone-busy still holds
+    allocations, its member gone could go."""
+    return [
+        repair.Row(repair.Selection('', GONE_BUSY, m.DELETE_PROVIDER),
+                   error='provider gone-busy still holds allocations: '
+                         'repair them first'),
+        repair.Row(repair.Selection('', GONE, m.DELETE_PROVIDER),
+                   plan=provider_plan())]
+
+
 class DeleteProviderTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_offered_only_for_an_empty_orphaned_provider(self):
@@ -315,12 +326,7 @@ class DeleteProviderTests(AdminViewTests):
         """By its name, its uuid one small grey id away: a refused row's
         name comes from the last audit."""
         self.mock_report.return_value = Incidents().report
-        self.mock_preview_provider_delete.return_value = [
-            repair.Row(repair.Selection('', GONE_BUSY, m.DELETE_PROVIDER),
-                       error='provider gone-busy still holds allocations: '
-                             'repair them first'),
-            repair.Row(repair.Selection('', GONE, m.DELETE_PROVIDER),
-                       plan=provider_plan())]
+        self.mock_preview_provider_delete.return_value = blocked_tree()
         res = self.client.get(DELETE_PROVIDER, {'provider': GONE_BUSY})
         assert_named(res, GONE, GONE_BUSY)
         self.assertContains(res, '<span class="orphan-name">gone-busy</span>')
@@ -329,12 +335,7 @@ class DeleteProviderTests(AdminViewTests):
                                      'delete_providers']})
     def test_a_tree_with_a_blocked_member_cannot_be_confirmed(self):
         self.mock_report.return_value = Incidents().report
-        self.mock_preview_provider_delete.return_value = [
-            repair.Row(repair.Selection('', GONE_BUSY, m.DELETE_PROVIDER),
-                       error='provider gone-busy still holds allocations: '
-                             'repair them first'),
-            repair.Row(repair.Selection('', GONE, m.DELETE_PROVIDER),
-                       plan=provider_plan())]
+        self.mock_preview_provider_delete.return_value = blocked_tree()
         res = self.client.get(DELETE_PROVIDER, {'provider': GONE_BUSY})
         self.assertContains(res, 'still holds allocations')
         self.assertNotContains(res, 'value="Delete"')
