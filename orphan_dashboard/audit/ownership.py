@@ -39,10 +39,20 @@ puts on its root provider."""
 _UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
                    r'[0-9a-f]{12}$', re.I)
 
-_NOVA_CHILD = re.compile(
-    r'_(pci_)?[0-9a-f]{4}[:_][0-9a-f]{2}[:_][0-9a-f]{2}[._][0-9a-f]$', re.I)
-"""Nova's own children: a PCI device in Placement ``<host>_0000:81:00.0``,
-a vGPU's physical device ``<host>_pci_0000_84_00_0``."""
+_NOVA_CHILDREN = (
+    (re.compile(r'_[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$', re.I),
+     re.compile(r'^CUSTOM_')),
+    (re.compile(r'_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}_[0-7]$', re.I),
+     re.compile(r'^(VGPU$|CUSTOM_)')),
+    (re.compile(r'_amd_sev(_es|_snp)?$'),
+     re.compile(r'^MEM_ENCRYPTION_CONTEXT$')),
+)
+"""The children Nova gives a compute node ``<node>``, each name's shape
+with the classes Nova puts there: a PCI device in Placement
+``<node>_0000:81:00.0`` (``CUSTOM_PCI_<vendor>_<product>`` or the
+``device_spec``'s class), a vGPU's physical GPU ``<node>_pci_0000_84_00_0``
+(``VGPU`` or an mdev class), memory encryption slots ``<node>_amd_sev``
+(``_es``, ``_snp``)."""
 
 _BY_NAME = (
     (re.compile(r'^Neutron segment id '), NEUTRON),
@@ -59,7 +69,6 @@ _BY_CLASS = (
     (re.compile(r'^CUSTOM_RESERVATION_'), BLAZAR),
     (re.compile(r'^(FPGA|PGPU|CUSTOM_ACCELERATOR_)'), CYBORG),
 )
-_NOVA_CHILD_CLASS = re.compile(r'^(CUSTOM_PCI_|VGPU$)')
 
 
 def _foreign(name, classes):
@@ -195,17 +204,21 @@ def _child(snapshot, provider, held):
 def child_owner(name, classes=(), traits=()):
     """The likely owner of a child provider from its own facts: its name,
     the classes held or offered there, its traits.  An ``OWNER_*`` trait
-    decides; then another service's class wins over a name shaped like
-    Nova's (Cyborg names its devices ``<host>_<PCI address>`` too), which
-    wins over a name holding a colon (a PCI address holds two).  None when
-    nobody is proven."""
+    decides; then another service's class (Cyborg names its devices
+    ``<host>_<PCI address>`` too); then a name shaped as Nova names a
+    child (:data:`_NOVA_CHILDREN`) is Nova's when every class known there
+    is one Nova puts on that shape (none known: nothing says otherwise),
+    and nobody's else; then another service's name.  None when nobody is
+    proven."""
     tagged = _by_trait(traits)
     if tagged:
         return tagged
     foreign = _by_class(classes)
     if foreign:
         return foreign
-    if _NOVA_CHILD.search(name or '') or any(
-            _NOVA_CHILD_CLASS.search(rc) for rc in classes or ()):
-        return NOVA
+    for shape, nova_classes in _NOVA_CHILDREN:
+        if shape.search(name or ''):
+            if all(nova_classes.search(rc) for rc in classes or ()):
+                return NOVA
+            return None
     return _by_name(name)

@@ -13,6 +13,8 @@
 """Whose provider is it: only one provably Nova's is ever called orphaned,
 offered for deletion or decommissioned."""
 
+import pytest
+
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
@@ -145,17 +147,18 @@ def children_cloud():
 
 
 def test_a_childs_owner_from_its_name_its_classes_or_novas_trait():
+    """Nova's class alone does not prove a child Nova's: Nova never names
+    a PCI device ``something``."""
     cloud, k = children_cloud()
     cloud.allocate(k['web'], k['unnamed'], {'CUSTOM_PCI_8086_1563': 1})
+    cloud.allocate(k['web'], k['pci'], {'CUSTOM_PCI_8086_1563': 1})
     snapshot = cloud.snapshot()
     owners = {rp: ownership.provider_owner(snapshot, k[rp]) for rp in (
         'nic', 'pci', 'vgpu', 'blazar', 'device', 'unnamed', 'tagged',
         'host')}
     assert owners == {'nic': 'neutron', 'pci': 'nova', 'vgpu': 'nova',
                       'blazar': 'blazar', 'device': 'cyborg',
-                      'unnamed': 'nova', 'tagged': 'nova', 'host': 'nova'}
-    del snapshot.consumers[k['web']]
-    assert ownership.provider_owner(snapshot, k['unnamed']) is None
+                      'unnamed': None, 'tagged': 'nova', 'host': 'nova'}
 
 
 def test_every_childs_owner_at_once_as_one_at_a_time():
@@ -183,7 +186,7 @@ def test_a_childs_owner_from_its_own_record():
          ('NET_BW_EGR_KILOBIT_PER_SEC',), (), 'neutron'),
         ('blazar_host1', ('CUSTOM_RESERVATION_X',), (), 'blazar'),
         ('host1_0000:81:00.0', ('CUSTOM_PCI_8086_1563',), (), 'nova'),
-        ('gpu0', ('VGPU',), (), 'nova'),
+        ('gpu0', ('VGPU',), (), None),
         ('anything', ('CUSTOM_X',), ('OWNER_NOVA',), 'nova'),
         ('fpga-7', ('FPGA',), (), 'cyborg'),
         ('dev', ('CUSTOM_X',), ('OWNER_CYBORG',), 'cyborg'),
@@ -251,3 +254,35 @@ def test_a_foreign_class_wins_over_a_nova_shaped_childs_name():
     ]
     for name, classes, owner in cases:
         assert ownership.child_owner(name, classes) == owner, (name, classes)
+
+
+@pytest.mark.parametrize('name,classes,owner', [
+    # A PCI device in Placement: Nova's class or the device_spec's.
+    ('host1_0000:81:00.0', ('CUSTOM_PCI_8086_1563',), 'nova'),
+    ('host1_0000:AF:00.1', ('CUSTOM_GPU_A100',), 'nova'),
+    ('host1_0000:81:00.0', (), 'nova'),
+    # A class Nova never puts there: nobody's, not Neutron's for a colon.
+    ('host1_0000:81:00.0', ('MEMORY_MB',), None),
+    # A vGPU's physical GPU: VGPU or an mdev class.
+    ('host1_pci_0000_84_00_0', ('VGPU',), 'nova'),
+    ('host1_pci_0000_84_00_0', ('CUSTOM_NVIDIA_11',), 'nova'),
+    ('host1_pci_0000_84_00_0', ('MEM_ENCRYPTION_CONTEXT',), None),
+    # Memory encryption slots (Nova 32 onwards, libvirt's model names).
+    ('host1_amd_sev', ('MEM_ENCRYPTION_CONTEXT',), 'nova'),
+    ('host1_amd_sev_es', ('MEM_ENCRYPTION_CONTEXT',), 'nova'),
+    ('host1_amd_sev_snp', (), 'nova'),
+    ('host1_amd_sev', ('CUSTOM_PCI_8086_1563',), None),
+    # Nova's class on a name Nova never gives.
+    ('sev-slots', ('MEM_ENCRYPTION_CONTEXT',), None),
+    ('something', ('CUSTOM_PCI_8086_1563',), None),
+])
+def test_novas_child_by_the_shape_of_its_name_and_its_class(name, classes,
+                                                            owner):
+    assert ownership.child_owner(name, classes) == owner
+
+
+def test_novas_trait_proves_a_child_whatever_its_name_and_class():
+    assert ownership.child_owner('anything', ('MEMORY_MB',),
+                                 ('OWNER_NOVA',)) == 'nova'
+    assert ownership.child_owner('host1_amd_sev', ('MEM_ENCRYPTION_CONTEXT',),
+                                 ('OWNER_CYBORG',)) == 'cyborg'
