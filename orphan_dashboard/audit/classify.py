@@ -558,7 +558,7 @@ class Auditor:
         if hypervisor is None:
             if self.topology.is_sharing(root):
                 return 'sharing provider', False
-            if ownership.root_owner(self.snapshot, root) != ownership.NOVA:
+            if self.topology.owner(root) != ownership.NOVA:
                 return 'not a compute node', False
             return 'no compute node', True
         service = self.snapshot.services.get(hypervisor.host)
@@ -588,14 +588,15 @@ class Auditor:
 
         roots = set(findings_by_root) | {
             p.root_uuid for p in self.snapshot.providers.values()}
-        child_owners = ownership.child_owners(self.snapshot,
+        children = ownership.child_ownerships(self.snapshot,
                                               self.topology.held)
+        child_owners = ownership.not_novas(children)
         reports = []
         for root in roots:
             findings = sorted(findings_by_root.get(root, []), key=_row_order)
             reports.append(self._provider_report(
                 root, findings, servers_by_root.get(root, []),
-                usage_by_root.get(root, {}), child_owners))
+                usage_by_root.get(root, {}), children, child_owners))
         reports.sort(key=lambda r: r.provider.name)
         reports.sort(key=lambda r: r.severity, reverse=True)
         return m.Report(providers=reports, down_cells=self.down_cells,
@@ -622,7 +623,7 @@ class Auditor:
                    if f.verdict == m.PROTECTED and
                    ports.is_port_provider(self.topology, f.provider))
 
-    def _provider_report(self, root, findings, servers, usage,
+    def _provider_report(self, root, findings, servers, usage, children,
                          child_owners):
         needed = {}
         tree = self.topology.tree(root)
@@ -643,7 +644,10 @@ class Auditor:
             usage=usage, needed=needed, findings=findings,
             sharing=self.topology.is_sharing(root),
             cell_down=any(self.topology.cut_off(root)),
-            owner=ownership.root_owner(self.snapshot, root),
+            owner=self.topology.owner(root),
+            owner_proof=self.topology.ownership(root).proof,
+            children=tuple(sorted((c, children[c]) for c in tree
+                                  if c in children)),
             foreign_children=tuple(sorted(
                 c for c in tree if c in child_owners)))
 

@@ -492,6 +492,12 @@ class ProviderReport:
     owner: typing.Optional[str] = None
     """Who likely made the root provider: ``nova``, another service, or
     None when nobody is proven (:func:`.ownership.likely_owner`)."""
+    owner_proof: typing.Optional[str] = None
+    """How :attr:`owner` was proven (:data:`.ownership.PROOF_TITLES`);
+    None in a report stored before."""
+    children: tuple = ()
+    """``((child uuid, Ownership), ...)`` of every child of its tree, in
+    uuid order: who made each and how it was proven."""
     dead: bool = False
     """Its compute host is dead (service down or forced down) or its
     compute node is gone: what may be decommissioned."""

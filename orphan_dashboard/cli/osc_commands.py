@@ -239,11 +239,11 @@ class ShowOrphan(_Orphan, command.ShowOne):
         if tree.needs_attention:
             self.code = options.partial(report, options.FOUND)
         names = report.names
-        return (('uuid', 'name', 'service_state', 'owner', 'servers',
-                 'consumers', 'usage', 'needed', 'mismatched',
+        return (('uuid', 'name', 'service_state', 'owner', 'owner_proof',
+                 'servers', 'consumers', 'usage', 'needed', 'mismatched',
                  'orphaned_provider', 'counts', 'findings'),
                 (tree.provider.uuid, tree.provider.name, tree.service_state,
-                 tree.owner, tree.servers, tree.consumers,
+                 tree.owner, tree.owner_proof, tree.servers, tree.consumers,
                  format_columns.DictColumn(tree.usage),
                  format_columns.DictColumn(tree.needed), tree.mismatched,
                  tree.orphaned_provider, format_columns.DictColumn(

@@ -39,7 +39,10 @@ def report_json(report, owners=None):
         'service_state': p.service_state, 'servers': p.servers,
         'consumers': p.consumers, 'usage': p.usage, 'needed': p.needed,
         'mismatched': p.mismatched, 'orphaned_provider': p.orphaned_provider,
-        'owner': p.owner,
+        'owner': p.owner, 'owner_proof': p.owner_proof,
+        'children': [{'uuid': c, 'name': report.names.get(c, c),
+                      'owner': found.owner, 'owner_proof': found.proof}
+                     for c, found in p.children],
         'findings': p.counts,
     } for p in report.providers]
     findings = [dict(row, server_name=servers.get(row['consumer']))

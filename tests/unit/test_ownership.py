@@ -286,3 +286,88 @@ def test_novas_trait_proves_a_child_whatever_its_name_and_class():
                                  ('OWNER_NOVA',)) == 'nova'
     assert ownership.child_owner('host1_amd_sev', ('MEM_ENCRYPTION_CONTEXT',),
                                  ('OWNER_CYBORG',)) == 'cyborg'
+
+
+NOVA_NAMES = frozenset({'host1', 'host2'})
+
+
+@pytest.mark.parametrize('name,traits,classes,node,owner,proof', [
+    ('anything', (), (), True, 'nova', ownership.COMPUTE_NODE),
+    ('anything', ('OWNER_NOVA',), (), True, 'nova', ownership.COMPUTE_NODE),
+    ('anything', ('OWNER_NOVA',), ('IPV4_ADDRESS',), False, 'nova',
+     ownership.TRAIT),
+    ('dev', ('OWNER_CYBORG',), ('VCPU',), False, 'cyborg', ownership.TRAIT),
+    ('host9', (), ('VCPU', 'MEMORY_MB', 'DISK_GB'), False, 'nova',
+     ownership.INVENTORY),
+    (uid('ironic-node'), (), ('CUSTOM_BAREMETAL_GOLD',), False, 'nova',
+     ownership.INVENTORY),
+    ('host1', (), (), False, 'nova', ownership.NOVA_HOST),
+    ('host1', (), None, False, 'nova', ownership.NOVA_HOST),
+    (SEGMENT, (), ('IPV4_ADDRESS',), False, 'neutron', ownership.NAME),
+    ('router-net', (), ('IPV4_ADDRESS',), False, 'neutron', ownership.CLASS),
+    ('blazar_host1', (), (), False, 'blazar', ownership.NAME),
+    ('host1', (), ('VCPU', 'CUSTOM_SOMETHING'), False, None,
+     ownership.UNPROVEN),
+    ('host9', (), None, False, None, ownership.UNPROVEN),
+])
+def test_how_a_roots_owner_is_proven(name, traits, classes, node, owner,
+                                     proof):
+    """Who and how, from the one rule :func:`likely_owner` answers by."""
+    found = ownership.likely_ownership(name, traits, classes, NOVA_NAMES,
+                                       node)
+    assert found == (owner, proof)
+    assert found.owner == ownership.likely_owner(name, traits, classes,
+                                                 NOVA_NAMES, node)
+
+
+@pytest.mark.parametrize('name,classes,traits,owner,proof', [
+    ('host1_0000:81:00.0', ('CUSTOM_PCI_8086_1563',), (), 'nova',
+     ownership.SHAPE),
+    ('host1_0000:81:00.0', ('CUSTOM_PCI_8086_1563',), ('OWNER_NOVA',),
+     'nova', ownership.TRAIT),
+    ('host1_pci_0000_84_00_0', ('VGPU',), (), 'nova', ownership.SHAPE),
+    ('host1_amd_sev', (), (), 'nova', ownership.SHAPE),
+    ('host3_0000:81:00.0', ('PGPU',), (), 'cyborg', ownership.CLASS),
+    ('host1_amd_sev', ('MEM_ENCRYPTION_CONTEXT',), ('OWNER_CYBORG',),
+     'cyborg', ownership.TRAIT),
+    ('host1:Open vSwitch agent:br-phys', (), (), 'neutron', ownership.NAME),
+    ('host1_0000:81:00.0', ('MEMORY_MB',), (), None, ownership.UNPROVEN),
+    ('something', ('CUSTOM_PCI_8086_1563',), (), None, ownership.UNPROVEN),
+])
+def test_how_a_childs_owner_is_proven(name, classes, traits, owner, proof):
+    found = ownership.child_ownership(name, classes, traits)
+    assert found == (owner, proof)
+    assert found.owner == ownership.child_owner(name, classes, traits)
+
+
+def test_a_compute_node_without_novas_trait_is_novas_in_a_mixed_cloud():
+    """Nova 34 tags what it makes ``OWNER_NOVA``; a compute still on an
+    older Nova tags nothing: the trait's absence proves nothing, so
+    host2's untagged node and device are Nova's as its listing and its
+    device's name say, not foreign nor unproven."""
+    cloud = Cloud()
+    host1, host2 = uid('host1'), uid('host2')
+    cloud.tag(host1)
+    tagged = cloud.device('host1', tagged=True)
+    untagged = cloud.device('host2')
+    gone = cloud.host('gone')
+    del cloud.hypervisors[gone]
+    snapshot = cloud.snapshot()
+    report = classify.audit(snapshot)
+    assert (report.provider(host2).owner,
+            report.provider(host2).owner_proof) == (
+        'nova', ownership.COMPUTE_NODE)
+    assert (report.provider(host1).owner,
+            report.provider(host1).owner_proof) == (
+        'nova', ownership.COMPUTE_NODE)
+    assert (report.provider(gone).owner, report.provider(gone).owner_proof) \
+        == ('nova', ownership.INVENTORY)
+    assert report.provider(gone).orphaned_provider
+    assert report.provider(host2).foreign_children == ()
+    assert report.provider(host2).children == (
+        (untagged, ('nova', ownership.SHAPE)),)
+    assert report.provider(host1).children == (
+        (tagged, ('nova', ownership.TRAIT)),)
+    assert ownership.provider_ownership(snapshot, untagged) == (
+        'nova', ownership.SHAPE)
+    assert report.child_owners == {}
