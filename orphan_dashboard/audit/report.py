@@ -43,6 +43,12 @@ class ProviderReport:
     owner: typing.Optional[str] = None
     """Who likely made the root provider: ``nova``, another service, or
     None when nobody is proven (:func:`.ownership.likely_owner`)."""
+    owner_proof: typing.Optional[str] = None
+    """How :attr:`owner` was proven (:data:`.ownership.PROOF_TITLES`);
+    None in a report stored before."""
+    children: tuple = ()
+    """``((child uuid, Ownership), ...)`` of every child of its tree, in
+    uuid order: who made each and how it was proven."""
     dead: bool = False
     """Its compute host is dead (service down or forced down) or its
     compute node is gone: what may be decommissioned."""
@@ -174,7 +180,7 @@ def _service(snapshot, topology, root):
     if hypervisor is None:
         if topology.is_sharing(root):
             return 'sharing provider', False
-        if ownership.root_owner(snapshot, root) != ownership.NOVA:
+        if topology.owner(root) != ownership.NOVA:
             return 'not a compute node', False
         return 'no compute node', True
     service = snapshot.services.get(hypervisor.host)
@@ -208,13 +214,14 @@ def report(auditor):
 
     roots = set(findings_by_root) | {
         p.root_uuid for p in snapshot.providers.values()}
-    child_owners = ownership.child_owners(snapshot, topology.held)
+    children = ownership.child_ownerships(snapshot, topology.held)
+    child_owners = ownership.not_novas(children)
     reports = []
     for root in roots:
         findings = sorted(findings_by_root.get(root, []), key=_row_order)
         reports.append(_provider_report(
             auditor, root, findings, servers_by_root.get(root, []),
-            usage_by_root.get(root, {}), child_owners))
+            usage_by_root.get(root, {}), children, child_owners))
     reports.sort(key=lambda r: r.provider.name)
     reports.sort(key=lambda r: r.severity, reverse=True)
     return Report(providers=reports, down_cells=auditor.down_cells,
@@ -244,7 +251,7 @@ def _ports_unjudged(snapshot, topology, findings_by_root):
                ports.is_port_provider(topology, f.provider))
 
 
-def _provider_report(auditor, root, findings, servers, usage,
+def _provider_report(auditor, root, findings, servers, usage, children,
                      child_owners):
     snapshot, topology = auditor.snapshot, auditor.topology
     needed = {}
@@ -266,6 +273,9 @@ def _provider_report(auditor, root, findings, servers, usage,
         usage=usage, needed=needed, findings=findings,
         sharing=topology.is_sharing(root),
         cell_down=any(topology.cut_off(root)),
-        owner=ownership.root_owner(snapshot, root),
+        owner=topology.owner(root),
+        owner_proof=topology.ownership(root).proof,
+        children=tuple(sorted((c, children[c]) for c in tree
+                              if c in children)),
         foreign_children=tuple(sorted(
             c for c in tree if c in child_owners)))

@@ -246,6 +246,13 @@ def known_or_close(name, clients):
                                  '%s, now or in the journal') % name)
 
 
+def unknown_owners(plan, clients):
+    """Keystone's names of a decommission's unknown consumers' owners, all
+    an operator can go on before deleting one; read only for a plan that
+    has one."""
+    return report_ops.owner_names(clients) if plan.optional else None
+
+
 def cmd_decommission(args, clients, out):
     from orphan_dashboard.operations import decommission as decommission_ops
 
@@ -277,8 +284,10 @@ def cmd_decommission(args, clients, out):
         code = (options.APPLIED if outcomes and all(
             o.status == repairs.DONE for o in outcomes) else options.ERROR)
     names = rendering.decommission_names(plan)
+    owners = unknown_owners(plan, clients)
     if args.json:
-        json.dump(dict(rendering.decommission_json(plan, chosen, children),
+        json.dump(dict(rendering.decommission_json(plan, chosen, children,
+                                                   owners),
                        outcomes=rendering.outcomes_json(outcomes, names)), out,
                   indent=2, sort_keys=True)
         out.write('\n')
@@ -286,7 +295,7 @@ def cmd_decommission(args, clients, out):
         if plan.gone:
             print(rendering.already_gone(args.host), file=out)
         else:
-            rendering.print_decommission(plan, chosen, out, children)
+            rendering.print_decommission(plan, chosen, out, children, owners)
         rendering.print_outcomes(outcomes, out, names)
     return code
 

@@ -234,11 +234,11 @@ class ShowOrphan(_Orphan, command.ShowOne):
         if tree.needs_attention:
             self.code = options.partial(report, options.FOUND)
         names = report.names
-        return (('uuid', 'name', 'service_state', 'owner', 'servers',
-                 'consumers', 'usage', 'needed', 'mismatched',
+        return (('uuid', 'name', 'service_state', 'owner', 'owner_proof',
+                 'servers', 'consumers', 'usage', 'needed', 'mismatched',
                  'orphaned_provider', 'counts', 'findings'),
                 (tree.provider.uuid, tree.provider.name, tree.service_state,
-                 tree.owner, tree.servers, tree.consumers,
+                 tree.owner, tree.owner_proof, tree.servers, tree.consumers,
                  format_columns.DictColumn(tree.usage),
                  format_columns.DictColumn(tree.needed), tree.mismatched,
                  tree.orphaned_provider, format_columns.DictColumn(
@@ -422,7 +422,9 @@ class DecommissionOrphan(_Orphan, command.Lister):
         if not parsed_args.yes:
             self.code = options.FOUND
             return ROW_COLUMNS, self.steps(plan, chosen, children)
-        rendering.print_decommission(plan, chosen, sys.stderr, children)
+        rendering.print_decommission(
+            plan, chosen, sys.stderr, children,
+            handlers.unknown_owners(plan, self.clients))
         handlers.setup_django()
         outcomes = ops.apply(
             self.clients, connect.journal_for_clients(self.clients),
@@ -434,10 +436,12 @@ class DecommissionOrphan(_Orphan, command.Lister):
                                          rendering.decommission_names(plan))
 
     def steps(self, plan, chosen, children=()):
-        """The preview: each step, then the service and providers."""
+        """The preview: each step (an unknown consumer's with its owner),
+        then the service and providers."""
         from orphan_dashboard.operations import decommission as ops
 
         names = rendering.decommission_names(plan)
+        owners = handlers.unknown_owners(plan, self.clients)
         rows = []
         for step in plan.steps:
             if step.error:
@@ -448,6 +452,9 @@ class DecommissionOrphan(_Orphan, command.Lister):
                     step.consumer)
             else:
                 status, message = 'preview', text(step.finding.reason)
+            if step.optional:
+                message = '%s; %s' % (message, rendering.consumer_owner(
+                    step.finding, owners))
             rows.append((step.consumer, names.get(step.consumer),
                          step.finding.provider,
                          names.get(step.finding.provider),

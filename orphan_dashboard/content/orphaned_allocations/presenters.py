@@ -75,6 +75,16 @@ def owned_names(report):
     return names
 
 
+def child_owners(tree, names):
+    """Each child of a provider's tree (a ``ProviderReport``) with its
+    owner and how it was proven, as the Overview lists them (``names``:
+    the report's ``{uuid: name}``)."""
+    return [dict(uuid=uuid, name=names.get(uuid, uuid),
+                 owner=labels.owner(found.owner),
+                 proof=labels.owner_proof(found.proof))
+            for uuid, found in tree.children]
+
+
 def server_names(rows):
     """``{consumer uuid: server name}`` of the rows whose finding (or a
     restore's read), as just re-read, names the consumer's server."""

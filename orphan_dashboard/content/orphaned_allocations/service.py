@@ -248,6 +248,12 @@ def history_names(request, entries):
         dict(names(request), providers=provider_names(request)), entries)
 
 
+def cloud_key(request):
+    """The journal's key of the cloud the user is logged in to: every
+    cloud's History names this one's entries as such."""
+    return connect.cloud_for_request(request).key
+
+
 def _history_cloud(request, all_clouds):
     """The cloud whose journal History reads: this one, or every cloud
     (None) when asked (a rebuilt Keystone is a new cloud to the journal)."""
