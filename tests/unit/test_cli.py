@@ -119,7 +119,7 @@ def test_the_management_command_keeps_every_mode(argv, command, checks,
         assert getattr(args, name) == value, name
     if command in ('report', 'apply'):
         # The panel's setting is the default.
-        assert args.min_age is None and options.min_age(args) == 42
+        assert args.min_age is None and options.settings(args).min_age == 42
 
 
 @pytest.mark.django_db(databases=['orphan_journal'])
@@ -558,7 +558,7 @@ def test_the_json_report_says_how_each_owner_was_proven():
     device = cloud.device('host2')
     segment = cloud.foreign('router-net', ['IPV4_ADDRESS'])
     listed = {p['uuid']: p for p in rendering.report_json(
-        classify.audit(cloud.snapshot()))['providers']}
+        classify.audit(cloud.snapshot(), min_age=600))['providers']}
     host2 = listed[uid('host2')]
     assert (host2['owner'], host2['owner_proof']) == (
         'nova', ownership.COMPUTE_NODE)

@@ -577,7 +577,7 @@ def test_show_a_provider_says_how_its_owner_was_proven():
     from orphan_dashboard.audit import ownership
     from tests.unit.cloud import Cloud
     from tests.unit.cloud import uid
-    audited = classify.audit(Cloud().snapshot())
+    audited = classify.audit(Cloud().snapshot(), min_age=600)
     code, out = run(osc_commands.ShowOrphan, uid('host2'), '-f', 'json',
                     audited=audited)
     shown = json.loads(out)

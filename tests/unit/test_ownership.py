@@ -17,8 +17,8 @@ import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
-from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
+from orphan_dashboard.audit import report as assembly
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import COMPUTE
 from tests.unit.cloud import read_topology
@@ -44,7 +44,7 @@ def foreign_cloud():
 
 def test_only_a_provably_nova_provider_is_orphaned():
     cloud, rp = foreign_cloud()
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     for name in ('segment', 'blazar', 'stranger'):
         assert not report.provider(rp[name]).orphaned_provider, name
     assert report.provider(rp['gone']).orphaned_provider
@@ -62,7 +62,7 @@ def test_the_owner_nova_trait_proves_it_whatever_the_inventory():
     cloud, rp = foreign_cloud()
     cloud.classes[rp['gone']] = ('CUSTOM_WHATEVER',)
     cloud.tag(rp['gone'])
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert report.provider(rp['gone']).orphaned_provider
 
 
@@ -119,9 +119,10 @@ def test_a_report_without_ownership_facts_keeps_its_shape():
     del cloud.hypervisors[dead]
     snapshot = cloud.snapshot()
     snapshot.inventory_classes = None
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     assert report.provider(dead).orphaned_provider
-    assert m.ProviderReport.__dataclass_fields__['owner'].default is None
+    owner = assembly.ProviderReport.__dataclass_fields__['owner']
+    assert owner.default is None
 
 
 def children_cloud():
@@ -175,7 +176,7 @@ def test_every_childs_owner_at_once_as_one_at_a_time():
             for rp in (agent, nic, pci, device, unnamed, tagged,
                        k['blazar'])} == dict(
         expected, **{pci: 'nova', tagged: 'nova'})
-    assert classify.audit(snapshot).child_owners == expected
+    assert classify.audit(snapshot, min_age=600).child_owners == expected
 
 
 def test_a_childs_owner_from_its_own_record():
@@ -199,7 +200,7 @@ def test_a_childs_owner_from_its_own_record():
 def test_a_tree_holding_another_services_child_is_not_offered_a_delete():
     cloud, rp = foreign_cloud()
     agent = cloud.child(rp['gone'], 'gone:Open vSwitch agent')
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert report.provider(rp['gone']).foreign_children == (agent,)
     assert not report.provider(rp['gone']).orphaned_provider
     assert report.provider(rp['gone']).needs_attention
@@ -230,7 +231,7 @@ def test_the_sweep_reads_every_owner_trait_and_a_foreign_one_wins():
     assert ownership.provider_owner(snapshot, rp['pci']) == 'nova'
     assert ownership.root_owner(snapshot, rp['accel']) == 'cyborg'
     assert ownership.child_owners(snapshot) == {rp['gpu']: 'cyborg'}
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     assert report.provider(rp['accel']).owner == 'cyborg'
     assert not report.provider(rp['accel']).orphaned_provider
     assert [a for a in placement.asked if a[0] == '/traits'] == [
@@ -353,7 +354,7 @@ def test_a_compute_node_without_novas_trait_is_novas_in_a_mixed_cloud():
     gone = cloud.host('gone')
     del cloud.hypervisors[gone]
     snapshot = cloud.snapshot()
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     assert (report.provider(host2).owner,
             report.provider(host2).owner_proof) == (
         'nova', ownership.COMPUTE_NODE)

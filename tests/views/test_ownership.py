@@ -74,7 +74,8 @@ class OwnershipTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_no_destructive_action_is_offered(self):
         cloud, segment = segment_cloud()
-        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=600)
         res = self.client.get(INDEX, {'show': 'all'})
         self.assertContains(res, SEGMENT)
         self.assertNotContains(res, 'href="%s?provider=%s"' % (
@@ -90,7 +91,8 @@ class OwnershipTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
     def test_the_delete_url_refuses_it(self):
         cloud, segment = segment_cloud()
-        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=600)
         patches = placement_of(segment)
         for patch in patches:
             patch.start()
@@ -116,7 +118,7 @@ class OwnershipTests(AdminViewTests):
     def test_the_decommission_url_refuses_it(self):
         cloud, segment = segment_cloud()
         snapshot = cloud.snapshot()
-        self.mock_report.return_value = classify.audit(snapshot)
+        self.mock_report.return_value = classify.audit(snapshot, min_age=600)
         patches = placement_of(segment) + [
             mock.patch.object(decommission_writes, 'read',
                               return_value=snapshot),
@@ -197,7 +199,8 @@ class NeutronChildTests(AdminViewTests):
         the tree is not offered; a forged confirm deletes nothing."""
         cloud, host1, nic = nic_cloud()
         agent = cloud.providers[nic].parent_uuid
-        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=600)
         records = {
             host1: dict(nic_record(host1, None, host1), name='host1',
                         inventories={'VCPU': {'total': 8}}, traits=[]),
@@ -256,7 +259,8 @@ class OwnerProofTests(AdminViewTests):
         host2 = uid('host2')
         device = cloud.device('host2')
         tagged = cloud.device('host1', address='0000:82:00.0', tagged=True)
-        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=600)
         self.mock_inventories.return_value = {}
         res = self.client.get(INDEX, {'show': 'all'})
         self.assertContains(res, 'Not a compute node (owner: Neutron)')

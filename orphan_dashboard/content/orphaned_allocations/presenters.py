@@ -167,7 +167,7 @@ def decommission_preview(plan, names, owner_names):
             after=side(step.plan.after, names) if step.plan else [],
             kept=kept(step.plan, names),
             bindings=labels.bindings(step.plan, names),
-            commands=service.osc_commands(step.plan) if step.plan else [])
+            commands=service.plan_commands(step.plan))
             for step in (plan.steps if plan else [])],
         'providers': [(names.get(p) or plan.names.get(p, p), p)
                       for p in (plan.providers if plan else [])],
