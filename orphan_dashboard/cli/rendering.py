@@ -16,7 +16,6 @@ script reads, each id with its name beside it."""
 import dataclasses
 
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard.cli.i18n import N_
@@ -39,7 +38,10 @@ def report_json(report, owners=None):
         'service_state': p.service_state, 'servers': p.servers,
         'consumers': p.consumers, 'usage': p.usage, 'needed': p.needed,
         'mismatched': p.mismatched, 'orphaned_provider': p.orphaned_provider,
-        'owner': p.owner,
+        'owner': p.owner, 'owner_proof': p.owner_proof,
+        'children': [{'uuid': c, 'name': report.names.get(c, c),
+                      'owner': found.owner, 'owner_proof': found.proof}
+                     for c, found in p.children],
         'findings': p.counts,
     } for p in report.providers]
     findings = [dict(row, server_name=servers.get(row['consumer']))
@@ -208,7 +210,11 @@ def print_projects(rows, names, out):
             print('  ' + line, file=out)
 
 
-def decommission_json(plan, chosen, children=()):
+def decommission_json(plan, chosen, children=(), owners=None):
+    """A decommission's preview as JSON: an unknown consumer's owner
+    (``owners`` as :func:`report_ops.owner_names` reads them) and the
+    deletes' commands with it, as the panel previews them."""
+    service_commands, provider_commands = delete_commands(plan)
     return {
         'name': plan.name, 'host': plan.host, 'gone': plan.gone,
         'service': plan.service and {
@@ -226,19 +232,61 @@ def decommission_json(plan, chosen, children=()):
                    'server_name': report_ops.server_name(s.finding),
                    'verdict': s.finding.verdict,
                    'reason': str(s.finding.reason), 'optional': s.optional,
+                   'owner': owner_json(s.finding, owners)
+                   if s.optional else None,
                    'action': s.plan.action if s.plan else None,
-                   'commands': osc_commands(s.plan) if s.plan
-                   else [], 'error': str(s.error)} for s in plan.steps],
+                   'commands': repairs.commands(s.plan),
+                   'error': str(s.error)} for s in plan.steps],
         'foreign_children': [
             {'uuid': c, 'name': plan.names.get(c, c),
              'owner': plan.foreign_children[c], 'deleted': c in children,
              'blocker': str(worded(plan.child_blocker(c)))}
             for c in sorted(plan.foreign_children)],
+        'service_commands': service_commands,
+        'provider_commands': provider_commands,
         'blockers': [str(worded(b))
                      for b in plan.blockers(chosen, children)]}
 
 
-def print_decommission(plan, chosen, out, children=()):
+def delete_commands(plan):
+    """The commands equivalent to a decommission's service delete and to
+    its provider deletes, children first: ``operations.decommission``
+    builds them, for the panel's preview too."""
+    from orphan_dashboard.operations import decommission as decommission_ops
+
+    by_provider = decommission_ops.provider_commands(plan)
+    return (decommission_ops.service_commands(plan),
+            [c for p in plan.providers for c in by_provider[p]])
+
+
+def owner_json(finding, owners):
+    """A consumer's project and user, with Keystone's names (None where
+    ``owners`` has none)."""
+    owners = owners or {}
+    return {'project_id': finding.project_id,
+            'project_name': owners.get('projects', {}).get(
+                finding.project_id),
+            'user_id': finding.user_id,
+            'user_name': owners.get('users', {}).get(finding.user_id)}
+
+
+def consumer_owner(finding, owners):
+    """A consumer's project and user by Keystone's names, each id beside
+    (``owners`` as :func:`report_ops.owner_names` reads them), as the
+    panel names them; an incomplete consumer has neither."""
+    if finding.project_id == m.INCOMPLETE:
+        return _('no project, no user')
+    owners = owners or {}
+    return _('project %(project)s, user %(user)s') % {
+        'project': reasons.named(finding.project_id,
+                                 owners.get('projects', {})),
+        'user': reasons.named(finding.user_id, owners.get('users', {}))}
+
+
+def print_decommission(plan, chosen, out, children=(), owners=None):
+    """A decommission's preview as text: each step (an unknown consumer's
+    with its owner), then the deletes with their commands."""
+    service_commands, provider_commands = delete_commands(plan)
     service = plan.service
     if service:
         state = (_('%s, forced down') % service.state if service.forced_down
@@ -259,17 +307,22 @@ def print_decommission(plan, chosen, out, children=()):
             text(reasons.verdict_name(step.finding.verdict)), reasons.named(
                 step.consumer, {step.consumer: report_ops.server_name(
                     step.finding)}), text(step.finding.reason))
+        unchosen = step.optional and step.consumer not in chosen
         if step.error:
             print('%-8s %s (%s)' % (_('blocked'), head, text(step.error)),
                   file=out)
-            continue
-        if step.optional and step.consumer not in chosen:
+        elif unchosen:
             print('%-8s %s (%s)' % (
                 _('unknown'), head, _('deleted only with --delete-unknown '
                                       '%s') % step.consumer), file=out)
+        else:
+            print('%-8s %s' % (_('repair'), head), file=out)
+        if step.optional:
+            print('%-8s %s' % ('', consumer_owner(step.finding, owners)),
+                  file=out)
+        if step.error or unchosen:
             continue
-        print('%-8s %s' % (_('repair'), head), file=out)
-        for command in osc_commands(step.plan):
+        for command in repairs.commands(step.plan):
             print(_('plan: %s') % command, file=out)
     for child in sorted(plan.foreign_children):
         name = plan.names.get(child, child)
@@ -282,9 +335,13 @@ def print_decommission(plan, chosen, out, children=()):
         print(_('then: delete compute service %s (Nova deletes its '
                 'providers; a restore does not re-create the service)') %
               service.host, file=out)
+        for command in service_commands:
+            print(_('plan: %s') % command, file=out)
     if plan.providers:
         print(_('then: delete what Nova leaves of providers %s, children '
                 'first') % providers_named(plan), file=out)
+        for command in provider_commands:
+            print(_('plan: %s') % command, file=out)
     for blocker in plan.blockers(chosen, children):
         print(_('cannot be carried out now: %s') % text(blocker), file=out)
 

@@ -85,12 +85,26 @@ def test_the_preview_names_every_blocker(cloud, journal_dir):
     assert steps[on_host4['stale_migration']]['action'] == m.DELETE
     unknown = steps[on_host4['unknown_consumer']]
     assert unknown['optional'] is True
+    # Its owner is no Keystone project: the ids, as the panel shows them.
+    assert unknown['owner'] == {
+        'project_id': 'another-service', 'project_name': None,
+        'user_id': 'another-service', 'user_name': None}
     assert any(on_host4['unknown_consumer'] in b for b in plan['blockers'])
+    delete_service = ('openstack --os-compute-api-version %s compute '
+                      'service delete %s' % (mv.SERVICES,
+                                             plan['service']['uuid']))
+    delete_provider = ('openstack resource provider delete %s' %
+                       retired['hosts']['host4'])
+    assert plan['service_commands'] == [delete_service]
+    assert plan['provider_commands'] == [delete_provider]
     text = orphan_audit(cloud, journal_dir, 'decommission', 'host4',
                         '--min-age', '0')
     assert 'deleted only with --delete-unknown %s' % on_host4[
         'unknown_consumer'] in text.stdout
+    assert 'project another-service, user another-service' in text.stdout
     assert 'a restore does not re-create the service' in text.stdout
+    assert 'plan: %s\n' % delete_service in text.stdout
+    assert 'plan: %s\n' % delete_provider in text.stdout
 
 
 def test_a_host_still_running_servers_is_refused(cloud, journal_dir):

@@ -24,6 +24,15 @@ LONG_AGO = NOW - datetime.timedelta(hours=1)
 COMPUTE = ('DISK_GB', 'MEMORY_MB', 'VCPU')
 """The inventory Nova's resource tracker gives a compute node."""
 SMALL = m.Flavor(vcpus=1, ram=512, disk=1, extra_specs={}, name='small')
+DEVICES = {
+    'pci': ('{host}_{address}', 'CUSTOM_PCI_8086_1563'),
+    'pgpu': ('{host}_pci_{libvirt}', 'VGPU'),
+    'mem_encryption': ('{host}_amd_sev', 'MEM_ENCRYPTION_CONTEXT'),
+}
+"""The children Nova gives a compute node, named and classed as Nova does:
+a PCI device in Placement (``nova/compute/pci_placement_translator.py``,
+the address upper-cased), a vGPU's physical GPU and the memory
+encryption slots (``nova/virt/libvirt/driver.py``)."""
 
 
 def uid(name):
@@ -46,6 +55,9 @@ class Cloud:
         (:class:`Placement`) says each provider carries."""
         self.ports = None
         self.neutron = None
+        self.inventories = None
+        """``{provider uuid: {class: inventory}}`` a capacity sweep read,
+        or None (no capacity read)."""
         self.candidates = {}
         """``{server: ({group: provider}, ...)}``: Placement's allocation
         candidates for the groups its ports place nowhere in its tree."""
@@ -75,6 +87,27 @@ class Cloud:
         rp = uid(name)
         root = self.providers[parent].root_uuid
         self.providers[rp] = m.Provider(rp, name, 1, root, parent)
+        return rp
+
+    def device(self, host, kind='pci', address='0000:81:00.0',
+               resource_class=None, tagged=False, reserved=None):
+        """A child of ``host``'s node as Nova makes it (:data:`DEVICES`):
+        its uuid.  ``resource_class``: the ``device_spec``'s, else Nova's
+        default; ``tagged``: it carries ``OWNER_NOVA`` (Nova 34 onwards);
+        ``reserved``: its one inventory's reserved amount (a one-time-use
+        device after use holds ``reserved = total``), which also records
+        the inventory (total 1) as a capacity sweep reads it."""
+        shape, default = DEVICES[kind]
+        name = shape.format(host=host, address=address.upper(),
+                            libvirt=address.replace(':', '_').replace(
+                                '.', '_'))
+        rp = self.child(uid(host), name)
+        if tagged:
+            self.tag(rp)
+        if reserved is not None:
+            self.inventories = dict(self.inventories or {}, **{rp: {
+                resource_class or default: {'total': 1,
+                                            'reserved': reserved}}})
         return rp
 
     def nic(self, host):
@@ -147,7 +180,9 @@ class Cloud:
                           for u, t in self.owner_traits.items()},
             inventory_classes=dict(self.classes),
             ports=None if self.ports is None else dict(self.ports),
-            neutron=self.neutron, port_candidates=dict(self.candidates))
+            neutron=self.neutron, port_candidates=dict(self.candidates),
+            inventories=None if self.inventories is None else
+            dict(self.inventories))
 
 
 class Placement:

@@ -119,7 +119,7 @@ def test_the_management_command_keeps_every_mode(argv, command, checks,
         assert getattr(args, name) == value, name
     if command in ('report', 'apply'):
         # The panel's setting is the default.
-        assert args.min_age is None and options.min_age(args) == 42
+        assert args.min_age is None and options.settings(args).min_age == 42
 
 
 @pytest.mark.django_db(databases=['orphan_journal'])
@@ -402,6 +402,51 @@ def test_the_decommission_preview_names_servers_and_providers():
     assert 'then: delete what Nova leaves of providers ' in out
 
 
+def test_the_decommission_preview_says_what_the_panels_says():
+    """The unknown consumer's owner (Keystone's names where it has them,
+    else the ids) and the service and provider deletes' commands, in text
+    and in JSON, as the panel's preview shows them."""
+    import dataclasses
+
+    from orphan_dashboard.audit import decommission
+    from orphan_dashboard.operations import report as report_ops
+    from orphan_dashboard.writing import decommission as decommission_writes
+    from tests.unit.cloud import uid
+    from tests.unit.test_decommission import dead_host1
+    from tests.unit.test_decommission import H1
+
+    cloud, who = dead_host1()
+    service = uid('host1-service')
+    cloud.services['host1'] = dataclasses.replace(cloud.services['host1'],
+                                                  uuid=service)
+    plan = decommission.plan(cloud.snapshot(), 'host1', 0)
+    owners = {'projects': {'p': 'web'}, 'users': {}}
+    with mock.patch.object(decommission_writes, 'preview',
+                           return_value=plan), \
+            mock.patch.object(report_ops, 'owner_names',
+                              return_value=owners), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        printed, exported = io.StringIO(), io.StringIO()
+        cli.execute(parse('decommission', 'host1'), printed)
+        cli.execute(parse('decommission', 'host1', '--json'), exported)
+    out = printed.getvalue()
+    delete_service = ('openstack --os-compute-api-version 2.53 compute '
+                      'service delete %s' % service)
+    delete_providers = ['openstack resource provider delete %s' % p
+                        for p in (who['nic'], H1)]
+    assert 'project web (p), user u' in out
+    for command in [delete_service] + delete_providers:
+        assert 'plan: %s\n' % command in out
+    listed = json.loads(exported.getvalue())
+    steps = {s['consumer']: s for s in listed['steps']}
+    assert steps[who['stranger']]['owner'] == {
+        'project_id': 'p', 'project_name': 'web', 'user_id': 'u',
+        'user_name': None}
+    assert steps[who['ghost']]['owner'] is None
+    assert listed['service_commands'] == [delete_service]
+    assert listed['provider_commands'] == delete_providers
+
+
 def test_history_names_servers_and_providers_beside_their_ids():
     """A line says which server on which hypervisor, as the panel's
     History does; --json keeps the ids and adds the names."""
@@ -500,3 +545,25 @@ def test_a_plan_that_keeps_a_protected_row_says_so():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith('plan: openstack ')
     assert lines[1] == 'kept as read, its row is protected: host5'
+
+
+def test_the_json_report_says_how_each_owner_was_proven():
+    """Beside each provider's owner, how it was proven, and each child of
+    its tree with its own: an untagged compute node of an older Nova is
+    Nova's by Nova's listing, its device by its name's shape."""
+    from orphan_dashboard.audit import ownership
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+    cloud = Cloud()
+    device = cloud.device('host2')
+    segment = cloud.foreign('router-net', ['IPV4_ADDRESS'])
+    listed = {p['uuid']: p for p in rendering.report_json(
+        classify.audit(cloud.snapshot(), min_age=600))['providers']}
+    host2 = listed[uid('host2')]
+    assert (host2['owner'], host2['owner_proof']) == (
+        'nova', ownership.COMPUTE_NODE)
+    assert host2['children'] == [{
+        'uuid': device, 'name': 'host2_0000:81:00.0', 'owner': 'nova',
+        'owner_proof': ownership.SHAPE}]
+    assert (listed[segment]['owner'], listed[segment]['owner_proof']) == (
+        'neutron', ownership.CLASS)

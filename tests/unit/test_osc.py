@@ -296,7 +296,7 @@ def decommission_plan(**fields):
     values = dict(gone=False, foreign={}, servers=[], steps=[step],
                   deletes_service=False, providers=[HOST2], service=None,
                   keeps_service=False, name='host2',
-                  names={HOST2: 'host2'})
+                  names={HOST2: 'host2'}, optional=[])
     values.update(fields)
     plan = mock.Mock(**values)
     plan.blockers.return_value = []
@@ -550,3 +550,36 @@ def test_decommission_previews_the_commands_of_its_deletes():
         'cccccccc-0000-0000-0000-000000000009']
     assert commands_of[m.DELETE_PROVIDER] == [
         'openstack resource provider delete %s' % HOST2]
+
+
+def test_decommission_names_the_unknown_consumers_owner():
+    """The unknown consumer's project and user by Keystone's names, all an
+    operator can go on before deleting it, as the panel shows them."""
+    from orphan_dashboard.operations import decommission
+    from orphan_dashboard.operations import report as report_ops
+
+    step = mock.Mock(consumer=GHOST, error=None, optional=True,
+                     finding=finding(GHOST, HOST2, m.UNKNOWN_CONSUMER),
+                     plan=None)
+    plan = decommission_plan(steps=[step], optional=[GHOST])
+    owners = {'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
+    with mock.patch.object(decommission, 'preview', return_value=plan), \
+            mock.patch.object(report_ops, 'owner_names',
+                              return_value=owners):
+        _code, out = run_without_audit(osc_commands.DecommissionOrphan,
+                                       'host2', '-f', 'json')
+    (row,) = [r for r in json.loads(out) if r['Consumer'] == GHOST]
+    assert 'project web (p), user alice (u)' in row['Message']
+
+
+def test_show_a_provider_says_how_its_owner_was_proven():
+    from orphan_dashboard.audit import classify
+    from orphan_dashboard.audit import ownership
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+    audited = classify.audit(Cloud().snapshot(), min_age=600)
+    code, out = run(osc_commands.ShowOrphan, uid('host2'), '-f', 'json',
+                    audited=audited)
+    shown = json.loads(out)
+    assert (shown['owner'], shown['owner_proof']) == (
+        'nova', ownership.COMPUTE_NODE)

@@ -27,7 +27,9 @@ from hypothesis import strategies as st
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ports
+from orphan_dashboard.audit import report as assembly
 from tests.unit.cloud import Cloud
+from tests.unit.cloud import DEVICES
 from tests.unit.cloud import LONG_AGO
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
@@ -67,6 +69,7 @@ NO_NODE = ('nowhere', 'shelved_offloaded')
 OTHER_KINDS = ('stale_migration', 'migration_in_progress', 'deleted',
                'unknown', 'young_unknown', 'unresolved')
 YOUNG = NOW - datetime.timedelta(seconds=30)
+DEVICE_KINDS = ('pci', 'pgpu')
 
 
 def needs(flavor, volume_backed=False):
@@ -81,6 +84,10 @@ def snapshots(draw):
     nics = {h: cloud.nic(cloud.providers[h].name) for h in hosts
             if draw(st.booleans())}
     ceph = cloud.sharing_provider('ceph') if draw(st.booleans()) else None
+    # Nova's own children of a node: a PCI device, a vGPU's physical GPU.
+    devices = {h: cloud.device(cloud.providers[h].name,
+                               draw(st.sampled_from(DEVICE_KINDS)))
+               for h in hosts if draw(st.booleans())}
     # Other services' providers: a routed network's segment, Blazar's
     # child of a node.
     if draw(st.booleans()):
@@ -165,6 +172,12 @@ def snapshots(draw):
             cloud.migration('resize-%s' % name, vm, 'finished', kind='resize',
                             source=cloud.providers[there].name,
                             dest=cloud.providers[here].name)
+        device_held = draw(st.booleans())
+        if device_held and here in devices:
+            give(devices[here], _device(cloud, devices[here]))
+        if device_held and there in devices and kind in (
+                'moved', 'evacuated', 'busy', 'verify_resize', 'young'):
+            give(devices[there], _device(cloud, devices[there]))
         if kind == 'child_here' and here in nics:
             give(nics[here], {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
         if kind in ('child_left', 'child_moved_along') and there in nics:
@@ -176,7 +189,8 @@ def snapshots(draw):
     unresolved = set()
     for kind in draw(st.lists(st.sampled_from(OTHER_KINDS), max_size=4)):
         name = '%s-%d' % (kind, next(serial))
-        provider = draw(st.sampled_from(hosts + list(nics.values())))
+        provider = draw(st.sampled_from(hosts + list(nics.values()) +
+                                        list(devices.values())))
         resources = {'VCPU': draw(st.integers(1, 4)), 'MEMORY_MB': 256}
         modified = YOUNG if kind == 'young_unknown' else \
             NOW - datetime.timedelta(hours=2)
@@ -202,6 +216,12 @@ def snapshots(draw):
     cloud.neutron = neutron
     return dataclasses.replace(cloud.snapshot(),
                                unresolved=frozenset(unresolved))
+
+
+def _device(cloud, device):
+    """What a server holds on Nova's ``device`` child: one of its class."""
+    kind = 'pgpu' if '_pci_' in cloud.providers[device].name else 'pci'
+    return {DEVICES[kind][1]: 1}
 
 
 def _qos_server(cloud, kind, name, vm, here, there, nics, full, give,
@@ -270,7 +290,7 @@ def applied(snapshot, plan):
 def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
                                                                 min_age):
     auditor = classify.Auditor(snapshot, min_age=min_age)
-    report = auditor.report()
+    report = assembly.report(auditor)
     for finding in report.findings:
         # The preview and the confirm ask the same function as the report.
         assert auditor.finding(finding.consumer, finding.provider) == finding
@@ -306,6 +326,15 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
             # A server loses nothing a flavor cannot rebuild.
             if plan.consumer not in snapshot.servers:
                 continue
+            # Its current node's devices stay exactly as read.
+            root = auditor.topology.server_root(
+                snapshot.servers[plan.consumer])
+            for provider, resources in plan.before.items():
+                if (root is not None and provider != root and
+                        auditor.topology.root(provider) == root and
+                        not ports.is_port_provider(auditor.topology,
+                                                   provider)):
+                    assert plan.after.get(provider) == resources, plan
             # (What no port requests on a port provider is not lost.)
             held_after = {rc for r in plan.after.values() for rc in r}
             for provider, resources in plan.before.items():
@@ -378,7 +407,7 @@ def test_the_generator_reaches_every_port_verdict():
         def check(snapshot):
             auditor = classify.Auditor(snapshot, min_age=600)
             return any(check_finding(auditor, f)
-                       for f in auditor.report().findings)
+                       for f in assembly.report(auditor).findings)
         return check
 
     def on_nic(verdict, action):

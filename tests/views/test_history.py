@@ -14,8 +14,10 @@
 confirm."""
 
 import csv
+import html
 import io
 import json
+import re
 from unittest import mock
 
 from django.core.exceptions import ObjectDoesNotExist
@@ -446,9 +448,11 @@ class OtherCloudsTests(JournalViewTests):
         entry = self.journaled(uid('before-rebuild'), H3, 'b' * 32, m.TRIM,
                                m.MOVED)
         JournalEntry.objects.filter(id=entry.id).update(
-            cloud='http://old-keystone.test|RegionOne|old-placement-id')
+            cloud='http://old-keystone.test|RegionOne|old-placement-id',
+            auth_url='http://old-keystone.test/v3', region='RegionOne')
         self.service_entry = JournalEntry.objects.create(
             cloud='http://old-keystone.test|RegionOne|old-placement-id',
+            auth_url='http://old-keystone.test/v3', region='RegionOne',
             batch='c' * 32, kind=JournalEntry.SERVICE,
             subject=uid('old-service'), consumer='', provider=H3,
             touched=H3, action=m.DELETE_SERVICE, verdict='', reason='',
@@ -473,3 +477,60 @@ class OtherCloudsTests(JournalViewTests):
         self.assertEqual(302, res.status_code)
         self.assertEqual(['No such journal entry.'],
                          self.messages_seen.texts('error'))
+
+    def test_pages_keep_every_cloud_and_the_filter(self):
+        """The next and previous page links of every cloud's History stay
+        on every cloud's History, under the same filter (provider host3:
+        the old cloud's two entries, none of ours)."""
+        self.client.post(INDEX + '?tab=orphaned_allocations__history', {
+            'history__filter__q_field': 'provider', 'history__filter__q': H3})
+        with self.settings(API_RESULT_PAGE_SIZE=1):
+            first = self.client.get(INDEX, dict(HISTORY_TAB, clouds='all'))
+            self.assertContains(first, 'host3')
+            second = self.client.get(INDEX + history_page_link(first, 'next'))
+            self.assertContains(second, uid('before-rebuild'))
+            self.assertNotContains(second, self.ours)
+            back = self.client.get(INDEX + history_page_link(second, 'prev'))
+        self.assertContains(back, 'deleted (not restorable)')
+        self.assertNotContains(back, uid('before-rebuild'))
+
+    def test_a_cloud_column_when_every_cloud_is_shown(self):
+        """Which cloud wrote each entry, once History shows every cloud's:
+        this one, or another by its Keystone, region and Placement
+        service; no such column for this cloud's History alone."""
+        res = self.client.get(INDEX, HISTORY_TAB)
+        self.assertNotIn('Cloud', history_headers(res))
+        res = self.client.get(INDEX, dict(HISTORY_TAB, clouds='all'))
+        self.assertIn('Cloud', history_headers(res))
+        cells = history_cells(res, 'orphan-cloud')
+        self.assertEqual(3, len(cells))
+        self.assertEqual(1, sum('this cloud' in c for c in cells))
+        self.assertEqual(2, sum('http://old-keystone.test/v3, RegionOne' in c
+                                and 'old-placement-id' in c for c in cells))
+
+
+def history_page_link(res, which):
+    """The History table's ``next`` or ``prev`` page link, as a browser
+    follows it (relative: a query string)."""
+    table = res.content.decode().split('id="history"', 1)[1]
+    links = [html.unescape(link) for link in re.findall(
+        r'href="(\?[^"]*marker=[^"]*)"', table)]
+    prev = [link for link in links if 'prev_marker=' in link]
+    return (prev if which == 'prev' else
+            [link for link in links if link not in prev])[0]
+
+
+def history_headers(res):
+    """The History table's column headers, as text."""
+    table = res.content.decode().split('id="history"', 1)[1]
+    return [re.sub(r'<[^>]+>', '', header).strip() for header in re.findall(
+        r'<th[^>]*>(.*?)</th>', table.split('</thead>', 1)[0], re.S)]
+
+
+def history_cells(res, css_class):
+    """The text of each History row's cell of the column ``css_class``
+    marks."""
+    table = res.content.decode().split('id="history"', 1)[1]
+    return [re.sub(r'<[^>]+>', ' ', cell) for cell in re.findall(
+        r'<td class="[^"]*\b%s\b[^"]*">(.*?)</td>' % css_class, table,
+        re.S)]

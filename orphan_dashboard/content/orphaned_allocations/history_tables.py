@@ -13,6 +13,8 @@
 """The History table: the journal's entries, each restorable where its
 *before* can be put back."""
 
+from urllib import parse as urlparse
+
 from django.template import defaultfilters
 from django.utils.html import format_html
 from django.utils.html import format_html_join
@@ -168,6 +170,19 @@ def _consumer(entry):
     return labels.named(entry.consumer, getattr(entry, 'names', None) or {})
 
 
+def _cloud(entry):
+    """Which cloud wrote the entry: this one, or another by its Keystone
+    and region, its Placement service's id beside (a rebuilt Keystone
+    behind the same URL differs only in that id)."""
+    if getattr(entry, 'this_cloud', False):
+        return _('this cloud')
+    place = ', '.join(part for part in (entry.auth_url, entry.region)
+                      if part)
+    service_id = entry.cloud.rsplit('|', 1)[-1]
+    return format_html('{} <small class="text-muted">{}</small>',
+                       place or entry.cloud, service_id)
+
+
 def _outcome(entry):
     text = entry.get_status_display()
     return '%s: %s' % (text, entry.message) if entry.message else text
@@ -191,6 +206,8 @@ class HistoryTable(actions.SelectableTable):
                            classes=actions.PROSE)
     outcome = tables.Column(_outcome, verbose_name=_('Outcome'),
                             classes=actions.PROSE)
+    cloud = tables.Column(_cloud, verbose_name=_('Cloud'),
+                          classes=('orphan-cloud',))
 
     def __init__(self, request, data=None, needs_form_wrapper=None,
                  **kwargs):
@@ -199,6 +216,28 @@ class HistoryTable(actions.SelectableTable):
 
     def get_object_id(self, datum):
         return str(datum.id)
+
+    def get_columns(self):
+        """The cloud column only on every cloud's History: this cloud's
+        alone has one cloud to name."""
+        if not filters.all_clouds(self.request):
+            self.columns.pop('cloud', None)
+        return super().get_columns()
+
+    def _keep_view(self, pagination):
+        """A page link on the same tab and the same clouds' History: a
+        marker alone lands on the first tab, of this cloud only (the
+        filter itself is kept in the session)."""
+        query = {k: v for k, v in self.kwargs.items()
+                 if k in ('tab', 'clouds') and v}
+        return '&'.join(filter(None, (urlparse.urlencode(query),
+                                      pagination)))
+
+    def get_pagination_string(self):
+        return self._keep_view(super().get_pagination_string())
+
+    def get_prev_pagination_string(self):
+        return self._keep_view(super().get_prev_pagination_string())
 
     class Meta(object):
         name = 'history'

@@ -139,7 +139,9 @@ class HistoryTab(tabs.TableTab):
             projects = service.names(self.request)['projects']
         except Exception:
             projects = {}
+        ours = service.cloud_key(self.request) if all_clouds else None
         for entry in found:
+            entry.this_cloud = entry.cloud == ours
             entry.restorable = service.restorable_entry(
                 entry, restorable.get(entry.subject, ()))
             entry.names, entry.project_names = names, projects
@@ -291,7 +293,10 @@ class OverviewTab(tabs.Tab):
                 'capacity': presenters.capacity_bars(tree.classes)
                 if tree else None,
                 'service_state': labels.service_state(report.service_state),
-                'owner': labels.owner(report.owner),
+                'owner': labels.owner_proven(report.owner,
+                                             report.owner_proof),
+                'children': presenters.child_owners(
+                    report, self.tab_group.kwargs['report'].names),
                 'hypervisor_url': actions.hypervisor_url(report.hypervisor)
                 if report.hypervisor else None}
 
