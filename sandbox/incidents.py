@@ -96,6 +96,14 @@ class _PlacementRace:
         with self.lock:
             self.armed.add((consumer, kind))
 
+    def disarm(self):
+        """Forget what an earlier staging armed and fired: each staging
+        reports its own races (the run's cloud stages many, reset between
+        modules)."""
+        with self.lock:
+            self.armed.clear()
+            self.fired = []
+
     def _maybe_fire(self, consumer, what, kind):
         with self.lock:
             if (consumer, kind) not in self.armed:
@@ -274,6 +282,7 @@ class Stager:
         if func is None or name not in NAMES + OPT_IN:
             raise KeyError(name)
         with self.lock:
+            self.race.disarm()
             self._flavors()
             return func()
 
