@@ -29,10 +29,12 @@ os.environ.setdefault('OS_NOVA_DISABLE_EVENTLET_PATCHING', '1')
 import nova.tests.functional  # noqa: E402,F401  (monkey_patch decision first)
 
 import contextlib  # noqa: E402
+import copy
 import io
 import logging
 import sys
 import threading
+from unittest import mock
 
 from keystoneauth1 import loading as ks_loading
 from keystonemiddleware.auth_token import _opts as ksm_opts
@@ -41,8 +43,10 @@ from werkzeug import serving
 
 from nova.api.openstack import wsgi_app
 from nova.api import wsgi as nova_wsgi
+from nova.compute import manager as compute_manager
 import nova.conf
 from nova import context as nova_context
+from nova.db.api import api as api_db_api
 from nova.db.main import api as main_db_api
 from nova import exception
 from nova import objects
@@ -50,12 +54,22 @@ from nova import test as nova_test
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import fixtures as func_fixtures
 from nova.virt import fake as fake_virt
+from placement import db_api as placement_db
 from placement import deploy as placement_deploy
+
+from sandbox import common
 
 CONF = nova.conf.CONF
 LOG = logging.getLogger('sandbox')
 
 HOSTS = ('host1', 'host2', 'host3')
+TRACKED = ('compute_nodes', 'stats', 'tracked_instances',
+           'tracked_migrations', 'is_bfv', 'old_resources',
+           'assigned_resources')
+"""What a compute's resource tracker knows of its node and instances
+(copied into a snapshot with the databases it was read from)."""
+SHARED = ('pci_tracker', 'provider_tree')
+"""Resource tracker attributes a snapshot keeps as they are."""
 CELL2_HOSTS = ('host5',)
 """Computes of the second cell, started only with ``cells=2``."""
 
@@ -307,7 +321,6 @@ class SandboxCloud(nova_test.TestCase):
             return {'host': host, 'state': 'running', 'changed': False}
         old = self.computes[host]
         old_driver = old.manager.driver
-        from unittest import mock
         with mock.patch('nova.virt.driver.load_compute_driver') as load:
             load.return_value = old_driver
             new = self.start_service('compute', host=host, cell_name='cell1')
@@ -317,7 +330,7 @@ class SandboxCloud(nova_test.TestCase):
         return {'host': host, 'state': 'running', 'changed': True}
 
     def _heartbeat(self, host, offset):
-        engine = main_db_api.get_engine(context=self.cell_ctxt())
+        engine = main_db_api.get_engine(context=self.cell_ctxt(host))
         with engine.begin() as conn:
             conn.exec_driver_sql(
                 "UPDATE services SET last_seen_up = datetime('now', %s), "
@@ -343,6 +356,102 @@ class SandboxCloud(nova_test.TestCase):
                 " vm_state='deleted' WHERE uuid=?", (uuid,))
             count = res.rowcount
         return {'uuid': uuid, 'rows': count}
+
+    # ---------------------------------------------------------- snapshots
+    def databases(self):
+        """label -> (engine, sqlite file) of every database the cloud
+        uses: the API's, each cell's and Placement's."""
+        ctxt = self.admin_ctxt()
+        engines = {'api': api_db_api.get_engine(),
+                   'placement': placement_db.placement_context_manager
+                   .writer.get_engine()}
+        for name, cell in self.cell_mappings.items():
+            with nova_context.target_cell(ctxt, cell) as cctxt:
+                engines[name] = main_db_api.get_engine(context=cctxt)
+        return {label: (engine, engine.url.database)
+                for label, engine in engines.items()}
+
+    def save_snapshot(self, directory):
+        """Every database copied into ``directory`` (SQLite's backup API),
+        and what the computes hold in memory about them; returns the
+        in-memory part, for ``restore_snapshot``."""
+        if self.down_cells:
+            raise RuntimeError('cells %s are down' % sorted(self.down_cells))
+        os.makedirs(directory, exist_ok=True)
+        for label, (engine, path) in self.databases().items():
+            common.copy_sqlite(path, os.path.join(directory,
+                                                  label + '.sqlite'))
+        return {'stopped': set(self.stopped),
+                'services': dict(self.computes),
+                'mappings': dict(self.host_mappings),
+                'computes': {host: self._compute_memory(service)
+                             for host, service in self.computes.items()}}
+
+    @staticmethod
+    def _compute_memory(service):
+        rt = service.manager.rt
+        return {'instances': copy.deepcopy(service.manager.driver.instances),
+                'tracked': copy.deepcopy({a: getattr(rt, a) for a in TRACKED}),
+                'shared': {a: getattr(rt, a) for a in SHARED}}
+
+    def restore_snapshot(self, directory, memory):
+        """Back to what ``save_snapshot`` saw: the databases copied back
+        under the running services, each compute running, stopped or
+        absent as it was (a compute stopped since resumed with its
+        driver), its driver and resource tracker given back what they
+        held.  Nothing runs a compute's start-up or periodic update
+        (either would rewrite the staged allocations)."""
+        for name in list(self.down_cells):
+            self.cell_up(name)
+        running = set(self.computes) - self.stopped
+        for host in sorted(running):
+            if host not in memory['services'] or host in memory['stopped']:
+                self.computes[host].stop()
+                running.discard(host)
+        for label, (engine, path) in self.databases().items():
+            engine.dispose()
+            common.copy_sqlite(os.path.join(directory, label + '.sqlite'),
+                               path)
+        # Host mappings live in the API database: a compute started again
+        # must find its own, not create another.
+        self.host_mappings.clear()
+        self.host_mappings.update(memory['mappings'])
+        services = {}
+        for host, service in memory['services'].items():
+            if host in memory['stopped']:
+                services[host] = service
+            elif host in running:
+                services[host] = self.computes[host]
+            else:
+                services[host] = self._resume_compute(
+                    host, service.manager.driver)
+        self.computes.clear()
+        self.computes.update(services)
+        self.stopped = set(memory['stopped'])
+        for host, held in memory['computes'].items():
+            manager = self.computes[host].manager
+            manager.driver.instances = copy.deepcopy(held['instances'])
+            for attr, value in copy.deepcopy(held['tracked']).items():
+                setattr(manager.rt, attr, value)
+            for attr, value in held['shared'].items():
+                setattr(manager.rt, attr, value)
+            manager.reportclient.clear_provider_cache()
+            if host not in self.stopped:
+                # The snapshot's heartbeat is as old as the snapshot: the
+                # scheduler would take a running host for a dead one.
+                self._heartbeat(host, "'+0 seconds'")
+
+    def _resume_compute(self, host, driver):
+        """A new compute service for ``host`` with ``driver``, without the
+        start-up that would heal its allocations."""
+        with mock.patch('nova.virt.driver.load_compute_driver') as load, \
+                mock.patch.object(compute_manager.ComputeManager,
+                                  'init_host'), \
+                mock.patch.object(compute_manager.ComputeManager,
+                                  'pre_start_hook'):
+            load.return_value = driver
+            cell = self.host_mappings[host].cell_mapping.name
+            return self.start_service('compute', host=host, cell_name=cell)
 
     _audit_lock = threading.Lock()
 

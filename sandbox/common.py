@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -106,6 +107,15 @@ def wait_http(url, timeout, proc):
         except OSError:
             time.sleep(0.3)
     raise TimeoutError('nothing answers at %s' % url)
+
+
+def copy_sqlite(source, target):
+    """``source``'s SQLite database into ``target`` with SQLite's backup
+    API: consistent while either is open elsewhere, in place (the target's
+    other connections see the copy on their next transaction)."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target,
+                                                         timeout=60) as dst:
+        src.backup(dst)
 
 
 def stop_process(proc, timeout):

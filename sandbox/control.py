@@ -16,6 +16,8 @@
     POST /cells/<name>/down | /cells/<name>/up   (up --cells 2: cell2)
     POST /instances/<uuid>/soft-delete-behind-nova
     POST /incidents/<name>      GET /incidents
+    POST /snapshots/<name>      (Nova's and Placement's databases now)
+    POST /snapshots/<name>/restore
     POST /nova-manage/placement-audit
     POST /periodic/<host>
     POST /shutdown
@@ -88,6 +90,14 @@ class ControlApp:
                 parts[2] == 'soft-delete-behind-nova' and m == 'POST'):
             res = cloud.soft_delete_behind_nova(parts[1])
             return _json(res, 200 if res['rows'] else 404)
+        if len(parts) == 2 and parts[0] == 'snapshots' and m == 'POST':
+            return _json(self.sb.save_snapshot(parts[1]))
+        if (len(parts) == 3 and parts[0] == 'snapshots' and
+                parts[2] == 'restore' and m == 'POST'):
+            if parts[1] not in self.sb.snapshots:
+                return _json({'error': 'no snapshot %r' % parts[1],
+                              'known': sorted(self.sb.snapshots)}, 404)
+            return _json(self.sb.restore_snapshot(parts[1]))
         if parts == ['nova-manage', 'placement-audit'] and m == 'POST':
             return _json(cloud.placement_audit())
         if len(parts) == 2 and parts[0] == 'periodic' and m == 'POST':

@@ -96,6 +96,14 @@ class _PlacementRace:
         with self.lock:
             self.armed.add((consumer, kind))
 
+    def disarm(self):
+        """Forget what an earlier staging armed and fired: each staging
+        reports its own races (the run's cloud stages many, reset between
+        modules)."""
+        with self.lock:
+            self.armed.clear()
+            self.fired = []
+
     def _maybe_fire(self, consumer, what, kind):
         with self.lock:
             if (consumer, kind) not in self.armed:
@@ -131,6 +139,17 @@ class Stager:
         self.lock = threading.Lock()
         self.flavors_done = False
         self.rps = cloud.provider_uuids()
+
+    def memory(self):
+        """What the stager knows of the cloud beyond its databases (a
+        snapshot keeps it)."""
+        return {'manifest': self.manifest, 'flavors_done': self.flavors_done,
+                'rps': self.rps, 'qos': self.qos}
+
+    def recall(self, memory):
+        """Back to what ``memory`` said (a snapshot restored)."""
+        for attr, value in memory.items():
+            setattr(self, attr, value)
 
     # ------------------------------------------------------------ helpers
     def _flavors(self):
@@ -263,6 +282,7 @@ class Stager:
         if func is None or name not in NAMES + OPT_IN:
             raise KeyError(name)
         with self.lock:
+            self.race.disarm()
             self._flavors()
             return func()
 

@@ -41,8 +41,11 @@ key_repository = {dir}/fernet-keys
 key_repository = {dir}/fernet-keys
 [credential]
 key_repository = {dir}/credential-keys
+[identity]
+password_hash_rounds = 4
 [cache]
-enabled = false
+enabled = true
+backend = oslo_cache.dict
 [oslo_policy]
 enforce_new_defaults = false
 enforce_scope = false
@@ -70,8 +73,9 @@ def keystone_manage(conf, *cmds):
 
 
 def _cache_dir(password):
-    """A set-up keystone (db + keys) to copy instead of redoing the ~10 s
-    of keystone-manage; keyed by keystone version and admin password.
+    """A set-up keystone (db + keys) to copy instead of redoing
+    keystone-manage; keyed by keystone version, admin password and the
+    configuration (the admin's password hash is made with its rounds).
     SANDBOX_NO_CACHE=1 disables it."""
     if os.environ.get('SANDBOX_NO_CACHE'):
         return None
@@ -82,7 +86,8 @@ def _cache_dir(password):
         return None
     base = os.environ.get('XDG_CACHE_HOME') or os.path.join(
         os.path.expanduser('~'), '.cache')
-    key = hashlib.sha256(password.encode()).hexdigest()[:12]
+    key = hashlib.sha256(
+        (password + CONF_TEMPLATE).encode()).hexdigest()[:12]
     return os.path.join(base, 'orphan-dashboard-sandbox',
                         'keystone-%s-%s' % (version, key))
 

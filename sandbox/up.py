@@ -70,6 +70,9 @@ class Running:
         self.stager = None
         self.control_server = None
         self.password = args.password
+        self.snapshots = {}
+        """name -> what a snapshot holds in memory (its databases are
+        files under ``snapshots/<name>`` in the state dir)."""
 
     def request_stop(self):
         self.stop_event.set()
@@ -241,6 +244,42 @@ class Running:
             threaded=True, request_handler=_QuietHandler)
         threading.Thread(target=self.control_server.serve_forever,
                          daemon=True, name='sandbox-control').start()
+
+    # --------------------------------------------------------- snapshots
+    @property
+    def neutron_db(self):
+        """The running Neutron's database (``sandbox.neutron_proc``)."""
+        return os.path.join(self.state_dir, 'neutron', 'neutron.db')
+
+    def snapshot_dir(self, name):
+        return os.path.join(self.state_dir, 'snapshots', name)
+
+    def save_snapshot(self, name):
+        """The cloud as it is now, to come back to with ``restore``:
+        Nova's, Placement's and Neutron's databases and what the stager
+        knows of them, not Keystone's."""
+        import copy
+        with self.stager.lock:
+            memory = self.cloud.save_snapshot(self.snapshot_dir(name))
+            memory['stager'] = copy.deepcopy(self.stager.memory())
+            if self.with_neutron:
+                common.copy_sqlite(self.neutron_db, os.path.join(
+                    self.snapshot_dir(name), 'neutron.sqlite'))
+        self.snapshots[name] = memory
+        return {'snapshot': name, 'incidents': sorted(self.stager.manifest)}
+
+    def restore_snapshot(self, name):
+        import copy
+        memory = self.snapshots[name]
+        with self.stager.lock:
+            self.cloud.restore_snapshot(self.snapshot_dir(name), memory)
+            self.stager.recall(copy.deepcopy(memory['stager']))
+            if self.with_neutron:
+                common.copy_sqlite(os.path.join(self.snapshot_dir(name),
+                                                'neutron.sqlite'),
+                                   self.neutron_db)
+        self.write_config()
+        return {'snapshot': name, 'incidents': sorted(self.stager.manifest)}
 
     # ------------------------------------------------------------- files
     def write_config(self):

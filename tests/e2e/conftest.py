@@ -12,9 +12,7 @@
 
 """The sandbox cloud (real Keystone, Nova and Placement) for e2e tests."""
 
-import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -24,71 +22,46 @@ from django.test.utils import override_settings
 import pytest
 
 from orphan_dashboard.api import placement
+from tests import clouds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 
 class Cloud:
-    """A running ``python -m sandbox up`` and what it wrote."""
+    """A test module's view of the run's sandbox (``tests/clouds.py``):
+    what it staged, its control API and its clients."""
 
-    def __init__(self, state_dir, incidents, *options):
-        self.state_dir = str(state_dir)
-        self.log = open(os.path.join(self.state_dir, 'up.log'), 'w')
-        self.proc = subprocess.Popen(
-            [sys.executable, '-m', 'sandbox', 'up', '--incidents', incidents,
-             '--state-dir', self.state_dir, '--keystone-port', '0',
-             '--nova-port', '0', '--placement-port', '0',
-             '--control-port', '0', *options],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=self.log, text=True,
-            start_new_session=True)
-        deadline = time.monotonic() + 300
-        for line in self.proc.stdout:
-            if line.startswith('SANDBOX READY'):
-                break
-            if time.monotonic() > deadline:
-                break
-        else:
-            self.stop()
-            raise RuntimeError('sandbox did not start, see %s' %
-                               self.log.name)
-        with open(os.path.join(self.state_dir, 'sandbox.json')) as f:
-            self.config = json.load(f)
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
+        self.state_dir = sandbox.state_dir
+        self.config = sandbox.config
 
     @property
     def incidents(self):
         return self.config['incidents']
 
     def control(self, method, path):
-        import requests
-        response = requests.request(method,
-                                    self.config['control']['url'] + path,
-                                    timeout=300)
-        response.raise_for_status()
-        return response.json()
+        status, body = self.sandbox.control(method, path, timeout=300)
+        assert status == 200, '%s %s -> %s: %s' % (method, path, status, body)
+        return body
 
     def clients(self):
         from orphan_dashboard.api import client
         os.environ['OS_CLIENT_CONFIG_FILE'] = self.config['clouds_yaml']
         return client.for_cloud('sandbox')
 
-    def stop(self):
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(30)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(self.proc.pid, signal.SIGKILL)
 
-
-def module_cloud(incidents, *options):
-    """A ``cloud`` fixture: a fresh sandbox per test module, with these
-    incidents staged (and ``sandbox up``'s ``options``)."""
+def module_cloud(incidents):
+    """A ``cloud`` fixture: the run's sandbox of the module's topology
+    (its ``topology`` marker) with ``incidents`` staged and nothing any
+    other module did; what a module caches of a cloud goes with it."""
     @pytest.fixture(scope='module')
-    def cloud(tmp_path_factory):
-        sandbox = Cloud(tmp_path_factory.mktemp('sandbox'), incidents,
-                        *options)
-        yield sandbox
-        sandbox.stop()
+    def cloud(request):
+        from django.core.cache import caches
+        for cache in caches.all():
+            cache.clear()
+        return Cloud(clouds.staged(request, incidents))
     return cloud
 
 

@@ -26,10 +26,10 @@ from tests.e2e.conftest import audited
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
 
-pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
+pytestmark = [pytest.mark.django_db(databases=['default', 'orphan_journal']),
+              pytest.mark.topology('two_cells')]
 
-cloud = module_cloud('evacuation,second_cell,deleted_behind_nova',
-                     '--cells', '2')
+cloud = module_cloud('evacuation,second_cell,deleted_behind_nova')
 INDEX = '/admin/orphaned_allocations/'
 PARTIAL = 5
 """The documented exit code of a partial run (``doc/source/cli.md``,

@@ -38,12 +38,12 @@ from tests.integration.fault_proxy import FaultProxy  # noqa: E402
 from tests.integration.fault_proxy import LATE  # noqa: E402
 from tests.integration.fault_proxy import LOST  # noqa: E402
 
-pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
+pytestmark = [pytest.mark.django_db(databases=['default', 'orphan_journal']),
+              pytest.mark.topology('neutron')]
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
 cloud = module_cloud(
     'qos_ports_healthy,port_deleted_in_neutron,port_allocation_removed,'
-    'qos_rule_changed,port_migrated_left,routed_segment,port_binding_lost',
-    '--neutron', '--neutron-port', '0')
+    'qos_rule_changed,port_migrated_left,routed_segment,port_binding_lost')
 JOURNAL_CLOUD = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
 
 

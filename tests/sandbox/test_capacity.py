@@ -36,8 +36,8 @@ from orphan_dashboard.audit import capacity  # noqa: E402
 from orphan_dashboard.audit import heal  # noqa: E402
 from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
-from sandbox import harness  # noqa: E402
 from tests.e2e.conftest import orphan_audit  # noqa: E402
+from tests import clouds  # noqa: E402
 
 FLAVORS = {
     # name: (vcpus, ram, disk, extra specs)
@@ -47,9 +47,7 @@ FLAVORS = {
 }
 
 
-@pytest.fixture(scope='module')
-def sb():
-    yield from harness.sandbox_fixture(timeout=240)
+sb = clouds.module_sandbox()
 
 
 def api(sb, service, path, method='GET', version=None, **kwargs):

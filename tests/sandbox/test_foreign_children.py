@@ -38,7 +38,7 @@ from orphan_dashboard.audit import plan as planning  # noqa: E402
 from orphan_dashboard.reading import collect  # noqa: E402
 from orphan_dashboard.writing import decommission as decommission_writes  # noqa: E402,E501
 from orphan_dashboard.writing import providers as provider_writes  # noqa: E402
-from sandbox import harness  # noqa: E402
+from tests import clouds  # noqa: E402
 from tests.e2e.conftest import audited  # noqa: E402
 from tests.e2e.conftest import INDEX  # noqa: E402
 from tests.e2e.conftest import login  # noqa: E402
@@ -49,12 +49,10 @@ DECOMMISSION = INDEX + 'decommission/'
 NIC = '%s:Open vSwitch agent:br-phys'
 
 
-@pytest.fixture(scope='module')
-def sb():
-    # The segment is staged first: Neutron's segments plugin puts every
-    # mapped host (host1 included) in its Nova aggregate.
-    yield from harness.sandbox_fixture(incidents=('routed_segment',),
-                                       timeout=300, neutron=True)
+pytestmark = pytest.mark.topology('neutron')
+# The segment is staged first: Neutron's segments plugin puts every mapped
+# host (host1 included) in its Nova aggregate.
+sb = clouds.module_sandbox(('routed_segment',))
 
 
 @pytest.fixture(scope='module')

@@ -39,15 +39,23 @@ from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.api import placement  # noqa: E402
 from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
-from sandbox import harness  # noqa: E402
 from tests.e2e.conftest import orphan_audit  # noqa: E402
+from tests import clouds  # noqa: E402
 
 ALLOCATION = {'VCPU': 2, 'MEMORY_MB': 1024}
 
 
 @pytest.fixture(scope='module')
-def sb():
-    yield from harness.sandbox_fixture(timeout=240)
+def sb(request):
+    """The run's sandbox; the limits and region this module puts in
+    Keystone (not in a snapshot) removed after it."""
+    sandbox = clouds.staged(request, ())
+    yield sandbox
+    for kind in ('limits', 'registered_limits'):
+        for found in keystone(sandbox, 'GET', '/' + kind)[kind]:
+            keystone(sandbox, 'DELETE', '/%s/%s' % (kind, found['id']))
+    sandbox.admin_session().delete(
+        sandbox.config['auth_url'] + '/regions/RegionTwo', raise_exc=False)
 
 
 def keystone(sb, method, path, **kwargs):

@@ -22,15 +22,14 @@ import pytest
 pytest.importorskip('nova')
 pytest.importorskip('neutron')
 
-from sandbox import harness  # noqa: E402
+from tests import clouds  # noqa: E402
 
 BANDWIDTH = 'NET_BW_EGR_KILOBIT_PER_SEC'
 HOSTS = ('host1', 'host2', 'host3')
 
 
-@pytest.fixture(scope='module')
-def sb():
-    yield from harness.sandbox_fixture(timeout=300, neutron=True)
+pytestmark = pytest.mark.topology('neutron')
+sb = clouds.module_sandbox()
 
 
 @pytest.fixture(scope='module')

@@ -10,11 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The sandbox cloud itself: one real Keystone/Nova/Placement for the module.
-
-Starts ``python -m sandbox up`` through sandbox.harness (temp state dir,
-free ports), then stages each incident and checks what Nova really left
-behind against the manifest.  About a minute on 2 cores.
+"""The sandbox cloud itself: the run's real Keystone/Nova/Placement
+(``tests/clouds.py``) as it started, then each incident staged and what
+Nova really left behind checked against the manifest.
 """
 import os
 import re
@@ -30,15 +28,14 @@ pytest.importorskip('keystone')
 from sandbox import __main__ as sandbox_cli  # noqa: E402
 from sandbox import harness  # noqa: E402
 from sandbox import incidents_names  # noqa: E402
+from tests import clouds  # noqa: E402
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10}
 MEDIUM = {'VCPU': 2, 'MEMORY_MB': 2048, 'DISK_GB': 20}
 BIG = {'VCPU': 12, 'MEMORY_MB': 32768, 'DISK_GB': 80}
 
 
-@pytest.fixture(scope='module')
-def sb():
-    yield from harness.sandbox_fixture(timeout=240)
+sb = clouds.module_sandbox()
 
 
 def nova(sess, sb, path, mv='2.94', method='GET', **kw):
@@ -354,3 +351,29 @@ def test_staging_goes_on_once_host4_is_decommissioned(sb):
     assert sb.incidents_manifest()['deleted_behind_nova'] == entry
     assert verdicts(entry) == {(server['uuid'], 'host2'): 'deleted_instance'}
     assert set(sb.reload()['hosts']) == {'host1', 'host2', 'host3'}
+
+
+def test_reset_puts_the_cloud_back_as_its_incidents_left_it(sb):
+    """Modules share the run's cloud, each reset to what it staged: what
+    was staged, stopped or deleted since is gone (host4's service, the
+    servers of another incident, a stopped host3), the staged servers
+    hold what they held, and the computes still boot servers."""
+    for attempt in ('staged', 'restored'):
+        evacuation = sb.reset(['evacuation'])['incidents']['evacuation']
+        (server,) = evacuation['servers']
+        held = allocs(sb, server['uuid'])
+        healthy = [s['uuid'] for s in sb.stage('healthy')['servers']]
+        sb.stop_compute('host3')
+        back = sb.reset(['evacuation'])
+        assert set(back['incidents']) == {'evacuation'}, attempt
+        assert set(back['hosts']) == {'host1', 'host2', 'host3'}
+        assert allocs(sb, server['uuid']) == held
+        admin = sb.admin_session()
+        for uuid in healthy:
+            assert allocs(sb, uuid) == {}
+            assert nova(admin, sb, '/servers/%s' % uuid).status_code == 404
+        assert (_service(sb, 'host1')['state'],
+                _service(sb, 'host3')['state']) == ('down', 'up')
+        booted = sb.stage('healthy')['servers']
+        assert {(s['status'], s['host']) for s in booted} == {
+            ('ACTIVE', 'host2'), ('ACTIVE', 'host3')}

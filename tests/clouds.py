@@ -1,0 +1,75 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""One sandbox cloud per topology for a whole test run.
+
+A module names its topology with ``@pytest.mark.topology('two_cells')``
+(none: ``plain``); the cloud starts the first time a module asks for it
+and each module then gets it reset to the incidents it stages
+(``sandbox.harness.Sandbox.reset``).
+"""
+
+import pytest
+
+TOPOLOGIES = {
+    'plain': {},
+    'two_cells': {'cells': 2},
+    'neutron': {'neutron': True},
+}
+"""Topology -> ``sandbox.harness.Sandbox`` options."""
+
+
+def topology(request):
+    """The topology the requesting module's ``topology`` marker names."""
+    marker = request.node.get_closest_marker('topology')
+    return marker.args[0] if marker else 'plain'
+
+
+def staged(request, incidents):
+    """The run's sandbox of the requesting module's topology with
+    ``incidents`` staged (a ``sandbox.harness.Sandbox``)."""
+    return request.getfixturevalue('sandbox_clouds').staged(
+        topology(request), incidents)
+
+
+def module_sandbox(incidents=()):
+    """A module's ``sb`` fixture: ``staged`` for the module."""
+    @pytest.fixture(scope='module')
+    def sb(request):
+        return staged(request, incidents)
+    return sb
+
+
+class Clouds:
+    """The run's sandboxes, by topology, started on first use."""
+
+    def __init__(self):
+        self.running = {}
+
+    def get(self, name):
+        from sandbox import harness
+        if name not in self.running:
+            sandbox = harness.Sandbox(timeout=300, **TOPOLOGIES[name])
+            self.running[name] = sandbox.start()
+        return self.running[name]
+
+    def staged(self, name, incidents):
+        """The ``name`` cloud with ``incidents`` staged, and nothing else
+        any other module did to it."""
+        sandbox = self.get(name)
+        sandbox.reset(incidents)
+        return sandbox
+
+    def stop(self):
+        for sandbox in self.running.values():
+            sandbox.stop()
+        self.running.clear()
