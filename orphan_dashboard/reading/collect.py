@@ -600,8 +600,8 @@ class _Rereads(_ProviderReads):
         self._usages = {}
 
     def listed(self, providers):
-        super().listed(providers)
         self.usages(_moved(self._before, providers))
+        super().listed(providers)
 
     def consumers(self, uuids):
         self._submit(self._consumers, placement.consumer_allocations, uuids)

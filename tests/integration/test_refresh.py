@@ -53,7 +53,7 @@ def refresh(placement, old, providers, changed=()):
               providers}
     progress = Counting()
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        reads = collect._Rereads(pool, placement)
+        reads = collect._Rereads(pool, placement, old)
         reads.consumers(changed)
         reads.usages(collect._moved(old.providers, listed))
         bodies, usages = reads.results()
