@@ -413,12 +413,7 @@ class _SweepReads(_ProviderReads):
         self._progress.total('providers', len(providers))
         for uuid in providers:
             self._allocations[uuid] = self._pool.submit(
-                self._read_allocations, uuid)
-
-    def _read_allocations(self, uuid):
-        allocations = placement.provider_allocations(self._client, uuid)
-        self._progress.advance('providers')
-        return allocations
+                _read_allocations, self._client, self._progress, uuid)
 
     def allocations(self):
         """``{provider: allocations}`` of every listed provider."""
@@ -464,15 +459,17 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
         {u for u, k in known.items() if k is None})
 
 
+def _read_allocations(placement_client, progress, provider):
+    """One provider's allocations, counted as read."""
+    allocations = placement.provider_allocations(placement_client, provider)
+    progress.advance('providers')
+    return allocations
+
+
 def _provider_reads(placement_client, providers, concurrency, progress):
     progress.total('providers', len(providers))
-
-    def read(rp):
-        allocations = placement.provider_allocations(placement_client, rp)
-        progress.advance('providers')
-        return allocations
-
-    return _map(read, providers, concurrency)
+    return _map(lambda rp: _read_allocations(placement_client, progress, rp),
+                providers, concurrency)
 
 
 def _estimate(progress, old):
