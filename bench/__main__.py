@@ -42,7 +42,7 @@ import sys
 import time
 
 from bench import measure
-from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh as incremental
 from sandbox import common
 from sandbox import harness
 
@@ -204,7 +204,7 @@ def bench_size(size, repeat, cache_dir, static_ready):
                 'POST', '/bench/churn?count=%d&seed=%d' % (churn, i + 1))
             # A refresh lists Nova's changes since a margin before the last
             # one began: churn older than it is read by this round alone.
-            time.sleep(collect.CLOCK_MARGIN.total_seconds())
+            time.sleep(incremental.CLOCK_MARGIN.total_seconds())
             seconds, fresh, fresh_report, requests = measure.refresh(
                 clients, old)
             full_s, full, full_report, _ = measure.cold_sweep(clients)

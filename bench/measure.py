@@ -31,6 +31,7 @@ from keystoneauth1 import session as ks_session
 from orphan_dashboard.api import client as api_client
 from orphan_dashboard.audit import classify
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh as incremental
 
 CONCURRENCY = collect.DEFAULT_CONCURRENCY
 
@@ -198,8 +199,8 @@ def refresh(clients, old, concurrency=CONCURRENCY):
 
     def run():
         api_client.validate_token(clients)
-        snapshot = collect.refresh_snapshot(clients.placement, clients.nova,
-                                            old, concurrency)
+        snapshot = incremental.refresh_snapshot(
+            clients.placement, clients.nova, old, concurrency)
         return snapshot, classify.audit(snapshot, min_age=0)
     seconds, (snapshot, report) = timed(run)
     return seconds, snapshot, report, clients.session.take()

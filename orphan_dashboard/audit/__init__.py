@@ -11,4 +11,4 @@
 # under the License.
 
 """The audit engine: plain data in, verdicts and plans out; no Django, no
-HTTP (see ``model``, ``classify``, ``plan``)."""
+HTTP (see ``model``, ``classify``, ``report``, ``plan``)."""

@@ -172,7 +172,7 @@ class TreeCapacity:
     """A compute node Nova lists."""
     compute_node: bool = True
     """A hypervisor's tree, listed or not
-    (:attr:`~model.ProviderReport.compute_node`): another service's root
+    (:attr:`~report.ProviderReport.compute_node`): another service's root
     is none."""
     closed: typing.Optional[reasons.Reason] = None
     """Why Nova schedules no server there (:func:`closed`), if so."""

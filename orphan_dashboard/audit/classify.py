@@ -19,14 +19,14 @@ the side of :data:`~model.PROTECTED`: a wrong "orphaned" costs a running
 server its resources, a missed one only costs capacity.
 
 :meth:`Auditor.consumer_findings` is the only source of a finding: the
-report, the preview, the confirm, the CLI and restore all ask it.
+report (gathered in :mod:`report`), the preview, the confirm, the CLI and
+restore all ask it.
 """
 
 import datetime
 
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit.reasons import action_name
@@ -35,12 +35,9 @@ from orphan_dashboard.audit.reasons import image_unread
 from orphan_dashboard.audit.reasons import named
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit.reasons import verdict_name
+from orphan_dashboard.audit import report
 from orphan_dashboard.audit.topology import Topology
 
-DEFAULT_MIN_AGE = 600
-"""Seconds: the protection of a caller that names none.  The panel and the
-CLI pass ``ORPHAN_AUDIT_MIN_AGE`` (:data:`orphan_dashboard.conf.MIN_AGE`,
-whose default this is)."""
 MOVE_AWAITING_CONFIRM = 'finished'
 """A resize or cold migration in VERIFY_RESIZE."""
 DOWN_CELL_CONSUMER = 'protected.down_cell_consumer'
@@ -93,9 +90,12 @@ def _move(migration):
 
 
 class Auditor:
-    """Classifies every allocation of one snapshot."""
+    """Classifies every allocation of one snapshot.  ``min_age`` (seconds:
+    allocations written more recently are protected) is always the
+    caller's: the engine reads no setting, and the default is the
+    setting's (``ORPHAN_AUDIT_MIN_AGE``)."""
 
-    def __init__(self, snapshot, now=None, min_age=DEFAULT_MIN_AGE):
+    def __init__(self, snapshot, now=None, *, min_age):
         self.snapshot = snapshot
         self.topology = Topology(snapshot)
         self.now = now or snapshot.taken_at
@@ -544,114 +544,7 @@ class Auditor:
         candidates = self.expected(server) or [finding.resources]
         return candidates[0]
 
-    # -- whole report -------------------------------------------------------
 
-    def service_state(self, root):
-        return self._service(root)[0]
-
-    def _service(self, root):
-        """``(state in words, whether the host is dead)``: both read from
-        the same fields, so the words never decide what is dead."""
-        if any(self.topology.cut_off(root)):
-            return 'cell down', False
-        hypervisor = self.snapshot.hypervisors.get(root)
-        if hypervisor is None:
-            if self.topology.is_sharing(root):
-                return 'sharing provider', False
-            if ownership.root_owner(self.snapshot, root) != ownership.NOVA:
-                return 'not a compute node', False
-            return 'no compute node', True
-        service = self.snapshot.services.get(hypervisor.host)
-        if service is None:
-            return hypervisor.state or 'unknown', hypervisor.down
-        if service.forced_down:
-            return 'forced down', True
-        if service.status == 'disabled':
-            return '%s (disabled)' % service.state, service.down
-        return service.state, service.down
-
-    def report(self):
-        findings_by_root, usage_by_root = {}, {}
-        for consumer in self.snapshot.consumers.values():
-            for provider_uuid, resources in consumer.allocations.items():
-                _add(usage_by_root.setdefault(
-                    self.topology.root(provider_uuid), {}), resources)
-        servers_by_root = {}
-        for server in self.snapshot.servers.values():
-            root = self.topology.server_root(server)
-            if root is not None:
-                servers_by_root.setdefault(root, []).append(server)
-        for uuid in set(self.snapshot.consumers) | set(self.snapshot.servers):
-            for finding in self.consumer_findings(uuid):
-                findings_by_root.setdefault(
-                    self.topology.root(finding.provider), []).append(finding)
-
-        roots = set(findings_by_root) | {
-            p.root_uuid for p in self.snapshot.providers.values()}
-        child_owners = ownership.child_owners(self.snapshot,
-                                              self.topology.held)
-        reports = []
-        for root in roots:
-            findings = sorted(findings_by_root.get(root, []), key=_row_order)
-            reports.append(self._provider_report(
-                root, findings, servers_by_root.get(root, []),
-                usage_by_root.get(root, {}), child_owners))
-        reports.sort(key=lambda r: r.provider.name)
-        reports.sort(key=lambda r: r.severity, reverse=True)
-        return m.Report(providers=reports, down_cells=self.down_cells,
-                        taken_at=self.snapshot.taken_at,
-                        names={u: p.name for u, p in
-                               self.snapshot.providers.items()},
-                        child_owners=child_owners,
-                        skipped_hosts=tuple(sorted(self.snapshot.down_hosts)),
-                        down_cell_servers=sum(
-                            s.down_cell
-                            for s in self.snapshot.servers.values()),
-                        unconfirmed=tuple(sorted(
-                            r.provider.name for r in reports
-                            if self.topology.cut_off(r.provider.uuid)[1])),
-                        neutron=self.snapshot.neutron,
-                        ports_unjudged=self._ports_unjudged(findings_by_root))
-
-    def _ports_unjudged(self, findings_by_root):
-        """How many port allocations are protected because Neutron could
-        not be read."""
-        if ports.unreadable(self.snapshot) is None:
-            return 0
-        return sum(1 for found in findings_by_root.values() for f in found
-                   if f.verdict == m.PROTECTED and
-                   ports.is_port_provider(self.topology, f.provider))
-
-    def _provider_report(self, root, findings, servers, usage,
-                         child_owners):
-        needed = {}
-        tree = self.topology.tree(root)
-        for finding in findings:
-            if finding.verdict in m.NEEDED_AS_HELD:
-                _add(needed, finding.resources)
-            elif finding.verdict in m.NEEDED_FROM_FLAVOR:
-                _add(needed, self.needs(finding))
-        consumers = {f.consumer for f in findings
-                     if f.provider in tree and
-                     f.verdict not in m.HOLDS_NOTHING}
-        service_state, dead = self._service(root)
-        return m.ProviderReport(
-            provider=self.topology.provider(root),
-            hypervisor=self.snapshot.hypervisors.get(root),
-            service_state=service_state, dead=dead,
-            servers=len(servers), consumers=len(consumers),
-            usage=usage, needed=needed, findings=findings,
-            sharing=self.topology.is_sharing(root),
-            cell_down=any(self.topology.cut_off(root)),
-            owner=ownership.root_owner(self.snapshot, root),
-            foreign_children=tuple(sorted(
-                c for c in tree if c in child_owners)))
-
-
-def _row_order(finding):
-    return (m.VERDICTS.index(finding.verdict), finding.consumer)
-
-
-def audit(snapshot, now=None, min_age=DEFAULT_MIN_AGE):
+def audit(snapshot, now=None, *, min_age):
     """Classify every allocation in ``snapshot``; see :class:`Auditor`."""
-    return Auditor(snapshot, now=now, min_age=min_age).report()
+    return report.report(Auditor(snapshot, now=now, min_age=min_age))

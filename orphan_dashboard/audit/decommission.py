@@ -249,8 +249,7 @@ def _resolve(snapshot, name):
     return host, roots, named_host, child
 
 
-def plan(snapshot, name, min_age=classify.DEFAULT_MIN_AGE,
-         whole_service=False):
+def plan(snapshot, name, min_age, whole_service=False):
     """What decommissioning ``name`` takes, from a fresh snapshot.
 
     A node of a service with several (an Ironic conductor's) is handled

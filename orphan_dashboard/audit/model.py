@@ -12,10 +12,11 @@
 
 """Plain data the audit engine works on: no Django, no HTTP.
 
-The collector (I/O) fills a :class:`Snapshot`; the engine turns it into a
-:class:`Report`; the planner turns a finding into a :class:`Plan`.  Every
-class here is built from JSON-able values so a snapshot can be cached and a
-plan can round-trip through a form.
+The collector (I/O) fills a :class:`Snapshot`; the engine turns it into
+findings gathered in a :class:`~report.Report`; the planner turns a
+finding into a :class:`Plan`.  Every class here is built from JSON-able
+values so a snapshot can be cached and a plan can round-trip through a
+form.
 """
 
 import dataclasses
@@ -472,137 +473,6 @@ class Finding:
         if self.verdict in NOT_RECOMMENDED or not self.actions:
             return None
         return self.actions[0]
-
-
-@dataclasses.dataclass
-class ProviderReport:
-    """One provider tree: what Placement holds against what is needed."""
-
-    provider: Provider
-    hypervisor: typing.Optional[Hypervisor]
-    service_state: str
-    servers: int
-    consumers: int
-    usage: Resources
-    needed: Resources
-    findings: list
-    sharing: bool = False
-    cell_down: bool = False
-    """Its compute node could be in a cell Nova cannot reach."""
-    owner: typing.Optional[str] = None
-    """Who likely made the root provider: ``nova``, another service, or
-    None when nobody is proven (:func:`.ownership.likely_owner`)."""
-    dead: bool = False
-    """Its compute host is dead (service down or forced down) or its
-    compute node is gone: what may be decommissioned."""
-    foreign_children: tuple = ()
-    """Children of its tree not proven Nova's: the tree is not ours to
-    delete whole."""
-
-    @property
-    def counts(self):
-        counts = {}
-        for finding in self.findings:
-            counts[finding.verdict] = counts.get(finding.verdict, 0) + 1
-        return counts
-
-    @property
-    def problems(self):
-        return [f for f in self.findings if f.problem]
-
-    @property
-    def node_gone(self):
-        """A provider of Nova's whose compute node Nova no longer has (and
-        not only unlisted because its cell is down)."""
-        return (self.hypervisor is None and not self.sharing and
-                not self.cell_down and self.owner == 'nova')
-
-    @property
-    def compute_node(self):
-        """A hypervisor's tree: a compute node Nova lists, or a provider
-        proven Nova's whose node is unlisted or gone.  Another service's
-        root (a routed network's segment, a Cyborg device) or a sharing
-        provider is none."""
-        return self.hypervisor is not None or (
-            self.owner == 'nova' and not self.sharing)
-
-    @property
-    def orphaned_provider(self):
-        """:attr:`node_gone`, its tree holding nothing of another service's:
-        another service's provider is never ours to delete."""
-        return self.node_gone and not self.foreign_children
-
-    @property
-    def mismatched(self):
-        return bool(self.problems) or self.usage != self.needed
-
-    @property
-    def needs_attention(self):
-        """Listed on the index: mismatched, or a compute node gone (a tree
-        to delete, or to decommission once its blockers are cleared)."""
-        return self.mismatched or self.node_gone
-
-    @property
-    def severity(self):
-        """Sort key, worst first: findings, then the size of the gap."""
-        gap = sum(abs(self.usage.get(rc, 0) - self.needed.get(rc, 0)) /
-                  max(self.usage.get(rc, 0), self.needed.get(rc, 0), 1)
-                  for rc in set(self.usage) | set(self.needed))
-        return (len(self.problems), gap)
-
-
-@dataclasses.dataclass
-class Report:
-    providers: list
-    down_cells: bool = False
-    taken_at: typing.Optional[datetime.datetime] = None
-    names: dict = dataclasses.field(default_factory=dict)
-    """``{provider uuid: name}`` of every provider, children included."""
-    child_owners: typing.Optional[dict] = None
-    """``{child uuid: likely owner or None}`` of the child providers not
-    proven Nova's (:func:`ownership.child_owners`); None in a report
-    stored before."""
-    skipped_hosts: tuple = ()
-    """Compute hosts of the cells Nova could not reach."""
-    down_cell_servers: int = 0
-    """Servers Nova returned as partial records from those cells."""
-    unconfirmed: tuple = ()
-    """Names of root providers whose compute node Nova could not confirm
-    (its hypervisor listing failed): they could be in a down cell."""
-    neutron: typing.Optional[str] = None
-    """Whether Neutron's ports were read (:attr:`Snapshot.neutron`)."""
-    ports_unjudged: int = 0
-    """Port allocations protected because Neutron could not be read: the
-    pages and the CLI say so only then."""
-
-    @property
-    def findings(self):
-        return [f for p in self.providers for f in p.findings]
-
-    @property
-    def problems(self):
-        return [f for p in self.providers for f in p.problems]
-
-    def provider(self, uuid):
-        for report in self.providers:
-            if report.provider.uuid == uuid:
-                return report
-        return None
-
-    def summary(self):
-        """This report without its ``ok`` findings: all the index, its
-        filters and the batch actions read, and a small part of a whole
-        cloud's findings to store and load (a provider tree's own page
-        reads the tree whole)."""
-        return dataclasses.replace(self, providers=[
-            dataclasses.replace(p, findings=[
-                f for f in p.findings if f.verdict != OK])
-            for p in self.providers])
-
-    def hypervisors(self):
-        """``{hypervisor hostname: Hypervisor}`` (a server's ``host``)."""
-        return {p.hypervisor.hostname: p.hypervisor for p in self.providers
-                if p.hypervisor is not None}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,11 +18,15 @@ they create with ``OWNER_NOVA``, Cyborg its own with ``OWNER_CYBORG``;
 older Novas tag nothing, so there ownership is inferred from what Nova's
 resource tracker writes, another service's trait, name or class winning
 over a name shaped like Nova's (see
-``doc/source/verdicts.md``, *Whose provider*).  Pure: the collector reads
-the facts.
+``doc/source/verdicts.md``, *Whose provider*).  Each answer says who
+and how it was proven (:class:`Ownership`), so the panel and the CLI can
+say it.  Pure: the collector reads the facts.
 """
 
 import re
+import typing
+
+from orphan_dashboard.audit.model import N_
 
 NOVA = 'nova'
 NEUTRON = 'neutron'
@@ -30,6 +34,41 @@ BLAZAR = 'blazar'
 CYBORG = 'cyborg'
 NOVA_TRAIT = 'OWNER_NOVA'
 OWNER_PREFIX = 'OWNER_'
+
+TRAIT = 'trait'
+COMPUTE_NODE = 'compute node'
+NOVA_HOST = 'nova host'
+INVENTORY = 'inventory'
+SHAPE = 'shape'
+CLASS = 'class'
+NAME = 'name'
+UNPROVEN = 'unproven'
+PROOF_TITLES = {
+    TRAIT: N_('its OWNER_* trait'),
+    COMPUTE_NODE: N_("Nova's listing of its compute node"),
+    NOVA_HOST: N_('its name, a compute host Nova lists'),
+    INVENTORY: N_("its inventory, a compute node's classes"),
+    SHAPE: N_("its name's shape and class, as Nova makes a node's child"),
+    CLASS: N_('a resource class that service makes'),
+    NAME: N_('a name that service gives'),
+    UNPROVEN: N_('nothing'),
+}
+"""How an owner was proven, each read after "proven by".  ``OWNER_NOVA``
+is written from Nova 34 on only: a compute on an older Nova writes no
+trait, and Nova's API shows no compute service version to tell them
+apart, so an untagged provider is judged by the other signs, never
+called foreign or unproven for the trait's absence."""
+
+
+class Ownership(typing.NamedTuple):
+    """Who likely made a provider (``nova``, another service, or None when
+    nobody is proven) and how: one of :data:`PROOF_TITLES`."""
+
+    owner: typing.Optional[str]
+    proof: str
+
+
+_NOBODY = Ownership(None, UNPROVEN)
 
 COMPUTE_CLASSES = frozenset({'VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB',
                              'MEM_ENCRYPTION_CONTEXT', 'VGPU'})
@@ -79,7 +118,7 @@ def _by_name(name):
     """The service whose names ``name`` is shaped like, or None."""
     for pattern, owner in _BY_NAME:
         if pattern.search(name or ''):
-            return owner
+            return Ownership(owner, NAME)
     return None
 
 
@@ -88,7 +127,7 @@ def _by_class(classes):
     for rc in classes or ():
         for pattern, owner in _BY_CLASS:
             if pattern.search(rc):
-                return owner
+                return Ownership(owner, CLASS)
     return None
 
 
@@ -105,14 +144,21 @@ def _shaped_like_a_compute_node(name, classes):
 
 def likely_owner(name, traits=(), classes=None, nova_names=frozenset(),
                  node=False):
-    """``'nova'``, another service's name, or None when nobody is proven.
+    """``'nova'``, another service's name, or None when nobody is proven
+    (:func:`likely_ownership`'s owner)."""
+    return likely_ownership(name, traits, classes, nova_names, node).owner
+
+
+def likely_ownership(name, traits=(), classes=None, nova_names=frozenset(),
+                     node=False):
+    """The :class:`Ownership` of a root provider.
 
     ``node``: Nova lists the provider as a compute node.  ``classes``: its
     inventory's resource classes (None when not read).  ``nova_names``: the
     hypervisor hostnames and compute service hosts Nova lists.
     """
     if node:
-        return NOVA
+        return Ownership(NOVA, COMPUTE_NODE)
     tagged = _by_trait(traits)
     if tagged:
         return tagged
@@ -120,20 +166,22 @@ def likely_owner(name, traits=(), classes=None, nova_names=frozenset(),
     if foreign:
         return foreign
     if classes and not _shaped_like_a_compute_node(name, classes):
-        return None
-    if classes or name in nova_names:
-        return NOVA
-    return None
+        return _NOBODY
+    if classes:
+        return Ownership(NOVA, INVENTORY)
+    if name in nova_names:
+        return Ownership(NOVA, NOVA_HOST)
+    return _NOBODY
 
 
 def _by_trait(traits):
     """The owner an ``OWNER_*`` trait names, Nova's first, or None."""
     traits = set(traits or ())
     if NOVA_TRAIT in traits:
-        return NOVA
+        return Ownership(NOVA, TRAIT)
     for trait in sorted(traits):
         if trait.startswith(OWNER_PREFIX):
-            return trait[len(OWNER_PREFIX):].lower()
+            return Ownership(trait[len(OWNER_PREFIX):].lower(), TRAIT)
     return None
 
 
@@ -149,11 +197,17 @@ def provider_traits(snapshot, uuid):
 
 
 def root_owner(snapshot, root):
-    """The likely owner of a root provider of ``snapshot``, from its facts
-    (``owner_traits``, ``inventory_classes``)."""
+    """The likely owner of a root provider of ``snapshot``
+    (:func:`root_ownership`'s owner)."""
+    return root_ownership(snapshot, root).owner
+
+
+def root_ownership(snapshot, root):
+    """The :class:`Ownership` of a root provider of ``snapshot``, from its
+    facts (``owner_traits``, ``inventory_classes``)."""
     provider = snapshot.providers.get(root)
     classes = (snapshot.inventory_classes or {}).get(root)
-    return likely_owner(
+    return likely_ownership(
         provider.name if provider else root, provider_traits(snapshot, root),
         classes, nova_names(snapshot), node=root in snapshot.hypervisors)
 
@@ -168,14 +222,20 @@ def held_classes(snapshot):
 
 
 def provider_owner(snapshot, uuid, held=None):
-    """The likely owner of any provider of ``snapshot``, children included:
-    a root as :func:`root_owner` says; a child by Nova's trait, its name,
-    or the classes its consumers hold there (a child's inventory is not
-    read; ``held`` is :func:`held_classes`, computed when not given).
-    None when nobody is proven."""
+    """The likely owner of any provider of ``snapshot``
+    (:func:`provider_ownership`'s owner)."""
+    return provider_ownership(snapshot, uuid, held).owner
+
+
+def provider_ownership(snapshot, uuid, held=None):
+    """The :class:`Ownership` of any provider of ``snapshot``, children
+    included: a root as :func:`root_ownership` says; a child by its
+    traits, its name, or the classes its consumers hold there (a child's
+    inventory is not read; ``held`` is :func:`held_classes`, computed when
+    not given)."""
     provider = snapshot.providers.get(uuid)
     if provider is None or provider.root_uuid == uuid:
-        return root_owner(snapshot, uuid)
+        return root_ownership(snapshot, uuid)
     classes = (held if held is not None else held_classes(snapshot)).get(
         uuid, ())
     return _child(snapshot, provider, classes)
@@ -185,31 +245,46 @@ def child_owners(snapshot, held=None):
     """``{child uuid: likely owner}`` of every child provider of
     ``snapshot`` not proven Nova's, as :func:`provider_owner` tells each
     (``held`` as there)."""
+    return not_novas(child_ownerships(snapshot, held))
+
+
+def not_novas(ownerships):
+    """``{uuid: likely owner}`` of those of ``ownerships`` (``{uuid:
+    Ownership}``) not proven Nova's."""
+    return {uuid: found.owner for uuid, found in ownerships.items()
+            if found.owner != NOVA}
+
+
+def child_ownerships(snapshot, held=None):
+    """``{child uuid: Ownership}`` of every child provider of ``snapshot``,
+    Nova's included, as :func:`provider_ownership` tells each (``held`` as
+    there)."""
     if held is None:
         held = held_classes(snapshot)
-    found = {}
-    for uuid, provider in snapshot.providers.items():
-        if provider.root_uuid != uuid:
-            owner = _child(snapshot, provider, held.get(uuid, ()))
-            if owner != NOVA:
-                found[uuid] = owner
-    return found
+    return {uuid: _child(snapshot, provider, held.get(uuid, ()))
+            for uuid, provider in snapshot.providers.items()
+            if provider.root_uuid != uuid}
 
 
 def _child(snapshot, provider, held):
-    return child_owner(provider.name, held,
-                       provider_traits(snapshot, provider.uuid))
+    return child_ownership(provider.name, held,
+                           provider_traits(snapshot, provider.uuid))
 
 
 def child_owner(name, classes=(), traits=()):
-    """The likely owner of a child provider from its own facts: its name,
-    the classes held or offered there, its traits.  An ``OWNER_*`` trait
-    decides; then another service's class (Cyborg names its devices
+    """The likely owner of a child provider from its own facts
+    (:func:`child_ownership`'s owner)."""
+    return child_ownership(name, classes, traits).owner
+
+
+def child_ownership(name, classes=(), traits=()):
+    """The :class:`Ownership` of a child provider from its own facts: its
+    name, the classes held or offered there, its traits.  An ``OWNER_*``
+    trait decides; then another service's class (Cyborg names its devices
     ``<host>_<PCI address>`` too); then a name shaped as Nova names a
     child (:data:`_NOVA_CHILDREN`) is Nova's when every class known there
     is one Nova puts on that shape (none known: nothing says otherwise),
-    and nobody's else; then another service's name.  None when nobody is
-    proven."""
+    and nobody's else; then another service's name."""
     tagged = _by_trait(traits)
     if tagged:
         return tagged
@@ -219,6 +294,6 @@ def child_owner(name, classes=(), traits=()):
     for shape, nova_classes in _NOVA_CHILDREN:
         if shape.search(name or ''):
             if all(nova_classes.search(rc) for rc in classes or ()):
-                return NOVA
-            return None
-    return _by_name(name)
+                return Ownership(NOVA, SHAPE)
+            return _NOBODY
+    return _by_name(name) or _NOBODY

@@ -21,8 +21,6 @@ and is written in one generation-checked PUT, so a running server never
 holds nothing, not even for a moment.
 """
 
-import json
-import shlex
 import typing
 
 from orphan_dashboard.audit import heal
@@ -33,13 +31,6 @@ from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_allocations
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.audit.reasons import reason as why
-
-PLACEMENT_CLI_VERSION = '1.28'
-"""The microversion of the osc-placement commands a preview shows: the
-one our own writes use (``api.microversions.WRITE``), where ``allocation
-set`` and ``unset`` send the consumer generation.  The engine may not
-import ``api/`` (``doc/source/contributor.md``), so
-``tests/unit/test_heal_and_plan.py`` holds the two equal."""
 
 
 class CannotRepair(reasons.Refusal):
@@ -423,54 +414,6 @@ def _allocation_of(profile):
     if profile is None:
         return '-'
     return str(profile.get('allocation') or '-')
-
-
-def binding_command(port, profile):
-    """The ``openstack port set`` (or ``unset``) that gives ``port`` the
-    allocation of the binding ``profile`` (the client merges it into the
-    binding)."""
-    if profile.get('allocation') is None:
-        return shlex.join(['openstack', 'port', 'unset', '--binding-profile',
-                           'allocation', port])
-    return shlex.join(['openstack', 'port', 'set', '--binding-profile',
-                       json.dumps({'allocation': profile['allocation']},
-                                  sort_keys=True), port])
-
-
-def osc_commands(plan_):
-    """The commands that leave Neutron's bindings and Placement as
-    ``plan_`` does, in its order: ``openstack port set`` of each binding
-    first, then osc-placement's.
-
-    Generation-safe forms only: at 1.28 ``allocation set`` and ``unset``
-    send the consumer generation they read (``allocation delete`` sends
-    none, so an emptied consumer is shown as ``unset`` of everything).
-    """
-    return [binding_command(port, change['after'])
-            for port, change in sorted(plan_.ports.items())] + \
-        _placement_commands(plan_)
-
-
-def _placement_commands(plan_):
-    base = ['openstack', '--os-placement-api-version', PLACEMENT_CLI_VERSION,
-            'resource', 'provider', 'allocation']
-    if not plan_.after:
-        return [shlex.join(base + ['unset', plan_.consumer])]
-    removed = sorted(set(plan_.before) - set(plan_.after))
-    kept_as_is = all(plan_.before.get(p) == r for p, r in plan_.after.items())
-    if removed and kept_as_is and not plan_.changes_owner:
-        args = base + ['unset', plan_.consumer]
-        for provider in removed:
-            args += ['--provider', provider]
-        return [shlex.join(args)]
-    args = base + ['set', plan_.consumer, '--project-id', plan_.project_id,
-                   '--user-id', plan_.user_id]
-    for provider in sorted(plan_.after):
-        resources = plan_.after[provider]
-        args += ['--allocation', ','.join(
-            ['rp=%s' % provider] +
-            ['%s=%s' % (rc, resources[rc]) for rc in sorted(resources)])]
-    return [shlex.join(args)]
 
 
 def recommended(findings):

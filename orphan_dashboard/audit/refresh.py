@@ -12,7 +12,7 @@
 
 """What a refresh keeps, re-reads and merges (pure).
 
-A refresh (:func:`orphan_dashboard.reading.collect.refresh_snapshot`)
+A refresh (:func:`orphan_dashboard.reading.refresh.refresh_snapshot`)
 reads only what changed since the last snapshot; these functions decide,
 from what it read, which consumers carry over, which providers it must
 read again whole, and what the consumers hold once those are read.

@@ -50,8 +50,12 @@ class Topology:
 
     def owner(self, uuid):
         """:func:`ownership.provider_owner` of ``uuid``, read once."""
+        return self.ownership(uuid).owner
+
+    def ownership(self, uuid):
+        """:func:`ownership.provider_ownership` of ``uuid``, read once."""
         if uuid not in self._owners:
-            self._owners[uuid] = ownership.provider_owner(
+            self._owners[uuid] = ownership.provider_ownership(
                 self.snapshot, uuid, self.held)
         return self._owners[uuid]
 

@@ -10,4 +10,5 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``orphan-audit``, the command-line front end: parsing and rendering."""
+"""The command lines: ``orphan-audit`` and the ``openstack placement
+orphan`` plugin, with their options, handlers and rendering."""

@@ -50,8 +50,7 @@ def setup_django():
 def audit(args, clients):
     """The report of the whole cloud, or of ``--provider``'s tree."""
     try:
-        return report_ops.audit(clients, options.min_age(args),
-                                options.concurrency(args),
+        return report_ops.audit(clients, options.settings(args),
                                 progress_bar.for_args(args),
                                 provider=args.provider)
     except report_ops.NoSuchProvider:
@@ -61,12 +60,12 @@ def audit(args, clients):
 
 def cmd_report_by_project(args, clients, out):
     """What each project's findings hold: its quota charged by orphans."""
-    report, capacity = capacity_ops.audit(
-        clients, options.min_age(args), options.concurrency(args),
-        progress_bar.for_args(args))
+    settings = options.settings(args)
+    report, capacity = capacity_ops.audit(clients, settings,
+                                          progress_bar.for_args(args))
     if capacity is None:
         raise options.Failure(_('Placement gave no inventories'))
-    rows = capacity_ops.projects(clients, capacity, options.concurrency(args))
+    rows = capacity_ops.projects(clients, capacity, settings)
     names = capacity_ops.project_names(clients)
     if args.json:
         json.dump({'projects': rendering.projects_json(rows, names),
@@ -108,11 +107,12 @@ def cmd_apply(args, clients, out):
             rendering.print_partial(report, out)
         return options.partial(report, options.NOTHING)
     selections, hints = repairs.recommended(report)
-    rows = repairs.preview(clients, selections, options.min_age(args), hints)
+    rows = repairs.preview(clients, selections, options.settings(args),
+                           hints)
     setup_django()
     journal = connect.journal_for_clients(clients)
     outcomes = repairs.apply_previewed(clients, journal, rows,
-                                       options.min_age(args), hints)
+                                       options.settings(args), hints)
     names = rendering.row_names(rows, report.names)
     if args.json:
         owners = report_ops.owner_names(clients)
@@ -257,7 +257,7 @@ def cmd_decommission(args, clients, out):
     from orphan_dashboard.operations import decommission as decommission_ops
 
     chosen = {u.lower() for u in args.delete_unknown}
-    plan = decommission_ops.preview(clients, args.host, options.min_age(args),
+    plan = decommission_ops.preview(clients, args.host, options.settings(args),
                                     whole_service=args.whole_service)
     if plan.gone:
         known_or_close(args.host, clients)
@@ -279,7 +279,7 @@ def cmd_decommission(args, clients, out):
         setup_django()
         outcomes = decommission_ops.apply(
             clients, connect.journal_for_clients(clients), args.host,
-            plan.plans(chosen), chosen, options.min_age(args),
+            plan.plans(chosen), chosen, options.settings(args),
             bound=plan.binding(), children=children)
         code = (options.APPLIED if outcomes and all(
             o.status == repairs.DONE for o in outcomes) else options.ERROR)
@@ -309,14 +309,14 @@ def cmd_refresh(args, clients, out):
             "refresh stores the snapshot in the panel's cache: run it with "
             "Horizon's settings (manage.py orphan_audit refresh, or "
             'DJANGO_SETTINGS_MODULE set)'))
+    settings = options.settings(args)
     store = snapshot_ops.store(connect.cloud_for_clients(clients).key,
-                               conf.FULL_SWEEP.get())
+                               settings)
     connect.validate_token(clients)
     progress = progress_bar.for_args(args)
     started = time.monotonic()
-    snapshot = snapshot_ops.refresh(
-        store, clients, args.full, options.min_age(args),
-        conf.FULL_SWEEP.get(), options.concurrency(args), progress)
+    snapshot = snapshot_ops.refresh(store, clients, args.full, settings,
+                                    progress)
     if snapshot is None:
         print(_('a sweep is already running (%s): nothing to do') %
               store.sweeper(), file=out)
@@ -340,8 +340,8 @@ def cmd_metrics(args, clients, out):
     report, capacity, flavor_counts, failure = None, None, None, None
     try:
         report, capacity = capacity_ops.audit(
-            clients, options.min_age(args), options.concurrency(args),
-            progress_bar.for_args(args), provider=args.provider)
+            clients, options.settings(args), progress_bar.for_args(args),
+            provider=args.provider)
         flavor_counts = capacity_ops.flavor_counts(
             clients, capacity, conf.names(conf.METRIC_FLAVORS.get()))
     except report_ops.NoSuchProvider:
@@ -375,8 +375,8 @@ def capacity_answer(args, clients, progress):
     options of ``args``."""
     try:
         return capacity_ops.answer(
-            clients, options.min_age(args), options.concurrency(args),
-            progress, provider=args.provider, flavor=args.flavor)
+            clients, options.settings(args), progress,
+            provider=args.provider, flavor=args.flavor)
     except capacity_ops.NoSuchFlavor:
         raise options.BadArguments(_('no flavor %s') % args.flavor)
     except heal.CannotHeal as exc:

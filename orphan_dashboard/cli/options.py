@@ -268,12 +268,16 @@ def restore_code(outcomes):
     return NOTHING if left_nothing(outcomes) else outcome_code(outcomes)
 
 
-def min_age(args):
-    return conf.MIN_AGE.get() if args.min_age is None else args.min_age
-
-
-def concurrency(args):
-    return args.concurrency or conf.CONCURRENCY.get()
+def settings(args):
+    """The run's :class:`conf.RunSettings`: the settings, but for what
+    ``args`` name (``--min-age``, ``--concurrency``; ``--timeout``, whose
+    absence leaves the cloud's ``api_timeout``)."""
+    chosen = {'api_timeout': getattr(args, 'timeout', None)}
+    if getattr(args, 'min_age', None) is not None:
+        chosen['min_age'] = args.min_age
+    if getattr(args, 'concurrency', None):
+        chosen['concurrency'] = args.concurrency
+    return conf.run_settings(**chosen)
 
 
 def partial(report, code):

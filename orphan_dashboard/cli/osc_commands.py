@@ -33,7 +33,6 @@ from osc_lib.command import command
 from osc_lib import exceptions
 
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import handlers
 from orphan_dashboard.cli.i18n import _
@@ -41,7 +40,6 @@ from orphan_dashboard.cli.i18n import text
 from orphan_dashboard.cli import options
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import rendering
-from orphan_dashboard import conf
 from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
@@ -137,9 +135,6 @@ class _Orphan:
     def clients(self):
         return self.app.client_manager.placement_orphan
 
-    def min_age(self, parsed_args):
-        return options.min_age(parsed_args)
-
     def progress(self, parsed_args):
         """A bar on a terminal's stderr while the cloud is read, for a
         table only."""
@@ -150,8 +145,8 @@ class _Orphan:
         """The report of the whole cloud read now (of ``provider``'s tree
         if given), as ``orphan-audit report`` reads it."""
         try:
-            return report_ops.audit(self.clients, self.min_age(parsed_args),
-                                    conf.CONCURRENCY.get(),
+            return report_ops.audit(self.clients,
+                                    options.settings(parsed_args),
                                     self.progress(parsed_args),
                                     provider=provider)
         except report_ops.NoSuchProvider:
@@ -239,11 +234,11 @@ class ShowOrphan(_Orphan, command.ShowOne):
         if tree.needs_attention:
             self.code = options.partial(report, options.FOUND)
         names = report.names
-        return (('uuid', 'name', 'service_state', 'owner', 'servers',
-                 'consumers', 'usage', 'needed', 'mismatched',
+        return (('uuid', 'name', 'service_state', 'owner', 'owner_proof',
+                 'servers', 'consumers', 'usage', 'needed', 'mismatched',
                  'orphaned_provider', 'counts', 'findings'),
                 (tree.provider.uuid, tree.provider.name, tree.service_state,
-                 tree.owner, tree.servers, tree.consumers,
+                 tree.owner, tree.owner_proof, tree.servers, tree.consumers,
                  format_columns.DictColumn(tree.usage),
                  format_columns.DictColumn(tree.needed), tree.mismatched,
                  tree.orphaned_provider, format_columns.DictColumn(
@@ -337,8 +332,8 @@ class RepairOrphan(_Orphan, command.Lister):
             report, parsed_args.consumer.lower(), parsed_args.action)
         if not chosen:
             return ROW_COLUMNS, []
-        min_age = self.min_age(parsed_args)
-        rows = repairs.preview(self.clients, chosen, min_age, hints)
+        settings = options.settings(parsed_args)
+        rows = repairs.preview(self.clients, chosen, settings, hints)
         names = rendering.row_names(rows, report.names)
         if not parsed_args.yes:
             self.code = options.partial(report, options.FOUND if any(
@@ -348,7 +343,7 @@ class RepairOrphan(_Orphan, command.Lister):
         handlers.setup_django()
         outcomes = repairs.apply_previewed(
             self.clients, connect.journal_for_clients(self.clients), rows,
-            min_age, hints)
+            settings, hints)
         self.code = options.partial(report, options.outcome_code(outcomes))
         return ROW_COLUMNS, outcome_rows(outcomes, names)
 
@@ -409,8 +404,8 @@ class DecommissionOrphan(_Orphan, command.Lister):
         from orphan_dashboard.operations import decommission as ops
 
         chosen = {u.lower() for u in parsed_args.delete_unknown}
-        min_age = self.min_age(parsed_args)
-        plan = ops.preview(self.clients, parsed_args.host, min_age,
+        settings = options.settings(parsed_args)
+        plan = ops.preview(self.clients, parsed_args.host, settings,
                            whole_service=parsed_args.whole_service)
         if plan.gone:
             handlers.known_or_close(parsed_args.host, self.clients)
@@ -433,7 +428,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
         handlers.setup_django()
         outcomes = ops.apply(
             self.clients, connect.journal_for_clients(self.clients),
-            parsed_args.host, plan.plans(chosen), chosen, min_age,
+            parsed_args.host, plan.plans(chosen), chosen, settings,
             bound=plan.binding(), children=children)
         self.code = (options.APPLIED if outcomes and all(
             o.status == repairs.DONE for o in outcomes) else options.ERROR)
@@ -464,7 +459,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
                          step.finding.provider,
                          names.get(step.finding.provider),
                          step.plan.action if step.plan else None, status,
-                         Lines(osc_commands(step.plan) if step.plan else []),
+                         Lines(repairs.commands(step.plan)),
                          message, None))
         if plan.deletes_service:
             rows.append((None, None, None, None, m.DELETE_SERVICE, 'preview',

@@ -16,7 +16,6 @@ script reads, each id with its name beside it."""
 import dataclasses
 
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard.cli.i18n import N_
@@ -39,7 +38,10 @@ def report_json(report, owners=None):
         'service_state': p.service_state, 'servers': p.servers,
         'consumers': p.consumers, 'usage': p.usage, 'needed': p.needed,
         'mismatched': p.mismatched, 'orphaned_provider': p.orphaned_provider,
-        'owner': p.owner,
+        'owner': p.owner, 'owner_proof': p.owner_proof,
+        'children': [{'uuid': c, 'name': report.names.get(c, c),
+                      'owner': found.owner, 'owner_proof': found.proof}
+                     for c, found in p.children],
         'findings': p.counts,
     } for p in report.providers]
     findings = [dict(row, server_name=servers.get(row['consumer']))
@@ -233,8 +235,8 @@ def decommission_json(plan, chosen, children=(), owners=None):
                    'owner': owner_json(s.finding, owners)
                    if s.optional else None,
                    'action': s.plan.action if s.plan else None,
-                   'commands': osc_commands(s.plan) if s.plan
-                   else [], 'error': str(s.error)} for s in plan.steps],
+                   'commands': repairs.commands(s.plan),
+                   'error': str(s.error)} for s in plan.steps],
         'foreign_children': [
             {'uuid': c, 'name': plan.names.get(c, c),
              'owner': plan.foreign_children[c], 'deleted': c in children,
@@ -320,7 +322,7 @@ def print_decommission(plan, chosen, out, children=(), owners=None):
                   file=out)
         if step.error or unchosen:
             continue
-        for command in osc_commands(step.plan):
+        for command in repairs.commands(step.plan):
             print(_('plan: %s') % command, file=out)
     for child in sorted(plan.foreign_children):
         name = plan.names.get(child, child)

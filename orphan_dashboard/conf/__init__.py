@@ -105,6 +105,37 @@ SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
             METRIC_FLAVORS)
 
 
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+    """The settings a run works with, read once where it enters (the
+    panel's ``service.py``, the CLI's ``options.py``, the plugin's
+    ``osc_commands.py``; a background sweep gets it in its job) and passed
+    down, so that nothing below reads a setting.  Each default is its
+    setting's."""
+
+    min_age: int = MIN_AGE.default
+    concurrency: int = CONCURRENCY.default
+    full_sweep_interval: int = FULL_SWEEP.default
+    ttl: int = SNAPSHOT_TTL.default
+    api_timeout: typing.Optional[float] = API_TIMEOUT.default
+    """None: the cloud's ``api_timeout`` (``orphan-audit`` without
+    ``--timeout``)."""
+
+
+_RUN_SETTINGS = {'min_age': MIN_AGE, 'concurrency': CONCURRENCY,
+                 'full_sweep_interval': FULL_SWEEP, 'ttl': SNAPSHOT_TTL,
+                 'api_timeout': API_TIMEOUT}
+
+
+def run_settings(**chosen):
+    """The :class:`RunSettings` of the settings' values, but for what
+    ``chosen`` names (a command line's options)."""
+    values = {field: setting.get()
+              for field, setting in _RUN_SETTINGS.items()
+              if field not in chosen}
+    return RunSettings(**values, **chosen)
+
+
 def names(value):
     """A setting holding names: a list, or a comma-separated text."""
     if isinstance(value, str):

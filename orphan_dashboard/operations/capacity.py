@@ -14,20 +14,17 @@
 the same answers for the panel (from the stored snapshot) and the CLI
 (from a cloud read now)."""
 
-import concurrent.futures
 import dataclasses
 import logging
 import typing
 
-from orphan_dashboard.api import keystone
-from orphan_dashboard.api import nova
-from orphan_dashboard.api import placement
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import heal
-from orphan_dashboard.audit import parse
 from orphan_dashboard.operations import report as report_ops
+from orphan_dashboard.reading import capacity as capacity_reads
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading.progress import NO_PROGRESS
 
 LOG = logging.getLogger(__name__)
 FIT_STATES = tuple(capacity.FIT_TITLES)
@@ -56,8 +53,8 @@ class ListedFlavor(typing.NamedTuple):
 
 def flavors(clients):
     """Every flavor Nova lists (public and private), by name."""
-    listed = [ListedFlavor(body['id'], parse.listed_flavor(body))
-              for body in nova.flavor_list(clients.nova)]
+    listed = [ListedFlavor(id_, flavor)
+              for id_, flavor in capacity_reads.flavors(clients.nova)]
     return sorted(listed, key=lambda f: (f.name, f.id))
 
 
@@ -68,15 +65,6 @@ def find_flavor(listed, wanted):
             if key(flavor) == wanted:
                 return flavor
     raise NoSuchFlavor(wanted)
-
-
-def request(flavor):
-    """What a new server of ``flavor`` asks Placement for, as ``nova-manage
-    placement heal_allocations`` reads a flavor (extra-spec overrides and
-    custom classes included; an image-backed root disk).  Raises
-    :class:`~audit.heal.CannotHeal` for what a flavor alone cannot say
-    (unsuffixed vGPUs, accelerators)."""
-    return heal.resources_from_flavor(flavor)
 
 
 def shown(store_, shown_, known):
@@ -100,13 +88,12 @@ def shown(store_, shown_, known):
     return found
 
 
-def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
-          provider=None):
+def audit(clients, settings, progress=NO_PROGRESS, provider=None):
     """``(report, Capacity)`` of the whole cloud read now; the report of
     ``provider``'s tree only when named (see
     :func:`operations.report.narrowed`)."""
-    snapshot = report_ops.read(clients, concurrency, progress)
-    report = classify.audit(snapshot, min_age=min_age)
+    snapshot = report_ops.read(clients, settings, progress)
+    report = classify.audit(snapshot, min_age=settings.min_age)
     found = capacity.assess(snapshot, report)
     return report_ops.narrowed(report, provider), found
 
@@ -129,8 +116,8 @@ class Answer(typing.NamedTuple):
     counts: typing.Optional[dict] = None
 
 
-def answer(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
-           provider=None, flavor=None):
+def answer(clients, settings, progress=NO_PROGRESS, provider=None,
+           flavor=None):
     """The :class:`Answer` of the cloud read now: capacity per tree (of
     ``provider``'s only, a uuid or a name), and whether ``flavor`` (an id
     or a name) fits each.  The flavor is looked up before the cloud is
@@ -140,8 +127,8 @@ def answer(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
     listed = resources = None
     if flavor:
         listed = find_flavor(flavors(clients), flavor)
-        resources = request(listed.flavor)
-    report, found = audit(clients, min_age, concurrency, progress)
+        resources = heal.resources_from_flavor(listed.flavor)
+    report, found = audit(clients, settings, progress)
     if found is None:
         raise NoInventories()
     trees = sorted(found.trees.values(), key=lambda t: t.name)
@@ -174,7 +161,8 @@ def flavor_counts(clients, capacity_, names):
     counts = {}
     for name in names:
         try:
-            resources = request(find_flavor(listed, name).flavor)
+            resources = heal.resources_from_flavor(
+                find_flavor(listed, name).flavor)
         except (NoSuchFlavor, heal.CannotHeal) as exc:
             LOG.warning('flavor %s is left out of the metrics: %s', name,
                         exc)
@@ -211,73 +199,14 @@ def repair_subject(repair):
                             repair.get('server_name'))
 
 
-def compute_scope(catalog, compute_url):
-    """``(service id, region id)`` whose unified limits Nova enforces: the
-    catalog's compute endpoint at ``compute_url`` (the one these clients
-    call), as Nova's ``oslo.limit`` is pointed at its own endpoint; else
-    the only compute service and region the catalog has.  None when the
-    catalog does not tell them apart."""
-    services = [s for s in catalog if s.get('type') == 'compute']
-    wanted = (compute_url or '').rstrip('/')
-    for service in services:
-        for endpoint in service.get('endpoints', ()):
-            if (endpoint.get('url') or '').rstrip('/') == wanted:
-                return service['id'], endpoint.get('region_id')
-    scopes = {(s['id'], e.get('region_id'))
-              for s in services for e in s.get('endpoints', ())}
-    return scopes.pop() if len(scopes) == 1 else None
-
-
-def limits(clients):
-    """``{project: {class: limit}}`` getter from Keystone's unified limits
-    of this cloud's compute service and region (:func:`compute_scope`),
-    registered limits as every project's default; none where Keystone has
-    none, or will not say (no endpoint, no permission, too old, no compute
-    endpoint it can tell)."""
-    if clients.identity is None:
-        return lambda project: {}
-    try:
-        compute_url = clients.nova.get_endpoint()
-        scope = compute_scope(keystone.catalog(clients.identity),
-                              compute_url)
-        if scope is None:
-            LOG.warning('the catalog names no compute endpoint at %s: '
-                        'no limits are shown', compute_url)
-            return lambda project: {}
-        defaults, per_project = keystone.class_limits(clients.identity,
-                                                      *scope)
-    except Exception as exc:
-        LOG.warning('Keystone gave no limits (%s): none are shown', exc)
-        return lambda project: {}
-    if per_project is None:
-        return lambda project: dict(defaults, **_project_limits(
-            clients, project, scope))
-    return lambda project: dict(defaults, **per_project.get(project, {}))
-
-
-def _project_limits(clients, project, scope):
-    """One project's own limits, asked alone; none where Keystone will
-    not say."""
-    try:
-        return keystone.project_class_limits(clients.identity, project,
-                                             *scope)
-    except Exception as exc:
-        LOG.warning('Keystone gave no limits of project %s (%s)', project,
-                    exc)
-        return {}
-
-
-def projects(clients, capacity_, concurrency):
+def projects(clients, capacity_, settings):
     """:class:`~audit.capacity.ProjectRow` of every project whose findings
     hold something, worst first, with its Placement usage and limits read
     now."""
     charged = capacity_.charged()
-    with concurrent.futures.ThreadPoolExecutor(
-            max(1, min(concurrency, len(charged) or 1))) as pool:
-        usages = dict(zip(charged, pool.map(
-            lambda p: placement.project_usages(clients.placement, p),
-            charged)))
-    limit = limits(clients)
+    usages = capacity_reads.project_usages(clients.placement, charged,
+                                           settings.concurrency)
+    limit = capacity_reads.limits(clients.identity, clients.nova)
     return capacity.project_rows(capacity_, usages,
                                  {p: limit(p) for p in charged})
 

@@ -15,12 +15,11 @@ compute service and its providers, previewed first."""
 
 import difflib
 import itertools
-import shlex
 
-from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import nova
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import commands
 from orphan_dashboard.writing import decommission
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
@@ -33,12 +32,13 @@ def tree_hints(tree):
     return repair.instance_hints(findings, findings)
 
 
-def preview(clients, name, min_age, whole_service=False, **hints):
+def preview(clients, name, settings, whole_service=False, **hints):
     """What decommissioning the hypervisor ``name`` (with
     ``whole_service``, every node of its compute service) takes, read
     now; ``hints`` (``instance_hints``) come from a snapshot shown."""
     return decommission.preview(clients.placement, clients.nova, name,
-                                min_age=min_age, whole_service=whole_service,
+                                min_age=settings.min_age,
+                                whole_service=whole_service,
                                 network_client=clients.network,
                                 image_client=clients.image, **hints)
 
@@ -50,28 +50,25 @@ def service_commands(plan):
     service = plan.service
     if not plan.deletes_service or not getattr(service, 'uuid', None):
         return []
-    return [shlex.join(['openstack', '--os-compute-api-version',
-                        mv.SERVICES, 'compute', 'service', 'delete',
-                        service.uuid])]
+    return [commands.service_delete(service.uuid)]
 
 
 def provider_commands(plan):
     """``{provider uuid: commands}`` equivalent to deleting what Nova
     leaves of ``plan``'s providers, as a provider delete previews its
     own."""
-    return {uuid: repair.ProviderPlan(m.DELETE_PROVIDER, uuid,
-                                      plan.names.get(uuid, ''), None,
-                                      {}).commands
-            for uuid in plan.providers}
+    return {uuid: commands.for_plan(repair.ProviderPlan(
+        m.DELETE_PROVIDER, uuid, plan.names.get(uuid, ''), None, {}))
+        for uuid in plan.providers}
 
 
-def apply(clients, journal_, name, plans, chosen, min_age, instance_hints=(),
-          bound=None, children=()):
+def apply(clients, journal_, name, plans, chosen, settings,
+          instance_hints=(), bound=None, children=()):
     """Carry a previewed decommission out, if its compute service and
     providers are still those ``bound`` says it showed; an outcome per
     step.  ``children``: the foreign children ticked for deletion."""
     return decommission.apply(clients.placement, clients.nova, journal_,
-                              name, plans, chosen, min_age=min_age,
+                              name, plans, chosen, min_age=settings.min_age,
                               instance_hints=instance_hints, bound=bound,
                               children=children,
                               network_client=clients.network,

@@ -13,6 +13,7 @@
 """Repairs: the rows to repair, a fresh preview of each, and applying
 what was previewed (re-verified, journaled, generation-checked)."""
 
+from orphan_dashboard.writing import commands as equivalent
 from orphan_dashboard.writing import providers
 from orphan_dashboard.writing import repair
 
@@ -23,6 +24,8 @@ SKIPPED = repair.SKIPPED
 FAILED = repair.FAILED
 """What a front end names of a repair: the row chosen, a provider's plan,
 an outcome's status."""
+commands = equivalent.for_plan
+"""The ``openstack`` commands that do what a plan does, shown with it."""
 
 
 def selections(summary, chosen, provider_uuids):
@@ -51,27 +54,29 @@ def recommended(report):
     return found, repair.instance_hints(report.findings, found)
 
 
-def preview(clients, selections_, min_age, instance_hints=()):
+def preview(clients, selections_, settings, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection."""
     return repair.preview(clients.placement, clients.nova, selections_,
-                          min_age=min_age, instance_hints=instance_hints,
+                          min_age=settings.min_age,
+                          instance_hints=instance_hints,
                           network_client=clients.network,
                           image_client=clients.image)
 
 
-def apply(clients, journal, plans, min_age, instance_hints=()):
+def apply(clients, journal, plans, settings, instance_hints=()):
     """Re-verify, journal and write each confirmed plan; an outcome each."""
     return repair.apply(clients.placement, clients.nova, journal, plans,
-                        min_age=min_age, instance_hints=instance_hints,
+                        min_age=settings.min_age,
+                        instance_hints=instance_hints,
                         network_client=clients.network,
                         image_client=clients.image)
 
 
-def apply_previewed(clients, journal, rows, min_age, instance_hints=()):
+def apply_previewed(clients, journal, rows, settings, instance_hints=()):
     """Apply every plan of the previewed ``rows``; the rows with none are
     skipped, with the reason their preview gave."""
     outcomes = apply(clients, journal, [r.plan for r in rows if r.plan],
-                     min_age, instance_hints)
+                     settings, instance_hints)
     return outcomes + [repair.Outcome(r.selection, repair.SKIPPED, r.error)
                        for r in rows if r.plan is None]
 

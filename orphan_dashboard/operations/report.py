@@ -20,19 +20,21 @@ from orphan_dashboard.audit import export
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading.progress import NO_PROGRESS
 
 
 class NoSuchProvider(LookupError):
     """A provider the report does not have."""
 
 
-def read(clients, concurrency, progress=collect.NO_PROGRESS):
-    """The whole cloud's snapshot, read now; ``progress`` follows the
-    reading and is closed when it ends."""
+def read(clients, settings, progress=NO_PROGRESS):
+    """The whole cloud's snapshot, read now as ``settings``
+    (:class:`conf.RunSettings`) say; ``progress`` follows the reading and
+    is closed when it ends."""
     try:
         client.validate_token(clients)
         return collect.full_snapshot(clients.placement, clients.nova,
-                                     concurrency=concurrency,
+                                     concurrency=settings.concurrency,
                                      progress=progress,
                                      network_client=clients.network,
                                      image_client=clients.image)
@@ -40,13 +42,13 @@ def read(clients, concurrency, progress=collect.NO_PROGRESS):
         progress.close()
 
 
-def audit(clients, min_age, concurrency, progress=collect.NO_PROGRESS,
-          provider=None):
+def audit(clients, settings, progress=NO_PROGRESS, provider=None):
     """The report of the whole cloud read now, or of ``provider``'s tree
     (a uuid or a name; :class:`NoSuchProvider` where it has none).
     ``progress`` follows the reading and is closed when it ends."""
-    snapshot = read(clients, concurrency, progress)
-    return narrowed(classify.audit(snapshot, min_age=min_age), provider)
+    snapshot = read(clients, settings, progress)
+    return narrowed(classify.audit(snapshot, min_age=settings.min_age),
+                    provider)
 
 
 def narrowed(report, provider):

@@ -20,46 +20,39 @@ import time
 import typing
 
 from orphan_dashboard.audit import classify
-from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import progress as sweep_progress
 from orphan_dashboard.reading import snapshots
 from orphan_dashboard.reading import sweeps
 
 LOG = logging.getLogger(__name__)
-Progress = collect.Progress
+Progress = sweep_progress.Progress
 """What a front end implements to show a sweep's progress, on each of
 :data:`PROGRESS_KINDS`."""
-PROGRESS_KINDS = collect.KINDS
-NO_PROGRESS = collect.NO_PROGRESS
+PROGRESS_KINDS = sweep_progress.KINDS
+NO_PROGRESS = sweep_progress.NO_PROGRESS
 
 
-def store(cloud_key, full_sweep_interval):
+def store(cloud_key, settings):
     """The cloud's snapshot store, keeping what a sweep stored for as
-    long as ``full_sweep_interval`` (the setting's value) asks."""
+    long as ``settings`` (:class:`conf.RunSettings`) full sweep interval
+    asks."""
     return snapshots.Store(
-        cloud_key, timeout=snapshots.lifetime(full_sweep_interval))
+        cloud_key, timeout=snapshots.lifetime(settings.full_sweep_interval))
 
 
-def refresh(store_, clients, full, min_age, full_sweep_interval,
-            concurrency, progress=collect.NO_PROGRESS):
+def refresh(store_, clients, full, settings, progress=NO_PROGRESS):
     """Renew the stored snapshot now, under the sweep lock, with
     ``clients`` whose token was validated; None when another sweep runs.
     ``progress`` is closed when the sweep ends."""
     try:
-        return sweeps.locked_sweep(
-            store_, clients, full=full, min_age=min_age,
-            full_sweep_interval=full_sweep_interval,
-            concurrency=concurrency, progress=progress)
+        return sweeps.locked_sweep(store_, clients, full=full,
+                                   settings=settings, progress=progress)
     finally:
         progress.close()
 
 
-def start_sweep(store_, credentials, full, api_timeout, python, min_age,
-                full_sweep_interval, concurrency):
-    """Start a background sweep unless one runs (in any process)."""
-    return sweeps.start(
-        store_, credentials, api_timeout=api_timeout, python=python,
-        full=full, min_age=min_age, full_sweep_interval=full_sweep_interval,
-        concurrency=concurrency)
+start_sweep = sweeps.start
+"""Start a background sweep unless one runs (in any process)."""
 
 
 def want_full(store_):
@@ -81,21 +74,22 @@ def _age(taken_at):
             taken_at).total_seconds()
 
 
-def current(store_, shown, min_age, ttl, sweep):
+def current(store_, shown, settings, sweep):
     """The :class:`Shown` of the last snapshot, or None before the first
     sweep of this cloud has finished.
 
     Pages never sweep: they render the report published with the last
     snapshot in the store and call ``sweep(full)`` (which starts one in
-    the background) when it is ``ttl`` seconds old, when one was asked
-    for, or when there is none.  ``shown`` is the caller's memory, per
+    the background) when it is ``settings.ttl`` seconds old, when one was
+    asked for, or when there is none.  ``shown`` is the caller's memory, per
     process and cloud, of the version last shown: a page reads only the
     small state entry while the version does not change.  Repairs never
     use it: they re-read what they touch.
     """
+    min_age = settings.min_age
     state = store_.state()
     if state['version'] is None or state['wanted'] or \
-            _age(state['taken_at']) >= ttl:
+            _age(state['taken_at']) >= settings.ttl:
         sweep(state['wanted'] == 'full')
     if state['version'] is None:
         return None
@@ -144,7 +138,7 @@ def sweep_state(store_):
         'progress': sweeping and dict(bar({
             kind: (progress['done'].get(kind, 0),
                    progress['totals'].get(kind))
-            for kind in collect.KINDS}), full=progress['full'],
+            for kind in PROGRESS_KINDS}), full=progress['full'],
             elapsed=int(time.time() - progress['started'])) or None,
     }
 
@@ -175,8 +169,7 @@ def names(store_, known):
     return cached[1]
 
 
-def note_written(store_, clients, consumers, providers_changed, min_age,
-                 concurrency):
+def note_written(store_, clients, consumers, providers_changed, settings):
     """After our own writes: the stored snapshot re-reads the consumers at
     once (a refresh is asked for when providers changed).  Best effort:
     a failure leaves them touched for the next sweep."""
@@ -186,7 +179,7 @@ def note_written(store_, clients, consumers, providers_changed, min_age,
     if not consumers:
         return
     try:
-        snapshots.patch(store_, clients, consumers, min_age, concurrency)
+        snapshots.patch(store_, clients, consumers, settings)
     except Exception:
         LOG.exception('re-reading written consumers failed')
         store_.touch(consumers)

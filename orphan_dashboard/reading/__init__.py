@@ -9,4 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Reading the services into a snapshot, kept and swept in the cache."""
+
+"""Reading the services: a snapshot in a full sweep or a refresh, kept in
+the cache and swept anew there; and what a capacity question reads
+beside it (flavors, usages, limits)."""

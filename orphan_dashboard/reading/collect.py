@@ -12,15 +12,14 @@
 
 """Reading Nova and Placement into a :class:`~audit.model.Snapshot` (I/O).
 
-Two shapes: the full sweep behind the index and ``orphan-audit``, and the
-narrow re-read of a few consumers that every repair does at submit time.
+The full sweep behind the index and ``orphan-audit``, and the readers it
+shares with the refresh and the re-reads of :mod:`refresh`.
 """
 
 import concurrent.futures
 import dataclasses
 import datetime
 import logging
-import threading
 
 from keystoneauth1 import exceptions as ks_exc
 
@@ -38,56 +37,13 @@ from orphan_dashboard.audit import refresh
 from orphan_dashboard.audit.topology import proven_hypervisors
 from orphan_dashboard.audit.topology import unconfirmed_held_roots
 from orphan_dashboard import conf
+from orphan_dashboard.reading.progress import NO_PROGRESS
 
 LOG = logging.getLogger(__name__)
 DEFAULT_CONCURRENCY = conf.CONCURRENCY.default
-KINDS = ('servers', 'migrations', 'providers')
-"""What a sweep reports progress on: servers and migrations listed,
-providers' allocations read."""
 
 
-class Progress:
-    """What a sweep has read so far, out of what it expects; this one
-    ignores it (see :class:`snapshots.CacheProgress` and the CLI's bar).
-    Called from the sweep's threads."""
-
-    def total(self, kind, count):
-        """``count`` of ``kind`` are expected (an estimate for servers and
-        migrations: the last snapshot's)."""
-
-    def advance(self, kind, count=1):
-        """``count`` more of ``kind`` were read."""
-
-    def flush(self, force=False):
-        """Show what was read (throttled unless ``force``)."""
-
-    def close(self):
-        """The sweep is over."""
-
-
-NO_PROGRESS = Progress()
-
-
-class Tee(Progress):
-    """Progress told to several listeners (the cache and a terminal)."""
-
-    def __init__(self, *listeners):
-        self.listeners = listeners
-
-    def total(self, kind, count):
-        for listener in self.listeners:
-            listener.total(kind, count)
-
-    def advance(self, kind, count=1):
-        for listener in self.listeners:
-            listener.advance(kind, count)
-
-    def flush(self, force=False):
-        for listener in self.listeners:
-            listener.flush(force)
-
-
-def _hold_connections(concurrency, *clients):
+def hold_connections(concurrency, *clients):
     """A connection kept for each request a sweep has in flight at most:
     ``concurrency`` reads (providers' and consumers') beside its four
     listings (servers, migrations, the pre-1.8 owners, ports) and the five
@@ -96,7 +52,7 @@ def _hold_connections(concurrency, *clients):
         client.hold_connections(each, concurrency + 9)
 
 
-def _map(func, items, concurrency):
+def concurrently(func, items, concurrency):
     """``{item: func(item)}`` with at most ``concurrency`` calls in flight."""
     items = list(items)
     if not items:
@@ -106,7 +62,7 @@ def _map(func, items, concurrency):
         return dict(zip(items, pool.map(func, items)))
 
 
-def _now():
+def now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
@@ -121,7 +77,7 @@ def read_topology(placement_client, nova_client, old=None, reads=None):
     The five listings are independent: they go out together; the listing
     of the providers carrying each ``OWNER_*`` trait follows as soon as
     Placement has said which exist, and the sweep's ``reads`` of each
-    provider (:class:`_ProviderReads`) as soon as it has listed them.  The
+    provider (:class:`ProviderReads`) as soon as it has listed them.  The
     hypervisor listing is the costly one: it is reused from ``old`` while
     the set of root providers stays the same and ``old`` had it whole.
     Nova fails it (500) while any cell is down: then ``hypervisors`` are
@@ -130,7 +86,7 @@ def read_topology(placement_client, nova_client, old=None, reads=None):
     """
     reuse = old is not None and old.hypervisors_listed
     if reads is None:
-        reads = _ProviderReads(placement_client, old)
+        reads = ProviderReads(placement_client, old)
     with concurrent.futures.ThreadPoolExecutor(5) as pool:
         provider_list = pool.submit(placement.provider_list, placement_client)
         sharing = pool.submit(placement.sharing_provider_uuids,
@@ -242,7 +198,7 @@ def read_images(image_client, servers, concurrency=DEFAULT_CONCURRENCY,
             parse.image_properties(body)
 
     faults = {}
-    for image_id, got in _map(read, wanted, concurrency).items():
+    for image_id, got in concurrently(read, wanted, concurrency).items():
         if isinstance(got, dict):
             found[image_id] = got
         else:
@@ -293,10 +249,10 @@ def read_port_candidates(placement_client, snapshot,
                         'this time', server_uuid, exc)
             return None
 
-    return _map(read, sorted(asked), concurrency)
+    return concurrently(read, sorted(asked), concurrency)
 
 
-def _down_cell_servers(nova_client, topo):
+def down_cell_servers(nova_client, topo):
     """``{uuid: Server}``, the partial records of a down cell's servers
     when ``topo`` shows one (none of Nova's paged listings has them)."""
     if topo.get('hypervisors_listed', True) and not any(
@@ -324,8 +280,8 @@ def confirm_nodes(nova_client, snapshot, concurrency):
     (:func:`unconfirmed_held_roots`): an Ironic node of a healthy cell has
     neither a name nor a server that proves it.  A node Nova does not show
     stays unconfirmed."""
-    shown = _map(lambda u: nova.hypervisor_get(nova_client, u),
-                 unconfirmed_held_roots(snapshot), concurrency)
+    shown = concurrently(lambda u: nova.hypervisor_get(nova_client, u),
+                         unconfirmed_held_roots(snapshot), concurrency)
     snapshot.hypervisors = dict(snapshot.hypervisors, **{
         u: parse.hypervisor(body) for u, body in shown.items()
         if body is not None})
@@ -347,7 +303,7 @@ def _inventory_classes(reads, providers, hypervisors, known):
     return classes
 
 
-class _ProviderReads:
+class ProviderReads:
     """What a sweep reads of each provider, sent to ``pool`` as soon as
     :func:`read_topology` has listed the providers (:meth:`listed`), as on
     the floor's schedule, not after Nova's hypervisors: their inventories,
@@ -398,7 +354,7 @@ class _ProviderReads:
         return {u: i for u, i in found.items() if i is not None}
 
 
-class _SweepReads(_ProviderReads):
+class _SweepReads(ProviderReads):
     """A full sweep's reads of each provider: its inventories and its
     allocations, ``concurrency`` at a time between them (see
     :func:`full_snapshot`)."""
@@ -420,8 +376,8 @@ class _SweepReads(_ProviderReads):
         return {u: f.result() for u, f in self._allocations.items()}
 
 
-def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
-              keep_known=False, fresh=frozenset()):
+def identify(snapshot, placement_client, nova_client, uuids, concurrency,
+             keep_known=False, fresh=frozenset()):
     """Read details of consumers the audit may act on.
 
     Project, user and age come only from ``GET /allocations/{consumer}``
@@ -441,7 +397,7 @@ def _identify(snapshot, placement_client, nova_client, uuids, concurrency,
                  u not in snapshot.migrations]
     calls = [('details', u) for u in uuids if u not in fresh] + \
         [('known', u) for u in strangers]
-    answers = _map(lambda call: (
+    answers = concurrently(lambda call: (
         placement.consumer_allocations(placement_client, call[1])
         if call[0] == 'details' else
         nova.instance_known(nova_client, call[1])), calls, concurrency)
@@ -466,10 +422,11 @@ def _read_allocations(placement_client, progress, provider):
     return allocations
 
 
-def _provider_reads(placement_client, providers, concurrency, progress):
+def read_allocations(placement_client, providers, concurrency, progress):
     progress.total('providers', len(providers))
-    return _map(lambda rp: _read_allocations(placement_client, progress, rp),
-                providers, concurrency)
+    return concurrently(
+        lambda rp: _read_allocations(placement_client, progress, rp),
+        providers, concurrency)
 
 
 def _estimate(progress, old):
@@ -479,7 +436,7 @@ def _estimate(progress, old):
         progress.total('migrations', len(old.migrations))
 
 
-def _listed(progress, kind, then=None):
+def on_page(progress, kind, then=None):
     """An ``on_page`` for Nova's listings: progress, then ``then(page)``."""
     def on_page(page):
         progress.advance(kind, len(page))
@@ -493,18 +450,18 @@ def full_snapshot(placement_client, nova_client,
                   previous=None, network_client=None, image_client=None):
     """Everything, once: the input of the index page and ``orphan-audit``.
     ``previous`` (an older snapshot) only sizes the progress report."""
-    taken_at = _now()
-    _hold_connections(concurrency, placement_client, nova_client,
-                      network_client, image_client)
+    taken_at = now()
+    hold_connections(concurrency, placement_client, nova_client,
+                     network_client, image_client)
     _estimate(progress, previous)
     with concurrent.futures.ThreadPoolExecutor(4) as pool, \
             concurrent.futures.ThreadPoolExecutor(concurrency) as per_provider:
         # Nova's server list is the longest read by far: Placement is read
         # meanwhile.
         server_list = pool.submit(nova.server_list, nova_client,
-                                  on_page=_listed(progress, 'servers'))
+                                  on_page=on_page(progress, 'servers'))
         migration_list = pool.submit(nova.migration_list, nova_client,
-                                     on_page=_listed(progress, 'migrations'))
+                                     on_page=on_page(progress, 'migrations'))
         incomplete = pool.submit(placement.incomplete_usages,
                                  placement_client, m.INCOMPLETE)
         port_read = pool.submit(read_ports, network_client)
@@ -514,7 +471,7 @@ def full_snapshot(placement_client, nova_client,
         servers = read_images(image_client, {
             s.uuid: s for s in map(parse.server, server_list.result())},
             concurrency)
-        servers.update(_down_cell_servers(nova_client, topo))
+        servers.update(down_cell_servers(nova_client, topo))
         snapshot = m.Snapshot(
             consumers=parse.consumers_from_providers(allocations),
             servers=servers,
@@ -526,14 +483,14 @@ def full_snapshot(placement_client, nova_client,
     confirm_nodes(nova_client, snapshot, concurrency)
     snapshot.port_candidates = read_port_candidates(placement_client,
                                                     snapshot, concurrency)
-    _identify(snapshot, placement_client, nova_client,
-              refresh.suspects(snapshot, snapshot.consumers), concurrency)
-    _identify_owners(snapshot, placement_client, concurrency,
-                     incomplete.result())
+    identify(snapshot, placement_client, nova_client,
+             refresh.suspects(snapshot, snapshot.consumers), concurrency)
+    identify_owners(snapshot, placement_client, concurrency,
+                    incomplete.result())
     return snapshot
 
 
-def _identify_owners(snapshot, placement_client, concurrency, incomplete):
+def identify_owners(snapshot, placement_client, concurrency, incomplete):
     """Read the owner of every consumer when some are ``incomplete``.
 
     The per-provider listing names no project: only ``GET /usages`` of the
@@ -545,7 +502,7 @@ def _identify_owners(snapshot, placement_client, concurrency, incomplete):
         return
     unknown = [u for u, c in snapshot.consumers.items()
                if c.allocations and c.project_id is None]
-    for uuid, body in _map(lambda u: placement.consumer_allocations(
+    for uuid, body in concurrently(lambda u: placement.consumer_allocations(
             placement_client, u), unknown, concurrency).items():
         snapshot.consumers[uuid] = parse.consumer(uuid, body)
 
@@ -565,264 +522,3 @@ def owner_names(identity_client):
             LOG.warning('Keystone did not list %s (%s): ids are shown '
                         'without names', kind, exc)
     return names
-
-
-def reread_consumers(placement_client, snapshot, uuids,
-                     concurrency=DEFAULT_CONCURRENCY):
-    """These consumers read again into ``snapshot``, after writes."""
-    for uuid, body in _map(lambda u: placement.consumer_allocations(
-            placement_client, u), sorted(uuids), concurrency).items():
-        consumer = parse.consumer(uuid, body)
-        if consumer.allocations:
-            snapshot.consumers[uuid] = consumer
-        else:
-            snapshot.consumers.pop(uuid, None)
-
-
-CLOCK_MARGIN = datetime.timedelta(seconds=5)
-"""Overlap between refreshes, for clock skew between us and Nova."""
-
-
-class _Rereads(_ProviderReads):
-    """A refresh's reads, in ``pool`` as soon as a listing names them,
-    each once, overlapping Nova's listings instead of following them:
-    consumers' details, and of each provider whose generation moved since
-    ``old``, its usages and its inventories (none of the others)."""
-
-    def __init__(self, pool, placement_client, old):
-        super().__init__(placement_client, old, pool)
-        self._before = old.providers
-        self._lock = threading.Lock()
-        self._consumers = {}
-        self._usages = {}
-
-    def listed(self, providers):
-        self.usages(_moved(self._before, providers))
-        super().listed(providers)
-
-    def consumers(self, uuids):
-        self._submit(self._consumers, placement.consumer_allocations, uuids)
-
-    def usages(self, providers):
-        self._submit(self._usages, placement.provider_usages, providers)
-
-    def _submit(self, reads, read, keys):
-        with self._lock:
-            for key in keys:
-                if key not in reads:
-                    reads[key] = self._pool.submit(read, self._client, key)
-
-    def results(self):
-        """``({consumer: allocations body}, {provider: usages})``."""
-        with self._lock:
-            consumers, usages = dict(self._consumers), dict(self._usages)
-        return ({u: f.result() for u, f in consumers.items()},
-                {rp: f.result() for rp, f in usages.items()})
-
-
-def _moved(old_providers, providers):
-    """Providers whose generation moved since ``old_providers``."""
-    return [uuid for uuid, provider in providers.items()
-            if uuid in old_providers and
-            old_providers[uuid].generation != provider.generation]
-
-
-def refresh_snapshot(placement_client, nova_client, old,
-                     concurrency=DEFAULT_CONCURRENCY, touched=(),
-                     progress=NO_PROGRESS, network_client=None,
-                     image_client=None):
-    """Bring ``old`` up to date reading only what changed since.
-
-    Nova answers ``changes-since`` for servers (deleted ones included) and
-    migrations, whose consumers are re-read one by one (each page's as
-    soon as it is listed), as are the ones we wrote (``touched``);
-    Placement's provider list says whose generation moved (see
-    :func:`_bring_up_to_date`).  A ``DELETE /allocations``, or a PUT that
-    drops a provider, bumps no generation of the providers it empties: our
-    own writes are named in ``touched``, others' wait for the next full
-    sweep (see :func:`snapshot`).
-
-    The ports that request resources are read whole again: Neutron has no
-    ``changes-since``, and a port deleted behind Nova's back, the leak
-    looked for, changes nothing in Placement or Nova that a refresh sees.
-    """
-    taken_at = _now()
-    _hold_connections(concurrency, placement_client, nova_client,
-                      network_client, image_client)
-    since = (old.taken_at - CLOCK_MARGIN).isoformat()
-    with concurrent.futures.ThreadPoolExecutor(concurrency + 2) as pool:
-        reads = _Rereads(pool, placement_client, old)
-        server_changes = pool.submit(
-            nova.server_list, nova_client,
-            on_page=_listed(progress, 'servers', lambda page: reads.consumers(
-                s['id'] for s in page)),
-            **{'changes-since': since})
-        migration_changes = pool.submit(
-            nova.migration_list, nova_client,
-            on_page=_listed(progress, 'migrations', lambda page: (
-                reads.consumers(u for g in page for u in (
-                    g['uuid'], g['instance_uuid'])))),
-            **{'changes-since': since})
-        incomplete = pool.submit(placement.incomplete_usages,
-                                 placement_client, m.INCOMPLETE)
-        port_read = pool.submit(read_ports, network_client)
-        reads.consumers(touched)
-        topo = read_topology(placement_client, nova_client, old, reads)
-        providers = topo['providers']
-
-        servers = dict(old.servers)
-        for body in server_changes.result():
-            if body.get('status') == 'DELETED':
-                servers.pop(body['id'], None)
-            else:
-                servers[body['id']] = parse.server(body)
-        servers.update(read_images(image_client, {
-            u: s for u, s in servers.items()
-            if s is not old.servers.get(u) or (
-                s.image_unknown and s.image_fault != m.IMAGE_GONE)},
-            concurrency, known={
-                s.image_ref: s.image_properties
-                for s in old.servers.values()
-                if s.image_properties is not None}))
-        servers.update(_down_cell_servers(nova_client, topo))
-        migrations = dict(old.migrations)
-        migrations.update((g.uuid, g) for g in map(
-            parse.migration, migration_changes.result()))
-        changed, usages = reads.results()
-        inventories = reads.inventories()
-
-    consumers = _bring_up_to_date(placement_client, old, providers, changed,
-                                  usages, concurrency, progress)
-    snapshot = m.Snapshot(
-        consumers=consumers, servers=servers, migrations=migrations,
-        known_instances=frozenset(
-            u for u in old.known_instances if u in consumers),
-        unresolved=frozenset(u for u in old.unresolved if u in consumers),
-        taken_at=taken_at, full_sweep_at=old.full_sweep_at,
-        inventories=inventories, **port_read.result(),
-        **prove(topo, servers.values()))
-    confirm_nodes(nova_client, snapshot, concurrency)
-    snapshot.port_candidates = read_port_candidates(placement_client,
-                                                    snapshot, concurrency)
-    unidentified = refresh.suspects(snapshot, [
-        u for u, consumer in consumers.items()
-        if u in changed or u not in old.consumers or
-        consumer.modified is None])
-    _identify(snapshot, placement_client, nova_client, unidentified,
-              concurrency, keep_known=True,
-              fresh={u for u in changed if u in consumers and
-                     consumers[u].modified is not None})
-    _identify_owners(snapshot, placement_client, concurrency,
-                     incomplete.result())
-    return snapshot
-
-
-def _bring_up_to_date(placement_client, old, providers, changed, usages,
-                      concurrency, progress):
-    """``old``'s consumers brought up to date.
-
-    ``changed`` are the allocations bodies of the consumers Nova or we
-    changed, read one by one.  A provider whose generation moved for
-    anything else (another service, an operator's ``allocation set``)
-    shows it in its ``usages``: where they are not what the consumers now
-    hold, the provider is re-read whole, as is every new provider.  (A
-    change that keeps a provider's every total, between consumers Nova does
-    not know, waits for the next full sweep.)
-    """
-    consumers = refresh.carried_over(old, providers, changed)
-    fresh = _provider_reads(
-        placement_client, refresh.to_reread(old, providers, consumers, usages),
-        concurrency, progress)
-    return refresh.merged(old, consumers, fresh)
-
-
-def snapshot(placement_client, nova_client, cached=None,
-             full_sweep_interval=conf.FULL_SWEEP.default,
-             concurrency=DEFAULT_CONCURRENCY,
-             touched=(), progress=NO_PROGRESS, full=False,
-             network_client=None, image_client=None):
-    """A full sweep (when asked, due, or ``cached`` is partial: a down
-    cell's servers show in no refresh), or a refresh of ``cached``;
-    ``touched`` are the consumers written since ``cached`` was taken."""
-    if full or cached is None or cached.full_sweep_at is None or (
-            cached.down_cells) or (
-            _now() - cached.full_sweep_at).total_seconds() >= \
-            full_sweep_interval:
-        return full_snapshot(placement_client, nova_client, concurrency,
-                             progress, previous=cached,
-                             network_client=network_client,
-                             image_client=image_client)
-    return refresh_snapshot(placement_client, nova_client, cached,
-                            concurrency, touched, progress,
-                            network_client=network_client,
-                            image_client=image_client)
-
-
-def consumer_snapshot(placement_client, nova_client, consumer_uuids,
-                      instance_hints=(), providers=(), topology=None,
-                      concurrency=DEFAULT_CONCURRENCY, network_client=None,
-                      image_client=None):
-    """Just these consumers, read now, for a preview or a submit.
-
-    What each consumer is comes from Nova, never from the request: a server
-    answers ``GET /servers/{id}``; a migration consumer is found among the
-    migrations of the compute hosts its allocations are on (Nova lists
-    migrations by host or instance, not by uuid), or those of ``providers``
-    (where a restore would put it).  ``instance_hints`` are server uuids
-    from the snapshot the operator was shown (server side) whose
-    migrations are read too.  Where a provider's host is unknown (no
-    compute node left), every migration is read, as a sweep does.
-    ``topology`` is :func:`read_topology`'s, if the caller just read it.
-    The servers' ports that request resources are read from Neutron, their
-    images from Glance.
-    """
-    taken_at = _now()
-    _hold_connections(concurrency, placement_client, nova_client,
-                      network_client, image_client)
-    uuids = sorted(set(consumer_uuids))
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        read = pool.submit(lambda: topology or read_topology(
-            placement_client, nova_client))
-        found = _map(lambda u: nova.server_get(nova_client, u), uuids,
-                     concurrency)
-        servers = read_images(image_client, {
-            u: parse.server(b) for u, b in found.items() if b is not None},
-            concurrency)
-        snapshot = m.Snapshot(
-            consumers={}, servers=servers, migrations={}, taken_at=taken_at,
-            **prove(dict(read.result()), servers.values()))
-    details = _map(lambda u: placement.consumer_allocations(
-        placement_client, u), uuids, concurrency)
-    snapshot.consumers.update(
-        (u, parse.consumer(u, body)) for u, body in details.items())
-    confirm_nodes(nova_client, snapshot, concurrency)
-
-    topo = classify.Topology(snapshot)
-    strangers = [u for u in uuids if u not in snapshot.servers]
-    places = set(providers) | {p for u in strangers
-                               for p in snapshot.consumers[u].allocations}
-    hosts = {topo.host(p) or topo.name(topo.root(p)) for p in places}
-    hostless = any(topo.host(p) is None for p in places)
-    queries = [('instance_uuid', u) for u in
-               sorted(set(snapshot.servers) | set(instance_hints))]
-    queries += [('host', h) for h in sorted(hosts)]
-    migrations = {}
-    for listed in _map(lambda q: nova.migration_list(nova_client, **{
-            q[0]: q[1]}), queries, concurrency).values():
-        migrations.update((g.uuid, g) for g in map(parse.migration, listed))
-    if hostless and not all(u in migrations for u in strangers):
-        migrations.update((g.uuid, g) for g in map(
-            parse.migration, nova.migration_list(nova_client)))
-    snapshot.migrations = migrations
-
-    unknown = [u for u in strangers if u not in migrations]
-    known = _map(lambda u: nova.instance_known(nova_client, u), unknown,
-                 concurrency)
-    snapshot.known_instances = frozenset(u for u, k in known.items() if k)
-    snapshot.unresolved = frozenset(u for u, k in known.items() if k is None)
-    for field, value in read_ports(network_client,
-                                   sorted(snapshot.servers)).items():
-        setattr(snapshot, field, value)
-    snapshot.port_candidates = read_port_candidates(placement_client,
-                                                    snapshot, concurrency)
-    return snapshot

@@ -38,8 +38,9 @@ from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit import report as assembly
 from orphan_dashboard import conf
-from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 
 CHUNK = 900 * 1024
 LOCK_TTL = 120
@@ -64,7 +65,8 @@ def fingerprint(modules):
     return hashlib.sha256('\n'.join(shapes).encode()).hexdigest()[:12]
 
 
-FORMAT_VERSION = '%d.%s' % (FORMAT, fingerprint((model, reasons, capacity)))
+FORMAT_VERSION = '%d.%s' % (FORMAT, fingerprint(
+    (model, assembly, reasons, capacity)))
 """Part of every cache key: after an upgrade that changes what a snapshot
 or a report pickles, a Horizon never unpickles an older version's classes
 (it sweeps again instead)."""
@@ -156,7 +158,7 @@ class Store:
         return self._get('snapshot', version) if version else None
 
     def load_report(self, version):
-        """The report's :meth:`~audit.model.Report.summary`."""
+        """The report's :meth:`~audit.report.Report.summary`."""
         return self._get('report', version) if version else None
 
     def load_capacity(self, version):
@@ -165,7 +167,7 @@ class Store:
         return self._get('capacity', version) if version else None
 
     def load_tree(self, version, provider_uuid):
-        """One provider tree's :class:`~audit.model.ProviderReport`, every
+        """One provider tree's :class:`~audit.report.ProviderReport`, every
         finding included."""
         return self._get('tree', version, provider_uuid) if version else None
 
@@ -240,8 +242,7 @@ class Store:
         self.cache.set(self._key('progress'), progress, LOCK_TTL)
 
 
-def patch(store, clients, consumers, min_age,
-          concurrency=collect.DEFAULT_CONCURRENCY):
+def patch(store, clients, consumers, settings):
     """After our own writes: the stored snapshot with ``consumers`` read
     again and re-audited, so the next page shows them repaired at once;
     they stay touched for the next sweep's provider re-reads."""
@@ -250,6 +251,7 @@ def patch(store, clients, consumers, min_age,
     snapshot = store.load_snapshot(state['version'])
     if snapshot is None:
         return
-    collect.reread_consumers(clients.placement, snapshot, consumers,
-                             concurrency)
-    store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age)
+    refresh.reread_consumers(clients.placement, snapshot, consumers,
+                             settings.concurrency)
+    store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age),
+               settings.min_age)

@@ -21,6 +21,7 @@ which in a thread would stall every page its Horizon process serves
 meanwhile.  With a process-local cache it can only be a thread.
 """
 
+import dataclasses
 import json
 import logging
 import os
@@ -35,6 +36,10 @@ from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
 from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading.progress import NO_PROGRESS
+from orphan_dashboard.reading.progress import Progress
+from orphan_dashboard.reading.progress import Tee
+from orphan_dashboard.reading import refresh
 
 LOG = logging.getLogger(__name__)
 PROGRESS_EVERY = 0.5
@@ -46,7 +51,7 @@ def owner_id():
                          uuid.uuid4().hex[:8])
 
 
-class CacheProgress(collect.Progress):
+class CacheProgress(Progress):
     """A sweep's progress in the store for the pages to show (at most
     twice a second), which also keeps the sweep's lock alive.  The last
     snapshot's ``counts`` stand for the totals until the sweep knows
@@ -109,35 +114,34 @@ class CacheProgress(collect.Progress):
                 self.trailing = None
 
 
-def sweep(store, clients, full=False, min_age=classify.DEFAULT_MIN_AGE,
-          full_sweep_interval=conf.FULL_SWEEP.default,
-          concurrency=collect.DEFAULT_CONCURRENCY,
-          owner=None, progress=collect.NO_PROGRESS):
+def sweep(store, clients, settings=conf.RunSettings(), full=False,
+          owner=None, progress=NO_PROGRESS):
     """Renew the stored snapshot: a refresh of the current one, or a full
-    sweep when asked or due.  The caller holds the lock (see
-    :func:`locked_sweep`).  Its progress goes to the store (for the pages)
-    and to ``progress``.  Consumers written during the sweep are re-read
-    before it is published."""
+    sweep when asked or due, as ``settings`` (:class:`conf.RunSettings`)
+    say.  The caller holds the lock (see :func:`locked_sweep`).  Its
+    progress goes to the store (for the pages) and to ``progress``.
+    Consumers written during the sweep are re-read before it is
+    published."""
     state = store.state()
     old = None if full else store.load_snapshot(state['version'])
     touched = frozenset(state['touched'])
     shown = CacheProgress(store, owner or owner_id(), full or old is None,
                           state['counts'])
     try:
-        snapshot = collect.snapshot(
+        snapshot = refresh.snapshot(
             clients.placement, clients.nova, cached=old, full=full,
-            full_sweep_interval=full_sweep_interval, concurrency=concurrency,
-            touched=touched, network_client=clients.network,
-            image_client=clients.image,
-            progress=collect.Tee(shown, progress))
+            full_sweep_interval=settings.full_sweep_interval,
+            concurrency=settings.concurrency, touched=touched,
+            network_client=clients.network, image_client=clients.image,
+            progress=Tee(shown, progress))
     finally:
         shown.close()
     late = frozenset(store.state()['touched']) - touched
     if late:
-        collect.reread_consumers(clients.placement, snapshot, late,
-                                 concurrency)
-    store.save(snapshot, classify.audit(snapshot, min_age=min_age), min_age,
-               consumed=touched | late)
+        refresh.reread_consumers(clients.placement, snapshot, late,
+                                 settings.concurrency)
+    store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age),
+               settings.min_age, consumed=touched | late)
     store.save_names(dict(collect.owner_names(clients.identity),
                           servers=server_names(snapshot)))
     return snapshot
@@ -169,21 +173,21 @@ def locked_sweep(store, clients, owner=None, **kwargs):
         store.release(owner)
 
 
-def start(store, credentials, api_timeout=client.DEFAULT_TIMEOUT,
-          python=None, **kwargs):
+def start(store, credentials, settings=conf.RunSettings(), python=None,
+          full=False):
     """Sweep in the background unless one runs somewhere already; True if
     this call started one (a failure to start is logged: the page goes on
     with the last snapshot).  The lock is taken before this returns, so the
-    page already shows the sweep.  ``kwargs`` are :func:`sweep`'s; the
-    sweep acts with ``credentials`` (:class:`client.Credentials`), in a
-    process of its own run by ``python`` when the cache is shared, else in
-    a thread."""
+    page already shows the sweep.  The sweep acts with ``credentials``
+    (:class:`client.Credentials`) and ``settings`` (its API timeout
+    included), in a process of its own run by ``python`` when the cache is
+    shared, else in a thread."""
     owner = owner_id()
     if not store.acquire(owner):
         return False
     job = {'cloud': store.cloud_key, 'timeout': store.timeout,
            'owner': owner, 'credentials': credentials._asdict(),
-           'api_timeout': api_timeout, 'sweep': kwargs}
+           'settings': dataclasses.asdict(settings), 'full': full}
     try:
         if store.shared:
             _spawn(store, job, python or sys.executable)
@@ -201,10 +205,12 @@ def start(store, credentials, api_timeout=client.DEFAULT_TIMEOUT,
 def run(store, job):
     """The sweep :func:`start` handed over, under the lock it took: the
     body of the sweep thread and of the sweeper process."""
+    settings = conf.RunSettings(**job['settings'])
     clients = client.for_credentials(
-        client.Credentials(**job['credentials']), job['api_timeout'])
+        client.Credentials(**job['credentials']), settings.api_timeout)
     client.validate_token(clients)
-    return locked_sweep(store, clients, owner=job['owner'], **job['sweep'])
+    return locked_sweep(store, clients, owner=job['owner'],
+                        settings=settings, full=job['full'])
 
 
 def _logged(func, *args):

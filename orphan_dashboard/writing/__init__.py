@@ -9,4 +9,6 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Generation-checked writes to Placement and Nova, and their journal."""
+
+"""Generation-checked writes to Placement, Nova and Neutron, the
+``openstack`` commands that do the same by hand, and their journal."""

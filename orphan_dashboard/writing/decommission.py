@@ -33,12 +33,13 @@ from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
-from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 
@@ -62,7 +63,7 @@ def read(placement_client, nova_client, name, instance_hints=(),
                                                       provider.uuid))
     living = {s['id'] for s in nova.server_list(nova_client, host=host)} \
         if host else set()
-    return collect.consumer_snapshot(placement_client, nova_client,
+    return refresh.consumer_snapshot(placement_client, nova_client,
                                      holders | living, instance_hints,
                                      topology=topology,
                                      network_client=network_client,
@@ -70,7 +71,7 @@ def read(placement_client, nova_client, name, instance_hints=(),
 
 
 def preview(placement_client, nova_client, name,
-            min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+            min_age=conf.MIN_AGE.default, instance_hints=(),
             whole_service=False, network_client=None, image_client=None):
     """The :class:`~audit.decommission.Decommission` of ``name`` now."""
     return decommission.plan(read(placement_client, nova_client, name,
@@ -85,7 +86,7 @@ def _outcome(provider, action, status, message, entry_id=None):
 
 
 def apply(placement_client, nova_client, journal, name, confirmed,
-          chosen=(), min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+          chosen=(), min_age=conf.MIN_AGE.default, instance_hints=(),
           bound=None, children=(), network_client=None,
           image_client=None):
     """Carry the decommission of ``name`` out; an outcome per step.

@@ -13,7 +13,7 @@
 """Previewing and applying repairs (I/O), never on data older than the click.
 
 Both steps re-read the chosen consumers from Nova and Placement
-(:func:`collect.consumer_snapshot`) and plan through the one engine call,
+(:func:`refresh.consumer_snapshot`) and plan through the one engine call,
 :meth:`classify.Auditor.plan`.  At submit time a row is written only if the
 fresh plan is exactly the one the operator confirmed (generation, the whole
 body before, and the body after: generations restart at 1 when a consumer
@@ -26,24 +26,22 @@ whatever happens to the rows around it.
 import dataclasses
 import logging
 import operator
-import shlex
 import typing
 
 from keystoneauth1 import exceptions as ks_exc
 
-from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import neutron
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard.audit.plan import binding_command
 from orphan_dashboard.audit.plan import CannotRepair
-from orphan_dashboard.audit.plan import osc_commands
 from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
-from orphan_dashboard.reading import collect
+from orphan_dashboard import conf
+from orphan_dashboard.reading import refresh
+from orphan_dashboard.writing import commands
 
 LOG = logging.getLogger(__name__)
 
@@ -81,19 +79,6 @@ class ProviderPlan:
     def consumer(self):
         return ''
 
-    @property
-    def commands(self):
-        if self.action == m.DELETE_PROVIDER:
-            return [shlex.join(['openstack', 'resource', 'provider',
-                                'delete', self.provider])]
-        create = ['openstack', '--os-placement-api-version',
-                  mv.OSC_PROVIDER_CREATE,
-                  'resource', 'provider', 'create', '--uuid', self.provider]
-        if self.record.get('parent_provider_uuid'):
-            create += ['--parent-provider',
-                       self.record['parent_provider_uuid']]
-        return [shlex.join(create + [self.name])]
-
 
 @dataclasses.dataclass
 class Row:
@@ -113,9 +98,7 @@ class Row:
 
     @property
     def commands(self):
-        if isinstance(self.plan, ProviderPlan):
-            return self.plan.commands
-        return osc_commands(self.plan) if self.plan else []
+        return commands.for_plan(self.plan)
 
 
 @dataclasses.dataclass
@@ -166,14 +149,14 @@ def instance_hints(findings, selections):
 
 def _read(placement_client, nova_client, consumers, instance_hints,
           network_client, image_client):
-    return collect.consumer_snapshot(placement_client, nova_client,
+    return refresh.consumer_snapshot(placement_client, nova_client,
                                      consumers, instance_hints,
                                      network_client=network_client,
                                      image_client=image_client)
 
 
 def preview(placement_client, nova_client, selections,
-            min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+            min_age=conf.MIN_AGE.default, instance_hints=(),
             network_client=None, image_client=None):
     """Plans for ``selections`` from a fresh read, with per-row errors.
 
@@ -204,7 +187,7 @@ def _differs(fresh, confirmed, names):
 
 
 def apply(placement_client, nova_client, journal, confirmed,
-          min_age=classify.DEFAULT_MIN_AGE, instance_hints=(),
+          min_age=conf.MIN_AGE.default, instance_hints=(),
           network_client=None, image_client=None):
     """Re-read, re-plan and write each confirmed plan; an outcome per row.
 
@@ -405,13 +388,13 @@ def _with_bindings(exc, plan, status, message):
     if left:
         return FAILED, why('write.bindings_left', outcome=message,
                            ports=', '.join(left),
-                           commands=' ; '.join(binding_command(
+                           commands=' ; '.join(commands.binding(
                                port, plan.ports[port]['before'])
                                for port in left))
     for port, detail in sorted(failed.items()):
         return FAILED, why('write.rollback_failed', outcome=message,
                            port=port, detail=detail,
-                           command=binding_command(
+                           command=commands.binding(
                                port, plan.ports[port]['before']))
     if written:
         return status, why('write.rolled_back', outcome=message,

@@ -29,7 +29,7 @@ from orphan_dashboard.audit.plan import restore_plan
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard.audit import topology
-from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 
@@ -142,7 +142,7 @@ def restore_notes(placement_client, nova_client, entries,
     if not consumers:
         return {}, {}
     try:
-        snapshot = collect.consumer_snapshot(
+        snapshot = refresh.consumer_snapshot(
             placement_client, nova_client, [e.consumer for e in consumers],
             providers={p for e in consumers for p in e.before},
             network_client=network_client, image_client=image_client)

@@ -142,6 +142,7 @@ def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
     (``touched``)."""
     from orphan_dashboard.audit import classify
     from orphan_dashboard.reading import collect
+    from orphan_dashboard.reading import refresh
 
     def findings(snapshot):
         return sorted((f.consumer, f.provider, f.verdict)
@@ -159,7 +160,7 @@ def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
                         held['consumer_generation'], held['project_id'],
                         held['user_id'])
     # Out of the refresh's changes-since window of the writes above.
-    time.sleep(collect.CLOCK_MARGIN.total_seconds() + 1)
+    time.sleep(refresh.CLOCK_MARGIN.total_seconds() + 1)
     before = collect.full_snapshot(clients.placement, clients.nova)
     assert other in before.consumers[server].allocations
 
@@ -168,10 +169,10 @@ def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
     assert outcome.status == repair.DONE, outcome.message
     assert set(_held(clients, server)['allocations']) == {home}
 
-    blind = collect.refresh_snapshot(clients.placement, clients.nova, before)
+    blind = refresh.refresh_snapshot(clients.placement, clients.nova, before)
     assert other in blind.consumers[server].allocations, \
         'Placement now bumps the emptied provider: touched could go'
-    told = collect.refresh_snapshot(clients.placement, clients.nova, before,
+    told = refresh.refresh_snapshot(clients.placement, clients.nova, before,
                                     touched={server})
     assert set(told.consumers[server].allocations) == {home}
     assert findings(told) == findings(

@@ -27,6 +27,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import journal as journal_module
 from tests.e2e.conftest import audited
 from tests.e2e.conftest import INDEX
@@ -64,7 +65,7 @@ def test_every_seed_incident_gets_its_verdict_and_nothing_else(cloud):
 def test_refresh_finds_what_a_full_sweep_finds(cloud):
     clients = cloud.clients()
     full, report = audit(cloud)
-    refreshed = collect.refresh_snapshot(clients.placement, clients.nova,
+    refreshed = refresh.refresh_snapshot(clients.placement, clients.nova,
                                          full)
     again = classify.audit(refreshed, min_age=0)
     key = sorted((f.consumer, f.provider, f.verdict) for f in report.findings)
@@ -75,7 +76,7 @@ def test_refresh_finds_what_a_full_sweep_finds(cloud):
     suspects = {f.consumer for f in report.problems}
     with mock.patch.object(api, 'consumer_allocations',
                            wraps=api.consumer_allocations) as read:
-        told = collect.refresh_snapshot(clients.placement, clients.nova,
+        told = refresh.refresh_snapshot(clients.placement, clients.nova,
                                         full, touched=suspects)
     reads = collections.Counter(call.args[1] for call in read.call_args_list)
     holding = {u for u in suspects if told.consumers.get(u) and

@@ -26,7 +26,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard.audit.plan import osc_commands
+from orphan_dashboard.writing import commands
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 
@@ -163,8 +163,8 @@ def test_osc_commands_leave_the_promised_state(placement, placement_url,
                           'resources1:CUSTOM_GPU': '1'}))
     snapshot = _snapshot(placement, consumer,
                          server if action != m.DELETE else None, [old, new])
-    plan = classify.Auditor(snapshot).plan(consumer, old, action)
-    for command in osc_commands(plan):
+    plan = classify.Auditor(snapshot, min_age=600).plan(consumer, old, action)
+    for command in commands.for_plan(plan):
         _replay(placement_url, command)
     now = parse.consumer(consumer,
                          api.consumer_allocations(placement, consumer))
@@ -181,7 +181,7 @@ def test_repair_write_applies_the_plan(placement, build, journal, action):
                       project_id='p', user_id='u', image_ref='img',
                       flavor=m.Flavor(1, 512, 1, extra_specs={}))
     snapshot = _snapshot(placement, consumer, server, [old, new])
-    auditor = classify.Auditor(snapshot)
+    auditor = classify.Auditor(snapshot, min_age=600)
     assert auditor.finding(consumer, old).verdict == m.MOVED
     plan = auditor.plan(consumer, old, action)
     outcome = repair.write(placement, journal, plan)

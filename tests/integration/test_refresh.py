@@ -23,11 +23,13 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading.progress import Progress
+from orphan_dashboard.reading import refresh as incremental
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
 
-class Counting(collect.Progress):
+class Counting(Progress):
     def __init__(self):
         self.read = 0
 
@@ -53,12 +55,12 @@ def refresh(placement, old, providers, changed=()):
               providers}
     progress = Counting()
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        reads = collect._Rereads(pool, placement, old)
+        reads = incremental._Rereads(pool, placement, old)
         reads.consumers(changed)
-        reads.usages(collect._moved(old.providers, listed))
+        reads.usages(incremental._moved(old.providers, listed))
         bodies, usages = reads.results()
-    consumers = collect._bring_up_to_date(placement, old, listed, bodies,
-                                          usages, 4, progress)
+    consumers = incremental._bring_up_to_date(placement, old, listed,
+                                              bodies, usages, 4, progress)
     return {u: c.allocations for u, c in consumers.items()}, progress.read
 
 
@@ -103,7 +105,7 @@ def test_only_consumers_holding_allocations_are_identified(placement, build):
     old.servers = {u: m.Server(u) for u in (holder, missing)}
     with mock.patch.object(api, 'consumer_allocations',
                            wraps=api.consumer_allocations) as read:
-        collect._identify(old, placement, None, {holder, missing}, 4)
+        collect.identify(old, placement, None, {holder, missing}, 4)
     assert [call.args[1] for call in read.call_args_list] == [holder]
     assert (old.consumers[holder].project_id,
             old.consumers[holder].modified is not None) == ('p1', True)

@@ -31,6 +31,7 @@ from django.core.cache.backends.locmem import LocMemCache
 import pytest
 
 from orphan_dashboard.api import client
+from orphan_dashboard import conf
 from orphan_dashboard.reading import snapshots
 from orphan_dashboard.reading import sweeper
 from orphan_dashboard.reading import sweeps
@@ -71,7 +72,8 @@ def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
     token = 'token-%s' % uuid.uuid4().hex
     credentials = client.Credentials(token, url, url, url, True)
 
-    assert sweeps.start(store, credentials, api_timeout=120, full=True)
+    assert sweeps.start(store, credentials,
+                        conf.RunSettings(api_timeout=120), full=True)
     owner = store.sweeper()
     assert owner, 'the lock is taken before the page returns'
     assert not sweeps.start(store, credentials, full=True)

@@ -33,6 +33,8 @@ pytest.importorskip('keystone')
 
 from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.audit import capacity  # noqa: E402
+from orphan_dashboard.audit import heal  # noqa: E402
+from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
 from sandbox import harness  # noqa: E402
 from tests.e2e.conftest import orphan_audit  # noqa: E402
@@ -105,13 +107,15 @@ def candidates(sb, resources):
 def states(sb):
     """``{flavor: {hypervisor: state}}`` and the rows, audited now."""
     connected = clients(sb)
-    _, found = capacity_ops.audit(connected, min_age=0, concurrency=4)
+    _, found = capacity_ops.audit(
+        connected, conf.RunSettings(min_age=0, concurrency=4))
     listed = capacity_ops.flavors(connected)
     result = {}
     for name in FLAVORS:
         flavor = capacity_ops.find_flavor(listed, name)
-        rows, _ = capacity_ops.fit(found, capacity_ops.request(flavor.flavor))
-        result[name] = (capacity_ops.request(flavor.flavor),
+        rows, _ = capacity_ops.fit(found,
+                                   heal.resources_from_flavor(flavor.flavor))
+        result[name] = (heal.resources_from_flavor(flavor.flavor),
                         {r['hypervisor']: r for r in rows})
     return result
 

@@ -37,6 +37,7 @@ pytest.importorskip('keystone')
 
 from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.api import placement  # noqa: E402
+from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
 from sandbox import harness  # noqa: E402
 from tests.e2e.conftest import orphan_audit  # noqa: E402
@@ -95,9 +96,10 @@ def panel_clients(sb):
 def limits_by_layer(connected):
     """``{project id: limits}`` of the charged projects, as both front
     ends read them."""
-    _, found = capacity_ops.audit(connected, min_age=0, concurrency=4)
+    settings = conf.RunSettings(min_age=0, concurrency=4)
+    _, found = capacity_ops.audit(connected, settings)
     return {row.project: row.limits
-            for row in capacity_ops.projects(connected, found, 4)}
+            for row in capacity_ops.projects(connected, found, settings)}
 
 
 def limits_by_cli(sb, tmp_path):

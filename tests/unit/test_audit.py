@@ -20,6 +20,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import CannotRepair
 from orphan_dashboard.audit import refresh
+from orphan_dashboard.audit import report as assembly
 from orphan_dashboard.audit import topology
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
@@ -28,8 +29,8 @@ from tests.unit.cloud import uid
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 
 
-def verdicts(cloud, **kwargs):
-    report = classify.audit(cloud.snapshot(), **kwargs)
+def verdicts(cloud, min_age=600, **kwargs):
+    report = classify.audit(cloud.snapshot(), min_age=min_age, **kwargs)
     return {(f.consumer, f.provider): f for f in report.findings}, report
 
 
@@ -229,13 +230,13 @@ def test_a_server_finding_written_seconds_ago_is_protected(written, verdict):
                        modified=young)
     else:
         cloud.allocate(vm, H3, modified=young)
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     found = auditor.consumer_findings(vm)
     assert [(f.verdict, f.actions) for f in found] == [
         (m.PROTECTED, ())] * len(found)
     assert all('written 30 s ago, younger than the 600 s protection' in
                str(f.reason) for f in found), found
-    assert auditor.report().problems == []
+    assert assembly.report(auditor).problems == []
     for action in m.CANDIDATE_ACTIONS[verdict]:
         with pytest.raises(CannotRepair):
             auditor.plan(vm, H1, action)
@@ -314,7 +315,7 @@ def test_a_shelved_offloaded_server_holding_resources_is_deleted():
     vm = cloud.server('offloaded', None, status='SHELVED_OFFLOADED',
                       vm_state='shelved_offloaded')
     cloud.allocate(vm, H1)
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     row = auditor.finding(vm, H1)
     assert (row.verdict, row.actions) == (m.SHELVED_OFFLOADED, (m.DELETE,))
     assert row.reason.code == 'shelved_offloaded'
@@ -355,8 +356,8 @@ def test_one_function_gives_the_report_and_the_preview_the_same_finding():
     cloud = Cloud()
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 1})
-    auditor = classify.Auditor(cloud.snapshot())
-    (row,) = [f for f in auditor.report().findings if f.consumer == vm]
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
+    (row,) = [f for f in assembly.report(auditor).findings if f.consumer == vm]
     assert row.verdict == m.WRONG_AMOUNT
     assert auditor.finding(vm, H1) == row
     plan = auditor.plan(vm, H1, m.DELETE_AND_HEAL)
@@ -399,7 +400,7 @@ def test_incomplete_consumer_gets_its_servers_owner():
     cloud = Cloud()
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     finding = auditor.finding(vm, H1)
     assert finding.verdict == m.INCOMPLETE_CONSUMER
     assert 'incomplete-consumer placeholder' in str(finding.reason)
@@ -418,7 +419,7 @@ def test_any_repair_of_an_incomplete_consumer_sets_its_owner():
     vm = cloud.server('vm', 'host2')
     cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
     cloud.allocate(vm, H2)
-    plan = classify.Auditor(cloud.snapshot()).plan(vm, H1, m.TRIM)
+    plan = classify.Auditor(cloud.snapshot(), min_age=600).plan(vm, H1, m.TRIM)
     assert plan.after == {H2: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}
     assert (plan.project_id, plan.user_id) == ('p', 'u')
     assert plan.changes_owner
@@ -430,7 +431,7 @@ def test_a_consumer_nova_cannot_be_asked_about_is_protected():
     cloud.allocate(stranger, H1)
     snapshot = cloud.snapshot()
     snapshot.unresolved = frozenset({stranger})
-    finding = classify.Auditor(snapshot).finding(stranger, H1)
+    finding = classify.Auditor(snapshot, min_age=600).finding(stranger, H1)
     assert finding.verdict == m.PROTECTED
     assert finding.actions == ()
 
@@ -459,7 +460,7 @@ def test_one_cell_down_protects_its_hosts_and_spares_the_rest():
     cloud.allocate(uid('stranger'), H1)
     snapshot = cloud.snapshot()
     snapshot.hypervisors_listed = False
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     found = {(f.consumer, f.provider): f for f in report.findings}
 
     assert found[(evacuated, H1)].verdict == m.EVACUATED_SOURCE
@@ -485,7 +486,7 @@ def test_unconfirmed_node_is_protected_while_nova_cannot_list_them():
     cloud.allocate(uid('somebody'), unsure)
     snapshot = cloud.snapshot()
     snapshot.hypervisors_listed = False
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     finding = report.findings[0]
     assert finding.verdict == m.PROTECTED
     assert 'node9' in str(finding.reason)
@@ -513,7 +514,7 @@ def test_a_healthy_cells_deleted_server_is_asked_about_while_a_cell_is_down():
 
     snapshot.known_instances = frozenset({ghost})
     found = {(f.consumer, f.provider): f
-             for f in classify.audit(snapshot).findings}
+             for f in classify.audit(snapshot, min_age=600).findings}
     assert found[(ghost, H2)].verdict == m.DELETED_INSTANCE
     assert found[(ghost, H2)].action == m.DELETE
     assert found[(stranger, H1)].verdict == m.PROTECTED
@@ -536,14 +537,14 @@ def test_a_node_nova_confirms_one_by_one_is_judged_while_a_cell_is_down():
     cloud.known.add(ghost)
     snapshot = cloud.snapshot()
     snapshot.hypervisors_listed = False
-    assert classify.Auditor(snapshot).finding(ghost, node).verdict == \
-        m.PROTECTED
+    assert classify.Auditor(snapshot, min_age=600).finding(
+        ghost, node).verdict == m.PROTECTED
     assert topology.unconfirmed_held_roots(snapshot) == [node]
 
     snapshot.hypervisors[node] = m.Hypervisor(node, node, host='ironic-1')
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     assert report.unconfirmed == (idle,)
-    finding = classify.Auditor(snapshot).finding(ghost, node)
+    finding = classify.Auditor(snapshot, min_age=600).finding(ghost, node)
     assert (finding.verdict, finding.action) == (m.DELETED_INSTANCE,
                                                  m.DELETE)
     assert topology.unconfirmed_held_roots(snapshot) == []
@@ -554,7 +555,7 @@ def test_full_listing_still_finds_orphaned_providers():
     gone = uid('gone')
     cloud.providers[gone] = m.Provider(gone, 'gone', 1, gone)
     cloud.tag(gone)
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert not report.down_cells
     assert report.provider(gone).orphaned_provider
     assert report.skipped_hosts == () and report.unconfirmed == ()
@@ -579,7 +580,7 @@ def test_no_repair_changes_a_protected_row_of_its_consumer():
     cloud.known.add(deleted)
     cloud.allocate(deleted, H1)
     cloud.allocate(deleted, down, share)
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     for consumer, row, verdict in ((wrong, H2, m.WRONG_AMOUNT),
                                    (moved, H1, m.MOVED),
                                    (deleted, H1, m.DELETED_INSTANCE)):

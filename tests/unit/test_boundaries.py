@@ -17,6 +17,7 @@ docstrings, a migration for every change of the journal's model."""
 
 import ast
 import dataclasses
+import inspect
 import pathlib
 import re
 import types
@@ -26,6 +27,7 @@ from django.core import management
 import pytest
 
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import decommission
 from orphan_dashboard import conf
 from orphan_dashboard.reading import snapshots
 from tests.unit.cloud import Cloud
@@ -47,9 +49,15 @@ def _imports(path):
 
 
 def test_the_engine_takes_min_age_from_its_caller():
+    """The setting holds the one default: the engine has none to drift
+    from it."""
     assert not any('conf' in name.split('.')
                    for name in _imports(PACKAGE / 'audit' / 'classify.py'))
-    assert classify.DEFAULT_MIN_AGE == conf.MIN_AGE.default
+    for takes in (classify.Auditor, classify.audit, decommission.plan):
+        assert inspect.signature(takes).parameters['min_age'].default is \
+            inspect.Parameter.empty, takes
+    assert not re.search(r'\b%d\b' % conf.MIN_AGE.default, ''.join(
+        path.read_text() for path in (PACKAGE / 'audit').glob('*.py')))
 
 
 def test_the_api_modules_do_not_import_the_engine():
@@ -105,7 +113,7 @@ def test_a_store_written_with_another_format_version_is_not_read(
     snapshot = Cloud().snapshot()
     monkeypatch.setattr(snapshots, 'FORMAT_VERSION', 'older')
     old = _store(cache)
-    version = old.save(snapshot, classify.audit(snapshot), 600)
+    version = old.save(snapshot, classify.audit(snapshot, min_age=600), 600)
     assert old.load_snapshot(version) is not None
     monkeypatch.undo()
     new = _store(cache)

@@ -40,7 +40,7 @@ def compute(vcpu=4, ram=2048, disk=10, **vcpu_fields):
 def assess(cloud, inventories):
     snapshot = cloud.snapshot()
     snapshot.inventories = inventories
-    return c.assess(snapshot, classify.audit(snapshot))
+    return c.assess(snapshot, classify.audit(snapshot, min_age=600))
 
 
 @pytest.mark.parametrize('fields, expected', [
@@ -223,7 +223,7 @@ def test_sharing_providers_and_snapshots_without_inventories():
     report = assess(cloud, {H1: compute(), nfs: {'DISK_GB': inventory(9)}})
     assert set(report.trees) == {H1}
     snapshot = cloud.snapshot()
-    assert c.assess(snapshot, classify.audit(snapshot)) is None
+    assert c.assess(snapshot, classify.audit(snapshot, min_age=600)) is None
 
 
 def _charged_cloud():
@@ -304,7 +304,7 @@ def test_a_projects_needs_count_what_its_servers_ports_request():
     cloud.allocate(vm, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 4000})
     snapshot = cloud.snapshot()
     snapshot.inventories = {H1: compute(), H2: compute(), H3: compute()}
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     found = c.assess(snapshot, report)
     host2 = next(p for p in report.providers if p.provider.uuid == H2)
     assert host2.needed['NET_BW_EGR_KILOBIT_PER_SEC'] == 4000

@@ -119,7 +119,7 @@ def test_the_management_command_keeps_every_mode(argv, command, checks,
         assert getattr(args, name) == value, name
     if command in ('report', 'apply'):
         # The panel's setting is the default.
-        assert args.min_age is None and options.min_age(args) == 42
+        assert args.min_age is None and options.settings(args).min_age == 42
 
 
 @pytest.mark.django_db(databases=['orphan_journal'])
@@ -545,3 +545,25 @@ def test_a_plan_that_keeps_a_protected_row_says_so():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith('plan: openstack ')
     assert lines[1] == 'kept as read, its row is protected: host5'
+
+
+def test_the_json_report_says_how_each_owner_was_proven():
+    """Beside each provider's owner, how it was proven, and each child of
+    its tree with its own: an untagged compute node of an older Nova is
+    Nova's by Nova's listing, its device by its name's shape."""
+    from orphan_dashboard.audit import ownership
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+    cloud = Cloud()
+    device = cloud.device('host2')
+    segment = cloud.foreign('router-net', ['IPV4_ADDRESS'])
+    listed = {p['uuid']: p for p in rendering.report_json(
+        classify.audit(cloud.snapshot(), min_age=600))['providers']}
+    host2 = listed[uid('host2')]
+    assert (host2['owner'], host2['owner_proof']) == (
+        'nova', ownership.COMPUTE_NODE)
+    assert host2['children'] == [{
+        'uuid': device, 'name': 'host2_0000:81:00.0', 'owner': 'nova',
+        'owner_proof': ownership.SHAPE}]
+    assert (listed[segment]['owner'], listed[segment]['owner_proof']) == (
+        'neutron', ownership.CLASS)

@@ -23,7 +23,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import prometheus
-from orphan_dashboard.reading import collect
+from orphan_dashboard.reading.progress import NO_PROGRESS
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -104,9 +104,9 @@ class Tty(io.StringIO):
 
 def test_a_bar_only_on_a_terminal_and_never_with_json():
     assert progress_bar.for_args(argparse.Namespace(json=False),
-                                 io.StringIO()) is collect.NO_PROGRESS
+                                 io.StringIO()) is NO_PROGRESS
     assert progress_bar.for_args(argparse.Namespace(json=True),
-                                 Tty()) is collect.NO_PROGRESS
+                                 Tty()) is NO_PROGRESS
     assert isinstance(progress_bar.for_args(argparse.Namespace(json=False),
                                             Tty()),
                       progress_bar.TerminalProgress)

@@ -28,6 +28,7 @@ from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 from tests.unit import cloud
 
 
@@ -66,7 +67,7 @@ def test_a_listed_consumer_is_read_while_nova_still_lists():
                               return_value={}), \
             mock.patch.object(collect, 'read_topology',
                               return_value=topology):
-        fresh = collect.refresh_snapshot(None, None, old)
+        fresh = refresh.refresh_snapshot(None, None, old)
     assert reads.call_count == 1
     assert fresh.consumers[vm].allocations == {host2: {'VCPU': 1}}
     assert fresh.consumers[vm].generation == 2
@@ -220,7 +221,7 @@ def test_a_protected_migration_consumer_keeps_its_owner_across_sweeps():
         fake.rewrite(cloud.uid('web'), cloud.uid('host1'),
                      {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
                      cloud.LONG_AGO)
-        refreshed = collect.refresh_snapshot(None, None, first)
+        refreshed = refresh.refresh_snapshot(None, None, first)
         assert owners(refreshed, mig) == {('p', 'u')}
         again = collect.full_snapshot(None, None, previous=refreshed)
         assert owners(again, mig) == {('p', 'u')}
@@ -242,8 +243,8 @@ def test_a_consumer_rewritten_behind_novas_back_gets_its_new_age():
         old.consumers[web].user_id = 'u'
         fake.rewrite(web, host1, {'VCPU': 1, 'MEMORY_MB': 4096,
                                   'DISK_GB': 1},
-                     collect._now() - datetime.timedelta(seconds=30))
-        fresh = collect.refresh_snapshot(None, None, old)
+                     collect.now() - datetime.timedelta(seconds=30))
+        fresh = refresh.refresh_snapshot(None, None, old)
     assert fresh.consumers[web].generation == 2
     (finding,) = classify.Auditor(fresh, min_age=600).consumer_findings(web)
     assert (finding.verdict, finding.actions) == (m.PROTECTED, ()), finding
@@ -305,7 +306,7 @@ def test_inventories_are_read_again_only_where_a_generation_moved():
                      {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
                      cloud.LONG_AGO)
         del fake.inventories[cloud.uid('host3')]
-        refreshed = collect.refresh_snapshot(None, None, first)
+        refreshed = refresh.refresh_snapshot(None, None, first)
     assert fake.inventory_reads == [host1]
     assert refreshed.inventories[host1] == {
         'VCPU': {'total': 8, 'reserved': 2}}
@@ -461,13 +462,13 @@ def test_a_refresh_reads_only_the_providers_whose_generation_moved():
     with _nova_of(c):
         first = collect.full_snapshot(fake, None)
         fake.asked.clear()
-        same = collect.refresh_snapshot(fake, None, first)
+        same = refresh.refresh_snapshot(fake, None, first)
         assert _per_provider(fake.asked) == []
         c.allocate(cloud.uid('stranger'), host3)
         c.providers[host3] = dataclasses.replace(c.providers[host3],
                                                  generation=2)
         fake.asked.clear()
-        moved = collect.refresh_snapshot(fake, None, same)
+        moved = refresh.refresh_snapshot(fake, None, same)
     assert _per_provider(fake.asked) == [
         (host3, 'allocations'), (host3, 'inventories'), (host3, 'usages')]
     assert host3 in moved.consumers[cloud.uid('stranger')].allocations
@@ -584,11 +585,11 @@ def test_a_partial_snapshot_is_never_refreshed_but_swept_again():
     c.servers[cloud.uid('lost')] = m.Server(cloud.uid('lost'),
                                             status='UNKNOWN')
     cached = c.snapshot()
-    cached.full_sweep_at = collect._now()
+    cached.full_sweep_at = collect.now()
     with mock.patch.object(collect, 'full_snapshot') as full, \
-            mock.patch.object(collect, 'refresh_snapshot') as refresh:
-        collect.snapshot(None, None, cached)
-    assert full.called and not refresh.called
+            mock.patch.object(refresh, 'refresh_snapshot') as refreshing:
+        refresh.snapshot(None, None, cached)
+    assert full.called and not refreshing.called
 
 
 def test_a_refresh_that_finds_a_cell_down_reads_its_servers_as_partial():
@@ -604,7 +605,7 @@ def test_a_refresh_that_finds_a_cell_down_reads_its_servers_as_partial():
     for patch in patches:
         patch.start()
     try:
-        fresh = collect.refresh_snapshot(None, None, old)
+        fresh = refresh.refresh_snapshot(None, None, old)
     finally:
         for patch in patches:
             patch.stop()
@@ -760,9 +761,9 @@ def test_a_refresh_reads_only_the_images_it_does_not_know():
                               return_value={'allocations': {}}), \
             mock.patch.object(placement, 'incomplete_usages',
                               return_value=False), \
-            mock.patch.object(collect, '_bring_up_to_date',
+            mock.patch.object(refresh, '_bring_up_to_date',
                               return_value={}):
-        snapshot = collect.refresh_snapshot('placement', 'nova', old,
+        snapshot = refresh.refresh_snapshot('placement', 'nova', old,
                                             image_client='glance')
     assert sorted(asked) == ['flaky', 'fresh']
     servers = snapshot.servers

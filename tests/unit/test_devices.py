@@ -39,7 +39,7 @@ def holds(kind):
 
 
 def verdicts(cloud, consumer):
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     return auditor, {f.provider: f for f in
                      auditor.consumer_findings(consumer)}
 
@@ -131,7 +131,7 @@ def test_a_used_one_time_device_is_no_orphan():
     used = cloud.device('host1', reserved=1)
     cloud.inventories[H1] = {rc: {'total': 64} for rc in COMPUTE}
     snapshot = cloud.snapshot()
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     node = report.provider(H1)
     assert not node.needs_attention
     assert node.foreign_children == ()
@@ -151,6 +151,6 @@ def test_a_gone_nodes_own_children_go_with_its_tree():
     cloud.known.add(gone)
     for kind in sorted(DEVICES):
         cloud.allocate(gone, cloud.device('host1', kind), holds(kind))
-    node = classify.audit(cloud.snapshot()).provider(H1)
+    node = classify.audit(cloud.snapshot(), min_age=600).provider(H1)
     assert node.foreign_children == ()
     assert node.orphaned_provider

@@ -19,10 +19,9 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import CannotRepair
-from orphan_dashboard.audit.plan import osc_commands
-from orphan_dashboard.audit.plan import PLACEMENT_CLI_VERSION
 from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit.plan import target
+from orphan_dashboard.writing import commands
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -81,7 +80,8 @@ def _evacuated():
 
 
 def _plan(cloud, consumer, provider, action):
-    return classify.Auditor(cloud.snapshot()).plan(consumer, provider, action)
+    return classify.Auditor(cloud.snapshot(), min_age=600).plan(
+        consumer, provider, action)
 
 
 def test_trim_keeps_only_the_current_tree_and_its_osc_command():
@@ -89,14 +89,18 @@ def test_trim_keeps_only_the_current_tree_and_its_osc_command():
     plan = _plan(cloud, vm, H1, m.TRIM)
     assert plan.after == {H2: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}
     assert plan.generation == 1
-    assert osc_commands(plan) == [
+    assert commands.for_plan(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
         'allocation unset %s --provider %s' % (vm, H1)]
 
 
 def test_the_commands_shown_write_at_the_microversion_we_write_at():
-    """One version in two places, since the engine may not import api/."""
-    assert PLACEMENT_CLI_VERSION == microversions.WRITE
+    """``allocation set`` and ``unset`` send the consumer generation there,
+    as our own writes do."""
+    cloud, vm = _evacuated()
+    (command,) = commands.for_plan(_plan(cloud, vm, H1, m.TRIM))
+    assert command.startswith(
+        'openstack --os-placement-api-version %s ' % microversions.WRITE)
 
 
 def test_delete_and_heal_replaces_everything_in_one_write():
@@ -108,7 +112,7 @@ def test_delete_and_heal_replaces_everything_in_one_write():
     plan = _plan(cloud, vm, H3, m.DELETE_AND_HEAL)
     assert plan.after == {H1: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
                           numa: {'VGPU': 1}}
-    (command,) = osc_commands(plan)
+    (command,) = commands.for_plan(plan)
     assert ' set %s --project-id p --user-id u ' % vm in command
     assert '--allocation rp=%s,DISK_GB=1,MEMORY_MB=512,VCPU=1' % H1 in command
 
@@ -128,7 +132,7 @@ def test_delete_empties_the_consumer():
     cloud.allocate(ghost, H2, generation=4)
     plan = _plan(cloud, ghost, H2, m.DELETE)
     assert plan.after == {} and plan.generation == 4
-    assert osc_commands(plan) == [
+    assert commands.for_plan(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
         'allocation unset %s' % ghost]
 
@@ -162,7 +166,7 @@ def test_heal_needs_visible_extra_specs():
 def test_recommended_skips_unknown_consumers():
     cloud, vm = _evacuated()
     cloud.allocate(uid('stranger'), H1)
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert recommended(report.problems) == [
         (f, m.TRIM) for f in report.problems if f.consumer == vm]
 
@@ -177,7 +181,7 @@ def test_recommended_is_one_write_per_consumer():
     cloud.allocate(other, H1)
     cloud.allocate(other, H2)
     cloud.allocate(other, H3)
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     chosen = {f.consumer: (f.provider, a)
               for f, a in recommended(report.problems)}
     assert chosen[vm] == (H3, m.DELETE_AND_HEAL)
@@ -198,7 +202,7 @@ def _with_bandwidth_left_on_host1(moved_along=False):
 
 def test_trim_and_heal_refuse_to_drop_what_a_flavor_cannot_rebuild():
     cloud, vm, nic1 = _with_bandwidth_left_on_host1()
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     leftover = auditor.finding(vm, H1)
     assert leftover.verdict == m.EVACUATED_SOURCE
     assert leftover.actions == ()
@@ -215,7 +219,7 @@ def test_trim_and_heal_refuse_to_drop_what_a_flavor_cannot_rebuild():
 
 def test_trim_drops_a_child_allocation_the_new_host_already_holds():
     cloud, vm, nic1 = _with_bandwidth_left_on_host1(moved_along=True)
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     plan = auditor.plan(vm, H1, m.TRIM)
     assert H1 not in plan.after and nic1 not in plan.after
     assert {r.get('NET_BW_EGR_KILOBIT_PER_SEC') for r in
@@ -228,7 +232,7 @@ def test_delete_and_heal_rewrites_a_wrong_amount_on_a_sharing_provider():
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 512})
     cloud.allocate(vm, ceph, {'DISK_GB': 9})
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     assert auditor.finding(vm, H1).verdict == m.WRONG_AMOUNT
     plan = auditor.plan(vm, H1, m.DELETE_AND_HEAL)
     assert plan.after == {H1: {'VCPU': 1, 'MEMORY_MB': 512},
@@ -240,7 +244,7 @@ def test_set_owner_command_names_the_new_owner():
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
     plan = _plan(cloud, vm, H1, m.SET_OWNER)
-    (command,) = osc_commands(plan)
+    (command,) = commands.for_plan(plan)
     assert ' set %s --project-id p --user-id u ' % vm in command
 
 
@@ -320,13 +324,13 @@ def _pinned(image_properties=None, held=None, fl=None, **server):
 
 def test_a_server_pinned_by_its_image_holds_what_nova_allocated():
     cloud, vm = _pinned(DEDICATED)
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     assert auditor.finding(vm, H1).verdict == m.OK
 
 
 def test_a_read_image_that_pins_nothing_lets_the_pcpu_be_rewritten():
     cloud, vm = _pinned({})
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     assert auditor.finding(vm, H1).actions == (m.DELETE_AND_HEAL,)
     assert auditor.plan(vm, H1, m.DELETE_AND_HEAL).after == {
         H1: {'VCPU': 2, **HELD}}
@@ -348,7 +352,7 @@ def test_what_an_unread_image_could_explain_is_never_rewritten(specs, held,
     cloud, vm = _pinned(held={**held, **HELD}, fl=flavor(**specs),
                         image_fault=fault)
     snapshot = cloud.snapshot()
-    auditor = classify.Auditor(snapshot)
+    auditor = classify.Auditor(snapshot, min_age=600)
     finding = auditor.finding(vm, H1)
     assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
     assert finding.reason.code == 'protected.image_unread'
@@ -367,7 +371,7 @@ def test_an_unread_image_of_a_moved_server_keeps_its_pcpu_from_a_rewrite():
     vm = cloud.server('vm', 'host1', flavor=flavor())
     cloud.allocate(vm, H3, {'PCPU': 2, **HELD})
     snapshot = cloud.snapshot()
-    auditor = classify.Auditor(snapshot)
+    auditor = classify.Auditor(snapshot, min_age=600)
     assert auditor.finding(vm, H3).actions == ()
     with pytest.raises(CannotRepair) as refused:
         target(snapshot, auditor.topology, vm, m.DELETE_AND_HEAL)
@@ -384,7 +388,7 @@ def test_an_unread_image_of_a_moved_server_keeps_its_pcpu_from_a_rewrite():
 ])
 def test_what_no_image_explains_is_repaired_though_the_image_is_unread(held):
     cloud, vm = _pinned(held=held, image_fault=m.IMAGE_ABSENT)
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     finding = auditor.finding(vm, H1)
     assert (finding.verdict, finding.actions) == (m.WRONG_AMOUNT,
                                                   (m.DELETE_AND_HEAL,))
@@ -394,7 +398,7 @@ def test_what_no_image_explains_is_repaired_though_the_image_is_unread(held):
 
 def test_a_server_booted_from_a_volume_is_judged_by_its_flavor_alone():
     cloud, vm = _pinned(held={'PCPU': 2, 'MEMORY_MB': 2048}, image='')
-    auditor = classify.Auditor(cloud.snapshot())
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     finding = auditor.finding(vm, H1)
     assert (finding.verdict, finding.actions) == (m.WRONG_AMOUNT,
                                                   (m.DELETE_AND_HEAL,))

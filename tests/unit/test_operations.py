@@ -40,6 +40,8 @@ from tests.unit.cloud import uid
 pytestmark = pytest.mark.horizon
 
 CLIENTS = client.Clients('placement', 'nova')
+UNPROTECTED = conf.RunSettings(min_age=0, concurrency=1)
+"""Every allocation judged, one request at a time."""
 
 
 def leaky_cloud():
@@ -58,7 +60,7 @@ def audited(cloud):
     with mock.patch.object(client, 'validate_token'), \
             mock.patch.object(collect, 'full_snapshot',
                               return_value=cloud.snapshot()):
-        return report.audit(CLIENTS, 0, 1)
+        return report.audit(CLIENTS, UNPROTECTED)
 
 
 def test_the_audit_reads_now_and_closes_its_progress():
@@ -66,7 +68,8 @@ def test_the_audit_reads_now_and_closes_its_progress():
     with mock.patch.object(client, 'validate_token') as validate, \
             mock.patch.object(collect, 'full_snapshot',
                               return_value=leaky_cloud().snapshot()) as read:
-        found = report.audit(CLIENTS, 0, 3, progress)
+        found = report.audit(CLIENTS, conf.RunSettings(
+            min_age=0, concurrency=3), progress)
     validate.assert_called_once_with(CLIENTS)
     assert read.call_args.kwargs == {'concurrency': 3, 'progress': progress,
                                      'network_client': None,
@@ -81,7 +84,7 @@ def test_the_audit_keeps_one_tree_by_name_or_uuid(wanted):
     with mock.patch.object(client, 'validate_token'), \
             mock.patch.object(collect, 'full_snapshot',
                               return_value=leaky_cloud().snapshot()):
-        found = report.audit(CLIENTS, 0, 1, provider=wanted)
+        found = report.audit(CLIENTS, UNPROTECTED, provider=wanted)
     assert [p.provider.name for p in found.providers] == ['host2']
 
 
@@ -90,7 +93,7 @@ def test_an_unknown_provider_is_its_own_lookup_error():
             mock.patch.object(collect, 'full_snapshot',
                               return_value=leaky_cloud().snapshot()), \
             pytest.raises(report.NoSuchProvider):
-        report.audit(CLIENTS, 0, 1, provider='nowhere')
+        report.audit(CLIENTS, UNPROTECTED, provider='nowhere')
 
 
 def test_a_failed_read_still_closes_the_progress():
@@ -99,7 +102,7 @@ def test_a_failed_read_still_closes_the_progress():
             mock.patch.object(collect, 'full_snapshot',
                               side_effect=RuntimeError), \
             pytest.raises(RuntimeError):
-        report.audit(CLIENTS, 0, 1, progress)
+        report.audit(CLIENTS, UNPROTECTED, progress)
     progress.close.assert_called_once_with()
 
 
@@ -155,7 +158,9 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
     done = repair.Outcome(planned.selection, repair.DONE, 'ok')
     with mock.patch.object(repair, 'apply', return_value=[done]) as apply:
         outcomes = repairs.apply_previewed(CLIENTS, 'journal',
-                                           [planned, refused], 60, ['vm'])
+                                           [planned, refused],
+                                           conf.RunSettings(min_age=60),
+                                           ['vm'])
     apply.assert_called_once_with('placement', 'nova', 'journal', ['plan'],
                                   min_age=60, instance_hints=['vm'],
                                   network_client=None, image_client=None)
@@ -258,17 +263,21 @@ def test_a_host_nova_migrated_from_is_known():
 
 
 def test_the_store_keeps_a_snapshot_for_two_full_sweep_intervals():
-    assert snapshot.store('cloud', 900).timeout == 1800
+    assert snapshot.store(
+        'cloud', conf.RunSettings(full_sweep_interval=900)).timeout == 1800
     assert snapshots.Store('cloud').timeout == \
         snapshots.lifetime(conf.FULL_SWEEP.default)
+
+
+SETTINGS = conf.RunSettings(min_age=60, concurrency=4)
 
 
 def test_written_consumers_are_left_touched_when_rereading_fails():
     store = mock.Mock()
     with mock.patch.object(snapshots, 'patch',
                            side_effect=RuntimeError) as patch:
-        snapshot.note_written(store, CLIENTS, {'c', None}, True, 60, 4)
-    patch.assert_called_once_with(store, CLIENTS, {'c'}, 60, 4)
+        snapshot.note_written(store, CLIENTS, {'c', None}, True, SETTINGS)
+    patch.assert_called_once_with(store, CLIENTS, {'c'}, SETTINGS)
     store.want.assert_called_once_with()
     store.touch.assert_called_once_with({'c'})
 
@@ -276,7 +285,7 @@ def test_written_consumers_are_left_touched_when_rereading_fails():
 def test_nothing_written_reads_nothing():
     store = mock.Mock()
     with mock.patch.object(snapshots, 'patch') as patch:
-        snapshot.note_written(store, CLIENTS, {None}, False, 60, 4)
+        snapshot.note_written(store, CLIENTS, {None}, False, SETTINGS)
     assert not patch.called and not store.want.called
 
 
@@ -303,10 +312,11 @@ def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
     Neutron and Glance are handed on in the preview and at submit."""
     clients = client.Clients('placement', 'nova', None, 'network', 'image')
     with mock.patch.object(decommission_writes, 'preview') as preview:
-        decommission.preview(clients, 'host1', 0)
+        decommission.preview(clients, 'host1', conf.RunSettings(min_age=0))
     assert preview.call_args.kwargs['network_client'] == 'network'
     assert preview.call_args.kwargs['image_client'] == 'image'
     with mock.patch.object(decommission_writes, 'apply') as apply:
-        decommission.apply(clients, 'journal', 'host1', [], (), 0)
+        decommission.apply(clients, 'journal', 'host1', [], (),
+                           conf.RunSettings(min_age=0))
     assert apply.call_args.kwargs['network_client'] == 'network'
     assert apply.call_args.kwargs['image_client'] == 'image'

@@ -570,3 +570,16 @@ def test_decommission_names_the_unknown_consumers_owner():
                                        'host2', '-f', 'json')
     (row,) = [r for r in json.loads(out) if r['Consumer'] == GHOST]
     assert 'project web (p), user alice (u)' in row['Message']
+
+
+def test_show_a_provider_says_how_its_owner_was_proven():
+    from orphan_dashboard.audit import classify
+    from orphan_dashboard.audit import ownership
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+    audited = classify.audit(Cloud().snapshot(), min_age=600)
+    code, out = run(osc_commands.ShowOrphan, uid('host2'), '-f', 'json',
+                    audited=audited)
+    shown = json.loads(out)
+    assert (shown['owner'], shown['owner_proof']) == (
+        'nova', ownership.COMPUTE_NODE)

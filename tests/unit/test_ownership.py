@@ -17,8 +17,8 @@ import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
-from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
+from orphan_dashboard.audit import report as assembly
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import COMPUTE
 from tests.unit.cloud import read_topology
@@ -44,7 +44,7 @@ def foreign_cloud():
 
 def test_only_a_provably_nova_provider_is_orphaned():
     cloud, rp = foreign_cloud()
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     for name in ('segment', 'blazar', 'stranger'):
         assert not report.provider(rp[name]).orphaned_provider, name
     assert report.provider(rp['gone']).orphaned_provider
@@ -62,7 +62,7 @@ def test_the_owner_nova_trait_proves_it_whatever_the_inventory():
     cloud, rp = foreign_cloud()
     cloud.classes[rp['gone']] = ('CUSTOM_WHATEVER',)
     cloud.tag(rp['gone'])
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert report.provider(rp['gone']).orphaned_provider
 
 
@@ -119,9 +119,10 @@ def test_a_report_without_ownership_facts_keeps_its_shape():
     del cloud.hypervisors[dead]
     snapshot = cloud.snapshot()
     snapshot.inventory_classes = None
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     assert report.provider(dead).orphaned_provider
-    assert m.ProviderReport.__dataclass_fields__['owner'].default is None
+    owner = assembly.ProviderReport.__dataclass_fields__['owner']
+    assert owner.default is None
 
 
 def children_cloud():
@@ -175,7 +176,7 @@ def test_every_childs_owner_at_once_as_one_at_a_time():
             for rp in (agent, nic, pci, device, unnamed, tagged,
                        k['blazar'])} == dict(
         expected, **{pci: 'nova', tagged: 'nova'})
-    assert classify.audit(snapshot).child_owners == expected
+    assert classify.audit(snapshot, min_age=600).child_owners == expected
 
 
 def test_a_childs_owner_from_its_own_record():
@@ -199,7 +200,7 @@ def test_a_childs_owner_from_its_own_record():
 def test_a_tree_holding_another_services_child_is_not_offered_a_delete():
     cloud, rp = foreign_cloud()
     agent = cloud.child(rp['gone'], 'gone:Open vSwitch agent')
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert report.provider(rp['gone']).foreign_children == (agent,)
     assert not report.provider(rp['gone']).orphaned_provider
     assert report.provider(rp['gone']).needs_attention
@@ -230,7 +231,7 @@ def test_the_sweep_reads_every_owner_trait_and_a_foreign_one_wins():
     assert ownership.provider_owner(snapshot, rp['pci']) == 'nova'
     assert ownership.root_owner(snapshot, rp['accel']) == 'cyborg'
     assert ownership.child_owners(snapshot) == {rp['gpu']: 'cyborg'}
-    report = classify.audit(snapshot)
+    report = classify.audit(snapshot, min_age=600)
     assert report.provider(rp['accel']).owner == 'cyborg'
     assert not report.provider(rp['accel']).orphaned_provider
     assert [a for a in placement.asked if a[0] == '/traits'] == [
@@ -286,3 +287,88 @@ def test_novas_trait_proves_a_child_whatever_its_name_and_class():
                                  ('OWNER_NOVA',)) == 'nova'
     assert ownership.child_owner('host1_amd_sev', ('MEM_ENCRYPTION_CONTEXT',),
                                  ('OWNER_CYBORG',)) == 'cyborg'
+
+
+NOVA_NAMES = frozenset({'host1', 'host2'})
+
+
+@pytest.mark.parametrize('name,traits,classes,node,owner,proof', [
+    ('anything', (), (), True, 'nova', ownership.COMPUTE_NODE),
+    ('anything', ('OWNER_NOVA',), (), True, 'nova', ownership.COMPUTE_NODE),
+    ('anything', ('OWNER_NOVA',), ('IPV4_ADDRESS',), False, 'nova',
+     ownership.TRAIT),
+    ('dev', ('OWNER_CYBORG',), ('VCPU',), False, 'cyborg', ownership.TRAIT),
+    ('host9', (), ('VCPU', 'MEMORY_MB', 'DISK_GB'), False, 'nova',
+     ownership.INVENTORY),
+    (uid('ironic-node'), (), ('CUSTOM_BAREMETAL_GOLD',), False, 'nova',
+     ownership.INVENTORY),
+    ('host1', (), (), False, 'nova', ownership.NOVA_HOST),
+    ('host1', (), None, False, 'nova', ownership.NOVA_HOST),
+    (SEGMENT, (), ('IPV4_ADDRESS',), False, 'neutron', ownership.NAME),
+    ('router-net', (), ('IPV4_ADDRESS',), False, 'neutron', ownership.CLASS),
+    ('blazar_host1', (), (), False, 'blazar', ownership.NAME),
+    ('host1', (), ('VCPU', 'CUSTOM_SOMETHING'), False, None,
+     ownership.UNPROVEN),
+    ('host9', (), None, False, None, ownership.UNPROVEN),
+])
+def test_how_a_roots_owner_is_proven(name, traits, classes, node, owner,
+                                     proof):
+    """Who and how, from the one rule :func:`likely_owner` answers by."""
+    found = ownership.likely_ownership(name, traits, classes, NOVA_NAMES,
+                                       node)
+    assert found == (owner, proof)
+    assert found.owner == ownership.likely_owner(name, traits, classes,
+                                                 NOVA_NAMES, node)
+
+
+@pytest.mark.parametrize('name,classes,traits,owner,proof', [
+    ('host1_0000:81:00.0', ('CUSTOM_PCI_8086_1563',), (), 'nova',
+     ownership.SHAPE),
+    ('host1_0000:81:00.0', ('CUSTOM_PCI_8086_1563',), ('OWNER_NOVA',),
+     'nova', ownership.TRAIT),
+    ('host1_pci_0000_84_00_0', ('VGPU',), (), 'nova', ownership.SHAPE),
+    ('host1_amd_sev', (), (), 'nova', ownership.SHAPE),
+    ('host3_0000:81:00.0', ('PGPU',), (), 'cyborg', ownership.CLASS),
+    ('host1_amd_sev', ('MEM_ENCRYPTION_CONTEXT',), ('OWNER_CYBORG',),
+     'cyborg', ownership.TRAIT),
+    ('host1:Open vSwitch agent:br-phys', (), (), 'neutron', ownership.NAME),
+    ('host1_0000:81:00.0', ('MEMORY_MB',), (), None, ownership.UNPROVEN),
+    ('something', ('CUSTOM_PCI_8086_1563',), (), None, ownership.UNPROVEN),
+])
+def test_how_a_childs_owner_is_proven(name, classes, traits, owner, proof):
+    found = ownership.child_ownership(name, classes, traits)
+    assert found == (owner, proof)
+    assert found.owner == ownership.child_owner(name, classes, traits)
+
+
+def test_a_compute_node_without_novas_trait_is_novas_in_a_mixed_cloud():
+    """Nova 34 tags what it makes ``OWNER_NOVA``; a compute still on an
+    older Nova tags nothing: the trait's absence proves nothing, so
+    host2's untagged node and device are Nova's as its listing and its
+    device's name say, not foreign nor unproven."""
+    cloud = Cloud()
+    host1, host2 = uid('host1'), uid('host2')
+    cloud.tag(host1)
+    tagged = cloud.device('host1', tagged=True)
+    untagged = cloud.device('host2')
+    gone = cloud.host('gone')
+    del cloud.hypervisors[gone]
+    snapshot = cloud.snapshot()
+    report = classify.audit(snapshot, min_age=600)
+    assert (report.provider(host2).owner,
+            report.provider(host2).owner_proof) == (
+        'nova', ownership.COMPUTE_NODE)
+    assert (report.provider(host1).owner,
+            report.provider(host1).owner_proof) == (
+        'nova', ownership.COMPUTE_NODE)
+    assert (report.provider(gone).owner, report.provider(gone).owner_proof) \
+        == ('nova', ownership.INVENTORY)
+    assert report.provider(gone).orphaned_provider
+    assert report.provider(host2).foreign_children == ()
+    assert report.provider(host2).children == (
+        (untagged, ('nova', ownership.SHAPE)),)
+    assert report.provider(host1).children == (
+        (tagged, ('nova', ownership.TRAIT)),)
+    assert ownership.provider_ownership(snapshot, untagged) == (
+        'nova', ownership.SHAPE)
+    assert report.child_owners == {}

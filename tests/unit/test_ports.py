@@ -26,6 +26,7 @@ from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import rendering
 from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import commands
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
@@ -59,8 +60,8 @@ def unbound_cloud(name):
     return cloud, nics, web, cloud.port(name, web, None, {BW: 500})
 
 
-def findings(cloud, consumer, **kwargs):
-    auditor = classify.Auditor(cloud.snapshot(), **kwargs)
+def findings(cloud, consumer, min_age=600, **kwargs):
+    auditor = classify.Auditor(cloud.snapshot(), min_age=min_age, **kwargs)
     return auditor, {f.provider: f
                      for f in auditor.consumer_findings(consumer)}
 
@@ -72,7 +73,7 @@ def test_a_port_s_request_held_where_its_binding_says_is_ok():
         uid('host1'): m.OK, nics['host1']: m.OK}
     assert 'port web-port of server web requests it' in str(
         found[nics['host1']].reason)
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert not report.provider(uid('host1')).mismatched
 
 
@@ -92,7 +93,7 @@ def test_a_deleted_port_leaves_leaked_resources_released_alone():
         uid('host1'): FLAVOR, nics['host1']: {BW: 1000}}
     assert released.after == {uid('host1'): FLAVOR}
     assert released.generation == 1
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     tree = report.provider(uid('host1'))
     assert tree.usage == {**FLAVOR, BW: 1000}
     assert tree.needed == FLAVOR
@@ -106,7 +107,7 @@ def test_release_removes_only_what_no_port_requests():
     assert found[nics['host1']].resources == {BW: 2000, PPS: 10}
     assert auditor.plan(web, nics['host1'], m.RELEASE).after == {
         uid('host1'): FLAVOR, nics['host1']: {BW: 1000}}
-    tree = classify.audit(cloud.snapshot()).provider(uid('host1'))
+    tree = classify.audit(cloud.snapshot(), min_age=600).provider(uid('host1'))
     assert tree.needed == {**FLAVOR, BW: 1000}
 
 
@@ -121,7 +122,7 @@ def test_a_port_allocation_removed_from_placement_is_healed():
     assert 'web-port' in str(missing.reason)
     healed = auditor.plan(web, nics['host1'], m.HEAL)
     assert healed.after == {uid('host1'): FLAVOR, nics['host1']: {BW: 1000}}
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert report.provider(uid('host1')).needed == {**FLAVOR, BW: 1000}
 
 
@@ -249,7 +250,7 @@ def test_a_port_placed_nowhere_is_healed_on_its_one_candidate_neutron_first():
     assert planned.ports == {port: {
         'name': 'new-port', 'revision': 3, 'before': {},
         'after': {'allocation': {group: nics['host1']}}}}
-    commands_ = plan.osc_commands(planned)
+    commands_ = commands.for_plan(planned)
     assert commands_[0].startswith(
         "openstack port set --binding-profile '{\"allocation\": ")
     assert commands_[0].endswith(port)
@@ -493,9 +494,10 @@ def test_ports_are_listed_with_their_few_fields_and_kept_with_a_request():
 
 def test_the_report_says_when_neutron_was_not_read():
     cloud, nics, web = qos_cloud()
-    assert reasons.neutron_unread(classify.audit(cloud.snapshot())) is None
+    assert reasons.neutron_unread(
+        classify.audit(cloud.snapshot(), min_age=600)) is None
     cloud.ports, cloud.neutron = None, m.NEUTRON_FORBIDDEN
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert report.neutron == m.NEUTRON_FORBIDDEN
     out = io.StringIO()
     rendering.print_text(report, out)
@@ -527,12 +529,12 @@ def test_neutron_unread_is_said_only_where_it_protected_something():
     web = cloud.server('web', 'host1')
     cloud.allocate(web, uid('host1'))
     cloud.neutron = m.NEUTRON_ABSENT
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert (report.neutron, report.ports_unjudged) == (m.NEUTRON_ABSENT, 0)
     assert reasons.neutron_unread(report) is None
     cloud, nics, web = qos_cloud()
     cloud.ports, cloud.neutron = None, m.NEUTRON_ABSENT
-    report = classify.audit(cloud.snapshot())
+    report = classify.audit(cloud.snapshot(), min_age=600)
     assert report.ports_unjudged == 1
     assert 'Neutron is not in the catalog' in str(
         reasons.neutron_unread(report))

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ports
+from orphan_dashboard.audit import report as assembly
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import DEVICES
 from tests.unit.cloud import LONG_AGO
@@ -289,7 +290,7 @@ def applied(snapshot, plan):
 def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
                                                                 min_age):
     auditor = classify.Auditor(snapshot, min_age=min_age)
-    report = auditor.report()
+    report = assembly.report(auditor)
     for finding in report.findings:
         # The preview and the confirm ask the same function as the report.
         assert auditor.finding(finding.consumer, finding.provider) == finding
@@ -406,7 +407,7 @@ def test_the_generator_reaches_every_port_verdict():
         def check(snapshot):
             auditor = classify.Auditor(snapshot, min_age=600)
             return any(check_finding(auditor, f)
-                       for f in auditor.report().findings)
+                       for f in assembly.report(auditor).findings)
         return check
 
     def on_nic(verdict, action):

@@ -22,6 +22,7 @@ from babel.messages import pofile
 import pytest
 
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import messages
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from tests.unit.cloud import Cloud
@@ -39,7 +40,7 @@ def _used_codes():
     for path in PACKAGE.rglob('*.py'):
         text = path.read_text()
         used |= set(CODE.findall(text))
-        used |= set(NAMED_CODE.findall(text)) & set(reasons.MESSAGES)
+        used |= set(NAMED_CODE.findall(text)) & set(messages.MESSAGES)
     used |= {'action.' + a for a in m.ACTIONS + (
         m.RESTORE, m.DELETE_PROVIDER, m.DELETE_SERVICE)}
     used |= {'verdict.' + v for v in m.VERDICTS}
@@ -48,8 +49,8 @@ def _used_codes():
 
 def test_every_message_is_used_and_every_code_has_one():
     used = _used_codes()
-    assert used - set(reasons.MESSAGES) == set()
-    assert set(reasons.MESSAGES) - used == set()
+    assert used - set(messages.MESSAGES) == set()
+    assert set(messages.MESSAGES) - used == set()
 
 
 def test_unknown_code_is_refused():
@@ -72,7 +73,8 @@ def test_every_part_of_a_nested_reason_goes_through_gettext():
     mig = cloud.migration('mig', vm, 'finished', kind='resize',
                           source='host1', dest='host2')
     cloud.allocate(mig, uid('host1'))
-    finding = classify.Auditor(cloud.snapshot()).finding(mig, uid('host1'))
+    finding = classify.Auditor(cloud.snapshot(), min_age=600).finding(
+        mig, uid('host1'))
     assert finding.reason.code == 'protected.source_awaiting_confirm'
     assert str(finding.reason) == (
         'source side of resize %s (host1 → host2) of server vm (%s), '
@@ -107,7 +109,7 @@ def test_every_message_is_extracted_by_the_shipped_babel_config(tmp_path):
     with open(pot, 'rb') as f:
         ids = {message.id if isinstance(message.id, str) else message.id[0]
                for message in pofile.read_po(f)}
-    assert set(reasons.MESSAGES.values()) - ids == set()
+    assert set(messages.MESSAGES.values()) - ids == set()
     # Python's gettext_lazy and the templates' {% trans %} too.
     assert 'Orphaned Allocations' in ids
     assert 'Not possible:' in ids

@@ -20,6 +20,7 @@ import pathlib
 import pytest
 
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import messages
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
@@ -59,10 +60,10 @@ def test_every_derived_table_covers_every_entry():
     assert set(labels.ACTIONS) == set(m.ACTION_KINDS)
     assert set(m.CANDIDATE_ACTIONS) == set(m.VERDICT_KINDS)
     for code in m.VERDICT_KINDS:
-        assert 'verdict.' + code in reasons.MESSAGES
+        assert 'verdict.' + code in messages.MESSAGES
         assert labels.verdict(code) != code
     for code in m.ACTION_KINDS:
-        assert 'action.' + code in reasons.MESSAGES
+        assert 'action.' + code in messages.MESSAGES
         assert labels.action(code) != code
     assert sorted(m.PRIORITY) == sorted(m.ACTIONS)
 
@@ -118,7 +119,7 @@ def test_plan_target_has_a_branch_for_every_repair(action):
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, uid('host1'))
     snapshot = cloud.snapshot()
-    auditor = classify.Auditor(snapshot)
+    auditor = classify.Auditor(snapshot, min_age=600)
     try:
         plan.target(snapshot, auditor.topology, vm, action)
     except plan.CannotRepair as exc:

@@ -125,7 +125,7 @@ class Incidents:
         self.snapshot = cloud.snapshot()
         if down_cell == 'host5':
             self.snapshot.hypervisors_listed = False
-        self.report = classify.audit(self.snapshot)
+        self.report = classify.audit(self.snapshot, min_age=600)
 
 
 def plan_row(consumer, provider=H1, action=m.TRIM, before=None, after=None,

@@ -26,6 +26,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import capacity as capacity_ops
+from orphan_dashboard.reading import capacity as capacity_reads
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import H1
@@ -69,7 +70,7 @@ def incidents_with_capacity(host1_up=False):
         snapshot.services['host1'] = m.Service('host1', 'up')
         snapshot.hypervisors[H1] = dataclasses.replace(
             snapshot.hypervisors[H1], state='up')
-        incidents.report = classify.audit(snapshot)
+        incidents.report = classify.audit(snapshot, min_age=600)
     fpga = uid('host4_fpga')
     snapshot.providers[fpga] = m.Provider(fpga, 'host4_fpga', 1, H4, H4)
     snapshot.inventories = {
@@ -351,12 +352,12 @@ class ProjectsTests(AdminViewTests):
         self.mock_names.return_value = {'projects': {'p': 'demo'},
                                         'users': {}}
         usages = {'p': {'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 8}}
-        with mock.patch.object(capacity_ops.placement, 'project_usages',
+        with mock.patch.object(capacity_reads.placement, 'project_usages',
                                side_effect=lambda c, p: usages.get(p, {})), \
-                mock.patch.object(capacity_ops, 'compute_scope',
+                mock.patch.object(capacity_reads, 'compute_scope',
                                   return_value=('nova', 'RegionOne')), \
-                mock.patch.object(capacity_ops.keystone, 'catalog'), \
-                mock.patch.object(capacity_ops.keystone, 'class_limits',
+                mock.patch.object(capacity_reads.keystone, 'catalog'), \
+                mock.patch.object(capacity_reads.keystone, 'class_limits',
                                   return_value=({'VCPU': 16}, {})):
             res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
         self.assertTemplateUsed(res, 'orphaned_allocations/_projects.html')
@@ -388,9 +389,9 @@ class ProjectsTests(AdminViewTests):
         self.mock_report.return_value = incidents.report
         self.mock_capacity.return_value = found
         self.mock_names.return_value = {'projects': {}, 'users': {}}
-        with mock.patch.object(capacity_ops.placement, 'project_usages',
+        with mock.patch.object(capacity_reads.placement, 'project_usages',
                                return_value={'VCPU': 3}), \
-                mock.patch.object(capacity_ops.keystone, 'class_limits',
+                mock.patch.object(capacity_reads.keystone, 'class_limits',
                                   side_effect=ks_exc.NotFound()):
             res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
         text = re.sub(r'\s+', ' ', res.content.decode())

@@ -356,7 +356,7 @@ class BindingTests(AdminViewTests):
     def test_one_node_of_several_needs_the_whole_service_ticked(self):
         cloud, (a, b, c) = ironic()
         snapshot = cloud.snapshot()
-        self.mock_report.return_value = classify.audit(snapshot)
+        self.mock_report.return_value = classify.audit(snapshot, min_age=600)
         with mock.patch.object(decommission_writes, 'read',
                                return_value=snapshot), \
                 mock.patch.object(service, '_clients'):

@@ -25,7 +25,7 @@ from babel.messages import mofile
 from keystoneauth1 import exceptions as ks_exc
 import pytest
 
-from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit import messages
 from orphan_dashboard.content.orphaned_allocations import service
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
@@ -81,11 +81,11 @@ class DetailTests(AdminViewTests):
         """A German catalog translates the engine's reason and what Nova
         says, both built from codes; the rest falls back to English."""
         german = catalog.Catalog(locale='de', domain='django')
-        german.add(reasons.MESSAGES['evacuated_source'],
+        german.add(messages.MESSAGES['evacuated_source'],
                    'evakuiert von %(source)s nach %(host)s (Migration '
                    '%(migration)s, %(status)s); der alte Host hat nie '
                    'aufgeräumt')
-        german.add(reasons.MESSAGES['nova.server'],
+        german.add(messages.MESSAGES['nova.server'],
                    'Server %(name)s (Status %(status)s)')
         locale = tempfile.mkdtemp()
         os.makedirs(os.path.join(locale, 'de', 'LC_MESSAGES'))

@@ -110,7 +110,7 @@ class IndexTests(AdminViewTests):
         snapshot.providers[segment] = m.Provider(
             segment, 'Neutron segment id 2c1f7d3a', 1, segment)
         snapshot.inventory_classes[segment] = ('IPV4_ADDRESS',)
-        self.mock_report.return_value = classify.audit(snapshot)
+        self.mock_report.return_value = classify.audit(snapshot, min_age=600)
         res = self.client.get(INDEX)
         text = ' '.join(res.content.decode().split())
         self.assertIn('of 6 hypervisors need attention.', text)

@@ -74,7 +74,8 @@ class OwnershipTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_no_destructive_action_is_offered(self):
         cloud, segment = segment_cloud()
-        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=600)
         res = self.client.get(INDEX, {'show': 'all'})
         self.assertContains(res, SEGMENT)
         self.assertNotContains(res, 'href="%s?provider=%s"' % (
@@ -90,7 +91,8 @@ class OwnershipTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
     def test_the_delete_url_refuses_it(self):
         cloud, segment = segment_cloud()
-        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=600)
         patches = placement_of(segment)
         for patch in patches:
             patch.start()
@@ -116,7 +118,7 @@ class OwnershipTests(AdminViewTests):
     def test_the_decommission_url_refuses_it(self):
         cloud, segment = segment_cloud()
         snapshot = cloud.snapshot()
-        self.mock_report.return_value = classify.audit(snapshot)
+        self.mock_report.return_value = classify.audit(snapshot, min_age=600)
         patches = placement_of(segment) + [
             mock.patch.object(decommission_writes, 'read',
                               return_value=snapshot),
@@ -197,7 +199,8 @@ class NeutronChildTests(AdminViewTests):
         the tree is not offered; a forged confirm deletes nothing."""
         cloud, host1, nic = nic_cloud()
         agent = cloud.providers[nic].parent_uuid
-        self.mock_report.return_value = classify.audit(cloud.snapshot())
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=600)
         records = {
             host1: dict(nic_record(host1, None, host1), name='host1',
                         inventories={'VCPU': {'total': 8}}, traits=[]),
@@ -242,3 +245,40 @@ class NeutronChildTests(AdminViewTests):
         placement.delete_provider.assert_not_called()
         self.assertTrue(any("is not Nova's" in text for text in
                             self.messages_seen.texts('warning')))
+
+
+class OwnerProofTests(AdminViewTests):
+    """Each owner the panel shows says how it was proven: a compute node
+    of a Nova older than 34 carries no ``OWNER_NOVA`` and is Nova's all
+    the same, by Nova's listing; its device by its name's shape."""
+
+    @helpers.create_mocks({service: ['report', 'inventories']})
+    def test_the_owner_says_how_it_was_proven(self):
+        from tests.unit.cloud import uid
+        cloud, segment = segment_cloud()
+        host2 = uid('host2')
+        device = cloud.device('host2')
+        tagged = cloud.device('host1', address='0000:82:00.0', tagged=True)
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=600)
+        self.mock_inventories.return_value = {}
+        res = self.client.get(INDEX, {'show': 'all'})
+        self.assertContains(res, 'Not a compute node (owner: Neutron)')
+        self.assertContains(res, 'proven by a name that service gives')
+        res = self.client.get(detail(segment))
+        self.assertContains(
+            res, 'Owner: Neutron, proven by a name that service gives')
+        res = self.client.get(detail(host2), {'tab': 'provider__overview'})
+        self.assertContains(
+            res, "Owner: Nova, proven by Nova&#x27;s listing of its "
+                 "compute node")
+        page = ' '.join(res.content.decode().split())
+        self.assertIn(
+            '<td title="%s">host2_0000:81:00.0</td> <td>Nova</td> '
+            '<td>its name&#x27;s shape and class, as Nova makes a '
+            'node&#x27;s child</td>' % device, page)
+        res = self.client.get(detail(uid('host1')),
+                              {'tab': 'provider__overview'})
+        page = ' '.join(res.content.decode().split())
+        self.assertIn('<td title="%s">host1_0000:82:00.0</td> <td>Nova</td> '
+                      '<td>its OWNER_* trait</td>' % tagged, page)

@@ -32,6 +32,7 @@ from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.cli import options
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import journal
 import pytest
 from tests.unit.cloud import Cloud
@@ -129,7 +130,7 @@ class FakeCloud:
 
     def patches(self):
         return [
-            mock.patch.object(collect, 'consumer_snapshot', self.read),
+            mock.patch.object(refresh, 'consumer_snapshot', self.read),
             mock.patch.object(collect, 'full_snapshot', self.read),
             mock.patch.object(placement, 'consumer_allocations',
                               self.consumer_allocations),

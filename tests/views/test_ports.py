@@ -42,7 +42,7 @@ def leaky_report(neutron=m.NEUTRON_READ):
     cloud.allocate(web, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
     cloud.ports = {} if neutron == m.NEUTRON_READ else None
     cloud.neutron = neutron
-    return web, nic, classify.audit(cloud.snapshot())
+    return web, nic, classify.audit(cloud.snapshot(), min_age=600)
 
 
 def link(consumer, provider, action):

@@ -30,8 +30,10 @@ import pytest
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import report as assembly
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 from orphan_dashboard.reading import snapshots
 from orphan_dashboard.reading import sweeps
 from tests.views.base import H1
@@ -84,7 +86,7 @@ def cloud(settings):
             mock.patch.object(client, 'credentials_for_request',
                               return_value=credentials), \
             mock.patch.object(client, 'for_credentials'), \
-            mock.patch.object(collect, 'snapshot', side_effect=collected), \
+            mock.patch.object(refresh, 'snapshot', side_effect=collected), \
             mock.patch.object(classify, 'audit',
                               wraps=classify.audit) as audit:
         state['audits'] = audit
@@ -306,11 +308,11 @@ def test_blobs_are_cut_below_memcacheds_item_limit(monkeypatch):
     monkeypatch.setattr(snapshots, 'CHUNK', 1000)
     cache.clear()
     snapshot = Incidents().snapshot
-    version = STORE.save(snapshot, classify.audit(snapshot), 600)
+    version = STORE.save(snapshot, classify.audit(snapshot, min_age=600), 600)
     assert cache.get(STORE._key('snapshot', version)) > 1
     again = STORE.load_snapshot(version)
     assert again.consumers == snapshot.consumers
-    assert isinstance(STORE.load_report(version), m.Report)
+    assert isinstance(STORE.load_report(version), assembly.Report)
     assert STORE.load_tree(version, H1).provider.uuid == H1
     cache.delete(STORE._key('snapshot', version, 0))
     assert STORE.load_snapshot(version) is None

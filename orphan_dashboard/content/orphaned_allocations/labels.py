@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import reasons
 
 VERDICTS = {code: _(kind.title) for code, kind in m.VERDICT_KINDS.items()}
@@ -179,6 +180,35 @@ def owner(value):
     if not value:
         return _("unknown, not proven Nova's")
     return OWNERS.get(value, value.capitalize())
+
+
+PROOFS = {code: _(title) for code, title in ownership.PROOF_TITLES.items()}
+"""How an owner was proven (the engine's titles, ``N_``-marked in
+:mod:`~audit.ownership`), translated when shown."""
+
+
+def owner_proof(code):
+    """How a provider's owner was proven, to be read after "proven by"."""
+    return PROOFS.get(code, code)
+
+
+def proven_by(proof):
+    """``proven by …``, or None when nothing proved the owner or the
+    report predates the proofs."""
+    if proof in (None, ownership.UNPROVEN):
+        return None
+    return _('proven by %(proof)s') % {'proof': owner_proof(proof)}
+
+
+def owner_proven(value, proof):
+    """A provider's owner and how it was proven: ``Nova, proven by Nova's
+    listing of its compute node``; the owner alone when nothing proved
+    it."""
+    proven = proven_by(proof)
+    if proven is None:
+        return owner(value)
+    return _('%(owner)s, %(proven_by)s') % {'owner': owner(value),
+                                            'proven_by': proven}
 
 
 def snapshot_age(taken_at, now=None):

@@ -75,6 +75,16 @@ def owned_names(report):
     return names
 
 
+def child_owners(tree, names):
+    """Each child of a provider's tree (a ``ProviderReport``) with its
+    owner and how it was proven, as the Overview lists them (``names``:
+    the report's ``{uuid: name}``)."""
+    return [dict(uuid=uuid, name=names.get(uuid, uuid),
+                 owner=labels.owner(found.owner),
+                 proof=labels.owner_proof(found.proof))
+            for uuid, found in tree.children]
+
+
 def server_names(rows):
     """``{consumer uuid: server name}`` of the rows whose finding (or a
     restore's read), as just re-read, names the consumer's server."""
@@ -157,7 +167,7 @@ def decommission_preview(plan, names, owner_names):
             after=side(step.plan.after, names) if step.plan else [],
             kept=kept(step.plan, names),
             bindings=labels.bindings(step.plan, names),
-            commands=service.osc_commands(step.plan) if step.plan else [])
+            commands=service.plan_commands(step.plan))
             for step in (plan.steps if plan else [])],
         'providers': [(names.get(p) or plan.names.get(p, p), p)
                       for p in (plan.providers if plan else [])],

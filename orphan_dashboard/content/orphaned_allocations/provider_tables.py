@@ -15,6 +15,7 @@
 from django import shortcuts
 from django import template
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from horizon import exceptions
@@ -158,8 +159,14 @@ def _state(datum):
     if datum.orphaned_provider:
         return _('%s (orphaned provider)') % state
     if datum.hypervisor is None and not datum.sharing:
-        return _('%(state)s (owner: %(owner)s)') % {
+        owned = _('%(state)s (owner: %(owner)s)') % {
             'state': state, 'owner': labels.owner(datum.owner)}
+        proven = labels.proven_by(datum.owner_proof)
+        if proven is None:
+            return owned
+        return format_html(
+            '{}<br><small class="orphan-owner-proof">{}</small>', owned,
+            proven)
     return state
 
 

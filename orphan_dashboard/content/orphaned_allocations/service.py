@@ -24,7 +24,6 @@ import functools
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
-from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard import conf
@@ -40,7 +39,7 @@ from orphan_dashboard.operations import snapshot
 
 def _store(request):
     return snapshot.store(connect.cloud_for_request(request).key,
-                          conf.FULL_SWEEP.get())
+                          conf.run_settings())
 
 
 _shown = {}
@@ -51,11 +50,8 @@ _shown = {}
 def _sweep(request, store, full=False):
     """Start a background sweep unless one runs (in any process)."""
     return snapshot.start_sweep(
-        store, connect.credentials_for_request(request), full,
-        api_timeout=conf.API_TIMEOUT.get(), python=conf.SWEEP_PYTHON.get(),
-        min_age=conf.MIN_AGE.get(),
-        full_sweep_interval=conf.FULL_SWEEP.get(),
-        concurrency=conf.CONCURRENCY.get())
+        store, connect.credentials_for_request(request), conf.run_settings(),
+        python=conf.SWEEP_PYTHON.get(), full=full)
 
 
 def _current(request):
@@ -64,13 +60,13 @@ def _current(request):
     :func:`operations.snapshot.current`."""
     store = _store(request)
     return store, snapshot.current(
-        store, _shown, conf.MIN_AGE.get(), conf.SNAPSHOT_TTL.get(),
+        store, _shown, conf.run_settings(),
         functools.partial(_sweep, request, store))
 
 
 def report(request):
-    """The audit :class:`~audit.model.Report` of the whole cloud as its
-    :meth:`~audit.model.Report.summary` (no ``ok`` findings), or None
+    """The audit :class:`~audit.report.Report` of the whole cloud as its
+    :meth:`~audit.report.Report.summary` (no ``ok`` findings), or None
     before the first sweep of this cloud has finished.  Its ``taken_at``
     says how old it is."""
     shown = _current(request)[1]
@@ -110,8 +106,8 @@ def capacity(request):
     (before the first sweep, or a snapshot without inventories).  It
     starts no sweep: :func:`report` does, for the same page."""
     store = _store(request)
-    shown = snapshot.current(store, _shown, conf.MIN_AGE.get(),
-                             conf.SNAPSHOT_TTL.get(), lambda full: None)
+    shown = snapshot.current(store, _shown, conf.run_settings(),
+                             lambda full: None)
     return capacity_ops.shown(store, shown, _capacity)
 
 
@@ -123,7 +119,7 @@ def charged_projects(request):
     if found is None:
         return None
     return capacity_ops.projects(_clients(request), found,
-                                 conf.CONCURRENCY.get())
+                                 conf.run_settings())
 
 
 NoSuchFlavor = capacity_ops.NoSuchFlavor
@@ -147,7 +143,7 @@ def flavor_fit(request, listed, flavor_id):
     :data:`NoSuchFlavor` for an unknown id, :data:`CannotJudgeFlavor` for
     a flavor whose request a flavor alone cannot say."""
     flavor = capacity_ops.find_flavor(listed, flavor_id)
-    resources = capacity_ops.request(flavor.flavor)
+    resources = heal.resources_from_flavor(flavor.flavor)
     found = capacity(request)
     if found is None:
         return None
@@ -197,12 +193,12 @@ def note_written(request, consumers=(), providers_changed=False):
     """After our own writes: the shown snapshot re-reads the consumers at
     once (a refresh is asked for when providers changed)."""
     snapshot.note_written(_store(request), _clients(request), consumers,
-                          providers_changed, conf.MIN_AGE.get(),
-                          conf.CONCURRENCY.get())
+                          providers_changed, conf.run_settings())
 
 
 def _clients(request):
-    return connect.for_request(request, timeout=conf.API_TIMEOUT.get())
+    return connect.for_request(request,
+                               timeout=conf.run_settings().api_timeout)
 
 
 def _journal(request):
@@ -224,7 +220,7 @@ def selections(request, chosen, provider_uuids):
 def preview(request, selections_, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection."""
     return repairs.preview(_clients(request), selections_,
-                           conf.MIN_AGE.get(), instance_hints)
+                           conf.run_settings(), instance_hints)
 
 
 def apply(request, plans, instance_hints=()):
@@ -232,7 +228,7 @@ def apply(request, plans, instance_hints=()):
     clients = _clients(request)
     try:
         return repairs.apply(clients, _journal(request), plans,
-                             conf.MIN_AGE.get(), instance_hints)
+                             conf.run_settings(), instance_hints)
     finally:
         note_written(request, {p.consumer for p in plans})
 
@@ -366,7 +362,7 @@ def preview_decommission(request, provider_uuid, whole_service=False):
     ``whole_service``, every node of its compute service) takes, read now;
     the instance hints come from the snapshot shown."""
     return decommission_ops.preview(
-        _clients(request), provider_uuid, conf.MIN_AGE.get(),
+        _clients(request), provider_uuid, conf.run_settings(),
         instance_hints=_hints_for_tree(request, provider_uuid),
         whole_service=whole_service)
 
@@ -384,7 +380,7 @@ def decommission_apply(request, provider_uuid, plans, chosen, bound=None,
     try:
         return decommission_ops.apply(
             clients, _journal(request), provider_uuid, plans,
-            chosen, conf.MIN_AGE.get(),
+            chosen, conf.run_settings(),
             instance_hints=_hints_for_tree(request, provider_uuid),
             bound=bound, children=children)
     finally:
@@ -417,7 +413,7 @@ format_resources = reasons.format_resources
 format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
 neutron_unread = reasons.neutron_unread
-osc_commands = plan.osc_commands
+plan_commands = repairs.commands
 restorable_entry = restore_rules.restorable
 """Whether a journal entry's *before* can be put back, given the entries
 of its subject still in effect."""

@@ -293,7 +293,10 @@ class OverviewTab(tabs.Tab):
                 'capacity': presenters.capacity_bars(tree.classes)
                 if tree else None,
                 'service_state': labels.service_state(report.service_state),
-                'owner': labels.owner(report.owner),
+                'owner': labels.owner_proven(report.owner,
+                                             report.owner_proof),
+                'children': presenters.child_owners(
+                    report, self.tab_group.kwargs['report'].names),
                 'hypervisor_url': actions.hypervisor_url(report.hypervisor)
                 if report.hypervisor else None}
 

@@ -168,7 +168,8 @@ class DetailView(_FilteredTabsView):
         context['provider_report'] = self.provider_report
         context['service_state'] = labels.service_state(
             self.provider_report.service_state)
-        context['owner'] = labels.owner(self.provider_report.owner)
+        context['owner'] = labels.owner_proven(
+            self.provider_report.owner, self.provider_report.owner_proof)
         return context
 
 

@@ -9,4 +9,5 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
+
 """``manage.py orphan_audit``: ``orphan-audit`` with Horizon's settings."""

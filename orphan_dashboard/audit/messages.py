@@ -1,0 +1,495 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Every message of the engine, by code: what :class:`~reasons.Reason`
+renders.
+
+Each is marked with :func:`~model.N_`, one of Babel's default keywords
+(the names of verdicts and actions are marked where :mod:`.model`
+declares them), so ``manage.py extract_messages -m orphan_dashboard``
+(``babel-django.cfg``) extracts them; the panel translates them with
+``gettext``, the CLI prints them in English (:mod:`.reasons`).
+"""
+
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit.model import N_
+
+
+MESSAGES = {
+    # What Nova says of a consumer.
+    'nova.server': N_('server %(name)s (%(status)s)'),
+    'nova.migration': N_('%(type)s %(source)s → %(dest)s (%(status)s)'),
+    'nova.deleted_server': N_('deleted server'),
+    'nova.unknown': N_('not known to Nova'),
+
+    # A migration in words: "resize 1f0e... (host2 → host3)".
+    'move': N_('%(type)s %(migration)s (%(source)s → %(dest)s)'),
+
+    # Verdicts.
+    'ok.lives_here': N_('server %(server)s lives on %(host)s'),
+    'ok.nothing_left': N_('no longer holds anything on this provider'),
+    'deleted_instance': N_(
+        'server %(server)s is deleted (Nova still has its instance '
+        'actions) but its allocation was left behind'),
+    'unknown_consumer': N_(
+        'neither a server nor a migration Nova knows: it may belong to '
+        'another service or to an archived instance'),
+    'evacuated_source': N_(
+        'evacuated from %(source)s to %(host)s (migration %(migration)s, '
+        '%(status)s); the source compute never cleaned up'),
+    'moved': N_('server lives on %(host)s with no migration in progress'),
+    'shelved_offloaded': N_(
+        'server is shelved and offloaded (Nova removed its allocations '
+        'when it offloaded it and allocates again when it unshelves it) '
+        'yet holds resources here'),
+    'moved.no_node': N_(
+        'server has no compute node (status %(status)s) yet holds '
+        'resources here'),
+    'stale_migration': N_(
+        '%(move)s of server %(server)s ended (%(status)s) but its '
+        'allocation was left behind'),
+    'missing': N_('server lives on %(host)s but holds no allocation there'),
+    'missing.elsewhere': N_(
+        'server lives on %(host)s but holds no allocation there; its '
+        'allocation is on %(elsewhere)s: see there'),
+    'wrong_amount': N_(
+        'holds %(held)s here but its flavor %(flavor)s needs %(needs)s'),
+    'wrong_amount.port': N_(
+        'holds %(held)s on %(provider)s but its port %(ports)s requests '
+        '%(needs)s there (a QoS rule changed and Neutron could not update '
+        'the allocation?)'),
+    'wrong_amount.port_to_bind': N_(
+        'holds %(held)s on %(provider)s but its ports %(ports)s request '
+        '%(needs)s there: a binding among them places its request on no '
+        "provider of %(host)s, and Placement's one allocation candidate "
+        'there is this one (a repair names it in the binding in Neutron '
+        'first)'),
+    'missing.port': N_(
+        'its port %(ports)s requests %(needs)s on %(provider)s, but the '
+        'server holds nothing there'),
+    'missing.port_unplaced': N_(
+        'its port %(ports)s requests %(needs)s, but its binding places it '
+        'on no provider of %(host)s, and %(candidates)s'),
+    'missing.port_to_bind': N_(
+        'its port %(ports)s requests %(needs)s, but its binding places it '
+        "on no provider of %(host)s: Placement's one allocation candidate "
+        'there is %(provider)s (a heal names it in the binding in Neutron '
+        'first, then allocates it)'),
+    'candidates.unread': N_(
+        'Placement did not answer for its allocation candidates there '
+        '(the next audit asks again)'),
+    'candidates.none': N_(
+        'Placement offers no allocation candidate there'),
+    'candidates.several': N_(
+        'Placement offers several allocation candidates there '
+        "(%(providers)s): which one is the port's cannot be told"),
+    'leaked_port': N_(
+        'holds %(leaked)s on %(provider)s that no current port of server '
+        '%(server)s requests there (a bound port deleted in Neutron, Nova '
+        'bug 1820588, or a detach that failed to free it)'),
+    'ok.port': N_('port %(ports)s of server %(server)s requests it'),
+    'ok.port_unbound': N_(
+        'port %(ports)s of server %(server)s requests it; its binding in '
+        'Neutron names no provider of %(host)s, but this one holds it for '
+        'the server and no other binding claims it (Placement is right: '
+        'only the binding lacks its allocation, which a repair of this '
+        'server writes first)'),
+    'incomplete_consumer': N_(
+        'written before Placement 1.8: its project and user are the '
+        'incomplete-consumer placeholder, so quota counted from Placement '
+        'charges nobody; its server belongs to project %(project)s, user '
+        '%(user)s'),
+
+    # Why a consumer is protected.
+    'protected.unresolved': N_(
+        'Nova could not tell what this consumer is (its instance actions '
+        'could not be read)'),
+    'protected.down_cell_consumer': N_(
+        'not a server or migration Nova knows, but a cell is down and it '
+        'could live there'),
+    'protected.down_cell_server': N_(
+        'server is in a cell Nova cannot reach right now'),
+    'protected.down_cell_host': N_(
+        'on a compute node of host %(host)s, in a cell Nova cannot reach '
+        'right now'),
+    'protected.unconfirmed_node': N_(
+        'Nova could not list its compute nodes (a cell is down): '
+        '%(provider)s could be one of the down cell\'s'),
+    'protected.resize_awaiting_confirm': N_(
+        'resize awaiting confirm or revert'),
+    'protected.awaiting_confirm': N_('%(move)s awaiting confirm or revert'),
+    'protected.task': N_('task %(task)s in progress'),
+    'protected.building': N_('server is still building'),
+    'protected.moving': N_('%(move)s in progress (%(status)s)'),
+    'protected.no_provider': N_(
+        'its compute node %(node)s has no resource provider'),
+    'protected.source_awaiting_confirm': N_(
+        'source side of %(move)s of server %(server)s, awaiting confirm or '
+        'revert'),
+    'protected.migration': N_(
+        '%(move)s of server %(server)s in progress (%(status)s)'),
+    'protected.young': N_(
+        'written %(age)d s ago, younger than the %(min_age)d s protection'),
+    'protected.young_server': N_(
+        'server created %(age)d s ago, younger than the %(min_age)d s '
+        'protection'),
+    'protected.young_finding': N_('%(young)s (%(reason)s)'),
+    'protected.holds_nothing': N_('holds nothing here, but %(protection)s'),
+    'neutron.absent': N_(
+        'Neutron is not in the catalog: the allocations on NIC providers '
+        'are protected, every other verdict is made as usual'),
+    'neutron.down': N_(
+        'Neutron did not answer: the allocations on NIC providers are '
+        'protected, every other verdict is made as usual'),
+    'neutron.forbidden': N_(
+        'Neutron refused to list ports: the allocations on NIC providers '
+        'are protected, every other verdict is made as usual'),
+    'protected.neutron_absent': N_(
+        'Neutron is not in the catalog: which ports request these '
+        'resources cannot be checked'),
+    'protected.neutron_down': N_(
+        'Neutron did not answer: which ports request these resources '
+        'cannot be checked'),
+    'protected.neutron_forbidden': N_(
+        'Neutron refused to list ports: which ports request these '
+        'resources cannot be checked'),
+
+    # Why a repair cannot be planned.
+    'cannot.no_flavor': N_(
+        'Nova does not show the flavor of server %(server)s with its extra '
+        'specs: what it needs cannot be computed'),
+    'cannot.heal': N_('cannot heal server %(server)s: %(why)s'),
+    'cannot.accelerator': N_(
+        'flavor requests an accelerator device profile'),
+    'cannot.unsuffixed_vgpu': N_(
+        'flavor requests unsuffixed resources:VGPU'),
+    'cannot.split_sharing': N_(
+        '%(resource_class)s is split over %(count)d sharing providers: '
+        'which one to heal is a choice to make by hand'),
+    'cannot.not_rebuildable': N_(
+        'it holds %(lost)s, which no flavor can rebuild, and its current '
+        'host holds none of it: heal those allocations first (nova-manage '
+        'placement heal_allocations --instance %(server)s) or move them by '
+        'hand'),
+    'cannot.on_child': N_('%(resources)s on %(provider)s (a child of '
+                          '%(root)s)'),
+    'cannot.port_unplaced': N_(
+        'port %(ports)s of server %(server)s: its binding places it on no '
+        'provider of %(host)s, and %(candidates)s; a migration of the '
+        'server re-creates its allocations and bindings on its target, or '
+        "set the port's binding:profile allocation by hand"),
+    'cannot.no_node_to_trim': N_('the server has no compute node to trim to'),
+    'cannot.trim_leaves_nothing': N_(
+        'trimming would leave it nothing on its current host %(host)s: '
+        'delete and heal instead'),
+    'cannot.not_a_server': N_('not a server: there is no flavor to heal '
+                              'from'),
+    'cannot.no_node_to_heal': N_('the server has no compute node to heal '
+                                 'on'),
+    'cannot.unknown_action': N_('unknown action %(action)s'),
+    'cannot.nothing_to_change': N_('nothing to change'),
+    'cannot.unknown_owner': N_(
+        'the project and user of consumer %(consumer)s are unknown'),
+    'cannot.still_wrong': N_(
+        'after %(action)s it would still be %(verdict)s: %(reason)s'),
+    'restore.would_be': N_(
+        'after the restore it would be %(verdict)s: %(reason)s'),
+    'cannot.already_restored': N_(
+        'consumer %(consumer)s is already as it was before'),
+    'cannot.changed_since': N_(
+        'consumer %(consumer)s changed since this repair: it now holds '
+        '%(now)s, not %(then)s'),
+    'cannot.port_changed_since': N_(
+        "port %(port)s changed since this repair: its binding's allocation "
+        'is now %(now)s, not %(then)s'),
+
+    # Why a chosen repair is refused.
+    'refused.nothing_left': N_(
+        'Nothing to %(action)s: consumer %(consumer)s no longer holds '
+        'anything on %(provider)s.'),
+    'refused.nothing_to_do': N_('Nothing to %(action)s: %(reason)s.'),
+    'refused.not_now': N_('Not now: %(reason)s.'),
+    'refused.cannot': N_('Cannot %(action)s: %(reason)s.'),
+    'refused.other_repairs': N_(
+        'Cannot %(action)s here (%(reason)s); what would put it right: '
+        '%(actions)s.'),
+
+    # What blocks a decommission.
+    'blocker.service_up': N_(
+        'compute service %(host)s is up: stop it or force it down first'),
+    'blocker.servers': N_(
+        'servers still on it (live-migrate or evacuate them first): '
+        '%(servers)s'),
+    'blocker.consumer': N_('consumer %(consumer)s: %(error)s'),
+    'blocker.unknown_consumer': N_(
+        'consumer %(consumer)s is not known to Nova: delete it by choice, or '
+        'find its owner'),
+    'blocker.not_now': N_('not now: %(reason)s'),
+    'blocker.blocked': N_('%(reason)s, and no repair: %(blocked)s'),
+    'blocker.no_repair': N_('%(reason)s, and no repair applies'),
+    'blocker.still_on': N_('%(action)s would still leave it on '
+                           '%(providers)s'),
+    'blocker.not_nova': N_(
+        "provider %(provider)s is not Nova's (likely %(owner)s's): only its "
+        'owner may delete it'),
+    'blocker.not_proven': N_(
+        "provider %(provider)s is not proven Nova's (no OWNER_NOVA trait, "
+        'not shaped like a compute node): only its owner may delete it'),
+    'blocker.several_nodes': N_(
+        'compute service %(host)s serves %(count)d nodes (%(nodes)s): '
+        'decommission one of them, or choose the whole service'),
+    'blocker.node_listed': N_(
+        'Nova still has compute node %(node)s: only deleting compute '
+        'service %(host)s, the whole service, removes it'),
+    'blocker.foreign_child': N_(
+        "provider %(provider)s is %(owner)s's, not Nova's: %(remedy)s, or "
+        'tick it to delete it here'),
+    'blocker.child_named': N_(
+        'provider %(provider)s is a child provider of %(root)s, not a '
+        'hypervisor: decommission %(host)s, its whole tree, instead'),
+    'blocker.unproven_child': N_(
+        "provider %(provider)s is not proven Nova's and no owner is "
+        'proven: find who made it, or tick it to delete it here'),
+    # The same two on the command line, where the tick is an option.
+    'blocker.foreign_child_option': N_(
+        "provider %(provider)s is %(owner)s's, not Nova's: %(remedy)s, or "
+        'delete it here with --delete-foreign-child'),
+    'blocker.unproven_child_option': N_(
+        "provider %(provider)s is not proven Nova's and no owner is "
+        'proven: find who made it, or delete it here with '
+        '--delete-foreign-child'),
+    'remedy.neutron': N_(
+        'delete its agent in Neutron, which removes the agent\'s providers '
+        '(%(command)s)'),
+    'remedy.blazar': N_('remove the host from Blazar (%(command)s)'),
+    'remedy.cyborg': N_(
+        'remove the device from Cyborg, whose agent on %(host)s reports it '
+        '(%(command)s)'),
+    'remedy.other': N_("remove it with %(owner)s's own tools"),
+    'changed.decommission': N_(
+        'nothing written: %(changes)s since the preview; open it again'),
+    'changed.service': N_(
+        'compute service %(host)s is now %(uuid)s, not %(was)s'),
+    'changed.added': N_('providers were added: %(providers)s'),
+    'changed.gone': N_('providers are gone: %(providers)s'),
+    'changed.scope': N_('the choice of the whole service differs'),
+
+    # What became of a write, when it is not simply done.
+    'write.journal_before': N_(
+        'not written: the journal could not record it first (the error is '
+        'in the logs)'),
+    'write.journal_after': N_(
+        '%(outcome)s; its journal entry %(entry)d could not be updated and '
+        'stays "no answer recorded": see History (the error is in the '
+        'logs)'),
+    'write.already_done': N_(
+        'already as this change would leave it: a concurrent write (another '
+        'confirm of the same preview) got there first, and this one wrote '
+        'nothing'),
+    'write.refused_changed': N_(
+        'Placement refused it: the consumer changed since it was read, so '
+        'nothing was written; review it again'),
+    'write.refused': N_(
+        'Placement refused it, so nothing was written: the resources do not '
+        'fit a provider (its capacity, or its minimum, maximum or step)'),
+    'write.binding_changed': N_(
+        'Neutron refused it: port %(port)s changed since it was read, so '
+        'nothing was written; review it again'),
+    'write.binding_refused': N_(
+        "Neutron refused to write port %(port)s's binding (%(detail)s), so "
+        "nothing was written (Neutron's default policy allows "
+        'binding:profile writes to the service role only)'),
+    'write.binding_failed': N_(
+        "Neutron failed on port %(port)s's binding (%(detail)s), so "
+        'Placement was not written'),
+    'write.binding_now': N_(
+        'it now names %(allocation)s, neither what it named nor what this '
+        'change writes'),
+    'write.bindings_left': N_(
+        '%(outcome)s; the binding of port %(ports)s was left as written in '
+        'Neutron: if Placement does not hold its share, put it back with '
+        '%(commands)s'),
+    'write.rolled_back': N_(
+        '%(outcome)s; the binding of port %(ports)s was put back in '
+        'Neutron'),
+    'write.rollback_failed': N_(
+        "%(outcome)s; but the binding of port %(port)s could not be put "
+        'back in Neutron (%(detail)s): put it back with %(command)s'),
+    'write.unexpected': N_(
+        'an unexpected error interrupted it after it was sent: it may be '
+        'partly written; see History (journal entry %(entry)d) and the '
+        'logs'),
+    'write.changed_nothing': N_(
+        'entry %(entry)d changed nothing: Placement answered it with an '
+        'error'),
+    'service.no_answer': N_(
+        'Nova did not answer the delete of compute service %(host)s in '
+        'time: it may have been deleted, with its providers; see History '
+        '(its entries stay "no answer recorded") and check Nova before '
+        'trying again'),
+    'service.deleted_unjournaled': N_(
+        'compute service %(host)s was deleted, but recording it in the '
+        'journal failed: see History and the logs; nothing more was '
+        'attempted'),
+    'decommission.interrupted': N_(
+        'an error interrupted the decommission of %(host)s after the steps '
+        'above: see History and the logs before trying again'),
+    'service.journal_before': N_(
+        'not attempted: the journal could not record the delete of compute '
+        'service %(host)s first, so it was not sent (the error is in the '
+        'logs)'),
+
+    # Names of repairs and verdicts inside a sentence: the registries'.
+    **{'action.' + code: kind.name
+       for code, kind in m.ACTION_KINDS.items()},
+    **{'verdict.' + code: kind.name
+       for code, kind in m.VERDICT_KINDS.items()},
+    # A listing's parts, joined from the last back (see listing()).
+    'list': N_('%(first)s, %(rest)s'),
+    'list.semicolon': N_('%(first)s; %(rest)s'),
+    'nothing': N_('nothing'),
+
+    # What a down cell hides from an audit.
+    'cells.down': N_(
+        'A cell is down: Nova could not reach it, so this audit is '
+        'partial. Until it is back, these are protected: the allocations on '
+        'the '
+        'compute hosts of the down cells: %(hosts)s (their servers Nova '
+        'returned as partial records: %(servers)d); those on providers '
+        'Nova could not confirm as compute nodes: %(providers)s; and every '
+        'consumer Nova does not know.'),
+
+    # Restores: what may be restored, and what a restore brings back.
+    'restore.service': N_(
+        'compute service %(host)s was deleted for good: a restore does not '
+        're-create it'),
+    'restore.refused': N_(
+        'entry %(entry)d changed nothing: Placement refused it'),
+    'restore.not_latest_consumer': N_(
+        'entry %(entry)d is not the latest change of consumer %(subject)s '
+        'still in effect (restore entry %(allowed)s first)'),
+    'restore.not_latest_provider': N_(
+        'entry %(entry)d is not the latest change of provider %(subject)s '
+        'still in effect (restore entry %(allowed)s first)'),
+    'restore.deleted_server': N_(
+        'server %(server)s is deleted: restoring gives a deleted server its '
+        'allocations back'),
+    'restore.ended_migration': N_(
+        'migration %(migration)s has ended (%(status)s): restoring puts back '
+        'a stale migration allocation'),
+    'restore.nova_unreadable': N_(
+        'Nova could not be asked what this consumer is now (%(error)s): the '
+        'restore is checked against Placement only'),
+    'restore.recreated': N_(
+        'entry %(entry)d re-created provider %(provider)s; delete the '
+        'provider to undo it'),
+    'restore.exists_again': N_(
+        'provider %(name)s (%(provider)s) exists again'),
+    'restore.parent_gone': N_(
+        'its parent provider %(parent)s is gone: restore that one first'),
+    'restore.changed': N_('changed since the preview: review it again'),
+    'restore.neutron_unread': N_(
+        "Neutron could not be read (%(detail)s): the ports' bindings it also "
+        'wrote cannot be checked now'),
+    'restore.no_neutron': N_(
+        "it also wrote ports' bindings in Neutron, which is not in this "
+        'catalog: they cannot be put back from here'),
+
+    # What became of a repair or a decommission, in the shell's words.
+    'write.done': N_('done'),
+    'write.failed': N_('Placement failed: %(detail)s'),
+    'write.done_unanswered': N_(
+        'done: Placement answered with an error (%(detail)s), but read back, '
+        'the consumer holds what this change writes'),
+    'write.failed_other': N_(
+        'Placement failed (%(detail)s), and the consumer now holds %(now)s: '
+        'neither what it held nor what this change writes; review it again'),
+    'write.failed_unread': N_(
+        'Placement failed (%(detail)s), and the consumer could not be read '
+        'back: it may hold what this change writes; review it again'),
+    'write.repaired_by_other': N_(
+        'consumer already repaired by another row of this batch'),
+    'write.halted_journal': N_(
+        'not attempted: the journal failed on an earlier row'),
+    'changed.allocations': N_(
+        'its allocations changed since the preview (it now holds %(now)s): '
+        'review them again'),
+    'changed.after': N_(
+        'the repair would now write %(after)s, not what you confirmed: '
+        'review it again'),
+    'changed.binding': N_(
+        'the binding of port %(port)s changed since the preview: review it '
+        'again'),
+    'provider.gone': N_('provider %(provider)s no longer exists'),
+    'provider.compute_node': N_(
+        'Nova still has compute node %(name)s: delete its compute service '
+        'instead, which deletes its provider'),
+    'provider.holds': N_(
+        'provider %(name)s still holds allocations: repair them first'),
+    'provider.changed': N_(
+        'provider %(name)s changed since the preview: review it again'),
+    'provider.halted': N_(
+        'not attempted: an earlier provider was not deleted'),
+    'decommission.gone': N_('%(name)s is already gone'),
+    'decommission.blocked': N_('nothing written: %(blockers)s'),
+    'decommission.appeared': N_(
+        'consumer %(consumer)s appeared since the preview: review it again'),
+    'decommission.repairs_failed': N_(
+        'not attempted: the compute service and the providers are kept, '
+        'since not every repair went through'),
+    'decommission.held': N_('not attempted: %(held)s'),
+    'decommission.still_holds': N_(
+        'provider %(provider)s still holds allocations of %(consumers)s'),
+    'decommission.changed': N_(
+        'not attempted: %(changes)s changed since the preview; the compute '
+        'service and the providers are kept'),
+    'decommission.service_now': N_(
+        'compute service %(host)s is now %(uuid)s'),
+    'decommission.providers': N_('providers %(providers)s'),
+    'service.refused': N_(
+        'Nova did not delete compute service %(host)s: %(detail)s; its '
+        'providers are kept'),
+    'service.deleted': N_('compute service %(host)s deleted'),
+    'provider.deleted_by_nova': N_('provider %(name)s deleted by Nova'),
+
+    # What a repair that makes room acts on (audit/capacity.py).
+    'capacity.server': N_('server %(server)s'),
+    'capacity.migration': N_('migration %(migration)s of server %(server)s'),
+    # Why a compute node takes no new server, whatever its capacity.
+    'capacity.forced_down': N_('its compute service is forced down: Nova '
+                               'schedules no server there'),
+    'capacity.service_down': N_('its compute service is down: Nova '
+                                'schedules no server there'),
+    'capacity.disabled': N_('its compute service is disabled: Nova '
+                            'schedules no server there'),
+
+    # What the image of a server says of its needs (audit/heal.py).
+    'cannot.image_conflict': N_(
+        "its flavor's %(flavor_key)s=%(flavor_value)s conflicts with its "
+        "image's %(image_key)s=%(image_value)s: Nova would refuse it, so "
+        'what it needs cannot be computed'),
+    'image.unread': N_('its image %(image)s was not read'),
+    'image.gone': N_('its image %(image)s is deleted'),
+    'image.absent': N_('the catalog has no image service'),
+    'image.down': N_('the image service did not answer'),
+    'image.forbidden': N_('the image service refused to show image '
+                          '%(image)s'),
+    'protected.image_unread': N_(
+        'holds %(held)s here where its flavor %(flavor)s alone needs '
+        "%(needs)s; its image's properties (CPU pinning, memory "
+        'encryption) could explain the difference, but %(why)s: never '
+        'rewritten'),
+    'cannot.image_unread': N_(
+        'server %(server)s holds %(held)s, which properties of its image '
+        'could explain where its flavor alone needs %(needs)s, but '
+        '%(why)s: it is not rewritten'),
+}

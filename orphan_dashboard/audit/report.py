@@ -1,0 +1,281 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The report: every finding of an :class:`~classify.Auditor` gathered by
+root provider, with what each provider holds, needs and how its compute
+service stands (pure): its shape (:class:`Report`, one
+:class:`ProviderReport` per tree) and its assembly.  The verdicts
+themselves are :mod:`classify`'s."""
+
+import dataclasses
+import datetime
+import typing
+
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
+from orphan_dashboard.audit import ports
+
+
+@dataclasses.dataclass
+class ProviderReport:
+    """One provider tree: what Placement holds against what is needed."""
+
+    provider: m.Provider
+    hypervisor: typing.Optional[m.Hypervisor]
+    service_state: str
+    servers: int
+    consumers: int
+    usage: m.Resources
+    needed: m.Resources
+    findings: list
+    sharing: bool = False
+    cell_down: bool = False
+    """Its compute node could be in a cell Nova cannot reach."""
+    owner: typing.Optional[str] = None
+    """Who likely made the root provider: ``nova``, another service, or
+    None when nobody is proven (:func:`.ownership.likely_owner`)."""
+    owner_proof: typing.Optional[str] = None
+    """How :attr:`owner` was proven (:data:`.ownership.PROOF_TITLES`);
+    None in a report stored before."""
+    children: tuple = ()
+    """``((child uuid, Ownership), ...)`` of every child of its tree, in
+    uuid order: who made each and how it was proven."""
+    dead: bool = False
+    """Its compute host is dead (service down or forced down) or its
+    compute node is gone: what may be decommissioned."""
+    foreign_children: tuple = ()
+    """Children of its tree not proven Nova's: the tree is not ours to
+    delete whole."""
+
+    @property
+    def counts(self):
+        counts = {}
+        for finding in self.findings:
+            counts[finding.verdict] = counts.get(finding.verdict, 0) + 1
+        return counts
+
+    @property
+    def problems(self):
+        return [f for f in self.findings if f.problem]
+
+    @property
+    def node_gone(self):
+        """A provider of Nova's whose compute node Nova no longer has (and
+        not only unlisted because its cell is down)."""
+        return (self.hypervisor is None and not self.sharing and
+                not self.cell_down and self.owner == 'nova')
+
+    @property
+    def compute_node(self):
+        """A hypervisor's tree: a compute node Nova lists, or a provider
+        proven Nova's whose node is unlisted or gone.  Another service's
+        root (a routed network's segment, a Cyborg device) or a sharing
+        provider is none."""
+        return self.hypervisor is not None or (
+            self.owner == 'nova' and not self.sharing)
+
+    @property
+    def orphaned_provider(self):
+        """:attr:`node_gone`, its tree holding nothing of another service's:
+        another service's provider is never ours to delete."""
+        return self.node_gone and not self.foreign_children
+
+    @property
+    def mismatched(self):
+        return bool(self.problems) or self.usage != self.needed
+
+    @property
+    def needs_attention(self):
+        """Listed on the index: mismatched, or a compute node gone (a tree
+        to delete, or to decommission once its blockers are cleared)."""
+        return self.mismatched or self.node_gone
+
+    @property
+    def severity(self):
+        """Sort key, worst first: findings, then the size of the gap."""
+        gap = sum(abs(self.usage.get(rc, 0) - self.needed.get(rc, 0)) /
+                  max(self.usage.get(rc, 0), self.needed.get(rc, 0), 1)
+                  for rc in set(self.usage) | set(self.needed))
+        return (len(self.problems), gap)
+
+
+@dataclasses.dataclass
+class Report:
+    providers: list
+    down_cells: bool = False
+    taken_at: typing.Optional[datetime.datetime] = None
+    names: dict = dataclasses.field(default_factory=dict)
+    """``{provider uuid: name}`` of every provider, children included."""
+    child_owners: typing.Optional[dict] = None
+    """``{child uuid: likely owner or None}`` of the child providers not
+    proven Nova's (:func:`ownership.child_owners`); None in a report
+    stored before."""
+    skipped_hosts: tuple = ()
+    """Compute hosts of the cells Nova could not reach."""
+    down_cell_servers: int = 0
+    """Servers Nova returned as partial records from those cells."""
+    unconfirmed: tuple = ()
+    """Names of root providers whose compute node Nova could not confirm
+    (its hypervisor listing failed): they could be in a down cell."""
+    neutron: typing.Optional[str] = None
+    """Whether Neutron's ports were read (:attr:`~model.Snapshot.neutron`)."""
+    ports_unjudged: int = 0
+    """Port allocations protected because Neutron could not be read: the
+    pages and the CLI say so only then."""
+
+    @property
+    def findings(self):
+        return [f for p in self.providers for f in p.findings]
+
+    @property
+    def problems(self):
+        return [f for p in self.providers for f in p.problems]
+
+    def provider(self, uuid):
+        for report in self.providers:
+            if report.provider.uuid == uuid:
+                return report
+        return None
+
+    def summary(self):
+        """This report without its ``ok`` findings: all the index, its
+        filters and the batch actions read, and a small part of a whole
+        cloud's findings to store and load (a provider tree's own page
+        reads the tree whole)."""
+        return dataclasses.replace(self, providers=[
+            dataclasses.replace(p, findings=[
+                f for f in p.findings if f.verdict != m.OK])
+            for p in self.providers])
+
+    def hypervisors(self):
+        """``{hypervisor hostname: Hypervisor}`` (a server's ``host``)."""
+        return {p.hypervisor.hostname: p.hypervisor for p in self.providers
+                if p.hypervisor is not None}
+
+
+def _add(totals, resources):
+    for rc, amount in resources.items():
+        totals[rc] = totals.get(rc, 0) + amount
+
+
+def _row_order(finding):
+    return (m.VERDICTS.index(finding.verdict), finding.consumer)
+
+
+def _service(snapshot, topology, root):
+    """``(state in words, whether the host is dead)``: both read from
+    the same fields, so the words never decide what is dead."""
+    if any(topology.cut_off(root)):
+        return 'cell down', False
+    hypervisor = snapshot.hypervisors.get(root)
+    if hypervisor is None:
+        if topology.is_sharing(root):
+            return 'sharing provider', False
+        if topology.owner(root) != ownership.NOVA:
+            return 'not a compute node', False
+        return 'no compute node', True
+    service = snapshot.services.get(hypervisor.host)
+    if service is None:
+        return hypervisor.state or 'unknown', hypervisor.down
+    if service.forced_down:
+        return 'forced down', True
+    if service.status == 'disabled':
+        return '%s (disabled)' % service.state, service.down
+    return service.state, service.down
+
+
+def report(auditor):
+    """The :class:`Report` of every allocation ``auditor`` (a
+    :class:`~classify.Auditor`) classifies."""
+    snapshot, topology = auditor.snapshot, auditor.topology
+    findings_by_root, usage_by_root = {}, {}
+    for consumer in snapshot.consumers.values():
+        for provider_uuid, resources in consumer.allocations.items():
+            _add(usage_by_root.setdefault(
+                topology.root(provider_uuid), {}), resources)
+    servers_by_root = {}
+    for server in snapshot.servers.values():
+        root = topology.server_root(server)
+        if root is not None:
+            servers_by_root.setdefault(root, []).append(server)
+    for uuid in set(snapshot.consumers) | set(snapshot.servers):
+        for finding in auditor.consumer_findings(uuid):
+            findings_by_root.setdefault(
+                topology.root(finding.provider), []).append(finding)
+
+    roots = set(findings_by_root) | {
+        p.root_uuid for p in snapshot.providers.values()}
+    children = ownership.child_ownerships(snapshot, topology.held)
+    child_owners = ownership.not_novas(children)
+    reports = []
+    for root in roots:
+        findings = sorted(findings_by_root.get(root, []), key=_row_order)
+        reports.append(_provider_report(
+            auditor, root, findings, servers_by_root.get(root, []),
+            usage_by_root.get(root, {}), children, child_owners))
+    reports.sort(key=lambda r: r.provider.name)
+    reports.sort(key=lambda r: r.severity, reverse=True)
+    return Report(providers=reports, down_cells=auditor.down_cells,
+                  taken_at=snapshot.taken_at,
+                  names={u: p.name for u, p in
+                         snapshot.providers.items()},
+                  child_owners=child_owners,
+                  skipped_hosts=tuple(sorted(snapshot.down_hosts)),
+                  down_cell_servers=sum(
+                      s.down_cell
+                      for s in snapshot.servers.values()),
+                  unconfirmed=tuple(sorted(
+                      r.provider.name for r in reports
+                      if topology.cut_off(r.provider.uuid)[1])),
+                  neutron=snapshot.neutron,
+                  ports_unjudged=_ports_unjudged(
+                      snapshot, topology, findings_by_root))
+
+
+def _ports_unjudged(snapshot, topology, findings_by_root):
+    """How many port allocations are protected because Neutron could
+    not be read."""
+    if ports.unreadable(snapshot) is None:
+        return 0
+    return sum(1 for found in findings_by_root.values() for f in found
+               if f.verdict == m.PROTECTED and
+               ports.is_port_provider(topology, f.provider))
+
+
+def _provider_report(auditor, root, findings, servers, usage, children,
+                     child_owners):
+    snapshot, topology = auditor.snapshot, auditor.topology
+    needed = {}
+    tree = topology.tree(root)
+    for finding in findings:
+        if finding.verdict in m.NEEDED_AS_HELD:
+            _add(needed, finding.resources)
+        elif finding.verdict in m.NEEDED_FROM_FLAVOR:
+            _add(needed, auditor.needs(finding))
+    consumers = {f.consumer for f in findings
+                 if f.provider in tree and
+                 f.verdict not in m.HOLDS_NOTHING}
+    service_state, dead = _service(snapshot, topology, root)
+    return ProviderReport(
+        provider=topology.provider(root),
+        hypervisor=snapshot.hypervisors.get(root),
+        service_state=service_state, dead=dead,
+        servers=len(servers), consumers=len(consumers),
+        usage=usage, needed=needed, findings=findings,
+        sharing=topology.is_sharing(root),
+        cell_down=any(topology.cut_off(root)),
+        owner=topology.owner(root),
+        owner_proof=topology.ownership(root).proof,
+        children=tuple(sorted((c, children[c]) for c in tree
+                              if c in children)),
+        foreign_children=tuple(sorted(
+            c for c in tree if c in child_owners)))

@@ -1,0 +1,293 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Reading again what changed: the incremental refresh of a snapshot, the
+choice between it and a full sweep (:mod:`collect`), and the narrow
+re-read of a few consumers around a repair (I/O).
+"""
+
+import concurrent.futures
+import datetime
+import threading
+
+from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
+from orphan_dashboard.audit import refresh
+from orphan_dashboard import conf
+from orphan_dashboard.reading import collect
+from orphan_dashboard.reading.progress import NO_PROGRESS
+
+
+def reread_consumers(placement_client, snapshot, uuids,
+                     concurrency=collect.DEFAULT_CONCURRENCY):
+    """These consumers read again into ``snapshot``, after writes."""
+    for uuid, body in collect.concurrently(
+            lambda u: placement.consumer_allocations(placement_client, u),
+            sorted(uuids), concurrency).items():
+        consumer = parse.consumer(uuid, body)
+        if consumer.allocations:
+            snapshot.consumers[uuid] = consumer
+        else:
+            snapshot.consumers.pop(uuid, None)
+
+
+CLOCK_MARGIN = datetime.timedelta(seconds=5)
+"""Overlap between refreshes, for clock skew between us and Nova."""
+
+
+class _Rereads(collect.ProviderReads):
+    """A refresh's reads, in ``pool`` as soon as a listing names them,
+    each once, overlapping Nova's listings instead of following them:
+    consumers' details, and of each provider whose generation moved since
+    ``old``, its usages and its inventories (none of the others)."""
+
+    def __init__(self, pool, placement_client, old):
+        super().__init__(placement_client, old, pool)
+        self._before = old.providers
+        self._lock = threading.Lock()
+        self._consumers = {}
+        self._usages = {}
+
+    def listed(self, providers):
+        self.usages(_moved(self._before, providers))
+        super().listed(providers)
+
+    def consumers(self, uuids):
+        self._submit(self._consumers, placement.consumer_allocations, uuids)
+
+    def usages(self, providers):
+        self._submit(self._usages, placement.provider_usages, providers)
+
+    def _submit(self, reads, read, keys):
+        with self._lock:
+            for key in keys:
+                if key not in reads:
+                    reads[key] = self._pool.submit(read, self._client, key)
+
+    def results(self):
+        """``({consumer: allocations body}, {provider: usages})``."""
+        with self._lock:
+            consumers, usages = dict(self._consumers), dict(self._usages)
+        return ({u: f.result() for u, f in consumers.items()},
+                {rp: f.result() for rp, f in usages.items()})
+
+
+def _moved(old_providers, providers):
+    """Providers whose generation moved since ``old_providers``."""
+    return [uuid for uuid, provider in providers.items()
+            if uuid in old_providers and
+            old_providers[uuid].generation != provider.generation]
+
+
+def refresh_snapshot(placement_client, nova_client, old,
+                     concurrency=collect.DEFAULT_CONCURRENCY, touched=(),
+                     progress=NO_PROGRESS, network_client=None,
+                     image_client=None):
+    """Bring ``old`` up to date reading only what changed since.
+
+    Nova answers ``changes-since`` for servers (deleted ones included) and
+    migrations, whose consumers are re-read one by one (each page's as
+    soon as it is listed), as are the ones we wrote (``touched``);
+    Placement's provider list says whose generation moved (see
+    :func:`_bring_up_to_date`).  A ``DELETE /allocations``, or a PUT that
+    drops a provider, bumps no generation of the providers it empties: our
+    own writes are named in ``touched``, others' wait for the next full
+    sweep (see :func:`snapshot`).
+
+    The ports that request resources are read whole again: Neutron has no
+    ``changes-since``, and a port deleted behind Nova's back, the leak
+    looked for, changes nothing in Placement or Nova that a refresh sees.
+    """
+    taken_at = collect.now()
+    collect.hold_connections(concurrency, placement_client, nova_client,
+                             network_client, image_client)
+    since = (old.taken_at - CLOCK_MARGIN).isoformat()
+    with concurrent.futures.ThreadPoolExecutor(concurrency + 2) as pool:
+        reads = _Rereads(pool, placement_client, old)
+        server_changes = pool.submit(
+            nova.server_list, nova_client,
+            on_page=collect.on_page(progress, 'servers', lambda page: (
+                reads.consumers(s['id'] for s in page))),
+            **{'changes-since': since})
+        migration_changes = pool.submit(
+            nova.migration_list, nova_client,
+            on_page=collect.on_page(progress, 'migrations', lambda page: (
+                reads.consumers(u for g in page for u in (
+                    g['uuid'], g['instance_uuid'])))),
+            **{'changes-since': since})
+        incomplete = pool.submit(placement.incomplete_usages,
+                                 placement_client, m.INCOMPLETE)
+        port_read = pool.submit(collect.read_ports, network_client)
+        reads.consumers(touched)
+        topo = collect.read_topology(placement_client, nova_client, old,
+                                     reads)
+        providers = topo['providers']
+
+        servers = dict(old.servers)
+        for body in server_changes.result():
+            if body.get('status') == 'DELETED':
+                servers.pop(body['id'], None)
+            else:
+                servers[body['id']] = parse.server(body)
+        servers.update(collect.read_images(image_client, {
+            u: s for u, s in servers.items()
+            if s is not old.servers.get(u) or (
+                s.image_unknown and s.image_fault != m.IMAGE_GONE)},
+            concurrency, known={
+                s.image_ref: s.image_properties
+                for s in old.servers.values()
+                if s.image_properties is not None}))
+        servers.update(collect.down_cell_servers(nova_client, topo))
+        migrations = dict(old.migrations)
+        migrations.update((g.uuid, g) for g in map(
+            parse.migration, migration_changes.result()))
+        changed, usages = reads.results()
+        inventories = reads.inventories()
+
+    consumers = _bring_up_to_date(placement_client, old, providers, changed,
+                                  usages, concurrency, progress)
+    snapshot = m.Snapshot(
+        consumers=consumers, servers=servers, migrations=migrations,
+        known_instances=frozenset(
+            u for u in old.known_instances if u in consumers),
+        unresolved=frozenset(u for u in old.unresolved if u in consumers),
+        taken_at=taken_at, full_sweep_at=old.full_sweep_at,
+        inventories=inventories, **port_read.result(),
+        **collect.prove(topo, servers.values()))
+    collect.confirm_nodes(nova_client, snapshot, concurrency)
+    snapshot.port_candidates = collect.read_port_candidates(
+        placement_client, snapshot, concurrency)
+    unidentified = refresh.suspects(snapshot, [
+        u for u, consumer in consumers.items()
+        if u in changed or u not in old.consumers or
+        consumer.modified is None])
+    collect.identify(snapshot, placement_client, nova_client, unidentified,
+                     concurrency, keep_known=True,
+                     fresh={u for u in changed if u in consumers and
+                            consumers[u].modified is not None})
+    collect.identify_owners(snapshot, placement_client, concurrency,
+                            incomplete.result())
+    return snapshot
+
+
+def _bring_up_to_date(placement_client, old, providers, changed, usages,
+                      concurrency, progress):
+    """``old``'s consumers brought up to date.
+
+    ``changed`` are the allocations bodies of the consumers Nova or we
+    changed, read one by one.  A provider whose generation moved for
+    anything else (another service, an operator's ``allocation set``)
+    shows it in its ``usages``: where they are not what the consumers now
+    hold, the provider is re-read whole, as is every new provider.  (A
+    change that keeps a provider's every total, between consumers Nova does
+    not know, waits for the next full sweep.)
+    """
+    consumers = refresh.carried_over(old, providers, changed)
+    fresh = collect.read_allocations(
+        placement_client, refresh.to_reread(old, providers, consumers, usages),
+        concurrency, progress)
+    return refresh.merged(old, consumers, fresh)
+
+
+def snapshot(placement_client, nova_client, cached=None,
+             full_sweep_interval=conf.FULL_SWEEP.default,
+             concurrency=collect.DEFAULT_CONCURRENCY,
+             touched=(), progress=NO_PROGRESS, full=False,
+             network_client=None, image_client=None):
+    """A full sweep (when asked, due, or ``cached`` is partial: a down
+    cell's servers show in no refresh), or a refresh of ``cached``;
+    ``touched`` are the consumers written since ``cached`` was taken."""
+    if full or cached is None or cached.full_sweep_at is None or (
+            cached.down_cells) or (
+            collect.now() - cached.full_sweep_at).total_seconds() >= \
+            full_sweep_interval:
+        return collect.full_snapshot(placement_client, nova_client,
+                                     concurrency, progress, previous=cached,
+                                     network_client=network_client,
+                                     image_client=image_client)
+    return refresh_snapshot(placement_client, nova_client, cached,
+                            concurrency, touched, progress,
+                            network_client=network_client,
+                            image_client=image_client)
+
+
+def consumer_snapshot(placement_client, nova_client, consumer_uuids,
+                      instance_hints=(), providers=(), topology=None,
+                      concurrency=collect.DEFAULT_CONCURRENCY,
+                      network_client=None, image_client=None):
+    """Just these consumers, read now, for a preview or a submit.
+
+    What each consumer is comes from Nova, never from the request: a server
+    answers ``GET /servers/{id}``; a migration consumer is found among the
+    migrations of the compute hosts its allocations are on (Nova lists
+    migrations by host or instance, not by uuid), or those of ``providers``
+    (where a restore would put it).  ``instance_hints`` are server uuids
+    from the snapshot the operator was shown (server side) whose
+    migrations are read too.  Where a provider's host is unknown (no
+    compute node left), every migration is read, as a sweep does.
+    ``topology`` is :func:`collect.read_topology`'s, if the caller just
+    read it.  The servers' ports that request resources are read from
+    Neutron, their images from Glance.
+    """
+    taken_at = collect.now()
+    collect.hold_connections(concurrency, placement_client, nova_client,
+                             network_client, image_client)
+    uuids = sorted(set(consumer_uuids))
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        read = pool.submit(lambda: topology or collect.read_topology(
+            placement_client, nova_client))
+        found = collect.concurrently(
+            lambda u: nova.server_get(nova_client, u), uuids, concurrency)
+        servers = collect.read_images(image_client, {
+            u: parse.server(b) for u, b in found.items() if b is not None},
+            concurrency)
+        snapshot = m.Snapshot(
+            consumers={}, servers=servers, migrations={}, taken_at=taken_at,
+            **collect.prove(dict(read.result()), servers.values()))
+    details = collect.concurrently(lambda u: placement.consumer_allocations(
+        placement_client, u), uuids, concurrency)
+    snapshot.consumers.update(
+        (u, parse.consumer(u, body)) for u, body in details.items())
+    collect.confirm_nodes(nova_client, snapshot, concurrency)
+
+    topo = classify.Topology(snapshot)
+    strangers = [u for u in uuids if u not in snapshot.servers]
+    places = set(providers) | {p for u in strangers
+                               for p in snapshot.consumers[u].allocations}
+    hosts = {topo.host(p) or topo.name(topo.root(p)) for p in places}
+    hostless = any(topo.host(p) is None for p in places)
+    queries = [('instance_uuid', u) for u in
+               sorted(set(snapshot.servers) | set(instance_hints))]
+    queries += [('host', h) for h in sorted(hosts)]
+    migrations = {}
+    for listed in collect.concurrently(lambda q: nova.migration_list(
+            nova_client, **{q[0]: q[1]}), queries, concurrency).values():
+        migrations.update((g.uuid, g) for g in map(parse.migration, listed))
+    if hostless and not all(u in migrations for u in strangers):
+        migrations.update((g.uuid, g) for g in map(
+            parse.migration, nova.migration_list(nova_client)))
+    snapshot.migrations = migrations
+
+    unknown = [u for u in strangers if u not in migrations]
+    known = collect.concurrently(
+        lambda u: nova.instance_known(nova_client, u), unknown, concurrency)
+    snapshot.known_instances = frozenset(u for u, k in known.items() if k)
+    snapshot.unresolved = frozenset(u for u, k in known.items() if k is None)
+    for field, value in collect.read_ports(
+            network_client, sorted(snapshot.servers)).items():
+        setattr(snapshot, field, value)
+    snapshot.port_candidates = collect.read_port_candidates(
+        placement_client, snapshot, concurrency)
+    return snapshot
