@@ -157,9 +157,9 @@ def floor(clients, records, concurrency=CONCURRENCY):
 
     Sent on the sweep's schedule: the server and migration pages one after
     another (a client needs each page's marker) alongside the topology
-    listings and then the providers' allocations, ``concurrency`` at a
-    time; once all are in, consumer details and instance actions.  Returns
-    seconds.
+    listings, then each provider's inventories and allocations without
+    waiting for the listings to be in, ``concurrency`` at a time; once all
+    are in, consumer details and instance actions.  Returns seconds.
     """
     bare = ks_session.Session(auth=clients.auth)
     bare.get_token()
@@ -183,8 +183,8 @@ def floor(clients, records, concurrency=CONCURRENCY):
         t0 = time.perf_counter()
         pages = [listings.submit(chain, 'servers'),
                  listings.submit(chain, 'migrations')]
-        list(pool.map(send, kinds.get('other', ())))
-        list(pool.map(send, kinds.get('provider allocations', ())))
+        list(pool.map(send, kinds.get('other', []) +
+                      kinds.get('provider allocations', [])))
         for future in pages:
             future.result()
         list(pool.map(send, kinds.get('details', []) +

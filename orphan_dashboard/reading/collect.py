@@ -45,10 +45,11 @@ DEFAULT_CONCURRENCY = conf.CONCURRENCY.default
 
 def hold_connections(concurrency, *clients):
     """A connection kept for each request a sweep has in flight at most:
-    two reads of ``concurrency`` at a time (a provider's allocations and
-    its inventories) beside the five other readers of its first pool."""
+    ``concurrency`` reads (providers' and consumers') beside its four
+    listings (servers, migrations, the pre-1.8 owners, ports) and the five
+    of its topology."""
     for each in clients:
-        client.hold_connections(each, 2 * concurrency + 5)
+        client.hold_connections(each, concurrency + 9)
 
 
 def concurrently(func, items, concurrency):
@@ -69,13 +70,14 @@ def _roots(providers):
     return {p.root_uuid for p in providers.values()}
 
 
-def read_topology(placement_client, nova_client, old=None):
+def read_topology(placement_client, nova_client, old=None, reads=None):
     """Providers, sharing providers, hypervisors, compute services and
     the ``OWNER_*`` traits of the providers.
 
     The five listings are independent: they go out together; the listing
     of the providers carrying each ``OWNER_*`` trait follows as soon as
-    Placement has said which exist.  The
+    Placement has said which exist, and the sweep's ``reads`` of each
+    provider (:class:`ProviderReads`) as soon as it has listed them.  The
     hypervisor listing is the costly one: it is reused from ``old`` while
     the set of root providers stays the same and ``old`` had it whole.
     Nova fails it (500) while any cell is down: then ``hypervisors`` are
@@ -83,6 +85,8 @@ def read_topology(placement_client, nova_client, old=None):
     ``hypervisors_listed`` is False.
     """
     reuse = old is not None and old.hypervisors_listed
+    if reads is None:
+        reads = ProviderReads(placement_client, old)
     with concurrent.futures.ThreadPoolExecutor(5) as pool:
         provider_list = pool.submit(placement.provider_list, placement_client)
         sharing = pool.submit(placement.sharing_provider_uuids,
@@ -96,6 +100,7 @@ def read_topology(placement_client, nova_client, old=None):
                    for trait in owner_traits.result()}
         providers = {p['uuid']: parse.provider(p)
                      for p in provider_list.result()}
+        reads.listed(providers)
         services = {s.host: s for s in map(parse.service, services.result())}
         listed = True
         if reuse and _roots(old.providers) == _roots(providers):
@@ -122,8 +127,8 @@ def read_topology(placement_client, nova_client, old=None):
             services=services,
             owner_traits=tagged,
             inventory_classes=_inventory_classes(
-                placement_client, providers, hypervisors,
-                set(tagged) | sharing_providers, old),
+                reads, providers, hypervisors,
+                set(tagged) | sharing_providers),
         )
 
 
@@ -283,26 +288,92 @@ def confirm_nodes(nova_client, snapshot, concurrency):
     return snapshot
 
 
-def _inventory_classes(placement_client, providers, hypervisors, known,
-                       old=None):
+def _inventory_classes(reads, providers, hypervisors, known):
     """The resource classes of the roots Nova lists no compute node for
     (and that are not ``known``: tagged with an ``OWNER_*`` trait, or
-    sharing): whose they are depends on them.  Few, so read one by one;
-    ``old``'s kept while a provider's generation has not moved."""
-    before = (old.inventory_classes or {}) if old is not None else {}
-    wanted = [u for u, p in providers.items() if u == p.root_uuid and
-              u not in hypervisors and u not in known]
+    sharing): whose they are depends on them.  Taken from the inventories
+    the sweep ``reads``; a provider deleted meanwhile is left out."""
     classes = {}
-    for uuid in wanted:
-        if uuid in before and old.providers.get(uuid) == providers[uuid]:
-            classes[uuid] = before[uuid]
-            continue
-        try:
-            classes[uuid] = tuple(sorted(placement.provider_inventories(
-                placement_client, uuid)))
-        except ks_exc.NotFound:
-            continue
+    for uuid, provider in providers.items():
+        if uuid == provider.root_uuid and uuid not in hypervisors and \
+                uuid not in known:
+            inventories = reads.inventory(uuid)
+            if inventories is not None:
+                classes[uuid] = tuple(sorted(inventories))
     return classes
+
+
+class ProviderReads:
+    """What a sweep reads of each provider, sent to ``pool`` as soon as
+    :func:`read_topology` has listed the providers (:meth:`listed`), as on
+    the floor's schedule, not after Nova's hypervisors: their inventories,
+    ``old``'s kept where a provider's generation has not moved (every
+    inventory write bumps it).  Without a ``pool`` (a topology read
+    alone) an inventory is read only when :meth:`inventory` asks."""
+
+    def __init__(self, placement_client, old=None, pool=None):
+        self._client = placement_client
+        self._old = old if old is not None and \
+            old.inventories is not None else None
+        self._pool = pool
+        self._providers = {}
+        self._inventories = {}
+
+    def listed(self, providers):
+        """``providers`` (``{uuid: Provider}``) are listed."""
+        self._providers = providers
+        if self._pool is not None:
+            for uuid, provider in providers.items():
+                if not self._kept(uuid, provider):
+                    self._inventories[uuid] = self._pool.submit(
+                        self._read_inventories, uuid)
+
+    def _kept(self, uuid, provider):
+        return self._old is not None and uuid in self._old.inventories \
+            and self._old.providers.get(uuid) == provider
+
+    def _read_inventories(self, uuid):
+        try:
+            return placement.provider_inventories(self._client, uuid)
+        except ks_exc.NotFound:
+            return None
+
+    def inventory(self, uuid):
+        """``{class: inventory}`` of the listed provider ``uuid``, None if
+        it was deleted since the listing."""
+        if uuid in self._inventories:
+            return self._inventories[uuid].result()
+        if self._kept(uuid, self._providers[uuid]):
+            return self._old.inventories[uuid]
+        return self._read_inventories(uuid)
+
+    def inventories(self):
+        """``{provider: {class: inventory}}`` of every listed provider
+        still there."""
+        found = {u: self.inventory(u) for u in self._providers}
+        return {u: i for u, i in found.items() if i is not None}
+
+
+class _SweepReads(ProviderReads):
+    """A full sweep's reads of each provider: its inventories and its
+    allocations, ``concurrency`` at a time between them (see
+    :func:`full_snapshot`)."""
+
+    def __init__(self, placement_client, pool, progress):
+        super().__init__(placement_client, pool=pool)
+        self._progress = progress
+        self._allocations = {}
+
+    def listed(self, providers):
+        super().listed(providers)
+        self._progress.total('providers', len(providers))
+        for uuid in providers:
+            self._allocations[uuid] = self._pool.submit(
+                _read_allocations, self._client, self._progress, uuid)
+
+    def allocations(self):
+        """``{provider: allocations}`` of every listed provider."""
+        return {u: f.result() for u, f in self._allocations.items()}
 
 
 def identify(snapshot, placement_client, nova_client, uuids, concurrency,
@@ -344,40 +415,18 @@ def identify(snapshot, placement_client, nova_client, uuids, concurrency,
         {u for u, k in known.items() if k is None})
 
 
+def _read_allocations(placement_client, progress, provider):
+    """One provider's allocations, counted as read."""
+    allocations = placement.provider_allocations(placement_client, provider)
+    progress.advance('providers')
+    return allocations
+
+
 def read_allocations(placement_client, providers, concurrency, progress):
     progress.total('providers', len(providers))
-
-    def read(rp):
-        allocations = placement.provider_allocations(placement_client, rp)
-        progress.advance('providers')
-        return allocations
-
-    return concurrently(read, providers, concurrency)
-
-
-def read_inventories(placement_client, providers, concurrency, old=None):
-    """``{provider: {class: inventory}}`` of every provider: ``old``'s
-    kept where the provider's generation has not moved (an inventory
-    change bumps it), the others read.  A provider deleted meanwhile is
-    left out."""
-    before = old.inventories if old is not None else None
-    kept, wanted = {}, []
-    for uuid, provider in providers.items():
-        if before is not None and uuid in before and \
-                old.providers.get(uuid) == provider:
-            kept[uuid] = before[uuid]
-        else:
-            wanted.append(uuid)
-
-    def read(uuid):
-        try:
-            return placement.provider_inventories(placement_client, uuid)
-        except ks_exc.NotFound:
-            return None
-
-    kept.update((u, i) for u, i in concurrently(
-        read, wanted, concurrency).items() if i is not None)
-    return kept
+    return concurrently(
+        lambda rp: _read_allocations(placement_client, progress, rp),
+        providers, concurrency)
 
 
 def _estimate(progress, old):
@@ -405,7 +454,8 @@ def full_snapshot(placement_client, nova_client,
     hold_connections(concurrency, placement_client, nova_client,
                      network_client, image_client)
     _estimate(progress, previous)
-    with concurrent.futures.ThreadPoolExecutor(5) as pool:
+    with concurrent.futures.ThreadPoolExecutor(4) as pool, \
+            concurrent.futures.ThreadPoolExecutor(concurrency) as per_provider:
         # Nova's server list is the longest read by far: Placement is read
         # meanwhile.
         server_list = pool.submit(nova.server_list, nova_client,
@@ -415,12 +465,9 @@ def full_snapshot(placement_client, nova_client,
         incomplete = pool.submit(placement.incomplete_usages,
                                  placement_client, m.INCOMPLETE)
         port_read = pool.submit(read_ports, network_client)
-        topo = read_topology(placement_client, nova_client)
-        inventories = pool.submit(read_inventories, placement_client,
-                                  topo['providers'], concurrency)
-        allocations = read_allocations(placement_client,
-                                       topo['providers'], concurrency,
-                                       progress)
+        reads = _SweepReads(placement_client, per_provider, progress)
+        topo = read_topology(placement_client, nova_client, reads=reads)
+        allocations = reads.allocations()
         servers = read_images(image_client, {
             s.uuid: s for s in map(parse.server, server_list.result())},
             concurrency)
@@ -431,7 +478,7 @@ def full_snapshot(placement_client, nova_client,
             migrations={g.uuid: g for g in map(
                 parse.migration, migration_list.result())},
             taken_at=taken_at, full_sweep_at=taken_at,
-            inventories=inventories.result(), **port_read.result(),
+            inventories=reads.inventories(), **port_read.result(),
             **prove(topo, servers.values()))
     confirm_nodes(nova_client, snapshot, concurrency)
     snapshot.port_candidates = read_port_candidates(placement_client,

@@ -47,17 +47,22 @@ CLOCK_MARGIN = datetime.timedelta(seconds=5)
 """Overlap between refreshes, for clock skew between us and Nova."""
 
 
-class _Rereads:
-    """Consumers' details and providers' usages read in ``pool`` as soon as
-    a listing names them, each once: a refresh's reads overlap Nova's
-    listings instead of following them."""
+class _Rereads(collect.ProviderReads):
+    """A refresh's reads, in ``pool`` as soon as a listing names them,
+    each once, overlapping Nova's listings instead of following them:
+    consumers' details, and of each provider whose generation moved since
+    ``old``, its usages and its inventories (none of the others)."""
 
-    def __init__(self, pool, placement_client):
-        self._pool = pool
-        self._client = placement_client
+    def __init__(self, pool, placement_client, old):
+        super().__init__(placement_client, old, pool)
+        self._before = old.providers
         self._lock = threading.Lock()
         self._consumers = {}
         self._usages = {}
+
+    def listed(self, providers):
+        self.usages(_moved(self._before, providers))
+        super().listed(providers)
 
     def consumers(self, uuids):
         self._submit(self._consumers, placement.consumer_allocations, uuids)
@@ -110,7 +115,7 @@ def refresh_snapshot(placement_client, nova_client, old,
                              network_client, image_client)
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
     with concurrent.futures.ThreadPoolExecutor(concurrency + 2) as pool:
-        reads = _Rereads(pool, placement_client)
+        reads = _Rereads(pool, placement_client, old)
         server_changes = pool.submit(
             nova.server_list, nova_client,
             on_page=collect.on_page(progress, 'servers', lambda page: (
@@ -126,11 +131,9 @@ def refresh_snapshot(placement_client, nova_client, old,
                                  placement_client, m.INCOMPLETE)
         port_read = pool.submit(collect.read_ports, network_client)
         reads.consumers(touched)
-        topo = collect.read_topology(placement_client, nova_client, old)
+        topo = collect.read_topology(placement_client, nova_client, old,
+                                     reads)
         providers = topo['providers']
-        reads.usages(_moved(old.providers, providers))
-        inventories = pool.submit(collect.read_inventories, placement_client,
-                                  providers, concurrency, old)
 
         servers = dict(old.servers)
         for body in server_changes.result():
@@ -151,7 +154,7 @@ def refresh_snapshot(placement_client, nova_client, old,
         migrations.update((g.uuid, g) for g in map(
             parse.migration, migration_changes.result()))
         changed, usages = reads.results()
-        inventories = inventories.result()
+        inventories = reads.inventories()
 
     consumers = _bring_up_to_date(placement_client, old, providers, changed,
                                   usages, concurrency, progress)

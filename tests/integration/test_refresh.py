@@ -55,7 +55,7 @@ def refresh(placement, old, providers, changed=()):
               providers}
     progress = Counting()
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        reads = incremental._Rereads(pool, placement)
+        reads = incremental._Rereads(pool, placement, old)
         reads.consumers(changed)
         reads.usages(incremental._moved(old.providers, listed))
         bodies, usages = reads.results()

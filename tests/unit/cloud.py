@@ -186,10 +186,11 @@ class Cloud:
 
 
 class Placement:
-    """A keystoneauth adapter answering the reads of a sweep's topology
-    from ``cloud``, as Placement would: providers (filtered by one
-    ``required`` trait), the traits it knows (``name=startswith:``) and
-    each root's inventory.  ``asked`` keeps every (path, params)."""
+    """A keystoneauth adapter answering a sweep's reads from ``cloud``, as
+    Placement would: providers (filtered by one ``required`` trait), the
+    traits it knows (``name=startswith:``), each provider's inventory,
+    allocations and usages, each consumer's allocations and a project's
+    usages.  ``asked`` keeps every (path, params)."""
 
     def __init__(self, cloud):
         self.cloud = cloud
@@ -228,7 +229,31 @@ class Placement:
         if path.startswith('/traits/'):
             self._carrying(path[len('/traits/'):])
             return _Answer()
-        uuid = path.split('/')[2]
+        if path == '/usages':
+            return _Answer(usages={})
+        kind, uuid = path.split('/')[1:3]
+        consumers = self.cloud.consumers
+        if kind == 'allocations':
+            consumer = consumers.get(uuid)
+            if consumer is None:
+                return _Answer(allocations={})
+            return _Answer(allocations={
+                rp: {'resources': dict(r)}
+                for rp, r in consumer.allocations.items()},
+                consumer_generation=consumer.generation,
+                project_id=consumer.project_id, user_id=consumer.user_id)
+        held = {c: a[uuid] for c, a in (
+            (c.uuid, c.allocations) for c in consumers.values()) if uuid in a}
+        if path.endswith('/allocations'):
+            return _Answer(allocations={
+                c: {'resources': dict(r), 'consumer_generation':
+                    consumers[c].generation} for c, r in held.items()})
+        if path.endswith('/usages'):
+            usages = {}
+            for resources in held.values():
+                for rc, n in resources.items():
+                    usages[rc] = usages.get(rc, 0) + n
+            return _Answer(usages=usages)
         return _Answer(inventories={rc: {'total': 1} for rc in
                                     self.cloud.classes.get(uuid, ())})
 
@@ -236,6 +261,7 @@ class Placement:
 class _Answer:
     def __init__(self, **body):
         self.body = body
+        self.headers = {}
 
     def json(self):
         return self.body
@@ -250,15 +276,24 @@ def read_topology(cloud):
     from orphan_dashboard.reading import collect
 
     placement = Placement(cloud)
-    hypervisors = [{'id': h.uuid, 'hypervisor_hostname': h.hostname,
-                    'state': h.state, 'service': {'host': h.host}}
-                   for h in cloud.hypervisors.values()]
-    services = [{'host': s.host, 'state': s.state, 'status': s.status,
-                 'forced_down': s.forced_down, 'id': s.uuid}
-                for s in cloud.services.values()]
     with mock.patch.object(nova, 'hypervisor_list',
-                           return_value=hypervisors), \
-            mock.patch.object(nova, 'service_list', return_value=services):
+                           return_value=hypervisor_bodies(cloud)), \
+            mock.patch.object(nova, 'service_list',
+                              return_value=service_bodies(cloud)):
         topology = collect.read_topology(placement, None)
     return m.Snapshot(consumers={}, servers={}, migrations={},
                       **topology), placement
+
+
+def hypervisor_bodies(cloud):
+    """``cloud``'s compute nodes as Nova's hypervisor listing gives them."""
+    return [{'id': h.uuid, 'hypervisor_hostname': h.hostname,
+             'state': h.state, 'service': {'host': h.host}}
+            for h in cloud.hypervisors.values()]
+
+
+def service_bodies(cloud):
+    """``cloud``'s compute services as ``os-services`` gives them."""
+    return [{'host': s.host, 'state': s.state, 'status': s.status,
+             'forced_down': s.forced_down, 'id': s.uuid}
+            for s in cloud.services.values()]

@@ -13,6 +13,7 @@
 """The order of a refresh's reads, with Nova and Placement mocked (the
 sandbox tests check what they read; these, when)."""
 
+import collections
 import contextlib
 import dataclasses
 import datetime
@@ -117,9 +118,12 @@ class Cloud:
         self.topology['providers'][provider] = dataclasses.replace(
             rp, generation=rp.generation + 1)
 
-    def read_topology(self, *args):
-        return dict(self.topology, providers=dict(
-            self.topology['providers']))
+    def read_topology(self, placement_client, nova_client, old=None,
+                      reads=None):
+        providers = dict(self.topology['providers'])
+        if reads is not None:
+            reads.listed(providers)
+        return dict(self.topology, providers=providers)
 
     def server_list(self, client, on_page=None, **filters):
         listed = [] if 'changes-since' in filters else self.servers
@@ -313,6 +317,161 @@ def test_inventories_are_read_again_only_where_a_generation_moved():
     assert cloud.uid('host3') not in again.inventories
     assert set(again.inventories) == set(again.providers) - {
         cloud.uid('host3')}
+
+
+def _compute_cloud():
+    """Three compute nodes (host1 with a PCI device), a root another
+    service made and a sharing provider; a healthy server on each host
+    and a deleted server's consumer on host2."""
+    c = cloud.Cloud()
+    c.device('host1')
+    c.foreign('Neutron segment x', ('IPV4_ADDRESS',))
+    c.sharing_provider('nfs')
+    for host in ('host1', 'host2', 'host3'):
+        c.allocate(c.server('vm-' + host, host), cloud.uid(host))
+    c.allocate(cloud.uid('ghost'), cloud.uid('host2'))
+    return c
+
+
+def _nova_of(c, hypervisor_list=None):
+    """Nova answering for ``c``: its servers, no migration, no change
+    since any sweep; ``hypervisor_list`` for its compute nodes' listing."""
+    servers = Cloud(c.snapshot()).servers
+
+    def listing(bodies):
+        def answer(client, on_page=None, **filters):
+            listed = [] if 'changes-since' in filters else bodies
+            if on_page:
+                on_page(listed)
+            return listed
+        return answer
+
+    stack = contextlib.ExitStack()
+    for name, patch in (
+            ('server_list', dict(side_effect=listing(servers))),
+            ('migration_list', dict(side_effect=listing([]))),
+            ('hypervisor_list', dict(side_effect=hypervisor_list) if
+             hypervisor_list else dict(
+                 return_value=cloud.hypervisor_bodies(c))),
+            ('service_list', dict(return_value=cloud.service_bodies(c))),
+            ('instance_known', dict(return_value=False))):
+        stack.enter_context(mock.patch.object(nova, name, **patch))
+    return stack
+
+
+def _request_kind(path, params):
+    """What a Placement request of a sweep reads."""
+    if path == '/resource_providers':
+        required = params.get('required', '')
+        return ('sharing' if required == placement.SHARING_TRAIT else
+                'trait holders' if required else 'providers')
+    if path.startswith('/resource_providers/'):
+        return path.rsplit('/', 1)[1]
+    return {'/traits': 'owner traits', '/usages': 'incomplete'}.get(
+        path, 'consumer' if path.startswith('/allocations/') else path)
+
+
+def _per_provider(asked):
+    return sorted((path.split('/')[2], path.rsplit('/', 1)[1])
+                  for path, _params in asked
+                  if path.startswith('/resource_providers/'))
+
+
+def test_a_cold_sweep_asks_the_floors_requests_and_no_more():
+    """Each provider's allocations and inventories once (the roots with no
+    compute node, whose classes say whose they are, included), beside the
+    topology's listings and the consumers the audit may act on: the
+    requests the bench's floor is made of."""
+    c = _compute_cloud()
+    fake = cloud.Placement(c)
+    with _nova_of(c):
+        collect.full_snapshot(fake, None)
+    asked = collections.Counter(_request_kind(*a) for a in fake.asked)
+    assert asked == {
+        'providers': 1, 'sharing': 1, 'owner traits': 1,
+        'trait holders': 2, 'incomplete': 1,
+        'allocations': len(c.providers), 'inventories': len(c.providers),
+        'consumer': 1}, asked
+    assert _per_provider(fake.asked) == sorted(
+        (u, kind) for u in c.providers
+        for kind in ('allocations', 'inventories'))
+
+
+def test_providers_are_read_while_nova_still_lists_its_hypervisors():
+    """Nova's hypervisor listing is the topology's slowest read (about
+    50 ms per compute node): each provider's reads go out as soon as
+    Placement has listed the providers, not after it."""
+    c = _compute_cloud()
+    fake = cloud.Placement(c)
+    read = threading.Event()
+    answer = fake.get
+
+    def get(path, microversion=None, params=None):
+        if path.startswith('/resource_providers/'):
+            read.set()
+        return answer(path, microversion, params)
+
+    def hypervisor_list(client):
+        assert read.wait(5), "the providers' reads waited for Nova's " \
+            'hypervisor listing'
+        return cloud.hypervisor_bodies(c)
+
+    fake.get = get
+    with _nova_of(c, hypervisor_list):
+        snapshot = collect.full_snapshot(fake, None)
+    assert set(snapshot.inventories) == set(c.providers)
+
+
+def test_a_sweep_has_at_most_concurrency_provider_reads_in_flight():
+    """A provider's allocations and its inventories share the sweep's
+    ``concurrency``, as on the floor's schedule: more at once only takes
+    Placement's time from Nova's server listing beside them."""
+    c = _compute_cloud()
+    fake = cloud.Placement(c)
+    lock, over = threading.Lock(), threading.Event()
+    flight = {'now': 0, 'most': 0}
+    answer = fake.get
+
+    def get(path, microversion=None, params=None):
+        if not path.startswith('/resource_providers/'):
+            return answer(path, microversion, params)
+        with lock:
+            flight['now'] += 1
+            flight['most'] = max(flight['most'], flight['now'])
+            if flight['now'] > 2:
+                over.set()
+        over.wait(0.05)
+        with lock:
+            flight['now'] -= 1
+        return answer(path, microversion, params)
+
+    fake.get = get
+    with _nova_of(c):
+        collect.full_snapshot(fake, None, concurrency=2)
+    assert flight['most'] == 2, flight
+
+
+def test_a_refresh_reads_only_the_providers_whose_generation_moved():
+    """Nothing moved: no provider is read.  A consumer Nova does not know
+    written on host3 (its generation moves): host3's usages and
+    inventories, then, its usages not what the snapshot holds there, its
+    allocations; nothing of the other providers."""
+    c = _compute_cloud()
+    fake = cloud.Placement(c)
+    host3 = cloud.uid('host3')
+    with _nova_of(c):
+        first = collect.full_snapshot(fake, None)
+        fake.asked.clear()
+        same = refresh.refresh_snapshot(fake, None, first)
+        assert _per_provider(fake.asked) == []
+        c.allocate(cloud.uid('stranger'), host3)
+        c.providers[host3] = dataclasses.replace(c.providers[host3],
+                                                 generation=2)
+        fake.asked.clear()
+        moved = refresh.refresh_snapshot(fake, None, same)
+    assert _per_provider(fake.asked) == [
+        (host3, 'allocations'), (host3, 'inventories'), (host3, 'usages')]
+    assert host3 in moved.consumers[cloud.uid('stranger')].allocations
 
 
 def test_a_down_cells_hypervisor_listing_leaves_what_is_proven():
@@ -598,7 +757,6 @@ def test_a_refresh_reads_only_the_images_it_does_not_know():
                 providers=old.providers, hypervisors=old.hypervisors,
                 services=old.services,
                 sharing_providers=old.sharing_providers)), \
-            mock.patch.object(collect, 'read_inventories', return_value={}), \
             mock.patch.object(placement, 'consumer_allocations',
                               return_value={'allocations': {}}), \
             mock.patch.object(placement, 'incomplete_usages',
@@ -618,12 +776,12 @@ def test_a_refresh_reads_only_the_images_it_does_not_know():
 
 
 def test_a_sweep_keeps_a_connection_for_each_request_in_flight():
-    """Two reads of ``concurrency`` at a time (allocations and
-    inventories) beside the sweep's five other readers."""
+    """``concurrency`` reads at a time (providers' or consumers') beside
+    the sweep's four listings and its topology's five."""
     fake, _mig = unconfirmed_resize()
     with fake.serving(), mock.patch.object(collect.client,
                                            'hold_connections') as hold:
         collect.full_snapshot(mock.sentinel.placement, mock.sentinel.nova,
                               concurrency=8)
-    assert mock.call(mock.sentinel.placement, 21) in hold.call_args_list
-    assert mock.call(mock.sentinel.nova, 21) in hold.call_args_list
+    assert mock.call(mock.sentinel.placement, 17) in hold.call_args_list
+    assert mock.call(mock.sentinel.nova, 17) in hold.call_args_list
