@@ -80,27 +80,30 @@ def trait_holders(client, trait):
     return {p['uuid'] for p in providers}
 
 
+def _provider_part(client, provider_uuid, part):
+    """One of a provider's sub-resources (``allocations``, ``usages``,
+    ``inventories``): the body's member of that name."""
+    resp = _get(client, '/resource_providers/%s/%s' % (provider_uuid, part),
+                mv.ALLOCATIONS)
+    return resp.json()[part]
+
+
 @trace
 def provider_allocations(client, provider_uuid):
     """``{consumer: {"resources": {...}, "consumer_generation": n}}``."""
-    resp = _get(client, '/resource_providers/%s/allocations' % provider_uuid,
-                mv.ALLOCATIONS)
-    return resp.json()['allocations']
+    return _provider_part(client, provider_uuid, 'allocations')
 
 
 @trace
 def provider_usages(client, provider_uuid):
     """``{resource class: amount used}``, zeros left out."""
-    resp = _get(client, '/resource_providers/%s/usages' % provider_uuid,
-                mv.ALLOCATIONS)
-    return {rc: n for rc, n in resp.json()['usages'].items() if n}
+    return {rc: n for rc, n in
+            _provider_part(client, provider_uuid, 'usages').items() if n}
 
 
 @trace
 def provider_inventories(client, provider_uuid):
-    resp = _get(client, '/resource_providers/%s/inventories' % provider_uuid,
-                mv.ALLOCATIONS)
-    return resp.json()['inventories']
+    return _provider_part(client, provider_uuid, 'inventories')
 
 
 @trace

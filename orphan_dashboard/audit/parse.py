@@ -25,20 +25,22 @@ def provider(body):
 def flavor(body):
     if not body or 'vcpus' not in body:
         return None
-    return m.Flavor(vcpus=body['vcpus'], ram=body['ram'], disk=body['disk'],
-                    ephemeral=body.get('ephemeral') or 0,
-                    swap=body.get('swap') or 0,
-                    extra_specs=body.get('extra_specs'),
-                    name=body.get('original_name', ''))
+    return _flavor(body, 'ephemeral', 'original_name')
 
 
 def listed_flavor(body):
     """A flavor of Nova's flavor list (not a server's embedded copy)."""
+    return _flavor(body, 'OS-FLV-EXT-DATA:ephemeral', 'name')
+
+
+def _flavor(body, ephemeral_key, name_key):
+    """The two copies of a flavor Nova gives name the ephemeral disk and
+    the name differently; the rest is the same."""
     return m.Flavor(vcpus=body['vcpus'], ram=body['ram'], disk=body['disk'],
-                    ephemeral=body.get('OS-FLV-EXT-DATA:ephemeral') or 0,
+                    ephemeral=body.get(ephemeral_key) or 0,
                     swap=body.get('swap') or 0,
                     extra_specs=body.get('extra_specs'),
-                    name=body.get('name', ''))
+                    name=body.get(name_key, ''))
 
 
 def server(body):

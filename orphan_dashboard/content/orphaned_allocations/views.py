@@ -94,23 +94,23 @@ class IndexView(_FilteredTabsView):
         project = request.GET.get('project')
         if project:
             # A project's row on the Projects tab: its hypervisors.
-            self.load_tabs()
-            table = self.tab_tables()['providers'][0]
-            param = filters.filter_action(table).get_param_name()
-            request.session[param] = project[:64]
-            request.session[param + '_field'] = 'project'
-            return http.HttpResponseRedirect(
-                '%s?tab=%s' % (INDEX_URL, PROVIDERS_TAB))
+            return self.filtered_tab('providers', PROVIDERS_TAB, 'project',
+                                     project[:64])
         batch = request.GET.get('batch')
         if batch:
-            self.load_tabs()
-            table = self.tab_tables()['history'][0]
-            param = filters.filter_action(table).get_param_name()
-            request.session[param] = batch[:32]
-            request.session[param + '_field'] = 'batch'
-            return http.HttpResponseRedirect(
-                '%s?tab=%s' % (INDEX_URL, repair_forms.HISTORY_TAB))
+            return self.filtered_tab('history', repair_forms.HISTORY_TAB,
+                                     'batch', batch[:32])
         return super().get(request, *args, **kwargs)
+
+    def filtered_tab(self, table_name, tab, field, value):
+        """To ``tab`` with its table filtered by ``field``, as if typed in
+        its filter."""
+        self.load_tabs()
+        table = self.tab_tables()[table_name][0]
+        param = filters.filter_action(table).get_param_name()
+        self.request.session[param] = value
+        self.request.session[param + '_field'] = field
+        return http.HttpResponseRedirect('%s?tab=%s' % (INDEX_URL, tab))
 
     def get_tabs(self, request, **kwargs):
         if not hasattr(self, 'report'):
@@ -180,6 +180,15 @@ class _PreviewView(forms.ModalFormView):
     submit_class = 'btn-primary'
     """``btn-danger`` for a confirm that deletes, as Horizon's own."""
     policy_rules = policies.WRITE_ALLOCATIONS
+
+    def __init_subclass__(cls, **kwargs):
+        """One name per action: its template and its modal's and form's
+        ids follow from ``action``, its page title is its modal's header."""
+        super().__init_subclass__(**kwargs)
+        cls.template_name = 'orphaned_allocations/%s.html' % cls.action
+        cls.modal_id = '%s_modal' % cls.action
+        cls.form_id = '%s_form' % cls.action
+        cls.page_title = cls.modal_header
 
     def dispatch(self, request, *args, **kwargs):
         """Neither the preview nor its confirm for a user the policy
@@ -272,11 +281,8 @@ class _PreviewView(forms.ModalFormView):
 
 class RepairView(_PreviewView):
     form_class = repair_forms.RepairForm
-    template_name = 'orphaned_allocations/repair.html'
-    modal_id = 'repair_modal'
-    form_id = 'repair_form'
+    action = 'repair'
     modal_header = _('Review the allocation changes')
-    page_title = _('Review the allocation changes')
 
     def preview_rows(self):
         query = self.selection()
@@ -316,11 +322,8 @@ class RepairView(_PreviewView):
 
 class RestoreView(_PreviewView):
     form_class = repair_forms.RestoreForm
-    template_name = 'orphaned_allocations/restore.html'
-    modal_id = 'restore_modal'
-    form_id = 'restore_form'
+    action = 'restore'
     modal_header = _('Review the restore')
-    page_title = _('Review the restore')
 
     def preview_rows(self):
         query = self.selection()
@@ -375,11 +378,8 @@ class RestoreView(_PreviewView):
 
 class DeleteProviderView(_PreviewView):
     form_class = repair_forms.DeleteProvidersForm
-    template_name = 'orphaned_allocations/delete_provider.html'
-    modal_id = 'delete_provider_modal'
-    form_id = 'delete_provider_form'
+    action = 'delete_provider'
     modal_header = _('Review the provider deletion')
-    page_title = _('Review the provider deletion')
     submit_label = _('Delete')
     submit_class = 'btn-danger'
     policy_rules = policies.DELETE_PROVIDERS
@@ -409,11 +409,8 @@ class DeleteProviderView(_PreviewView):
 
 class DecommissionView(_PreviewView):
     form_class = repair_forms.DecommissionForm
-    template_name = 'orphaned_allocations/decommission.html'
-    modal_id = 'decommission_modal'
-    form_id = 'decommission_form'
+    action = 'decommission'
     modal_header = _('Decommission a hypervisor')
-    page_title = _('Decommission a hypervisor')
     submit_label = _('Decommission')
     submit_class = 'btn-danger'
     policy_rules = policies.DECOMMISSION
