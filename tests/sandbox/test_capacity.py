@@ -36,8 +36,8 @@ from orphan_dashboard.audit import capacity  # noqa: E402
 from orphan_dashboard.audit import heal  # noqa: E402
 from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
-from tests.e2e.conftest import orphan_audit  # noqa: E402
 from tests import clouds  # noqa: E402
+from tests.e2e.conftest import orphan_audit  # noqa: E402
 
 FLAVORS = {
     # name: (vcpus, ram, disk, extra specs)

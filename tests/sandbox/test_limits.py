@@ -39,8 +39,8 @@ from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.api import placement  # noqa: E402
 from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
-from tests.e2e.conftest import orphan_audit  # noqa: E402
 from tests import clouds  # noqa: E402
+from tests.e2e.conftest import orphan_audit  # noqa: E402
 
 ALLOCATION = {'VCPU': 2, 'MEMORY_MB': 1024}
 
