@@ -61,9 +61,13 @@ print(settings.DATABASES['orphan_journal']['NAME'])
 
 
 def run(args, **kwargs):
+    """``args``' output; a failure shows its output as text, which
+    pytest prints whole (a tuple's repr it cuts to one line)."""
     result = subprocess.run(args, capture_output=True, text=True, **kwargs)
-    assert result.returncode == 0, (args, result.stdout[-3000:],
-                                    result.stderr[-3000:])
+    if result.returncode:
+        pytest.fail('%s exited %s\n--- stdout\n%s\n--- stderr\n%s' % (
+            ' '.join(args), result.returncode, result.stdout[-3000:],
+            result.stderr[-6000:]), pytrace=False)
     return result.stdout
 
 
