@@ -214,7 +214,7 @@ def decommission_json(plan, chosen, children=(), owners=None):
     """A decommission's preview as JSON: an unknown consumer's owner
     (``owners`` as :func:`report_ops.owner_names` reads them) and the
     deletes' commands with it, as the panel previews them."""
-    service_commands, provider_commands = delete_commands(plan)
+    service_commands, provider_commands = _delete_commands(plan)
     return {
         'name': plan.name, 'host': plan.host, 'gone': plan.gone,
         'service': plan.service and {
@@ -248,17 +248,6 @@ def decommission_json(plan, chosen, children=(), owners=None):
                      for b in plan.blockers(chosen, children)]}
 
 
-def delete_commands(plan):
-    """The commands equivalent to a decommission's service delete and to
-    its provider deletes, children first: ``operations.decommission``
-    builds them, for the panel's preview too."""
-    from orphan_dashboard.operations import decommission as decommission_ops
-
-    by_provider = decommission_ops.provider_commands(plan)
-    return (decommission_ops.service_commands(plan),
-            [c for p in plan.providers for c in by_provider[p]])
-
-
 def owner_json(finding, owners):
     """A consumer's project and user, with Keystone's names (None where
     ``owners`` has none)."""
@@ -286,7 +275,7 @@ def consumer_owner(finding, owners):
 def print_decommission(plan, chosen, out, children=(), owners=None):
     """A decommission's preview as text: each step (an unknown consumer's
     with its owner), then the deletes with their commands."""
-    service_commands, provider_commands = delete_commands(plan)
+    service_commands, provider_commands = _delete_commands(plan)
     service = plan.service
     if service:
         state = (_('%s, forced down') % service.state if service.forced_down
@@ -436,3 +425,11 @@ def print_capacity(found, out):
                 'class': c.resource_class, 'capacity': c.capacity,
                 'used': c.used, 'needed': c.needed, 'held': c.held,
                 'free': c.free, 'free_after': c.free_after}, file=out)
+
+
+def _delete_commands(plan):
+    """:func:`operations.decommission.delete_commands`, imported when a
+    decommission is rendered (it brings the journal's Django models)."""
+    from orphan_dashboard.operations import decommission as decommission_ops
+
+    return decommission_ops.delete_commands(plan)

@@ -62,6 +62,15 @@ def provider_commands(plan):
         for uuid in plan.providers}
 
 
+def delete_commands(plan):
+    """``(service commands, provider commands)`` of ``plan``'s deletes,
+    the providers' in the order they are deleted, children first: what
+    both previews, the panel's and the command line's, print."""
+    by_provider = provider_commands(plan)
+    return (service_commands(plan),
+            [c for uuid in plan.providers for c in by_provider[uuid]])
+
+
 def apply(clients, journal_, name, plans, chosen, settings,
           instance_hints=(), bound=None, children=()):
     """Carry a previewed decommission out, if its compute service and

@@ -153,8 +153,8 @@ def decommission_preview(plan, names, owner_names):
     """A decommission's steps (an unknown consumer's with its owner,
     ``owner_names`` as ``service.names`` gives them), providers and other
     nodes, named, with the equivalent commands of each delete."""
-    provider_commands = (service.decommission_provider_commands(plan)
-                         if plan else {})
+    service_commands, provider_commands = (
+        service.decommission_commands(plan) if plan else ([], []))
     return {
         'steps': [dict(
             step=step, action=labels.action(step.plan.action)
@@ -171,10 +171,8 @@ def decommission_preview(plan, names, owner_names):
             for step in (plan.steps if plan else [])],
         'providers': [(names.get(p) or plan.names.get(p, p), p)
                       for p in (plan.providers if plan else [])],
-        'service_commands': (service.decommission_service_commands(plan)
-                             if plan else []),
-        'provider_commands': [c for p in (plan.providers if plan else [])
-                              for c in provider_commands[p]],
+        'service_commands': service_commands,
+        'provider_commands': provider_commands,
         'other_nodes': [(plan.names.get(n, n), n)
                         for n in (plan.other_nodes if plan else [])],
         'foreign_children': foreign_children(plan),

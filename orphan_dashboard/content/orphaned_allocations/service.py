@@ -367,8 +367,7 @@ def preview_decommission(request, provider_uuid, whole_service=False):
         whole_service=whole_service)
 
 
-decommission_service_commands = decommission_ops.service_commands
-decommission_provider_commands = decommission_ops.provider_commands
+decommission_commands = decommission_ops.delete_commands
 
 
 def decommission_apply(request, provider_uuid, plans, chosen, bound=None,
