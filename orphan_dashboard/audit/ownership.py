@@ -221,12 +221,6 @@ def held_classes(snapshot):
     return held
 
 
-def provider_owner(snapshot, uuid, held=None):
-    """The likely owner of any provider of ``snapshot``
-    (:func:`provider_ownership`'s owner)."""
-    return provider_ownership(snapshot, uuid, held).owner
-
-
 def provider_ownership(snapshot, uuid, held=None):
     """The :class:`Ownership` of any provider of ``snapshot``, children
     included: a root as :func:`root_ownership` says; a child by its
@@ -243,7 +237,7 @@ def provider_ownership(snapshot, uuid, held=None):
 
 def child_owners(snapshot, held=None):
     """``{child uuid: likely owner}`` of every child provider of
-    ``snapshot`` not proven Nova's, as :func:`provider_owner` tells each
+    ``snapshot`` not proven Nova's, as :func:`provider_ownership` tells each
     (``held`` as there)."""
     return not_novas(child_ownerships(snapshot, held))
 

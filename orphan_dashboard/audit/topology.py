@@ -49,7 +49,7 @@ class Topology:
         return self._held
 
     def owner(self, uuid):
-        """:func:`ownership.provider_owner` of ``uuid``, read once."""
+        """Who owns ``uuid`` (its :meth:`ownership`'s owner)."""
         return self.ownership(uuid).owner
 
     def ownership(self, uuid):

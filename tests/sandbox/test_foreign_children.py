@@ -99,8 +99,9 @@ def test_neutrons_providers_read_as_neutrons_and_offer_no_delete(
     for host in ('host2', 'host3'):
         nic = sb.config['neutron']['nics'][host]
         agent = snapshot.providers[nic].parent_uuid
-        assert ownership.provider_owner(snapshot, nic) == 'neutron'
-        assert ownership.provider_owner(snapshot, agent) == 'neutron'
+        for provider in (nic, agent):
+            assert ownership.provider_ownership(
+                snapshot, provider).owner == 'neutron'
     # The provider delete, asked for the segment or for a NIC (a forged
     # request: the panel offers neither), refuses every row.
     nic = sb.config['neutron']['nics']['host2']
@@ -187,8 +188,8 @@ def test_blazar_and_pci_children_held_by_servers(sb, clients):
     assert held[pci]['resources'] == {checks['pci_class']: 1}
 
     snapshot = collect.full_snapshot(clients.placement, clients.nova)
-    assert ownership.provider_owner(snapshot, blazar) == 'blazar'
-    assert ownership.provider_owner(snapshot, pci) == 'nova'
+    assert ownership.provider_ownership(snapshot, blazar).owner == 'blazar'
+    assert ownership.provider_ownership(snapshot, pci).owner == 'nova'
     auditor = classify.Auditor(snapshot, min_age=0)
     assert {f.verdict for f in auditor.consumer_findings(kept)} == {m.OK}
     host2 = sb.config['hosts']['host2']
@@ -267,7 +268,8 @@ def test_cyborgs_providers_are_read_as_cyborgs(sb, clients, cyborg,
     compute-shaped root are Cyborg's, the root offered no delete; the
     GPU's name is refused as a decommission by itself."""
     snapshot = collect.full_snapshot(clients.placement, clients.nova)
-    assert ownership.provider_owner(snapshot, cyborg['gpu']) == 'cyborg'
+    assert ownership.provider_ownership(
+        snapshot, cyborg['gpu']).owner == 'cyborg'
     found = classify.audit(snapshot, min_age=0).provider(cyborg['root'])
     assert found.owner == 'cyborg'
     assert not found.orphaned_provider

@@ -154,9 +154,9 @@ def test_a_childs_owner_from_its_name_its_classes_or_novas_trait():
     cloud.allocate(k['web'], k['unnamed'], {'CUSTOM_PCI_8086_1563': 1})
     cloud.allocate(k['web'], k['pci'], {'CUSTOM_PCI_8086_1563': 1})
     snapshot = cloud.snapshot()
-    owners = {rp: ownership.provider_owner(snapshot, k[rp]) for rp in (
-        'nic', 'pci', 'vgpu', 'blazar', 'device', 'unnamed', 'tagged',
-        'host')}
+    owners = {rp: ownership.provider_ownership(snapshot, k[rp]).owner
+              for rp in ('nic', 'pci', 'vgpu', 'blazar', 'device',
+                         'unnamed', 'tagged', 'host')}
     assert owners == {'nic': 'neutron', 'pci': 'nova', 'vgpu': 'nova',
                       'blazar': 'blazar', 'device': 'cyborg',
                       'unnamed': None, 'tagged': 'nova', 'host': 'nova'}
@@ -172,7 +172,7 @@ def test_every_childs_owner_at_once_as_one_at_a_time():
     expected = {agent: 'neutron', nic: 'neutron', device: 'cyborg',
                 unnamed: None, k['blazar']: 'blazar'}
     assert ownership.child_owners(snapshot) == expected
-    assert {rp: ownership.provider_owner(snapshot, rp)
+    assert {rp: ownership.provider_ownership(snapshot, rp).owner
             for rp in (agent, nic, pci, device, unnamed, tagged,
                        k['blazar'])} == dict(
         expected, **{pci: 'nova', tagged: 'nova'})
@@ -227,8 +227,8 @@ def test_the_sweep_reads_every_owner_trait_and_a_foreign_one_wins():
     PCI-named child and its compute-shaped root are Cyborg's."""
     cloud, rp = cyborg_host3()
     snapshot, placement = read_topology(cloud)
-    assert ownership.provider_owner(snapshot, rp['gpu']) == 'cyborg'
-    assert ownership.provider_owner(snapshot, rp['pci']) == 'nova'
+    assert ownership.provider_ownership(snapshot, rp['gpu']).owner == 'cyborg'
+    assert ownership.provider_ownership(snapshot, rp['pci']).owner == 'nova'
     assert ownership.root_owner(snapshot, rp['accel']) == 'cyborg'
     assert ownership.child_owners(snapshot) == {rp['gpu']: 'cyborg'}
     report = classify.audit(snapshot, min_age=600)
