@@ -56,8 +56,16 @@ class Cloud(collections.namedtuple(
 
     @property
     def key(self):
-        return '%s|%s|%s' % (_normal_url(self.auth_url), self.region or '',
-                             self.service_id or '')
+        return _KEY_SEPARATOR.join((_normal_url(self.auth_url),
+                                    self.region or '', self.service_id or ''))
+
+
+_KEY_SEPARATOR = '|'
+
+
+def service_id_in(key):
+    """The Placement service id a :attr:`Cloud.key` ends in."""
+    return key.rsplit(_KEY_SEPARATOR, 1)[-1]
 
 
 def keystone_root(url):

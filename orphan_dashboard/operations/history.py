@@ -14,6 +14,7 @@
 
 import logging
 
+from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.reading import collect
@@ -125,6 +126,12 @@ def batch_of(cloud, outcomes):
         if outcome.entry_id is not None:
             return journal.get(cloud, outcome.entry_id).batch
     return None
+
+
+def placement_service_id(entry):
+    """The id of the Placement service of the cloud ``entry`` was written
+    to (its Keystone URL and region it records itself)."""
+    return client.service_id_in(entry.cloud)
 
 
 def history_csv(found, names=None):

@@ -178,9 +178,9 @@ def _cloud(entry):
         return _('this cloud')
     place = ', '.join(part for part in (entry.auth_url, entry.region)
                       if part)
-    service_id = entry.cloud.rsplit('|', 1)[-1]
     return format_html('{} <small class="text-muted">{}</small>',
-                       place or entry.cloud, service_id)
+                       place or entry.cloud,
+                       service.entry_placement_id(entry))
 
 
 def _outcome(entry):

@@ -413,6 +413,7 @@ format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
 neutron_unread = reasons.neutron_unread
 plan_commands = repairs.commands
+entry_placement_id = history_ops.placement_service_id
 restorable_entry = restore_rules.restorable
 """Whether a journal entry's *before* can be put back, given the entries
 of its subject still in effect."""
