@@ -18,18 +18,10 @@ from sandbox import incidents_names
 
 
 def _incidents(value):
-    if value in ('', 'none'):
-        return []
-    if value == 'all':
-        return list(incidents_names.NAMES)
-    names = [n.strip() for n in value.split(',') if n.strip()]
-    known = incidents_names.NAMES + incidents_names.OPT_IN
-    bad = [n for n in names if n not in known]
-    if bad:
-        raise argparse.ArgumentTypeError(
-            'unknown incident(s) %s; known: %s'
-            % (', '.join(bad), ', '.join(known)))
-    return names
+    try:
+        return incidents_names.parse(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
 
 
 def _incidents_help():

@@ -247,13 +247,12 @@ class Sandbox:
 
 
 def expand(incidents):
-    """Incident names, ``all`` as ``up --incidents all`` reads it."""
+    """Incident names (a comma list or a sequence) as ``up --incidents``
+    reads them (:func:`incidents_names.parse`)."""
     from sandbox import incidents_names
-    if isinstance(incidents, str):
-        incidents = [n for n in incidents.split(',') if n]
-    if list(incidents) == ['all']:
-        return list(incidents_names.NAMES)
-    return list(incidents)
+    if not isinstance(incidents, str):
+        incidents = ','.join(incidents)
+    return incidents_names.parse(incidents)
 
 
 def snapshot_name(incidents):

@@ -27,3 +27,19 @@ sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``;
 expect; ``image_pinned`` gives host1 a PCPU inventory its fake driver
 does not report (a later boot there would try to remove it);
 ``shelved_offloaded`` leaves a finding every ``all`` test would meet."""
+
+
+def parse(value):
+    """``up --incidents``' value as incident names: ``all`` (:data:`NAMES`),
+    ``none`` or nothing, or a comma list; ValueError naming any unknown."""
+    if value in ('', 'none'):
+        return []
+    if value == 'all':
+        return list(NAMES)
+    names = [n.strip() for n in value.split(',') if n.strip()]
+    known = NAMES + OPT_IN
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise ValueError('unknown incident(s) %s; known: %s'
+                         % (', '.join(bad), ', '.join(known)))
+    return names
