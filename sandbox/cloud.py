@@ -39,6 +39,7 @@ from unittest import mock
 from keystoneauth1 import loading as ks_loading
 from keystonemiddleware.auth_token import _opts as ksm_opts
 from oslo_config import cfg
+from oslo_messaging import opts as oslo_messaging_opts
 from werkzeug import serving
 
 from nova.api.openstack import wsgi_app
@@ -151,6 +152,10 @@ class SandboxCloud(nova_test.TestCase):
         # hand (an instance marked deleted in SQL) fail it in the tenant
         # usage Project > Overview shows.
         self.flags(response_validation='warn', group='api')
+        for group, opts in oslo_messaging_opts.list_opts():
+            if group is None:
+                CONF.register_opts(opts)
+        self.flags(executor_thread_pool_size=4)
         self.useFixture(nova_fixtures.RealPolicyFixture())
         if self.NEUTRON:
             self._use_real_neutron(**self.NEUTRON)
