@@ -68,10 +68,9 @@ def main(argv=None):
                     help="Nova's FakeDriverWithPciResources with [pci] "
                          'report_in_placement and [filter_scheduler] '
                          'pci_in_placement: each host reports its PFs on '
-                         'buses 01 and 02 (CUSTOM_SANDBOX_PCI, alias '
-                         'sandbox-pci) and a one-time-use PF on bus 03 '
-                         '(CUSTOM_SANDBOX_PCI_OTU, alias sandbox-pci-otu) '
-                         'as <host>_<address> child providers')
+                         'buses 01, 02 and 03 (CUSTOM_SANDBOX_PCI_A, _B and '
+                         'the one-time-use _OTU; aliases sandbox-pci-a, -b, '
+                         '-otu) as <host>_<address> child providers')
     demo = sub.add_parser('demo', help='the sandbox with all incidents, '
                                        'plus Horizon')
     _common(demo)

@@ -15,7 +15,7 @@
 With ``cells=2``, a second cell with one more compute (host5) that the
 control API can take down and bring back.  With ``pci=True``, computes
 that report PCI devices in Placement and a scheduler that allocates them
-(:data:`PCI_CLASS`).
+(:data:`PCI_DEVICES`).
 
 Built from Nova's own functional-test fixtures, with the Nova API and
 Placement WSGI apps served on real loopback ports behind keystonemiddleware.
@@ -113,16 +113,21 @@ class SandboxPciFakeDriver(fake_virt.FakeDriverWithPciResources):
 fake_virt.SandboxFakeDriver = SandboxFakeDriver
 fake_virt.SandboxPciFakeDriver = SandboxPciFakeDriver
 
-PCI_CLASS = 'CUSTOM_SANDBOX_PCI'
-"""The ``resource_class`` of the PCI cloud's PFs on buses 01 and 02, asked
-for by the alias :data:`PCI_ALIAS`.  A class must be set: Nova's default,
-``CUSTOM_PCI_<vendor>_<product>``, is not normalised, and the fake
-driver's ``fake-vendor_id`` makes it a name Placement refuses."""
-PCI_OTU_CLASS = 'CUSTOM_SANDBOX_PCI_OTU'
-"""The class of the one-time-use PF on bus 03 (alias
-:data:`PCI_OTU_ALIAS`), apart so that no other server takes it."""
-PCI_ALIAS = 'sandbox-pci'
-PCI_OTU_ALIAS = 'sandbox-pci-otu'
+PCI_DEVICES = {
+    # bus of the PF: (its resource class, the alias asking for one)
+    '01': ('CUSTOM_SANDBOX_PCI_A', 'sandbox-pci-a'),
+    '02': ('CUSTOM_SANDBOX_PCI_B', 'sandbox-pci-b'),
+    '03': ('CUSTOM_SANDBOX_PCI_OTU', 'sandbox-pci-otu'),
+}
+"""The PCI cloud's PFs, one class each: bus 03's is one-time-use.  A class
+must be set: Nova's default, ``CUSTOM_PCI_<vendor>_<product>``, is not
+normalised, and the fake driver's ``fake-vendor_id`` makes it a name
+Placement refuses.  One device of a class per node, so that Nova's PCI
+tracker has one device to claim: with two alike, a cold migration's claim
+on the destination may take the other one than the scheduler allocated,
+and nova-compute then adds it to the server's allocation (seen: a server
+migrated to host2 holding both its devices)."""
+PCI_OTU_BUS = '03'
 
 
 def _pf_spec(bus, resource_class, **tags):
@@ -225,16 +230,17 @@ class SandboxCloud(nova_test.TestCase):
 
     def _report_pci(self):
         """Nova's PCI in Placement, before any service starts (``CONF`` is
-        global: every compute reports the same devices): the PFs on buses
-        01 and 02 as :data:`PCI_CLASS`, the one on bus 03 one-time-use as
-        :data:`PCI_OTU_CLASS`, and a scheduler that allocates an alias's
+        global: every compute reports the same devices): the PFs of
+        :data:`PCI_DEVICES` and a scheduler that allocates an alias's
         device on its ``<node>_<address>`` provider."""
         self.flags(report_in_placement=True, group='pci')
         self.flags(device_spec=[
-            _pf_spec('01', PCI_CLASS), _pf_spec('02', PCI_CLASS),
-            _pf_spec('03', PCI_OTU_CLASS, one_time_use='true')], group='pci')
-        self.flags(alias=[_alias(PCI_ALIAS, PCI_CLASS),
-                          _alias(PCI_OTU_ALIAS, PCI_OTU_CLASS)], group='pci')
+            _pf_spec(bus, resource_class, **(
+                {'one_time_use': 'true'} if bus == PCI_OTU_BUS else {}))
+            for bus, (resource_class, _) in sorted(PCI_DEVICES.items())],
+            group='pci')
+        self.flags(alias=[_alias(alias, resource_class) for resource_class,
+                          alias in PCI_DEVICES.values()], group='pci')
         self.flags(pci_in_placement=True, group='filter_scheduler')
         self.flags(enabled_filters=CONF.filter_scheduler.enabled_filters +
                    ['PciPassthroughFilter'], group='filter_scheduler')

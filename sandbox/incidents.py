@@ -39,15 +39,16 @@ FLAVORS = {
 }
 
 PCI_FLAVORS = {
-    # id: (name, vcpus, ram MB, disk GB), and the alias of the one device
-    'sb-pci': ('sb.pci', 1, 1024, 10),
-    'sb-pci-otu': ('sb.pci-otu', 1, 1024, 10),
-}
-PCI_FLAVOR_ALIASES = {'sb-pci': sb_cloud.PCI_ALIAS,
-                      'sb-pci-otu': sb_cloud.PCI_OTU_ALIAS}
-"""The PCI cloud's flavors (``up --pci``): ``pci_passthrough:alias`` asks
-one device of the alias, which Nova's scheduler allocates on a
-``<node>_<address>`` provider."""
+    # id: (name, vcpus, ram MB, disk GB)
+    'sb-pci-%s' % bus: ('sb.pci-%s' % bus, 1, 1024, 10)
+    for bus in sb_cloud.PCI_DEVICES}
+"""The PCI cloud's flavors (``up --pci``), one per PF of
+``sb_cloud.PCI_DEVICES``: its ``pci_passthrough:alias`` asks one device of
+that PF's alias, which Nova's scheduler allocates on a ``<node>_<address>``
+provider."""
+PCI_A, PCI_B, PCI_OTU = ('sb-pci-%s' % bus
+                          for bus in sorted(sb_cloud.PCI_DEVICES))
+PCI_OTU_CLASS = sb_cloud.PCI_DEVICES[sb_cloud.PCI_OTU_BUS][0]
 PGPU_NAME = '%s_pci_0000_84_00_0'
 """A physical GPU as Nova's libvirt driver names it: the node, then the
 device's libvirt name (``_ensure_pgpu_providers``)."""
@@ -1131,15 +1132,15 @@ class Stager:
             raise IncidentError('%s is already staged' % name)
         existing = {f['id'] for f in self.api.nova(
             'GET', '/flavors?is_public=None')['flavors']}
-        for fid, (name_, vcpus, ram, disk) in PCI_FLAVORS.items():
+        for fid, (title, vcpus, ram, disk) in PCI_FLAVORS.items():
             if fid in existing:
                 continue
             self.api.nova('POST', '/flavors', {'flavor': {
-                'id': fid, 'name': name_, 'vcpus': vcpus, 'ram': ram,
+                'id': fid, 'name': title, 'vcpus': vcpus, 'ram': ram,
                 'disk': disk}})
+            alias = sb_cloud.PCI_DEVICES[fid.rsplit('-', 1)[1]][1]
             self.api.nova('POST', '/flavors/%s/os-extra_specs' % fid, {
-                'extra_specs': {'pci_passthrough:alias':
-                                '%s:1' % PCI_FLAVOR_ALIASES[fid]}})
+                'extra_specs': {'pci_passthrough:alias': '%s:1' % alias}})
 
     def boot_pci(self, name, flavor, host):
         """A server booted through Nova with one PCI device: Nova's
@@ -1183,7 +1184,7 @@ class Stager:
 
     def stage_pci_deleted_behind_nova(self):
         self._need_pci('pci_deleted_behind_nova')
-        s = self.boot_pci('pci-deleted-behind-nova-vm', 'sb-pci', 'host1')
+        s = self.boot_pci('pci-deleted-behind-nova-vm', PCI_A, 'host1')
         held = self.api.allocations(s['id'])
         res = self.cloud.soft_delete_behind_nova(s['id'])
         expected = self._judged(s['id'], 'instance', 'host1',
@@ -1198,7 +1199,7 @@ class Stager:
             'stay held.',
             [entry], [], expected,
             fault="UPDATE instances SET deleted=1 ... (rows=%s)" % res['rows'],
-            flavor='sb-pci', checks={'held': held})
+            flavor=PCI_A, checks={'held': held})
 
     def _migrate_and_confirm(self, server, dest):
         self.api.nova('POST', '/servers/%s/action' % server,
@@ -1220,7 +1221,7 @@ class Stager:
         free where Placement holds it: no PCI incident moves a server to
         host3 (Nova would claim it and fail to allocate it)."""
         self._need_pci('pci_moved')
-        s = self.boot_pci('pci-moved-vm', 'sb-pci', 'host3')
+        s = self.boot_pci('pci-moved-vm', PCI_A, 'host3')
         source = self.api.allocations(s['id'])
         source_devices = self._devices(s['id'])
         mig = self._migrate_and_confirm(s['id'], 'host2')
@@ -1237,13 +1238,13 @@ class Stager:
             expected,
             fault='PUT /allocations/<server> adding back its host3 share '
                   'and device after the confirm',
-            flavor='sb-pci',
+            flavor=PCI_A,
             checks={'source': source, 'current': current,
                     'source_devices': source_devices})
 
     def stage_pci_stale_migration(self):
         self._need_pci('pci_stale_migration')
-        s = self.boot_pci('pci-stale-migration-vm', 'sb-pci', 'host1')
+        s = self.boot_pci('pci-stale-migration-vm', PCI_B, 'host1')
         source = self.api.allocations(s['id'])
         self._devices(s['id'])
         mig = self._confirm_losing_a_race(s['id'], 'host2')
@@ -1263,7 +1264,7 @@ class Stager:
             [self._server_entry(s['id'])], [self._mig_entry(mig)], expected,
             fault='concurrent PUT /allocations/<migration> just before '
                   "_delete_allocation_after_move's PUT (409)",
-            flavor='sb-pci',
+            flavor=PCI_B,
             checks={'source': source, 'races_fired': list(self.race.fired)})
 
     def _inventory(self, rp, resource_class):
@@ -1276,12 +1277,12 @@ class Stager:
         allocated and never unreserves it: after the server is deleted
         through Nova, ``reserved = total`` and no allocation."""
         self._need_pci('pci_one_time_use')
-        s = self.boot_pci('pci-one-time-use-vm', 'sb-pci-otu', 'host1')
+        s = self.boot_pci('pci-one-time-use-vm', PCI_OTU, 'host1')
         (device,) = self._devices(s['id']).values()
-        while_used = self._inventory(device, sb_cloud.PCI_OTU_CLASS)
+        while_used = self._inventory(device, PCI_OTU_CLASS)
         self.api.nova('DELETE', '/servers/%s' % s['id'])
         self._wait_gone(s['id'])
-        after = self._inventory(device, sb_cloud.PCI_OTU_CLASS)
+        after = self._inventory(device, PCI_OTU_CLASS)
         entry = self._server_entry(s['id'], s['name'], deleted=True)
         return self._finish(
             'pci_one_time_use',
@@ -1289,7 +1290,7 @@ class Stager:
             'it whole once allocated), then deleted through Nova: the '
             'device stays reserved = total with no allocation, which is no '
             'orphan.',
-            [entry], [], [], flavor='sb-pci-otu',
+            [entry], [], [], flavor=PCI_OTU,
             checks={'device': device, 'while_used': while_used,
                     'after_delete': after,
                     'allocations_after_delete': self.api.allocations(
