@@ -1246,13 +1246,13 @@ class Stager:
         self._need_pci('pci_stale_migration')
         s = self.boot_pci('pci-stale-migration-vm', PCI_B, 'host1')
         source = self.api.allocations(s['id'])
-        self._devices(s['id'])
+        self._devices(s['id'])  # host1's device, named for _host_of
         mig = self._confirm_losing_a_race(s['id'], 'host2')
         expected = []
         for rp in self.api.allocations(mig['uuid']):
             expected.append(self._exp(mig['uuid'], 'migration',
                                       self._host_of(rp), 'stale_migration'))
-        self._devices(s['id'])
+        self._devices(s['id'])  # host2's
         for rp in self.api.allocations(s['id']):
             expected.append(self._exp(s['id'], 'instance',
                                       self._host_of(rp), 'ok'))
