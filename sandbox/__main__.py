@@ -27,12 +27,13 @@ def _incidents(value):
 def _incidents_help():
     """From the incident lists, so that a new incident is in the help."""
     named_only = [n for n in incidents_names.OPT_IN
-                  if n not in incidents_names.NEUTRON]
+                  if n not in incidents_names.NEUTRON + incidents_names.PCI]
     return ("'all' (%s), 'none' or a comma list of those and of the ones "
-            "staged only when named: %s (second_cell needs --cells 2) and, "
-            "with --neutron, %s" % (', '.join(incidents_names.NAMES),
-                                    ', '.join(named_only),
-                                    ', '.join(incidents_names.NEUTRON)))
+            "staged only when named: %s (second_cell needs --cells 2); "
+            "with --neutron, %s; with --pci, %s" % (
+                ', '.join(incidents_names.NAMES), ', '.join(named_only),
+                ', '.join(incidents_names.NEUTRON),
+                ', '.join(incidents_names.PCI)))
 
 
 def _common(p):
@@ -63,6 +64,13 @@ def main(argv=None):
                     help='run a real Neutron (ML2/OVS, QoS, placement, '
                          'segments) that Nova uses, with an Open vSwitch '
                          'agent and br-phys bandwidth provider per host')
+    up.add_argument('--pci', action='store_true',
+                    help="Nova's FakeDriverWithPciResources with [pci] "
+                         'report_in_placement and [filter_scheduler] '
+                         'pci_in_placement: each host reports its PFs on '
+                         'buses 01, 02 and 03 (CUSTOM_SANDBOX_PCI_A, _B and '
+                         'the one-time-use _OTU; aliases sandbox-pci-a, -b, '
+                         '-otu) as <host>_<address> child providers')
     demo = sub.add_parser('demo', help='the sandbox with all incidents, '
                                        'plus Horizon')
     _common(demo)

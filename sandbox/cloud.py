@@ -13,7 +13,9 @@
 """Nova (API, conductor, scheduler, 3 fake computes) and Placement in-process.
 
 With ``cells=2``, a second cell with one more compute (host5) that the
-control API can take down and bring back.
+control API can take down and bring back.  With ``pci=True``, computes
+that report PCI devices in Placement and a scheduler that allocates them
+(:data:`PCI_DEVICES`).
 
 Built from Nova's own functional-test fixtures, with the Nova API and
 Placement WSGI apps served on real loopback ports behind keystonemiddleware.
@@ -40,6 +42,7 @@ from keystoneauth1 import loading as ks_loading
 from keystonemiddleware.auth_token import _opts as ksm_opts
 from oslo_config import cfg
 from oslo_messaging import opts as oslo_messaging_opts
+from oslo_serialization import jsonutils
 from werkzeug import serving
 
 from nova.api.openstack import wsgi_app
@@ -99,8 +102,51 @@ class SandboxFakeDriver(fake_virt.FakeDriver):
             block_device_info, timeout, retry_interval)
 
 
+class SandboxPciFakeDriver(fake_virt.FakeDriverWithPciResources):
+    """Nova's fake driver with PCI devices (three PFs, each with a VF, the
+    same addresses on every node) at the sandbox's hypervisor size."""
+    vcpus = SandboxFakeDriver.vcpus
+    memory_mb = SandboxFakeDriver.memory_mb
+    local_gb = SandboxFakeDriver.local_gb
+
+
 # Nova loads drivers as 'nova.virt.<name>': make ours 'fake.SandboxFakeDriver'.
 fake_virt.SandboxFakeDriver = SandboxFakeDriver
+fake_virt.SandboxPciFakeDriver = SandboxPciFakeDriver
+
+PCI_DEVICES = {
+    # bus of the PF: (its resource class, the alias asking for one)
+    '01': ('CUSTOM_SANDBOX_PCI_A', 'sandbox-pci-a'),
+    '02': ('CUSTOM_SANDBOX_PCI_B', 'sandbox-pci-b'),
+    '03': ('CUSTOM_SANDBOX_PCI_OTU', 'sandbox-pci-otu'),
+}
+"""The PCI cloud's PFs, one class each: bus 03's is one-time-use.  A class
+must be set: Nova's default, ``CUSTOM_PCI_<vendor>_<product>``, is not
+normalised, and the fake driver's ``fake-vendor_id`` makes it a name
+Placement refuses.  One device of a class per node, so that Nova's PCI
+tracker has one device to claim: with two alike, a cold migration's claim
+on the destination may take the other one than the scheduler allocated,
+and nova-compute then adds it to the server's allocation (seen: a server
+migrated to host2 holding both its devices)."""
+PCI_OTU_BUS = '03'
+
+
+def _pf_spec(bus, resource_class, **tags):
+    """A ``[pci] device_spec`` entry matching only the PF at ``bus``: its
+    VF on the same provider would make Nova raise
+    PlacementPciDependentDeviceException.  The function is a regex, not a
+    digit: a single address makes Nova read sysfs to tell a PF."""
+    return jsonutils.dumps(dict(
+        address={'domain': '0000', 'bus': bus, 'slot': '00',
+                 'function': '[0]'},
+        resource_class=resource_class, **tags))
+
+
+def _alias(name, resource_class):
+    """A ``[pci] alias`` by class alone (the fake vendor and product ids
+    are not the 4 hex digits an alias allows)."""
+    return jsonutils.dumps({'name': name, 'device_type': 'type-PF',
+                            'resource_class': resource_class})
 
 
 def _register_authtoken_opts(conf, settings):
@@ -140,13 +186,19 @@ class SandboxCloud(nova_test.TestCase):
     NEUTRON = None
     """``{url, keystone_url, password}`` of a real Neutron for Nova, else
     Nova's in-process ``NeutronFixture``."""
+    PCI = False
+    """Computes with PCI devices in Placement (``_report_pci``)."""
 
     def runTest(self):  # testtools wants a test method name
         pass
 
     def setUp(self):
+        if self.PCI:
+            self.compute_driver = 'fake.SandboxPciFakeDriver'
         self.flags(compute_driver=self.compute_driver)
         super().setUp()
+        if self.PCI:
+            self._report_pci()
         # Nova's test ConfFixture turns a response that fails its schema
         # into a 500; production's default only logs it.  Rows staged by
         # hand (an instance marked deleted in SQL) fail it in the tenant
@@ -180,6 +232,23 @@ class SandboxCloud(nova_test.TestCase):
         self.down_cells = {}
         self.stopped = set()
         self.servers = []
+
+    def _report_pci(self):
+        """Nova's PCI in Placement, before any service starts (``CONF`` is
+        global: every compute reports the same devices): the PFs of
+        :data:`PCI_DEVICES` and a scheduler that allocates an alias's
+        device on its ``<node>_<address>`` provider."""
+        self.flags(report_in_placement=True, group='pci')
+        self.flags(device_spec=[
+            _pf_spec(bus, resource_class, **(
+                {'one_time_use': 'true'} if bus == PCI_OTU_BUS else {}))
+            for bus, (resource_class, _) in sorted(PCI_DEVICES.items())],
+            group='pci')
+        self.flags(alias=[_alias(alias, resource_class) for resource_class,
+                          alias in PCI_DEVICES.values()], group='pci')
+        self.flags(pci_in_placement=True, group='filter_scheduler')
+        self.flags(enabled_filters=CONF.filter_scheduler.enabled_filters +
+                   ['PciPassthroughFilter'], group='filter_scheduler')
 
     def _use_real_neutron(self, url, keystone_url, password):
         """Nova's ``[neutron]`` section at the sandbox's Neutron, instead
@@ -472,12 +541,14 @@ class SandboxCloud(nova_test.TestCase):
         return {'exit_code': rc, 'output': out.getvalue()}
 
 
-def build(cells=1, neutron=None):
+def build(cells=1, neutron=None, pci=False):
     """Set up the cloud with ``cells`` Nova cells (and Nova pointed at
-    ``neutron``, see ``SandboxCloud.NEUTRON``); returns the SandboxCloud
-    (call .cleanUp())."""
+    ``neutron``, see ``SandboxCloud.NEUTRON``; with PCI devices in
+    Placement, see ``SandboxCloud.PCI``); returns the SandboxCloud (call
+    .cleanUp())."""
     tc = SandboxCloud('runTest')
     tc.NUMBER_OF_CELLS = cells
     tc.NEUTRON = neutron
+    tc.PCI = pci
     tc.setUp()
     return tc

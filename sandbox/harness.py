@@ -56,9 +56,10 @@ class SandboxError(RuntimeError):
 class Sandbox:
     def __init__(self, incidents=(), state_dir=None, timeout=180,
                  python=None, ports=None, keep_state=False, neutron=False,
-                 cells=1):
+                 cells=1, pci=False):
         self.incidents = list(incidents)
         self.neutron = neutron
+        self.pci = pci
         self.cells = cells
         self.staged = None
         self._tmp = None
@@ -87,6 +88,8 @@ class Sandbox:
                     '--neutron-port', str(self.ports.get('neutron', 0))]
         if self.cells != 1:
             cmd += ['--cells', str(self.cells)]
+        if self.pci:
+            cmd += ['--pci']
         return cmd
 
     def start(self):

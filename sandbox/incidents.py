@@ -38,6 +38,24 @@ FLAVORS = {
     'sb-big': ('sb.big-12c-32g', 12, 32768, 80),
 }
 
+PCI_FLAVORS = {
+    # id: (name, vcpus, ram MB, disk GB)
+    'sb-pci-%s' % bus: ('sb.pci-%s' % bus, 1, 1024, 10)
+    for bus in sb_cloud.PCI_DEVICES}
+"""The PCI cloud's flavors (``up --pci``), one per PF of
+``sb_cloud.PCI_DEVICES``: its ``pci_passthrough:alias`` asks one device of
+that PF's alias, which Nova's scheduler allocates on a ``<node>_<address>``
+provider."""
+PCI_A, PCI_B, PCI_OTU = ('sb-pci-%s' % bus
+                          for bus in sorted(sb_cloud.PCI_DEVICES))
+PCI_OTU_CLASS = sb_cloud.PCI_DEVICES[sb_cloud.PCI_OTU_BUS][0]
+PGPU_NAME = '%s_pci_0000_84_00_0'
+"""A physical GPU as Nova's libvirt driver names it: the node, then the
+device's libvirt name (``_ensure_pgpu_providers``)."""
+SEV_NAME = '%s_amd_sev'
+"""AMD SEV's memory encryption slots as Nova's libvirt driver names them
+since Nova 32 (``_ensure_memory_encryption_providers``)."""
+
 VERDICTS = tuple(verdicts.VERDICT_KINDS)
 BANDWIDTH = 'NET_BW_EGR_KILOBIT_PER_SEC'
 NIC_NAME = '%s:Open vSwitch agent:br-phys'
@@ -259,7 +277,8 @@ class Stager:
             'name': name,
             'description': description,
             'flavor': dict(zip(('name', 'vcpus', 'ram', 'disk'),
-                               FLAVORS[flavor]), id=flavor),
+                               dict(FLAVORS, **PCI_FLAVORS)[flavor]),
+                           id=flavor),
             'servers': servers,
             'migrations': migrations,
             'hosts': {h: self.rps[h] for h in sorted(hosts) if h},
@@ -1103,3 +1122,233 @@ class Stager:
                   'after the confirm' % (BANDWIDTH, PORT_KBPS),
             checks={'port': port, 'nic': self.nics['host2'],
                     'old_nic': self.nics['host3'], 'kbps': PORT_KBPS})
+
+    # ---------------------------------------------------------------- PCI
+    def _need_pci(self, name):
+        if not self.cloud.PCI:
+            raise IncidentError('%s needs the sandbox started with --pci'
+                                % name)
+        if name in self.manifest:
+            raise IncidentError('%s is already staged' % name)
+        existing = {f['id'] for f in self.api.nova(
+            'GET', '/flavors?is_public=None')['flavors']}
+        for fid, (title, vcpus, ram, disk) in PCI_FLAVORS.items():
+            if fid in existing:
+                continue
+            self.api.nova('POST', '/flavors', {'flavor': {
+                'id': fid, 'name': title, 'vcpus': vcpus, 'ram': ram,
+                'disk': disk}})
+            alias = sb_cloud.PCI_DEVICES[fid.rsplit('-', 1)[1]][1]
+            self.api.nova('POST', '/flavors/%s/os-extra_specs' % fid, {
+                'extra_specs': {'pci_passthrough:alias': '%s:1' % alias}})
+
+    def boot_pci(self, name, flavor, host):
+        """A server booted through Nova with one PCI device: Nova's
+        scheduler allocates it on the host's ``<host>_<address>`` child."""
+        s = self.boot(name, flavor, host)
+        if s['status'] != 'ACTIVE':
+            raise IncidentError('%s did not boot: %s'
+                                % (name, s.get('fault')))
+        return s
+
+    def _devices(self, consumer):
+        """``{name: uuid}`` of the children of a node ``consumer`` holds
+        (each remembered among the stager's providers)."""
+        found = {}
+        for rp in self.api.allocations(consumer):
+            name = self._host_of(rp)
+            if name is None:
+                name = self.api.placement(
+                    'GET', '/resource_providers/%s' % rp)['name']
+                self.rps[name] = rp
+            if name not in self.cloud.computes:
+                found[name] = rp
+        return found
+
+    def _wait_gone(self, server, timeout=60):
+        deadline = time.monotonic() + timeout
+        while self.api.nova_raw('GET', '/servers/%s' % server).status_code \
+                != 404:
+            if time.monotonic() > deadline:
+                raise IncidentError('server %s is not deleted' % server)
+            time.sleep(0.2)
+
+    def _judged(self, consumer, kind, host, verdict):
+        """What ``consumer`` is expected to hold on ``host`` and its
+        devices: ``verdict`` for each."""
+        out = [self._exp(consumer, kind, host, verdict)]
+        for name in sorted(self._devices(consumer)):
+            if name.startswith(host + '_'):
+                out.append(self._exp(consumer, kind, name, verdict))
+        return out
+
+    def stage_pci_deleted_behind_nova(self):
+        self._need_pci('pci_deleted_behind_nova')
+        s = self.boot_pci('pci-deleted-behind-nova-vm', PCI_A, 'host1')
+        held = self.api.allocations(s['id'])
+        res = self.cloud.soft_delete_behind_nova(s['id'])
+        expected = self._judged(s['id'], 'instance', 'host1',
+                                'deleted_instance')
+        entry = self._server_entry(s['id'], s['name'], deleted=True)
+        entry['flavor'] = s['flavor']
+        return self._finish(
+            'pci_deleted_behind_nova',
+            "booted on host1 with a PCI device (Nova's scheduler allocated "
+            "it on host1's device provider), then marked deleted in the "
+            "cell DB by hand in SQL: its share of host1 and its device "
+            'stay held.',
+            [entry], [], expected,
+            fault="UPDATE instances SET deleted=1 ... (rows=%s)" % res['rows'],
+            flavor=PCI_A, checks={'held': held})
+
+    def _migrate_and_confirm(self, server, dest):
+        self.api.nova('POST', '/servers/%s/action' % server,
+                      {'migrate': {'host': dest}}, mv='2.56')
+        self.api.wait_server(server, lambda x: x['status'] ==
+                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
+        self.api.nova('POST', '/servers/%s/action' % server,
+                      {'confirmResize': None})
+        self.api.wait_server(
+            server, lambda x: x['status'] == 'ACTIVE' and
+            not x.get('OS-EXT-STS:task_state'), what='ACTIVE')
+        return self.api.wait_migration(server, ('confirmed',))
+
+    def stage_pci_moved(self):
+        """A cold migration Nova carried out for real, its scheduler
+        allocating a device on the destination; then the source's share
+        and device written back onto the server, as a cleanup that never
+        finished leaves it.  host3's PCI tracker then counts that device
+        free where Placement holds it: no PCI incident moves a server to
+        host3 (Nova would claim it and fail to allocate it)."""
+        self._need_pci('pci_moved')
+        s = self.boot_pci('pci-moved-vm', PCI_A, 'host3')
+        source = self.api.allocations(s['id'])
+        source_devices = self._devices(s['id'])
+        mig = self._migrate_and_confirm(s['id'], 'host2')
+        current = self.api.allocations(s['id'])
+        self._hold(s['id'], source)
+        expected = (self._judged(s['id'], 'instance', 'host2', 'ok') +
+                    self._judged(s['id'], 'instance', 'host3', 'moved'))
+        return self._finish(
+            'pci_moved',
+            "cold-migrated host3 -> host2 with a PCI device and confirmed: "
+            "Nova's scheduler gave it a device on host2; its host3 share "
+            'and device were then written back onto it.',
+            [self._server_entry(s['id'])], [self._mig_entry(mig)],
+            expected,
+            fault='PUT /allocations/<server> adding back its host3 share '
+                  'and device after the confirm',
+            flavor=PCI_A,
+            checks={'source': source, 'current': current,
+                    'source_devices': source_devices})
+
+    def stage_pci_stale_migration(self):
+        self._need_pci('pci_stale_migration')
+        s = self.boot_pci('pci-stale-migration-vm', PCI_B, 'host1')
+        source = self.api.allocations(s['id'])
+        self._devices(s['id'])  # host1's device, named for _host_of
+        mig = self._confirm_losing_a_race(s['id'], 'host2')
+        expected = []
+        for rp in self.api.allocations(mig['uuid']):
+            expected.append(self._exp(mig['uuid'], 'migration',
+                                      self._host_of(rp), 'stale_migration'))
+        self._devices(s['id'])  # host2's
+        for rp in self.api.allocations(s['id']):
+            expected.append(self._exp(s['id'], 'instance',
+                                      self._host_of(rp), 'ok'))
+        return self._finish(
+            'pci_stale_migration',
+            'cold-migrated host1 -> host2 with a PCI device; the confirm\'s '
+            'PUT /allocations/<migration> {} lost a race (a real 409), so '
+            "the migration consumer still holds host1's share and device.",
+            [self._server_entry(s['id'])], [self._mig_entry(mig)], expected,
+            fault='concurrent PUT /allocations/<migration> just before '
+                  "_delete_allocation_after_move's PUT (409)",
+            flavor=PCI_B,
+            checks={'source': source, 'races_fired': list(self.race.fired)})
+
+    def _inventory(self, rp, resource_class):
+        return self.api.placement(
+            'GET', '/resource_providers/%s/inventories' % rp)[
+            'inventories'][resource_class]
+
+    def stage_pci_one_time_use(self):
+        """Nova 2025.2 reserves a one-time-use device once it is
+        allocated and never unreserves it: after the server is deleted
+        through Nova, ``reserved = total`` and no allocation."""
+        self._need_pci('pci_one_time_use')
+        s = self.boot_pci('pci-one-time-use-vm', PCI_OTU, 'host1')
+        (device,) = self._devices(s['id']).values()
+        while_used = self._inventory(device, PCI_OTU_CLASS)
+        self.api.nova('DELETE', '/servers/%s' % s['id'])
+        self._wait_gone(s['id'])
+        after = self._inventory(device, PCI_OTU_CLASS)
+        entry = self._server_entry(s['id'], s['name'], deleted=True)
+        return self._finish(
+            'pci_one_time_use',
+            "booted on host1 with the one-time-use device (Nova reserved "
+            'it whole once allocated), then deleted through Nova: the '
+            'device stays reserved = total with no allocation, which is no '
+            'orphan.',
+            [entry], [], [], flavor=PCI_OTU,
+            checks={'device': device, 'while_used': while_used,
+                    'after_delete': after,
+                    'allocations_after_delete': self.api.allocations(
+                        s['id'])})
+
+    def _nova_child(self, host, name, resource_class, total, traits):
+        """A child of ``host``'s node made through the Placement API as
+        Nova's libvirt driver makes it: ``total`` of ``resource_class``
+        (one a server), ``OWNER_NOVA`` and ``traits``."""
+        child = self.api.placement('POST', '/resource_providers', {
+            'name': name, 'parent_provider_uuid': self.rps[host]},
+            mv='1.20')
+        stocked = self.api.placement(
+            'PUT', '/resource_providers/%s/inventories' % child['uuid'], {
+                'resource_provider_generation': child['generation'],
+                'inventories': {resource_class: {'total': total,
+                                                 'max_unit': 1}}})
+        self.api.placement(
+            'PUT', '/resource_providers/%s/traits' % child['uuid'], {
+                'resource_provider_generation':
+                    stocked['resource_provider_generation'],
+                'traits': ['OWNER_NOVA'] + list(traits)}, mv='1.6')
+        self.rps[name] = child['uuid']
+        return child['uuid']
+
+    def stage_vgpu_and_sev_children(self):
+        """No fake driver reports a physical GPU or memory encryption
+        slots: both made under host2 through the Placement API as Nova's
+        libvirt driver writes them, and a server on host2 given one vGPU
+        and one slot there as Nova's scheduler allocates them; its host2
+        memory then rewritten by hand, so that a repair of host2 has to
+        keep both."""
+        if 'vgpu_and_sev_children' in self.manifest:
+            raise IncidentError('vgpu_and_sev_children is already staged')
+        pgpu = self._nova_child('host2', PGPU_NAME % 'host2', 'VGPU', 16, ())
+        sev = self._nova_child('host2', SEV_NAME % 'host2',
+                               'MEM_ENCRYPTION_CONTEXT', 15,
+                               ('HW_CPU_X86_AMD_SEV',))
+        s = self.boot('vgpu-sev-vm', 'sb-small', 'host2')
+        current = self.api.placement('GET', '/allocations/%s' % s['id'])
+        root = self.rps['host2']
+        node = dict(current['allocations'][root]['resources'])
+        devices = {pgpu: {'VGPU': 1}, sev: {'MEM_ENCRYPTION_CONTEXT': 1}}
+        self._put(s['id'], dict(devices, **{
+            root: dict(node, MEMORY_MB=node['MEMORY_MB'] * 2)}), current)
+        return self._finish(
+            'vgpu_and_sev_children',
+            "a server on host2 holding a vGPU on host2's physical GPU (%s, "
+            'VGPU) and a slot of its AMD SEV memory encryption (%s, '
+            'MEM_ENCRYPTION_CONTEXT), both made through the Placement API '
+            "as Nova's libvirt driver writes them (OWNER_NOVA), then its "
+            'host2 memory doubled by hand: the heal keeps both as read.'
+            % (PGPU_NAME % 'host2', SEV_NAME % 'host2'),
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', 'host2', 'wrong_amount'),
+             self._exp(s['id'], 'instance', PGPU_NAME % 'host2', 'ok'),
+             self._exp(s['id'], 'instance', SEV_NAME % 'host2', 'ok')],
+            fault='POST /resource_providers of both children, then PUT '
+                  '/allocations/<server> adding them and doubling '
+                  'MEMORY_MB on host2',
+            checks={'pgpu': pgpu, 'sev': sev, 'devices': devices})

@@ -19,14 +19,21 @@ NEUTRON = ('qos_ports_healthy', 'routed_segment', 'port_deleted_in_neutron',
            'port_allocation_removed', 'qos_rule_changed',
            'port_migrated_left', 'port_binding_lost')
 """Staged through the real Neutron: the sandbox started with ``--neutron``."""
+PCI = ('pci_deleted_behind_nova', 'pci_moved', 'pci_stale_migration',
+       'pci_one_time_use')
+"""Servers holding PCI devices Nova's scheduler allocated in Placement: the
+sandbox started with ``--pci``."""
 OPT_IN = ('second_cell', 'held_children', 'image_pinned',
-          'shelved_offloaded') + NEUTRON
+          'shelved_offloaded', 'vgpu_and_sev_children') + NEUTRON + PCI
 """Staged only when named, never by ``all``: ``second_cell`` needs the
-sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``;
+sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``,
+the ``PCI`` ones ``--pci``;
 ``held_children`` boots two servers on host2 the ``all`` tests do not
 expect; ``image_pinned`` gives host1 a PCPU inventory its fake driver
 does not report (a later boot there would try to remove it);
-``shelved_offloaded`` leaves a finding every ``all`` test would meet."""
+``shelved_offloaded`` leaves a finding every ``all`` test would meet;
+``vgpu_and_sev_children`` gives host2 children the ``all`` tests do not
+expect."""
 
 
 def parse(value):

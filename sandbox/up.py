@@ -11,7 +11,8 @@
 # under the License.
 
 """``python -m sandbox up``: Keystone (child process) + Nova/Placement here,
-and with ``--neutron`` a real Neutron (child process) that Nova uses."""
+and with ``--neutron`` a real Neutron (child process) that Nova uses; with
+``--pci`` computes whose PCI devices Nova reports in Placement."""
 import fcntl
 import os
 import shutil
@@ -308,6 +309,7 @@ class Running:
                          'port': self.ports['neutron'],
                          'nics': dict(self.nics)}
                         if self.with_neutron else None),
+            'pci': self.cloud.PCI,
             'image': __import__('sandbox.incidents').incidents.IMAGE,
             'clouds_yaml': os.path.join(self.state_dir, 'clouds.yaml'),
             'openrc': os.path.join(self.state_dir, 'openrc'),
@@ -366,7 +368,8 @@ class Running:
         os.environ['OS_TEST_TIMEOUT'] = '0'
         from sandbox import cloud as sb_cloud
         self.cloud = sb_cloud.build(getattr(self.args, 'cells', 1),
-                                    neutron=self.neutron_settings())
+                                    neutron=self.neutron_settings(),
+                                    pci=getattr(self.args, 'pci', False))
         handler = logging.FileHandler(os.path.join(self.state_dir,
                                                    'sandbox.log'))
         handler.setLevel(logging.DEBUG if self.args.debug else logging.INFO)

@@ -25,6 +25,7 @@ TOPOLOGIES = {
     'plain': {},
     'two_cells': {'cells': 2},
     'neutron': {'neutron': True},
+    'pci': {'pci': True},
 }
 """Topology -> ``sandbox.harness.Sandbox`` options."""
 

@@ -40,18 +40,27 @@ N_ = m.N_
 FITS_NOW = 'fits_now'
 FITS_AFTER_REPAIR = 'fits_after_repair'
 DOES_NOT_FIT = 'does_not_fit'
-FIT_TITLES = {
-    FITS_NOW: N_('Fits now'),
-    FITS_AFTER_REPAIR: N_('Fits after the recommended repairs'),
-    DOES_NOT_FIT: N_('Does not fit'),
-}
+
+
+@dataclasses.dataclass(frozen=True)
+class FitKind:
+    """One answer to "would it fit?", declared as :class:`model.VerdictKind`
+    declares a verdict: its label and its name in a sentence together."""
+
+    code: str
+    title: str
+    """Its label, ``N_``-marked: translated where shown."""
+    name: str
+    """Its name inside a line of text, ``N_``-marked."""
+
+
+FIT_KINDS = {kind.code: kind for kind in (
+    FitKind(FITS_NOW, N_('Fits now'), N_('fits now')),
+    FitKind(FITS_AFTER_REPAIR, N_('Fits after the recommended repairs'),
+            N_('fits after repair')),
+    FitKind(DOES_NOT_FIT, N_('Does not fit'), N_('does not fit')),
+)}
 """Every answer to "would it fit?", best first."""
-FIT_NAMES = {
-    FITS_NOW: N_('fits now'),
-    FITS_AFTER_REPAIR: N_('fits after repair'),
-    DOES_NOT_FIT: N_('does not fit'),
-}
-"""The same inside a line of text."""
 
 MAX_INT = 2147483647
 """Placement's default ``max_unit``."""
@@ -291,7 +300,7 @@ class Capacity:
 
 def count(fits):
     """``{state: trees}`` for every state, best first."""
-    counts = dict.fromkeys(FIT_TITLES, 0)
+    counts = dict.fromkeys(FIT_KINDS, 0)
     for fit in fits:
         counts[fit.state] += 1
     return counts

@@ -71,6 +71,14 @@ def _common(parser, suppress=False):
                         help='log HTTP requests and library warnings')
 
 
+def _subcommand(commands, name, summary):
+    """The subcommand ``name``, which takes the options every one takes
+    after its name too; given before it, their value is kept."""
+    command = commands.add_parser(name, help=summary)
+    _common(command, suppress=True)
+    return command
+
+
 def _audit_options(parser, json=True):
     if json:
         parser.add_argument('--json', action='store_true',
@@ -147,9 +155,8 @@ def build_parser(parser=None):
     _common(parser)
     commands = parser.add_subparsers(dest='command', metavar='COMMAND')
 
-    report = commands.add_parser('report', help='audit and print the '
-                                 'findings (the default command)')
-    _common(report, suppress=True)
+    report = _subcommand(commands, 'report', 'audit and print the '
+                         'findings (the default command)')
     _audit_options(report)
     report.add_argument('--by', choices=('provider', 'project'),
                         default='provider',
@@ -158,15 +165,13 @@ def build_parser(parser=None):
                              'Placement usage, its servers\' needs and its '
                              'Keystone limits, worst first')
 
-    apply = commands.add_parser('apply', help='audit, then perform the '
-                                'recommended repairs, each re-read and '
-                                'generation-checked')
-    _common(apply, suppress=True)
+    apply = _subcommand(commands, 'apply', 'audit, then perform the '
+                        'recommended repairs, each re-read and '
+                        'generation-checked')
     _audit_options(apply)
 
-    history = commands.add_parser('history', help="this cloud's journal, "
-                                  'newest first')
-    _common(history, suppress=True)
+    history = _subcommand(commands, 'history', "this cloud's journal, "
+                          'newest first')
     output = history.add_mutually_exclusive_group()
     output.add_argument('--json', action='store_true', help='export as JSON')
     output.add_argument('--csv', action='store_true', help='export as CSV')
@@ -177,9 +182,8 @@ def build_parser(parser=None):
     history.add_argument('--all-clouds', action='store_true',
                          help='entries of every cloud (no login needed)')
 
-    restore = commands.add_parser('restore', help='put journaled changes '
-                                  'back (previewed; --apply writes)')
-    _common(restore, suppress=True)
+    restore = _subcommand(commands, 'restore', 'put journaled changes '
+                          'back (previewed; --apply writes)')
     chosen = restore.add_mutually_exclusive_group(required=True)
     chosen.add_argument('entries', metavar='ENTRY', type=int, nargs='*',
                         default=[], help='journal entry ids (the latest '
@@ -194,11 +198,10 @@ def build_parser(parser=None):
     restore.add_argument('--min-age', type=int, metavar='SECONDS',
                          help=argparse.SUPPRESS)
 
-    decommission = commands.add_parser(
-        'decommission', help='delete a dead hypervisor: its leftover '
+    decommission = _subcommand(
+        commands, 'decommission', 'delete a dead hypervisor: its leftover '
         'allocations, its compute service and its providers (previewed; '
         '--apply carries it out)')
-    _common(decommission, suppress=True)
     decommission_arguments(decommission)
     decommission.add_argument('--apply', action='store_true',
                               help='carry it out (default: preview only)')
@@ -206,29 +209,26 @@ def build_parser(parser=None):
                               help='print the plan and outcomes as JSON')
     min_age_option(decommission)
 
-    refresh = commands.add_parser(
-        'refresh', help="renew the panel's cached snapshot (from cron: "
+    refresh = _subcommand(
+        commands, 'refresh', "renew the panel's cached snapshot (from cron: "
         'run with Horizon\'s settings, e.g. "manage.py orphan_audit '
         'refresh"), incremental unless a full sweep is due or --full')
-    _common(refresh, suppress=True)
     refresh.add_argument('--full', action='store_true',
                          help='a full sweep even if one is not due')
     min_age_option(refresh)
     concurrency_option(refresh)
 
-    metrics = commands.add_parser(
-        'metrics', help='audit and print (or with --textfile, write '
+    metrics = _subcommand(
+        commands, 'metrics', 'audit and print (or with --textfile, write '
         'atomically for node_exporter) Prometheus metrics')
-    _common(metrics, suppress=True)
     _audit_options(metrics, json=False)
     metrics.add_argument('--textfile', metavar='PATH',
                          help='write here (a .prom file of node_exporter\'s '
                               'textfile collector) instead of stdout')
-    capacity = commands.add_parser(
-        'capacity', help='per hypervisor and resource class: capacity, '
+    capacity = _subcommand(
+        commands, 'capacity', 'per hypervisor and resource class: capacity, '
         'what servers need, what findings hold, what is free now and after '
         'the recommended repairs; with --flavor, whether it fits')
-    _common(capacity, suppress=True)
     _audit_options(capacity)
     flavor_option(capacity)
     return parser

@@ -381,7 +381,7 @@ def capacity_json(found):
 
 def fit_name(state):
     """A "would it fit?" answer inside a line."""
-    return _(capacity_ops.FIT_NAMES[state])
+    return _(capacity_ops.FIT_KINDS[state].name)
 
 
 def repair_line(repair):

@@ -266,6 +266,11 @@ class _SignedRowsForm(forms.SelfHandlingForm):
     rows = forms.CharField(widget=forms.HiddenInput(), required=False)
 
     kind = None
+    """What its signed rows are of, and the name of its view's action."""
+    policy_rules = policies.WRITE_ALLOCATIONS
+    """The rules its write needs: its view refuses the preview as well
+    (a restore of a provider's entries needs more, checked per entry by
+    :func:`check_restore_allowed`)."""
     nothing = _('Nothing selected.')
     empty_ok = False
     """Whether a confirm may carry no rows (a decommission with nothing to
@@ -343,6 +348,7 @@ class RestoreForm(_SignedRowsForm):
 
 class DeleteProvidersForm(_SignedRowsForm):
     kind = 'delete_provider'
+    policy_rules = policies.DELETE_PROVIDERS
     nothing = _('Nothing to delete.')
     failure = _('Unable to delete the providers: nothing was deleted.')
 
@@ -384,6 +390,7 @@ class DecommissionForm(_SignedRowsForm):
     """The repairs of a decommission, signed, and the unknown consumers the
     operator chose to delete (each an explicit tick)."""
     kind = 'decommission'
+    policy_rules = policies.DECOMMISSION
     empty_ok = True
     failure = _('Unable to read the cloud again before writing: nothing was '
                 'written.')

@@ -32,7 +32,7 @@ translated when shown."""
 ACTIONS = {code: _(kind.title) for code, kind in m.ACTION_KINDS.items()}
 
 
-FITS = {code: _(title) for code, title in capacity.FIT_TITLES.items()}
+FITS = {code: _(kind.title) for code, kind in capacity.FIT_KINDS.items()}
 """Would a flavor fit: the engine's answers, translated when shown."""
 
 

@@ -41,8 +41,12 @@ def tables_of(tab):
 
 
 class _PagedTab(tabs.TableTab):
-    """A table of rows already in memory, a page at a time (the user's
-    *Items Per Page*): Horizon renders a few milliseconds per row."""
+    """A table a page at a time (the user's *Items Per Page*): Horizon
+    renders a few milliseconds per row.  Its Prev and More links follow
+    ``_prev`` and ``_more``, which :meth:`paged` sets for rows already in
+    memory; a tab that reads a page itself sets them from what it read."""
+
+    template_name = TABLE_TEMPLATE
 
     def paged(self, name, rows):
         table = tables_of(self)[name]
@@ -99,11 +103,13 @@ class ProvidersTab(_PagedTab):
                                           found)
 
 
-class HistoryTab(tabs.TableTab):
+class HistoryTab(_PagedTab):
+    """The journal, a page at a time as the journal reads it (Horizon's
+    ``marker`` paging), not a page of rows in memory."""
+
     name = _('History')
     slug = 'history'
     table_classes = (history_tables.HistoryTable,)
-    template_name = TABLE_TEMPLATE
     preload = False
 
     def get_history_data(self):
@@ -120,7 +126,7 @@ class HistoryTab(tabs.TableTab):
                             clouds=filters.ALL_CLOUDS if all_clouds else None)
         meta = table._meta
         try:
-            found, self.has_prev, self.has_more, restorable = \
+            found, self._prev, self._more, restorable = \
                 service.history(
                     self.request, marker=_int(self.request.GET.get(
                         meta.pagination_param)),
@@ -149,12 +155,6 @@ class HistoryTab(tabs.TableTab):
                 (entry.before or {}).get('host')
                 if entry.kind == entry.SERVICE else None)
         return found
-
-    def has_prev_data(self, table):
-        return getattr(self, 'has_prev', False)
-
-    def has_more_data(self, table):
-        return getattr(self, 'has_more', False)
 
 
 class CapacityTab(tabs.Tab):
@@ -241,7 +241,6 @@ class AllocationsTab(_PagedTab):
     name = _('Allocations')
     slug = 'allocations'
     table_classes = (finding_tables.AllocationsTable,)
-    template_name = TABLE_TEMPLATE
     preload = False
 
     def get_allocations_data(self):

@@ -178,13 +178,17 @@ class _PreviewView(forms.ModalFormView):
     success_url = INDEX_URL
     submit_label = _('Confirm')
     submit_class = 'btn-primary'
-    """``btn-danger`` for a confirm that deletes, as Horizon's own."""
-    policy_rules = policies.WRITE_ALLOCATIONS
 
     def __init_subclass__(cls, **kwargs):
-        """One name per action: its template and its modal's and form's
-        ids follow from ``action``, its page title is its modal's header."""
+        """One name per action, its form's ``kind``: its template and its
+        modal's and form's ids follow from it; its policy rules are its
+        form's, its page title is its modal's header.  A kind of preview
+        with no form of its own (:class:`_DeletingView`) is no action."""
         super().__init_subclass__(**kwargs)
+        if cls.form_class is None:
+            return
+        cls.action = cls.form_class.kind
+        cls.policy_rules = cls.form_class.policy_rules
         cls.template_name = 'orphaned_allocations/%s.html' % cls.action
         cls.modal_id = '%s_modal' % cls.action
         cls.form_id = '%s_form' % cls.action
@@ -212,6 +216,7 @@ class _PreviewView(forms.ModalFormView):
         context['rows'] = self.rows
         context['submit_url'] = self.request.get_full_path()
         context['submit_class'] = self.submit_class
+        context['actionable'] = self.actionable()
         return context
 
     def get(self, request, *args, **kwargs):
@@ -261,13 +266,21 @@ class _PreviewView(forms.ModalFormView):
         """The plans the confirm may write, as JSON-able data."""
         return [repair_forms.dump(r.plan) for r in self.rows if r.plan]
 
+    def actionable(self):
+        """Whether the confirm is offered: its button shown and its rows
+        signed.  Here, when a row has a plan."""
+        return any(row.plan for row in self.rows)
+
     def get_initial(self):
-        plans = self.signed_plans()
-        if not plans:
+        if not self.actionable():
             return {}
+        return self.signed_initial()
+
+    def signed_initial(self):
+        """The form's initial data once the confirm is offered."""
         return {'rows': repair_forms.sign(self.request, self.form_class.kind,
                                           dict(self.signed_extra(),
-                                               plans=plans,
+                                               plans=self.signed_plans(),
                                                names=self.signed_names()))}
 
     def signed_names(self):
@@ -281,7 +294,6 @@ class _PreviewView(forms.ModalFormView):
 
 class RepairView(_PreviewView):
     form_class = repair_forms.RepairForm
-    action = 'repair'
     modal_header = _('Review the allocation changes')
 
     def preview_rows(self):
@@ -316,13 +328,11 @@ class RepairView(_PreviewView):
             row.finding for row in self.rows) else {}
         context['previews'] = presenters.repair_previews(
             self.rows, names, owners, self.owners)
-        context['actionable'] = any(row.plan for row in self.rows)
         return context
 
 
 class RestoreView(_PreviewView):
     form_class = repair_forms.RestoreForm
-    action = 'restore'
     modal_header = _('Review the restore')
 
     def preview_rows(self):
@@ -352,6 +362,9 @@ class RestoreView(_PreviewView):
         return [[entry.id, repair_forms.dump(row.plan)]
                 for entry, row in self.rows if row.plan]
 
+    def actionable(self):
+        return any(row.plan for _entry, row in self.rows)
+
     def signed_names(self):
         return dict(self.names(), **presenters.server_names(
             row for _entry, row in self.rows))
@@ -372,17 +385,18 @@ class RestoreView(_PreviewView):
         names = self.names() if self.rows else {}
         context['previews'] = presenters.restore_previews(
             self.rows, names, self.owners)
-        context['actionable'] = any(row.plan for _entry, row in self.rows)
         return context
 
 
-class DeleteProviderView(_PreviewView):
+class _DeletingView(_PreviewView):
+    """A confirm that deletes: under Horizon's red button, as its own."""
+    submit_class = 'btn-danger'
+
+
+class DeleteProviderView(_DeletingView):
     form_class = repair_forms.DeleteProvidersForm
-    action = 'delete_provider'
     modal_header = _('Review the provider deletion')
     submit_label = _('Delete')
-    submit_class = 'btn-danger'
-    policy_rules = policies.DELETE_PROVIDERS
 
     def preview_rows(self):
         roots = [repair_forms.parse_uuid(p)
@@ -396,24 +410,17 @@ class DeleteProviderView(_PreviewView):
         context = super().get_context_data(**kwargs)
         context['previews'] = presenters.provider_delete_previews(
             self.rows, self.names() if self.rows else {})
-        context['actionable'] = bool(self.rows) and all(
-            row.plan for row in self.rows)
         return context
 
-    def get_initial(self):
+    def actionable(self):
         """All or nothing: a tree is deleted whole, children first."""
-        if not all(row.plan for row in self.rows):
-            return {}
-        return super().get_initial()
+        return bool(self.rows) and all(row.plan for row in self.rows)
 
 
-class DecommissionView(_PreviewView):
+class DecommissionView(_DeletingView):
     form_class = repair_forms.DecommissionForm
-    action = 'decommission'
     modal_header = _('Decommission a hypervisor')
     submit_label = _('Decommission')
-    submit_class = 'btn-danger'
-    policy_rules = policies.DECOMMISSION
 
     def preview_rows(self):
         if not self.request.GET.get('provider'):
@@ -449,11 +456,9 @@ class DecommissionView(_PreviewView):
         plan = getattr(self, 'plan', None)
         return plan is not None and plan.actionable()
 
-    def get_initial(self):
+    def signed_initial(self):
         """Signed even with nothing to repair: the deletes remain, bound
         to the service and providers shown."""
-        if not self.actionable():
-            return {}
         optional = self.plan.optional
         foreign = [[uuid, str(label)] for _name, uuid, label, _why in
                    presenters.foreign_children(self.plan)]
@@ -474,7 +479,6 @@ class DecommissionView(_PreviewView):
         names = self.names() if plan else {}
         context['plan'] = plan
         context['names'] = names
-        context['actionable'] = self.actionable()
         context.update(presenters.decommission_preview(
             plan, names, self.owner_names() if plan else {}))
         context['whole_service_url'] = '%s?%s' % (
