@@ -250,8 +250,8 @@ class SandboxCloud(nova_test.TestCase):
     def _small_rpc_pools(self):
         """Four workers per RPC server, not oslo.messaging's 64: every
         service runs in this one process, and an idle worker thread wakes
-        each second for the GIL, so a staged cloud's hundred-odd idle
-        threads cost a third of a core while it waits."""
+        each second for the GIL: a staged cloud's idle threads would take
+        CPU from the tests while it waits."""
         for group, opts in oslo_messaging_opts.list_opts():
             if group is None:
                 CONF.register_opts(opts)
