@@ -16,9 +16,10 @@ Neutron: the run's ``neutron`` sandbox (``tests/clouds.py``; the
 ``port_deleted_in_neutron`` by deleting a bound port,
 ``port_binding_lost``) and a Horizon process for this module.  The index
 lists the segment with its owner and no destructive action; its page says
-Neutron and offers neither *Delete provider* nor *Decommission*.  The bandwidth the deleted port left is released from its
-row; a port whose binding names no provider is healed from its row, the
-preview showing Neutron's write before Placement's."""
+Neutron and offers neither *Delete provider* nor *Decommission*.  The
+bandwidth the deleted port left is released from its row; a port whose
+binding names no provider is healed from its row, the preview showing
+Neutron's write before Placement's."""
 
 from keystoneauth1 import adapter
 import pytest
