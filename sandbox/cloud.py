@@ -41,6 +41,7 @@ from unittest import mock
 from keystoneauth1 import loading as ks_loading
 from keystonemiddleware.auth_token import _opts as ksm_opts
 from oslo_config import cfg
+from oslo_messaging import opts as oslo_messaging_opts
 from oslo_serialization import jsonutils
 from werkzeug import serving
 
@@ -203,6 +204,7 @@ class SandboxCloud(nova_test.TestCase):
         # hand (an instance marked deleted in SQL) fail it in the tenant
         # usage Project > Overview shows.
         self.flags(response_validation='warn', group='api')
+        self._small_rpc_pools()
         self.useFixture(nova_fixtures.RealPolicyFixture())
         if self.NEUTRON:
             self._use_real_neutron(**self.NEUTRON)
@@ -244,6 +246,16 @@ class SandboxCloud(nova_test.TestCase):
         self.flags(pci_in_placement=True, group='filter_scheduler')
         self.flags(enabled_filters=CONF.filter_scheduler.enabled_filters +
                    ['PciPassthroughFilter'], group='filter_scheduler')
+
+    def _small_rpc_pools(self):
+        """Four workers per RPC server, not oslo.messaging's 64: every
+        service runs in this one process, and an idle worker thread wakes
+        each second for the GIL: a staged cloud's idle threads would take
+        CPU from the tests while it waits."""
+        for group, opts in oslo_messaging_opts.list_opts():
+            if group is None:
+                CONF.register_opts(opts)
+        self.flags(executor_thread_pool_size=4)
 
     def _use_real_neutron(self, url, keystone_url, password):
         """Nova's ``[neutron]`` section at the sandbox's Neutron, instead

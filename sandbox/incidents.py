@@ -47,7 +47,7 @@ PCI_FLAVORS = {
 that PF's alias, which Nova's scheduler allocates on a ``<node>_<address>``
 provider."""
 PCI_A, PCI_B, PCI_OTU = ('sb-pci-%s' % bus
-                          for bus in sorted(sb_cloud.PCI_DEVICES))
+                         for bus in sorted(sb_cloud.PCI_DEVICES))
 PCI_OTU_CLASS = sb_cloud.PCI_DEVICES[sb_cloud.PCI_OTU_BUS][0]
 PGPU_NAME = '%s_pci_0000_84_00_0'
 """A physical GPU as Nova's libvirt driver names it: the node, then the

@@ -13,9 +13,10 @@
 """One sandbox cloud per topology for a whole test run.
 
 A module names its topology with ``@pytest.mark.topology('two_cells')``
-(none: ``plain``); the cloud starts the first time a module asks for it
-and each module then gets it reset to the incidents it stages
-(``sandbox.harness.Sandbox.reset``).
+(none: ``plain``); the cloud starts the first time a module asks for it,
+each module then gets it reset to the incidents it stages
+(``sandbox.harness.Sandbox.reset``), and it is paused between the modules
+that use it.
 """
 
 import pytest
@@ -37,9 +38,13 @@ def topology(request):
 
 def staged(request, incidents):
     """The run's sandbox of the requesting module's topology with
-    ``incidents`` staged (a ``sandbox.harness.Sandbox``)."""
-    return request.getfixturevalue('sandbox_clouds').staged(
-        topology(request), incidents)
+    ``incidents`` staged (a ``sandbox.harness.Sandbox``), paused again
+    when the requesting fixture ends."""
+    clouds = request.getfixturevalue('sandbox_clouds')
+    name = topology(request)
+    sandbox = clouds.staged(name, incidents)
+    request.addfinalizer(lambda: clouds.pause(name))
+    return sandbox
 
 
 def module_sandbox(incidents=()):
@@ -57,10 +62,13 @@ class Clouds:
         self.running = {}
 
     def get(self, name):
+        """The ``name`` cloud, running: started, or resumed if paused."""
         from sandbox import harness
         if name not in self.running:
             sandbox = harness.Sandbox(timeout=300, **TOPOLOGIES[name])
             self.running[name] = sandbox.start()
+        else:
+            self.running[name].resume()
         return self.running[name]
 
     def staged(self, name, incidents):
@@ -69,6 +77,11 @@ class Clouds:
         sandbox = self.get(name)
         sandbox.reset(incidents)
         return sandbox
+
+    def pause(self, name):
+        """Freeze the ``name`` cloud until a module asks for it again (see
+        ``sandbox.harness.Sandbox.pause``)."""
+        self.running[name].pause()
 
     def stop(self):
         for sandbox in self.running.values():

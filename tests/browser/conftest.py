@@ -13,9 +13,11 @@
 """Real Chromium against real Horizon over the sandbox cloud.
 
 One sandbox (Keystone, Nova, Placement, every incident staged) and one
-Horizon process per session.  Horizon runs as production does:
-``collectstatic`` and ``compress`` first, then ``COMPRESS_OFFLINE=True``, so
-a template whose compressed block or static file is missing fails the page.
+Horizon process for the browser tests, stopped after them (left idle,
+they would take CPU from the rest of the run).  Horizon runs as
+production does: ``collectstatic`` and ``compress`` first, then
+``COMPRESS_OFFLINE=True``, so a template whose compressed block or static
+file is missing fails the page.
 
 Chromium is Debian's, driven by Debian's chromedriver (no selenium-manager
 download).  Every test saves screenshots into the artifacts directory
@@ -119,7 +121,7 @@ class Site:
         self.log.close()
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='package')
 def site(tmp_path_factory):
     sandbox = Sandbox(incidents=['all'],
                       state_dir=str(tmp_path_factory.mktemp('sandbox')))
@@ -236,7 +238,7 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='package')
 def admin_browser(site):
     browser = Browser(site)
     browser.login('admin', site.config['admin']['password'])

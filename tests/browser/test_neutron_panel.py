@@ -11,14 +11,15 @@
 # under the License.
 
 """Neutron's providers and a port repair in Chromium, with the real
-Neutron: its own sandbox (``--neutron``, the ``routed_segment`` incident
-staged by Neutron's segments plugin, ``port_deleted_in_neutron`` by
-deleting a bound port, ``port_binding_lost``) and Horizon process for this
-module.  The index lists the segment with its owner and no destructive
-action; its page says Neutron and offers neither *Delete provider* nor
-*Decommission*.  The bandwidth the deleted port left is released from its
-row; a port whose binding names no provider is healed from its row, the
-preview showing Neutron's write before Placement's."""
+Neutron: the run's ``neutron`` sandbox (``tests/clouds.py``; the
+``routed_segment`` incident staged by Neutron's segments plugin,
+``port_deleted_in_neutron`` by deleting a bound port,
+``port_binding_lost``) and a Horizon process for this module.  The index
+lists the segment with its owner and no destructive action; its page says
+Neutron and offers neither *Delete provider* nor *Decommission*.  The
+bandwidth the deleted port left is released from its row; a port whose
+binding names no provider is healed from its row, the preview showing
+Neutron's write before Placement's."""
 
 from keystoneauth1 import adapter
 import pytest
@@ -34,7 +35,9 @@ from tests.browser.test_panel import verdict_of
 
 pytest.importorskip('neutron')
 
-from sandbox.harness import Sandbox  # noqa: E402
+from tests import clouds  # noqa: E402
+
+pytestmark = pytest.mark.topology('neutron')
 
 
 def service(site, service_type):
@@ -44,21 +47,15 @@ def service(site, service_type):
 
 
 @pytest.fixture(scope='module')
-def neutron_site(tmp_path_factory):
-    sandbox = Sandbox(incidents=['routed_segment', 'port_deleted_in_neutron',
-                                 'port_binding_lost'],
-                      neutron=True,
-                      timeout=300,
-                      state_dir=str(tmp_path_factory.mktemp('sandbox')))
-    sandbox.start()
+def neutron_site(request, tmp_path_factory):
+    sandbox = clouds.staged(request, ('routed_segment',
+                                      'port_deleted_in_neutron',
+                                      'port_binding_lost'))
+    site = Site(sandbox, str(tmp_path_factory.mktemp('static')))
     try:
-        site = Site(sandbox, str(tmp_path_factory.mktemp('static')))
-        try:
-            yield site
-        finally:
-            site.stop()
+        yield site
     finally:
-        sandbox.stop()
+        site.stop()
 
 
 @pytest.fixture(scope='module')

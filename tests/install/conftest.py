@@ -13,6 +13,7 @@
 """One scratch virtualenv with a plain Horizon and this package's wheel,
 shared by the install tests: installing Horizon is most of their time."""
 
+import fcntl
 import os
 import pathlib
 import subprocess
@@ -109,16 +110,22 @@ def built(python, pip, base):
     runs isolated: the same for every Horizon series), else built now."""
     dist = pathlib.Path(os.environ.get('ORPHAN_INSTALL_DIST') or
                         base / 'dist')
+    dist.mkdir(parents=True, exist_ok=True)
     log = dist / 'build.log'
-    if not (any(dist.glob('*.whl')) and any(dist.glob('*.tar.gz'))):
-        # Not constrained: the Horizon series' own packaging stays as it is.
-        run(pip + ['build==1.6.1'])
-        result = subprocess.run(
-            [python, '-m', 'build', '--outdir', str(dist), ROOT],
-            capture_output=True, text=True)
-        assert result.returncode == 0, (result.stdout[-3000:],
-                                        result.stderr[-3000:])
-        log.write_text(result.stdout + result.stderr)
+    # The Horizon series run beside each other: one builds, the others
+    # wait for it.
+    with open(dist / '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (any(dist.glob('*.whl')) and any(dist.glob('*.tar.gz'))):
+            # Not constrained: the Horizon series' own packaging stays as
+            # it is.
+            run(pip + ['build==1.6.1'])
+            result = subprocess.run(
+                [python, '-m', 'build', '--outdir', str(dist), ROOT],
+                capture_output=True, text=True)
+            assert result.returncode == 0, (result.stdout[-3000:],
+                                            result.stderr[-3000:])
+            log.write_text(result.stdout + result.stderr)
     (wheel,) = dist.glob('*.whl')
     (sdist,) = dist.glob('*.tar.gz')
     return wheel, sdist, log.read_text() if log.exists() else ''

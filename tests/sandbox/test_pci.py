@@ -32,8 +32,8 @@ pytest.importorskip('keystone')
 from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.audit import model as m  # noqa: E402
 from orphan_dashboard import conf  # noqa: E402
-from orphan_dashboard.operations import report as report_ops  # noqa: E402
 from orphan_dashboard.operations import repairs  # noqa: E402
+from orphan_dashboard.operations import report as report_ops  # noqa: E402
 from tests import clouds  # noqa: E402
 from tests.e2e.conftest import held  # noqa: E402
 from tests.e2e.conftest import orphan_audit  # noqa: E402
@@ -117,6 +117,7 @@ def test_each_device_is_judged_with_its_consumers_share_of_the_node(
     for device, name in devices.items():
         assert children[device].owner == 'nova', name
         assert children[device].proof == 'trait', name
+
 
 def test_a_used_one_time_device_is_reserved_whole_and_no_orphan(
         incidents, clients):

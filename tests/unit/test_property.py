@@ -350,6 +350,14 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
             assert not tree.orphaned_provider, tree
 
 
+def reach(max_examples=2000):
+    """Settings for the tests that the generator reaches a case within
+    ``max_examples`` clouds: found is enough; the smallest such cloud
+    (hypothesis's shrinking, most of their time) is not asked for."""
+    return hypothesis.settings(max_examples=max_examples, deadline=None,
+                               phases=[hypothesis.Phase.generate])
+
+
 def test_the_generator_reaches_every_repairable_verdict():
     """The property above is not vacuous: each verdict of the registry
     that offers a repair, and a refused one, occurs in generated clouds."""
@@ -364,17 +372,14 @@ def test_the_generator_reaches_every_repairable_verdict():
         if not kind.actions:
             continue
         try:
-            hypothesis.find(snapshots(), has(verdict),
-                            settings=hypothesis.settings(max_examples=2000,
-                                                         deadline=None))
+            hypothesis.find(snapshots(), has(verdict), settings=reach())
         except hypothesis.errors.NoSuchExample:
             unreached.append(verdict)
     assert unreached == [], (
         'add a kind that stages each of these verdicts to SERVER_KINDS or '
         'OTHER_KINDS of snapshots() in tests/unit/test_property.py')
     hypothesis.find(snapshots(), has(m.MOVED, offered=False),
-                    settings=hypothesis.settings(max_examples=2000,
-                                                 deadline=None))
+                    settings=reach())
 
 
 def test_the_generator_writes_young_server_level_findings():
@@ -390,9 +395,7 @@ def test_the_generator_writes_young_server_level_findings():
         return check
 
     for verdict in (m.WRONG_AMOUNT, m.INCOMPLETE_CONSUMER, m.MISSING):
-        hypothesis.find(snapshots(), young(verdict),
-                        settings=hypothesis.settings(max_examples=2000,
-                                                     deadline=None))
+        hypothesis.find(snapshots(), young(verdict), settings=reach())
 
 
 def test_the_generator_reaches_every_port_verdict():
@@ -431,6 +434,4 @@ def test_the_generator_reaches_every_port_verdict():
             'answer' in str(f.reason),
             lambda a, f: f.verdict == m.OK and 'its binding in Neutron '
             'names no provider' in str(f.reason)):
-        hypothesis.find(snapshots(), has(check),
-                        settings=hypothesis.settings(max_examples=3000,
-                                                     deadline=None))
+        hypothesis.find(snapshots(), has(check), settings=reach(3000))
