@@ -811,16 +811,7 @@ class Stager:
         self._hold(moved['id'], extra)
         source = {rp: dict(r) for rp, r in self.api.allocations(
             moved['id']).items()}
-        self.api.nova('POST', '/servers/%s/action' % moved['id'],
-                      {'migrate': {'host': 'host3'}}, mv='2.56')
-        self.api.wait_server(moved['id'], lambda x: x['status'] ==
-                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
-        self.api.nova('POST', '/servers/%s/action' % moved['id'],
-                      {'confirmResize': None})
-        self.api.wait_server(
-            moved['id'], lambda x: x['status'] == 'ACTIVE' and
-            not x.get('OS-EXT-STS:task_state'), what='ACTIVE')
-        mig = self.api.wait_migration(moved['id'], ('confirmed',))
+        mig = self._migrate_and_confirm(moved['id'], 'host3')
         self._hold(moved['id'], source)
         return self._finish(
             'held_children',
@@ -1094,16 +1085,7 @@ class Stager:
         leaves it."""
         self._need_neutron('port_migrated_left')
         s, port = self.boot_on_qos_port('port-migrated-vm', 'host3')
-        self.api.nova('POST', '/servers/%s/action' % s['id'],
-                      {'migrate': {'host': 'host2'}}, mv='2.56')
-        self.api.wait_server(s['id'], lambda x: x['status'] ==
-                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
-        self.api.nova('POST', '/servers/%s/action' % s['id'],
-                      {'confirmResize': None})
-        self.api.wait_server(
-            s['id'], lambda x: x['status'] == 'ACTIVE' and
-            not x.get('OS-EXT-STS:task_state'), what='ACTIVE')
-        mig = self.api.wait_migration(s['id'], ('confirmed',))
+        mig = self._migrate_and_confirm(s['id'], 'host2')
         current = self.api.placement('GET', '/allocations/%s' % s['id'])
         held = {rp: a['resources']
                 for rp, a in current['allocations'].items()}
@@ -1202,6 +1184,8 @@ class Stager:
             flavor=PCI_A, checks={'held': held})
 
     def _migrate_and_confirm(self, server, dest):
+        """Cold-migrate ``server`` to ``dest`` and confirm, as an operator
+        does; returns the confirmed migration."""
         self.api.nova('POST', '/servers/%s/action' % server,
                       {'migrate': {'host': dest}}, mv='2.56')
         self.api.wait_server(server, lambda x: x['status'] ==

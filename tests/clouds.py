@@ -19,6 +19,8 @@ each module then gets it reset to the incidents it stages
 that use it.
 """
 
+import os
+
 import pytest
 
 TOPOLOGIES = {
@@ -45,6 +47,14 @@ def staged(request, incidents):
     sandbox = clouds.staged(name, incidents)
     request.addfinalizer(lambda: clouds.pause(name))
     return sandbox
+
+
+def clients(sandbox):
+    """The plugin's clients (``orphan_dashboard.api.client``) for
+    ``sandbox``, through its ``clouds.yaml`` as ``orphan-audit`` reads it."""
+    from orphan_dashboard.api import client
+    os.environ['OS_CLIENT_CONFIG_FILE'] = sandbox.config['clouds_yaml']
+    return client.for_cloud('sandbox')
 
 
 def module_sandbox(incidents=()):

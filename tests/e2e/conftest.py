@@ -47,9 +47,7 @@ class Cloud:
         return body
 
     def clients(self):
-        from orphan_dashboard.api import client
-        os.environ['OS_CLIENT_CONFIG_FILE'] = self.config['clouds_yaml']
-        return client.for_cloud('sandbox')
+        return clouds.clients(self.sandbox)
 
 
 def module_cloud(incidents):

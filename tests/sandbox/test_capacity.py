@@ -23,7 +23,6 @@ flavor fits host1 now, in both answers.
 """
 
 import json
-import os
 
 import pytest
 
@@ -31,7 +30,6 @@ pytest.importorskip('nova')
 pytest.importorskip('placement')
 pytest.importorskip('keystone')
 
-from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.audit import capacity  # noqa: E402
 from orphan_dashboard.audit import heal  # noqa: E402
 from orphan_dashboard import conf  # noqa: E402
@@ -85,11 +83,6 @@ def staged(sb):
     return entry['servers'][0], ids
 
 
-def clients(sb):
-    os.environ['OS_CLIENT_CONFIG_FILE'] = sb.config['clouds_yaml']
-    return client.for_cloud('sandbox')
-
-
 def candidates(sb, resources):
     """The root providers (by name) Placement offers for ``resources``."""
     query = ','.join('%s:%d' % item for item in sorted(resources.items()))
@@ -104,7 +97,7 @@ def candidates(sb, resources):
 
 def states(sb):
     """``{flavor: {hypervisor: state}}`` and the rows, audited now."""
-    connected = clients(sb)
+    connected = clouds.clients(sb)
     _, found = capacity_ops.audit(
         connected, conf.RunSettings(min_age=0, concurrency=4))
     listed = capacity_ops.flavors(connected)

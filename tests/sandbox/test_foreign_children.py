@@ -20,7 +20,6 @@ device blocks a decommission naming Cyborg.  Placement, Nova and Neutron
 are read back after each step."""
 
 import json
-import os
 import time
 
 from django.test.utils import override_settings
@@ -30,7 +29,6 @@ import pytest
 pytest.importorskip('nova')
 pytest.importorskip('neutron')
 
-from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.audit import classify  # noqa: E402
 from orphan_dashboard.audit import model as m  # noqa: E402
 from orphan_dashboard.audit import ownership  # noqa: E402
@@ -57,8 +55,7 @@ sb = clouds.module_sandbox(('routed_segment',))
 
 @pytest.fixture(scope='module')
 def clients(sb):
-    os.environ['OS_CLIENT_CONFIG_FILE'] = sb.config['clouds_yaml']
-    return client.for_cloud('sandbox')
+    return clouds.clients(sb)
 
 
 @pytest.fixture(scope='module')

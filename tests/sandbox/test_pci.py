@@ -21,7 +21,6 @@ every offered repair keeps the current node's devices as read, and
 verdicts.md``, *A node's devices*)."""
 
 import json
-import os
 
 import pytest
 
@@ -29,7 +28,6 @@ pytest.importorskip('nova')
 pytest.importorskip('placement')
 pytest.importorskip('keystone')
 
-from orphan_dashboard.api import client  # noqa: E402
 from orphan_dashboard.audit import model as m  # noqa: E402
 from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import repairs  # noqa: E402
@@ -53,8 +51,7 @@ sb = clouds.module_sandbox(INCIDENTS)
 
 @pytest.fixture(scope='module')
 def clients(sb):
-    os.environ['OS_CLIENT_CONFIG_FILE'] = sb.config['clouds_yaml']
-    return client.for_cloud('sandbox')
+    return clouds.clients(sb)
 
 
 @pytest.fixture(scope='module')
