@@ -25,7 +25,6 @@ from keystoneauth1 import adapter
 import pytest
 
 from tests.browser.conftest import Browser
-from tests.browser.conftest import module_name
 from tests.browser.conftest import Site
 from tests.browser.test_panel import confirm
 from tests.browser.test_panel import held
@@ -48,11 +47,11 @@ def service(site, service_type):
 
 
 @pytest.fixture(scope='module')
-def neutron_site(request, static_files):
+def neutron_site(request, tmp_path_factory):
     sandbox = clouds.staged(request, ('routed_segment',
                                       'port_deleted_in_neutron',
                                       'port_binding_lost'))
-    site = Site(sandbox, static_files, module_name(request))
+    site = Site(sandbox, str(tmp_path_factory.mktemp('static')))
     try:
         yield site
     finally:
