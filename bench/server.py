@@ -135,6 +135,21 @@ class BenchRunning(up.Running):
                          daemon=True, name='bench-control').start()
 
 
+def build(cells=1, neutron=None, pci=False):
+    """The bench cloud in place of :func:`sandbox.cloud.build`, called as
+    ``up`` calls that.  Nova keeps its in-process NeutronFixture: no server
+    is booted here, the audit reads the real Neutron itself; no compute
+    service runs, so none reports PCI devices."""
+    if pci:
+        raise SystemExit('the bench cloud runs no compute service to report '
+                         'PCI devices')
+    from bench import cloud as bench_cloud
+    tc = bench_cloud.BenchCloud('runTest')
+    tc.NUMBER_OF_CELLS = cells
+    tc.setUp()
+    return tc
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m bench.server')
     parser.add_argument('--size', type=int, required=True)
@@ -158,13 +173,6 @@ def main(argv=None):
     if args.cache_dir:
         bench_cloud.BenchCloud.cache_root = args.cache_dir
 
-    def build(cells=1, neutron=None):
-        # Nova keeps its in-process NeutronFixture: no server is booted
-        # here, the audit reads the real Neutron itself.
-        tc = bench_cloud.BenchCloud('runTest')
-        tc.NUMBER_OF_CELLS = cells
-        tc.setUp()
-        return tc
     sb_cloud.build = build
     up.Running = BenchRunning
     return up.main(args)

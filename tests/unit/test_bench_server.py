@@ -1,0 +1,44 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The bench cloud stands in for the sandbox's: ``sandbox.up`` calls it
+as it calls :func:`sandbox.cloud.build` (a ``pci`` argument added there
+once stopped every ``python -m bench`` before its first size)."""
+
+import ast
+import inspect
+import pathlib
+
+import pytest
+
+from bench import server
+
+SANDBOX_CLOUD = pathlib.Path(__file__).parents[2] / 'sandbox' / 'cloud.py'
+
+
+def sandbox_build_parameters():
+    """``sandbox.cloud.build``'s parameters, read from its source: importing
+    it imports Nova, which looks for Django (blocked in this tier)."""
+    tree = ast.parse(SANDBOX_CLOUD.read_text(encoding='utf-8'))
+    (build,) = [node for node in tree.body
+                if isinstance(node, ast.FunctionDef) and node.name == 'build']
+    return [arg.arg for arg in build.args.args]
+
+
+def test_the_bench_cloud_takes_what_the_sandbox_build_takes():
+    assert (list(inspect.signature(server.build).parameters) ==
+            sandbox_build_parameters())
+
+
+def test_the_bench_cloud_refuses_pci_devices_it_cannot_report():
+    with pytest.raises(SystemExit, match='PCI'):
+        server.build(pci=True)
