@@ -56,7 +56,10 @@ def log(msg):
 
 
 class BenchSandbox(harness.Sandbox):
-    """``python -m bench.server`` instead of ``python -m sandbox up``."""
+    """``python -m bench.server`` instead of ``python -m sandbox up``.  Never
+    reset: its seeded databases are kept in the bench's own cache."""
+
+    resettable = False
 
     def __init__(self, size, cache_dir, **kwargs):
         super().__init__(timeout=3600, **kwargs)

@@ -10,12 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""One scratch virtualenv with a plain Horizon and this package's wheel,
-shared by the install tests: installing Horizon is most of their time."""
+"""One virtualenv with a plain Horizon and this package's wheel, shared by
+the install tests."""
 
 import fcntl
+import functools
+import hashlib
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import types
@@ -80,27 +83,79 @@ def versions(python):
 def horizon(tmp_path_factory):
     """Horizon 27 (or the series ``ORPHAN_INSTALL_REQUIREMENTS`` names) in
     a virtualenv, and this package built by ``python -m build`` (an sdist
-    and a wheel, through its ``pbr.build`` backend), not yet installed:
-    once per ``./run test`` (:func:`built`)."""
+    and a wheel, through its ``pbr.build`` backend), not yet installed.
+
+    The virtualenv sits beside the one running the tests and is built once
+    per requirements (installing Horizon is most of these tests' time):
+    each session takes it as it was built, without this package and with
+    nothing more under ``local/``, and holds it alone until it ends."""
     base = tmp_path_factory.mktemp('horizon')
-    venv = base / 'venv'
-    run([sys.executable, '-m', 'venv', str(venv)])
-    python = str(venv / 'bin' / 'python')
-    pip = [python, '-m', 'pip', 'install', '-q']
-    older = os.environ.get('ORPHAN_INSTALL_REQUIREMENTS')
-    if older:
-        run(pip + ['-r', older])
-    else:
-        run(pip + ['-c', os.path.join(ROOT, 'constraints.txt'),
-                   'horizon==27.0.0', 'Django<6'])
-    wheel, sdist, build_log = built(python, pip, base)
-    dashboard = run([python, '-c', 'import openstack_dashboard, os; '
-                     'print(os.path.dirname(openstack_dashboard.__file__))'
-                     ]).strip()
-    return types.SimpleNamespace(python=python, pip=pip, wheel=wheel,
-                                 sdist=sdist, build_log=build_log,
-                                 dashboard=dashboard,
-                                 versions=versions(python))
+    pristine = PristineHorizon(sys.prefix + '-install')
+    with open(pristine.venv + '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        pristine.ensure()
+        python, pip = pristine.python, pristine.pip
+        wheel, sdist, build_log = built(python, pip, base)
+        yield types.SimpleNamespace(
+            python=python, pip=pip, wheel=wheel, sdist=sdist,
+            build_log=build_log, dashboard=pristine.dashboard,
+            versions=versions(python))
+        pristine.restore()
+
+
+class PristineHorizon:
+    """A plain Horizon's virtualenv, rebuilt when what it installs changes,
+    put back as built before and after each session that uses it."""
+
+    # What DevStack adds for Horizon's memcached and for MySQL.
+    EXTRAS = ('pymemcache', 'PyMySQL')
+
+    def __init__(self, venv):
+        self.venv = venv
+        self.python = os.path.join(venv, 'bin', 'python')
+        self.pip = [self.python, '-m', 'pip', 'install', '-q']
+        self.stamp = os.path.join(venv, '.orphan-install-stamp')
+        self.manifest = os.path.join(venv, '.orphan-install-local')
+        self.requirements = os.environ.get('ORPHAN_INSTALL_REQUIREMENTS')
+
+    def wanted(self):
+        if self.requirements:
+            installs = ['-r', self.requirements]
+            pinned = pathlib.Path(self.requirements).read_text()
+        else:
+            constraints = os.path.join(ROOT, 'constraints.txt')
+            installs = ['-c', constraints, 'horizon==27.0.0', 'Django<6']
+            pinned = pathlib.Path(constraints).read_text()
+        installs += list(self.EXTRAS)
+        key = hashlib.sha256('\n'.join(
+            [sys.version, pinned, *installs]).encode()).hexdigest()
+        return installs, key
+
+    def ensure(self):
+        installs, key = self.wanted()
+        if os.path.exists(self.stamp) and \
+                pathlib.Path(self.stamp).read_text() == key:
+            self.restore()
+            return
+        shutil.rmtree(self.venv, ignore_errors=True)
+        run([sys.executable, '-m', 'venv', self.venv])
+        run(self.pip + installs)
+        pathlib.Path(self.manifest).write_text(
+            '\n'.join(sorted(local_files(self.dashboard))))
+        pathlib.Path(self.stamp).write_text(key)
+
+    @functools.cached_property
+    def dashboard(self):
+        return run([self.python, '-c', 'import openstack_dashboard, os; '
+                    'print(os.path.dirname(openstack_dashboard.__file__))'
+                    ]).strip()
+
+    def restore(self):
+        """This package uninstalled, ``local/`` as built."""
+        run(self.pip[:-2] + ['uninstall', '-q', '-y', 'orphan-dashboard'])
+        built_files = set(pathlib.Path(self.manifest).read_text().split('\n'))
+        for path in local_files(self.dashboard) - built_files:
+            os.remove(path)
 
 
 def built(python, pip, base):
