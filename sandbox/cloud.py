@@ -142,6 +142,14 @@ def _pf_spec(bus, resource_class, **tags):
         resource_class=resource_class, **tags))
 
 
+def _device_spec(buses):
+    """The ``[pci] device_spec`` of the PFs at ``buses`` (keys of
+    :data:`PCI_DEVICES`)."""
+    return [_pf_spec(bus, PCI_DEVICES[bus][0], **(
+        {'one_time_use': 'true'} if bus == PCI_OTU_BUS else {}))
+        for bus in sorted(buses)]
+
+
 def _alias(name, resource_class):
     """A ``[pci] alias`` by class alone (the fake vendor and product ids
     are not the 4 hex digits an alias allows)."""
@@ -236,11 +244,7 @@ class SandboxCloud(nova_test.TestCase):
         :data:`PCI_DEVICES` and a scheduler that allocates an alias's
         device on its ``<node>_<address>`` provider."""
         self.flags(report_in_placement=True, group='pci')
-        self.flags(device_spec=[
-            _pf_spec(bus, resource_class, **(
-                {'one_time_use': 'true'} if bus == PCI_OTU_BUS else {}))
-            for bus, (resource_class, _) in sorted(PCI_DEVICES.items())],
-            group='pci')
+        self.flags(device_spec=_device_spec(PCI_DEVICES), group='pci')
         self.flags(alias=[_alias(alias, resource_class) for resource_class,
                           alias in PCI_DEVICES.values()], group='pci')
         self.flags(pci_in_placement=True, group='filter_scheduler')
@@ -410,6 +414,20 @@ class SandboxCloud(nova_test.TestCase):
         self._heartbeat(host, "'+0 seconds'")   # it reports in at once
         return {'host': host, 'state': 'running', 'changed': True}
 
+    def restart_with_pci_devices(self, host, buses):
+        """``host``'s nova-compute restarted with a ``[pci] device_spec``
+        of the PFs at ``buses`` only, as an operator edits that host's
+        nova.conf and restarts it.  ``CONF`` is global: the spec is set
+        only while the compute starts, where its PCI tracker reads it
+        (``PciDevTracker.dev_filter``); the other computes keep theirs."""
+        full = CONF.pci.device_spec
+        self.stop_compute(host)
+        self.flags(device_spec=_device_spec(buses), group='pci')
+        try:
+            return self.start_compute(host)
+        finally:
+            self.flags(device_spec=full, group='pci')
+
     def _heartbeat(self, host, offset):
         engine = main_db_api.get_engine(context=self.cell_ctxt(host))
         with engine.begin() as conn:
@@ -437,6 +455,14 @@ class SandboxCloud(nova_test.TestCase):
                 " vm_state='deleted' WHERE uuid=?", (uuid,))
             count = res.rowcount
         return {'uuid': uuid, 'rows': count}
+
+    def last_instance_id(self, host=None):
+        """The highest id in ``host``'s cell's instances table (else
+        cell1's), deleted rows included; None when it is empty."""
+        engine = main_db_api.get_engine(context=self.cell_ctxt(host))
+        with engine.connect() as conn:
+            return conn.exec_driver_sql(
+                'SELECT MAX(id) FROM instances').scalar()
 
     # ---------------------------------------------------------- snapshots
     def databases(self):

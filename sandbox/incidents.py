@@ -18,6 +18,8 @@ Keystone token, except where the incident itself began behind Nova's back
 (a disk copy timing out, a concurrent writer making Nova's Placement write
 fail with a 409).
 """
+import contextlib
+import logging
 import threading
 import time
 
@@ -67,6 +69,20 @@ CHANGED_KBPS = 2000
 
 class IncidentError(Exception):
     status = 409
+
+
+@contextlib.contextmanager
+def _warnings_of(logger):
+    """The warnings Nova's ``logger`` logs inside the block: what Nova
+    itself says it did."""
+    seen = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: seen.append(record.getMessage())
+    logging.getLogger(logger).addHandler(handler)
+    try:
+        yield seen
+    finally:
+        logging.getLogger(logger).removeHandler(handler)
 
 
 class _PlacementRace:
@@ -1279,6 +1295,82 @@ class Stager:
                     'after_delete': after,
                     'allocations_after_delete': self.api.allocations(
                         s['id'])})
+
+    def _stock(self, rp, resource_class):
+        """``resource_class``'s inventory on ``rp`` with what is used of
+        it."""
+        used = self.api.placement(
+            'GET', '/resource_providers/%s/usages' % rp)['usages']
+        return dict(self._inventory(rp, resource_class),
+                    used=used.get(resource_class, 0))
+
+    def _past_instance_one(self, host):
+        """Nova reads an instance as deleted when its ``deleted`` column
+        equals its id: the hand-written ``deleted=1`` on a cell's first
+        instance is Nova's own delete, whose allocation the next periodic
+        update removes.  On an empty cell, a server booted and deleted
+        through Nova first takes id 1."""
+        if self.cloud.last_instance_id(host) is not None:
+            return
+        s = self.boot('placeholder-vm', 'sb-small', host)
+        self.api.nova('DELETE', '/servers/%s' % s['id'])
+        self._wait_gone(s['id'])
+
+    def stage_pci_removed_device(self):
+        """Nova bug 2115905: host3's nova-compute restarted with a
+        ``device_spec`` that no longer lists the device a server holds
+        keeps the device's provider, its inventory adjusted up to the
+        allocation; the server then deleted behind Nova's back, the next
+        periodic update frees the device in Nova's PCI tracker and forgets
+        it, but the inventory stays for the leftover allocation, and every
+        later update of host3 fails to delete the provider, until that
+        allocation goes.  host3 keeps that ``device_spec``."""
+        self._need_pci('pci_removed_device')
+        bus = '02'
+        flavor = 'sb-pci-%s' % bus
+        self._past_instance_one('host3')
+        s = self.boot_pci('pci-removed-device-vm', flavor, 'host3')
+        (device,) = self._devices(s['id']).values()
+        resource_class = sb_cloud.PCI_DEVICES[bus][0]
+        kept = set(sb_cloud.PCI_DEVICES) - {bus}
+        with _warnings_of('nova') as adjusting:
+            self.cloud.restart_with_pci_devices('host3', kept)
+            while_held = self._stock(device, resource_class)
+            res = self.cloud.soft_delete_behind_nova(s['id'])
+            self.cloud.run_periodic('host3')
+        after = self._stock(device, resource_class)
+        with _warnings_of('nova') as failing:
+            self.cloud.run_periodic('host3')
+        if device not in self.api.allocations(s['id']):
+            raise IncidentError('a periodic update removed the deleted '
+                                "server's allocation")
+        entry = self._server_entry(s['id'], s['name'], deleted=True)
+        entry['flavor'] = s['flavor']
+        return self._finish(
+            'pci_removed_device',
+            "booted on host3 with a PCI device, then host3's nova-compute "
+            'restarted with a [pci] device_spec without that device (Nova '
+            'kept its inventory for the allocation); the server was then '
+            'marked deleted in the cell DB by hand in SQL and a periodic '
+            "update freed the device in Nova's PCI tracker: its inventory "
+            'stays only for the leftover allocation, and each later update '
+            'of host3 fails to delete it (Nova bug 2115905).',
+            [entry], [],
+            self._judged(s['id'], 'instance', 'host3', 'deleted_instance'),
+            fault='host3 restarted without bus %s in [pci] device_spec; '
+                  'UPDATE instances SET deleted=1 ... (rows=%s)'
+                  % (bus, res['rows']),
+            flavor=flavor,
+            checks={'device': device, 'while_held': while_held,
+                    'after_delete': after,
+                    'after_next_update': self._stock(device,
+                                                     resource_class),
+                    'adjusted': [line for line in adjusting
+                                 if line.startswith(
+                                     'Needed to adjust inventories')],
+                    'update_failed': [line for line in failing
+                                      if line.startswith(
+                                          'Error updating resources')]})
 
     def _nova_child(self, host, name, resource_class, total, traits):
         """A child of ``host``'s node made through the Placement API as

@@ -20,7 +20,7 @@ NEUTRON = ('qos_ports_healthy', 'routed_segment', 'port_deleted_in_neutron',
            'port_migrated_left', 'port_binding_lost')
 """Staged through the real Neutron: the sandbox started with ``--neutron``."""
 PCI = ('pci_deleted_behind_nova', 'pci_moved', 'pci_stale_migration',
-       'pci_one_time_use')
+       'pci_one_time_use', 'pci_removed_device')
 """Servers holding PCI devices Nova's scheduler allocated in Placement: the
 sandbox started with ``--pci``."""
 OPT_IN = ('second_cell', 'held_children', 'image_pinned',

@@ -258,7 +258,7 @@ class Auditor:
             return self._classify_migration(migration)
         if consumer_uuid in self.snapshot.known_instances:
             return (m.DELETED_INSTANCE,
-                    why('deleted_instance', server=consumer_uuid),
+                    self._deleted_reason(consumer_uuid, provider_uuid),
                     m.CANDIDATE_ACTIONS[m.DELETED_INSTANCE])
         if consumer_uuid in self.snapshot.unresolved:
             return m.PROTECTED, why('protected.unresolved'), ()
@@ -266,6 +266,17 @@ class Auditor:
             return m.PROTECTED, why(DOWN_CELL_CONSUMER), ()
         return (m.UNKNOWN_CONSUMER, why('unknown_consumer'),
                 m.CANDIDATE_ACTIONS[m.UNKNOWN_CONSUMER])
+
+    def _deleted_reason(self, consumer_uuid, provider_uuid):
+        """Why a deleted server's allocation is left behind; on a PCI
+        device, what its repair may take with it: Nova keeps a device
+        removed from ``device_spec`` in Placement only while an allocation
+        holds it (Nova bug 2115905), and neither Placement nor Nova's API
+        tells such a device from one still listed."""
+        code = ('deleted_instance.pci_device'
+                if self.topology.pci_device(provider_uuid)
+                else 'deleted_instance')
+        return why(code, server=consumer_uuid)
 
     def _server_protection(self, server):
         if server.down_cell:

@@ -40,6 +40,12 @@ MESSAGES = {
     'deleted_instance': N_(
         'server %(server)s is deleted (Nova still has its instance '
         'actions) but its allocation was left behind'),
+    'deleted_instance.pci_device': N_(
+        'server %(server)s is deleted (Nova still has its instance '
+        'actions) but its allocation was left behind; if this device was '
+        'removed from [pci] device_spec, Nova keeps its inventory only for '
+        'this allocation and removes the device from Placement once it '
+        'goes (Nova bug 2115905)'),
     'unknown_consumer': N_(
         'neither a server nor a migration Nova knows: it may belong to '
         'another service or to an archived instance'),

@@ -78,9 +78,11 @@ puts on its root provider."""
 _UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
                    r'[0-9a-f]{12}$', re.I)
 
+PCI_DEVICE = re.compile(r'_[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$', re.I)
+"""How Nova names a PCI device in Placement: ``<node>_<PCI address>``."""
+
 _NOVA_CHILDREN = (
-    (re.compile(r'_[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$', re.I),
-     re.compile(r'^CUSTOM_')),
+    (PCI_DEVICE, re.compile(r'^CUSTOM_')),
     (re.compile(r'_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}_[0-7]$', re.I),
      re.compile(r'^(VGPU$|CUSTOM_)')),
     (re.compile(r'_amd_sev(_es|_snp)?$'),
@@ -263,6 +265,12 @@ def child_ownerships(snapshot, held=None):
 def _child(snapshot, provider, held):
     return child_ownership(provider.name, held,
                            provider_traits(snapshot, provider.uuid))
+
+
+def nova_pci_device(name, found):
+    """A child named as Nova names a PCI device in Placement and proven
+    Nova's (``found``: its :class:`Ownership`), not Cyborg's named alike."""
+    return found.owner == NOVA and bool(PCI_DEVICE.search(name or ''))
 
 
 def child_owner(name, classes=(), traits=()):

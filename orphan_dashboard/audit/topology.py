@@ -87,6 +87,11 @@ class Topology:
         return (not self.is_sharing(uuid) and
                 self.provider(uuid).parent_uuid is not None)
 
+    def pci_device(self, uuid):
+        """Nova's PCI device in Placement, a node's child."""
+        return self.is_child(uuid) and ownership.nova_pci_device(
+            self.name(uuid), self.ownership(uuid))
+
     def legitimate(self, server_root, uuid):
         """May a server living under ``server_root`` hold ``uuid``?"""
         return self.is_sharing(uuid) or (

@@ -42,7 +42,9 @@ ADDRESSES = {'0000:01:00.0': 'CUSTOM_SANDBOX_PCI_A',
 """The PFs each node's fake driver reports and their classes in the
 sandbox's ``device_spec``."""
 INCIDENTS = ('pci_deleted_behind_nova', 'pci_moved', 'pci_stale_migration',
-             'pci_one_time_use', 'vgpu_and_sev_children')
+             'pci_one_time_use', 'pci_removed_device', 'vgpu_and_sev_children')
+REMOVED_DEVICE_REASON = ('if this device was removed from [pci] device_spec, '
+                         'Nova keeps its inventory only for this allocation')
 SETTINGS = conf.RunSettings(min_age=0, concurrency=4)
 
 pytestmark = pytest.mark.topology('pci')
@@ -131,6 +133,34 @@ def test_a_used_one_time_device_is_reserved_whole_and_no_orphan(
     assert device not in {f.provider for f in report.problems}
 
 
+def test_a_device_removed_from_device_spec_is_held_by_a_deleted_server(
+        incidents, clients):
+    """Nova bug 2115905 staged through nova-compute itself: host3 restarted
+    with a ``device_spec`` without its server's device keeps the device's
+    provider, its inventory adjusted up to the allocation; the server
+    deleted behind Nova's back and a periodic update later, Nova has freed
+    the device but the inventory stays, held by the leftover, and the next
+    update of host3 fails.  The audit calls it ``deleted_instance`` and
+    says the inventory goes with it."""
+    staged = incidents['pci_removed_device']
+    checks = staged['checks']
+    device = checks['device']
+    assert checks['adjusted'], 'Nova never adjusted the inventory'
+    assert checks['update_failed'], 'Nova deleted the held provider'
+    for seen in ('while_held', 'after_delete', 'after_next_update'):
+        assert checks[seen]['total'] == checks[seen]['used'] == 1, seen
+    gone = server(incidents, 'pci_removed_device')
+    assert device in held(clients, gone)
+    report = report_ops.audit(clients, SETTINGS)
+    found = {f.provider: f for f in report.findings if f.consumer == gone}
+    assert {f.verdict for f in found.values()} == {m.DELETED_INSTANCE}
+    assert found[device].actions == (m.DELETE,)
+    assert REMOVED_DEVICE_REASON in str(found[device].reason)
+    assert '2115905' in str(found[device].reason)
+    root = staged['hosts']['host3']
+    assert REMOVED_DEVICE_REASON not in str(found[root].reason)
+
+
 def test_every_offered_repair_keeps_the_current_nodes_devices_as_read(
         incidents, clients):
     """Each repair a row offers, previewed as the panel previews it:
@@ -175,6 +205,10 @@ def test_orphan_audit_apply_removes_only_the_orphans_devices(
     assert rows == want
     assert {o['status'] for o in said['outcomes']} == {'done'}, \
         said['outcomes']
+    ghost = incidents['pci_removed_device']['checks']['device']
+    (reason,) = [f['reason'] for f in said['findings']
+                 if f['provider'] == ghost]
+    assert REMOVED_DEVICE_REASON in reason
 
     for orphan in (server(incidents, 'pci_deleted_behind_nova'),
                    incidents['pci_stale_migration']['migrations'][0][
@@ -195,3 +229,8 @@ def test_orphan_audit_apply_removes_only_the_orphans_devices(
         'inventories'][OTU]
     assert inventory['reserved'] == inventory['total'] == 1
     assert report_ops.audit(clients, SETTINGS).problems == []
+    assert held(clients, server(incidents, 'pci_removed_device')) == {}
+    sb.run_periodic('host3')
+    assert clients.placement.get(
+        '/resource_providers/%s' % ghost, microversion='1.20',
+        raise_exc=False).status_code == 404, 'Nova kept the ghost device'

@@ -58,6 +58,32 @@ def test_a_deleted_servers_device_goes_with_its_share_of_the_node(kind):
     assert auditor.target(gone, m.DELETE).after == {}
 
 
+def test_a_deleted_servers_pci_device_may_be_one_removed_from_device_spec():
+    """Nova keeps a PCI device removed from ``device_spec`` in Placement
+    only while an allocation holds it (Nova bug 2115905), and nothing
+    Placement or Nova's API shows tells it from a device still listed: the
+    reason on a deleted server's PCI device says that its repair may take
+    the device with it; not on the node's share, another kind of child
+    or another service's device named alike (Cyborg's)."""
+    cloud = Cloud()
+    gone = uid('gone')
+    cloud.known.add(gone)
+    pci, pgpu = cloud.device('host1'), cloud.device('host1', 'pgpu')
+    fpga = cloud.device('host1', address='0000:82:00.0')
+    cloud.allocate(gone, H1)
+    cloud.allocate(gone, pci, holds('pci'))
+    cloud.allocate(gone, pgpu, holds('pgpu'))
+    cloud.allocate(gone, fpga, {'CUSTOM_ACCELERATOR_FPGA': 1})
+    _, found = verdicts(cloud, gone)
+    assert {f.verdict for f in found.values()} == {m.DELETED_INSTANCE}
+    codes = {p: f.reason.code for p, f in found.items()}
+    assert codes == {H1: 'deleted_instance', pgpu: 'deleted_instance',
+                     fpga: 'deleted_instance',
+                     pci: 'deleted_instance.pci_device'}
+    assert 'removed from [pci] device_spec' in str(found[pci].reason)
+    assert 'Nova bug 2115905' in str(found[pci].reason)
+
+
 @pytest.mark.parametrize('kind', sorted(DEVICES))
 def test_a_moved_servers_old_device_is_trimmed_its_new_one_kept(kind):
     """Moved to host2, where Nova gave it a device of the same class: the
