@@ -93,15 +93,17 @@ def operator(served):
 
 
 @pytest.fixture(scope='module')
-def first_sweep(operator):
+def first_sweep(sandbox, operator):
     """The panel's first page on the fresh Apache process, whose cache
-    holds no snapshot yet: what it showed while sweeping, then the page it
-    reloaded itself into."""
-    operator.open(INDEX)
-    progress = operator.find('.orphan-sweep-progress')
-    seen = {'progress': progress.text,
-            'bar': bool(operator.all('.orphan-sweep-progress .progress-bar'))}
-    operator.save('apache-first-sweep')
+    holds no snapshot yet: what it showed while sweeping (the sweep held
+    until it is read), then the page it reloaded itself into."""
+    with sandbox.nova_and_placement_held():
+        operator.open(INDEX)
+        progress = operator.find('.orphan-sweep-progress')
+        seen = {'progress': progress.text,
+                'bar': bool(operator.all(
+                    '.orphan-sweep-progress .progress-bar'))}
+        operator.save('apache-first-sweep')
     seen['snapshot'] = operator.find('.orphan-snapshot', timeout=180).text
     return seen
 
