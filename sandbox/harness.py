@@ -34,6 +34,7 @@ Placement's databases back to a snapshot of those incidents staged on the
 cloud as it started (staging them, then saving the snapshot, the first
 time), in well under a second where starting a cloud takes a minute.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -141,10 +142,24 @@ class Sandbox:
         """Thaw what :meth:`pause` froze."""
         self._signal(signal.SIGCONT)
 
-    def _signal(self, signum):
+    @contextlib.contextmanager
+    def nova_and_placement_held(self):
+        """Nova and Placement (and the control API: one process) frozen
+        for the block, Keystone and Neutron still answering: Horizon still
+        logs in and renders what it has, and a sweep waits on its first
+        read, as on a cloud slow to answer, until the block ends."""
+        self._signal(signal.SIGSTOP, group=False)
+        try:
+            yield self
+        finally:
+            self._signal(signal.SIGCONT, group=False)
+
+    def _signal(self, signum, group=True):
+        """``signum`` to the cloud's process group, or with ``group``
+        False to its own process only (Nova and Placement)."""
         if self.proc is not None and self.proc.poll() is None:
             try:
-                os.killpg(self.proc.pid, signum)
+                (os.killpg if group else os.kill)(self.proc.pid, signum)
             except ProcessLookupError:
                 pass
 

@@ -112,18 +112,16 @@ def _unprivileged():
 
 
 class ApacheHorizon:
-    """Horizon behind Apache under ``/dashboard/`` over ``site``'s cloud:
-    the same Keystone, Nova and Placement and secret key; its own process,
-    cache, static files and journal (the other browser modules read the
-    shared Horizon's History page by page: its batch of a hundred rows
-    must not push their entries off the first page)."""
+    """Horizon behind Apache under ``/dashboard/`` over ``sandbox``: its own
+    process, cache, journal and static files (compressed for its webroot,
+    their URLs under it)."""
 
-    def __init__(self, site, root):
-        self.sandbox = site.sandbox
-        self.config = site.config
+    def __init__(self, sandbox, root):
+        self.sandbox = sandbox
+        self.config = sandbox.config
         self.root = root
         static = os.path.join(root, 'static')
-        env = dict(site.env)
+        env = conftest.horizon_env(sandbox)
         env['SANDBOX_HORIZON_WEBROOT'] = WEBROOT
         env['SANDBOX_HORIZON_STATIC_ROOT'] = static
         settings = json.loads(env.get('SANDBOX_ORPHAN_SETTINGS') or '{}')

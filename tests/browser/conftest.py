@@ -12,12 +12,13 @@
 
 """Real Chromium against real Horizon over the sandbox cloud.
 
-One sandbox (Keystone, Nova, Placement, every incident staged) and one
-Horizon process for the browser tests, stopped after them (left idle,
-they would take CPU from the rest of the run).  Horizon runs as
-production does: ``collectstatic`` and ``compress`` first, then
-``COMPRESS_OFFLINE=True``, so a template whose compressed block or static
-file is missing fails the page.
+Each module gets the run's ``plain`` cloud reset to every incident staged
+(``tests/clouds.py``), a Horizon process of its own and a Chromium of its
+own: nothing a module repaired, cached, journaled or set in its cookies
+reaches the next, so a module passes alone and in any order.  Horizon runs
+as production does: ``collectstatic`` and ``compress`` once for the tier,
+then ``COMPRESS_OFFLINE=True``, so a template whose compressed block or
+static file is missing fails the page.
 
 Chromium is Debian's, driven by Debian's chromedriver (no selenium-manager
 download).  Every test saves screenshots into the artifacts directory
@@ -37,7 +38,7 @@ import pytest
 
 from sandbox import common
 from sandbox import demo
-from sandbox.harness import Sandbox
+from tests import clouds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -94,18 +95,49 @@ def collect_and_compress(env):
     _run(django + ['compress', '--force'], env, 'compress')
 
 
-class Site:
-    """The sandbox and a Horizon process serving the offline-compressed
-    static files."""
+def horizon_env(sandbox):
+    """Horizon's settings for ``sandbox``, offline-compressed."""
+    env = demo.horizon_env(os.path.join(sandbox.state_dir, 'sandbox.json'))
+    env['SANDBOX_HORIZON_OFFLINE'] = '1'
+    return env
 
-    def __init__(self, sandbox, static_root):
+
+class StaticFiles:
+    """The runserver Horizons' static root, collected and compressed by
+    the first that needs it: what is in it comes from Horizon and the
+    plugin, not from the cloud (the slow part of starting Horizon)."""
+
+    def __init__(self, root):
+        self.root = root
+        self.ready = False
+
+    def serve(self, env):
+        """``env`` pointed at the static root, filled if it is not yet."""
+        env['SANDBOX_HORIZON_STATIC_ROOT'] = self.root
+        if not self.ready:
+            collect_and_compress(env)
+            self.ready = True
+
+
+@pytest.fixture(scope='package')
+def static_files(tmp_path_factory):
+    return StaticFiles(str(tmp_path_factory.mktemp('static')))
+
+
+class Site:
+    """A Horizon process over ``sandbox`` serving the offline-compressed
+    static files, with an empty History: the journal the cloud's earlier
+    modules left records repairs that its reset undid."""
+
+    def __init__(self, sandbox, static_files, name):
         self.sandbox = sandbox
         self.config = sandbox.config
-        self.env = demo.horizon_env(os.path.join(sandbox.state_dir,
-                                                 'sandbox.json'))
-        self.env['SANDBOX_HORIZON_OFFLINE'] = '1'
-        self.env['SANDBOX_HORIZON_STATIC_ROOT'] = static_root
-        collect_and_compress(self.env)
+        self.name = name
+        self.env = horizon_env(sandbox)
+        static_files.serve(self.env)
+        journal = os.path.join(sandbox.state_dir, 'journal.sqlite3')
+        if os.path.exists(journal):
+            os.remove(journal)
         port = common.choose_port(0)
         self.url = 'http://127.0.0.1:%d' % port
         self.log = open(os.path.join(sandbox.state_dir, 'horizon-server.log'),
@@ -119,30 +151,40 @@ class Site:
     def stop(self):
         common.stop_process(self.proc, 20)
         self.log.close()
+        keep_logs(self.sandbox.state_dir, self.name)
 
 
-@pytest.fixture(scope='package')
-def site(tmp_path_factory):
-    sandbox = Sandbox(incidents=['all'],
-                      state_dir=str(tmp_path_factory.mktemp('sandbox')))
-    sandbox.start()
+def module_name(request):
+    return request.module.__name__.rsplit('.', 1)[-1]
+
+
+@pytest.fixture(scope='module')
+def sandbox(request):
+    """The run's ``plain`` cloud with every incident staged, and nothing
+    another module did to it."""
+    return clouds.staged(request, ('all',))
+
+
+@pytest.fixture(scope='module')
+def site(request, sandbox, static_files):
+    """This module's Horizon: its cache and journal hold nothing of
+    another module's cloud."""
+    horizon = Site(sandbox, static_files, module_name(request))
     try:
-        horizon = Site(sandbox, str(tmp_path_factory.mktemp('static')))
-        try:
-            yield horizon
-        finally:
-            horizon.stop()
-            _keep_logs(sandbox.state_dir)
+        yield horizon
     finally:
-        sandbox.stop()
+        horizon.stop()
 
 
-def _keep_logs(state_dir):
+def keep_logs(state_dir, prefix):
+    """Horizon's and the sandbox's logs in the artifacts, named after the
+    module whose Horizon wrote them."""
     os.makedirs(ARTIFACTS, exist_ok=True)
     for name in ('horizon-server.log', 'horizon.log', 'sandbox.log'):
         path = os.path.join(state_dir, name)
         if os.path.exists(path):
-            shutil.copy(path, os.path.join(ARTIFACTS, name))
+            shutil.copy(path, os.path.join(ARTIFACTS,
+                                           '%s-%s' % (prefix, name)))
 
 
 class Browser:
@@ -238,8 +280,11 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
-@pytest.fixture(scope='package')
+@pytest.fixture(scope='module')
 def admin_browser(site):
+    """The module's operator, in a Chromium of its own: cookies ignore the
+    port, so a shared one would carry another module's language, page size
+    and last tab shown."""
     browser = Browser(site)
     browser.login('admin', site.config['admin']['password'])
     yield browser

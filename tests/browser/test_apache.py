@@ -12,11 +12,10 @@
 
 """The panel as production serves it: Apache and mod_wsgi, Horizon under
 ``/dashboard/``, offline-compressed static files (``tests/browser/apache.py``),
-in front of the browser tier's cloud.  Where a hard-coded URL, an
+over the browser tier's cloud.  Where a hard-coded URL, an
 uncompressed asset or Apache's request-line limit would show: the first
 sweep's progress bar, a row repaired from its preview, a batch of more rows
-than a URL could carry, a flavor checked from its button.  Stages its own
-findings: the modules before it may have repaired every other."""
+than a URL could carry, a flavor checked from its button."""
 
 import urllib.error
 import urllib.parse
@@ -41,24 +40,24 @@ Apache's 8190 bytes from about 95 rows."""
 
 
 @pytest.fixture(scope='module')
-def placement(site):
-    return adapter.Adapter(site.sandbox.admin_session(),
+def placement(sandbox):
+    return adapter.Adapter(sandbox.admin_session(),
                            service_type='placement', interface='public')
 
 
 @pytest.fixture(scope='module')
-def staged(site, placement):
+def staged(sandbox, placement):
     """Before Apache's Horizon first sweeps: a server deleted behind
     Nova's back, and ``BATCH`` consumers Nova never knew on host3, their
     uuids sharing a prefix the table's filter finds."""
-    entry = site.sandbox.stage('deleted_behind_nova')
+    entry = sandbox.stage('deleted_behind_nova')
     (single,) = [e for e in entry['expected']
                  if e['verdict'] == 'deleted_instance']
-    host3 = site.config['hosts']['host3']
+    host3 = sandbox.config['hosts']['host3']
     memory = placement.get('/resource_providers/%s/inventories/MEMORY_MB'
                            % host3, microversion='1.28').json()
     amount = max(memory['min_unit'], memory['step_size'])
-    session = site.sandbox.admin_session()
+    session = sandbox.admin_session()
     prefix = uuid.uuid4().hex[:8]
     strangers = ['%s-0000-4000-8000-%012d' % (prefix, number)
                  for number in range(BATCH)]
@@ -74,8 +73,8 @@ def staged(site, placement):
 
 
 @pytest.fixture(scope='module')
-def served(site, staged, tmp_path_factory):
-    horizon = apache.ApacheHorizon(site, str(tmp_path_factory.mktemp(
+def served(sandbox, staged, tmp_path_factory):
+    horizon = apache.ApacheHorizon(sandbox, str(tmp_path_factory.mktemp(
         'apache')))
     try:
         yield horizon
@@ -85,8 +84,6 @@ def served(site, staged, tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def operator(served):
-    """A browser of its own: the same cookies' names at the same host as
-    the runserver Horizon's, which another browser holds."""
     browser = Browser(served)
     try:
         browser.login('admin', served.config['admin']['password'])
@@ -96,15 +93,17 @@ def operator(served):
 
 
 @pytest.fixture(scope='module')
-def first_sweep(operator):
+def first_sweep(sandbox, operator):
     """The panel's first page on the fresh Apache process, whose cache
-    holds no snapshot yet: what it showed while sweeping, then the page it
-    reloaded itself into."""
-    operator.open(INDEX)
-    progress = operator.find('.orphan-sweep-progress')
-    seen = {'progress': progress.text,
-            'bar': bool(operator.all('.orphan-sweep-progress .progress-bar'))}
-    operator.save('apache-first-sweep')
+    holds no snapshot yet: what it showed while sweeping (the sweep held
+    until it is read), then the page it reloaded itself into."""
+    with sandbox.nova_and_placement_held():
+        operator.open(INDEX)
+        progress = operator.find('.orphan-sweep-progress')
+        seen = {'progress': progress.text,
+                'bar': bool(operator.all(
+                    '.orphan-sweep-progress .progress-bar'))}
+        operator.save('apache-first-sweep')
     seen['snapshot'] = operator.find('.orphan-snapshot', timeout=180).text
     return seen
 

@@ -25,6 +25,7 @@ from keystoneauth1 import adapter
 import pytest
 
 from tests.browser.conftest import Browser
+from tests.browser.conftest import module_name
 from tests.browser.conftest import Site
 from tests.browser.test_panel import confirm
 from tests.browser.test_panel import held
@@ -47,11 +48,11 @@ def service(site, service_type):
 
 
 @pytest.fixture(scope='module')
-def neutron_site(request, tmp_path_factory):
+def neutron_site(request, static_files):
     sandbox = clouds.staged(request, ('routed_segment',
                                       'port_deleted_in_neutron',
                                       'port_binding_lost'))
-    site = Site(sandbox, str(tmp_path_factory.mktemp('static')))
+    site = Site(sandbox, static_files, module_name(request))
     try:
         yield site
     finally:

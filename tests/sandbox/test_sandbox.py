@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import urllib.request
 
 import pytest
 
@@ -377,3 +378,15 @@ def test_reset_puts_the_cloud_back_as_its_incidents_left_it(sb):
         booted = sb.stage('healthy')['servers']
         assert {(s['status'], s['host']) for s in booted} == {
             ('ACTIVE', 'host2'), ('ACTIVE', 'host3')}
+
+
+def test_nova_and_placement_held_while_keystone_answers(sb):
+    """How the browser tests hold a first sweep: while Nova and Placement
+    are frozen Keystone still issues tokens (Horizon's pages need it), a
+    request to Placement waits, and it is answered once they are thawed."""
+    with sb.nova_and_placement_held():
+        assert sb.admin_session().get_token()
+        with pytest.raises(OSError):
+            urllib.request.urlopen(sb.placement_url, timeout=1)
+    with urllib.request.urlopen(sb.placement_url, timeout=60) as answer:
+        assert answer.status == 200
