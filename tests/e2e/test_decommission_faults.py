@@ -33,6 +33,8 @@ from tests.e2e.conftest import module_cloud
 from tests.integration.fault_proxy import FaultProxy
 from tests.integration.fault_proxy import LATE
 
+READ_TIMEOUT = 10
+
 pytestmark = pytest.mark.django_db(databases=['orphan_journal'])
 
 cloud = module_cloud('evacuation,retired_host')
@@ -60,8 +62,11 @@ def test_a_read_timeout_on_the_service_delete_says_it_may_be_done(cloud):
     proxy.inject('DELETE', '/os-services/', 1, LATE)
     journal = _journal('timeout')
     try:
+        # The client gives up on the held answer after READ_TIMEOUT; every
+        # other call answers well within it.
         nova = adapter.Adapter(
-            session.Session(auth=clients.nova.session.auth, timeout=30),
+            session.Session(auth=clients.nova.session.auth,
+                            timeout=READ_TIMEOUT),
             service_type='compute', endpoint_override=proxy.url)
         plan = decommission_writes.preview(clients.placement, nova, 'host1',
                                            min_age=0)
