@@ -35,8 +35,10 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import sys
+import threading
 import time
 import types
 
@@ -110,6 +112,16 @@ def attention(page):
     None where it does not (before the first sweep)."""
     found = ATTENTION.search(page)
     return int(found.group(1)) if found else None
+
+
+def sweepers_peak_rss_mb():
+    """The largest resident set of the background sweepers this process
+    started (the first sweep's and *Refresh*'s), once each has exited and
+    been waited for."""
+    for thread in threading.enumerate():
+        if thread.name.startswith('orphan-sweeper-'):
+            thread.join(600)
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def main(argv=None):
@@ -225,6 +237,7 @@ def main(argv=None):
     out['get_providers_median_s'] = statistics.median(times)
     out['get_providers_requests'] = 1 + 2 * len(providers)
     out['slow_pages'] = tracer.slow
+    out['sweeper_peak_rss_mb'] = sweepers_peak_rss_mb()
     json.dump(out, sys.stdout)
     sys.stdout.write('\n')
     return 0
