@@ -48,3 +48,7 @@ TEMPLATES = [dict(TEMPLATES[0], OPTIONS=dict(  # noqa: F405
     TEMPLATES[0]['OPTIONS'],  # noqa: F405
     loaders=[('django.template.loaders.cached.Loader',
               TEMPLATES[0]['OPTIONS']['loaders'])]))]  # noqa: F405
+# Compression on, each block's cache keyed once (tests/compressors.py).
+# (django-compressor's COMPRESS_COMPRESSORS, named without its prefix.)
+COMPRESSORS = {'css': 'tests.compressors.CssCompressor',
+               'js': 'tests.compressors.JsCompressor'}
