@@ -41,3 +41,14 @@ with open(conf.SNIPPET, encoding='utf-8') as _f:
 # Tests get an in-memory copy (pytest-django) with no dependency on the
 # default database.
 DATABASES[conf.JOURNAL_DATABASE]['TEST'] = {'DEPENDENCIES': []}
+# Templates parsed once per process, as Horizon loads them when DEBUG is
+# off: its test settings list the loaders bare, so every page read and
+# parsed each template it includes again.
+TEMPLATES = [dict(TEMPLATES[0], OPTIONS=dict(  # noqa: F405
+    TEMPLATES[0]['OPTIONS'],  # noqa: F405
+    loaders=[('django.template.loaders.cached.Loader',
+              TEMPLATES[0]['OPTIONS']['loaders'])]))]  # noqa: F405
+# Compression on, each block's cache keyed once (tests/compressors.py).
+# (django-compressor's COMPRESS_COMPRESSORS, named without its prefix.)
+COMPRESSORS = {'css': 'tests.compressors.CssCompressor',
+               'js': 'tests.compressors.JsCompressor'}

@@ -24,6 +24,8 @@ from urllib import parse
 from django.urls import reverse
 
 from openstack_dashboard.test import helpers
+from openstack_dashboard.test.test_data import exceptions as exceptions_data
+from openstack_dashboard.test.test_data import keystone_data
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
@@ -197,7 +199,26 @@ def tree_of_report(request, provider_uuid):
     return report and report.provider(provider_uuid)
 
 
-class AdminViewTests(helpers.BaseAdminViewTests):
+def keystone_test_data(load_onto):
+    """Of Horizon's test data, what the panel's views use: Keystone's
+    (the user, projects, catalog) and the exceptions.  Horizon's setup
+    loads every service's, and building Neutron's and Nova's SDK
+    resources was most of a view test's setup."""
+    for data in (exceptions_data.data, keystone_data.data):
+        data(load_onto)
+    return load_onto
+
+
+class KeystoneTestData:
+    """Loads only :func:`keystone_test_data` as Horizon's test data."""
+
+    def _setup_test_data(self):
+        with mock.patch.object(helpers.test_utils, 'load_test_data',
+                               keystone_test_data):
+            super()._setup_test_data()
+
+
+class AdminViewTests(KeystoneTestData, helpers.BaseAdminViewTests):
     """Admin tests with a placement endpoint in the service catalog; a
     provider tree comes from the report the test gives."""
 
@@ -213,7 +234,7 @@ class AdminViewTests(helpers.BaseAdminViewTests):
         self.service_catalog.append(PLACEMENT)
 
 
-class MemberViewTests(helpers.TestCase):
+class MemberViewTests(KeystoneTestData, helpers.TestCase):
     """A project member, placement in the catalog too."""
 
     def _setup_test_data(self):

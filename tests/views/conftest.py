@@ -22,12 +22,15 @@
   ``self.messages_seen`` for exact assertions.
 """
 
+import copy
+import types
 from unittest import mock
 
 from django.contrib.messages import constants
 from django.contrib.messages.storage import base as messages_base
 from django.utils.encoding import force_str
 import pytest
+import yaml
 
 
 def pytest_configure(config):
@@ -40,6 +43,24 @@ class Seen(list):
 
     def texts(self, tag):
         return [text for level, text in self if level == tag]
+
+
+@pytest.fixture(autouse=True, scope='session')
+def default_policies_parsed_once():
+    """Horizon's default policy files, thousands of lines of YAML, parsed
+    once a session: the engine parses them again each time it is reset,
+    which the policy tests do for every set of rules they try."""
+    from openstack_auth import policy
+    parsed = {}
+
+    def safe_load(stream):
+        if stream.name not in parsed:
+            parsed[stream.name] = yaml.safe_load(stream)
+        return copy.deepcopy(parsed[stream.name])
+
+    with mock.patch.object(policy, 'yaml', types.SimpleNamespace(
+            safe_load=safe_load, YAMLError=yaml.YAMLError)):
+        yield
 
 
 @pytest.fixture(autouse=True)
