@@ -21,10 +21,12 @@ redis) shares snapshots and the sweep lock between processes.  Blobs are
 compressed and cut in chunks below memcached's default 1 MB item limit.
 """
 
+import contextlib
 import dataclasses
 import datetime
 import hashlib
 import pickle
+import threading
 import uuid
 import zlib
 
@@ -218,6 +220,27 @@ class Store:
     def heartbeat(self, owner):
         if self.cache.get(self._key('lock')) == owner:
             self.cache.touch(self._key('lock'), LOCK_TTL)
+
+    @contextlib.contextmanager
+    def held(self, owner):
+        """``owner``'s sweep lock renewed until the block ends, four times
+        a lifetime: past its last read a sweep audits and publishes with
+        nothing to report (minutes on the largest clouds), and a lock let
+        expire meanwhile would tell the pages that no sweep runs and let a
+        second one start."""
+        done = threading.Event()
+
+        def keep():
+            while not done.wait(LOCK_TTL / 4):
+                self.heartbeat(owner)
+        keeper = threading.Thread(target=keep, daemon=True,
+                                  name='orphan-sweep-lock-%s' % owner)
+        keeper.start()
+        try:
+            yield
+        finally:
+            done.set()
+            keeper.join()
 
     def release(self, owner):
         if self.cache.get(self._key('lock')) == owner:

@@ -53,7 +53,7 @@ def owner_id():
 
 class CacheProgress(Progress):
     """A sweep's progress in the store for the pages to show (at most
-    twice a second), which also keeps the sweep's lock alive.  The last
+    twice a second).  The last
     snapshot's ``counts`` stand for the totals until the sweep knows
     better (a full sweep reads no old snapshot).
 
@@ -99,7 +99,6 @@ class CacheProgress(Progress):
             self.store.set_progress(dict(
                 self.state, done=dict(self.state['done']),
                 totals=dict(self.state['totals'])))
-            self.store.heartbeat(self.owner)
 
     def _trail(self):
         with self.lock:
@@ -162,12 +161,13 @@ def locked_sweep(store, clients, owner=None, **kwargs):
         if not store.acquire(owner):
             return None
     try:
-        store.count_sweep()
-        state = store.state()
-        kwargs['full'] = kwargs.get('full') or state['wanted'] == 'full'
-        state['wanted'] = None
-        store._set_state(state)
-        return sweep(store, clients, owner=owner, **kwargs)
+        with store.held(owner):
+            store.count_sweep()
+            state = store.state()
+            kwargs['full'] = kwargs.get('full') or state['wanted'] == 'full'
+            state['wanted'] = None
+            store._set_state(state)
+            return sweep(store, clients, owner=owner, **kwargs)
     finally:
         store.set_progress(None)
         store.release(owner)

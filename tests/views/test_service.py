@@ -317,3 +317,24 @@ def test_blobs_are_cut_below_memcacheds_item_limit(monkeypatch):
     cache.delete(STORE._key('snapshot', version, 0))
     assert STORE.load_snapshot(version) is None
     cache.clear()
+
+
+def test_a_sweep_keeps_its_lock_while_it_audits_and_publishes(
+        cloud, monkeypatch):
+    """Past its last read a sweep audits and publishes with no progress to
+    report (minutes at 100,000 servers): its lock outlives that, so the
+    pages still say it runs and no second sweep starts."""
+    monkeypatch.setattr(snapshots, 'LOCK_TTL', 1)
+    audit = cloud['audits']._mock_wraps
+
+    def long_audit(*args, **kwargs):
+        time.sleep(2.5)
+        return audit(*args, **kwargs)
+    cloud['audits'].side_effect = long_audit
+    assert service.report(None) is None
+    time.sleep(2)
+    assert service.sweep_state(None)['sweeping']
+    assert service.report(None) is None
+    assert STORE.sweeps() == 1
+    assert first_report(cloud) is not None
+    assert len(cloud['collected']) == 1
