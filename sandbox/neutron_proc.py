@@ -39,6 +39,9 @@ PHYSNET = 'physnet0'
 BRIDGE = 'br-phys'
 BANDWIDTH_KBPS = 10000000
 """Egress and ingress inventory of each host's ``br-phys`` provider."""
+BANDWIDTH_CLASSES = frozenset({'NET_BW_EGR_KILOBIT_PER_SEC',
+                               'NET_BW_IGR_KILOBIT_PER_SEC'})
+"""The classes of that inventory, as Neutron's placement plugin names them."""
 
 AUTH = """auth_type = password
 auth_url = {keystone}

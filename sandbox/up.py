@@ -23,6 +23,7 @@ import threading
 import time
 
 from sandbox import common
+from sandbox import neutron_proc
 
 ADMIN_PASSWORD = 'sandbox-admin'
 MEMBER_PASSWORD = 'sandbox-member'
@@ -151,7 +152,11 @@ class Running:
     def report_agents(self, hosts, timeout=120):
         """Each host's Open vSwitch agent state report (the Neutron
         process's sandbox hook), then wait until Neutron's placement plugin
-        has put the host's ``br-phys`` provider in Placement."""
+        has put the host's ``br-phys`` provider in Placement with its
+        bandwidth inventories, which it writes after the provider: the
+        snapshot of the cloud as it started (:meth:`Sandbox.start`) would
+        otherwise keep a provider without them for every reset, and
+        Neutron does not write them again."""
         common.wait_http(self.urls['neutron'] + '/', timeout, self.neutron)
         for host in hosts:
             self.report_agent(host)
@@ -163,7 +168,7 @@ class Running:
                 found = self.api.placement(
                     'GET', '/resource_providers?name=%s' % name,
                     mv='1.14')['resource_providers']
-                if found:
+                if found and self._has_bandwidth(found[0]['uuid']):
                     self.nics[host] = found[0]['uuid']
                     pending.discard(host)
             if pending and time.monotonic() > deadline:
@@ -172,6 +177,12 @@ class Running:
             if pending:
                 time.sleep(0.3)
         return self.nics
+
+    def _has_bandwidth(self, provider_uuid):
+        inventories = self.api.placement(
+            'GET', '/resource_providers/%s/inventories' % provider_uuid)
+        return neutron_proc.BANDWIDTH_CLASSES <= set(
+            inventories['inventories'])
 
     def report_agent(self, host):
         """One host's agent state report through the Neutron process's

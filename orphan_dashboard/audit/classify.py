@@ -273,10 +273,9 @@ class Auditor:
         removed from ``device_spec`` in Placement only while an allocation
         holds it (Nova bug 2115905), and neither Placement nor Nova's API
         tells such a device from one still listed."""
-        code = ('deleted_instance.pci_device'
-                if self.topology.pci_device(provider_uuid)
-                else 'deleted_instance')
-        return why(code, server=consumer_uuid)
+        if self.topology.pci_device(provider_uuid):
+            return why('deleted_instance.pci_device', server=consumer_uuid)
+        return why('deleted_instance', server=consumer_uuid)
 
     def _server_protection(self, server):
         if server.down_cell:

@@ -20,8 +20,6 @@ import pathlib
 
 import pytest
 
-from bench import server
-
 SANDBOX_CLOUD = pathlib.Path(__file__).parents[2] / 'sandbox' / 'cloud.py'
 
 
@@ -34,11 +32,19 @@ def sandbox_build_parameters():
     return [arg.arg for arg in build.args.args]
 
 
+def bench_build():
+    """``bench.server.build``, imported by the tests that call it: the
+    older Horizon series' virtualenvs collect every unit module (to run
+    those marked ``horizon``) and lack the sandbox's packages."""
+    from bench import server
+    return server.build
+
+
 def test_the_bench_cloud_takes_what_the_sandbox_build_takes():
-    assert (list(inspect.signature(server.build).parameters) ==
+    assert (list(inspect.signature(bench_build()).parameters) ==
             sandbox_build_parameters())
 
 
 def test_the_bench_cloud_refuses_pci_devices_it_cannot_report():
     with pytest.raises(SystemExit, match='PCI'):
-        server.build(pci=True)
+        bench_build()(pci=True)
