@@ -234,6 +234,13 @@ class Stager:
                 'host': s.get('OS-EXT-SRV-ATTR:host'),
                 'flavor': s['flavor']}
 
+    def _deleted_entry(self, server):
+        """A server deleted behind Nova's back, with the flavor Nova showed
+        when it booted (Nova no longer shows the server)."""
+        return dict(self._server_entry(server['id'], server['name'],
+                                       deleted=True),
+                    flavor=server['flavor'])
+
     def _mig_entry(self, m):
         return {k: m.get(k) for k in (
             'uuid', 'id', 'instance_uuid', 'migration_type', 'status',
@@ -357,8 +364,7 @@ class Stager:
             'GET', '/servers/%s/os-instance-actions' % s['id'], mv='2.21')
         deleted_list = self.api.nova(
             'GET', '/servers/detail?all_tenants=1&deleted=True', mv='2.69')
-        entry = self._server_entry(s['id'], s['name'], deleted=True)
-        entry['flavor'] = s['flavor']
+        entry = self._deleted_entry(s)
         return self._finish(
             'deleted_behind_nova',
             "Marked deleted in the cell DB by hand in SQL "
@@ -1187,8 +1193,7 @@ class Stager:
         res = self.cloud.soft_delete_behind_nova(s['id'])
         expected = self._judged(s['id'], 'instance', 'host1',
                                 'deleted_instance')
-        entry = self._server_entry(s['id'], s['name'], deleted=True)
-        entry['flavor'] = s['flavor']
+        entry = self._deleted_entry(s)
         return self._finish(
             'pci_deleted_behind_nova',
             "booted on host1 with a PCI device (Nova's scheduler allocated "
@@ -1344,8 +1349,7 @@ class Stager:
         if device not in self.api.allocations(s['id']):
             raise IncidentError('a periodic update removed the deleted '
                                 "server's allocation")
-        entry = self._server_entry(s['id'], s['name'], deleted=True)
-        entry['flavor'] = s['flavor']
+        entry = self._deleted_entry(s)
         return self._finish(
             'pci_removed_device',
             "booted on host3 with a PCI device, then host3's nova-compute "

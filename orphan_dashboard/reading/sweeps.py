@@ -161,12 +161,12 @@ def locked_sweep(store, clients, owner=None, **kwargs):
         if not store.acquire(owner):
             return None
     try:
+        store.count_sweep()
+        state = store.state()
+        kwargs['full'] = kwargs.get('full') or state['wanted'] == 'full'
+        state['wanted'] = None
+        store._set_state(state)
         with store.held(owner):
-            store.count_sweep()
-            state = store.state()
-            kwargs['full'] = kwargs.get('full') or state['wanted'] == 'full'
-            state['wanted'] = None
-            store._set_state(state)
             return sweep(store, clients, owner=owner, **kwargs)
     finally:
         store.set_progress(None)
