@@ -43,6 +43,8 @@ from orphan_dashboard.reading import refresh
 
 LOG = logging.getLogger(__name__)
 PROGRESS_EVERY = 0.5
+SWEEPER_THREAD = 'orphan-sweeper-'
+"""The name, before its pid, of the thread that waits for a sweeper process."""
 
 
 def owner_id():
@@ -253,5 +255,5 @@ def _spawn(store, job, python):
             store.release(job['owner'])
 
     threading.Thread(target=_logged, args=(hand_over,),
-                     name='orphan-sweeper-%d' % proc.pid,
+                     name=SWEEPER_THREAD + str(proc.pid),
                      daemon=True).start()
