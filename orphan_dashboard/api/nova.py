@@ -34,6 +34,11 @@ from orphan_dashboard.api import trace
 
 PAGE = 1000
 
+HYPERVISOR_PAGE = 200
+"""Nova looks each compute node's service up one by one: a page's time
+grows with the page, not the cloud, and stays within the panel's
+timeout."""
+
 
 class _SessionClient(novaclient.SessionClient):
     """novaclient's HTTP client raising keystoneauth's exception for an
@@ -64,19 +69,21 @@ def _nova(client, version):
     return clients[version]
 
 
-def _paged(client, version, path, key, marker_key, query, on_page=None):
+def _paged(client, version, path, key, marker_key, query, on_page=None,
+           limit=PAGE, linked=True):
     """Every item of a Nova listing, as plain dicts, page by page while Nova
     links a next one: it does whenever a page is full, whether ``limit`` or
     its ``[api] max_limit`` cut it, so a short page is the last and costs
-    no empty read after it.  ``on_page(items)`` with each page's."""
+    no empty read after it (not ``linked``: up to an empty page).
+    ``on_page(items)`` with each page's."""
     http = _nova(client, version).client
 
     def read(query):
         return http.get('%s?%s' % (path, urllib.parse.urlencode(query)))[1]
 
     items = []
-    for page in paging.pages(read, dict(query, limit=PAGE), key, 'Nova',
-                             marker_key):
+    for page in paging.pages(read, dict(query, limit=limit), key, 'Nova',
+                             marker_key, linked):
         items.extend(page)
         if on_page is not None:
             on_page(page)
@@ -149,9 +156,14 @@ def flavor_list(client):
 @trace
 def hypervisor_list(client):
     """Hypervisors with their service host; id is the provider uuid.  Nova
-    answers 500 when any cell is down (it walks every cell's database)."""
-    return [h.to_dict() for h in
-            _nova(client, mv.HYPERVISORS).hypervisors.list(detailed=True)]
+    answers 500 when any cell is down (it walks every cell's database).
+
+    Paged (:data:`HYPERVISOR_PAGE`) up to an empty page, whatever Nova
+    links: it leaves out a node whose service is gone, and then links no
+    next page after the page that node shortened."""
+    return _paged(client, mv.HYPERVISORS, '/os-hypervisors/detail',
+                  'hypervisors', 'id', {}, limit=HYPERVISOR_PAGE,
+                  linked=False)
 
 
 @trace

@@ -20,20 +20,21 @@ class PagingError(Exception):
     unexplained."""
 
 
-def pages(read, query, key, service, marker_key='id'):
+def pages(read, query, key, service, marker_key='id', linked=True):
     """Each page of a listing, ``read(query)`` with the ``marker`` of the
     last item read set in ``query``, while the body links a next page
-    (``<key>_links``); an empty page is the last.  ``service`` names the
-    service in the :class:`PagingError` of a page that comes round
-    again."""
+    (``<key>_links``), or, not ``linked``, whatever the links say; an
+    empty page is the last.  ``service`` names the service in the
+    :class:`PagingError` of a page that comes round again."""
     query = dict(query)
     markers = set()
     while True:
         body = read(query)
         page = body[key]
         yield page
-        if not page or not any(link.get('rel') == 'next'
-                               for link in body.get(key + '_links') or ()):
+        if not page or linked and not any(
+                link.get('rel') == 'next'
+                for link in body.get(key + '_links') or ()):
             return
         marker = page[-1][marker_key]
         if marker in markers:

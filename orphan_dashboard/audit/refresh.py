@@ -13,14 +13,13 @@
 """What a refresh keeps, re-reads and merges (pure).
 
 A refresh (:func:`orphan_dashboard.reading.refresh.refresh_snapshot`)
-reads only what changed since the last snapshot; these functions decide,
-from what it read, which consumers carry over, which providers it must
-read again whole, and what the consumers hold once those are read.
+reads only what changed since the last snapshot; these functions decide
+which providers it reads again whole, what the consumers hold once those
+are read, and which consumers it identifies.
 """
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit import parse
 
 
 def suspects(snapshot, consumers):
@@ -37,10 +36,26 @@ def suspects(snapshot, consumers):
                 for f in auditor.consumer_findings(u))}
 
 
-def carried_over(old, providers, changed):
-    """``old``'s consumers on the ``providers`` still listed, those in
-    ``changed`` (``{consumer: allocations body}``, read one by one)
-    replaced by what they hold now."""
+def moved(old, providers):
+    """Of ``providers`` (``{uuid: Provider}`` as listed now), those whose
+    generation moved since ``old`` (a write of allocations or inventories
+    there bumps it) and those ``old`` did not have: read again whole."""
+    return [uuid for uuid, provider in providers.items()
+            if uuid not in old.providers or
+            old.providers[uuid].generation != provider.generation]
+
+
+def held(old, consumers):
+    """The providers ``consumers`` (changed since ``old``, as Nova or our
+    journal says) held in ``old``: read again whole, since a ``DELETE
+    /allocations``, or a PUT that leaves a provider, bumps no generation of
+    the providers it empties."""
+    return {rp for uuid in consumers if uuid in old.consumers
+            for rp in old.consumers[uuid].allocations}
+
+
+def carried_over(old, providers):
+    """``old``'s consumers on the ``providers`` still listed."""
     consumers = {}
     for uuid, consumer in old.consumers.items():
         kept = {rp: dict(r) for rp, r in consumer.allocations.items()
@@ -49,31 +64,7 @@ def carried_over(old, providers, changed):
             consumers[uuid] = m.Consumer(
                 uuid, consumer.generation, kept, consumer.project_id,
                 consumer.user_id, consumer.modified)
-    for uuid, body in changed.items():
-        fresh = parse.consumer(uuid, body)
-        fresh.allocations = {rp: r for rp, r in fresh.allocations.items()
-                             if rp in providers}
-        if fresh.allocations:
-            consumers[uuid] = fresh
-        else:
-            consumers.pop(uuid, None)
     return consumers
-
-
-def to_reread(old, providers, consumers, usages):
-    """The providers to read again whole: those whose ``usages`` are not
-    what ``consumers`` hold on them (something else wrote there), and
-    every provider ``old`` did not have."""
-    held = {}
-    for consumer in consumers.values():
-        for rp, resources in consumer.allocations.items():
-            totals = held.setdefault(rp, {})
-            for rc, amount in resources.items():
-                totals[rc] = totals.get(rc, 0) + amount
-    refetch = {rp for rp in usages if usages[rp] != {
-        rc: n for rc, n in held.get(rp, {}).items() if n}}
-    refetch |= {uuid for uuid in providers if uuid not in old.providers}
-    return refetch
 
 
 def merged(old, consumers, fresh):

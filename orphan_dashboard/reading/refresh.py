@@ -19,6 +19,8 @@ import concurrent.futures
 import datetime
 import threading
 
+from keystoneauth1 import exceptions as ks_exc
+
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
@@ -49,46 +51,50 @@ CLOCK_MARGIN = datetime.timedelta(seconds=5)
 
 class _Rereads(collect.ProviderReads):
     """A refresh's reads, in ``pool`` as soon as a listing names them,
-    each once, overlapping Nova's listings instead of following them:
-    consumers' details, and of each provider whose generation moved since
-    ``old``, its usages and its inventories (none of the others)."""
+    each once, overlapping Nova's listings instead of following them: the
+    allocations and inventories of each provider :func:`refresh.moved`
+    names, and the allocations of each provider the consumers Nova or we
+    changed held (:func:`refresh.held`); none of the others."""
 
-    def __init__(self, pool, placement_client, old):
+    def __init__(self, pool, placement_client, old, progress=NO_PROGRESS):
         super().__init__(placement_client, old, pool)
-        self._before = old.providers
+        self._before = old
+        self._progress = progress
         self._lock = threading.Lock()
-        self._consumers = {}
-        self._usages = {}
+        self._allocations = {}
 
     def listed(self, providers):
-        self.usages(_moved(self._before, providers))
+        self.providers(refresh.moved(self._before, providers))
         super().listed(providers)
 
     def consumers(self, uuids):
-        self._submit(self._consumers, placement.consumer_allocations, uuids)
+        """``uuids`` changed since ``old``."""
+        self.providers(sorted(refresh.held(self._before, uuids)))
 
-    def usages(self, providers):
-        self._submit(self._usages, placement.provider_usages, providers)
-
-    def _submit(self, reads, read, keys):
+    def providers(self, uuids):
+        """These providers' allocations are read again."""
         with self._lock:
-            for key in keys:
-                if key not in reads:
-                    reads[key] = self._pool.submit(read, self._client, key)
+            for uuid in uuids:
+                if uuid not in self._allocations:
+                    self._allocations[uuid] = self._pool.submit(
+                        self._read_allocations, uuid)
+            self._progress.total('providers', len(self._allocations))
 
-    def results(self):
-        """``({consumer: allocations body}, {provider: usages})``."""
+    def _read_allocations(self, uuid):
+        try:
+            return placement.provider_allocations(self._client, uuid)
+        except ks_exc.NotFound:
+            return None
+        finally:
+            self._progress.advance('providers')
+
+    def allocations(self):
+        """``{provider: {consumer: allocation}}`` of each provider read
+        again and still there."""
         with self._lock:
-            consumers, usages = dict(self._consumers), dict(self._usages)
-        return ({u: f.result() for u, f in consumers.items()},
-                {rp: f.result() for rp, f in usages.items()})
-
-
-def _moved(old_providers, providers):
-    """Providers whose generation moved since ``old_providers``."""
-    return [uuid for uuid, provider in providers.items()
-            if uuid in old_providers and
-            old_providers[uuid].generation != provider.generation]
+            reads = dict(self._allocations)
+        found = {rp: f.result() for rp, f in reads.items()}
+        return {rp: a for rp, a in found.items() if a is not None}
 
 
 def refresh_snapshot(placement_client, nova_client, old,
@@ -98,13 +104,16 @@ def refresh_snapshot(placement_client, nova_client, old,
     """Bring ``old`` up to date reading only what changed since.
 
     Nova answers ``changes-since`` for servers (deleted ones included) and
-    migrations, whose consumers are re-read one by one (each page's as
-    soon as it is listed), as are the ones we wrote (``touched``);
-    Placement's provider list says whose generation moved (see
-    :func:`_bring_up_to_date`).  A ``DELETE /allocations``, or a PUT that
-    drops a provider, bumps no generation of the providers it empties: our
-    own writes are named in ``touched``, others' wait for the next full
-    sweep (see :func:`snapshot`).
+    migrations: the providers their consumers held are read again (each
+    page's as soon as it is listed), as are those of the consumers we wrote
+    (``touched``) and every provider whose generation moved, which
+    Placement's provider list says (:class:`_Rereads`).  Each is read whole,
+    as a full sweep reads it: whatever another service or an operator
+    wrote there is seen.  A ``DELETE /allocations``, or a PUT that drops a
+    provider, bumps no generation of the providers it empties: Nova's and
+    ours are named, others' wait for the next full sweep (see
+    :func:`snapshot`).  Owner and age are read, as in a full sweep, for
+    the consumers the audit may act on (:func:`collect.identify`).
 
     The ports that request resources are read whole again: Neutron has no
     ``changes-since``, and a port deleted behind Nova's back, the leak
@@ -115,7 +124,7 @@ def refresh_snapshot(placement_client, nova_client, old,
                              network_client, image_client)
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
     with concurrent.futures.ThreadPoolExecutor(concurrency + 2) as pool:
-        reads = _Rereads(pool, placement_client, old)
+        reads = _Rereads(pool, placement_client, old, progress)
         server_changes = pool.submit(
             nova.server_list, nova_client,
             on_page=collect.on_page(progress, 'servers', lambda page: (
@@ -153,11 +162,12 @@ def refresh_snapshot(placement_client, nova_client, old,
         migrations = dict(old.migrations)
         migrations.update((g.uuid, g) for g in map(
             parse.migration, migration_changes.result()))
-        changed, usages = reads.results()
+        fresh = reads.allocations()
         inventories = reads.inventories()
 
-    consumers = _bring_up_to_date(placement_client, old, providers, changed,
-                                  usages, concurrency, progress)
+    consumers = refresh.merged(old, refresh.carried_over(old, providers), {
+        rp: allocations for rp, allocations in fresh.items()
+        if rp in providers})
     snapshot = m.Snapshot(
         consumers=consumers, servers=servers, migrations=migrations,
         known_instances=frozenset(
@@ -171,34 +181,12 @@ def refresh_snapshot(placement_client, nova_client, old,
         placement_client, snapshot, concurrency)
     unidentified = refresh.suspects(snapshot, [
         u for u, consumer in consumers.items()
-        if u in changed or u not in old.consumers or
-        consumer.modified is None])
+        if u not in old.consumers or consumer.modified is None])
     collect.identify(snapshot, placement_client, nova_client, unidentified,
-                     concurrency, keep_known=True,
-                     fresh={u for u in changed if u in consumers and
-                            consumers[u].modified is not None})
+                     concurrency, keep_known=True)
     collect.identify_owners(snapshot, placement_client, concurrency,
                             incomplete.result())
     return snapshot
-
-
-def _bring_up_to_date(placement_client, old, providers, changed, usages,
-                      concurrency, progress):
-    """``old``'s consumers brought up to date.
-
-    ``changed`` are the allocations bodies of the consumers Nova or we
-    changed, read one by one.  A provider whose generation moved for
-    anything else (another service, an operator's ``allocation set``)
-    shows it in its ``usages``: where they are not what the consumers now
-    hold, the provider is re-read whole, as is every new provider.  (A
-    change that keeps a provider's every total, between consumers Nova does
-    not know, waits for the next full sweep.)
-    """
-    consumers = refresh.carried_over(old, providers, changed)
-    fresh = collect.read_allocations(
-        placement_client, refresh.to_reread(old, providers, consumers, usages),
-        concurrency, progress)
-    return refresh.merged(old, consumers, fresh)
 
 
 def snapshot(placement_client, nova_client, cached=None,

@@ -71,17 +71,21 @@ def test_refresh_finds_what_a_full_sweep_finds(cloud):
     key = sorted((f.consumer, f.provider, f.verdict) for f in report.findings)
     assert sorted((f.consumer, f.provider, f.verdict)
                   for f in again.findings) == key
-    # Every suspect changed (as after our own writes): each one holding
-    # allocations is read once, its details included.
+    # Every suspect changed (as after our own writes): each provider one
+    # held is read again once; their details, their generations where they
+    # were, are not.
     suspects = {f.consumer for f in report.problems}
-    with mock.patch.object(api, 'consumer_allocations',
-                           wraps=api.consumer_allocations) as read:
+    with mock.patch.object(api, 'provider_allocations',
+                           wraps=api.provider_allocations) as read, \
+            mock.patch.object(api, 'consumer_allocations',
+                              wraps=api.consumer_allocations) as details:
         told = refresh.refresh_snapshot(clients.placement, clients.nova,
                                         full, touched=suspects)
     reads = collections.Counter(call.args[1] for call in read.call_args_list)
-    holding = {u for u in suspects if told.consumers.get(u) and
-               told.consumers[u].allocations}
-    assert holding and {reads[u] for u in holding} == {1}
+    held = {rp for u in suspects if u in full.consumers
+            for rp in full.consumers[u].allocations}
+    assert held and set(reads) >= held and set(reads.values()) == {1}
+    assert not {call.args[1] for call in details.call_args_list} & suspects
     assert sorted((f.consumer, f.provider, f.verdict) for f in
                   classify.audit(told, min_age=0).findings) == key
 

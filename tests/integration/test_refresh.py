@@ -10,9 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What an incremental refresh reads again, against a real Placement: the
-consumers Nova or we changed, one by one; a provider whose generation
-moved only when its usages say the consumers do not explain it."""
+"""What an incremental refresh reads again, against a real Placement:
+each provider whose generation moved, and each a consumer Nova or we
+changed held, whole; nothing else."""
 
 import concurrent.futures
 import datetime
@@ -22,6 +22,7 @@ import uuid
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
+from orphan_dashboard.audit import refresh as rules
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading.progress import Progress
 from orphan_dashboard.reading import refresh as incremental
@@ -50,33 +51,50 @@ def snapshot(placement, providers):
 
 
 def refresh(placement, old, providers, changed=()):
+    """``{consumer: allocations}`` after a refresh of ``old`` told that
+    Nova changed ``changed``, and how many providers it read again."""
     listed = {p['uuid']: parse.provider(p)
               for p in api.provider_list(placement) if p['uuid'] in
               providers}
     progress = Counting()
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        reads = incremental._Rereads(pool, placement, old)
+        reads = incremental._Rereads(pool, placement, old, progress)
         reads.consumers(changed)
-        reads.usages(incremental._moved(old.providers, listed))
-        bodies, usages = reads.results()
-    consumers = incremental._bring_up_to_date(placement, old, listed,
-                                              bodies, usages, 4, progress)
+        reads.listed(listed)
+        fresh = reads.allocations()
+    consumers = rules.merged(old, rules.carried_over(old, listed), fresh)
     return {u: c.allocations for u, c in consumers.items()}, progress.read
 
 
-def test_changed_consumers_are_read_alone(placement, build):
-    a, b = build.provider('a'), build.provider('b')
+def test_a_consumer_nova_moved_is_read_where_it_was_and_is(placement, build):
+    """Nova's PUT bumps only the provider it writes to: the one it left is
+    read because Nova listed the server."""
+    a, b, idle = (build.provider('a'), build.provider('b'),
+                  build.provider('idle'))
     vm = build.allocate({a: SMALL})
     others = [build.allocate({a: SMALL}) for _ in range(3)]
-    old = snapshot(placement, [a, b])
-    # Nova moved vm (a's and b's generations move with it).
+    old = snapshot(placement, [a, b, idle])
     now = api.consumer_allocations(placement, vm)
     api.put_allocations(placement, vm, {b: SMALL},
                         now['consumer_generation'], 'p', 'u')
-    held, provider_reads = refresh(placement, old, [a, b], changed=[vm])
+    held, provider_reads = refresh(placement, old, [a, b, idle],
+                                   changed=[vm])
     assert held[vm] == {b: SMALL}
     assert all(held[o] == {a: SMALL} for o in others)
-    assert provider_reads == 0          # the usages agreed
+    assert provider_reads == 2          # a and b, not idle
+
+
+def test_a_server_nova_deleted_is_gone_though_no_generation_moved(
+        placement, build):
+    a = build.provider('a')
+    vm, kept = build.allocate({a: SMALL}), build.allocate({a: SMALL})
+    old = snapshot(placement, [a])
+    placement.delete('/allocations/%s' % vm)
+    blind, _ = refresh(placement, old, [a])
+    assert blind == {vm: {a: SMALL}, kept: {a: SMALL}}
+    held, provider_reads = refresh(placement, old, [a], changed=[vm])
+    assert held == {kept: {a: SMALL}}
+    assert provider_reads == 1
 
 
 def test_a_change_nova_does_not_know_rereads_its_provider(placement, build):
@@ -93,6 +111,21 @@ def test_a_change_nova_does_not_know_rereads_its_provider(placement, build):
     assert provider_reads == 2
     full = snapshot(placement, [a, b])
     assert held == {u: c.allocations for u, c in full.consumers.items()}
+
+
+def test_a_change_that_keeps_every_total_is_seen(placement, build):
+    """Two consumers Nova does not know swap their amounts: the provider's
+    usages are what they were, its generation is not."""
+    a = build.provider('a')
+    one = build.allocate({a: {'VCPU': 1}})
+    two = build.allocate({a: {'VCPU': 2}})
+    old = snapshot(placement, [a])
+    for consumer, amount in ((one, 2), (two, 1)):
+        now = api.consumer_allocations(placement, consumer)
+        api.put_allocations(placement, consumer, {a: {'VCPU': amount}},
+                            now['consumer_generation'], 'p', 'u')
+    held, _ = refresh(placement, old, [a])
+    assert held == {one: {a: {'VCPU': 2}}, two: {a: {'VCPU': 1}}}
 
 
 def test_only_consumers_holding_allocations_are_identified(placement, build):

@@ -78,6 +78,26 @@ def test_each_page_is_told_as_it_arrives(requests_mock):
     assert told == [['a', 'b'], ['c']]
 
 
+def test_hypervisors_are_read_past_a_page_nova_shortened(requests_mock):
+    """Nova leaves out a node whose service is gone, and links no next page
+    after the page it shortened: the hypervisors are read up to an empty
+    page, a few at a time."""
+    pages = [['n1', 'n3'], ['n4'], []]      # n2's service was deleted
+    asked = []
+
+    def page(request, context):
+        asked.append((request.qs.get('marker', [None])[0],
+                      request.qs['limit']))
+        return {'hypervisors': [{'id': n} for n in pages.pop(0)]}
+    requests_mock.get(NOVA + '/os-hypervisors/detail', json=page)
+    assert [h['id'] for h in nova.hypervisor_list(nova_adapter())] == [
+        'n1', 'n3', 'n4']
+    limit = [str(nova.HYPERVISOR_PAGE)]
+    assert asked == [(None, limit), ('n3', limit), ('n4', limit)]
+    assert requests_mock.last_request.headers[
+        'OpenStack-API-Version'] == 'compute 2.53'
+
+
 def test_migrations_filter_by_novas_query_names(requests_mock):
     requests_mock.get(NOVA + '/os-migrations', json={'migrations': []})
     assert nova.migration_list(nova_adapter(), host='host1', **{

@@ -33,8 +33,10 @@ from tests.unit import cloud
 
 
 def test_a_listed_consumer_is_read_while_nova_still_lists():
-    """Nova's listing of changes is the refresh's longest read: a changed
-    consumer's allocations are read as soon as its page is in."""
+    """Nova's listing of changes is the refresh's longest read: the
+    providers a changed consumer held are read as soon as its page is in
+    (Nova's move bumped only the provider it went to, read as soon as
+    Placement lists it)."""
     c = cloud.Cloud()
     vm = c.server('vm', 'host1')
     host1, host2 = cloud.uid('host1'), cloud.uid('host2')
@@ -45,30 +47,41 @@ def test_a_listed_consumer_is_read_while_nova_still_lists():
     def server_list(client, on_page=None, **filters):
         assert 'changes-since' in filters
         on_page([{'id': vm}])
-        assert read.wait(10), 'the consumer waited for the whole listing'
+        assert read.wait(10), 'the provider waited for the whole listing'
         return []
 
-    def consumer_allocations(client, uuid):
-        read.set()
-        return {'allocations': {host2: {'resources': {'VCPU': 1}}},
-                'consumer_generation': 2, 'project_id': 'p',
-                'user_id': 'u', 'last_modified': cloud.LONG_AGO}
+    def provider_allocations(client, provider):
+        if provider == host1:
+            read.set()
+            return {}
+        return {vm: {'resources': {'VCPU': 1}, 'consumer_generation': 2}}
 
-    topology = dict(providers=old.providers, hypervisors=old.hypervisors,
+    now = dict(old.providers, **{host2: dataclasses.replace(
+        old.providers[host2], generation=2)})
+
+    def read_topology(placement_client, nova_client, old=None, reads=None):
+        reads.listed(now)
+        return dict(providers=now, hypervisors=old.hypervisors,
                     services=old.services,
                     sharing_providers=old.sharing_providers)
+
     with mock.patch.object(nova, 'server_list', server_list), \
             mock.patch.object(nova, 'migration_list', return_value=[]), \
+            mock.patch.object(placement, 'provider_allocations',
+                              side_effect=provider_allocations) as reads, \
             mock.patch.object(placement, 'consumer_allocations',
-                              side_effect=consumer_allocations) as reads, \
+                              return_value={
+                                  'allocations': {host2: {'resources': {
+                                      'VCPU': 1}}},
+                                  'consumer_generation': 2}), \
             mock.patch.object(placement, 'incomplete_usages',
                               return_value={}), \
             mock.patch.object(placement, 'provider_inventories',
                               return_value={}), \
-            mock.patch.object(collect, 'read_topology',
-                              return_value=topology):
+            mock.patch.object(collect, 'read_topology', read_topology):
         fresh = refresh.refresh_snapshot(None, None, old)
-    assert reads.call_count == 1
+    assert sorted(call.args[1] for call in reads.call_args_list) == sorted(
+        [host1, host2])
     assert fresh.consumers[vm].allocations == {host2: {'VCPU': 1}}
     assert fresh.consumers[vm].generation == 2
 
@@ -153,13 +166,6 @@ class Cloud:
                 for u, c in self.consumers.items()
                 if provider in c.allocations}
 
-    def provider_usages(self, client, provider):
-        usages = {}
-        for consumer in self.consumers.values():
-            for rc, n in consumer.allocations.get(provider, {}).items():
-                usages[rc] = usages.get(rc, 0) + n
-        return usages
-
     def provider_inventories(self, client, provider):
         self.inventory_reads.append(provider)
         if provider not in self.inventories:
@@ -177,8 +183,6 @@ class Cloud:
                                   self.consumer_allocations), \
                 mock.patch.object(placement, 'provider_allocations',
                                   self.provider_allocations), \
-                mock.patch.object(placement, 'provider_usages',
-                                  self.provider_usages), \
                 mock.patch.object(placement, 'provider_inventories',
                                   self.provider_inventories), \
                 mock.patch.object(placement, 'incomplete_usages',
@@ -453,9 +457,8 @@ def test_a_sweep_has_at_most_concurrency_provider_reads_in_flight():
 
 def test_a_refresh_reads_only_the_providers_whose_generation_moved():
     """Nothing moved: no provider is read.  A consumer Nova does not know
-    written on host3 (its generation moves): host3's usages and
-    inventories, then, its usages not what the snapshot holds there, its
-    allocations; nothing of the other providers."""
+    written on host3 (its generation moves): host3's allocations and
+    inventories, read whole; nothing of the other providers."""
     c = _compute_cloud()
     fake = cloud.Placement(c)
     host3 = cloud.uid('host3')
@@ -470,7 +473,7 @@ def test_a_refresh_reads_only_the_providers_whose_generation_moved():
         fake.asked.clear()
         moved = refresh.refresh_snapshot(fake, None, same)
     assert _per_provider(fake.asked) == [
-        (host3, 'allocations'), (host3, 'inventories'), (host3, 'usages')]
+        (host3, 'allocations'), (host3, 'inventories')]
     assert host3 in moved.consumers[cloud.uid('stranger')].allocations
 
 
@@ -600,8 +603,6 @@ def test_a_refresh_that_finds_a_cell_down_reads_its_servers_as_partial():
     lost = c.server('lost', 'host1')
     old = c.snapshot()
     patches = _cloud_with_a_down_cell(ks_exc.InternalServerError('down'))
-    patches.append(mock.patch.object(placement, 'provider_usages',
-                                     return_value={}))
     for patch in patches:
         patch.start()
     try:
@@ -760,9 +761,7 @@ def test_a_refresh_reads_only_the_images_it_does_not_know():
             mock.patch.object(placement, 'consumer_allocations',
                               return_value={'allocations': {}}), \
             mock.patch.object(placement, 'incomplete_usages',
-                              return_value=False), \
-            mock.patch.object(refresh, '_bring_up_to_date',
-                              return_value={}):
+                              return_value=False):
         snapshot = refresh.refresh_snapshot('placement', 'nova', old,
                                             image_client='glance')
     assert sorted(asked) == ['flaky', 'fresh']

@@ -13,6 +13,8 @@
 """What a refresh keeps, re-reads and merges (:mod:`audit.refresh`),
 decided apart from the reads."""
 
+import dataclasses
+
 from orphan_dashboard.audit import refresh
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
@@ -22,13 +24,6 @@ SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
 
 # -- refresh -----------------------------------------------------------------
-
-def _body(allocations, generation=2, project='p', user='u'):
-    return {'allocations': {rp: {'resources': r}
-                            for rp, r in allocations.items()},
-            'consumer_generation': generation, 'project_id': project,
-            'user_id': user}
-
 
 def test_suspects_are_problems_and_migrations_whatever_their_age():
     cloud = Cloud()
@@ -45,34 +40,41 @@ def test_suspects_are_problems_and_migrations_whatever_their_age():
         stray, moving}
 
 
-def test_carried_over_keeps_listed_providers_and_takes_the_changed():
+def test_carried_over_keeps_only_the_providers_still_listed():
     cloud = Cloud()
-    kept, moved, emptied = uid('kept'), uid('moved'), uid('emptied')
+    kept, gone = uid('kept'), uid('gone')
     cloud.allocate(kept, H1)
     cloud.allocate(kept, uid('vanished'))
-    cloud.allocate(moved, H1)
-    cloud.allocate(emptied, H1)
+    cloud.allocate(gone, uid('vanished'))
     old = cloud.snapshot()
-    consumers = refresh.carried_over(old, {H1: None, H2: None}, {
-        moved: _body({H2: SMALL}), emptied: _body({})})
+    consumers = refresh.carried_over(old, {H1: None, H2: None})
     assert consumers[kept].allocations == {H1: SMALL}
-    assert consumers[moved].allocations == {H2: SMALL}
-    assert consumers[moved].generation == 2
-    assert emptied not in consumers
+    assert gone not in consumers
 
 
-def test_to_reread_are_providers_whose_usages_disagree_and_new_ones():
+def test_moved_are_the_providers_whose_generation_moved_and_new_ones():
     cloud = Cloud()
-    vm = uid('vm')
-    cloud.allocate(vm, H1)
+    cloud.allocate(uid('vm'), H1)
+    cloud.allocate(uid('vm'), H2)
     old = cloud.snapshot()
     new = uid('new')
-    providers = {H1: None, H2: None, new: None}
-    consumers = refresh.carried_over(old, providers, {})
-    assert refresh.to_reread(old, providers, consumers, {
-        H1: dict(SMALL), H2: {}}) == {new}
-    assert refresh.to_reread(old, providers, consumers, {
-        H1: dict(SMALL, VCPU=2)}) == {H1, new}
+    bumped = old.providers[H2].generation + 1
+    now = {H1: old.providers[H1],
+           H2: dataclasses.replace(old.providers[H2], generation=bumped),
+           new: dataclasses.replace(old.providers[H1], uuid=new)}
+    assert sorted(refresh.moved(old, now)) == sorted([H2, new])
+
+
+def test_held_are_the_providers_a_changed_consumer_held_before():
+    """A DELETE, or a PUT that leaves a provider, bumps no generation of
+    the providers it empties: those a changed consumer held are read
+    again."""
+    cloud = Cloud()
+    vm, other = uid('vm'), uid('other')
+    cloud.allocate(vm, H1)
+    cloud.allocate(other, H2)
+    old = cloud.snapshot()
+    assert refresh.held(old, [vm, uid('created since')]) == {H1}
 
 
 def test_merged_keeps_an_owner_only_while_the_generation_holds():
@@ -84,7 +86,7 @@ def test_merged_keeps_an_owner_only_while_the_generation_holds():
     cloud.allocate(gone, H1)
     old = cloud.snapshot()
     providers = {H1: None, H2: None}
-    consumers = refresh.carried_over(old, providers, {})
+    consumers = refresh.carried_over(old, providers)
     merged = refresh.merged(old, consumers, {H1: {
         same: {'resources': SMALL, 'consumer_generation': 3},
         written: {'resources': SMALL, 'consumer_generation': 4}}})
