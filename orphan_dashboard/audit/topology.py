@@ -33,6 +33,7 @@ class Topology:
         for hypervisor in snapshot.hypervisors.values():
             root = self.root(hypervisor.uuid)
             self.node_roots[hypervisor.hostname] = root
+        self.down_hosts = snapshot.down_hosts
         self._owners = {}
         self._held = None
         self.server_ports = ports.by_server(snapshot)
@@ -110,7 +111,7 @@ class Topology:
         root = self.root(uuid)
         if self.is_sharing(root):
             return None, None
-        down = self.snapshot.down_hosts
+        down = self.down_hosts
         hypervisor = self.snapshot.hypervisors.get(root)
         if hypervisor is not None:
             return (hypervisor.host if hypervisor.host in down else None,
