@@ -1,0 +1,86 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""``python -m bench.rounds --size 1000 --rounds 3``: where a refresh's
+time goes, without Horizon.
+
+On the bench cloud of ``--size`` servers: a cold sweep, two refreshes
+with nothing changed (what every refresh costs: the token, the listings,
+judging the consumers), then ``--rounds`` times 1 % churn, a refresh (its
+requests by kind) and a full sweep that must find the same.  Prints one
+line each and the median refresh.
+"""
+import argparse
+import collections
+import re
+import statistics
+import sys
+import time
+
+from bench import __main__ as bench
+from bench import measure
+from orphan_dashboard.reading import refresh as incremental
+
+UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                  r'[0-9a-f]{12}')
+
+
+def kinds(requests):
+    """``{path with each uuid as {u}: count}``, the most frequent first."""
+    return dict(collections.Counter(
+        UUID.sub('{u}', re.sub(r'^https?://[^/]+', '', url).split('?')[0])
+        for _method, url, _version in requests).most_common())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m bench.rounds')
+    parser.add_argument('--size', type=int, default=1000)
+    parser.add_argument('--rounds', type=int, default=3)
+    parser.add_argument('--cache-dir', default=bench.CACHE)
+    args = parser.parse_args(argv)
+    sandbox = bench.BenchSandbox(args.size, args.cache_dir)
+    sandbox.start()
+    try:
+        clients = measure.Clients(sandbox)
+        seconds, snapshot, _report, requests = measure.cold_sweep(clients)
+        print('cold sweep %.2f s, %d requests' % (seconds, len(requests)))
+        time.sleep(incremental.CLOCK_MARGIN.total_seconds())
+        for _ in range(2):
+            seconds, snapshot, _report, requests = measure.refresh(
+                clients, snapshot)
+            print('refresh, nothing changed: %.3f s, %d requests' % (
+                seconds, len(requests)))
+        times = []
+        for i in range(args.rounds):
+            sandbox.control('POST', '/bench/churn?count=%d&seed=%d' % (
+                max(1, args.size // 100), 100 + i))
+            time.sleep(incremental.CLOCK_MARGIN.total_seconds())
+            seconds, fresh, report, requests = measure.refresh(
+                clients, snapshot)
+            _full_s, _full, full_report, _ = measure.cold_sweep(clients)
+            same = (measure.findings(report) ==
+                    measure.findings(full_report) and
+                    measure.usage(report) == measure.usage(full_report))
+            print('round %d: refresh %.3f s, %d requests, %s full sweep; %s'
+                  % (i, seconds, len(requests),
+                     'same as a' if same else 'NOT the same as a',
+                     kinds(requests)))
+            times.append(seconds)
+            snapshot = fresh
+        print('median refresh %.3f s' % statistics.median(times))
+    finally:
+        sandbox.stop()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
