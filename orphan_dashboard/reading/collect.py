@@ -422,13 +422,6 @@ def _read_allocations(placement_client, progress, provider):
     return allocations
 
 
-def read_allocations(placement_client, providers, concurrency, progress):
-    progress.total('providers', len(providers))
-    return concurrently(
-        lambda rp: _read_allocations(placement_client, progress, rp),
-        providers, concurrency)
-
-
 def _estimate(progress, old):
     """The last snapshot's counts stand for the totals of a listing."""
     if old is not None:
