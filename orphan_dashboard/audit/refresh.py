@@ -20,6 +20,7 @@ are read, and which consumers it identifies.
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 
 
 def suspects(snapshot, consumers):
@@ -34,6 +35,68 @@ def suspects(snapshot, consumers):
     return {u for u in consumers if u in snapshot.migrations or
             any(f.problem or classify.awaits_nova(f)
                 for f in auditor.consumer_findings(u))}
+
+
+def _judged_against(snapshot):
+    """What every consumer is judged against: the trees and their owners,
+    Nova's nodes and services, the providers ports' bindings name and the
+    classes held on children (a child's owner is read from them)."""
+    providers = snapshot.providers
+    return (
+        {u: (p.name, p.root_uuid, p.parent_uuid)
+         for u, p in providers.items()},
+        snapshot.hypervisors, snapshot.services, snapshot.sharing_providers,
+        snapshot.owner_traits, snapshot.inventory_classes,
+        snapshot.hypervisors_listed, snapshot.down_cells, snapshot.neutron,
+        frozenset(rp for port in (snapshot.ports or {}).values()
+                  for rp in port.allocation.values()),
+        {rp: classes
+         for rp, classes in ownership.held_classes(snapshot).items()
+         if rp in providers and providers[rp].root_uuid != rp})
+
+
+def _differing(before, after):
+    """The keys whose values differ between two dicts (either side
+    missing included)."""
+    return {k for k in before.keys() | after.keys()
+            if before.get(k) is not after.get(k) and
+            before.get(k) != after.get(k)}
+
+
+def reconsidered(old, new):
+    """The consumers of ``new`` whose verdicts may differ from ``old``'s.
+
+    Every one when anything all are judged against changed
+    (:func:`_judged_against`); else those whose allocations or owner
+    changed, whose server or migrations changed (a migration's verdict
+    names its server's), whose ports or the candidates Placement offered
+    them changed, and those Nova's answer about a deleted instance now
+    differs for.  The others' verdicts are ``old``'s: a refresh judges
+    only these again to pick its suspects.
+    """
+    if _judged_against(old) != _judged_against(new):
+        return set(new.consumers)
+    changed = {u for u, c in new.consumers.items()
+               if u not in old.consumers or
+               (c.generation, c.allocations, c.project_id, c.user_id) != (
+                   old.consumers[u].generation, old.consumers[u].allocations,
+                   old.consumers[u].project_id, old.consumers[u].user_id)}
+    instances = _differing(old.servers, new.servers)
+    for uuid in _differing(old.migrations, new.migrations):
+        for migration in (old.migrations.get(uuid), new.migrations.get(uuid)):
+            if migration is not None:
+                changed.add(uuid)
+                instances.add(migration.instance_uuid)
+    changed |= instances | {g.uuid for g in new.migrations.values()
+                            if g.instance_uuid in instances}
+    changed |= old.known_instances ^ new.known_instances
+    changed |= old.unresolved ^ new.unresolved
+    for port_id in _differing(old.ports or {}, new.ports or {}):
+        changed |= {port.device_id for port in (
+            (old.ports or {}).get(port_id), (new.ports or {}).get(port_id))
+            if port is not None}
+    changed |= _differing(old.port_candidates, new.port_candidates)
+    return changed & set(new.consumers)
 
 
 def moved(old, providers):

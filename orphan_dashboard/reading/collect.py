@@ -203,11 +203,17 @@ def read_images(image_client, servers, concurrency=DEFAULT_CONCURRENCY,
             found[image_id] = got
         else:
             faults[image_id] = got
-    return {uuid: dataclasses.replace(
-        server, image_properties=found.get(server.image_ref),
-        image_fault=faults.get(server.image_ref))
-        if server.image_ref and not server.down_cell else server
-        for uuid, server in servers.items()}
+
+    def with_image(server):
+        # The same object where nothing changed: a refresh judges again
+        # only the servers that did (refresh.reconsidered).
+        image = (found.get(server.image_ref), faults.get(server.image_ref))
+        if not server.image_ref or server.down_cell or image == (
+                server.image_properties, server.image_fault):
+            return server
+        return dataclasses.replace(server, image_properties=image[0],
+                                   image_fault=image[1])
+    return {uuid: with_image(server) for uuid, server in servers.items()}
 
 
 def read_port_candidates(placement_client, snapshot,

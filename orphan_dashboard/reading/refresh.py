@@ -113,7 +113,9 @@ def refresh_snapshot(placement_client, nova_client, old,
     provider, bumps no generation of the providers it empties: Nova's and
     ours are named, others' wait for the next full sweep (see
     :func:`snapshot`).  Owner and age are read, as in a full sweep, for
-    the consumers the audit may act on (:func:`collect.identify`).
+    the consumers the audit may act on (:func:`collect.identify`), looked
+    for only among those whose verdict may have changed
+    (:func:`refresh.reconsidered`).
 
     The ports that request resources are read whole again: Neutron has no
     ``changes-since``, and a port deleted behind Nova's back, the leak
@@ -180,8 +182,8 @@ def refresh_snapshot(placement_client, nova_client, old,
     snapshot.port_candidates = collect.read_port_candidates(
         placement_client, snapshot, concurrency)
     unidentified = refresh.suspects(snapshot, [
-        u for u, consumer in consumers.items()
-        if u not in old.consumers or consumer.modified is None])
+        u for u in refresh.reconsidered(old, snapshot)
+        if u not in old.consumers or consumers[u].modified is None])
     collect.identify(snapshot, placement_client, nova_client, unidentified,
                      concurrency, keep_known=True)
     collect.identify_owners(snapshot, placement_client, concurrency,

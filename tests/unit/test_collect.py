@@ -733,6 +733,23 @@ def test_no_image_service_reads_nothing_and_says_so():
         m.IMAGE_ABSENT
 
 
+def test_a_server_whose_image_reads_the_same_stays_the_same_object():
+    """A refresh asks again about the images it could not read; where
+    the answer is the same, the server is the last sweep's own (a refresh
+    judges again only the servers that changed), else a new one."""
+    c = cloud.Cloud()
+    vm = c.server('vm', 'host1', image='pinned', image_fault=m.IMAGE_ABSENT)
+    servers = c.snapshot().servers
+    assert collect.read_images(None, servers)[vm] is servers[vm]
+    asked, patch = _image_reads({'pinned': {'id': 'pinned',
+                                            'hw_cpu_policy': 'dedicated'}})
+    with patch:
+        read = collect.read_images('glance', servers)[vm]
+    assert read is not servers[vm]
+    assert (read.image_properties, read.image_fault) == (
+        {'hw_cpu_policy': 'dedicated'}, None)
+
+
 def test_a_refresh_reads_only_the_images_it_does_not_know():
     c = cloud.Cloud()
     known = c.server('known', 'host1', image='old',

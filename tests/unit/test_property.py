@@ -18,6 +18,7 @@ can be planned on the same snapshot and, once written, leaves its consumer
 would leave the consumer wrong.
 """
 
+import copy
 import dataclasses
 import datetime
 
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ports
+from orphan_dashboard.audit import refresh
 from orphan_dashboard.audit import report as assembly
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import DEVICES
@@ -348,6 +350,94 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
     for tree in report.providers:
         if tree.owner != 'nova':
             assert not tree.orphaned_provider, tree
+
+
+CHANGES = ('amount', 'left', 'owner', 'server', 'server_gone', 'migration',
+           'service', 'known', 'child_class', 'port', 'provider')
+"""What can change between two sweeps: one consumer's allocations or
+owner, a server, a migration, a compute service, what Nova says of a
+deleted instance, a class held on a child, a port, a provider."""
+
+
+def change(snapshot, kind, draw):
+    """``snapshot`` changed in place by one ``kind`` of :data:`CHANGES`
+    (nothing where it has nothing of that kind)."""
+    def one(mapping):
+        return draw(st.sampled_from(sorted(mapping))) if mapping else None
+
+    consumer = one(snapshot.consumers)
+    held = snapshot.consumers.get(consumer)
+    if kind in ('amount', 'left') and held and held.allocations:
+        provider = one(held.allocations)
+        if kind == 'left':
+            del held.allocations[provider]
+            if not held.allocations:
+                del snapshot.consumers[consumer]
+        else:
+            held.allocations[provider] = dict(
+                held.allocations[provider],
+                VCPU=held.allocations[provider].get('VCPU', 0) + 1)
+    elif kind == 'owner' and held:
+        held.project_id = held.user_id = m.INCOMPLETE
+    elif kind == 'server' and snapshot.servers:
+        uuid = one(snapshot.servers)
+        snapshot.servers[uuid] = dataclasses.replace(
+            snapshot.servers[uuid], **draw(st.sampled_from([
+                {'status': 'VERIFY_RESIZE'}, {'task_state': 'migrating'},
+                {'node': None, 'host': None}, {'name': 'renamed'},
+                {'flavor': FLAVORS['big']}])))
+    elif kind == 'server_gone' and snapshot.servers:
+        del snapshot.servers[one(snapshot.servers)]
+    elif kind == 'migration' and snapshot.migrations:
+        uuid = one(snapshot.migrations)
+        snapshot.migrations[uuid] = dataclasses.replace(
+            snapshot.migrations[uuid], status=draw(st.sampled_from(
+                ['running', 'finished', 'confirmed', 'error', 'done'])))
+    elif kind == 'service':
+        host = one(snapshot.services)
+        snapshot.services[host] = dataclasses.replace(
+            snapshot.services[host], state='down')
+    elif kind == 'known' and consumer:
+        snapshot.known_instances = snapshot.known_instances ^ {consumer}
+    elif kind == 'child_class':
+        children = [p.uuid for p in snapshot.providers.values()
+                    if p.uuid != p.root_uuid]
+        if children:
+            snapshot.consumers[uid('stranger')] = m.Consumer(
+                uid('stranger'), 1, {draw(st.sampled_from(sorted(
+                    children))): {'CUSTOM_STRANGE': 1}}, 'p', 'u',
+                LONG_AGO)
+    elif kind == 'port' and snapshot.ports:
+        port_id = one(snapshot.ports)
+        snapshot.ports[port_id] = dataclasses.replace(
+            snapshot.ports[port_id], allocation={}, profile={})
+    elif kind == 'provider':
+        uuid = one(snapshot.providers)
+        snapshot.providers[uuid] = dataclasses.replace(
+            snapshot.providers[uuid], name='renamed')
+
+
+@hypothesis.settings(max_examples=300, deadline=None,
+                     suppress_health_check=[hypothesis.HealthCheck.too_slow])
+@hypothesis.given(snapshots(), st.lists(st.sampled_from(CHANGES), min_size=1,
+                                        max_size=3), st.data())
+def test_a_verdict_changes_only_where_a_refresh_judges_again(
+        snapshot, kinds, data):
+    """A refresh looks for suspects only among
+    :func:`refresh.reconsidered`: every other consumer's findings must be
+    the last sweep's, whatever changed in between."""
+    old, new = copy.deepcopy(snapshot), copy.deepcopy(snapshot)
+    for kind in kinds:
+        change(new, kind, data.draw)
+    before = classify.Auditor(old, min_age=0)
+    after = classify.Auditor(new, min_age=0)
+    again = refresh.reconsidered(old, new)
+    for uuid in new.consumers:
+        if uuid not in again:
+            assert sorted(before.consumer_findings(uuid),
+                          key=lambda f: f.provider) == sorted(
+                after.consumer_findings(uuid),
+                key=lambda f: f.provider), (uuid, kinds)
 
 
 def reach(max_examples=2000):

@@ -13,6 +13,7 @@
 """What a refresh keeps, re-reads and merges (:mod:`audit.refresh`),
 decided apart from the reads."""
 
+import copy
 import dataclasses
 
 from orphan_dashboard.audit import refresh
@@ -94,3 +95,104 @@ def test_merged_keeps_an_owner_only_while_the_generation_holds():
     assert merged[written].project_id is None
     assert merged[written].allocations == {H1: SMALL, H2: SMALL}
     assert gone not in merged
+
+
+# -- which consumers a refresh judges again ----------------------------------
+
+def _two_of(cloud, change):
+    """``cloud``'s snapshot before and after ``change(cloud)``, apart as
+    two sweeps' are: nothing the change writes in place shows in both."""
+    old = copy.deepcopy(cloud.snapshot())
+    change(cloud)
+    return old, cloud.snapshot()
+
+
+def _cloud_with_a_migration():
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H1)
+    other = cloud.server('other', 'host2')
+    cloud.allocate(other, H2)
+    resize = cloud.migration('resize', vm, 'confirmed', kind='resize')
+    cloud.allocate(resize, H2)
+    return cloud, vm, other, resize
+
+
+def test_nothing_changed_nothing_is_judged_again():
+    cloud, *_ = _cloud_with_a_migration()
+    assert refresh.reconsidered(cloud.snapshot(), cloud.snapshot()) == set()
+
+
+def test_a_consumer_whose_allocations_changed_is_judged_again():
+    cloud, vm, other, resize = _cloud_with_a_migration()
+    old, new = _two_of(cloud, lambda c: c.allocate(
+        other, H2, {'VCPU': 2, 'MEMORY_MB': 512, 'DISK_GB': 1}))
+    assert refresh.reconsidered(old, new) == {other}
+
+
+def test_a_changed_server_takes_its_migrations_along():
+    """A migration's verdict names its server, and a server's verdict
+    reads its migrations: a change to either judges both again."""
+    cloud, vm, other, resize = _cloud_with_a_migration()
+    old, new = _two_of(cloud, lambda c: c.servers.update({
+        vm: dataclasses.replace(c.servers[vm], name='renamed')}))
+    assert refresh.reconsidered(old, new) == {vm, resize}
+    old, new = _two_of(cloud, lambda c: c.migrations.update({
+        resize: dataclasses.replace(c.migrations[resize], status='error')}))
+    assert refresh.reconsidered(old, new) == {vm, resize}
+
+
+def test_a_server_nova_no_longer_lists_is_judged_again():
+    cloud, vm, other, resize = _cloud_with_a_migration()
+    old, new = _two_of(cloud, lambda c: c.servers.pop(other))
+    assert refresh.reconsidered(old, new) == {other}
+
+
+def test_what_nova_says_of_a_deleted_instance_judges_it_again():
+    cloud, vm, other, resize = _cloud_with_a_migration()
+    gone = uid('gone')
+    cloud.allocate(gone, H1)
+    old, new = _two_of(cloud, lambda c: c.known.add(gone))
+    assert refresh.reconsidered(old, new) == {gone}
+
+
+def test_a_changed_port_judges_its_server_again():
+    cloud, vm, other, resize = _cloud_with_a_migration()
+    nic = cloud.nic('host2')
+    port = cloud.port('qos', other, nic)
+    cloud.allocate(other, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+    old, new = _two_of(cloud, lambda c: c.ports.update({
+        port: dataclasses.replace(c.ports[port], revision=4)}))
+    assert refresh.reconsidered(old, new) == {other}
+
+
+def test_a_change_to_what_all_are_judged_against_judges_all_again():
+    """The trees, Nova's nodes and services, the owners, and the classes
+    held on a child (which say whose it is)."""
+    changes = [
+        lambda c: c.services.update(
+            host2=dataclasses.replace(c.services['host2'], state='down')),
+        lambda c: c.providers.update({H2: dataclasses.replace(
+            c.providers[H2], name='host2-renamed')}),
+        lambda c: c.tag(H1, 'OWNER_CYBORG'),
+        lambda c: c.hypervisors.pop(H2),
+        # Cyborg's class on a child named as Nova names a PCI device: the
+        # device is not Nova's, nor the deleted server's reason there.
+        lambda c: c.allocate(uid('stranger'), c.device_uuid,
+                             {'FPGA': 1}),
+    ]
+    for change in changes:
+        cloud, *_ = _cloud_with_a_migration()
+        cloud.device_uuid = cloud.device('host1')
+        cloud.allocate(uid('deleted'), cloud.device_uuid,
+                       {'CUSTOM_PCI_8086_154D': 1})
+        cloud.known.add(uid('deleted'))
+        old, new = _two_of(cloud, change)
+        assert refresh.reconsidered(old, new) == set(new.consumers)
+
+
+def test_a_provider_generation_alone_judges_nobody_again():
+    cloud, *_ = _cloud_with_a_migration()
+    old, new = _two_of(cloud, lambda c: c.providers.update({
+        H1: dataclasses.replace(c.providers[H1], generation=9)}))
+    assert refresh.reconsidered(old, new) == set()
