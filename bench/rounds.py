@@ -16,8 +16,10 @@ time goes, without Horizon.
 On the bench cloud of ``--size`` servers: a cold sweep, two refreshes
 with nothing changed (what every refresh costs: the token, the listings,
 judging the consumers), then ``--rounds`` times 1 % churn, a refresh (its
-requests by kind) and a full sweep that must find the same.  Prints one
-line each and the median refresh.
+requests by kind) and a full sweep that must find the same.  Each
+refresh is set beside the floor of its own requests (the same requests
+from a bare session, on the sweep's schedule: :func:`measure.floor`).
+Prints one line each and the medians.
 """
 import argparse
 import collections
@@ -57,26 +59,30 @@ def main(argv=None):
         for _ in range(2):
             seconds, snapshot, _report, requests = measure.refresh(
                 clients, snapshot)
-            print('refresh, nothing changed: %.3f s, %d requests' % (
-                seconds, len(requests)))
-        times = []
+            print('refresh, nothing changed: %.3f s, %d requests (floor '
+                  '%.3f s)' % (seconds, len(requests),
+                               measure.floor(clients, requests)))
+        times, floors = [], []
         for i in range(args.rounds):
             sandbox.control('POST', '/bench/churn?count=%d&seed=%d' % (
                 max(1, args.size // 100), 100 + i))
             time.sleep(incremental.CLOCK_MARGIN.total_seconds())
             seconds, fresh, report, requests = measure.refresh(
                 clients, snapshot)
+            floors.append(measure.floor(clients, requests))
             _full_s, _full, full_report, _ = measure.cold_sweep(clients)
             same = (measure.findings(report) ==
                     measure.findings(full_report) and
                     measure.usage(report) == measure.usage(full_report))
-            print('round %d: refresh %.3f s, %d requests, %s full sweep; %s'
-                  % (i, seconds, len(requests),
+            print('round %d: refresh %.3f s, %d requests (floor %.3f s), '
+                  '%s full sweep; %s'
+                  % (i, seconds, len(requests), floors[-1],
                      'same as a' if same else 'NOT the same as a',
                      kinds(requests)))
             times.append(seconds)
             snapshot = fresh
-        print('median refresh %.3f s' % statistics.median(times))
+        print('median refresh %.3f s, floor of its requests %.3f s' % (
+            statistics.median(times), statistics.median(floors)))
     finally:
         sandbox.stop()
     return 0
