@@ -12,6 +12,7 @@
 
 """Horizon's own test settings with this plugin enabled."""
 
+import os
 import tempfile
 
 from openstack_dashboard.test.settings import *  # noqa: F401,F403
@@ -33,6 +34,11 @@ ORPHAN_AUDIT_MIN_AGE = 0
 CACHES = {'default': {
     'BACKEND': 'django.core.cache.backends.locmem.LocMemCache',
     'OPTIONS': {'MAX_ENTRIES': 100000}}}
+if os.environ.get('ORPHAN_TEST_CACHE_DIR'):
+    # A sweeper process a test starts shares the test's file-based cache.
+    CACHES = {'default': {
+        'BACKEND': 'django.core.cache.backends.filebased.FileBasedCache',
+        'LOCATION': os.environ['ORPHAN_TEST_CACHE_DIR']}}
 DATABASES = dict(DATABASES)  # noqa: F405
 ORPHAN_AUDIT_JOURNAL_DIR = tempfile.gettempdir()
 # The shipped local_settings.d snippet, run as Horizon runs its snippets.

@@ -30,6 +30,10 @@ Progress = sweep_progress.Progress
 :data:`PROGRESS_KINDS`."""
 PROGRESS_KINDS = sweep_progress.KINDS
 NO_PROGRESS = sweep_progress.NO_PROGRESS
+TIMED_OUT, UNREACHABLE, ANSWERED, EXITED, FAILED = (
+    sweeps.TIMED_OUT, sweeps.UNREACHABLE, sweeps.ANSWERED, sweeps.EXITED,
+    sweeps.FAILED)
+"""How a sweep failed (:func:`sweeps.failure`), for a front end to word."""
 
 
 def store(cloud_key, settings):
@@ -126,7 +130,9 @@ def provider_tree(store_, shown, provider_uuid, sweep):
 
 def sweep_state(store_):
     """What the page's progress bar shows: the snapshot's version and age,
-    and the running sweep's progress, if one runs."""
+    the running sweep's progress, if one runs, and why the last sweep
+    failed, if it did (:func:`sweeps.failure`; kept until one
+    publishes)."""
     state = store_.state()
     sweeping = store_.sweeper() is not None
     progress = (store_.progress() if sweeping else None) or {
@@ -135,6 +141,7 @@ def sweep_state(store_):
         'version': state['version'],
         'age': int(_age(state['taken_at'])) if state['taken_at'] else None,
         'sweeping': sweeping,
+        'failure': store_.failure(),
         'progress': sweeping and dict(bar({
             kind: (progress['done'].get(kind, 0),
                    progress['totals'].get(kind))

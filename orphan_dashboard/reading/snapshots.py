@@ -261,6 +261,17 @@ class Store:
     def progress(self):
         return self.cache.get(self._key('progress'))
 
+    def note_failure(self, failure):
+        """Why the last sweep failed (:func:`sweeps.failure`), kept for
+        the pages until a sweep publishes; None: it did not fail."""
+        if failure is None:
+            self.cache.delete(self._key('failure'))
+        else:
+            self.cache.set(self._key('failure'), failure, self.timeout)
+
+    def failure(self):
+        return self.cache.get(self._key('failure'))
+
     def set_progress(self, progress):
         self.cache.set(self._key('progress'), progress, LOCK_TTL)
 

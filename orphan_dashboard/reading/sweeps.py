@@ -25,12 +25,15 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
 import uuid
+
+from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
@@ -45,6 +48,51 @@ LOG = logging.getLogger(__name__)
 PROGRESS_EVERY = 0.5
 SWEEPER_THREAD = 'orphan-sweeper-'
 """The name, before its pid, of the thread that waits for a sweeper process."""
+
+
+TIMED_OUT = 'timeout'
+UNREACHABLE = 'unreachable'
+ANSWERED = 'answered'
+EXITED = 'exited'
+FAILED = 'error'
+"""How a sweep failed (:func:`failure`): a request past the API timeout,
+a service that could not be reached, one that answered an error, a
+sweeper process that died, anything else."""
+DETAIL = 300
+"""Characters of an error's own text kept for the page."""
+_URL = re.compile(r'https?://[^\s,]+[^\s,.:]')
+
+
+def _failed(owner, api_timeout, kind, url=None, status=None, detail=''):
+    return {'at': time.time(), 'owner': owner, 'kind': kind, 'url': url,
+            'status': status, 'timeout': api_timeout, 'detail': detail}
+
+
+def failure(exc, owner, api_timeout):
+    """Why ``owner``'s sweep failed with ``exc``, as the pages word it
+    (see ``labels.sweep_failure``): when, how (:data:`FAILED` and its
+    kin), the request that failed where known, its status, the timeout
+    in force and the error's own text."""
+    kind, status = FAILED, None
+    url = getattr(exc, 'url', None)
+    if isinstance(exc, ks_exc.ConnectTimeout):
+        kind = TIMED_OUT
+    elif isinstance(exc, ks_exc.ConnectionError):
+        kind = UNREACHABLE
+    elif isinstance(exc, ks_exc.HttpError):
+        kind, status = ANSWERED, exc.http_status
+    if url is None:
+        # keystoneauth names the URL only in its message.
+        found = _URL.search(' '.join(map(str, (exc,) + exc.args)))
+        url = found and found.group(0)
+    return _failed(owner, api_timeout, kind, url, status,
+                   (str(exc) or type(exc).__name__)[:DETAIL])
+
+
+def exited(owner, api_timeout, code):
+    """A sweeper process that ended with ``code`` before it could say why
+    (killed, out of memory)."""
+    return _failed(owner, api_timeout, EXITED, status=code)
 
 
 def owner_id():
@@ -143,6 +191,7 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
                                  settings.concurrency)
     store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age),
                settings.min_age, consumed=touched | late)
+    store.note_failure(None)
     store.save_names(dict(collect.owner_names(clients.identity),
                           servers=server_names(snapshot)))
     return snapshot
@@ -170,6 +219,10 @@ def locked_sweep(store, clients, owner=None, **kwargs):
         store._set_state(state)
         with store.held(owner):
             return sweep(store, clients, owner=owner, **kwargs)
+    except Exception as exc:
+        settings = kwargs.get('settings') or conf.RunSettings()
+        store.note_failure(failure(exc, owner, settings.api_timeout))
+        raise
     finally:
         store.set_progress(None)
         store.release(owner)
@@ -208,9 +261,14 @@ def run(store, job):
     """The sweep :func:`start` handed over, under the lock it took: the
     body of the sweep thread and of the sweeper process."""
     settings = conf.RunSettings(**job['settings'])
-    clients = client.for_credentials(
-        client.Credentials(**job['credentials']), settings.api_timeout)
-    client.validate_token(clients)
+    try:
+        clients = client.for_credentials(
+            client.Credentials(**job['credentials']), settings.api_timeout)
+        client.validate_token(clients)
+    except Exception as exc:
+        store.note_failure(failure(exc, job['owner'], settings.api_timeout))
+        store.release(job['owner'])
+        raise
     return locked_sweep(store, clients, owner=job['owner'],
                         settings=settings, full=job['full'])
 
@@ -252,6 +310,12 @@ def _spawn(store, job, python):
         if proc.returncode:
             LOG.error('background sweep %s exited with %s', job['owner'],
                       proc.returncode)
+            said = store.failure()
+            if not said or said['owner'] != job['owner']:
+                # Killed, or out of memory: it could not say why itself.
+                store.note_failure(exited(
+                    job['owner'], job['settings'].get('api_timeout'),
+                    proc.returncode))
             store.release(job['owner'])
 
     threading.Thread(target=_logged, args=(hand_over,),

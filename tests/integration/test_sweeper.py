@@ -32,6 +32,7 @@ import pytest
 
 from orphan_dashboard.api import client
 from orphan_dashboard import conf
+from orphan_dashboard.operations import snapshot as snapshot_ops
 from orphan_dashboard.reading import snapshots
 from orphan_dashboard.reading import sweeper
 from orphan_dashboard.reading import sweeps
@@ -96,6 +97,10 @@ def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
         assert store.sweeper() == owner
         os.kill(pid, signal.SIGKILL)
         _wait(lambda: store.sweeper() is None)
+    # It could not say why itself: the page says how it ended.
+    failure = store.failure()
+    assert (failure['kind'], failure['status'], failure['owner']) == (
+        sweeps.EXITED, -signal.SIGKILL, owner)
     assert sweeps.start(store, credentials, full=True), \
         'the next page may sweep again'
     connection, _ = silent_cloud.accept()
@@ -145,3 +150,33 @@ def test_a_sweeper_that_cannot_start_leaves_no_lock(tmp_path, caplog):
                             python=str(tmp_path / 'no-python'))
     assert store.sweeper() is None
     assert 'background sweep could not start' in caplog.text
+
+
+@pytest.mark.parametrize('shared', [True, False])
+def test_a_sweep_that_fails_says_why_and_frees_the_lock(tmp_path,
+                                                        silent_cloud,
+                                                        shared,
+                                                        monkeypatch):
+    """Nova or Placement past ``ORPHAN_AUDIT_API_TIMEOUT``: the pages say
+    which request, and the next page may sweep at once, whether the sweep
+    ran in a process of its own (sharing the cache: the test's settings
+    read ``ORPHAN_TEST_CACHE_DIR``) or in a thread."""
+    monkeypatch.setenv('ORPHAN_TEST_CACHE_DIR', str(tmp_path / 'cache'))
+    cache = FileBasedCache(str(tmp_path / 'cache'), {}) if shared else \
+        LocMemCache('failing-%s' % uuid.uuid4().hex, {})
+    store = snapshots.Store('test-cloud', cache=cache)
+    port = silent_cloud.getsockname()[1]
+    url = 'http://127.0.0.1:%d' % port
+    credentials = client.Credentials('t', url, url, url, True)
+    assert sweeps.start(store, credentials,
+                        conf.RunSettings(api_timeout=1), full=True)
+    _wait(lambda: store.sweeper() is None)
+    failure = store.failure()
+    assert failure['kind'] == sweeps.TIMED_OUT, failure
+    assert failure['url'].startswith(url + '/'), failure
+    assert failure['timeout'] == 1
+    assert time.time() - failure['at'] < 60
+    assert snapshot_ops.sweep_state(store)['failure'] == failure
+    assert sweeps.start(store, credentials, conf.RunSettings(api_timeout=1),
+                        full=True), 'the next page may sweep again'
+    _wait(lambda: store.sweeper() is None)

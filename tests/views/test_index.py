@@ -12,6 +12,7 @@
 
 """The hypervisor list: mismatched providers, worst first."""
 
+import time
 from unittest import mock
 
 from horizon import exceptions as horizon_exc
@@ -20,6 +21,7 @@ import pytest
 
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
 from tests.views.base import AdminViewTests
@@ -162,6 +164,45 @@ class IndexTests(AdminViewTests):
         self.assertEqual([], res.context['providers_table'].data)
         res = self.client.get(INDEX + 'sweep/')
         self.assertEqual(self.mock_sweep_state.return_value, res.json())
+
+    @helpers.create_mocks({service: ['report', 'sweep_state']})
+    def test_the_page_says_why_the_last_sweep_failed(self):
+        self.mock_report.return_value = None
+        self.mock_sweep_state.return_value = {
+            'version': None, 'age': None, 'sweeping': False,
+            'progress': None, 'failure': {
+                'at': time.time() - 120, 'owner': 'o', 'kind': 'timeout',
+                'url': 'http://nova:8774/v2.1/os-hypervisors/detail',
+                'status': None, 'timeout': 60.0, 'detail': 'timed out'}}
+        res = self.client.get(INDEX)
+        text = ' '.join(res.content.decode().split())
+        words = ('The last audit failed 2 minutes ago: '
+                 'http://nova:8774/v2.1/os-hypervisors/detail did not '
+                 'answer within 60 s (ORPHAN_AUDIT_API_TIMEOUT).')
+        self.assertIn(words, text)
+        self.assertContains(res, 'orphan-sweep-failed alert alert-warning"')
+        # The bar's poll says it too (the page open while a sweep fails).
+        self.assertEqual(words, ' '.join(self.client.get(
+            INDEX + 'sweep/').json()['failure'].split()))
+
+    def test_each_way_a_sweep_fails_reads_in_words(self):
+        now = time.time()
+
+        def said(**failure):
+            return str(labels.sweep_failure(dict(
+                {'at': now - 5, 'owner': 'o', 'url': None, 'status': None,
+                 'timeout': 60.0, 'detail': 'boom'}, **failure)))
+        self.assertEqual('', labels.sweep_failure(None))
+        self.assertIn(': http://placement/resource_providers answered 503: '
+                      'boom', said(kind='answered', status=503,
+                                   url='http://placement/resource_providers'))
+        self.assertIn(': http://nova could not be reached: boom',
+                      said(kind='unreachable', url='http://nova'))
+        self.assertIn(': the sweeper process ended with status -9 (killed',
+                      said(kind='exited', status=-9))
+        self.assertIn(': boom', said(kind='error'))
+        # A timeout of the cloud's own (the CLI's None): the error's text.
+        self.assertIn(': boom', said(kind='timeout', timeout=None))
 
     @helpers.create_mocks({service: ['report']})
     def test_pages_worst_first_with_the_users_page_size(self):

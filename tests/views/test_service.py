@@ -25,6 +25,7 @@ import time
 from unittest import mock
 
 from django.core.cache import cache
+from keystoneauth1 import exceptions as ks_exc
 import pytest
 
 from orphan_dashboard.api import client
@@ -74,6 +75,8 @@ def cloud(settings):
         if state['flush']:
             progress.flush(force=True)
         assert state['gate'].wait(10)
+        if state.get('fail'):
+            raise state['fail']
         snapshot = dataclasses.replace(incidents.snapshot, taken_at=_now())
         state['collected'].append(dict(kwargs, cached=cached,
                                        snapshot=snapshot))
@@ -173,6 +176,23 @@ def test_a_killed_sweeper_does_not_wedge_the_sweeps(cloud, monkeypatch):
     time.sleep(1.5)
     assert first_report(cloud) is not None
     assert STORE.sweeps() == 1
+
+
+def test_a_failed_sweep_is_on_the_page_until_one_publishes(cloud, caplog):
+    """The first 100,000-server sweep failed in Horizon's log only: the
+    index listed nothing and said nothing."""
+    cloud['fail'] = ks_exc.ConnectTimeout(
+        'Request to http://nova:8774/v2.1/os-hypervisors/detail timed out')
+    assert service.report(None) is None
+    wait_idle()
+    assert 'background sweep failed' in caplog.text
+    failure = service.sweep_state(None)['failure']
+    assert (failure['kind'], failure['url']) == (
+        sweeps.TIMED_OUT, 'http://nova:8774/v2.1/os-hypervisors/detail')
+    assert not service.sweep_state(None)['sweeping']
+    cloud['fail'] = None
+    assert first_report(cloud).provider(H1).problems
+    assert service.sweep_state(None)['failure'] is None
 
 
 def test_refresh_is_a_full_sweep_in_the_background(cloud):

@@ -12,6 +12,8 @@
 
 """Translatable names for the engine's verdict and action codes."""
 
+import datetime
+
 from django.utils.html import conditional_escape
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
@@ -24,6 +26,7 @@ from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.operations import snapshot as sweeps
 
 VERDICTS = {code: _(kind.title) for code, kind in m.VERDICT_KINDS.items()}
 """The registry's titles (``N_``-marked in :mod:`~audit.model`),
@@ -224,3 +227,32 @@ def snapshot_age(taken_at, now=None):
             'seconds': seconds}
     return _('Audit snapshot taken %(age)s ago.') % {
         'age': timesince.timesince(taken_at, now)}
+
+
+SWEEP_FAILURES = {
+    sweeps.TIMED_OUT: _('%(url)s did not answer within %(timeout)g s '
+                        '(ORPHAN_AUDIT_API_TIMEOUT).'),
+    sweeps.UNREACHABLE: _('%(url)s could not be reached: %(detail)s'),
+    sweeps.ANSWERED: _('%(url)s answered %(status)s: %(detail)s'),
+    sweeps.EXITED: _('the sweeper process ended with status %(status)s '
+                     '(killed, or out of memory?); Horizon\'s log may say '
+                     'more.'),
+}
+"""How each kind of failure reads; any other says the error's own text."""
+
+
+def sweep_failure(failure, now=None):
+    """Why the last sweep failed and when, in words (a sweep's
+    :func:`sweeps.failure`), or '' when it did not."""
+    if not failure:
+        return ''
+    when = datetime.datetime.fromtimestamp(failure['at'],
+                                           datetime.timezone.utc)
+    values = dict(failure, url=failure.get('url') or _('a request'))
+    kind = failure['kind']
+    if kind == sweeps.TIMED_OUT and failure.get('timeout') is None:
+        kind = sweeps.FAILED        # the cloud's own timeout, unknown here
+    words = SWEEP_FAILURES.get(kind)
+    return _('The last audit failed %(age)s ago: %(why)s') % {
+        'age': timesince.timesince(when, now),
+        'why': words % values if words else failure['detail']}

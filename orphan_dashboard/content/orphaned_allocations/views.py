@@ -128,6 +128,7 @@ class IndexView(_FilteredTabsView):
             state = {'version': None, 'sweeping': False}
         context['report_version'] = state['version']
         context['sweeping'] = state['sweeping']
+        context['sweep_failure'] = labels.sweep_failure(state.get('failure'))
         if self.report is not None:
             nodes = [p for p in self.report.providers if p.compute_node]
             context['attention'] = sum(1 for p in nodes if p.needs_attention)
@@ -504,6 +505,7 @@ class SweepView(generic.View):
         state['labels'] = dict({kind: str(label) for kind, label
                                 in labels.READ_KINDS.items()},
                                total=str(labels.READ_TOTAL))
+        state['failure'] = str(labels.sweep_failure(state.get('failure')))
         return http.JsonResponse(state)
 
 

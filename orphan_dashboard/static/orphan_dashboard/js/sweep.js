@@ -1,8 +1,9 @@
 /*
  * The audit snapshot's age and the background sweep's progress on the
  * Orphaned Allocations index: polls the panel's sweep/ view while a sweep
- * runs (and slowly while none does).  The bar is filled to the percentage its text states: both come
- * from the server's counts.  When a new snapshot is published, a page that
+ * runs (and slowly while none does), and says why the last one failed.
+ * The bar is filled to the percentage its text states: both come from the
+ * server's counts.  When a new snapshot is published, a page that
  * had none reloads itself; a page showing an older one updates its tables
  * in place (the page's own address, so its filter and page stay; the
  * ticked rows stay ticked), and offers the reload only if that fails.
@@ -33,6 +34,9 @@
 
   function show($box, state) {
     var $bar = $box.find('.progress-bar');
+    // Why the last sweep failed, until one publishes.
+    $box.find('.orphan-sweep-failed').text(state.failure || '')
+      .toggleClass('hidden', !state.failure);
     if (!state.sweeping) {
       $box.find('.orphan-sweep-progress').addClass('hidden');
       return;
