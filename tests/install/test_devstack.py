@@ -26,6 +26,7 @@ import subprocess
 import pytest
 
 from sandbox import common
+from tests.install.conftest import compress
 from tests.install.conftest import local_files
 from tests.install.conftest import REGISTERED
 from tests.install.conftest import ROOT
@@ -137,7 +138,7 @@ def _stack_and_clean(dashboard, env, socket, memcached, tmp_path, before):
         # DevStack's init_horizon; compress goes through memcached.
         run(django + ['collectstatic', '--noinput', '-v', '0'], env=env,
             cwd=str(tmp_path))
-        run(django + ['compress', '--force'], env=env, cwd=str(tmp_path))
+        compress(django, env=env, cwd=str(tmp_path))
         assert (tmp_path / 'static' / 'dashboard' / 'manifest.json').exists()
         out = run([dashboard.python, '-c', REGISTERED], env=env,
                   cwd=str(tmp_path))
