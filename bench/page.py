@@ -27,11 +27,14 @@ that full sweep and once after it; then times Horizon's own
 ``service.report`` is timed on its own too (``warm_report_s``).  Every
 page during a sweep that takes over ``SLOW`` seconds is traced
 (``slow_pages``): when into the sweep, its CPU seconds (little CPU: it
-waited), the sweep's progress then (``sweep/``'s ``read``: done and total
-per kind), and the HTTP requests it made.  Prints
-one JSON object.
+waited), the seconds of the cyclic garbage collector's passes during it
+(``gc_s``, and ``gc_full`` of the oldest generation: each walks every
+object the process holds), the sweep's progress then (``sweep/``'s
+``read``: done and total per kind), and the HTTP requests it made.
+Prints one JSON object.
 """
 import argparse
+import gc
 import json
 import os
 import re
@@ -75,6 +78,10 @@ class _Tracer:
         import requests
         self.calls = []
         self.slow = []
+        self.collected = []
+        """``(generation, seconds)`` of each garbage collector pass."""
+        self._began = None
+        gc.callbacks.append(self._collecting)
         send = requests.Session.request
 
         def request(session, method, url, *args, **kwargs):
@@ -86,9 +93,18 @@ class _Tracer:
                     time.perf_counter() - t0, 3)])
         requests.Session.request = request
 
+    def _collecting(self, phase, info):
+        if phase == 'start':
+            self._began = time.perf_counter()
+        elif self._began is not None:
+            self.collected.append((info['generation'],
+                                   time.perf_counter() - self._began))
+            self._began = None
+
     def page(self, sweep, started, what, load, progress):
         """``load()`` timed; traced if slow."""
         del self.calls[:]
+        del self.collected[:]
         cpu = time.process_time()
         elapsed = _timed(load)[0]
         if elapsed > SLOW:
@@ -98,6 +114,8 @@ class _Tracer:
                                               2),
                 'page': what, 'seconds': round(elapsed, 3),
                 'cpu_s': round(time.process_time() - cpu, 3),
+                'gc_s': round(sum(s for _g, s in self.collected), 3),
+                'gc_full': sum(1 for g, _s in self.collected if g == 2),
                 'progress': done, 'requests': list(self.calls)})
         return elapsed
 

@@ -11,7 +11,13 @@
 # under the License.
 
 """The benchmark reads the index page as it is rendered: its "attention"
-column is the count the page says."""
+column is the count the page says; a slow page's trace says how much of
+it the garbage collector took."""
+
+import gc
+import time
+
+import requests
 
 from bench import page
 from orphan_dashboard.content.orphaned_allocations import service
@@ -47,3 +53,21 @@ class BenchPageTests(AdminViewTests):
         self.mock_report.return_value = None
         self.mock_capacity.return_value = None
         self.assertIsNone(page.attention(self.client.get(INDEX).content))
+
+
+def test_a_slow_pages_trace_counts_the_garbage_collectors_passes():
+    send = requests.Session.request
+    tracer = page._Tracer()
+    try:
+        def load():
+            gc.collect()
+            time.sleep(page.SLOW + 0.05)
+        tracer.page('refresh', time.perf_counter(), 'index', load, None)
+        tracer.page('refresh', time.perf_counter(), 'index', lambda: None,
+                    None)
+    finally:
+        gc.callbacks.remove(tracer._collecting)
+        requests.Session.request = send
+    (slow,) = tracer.slow
+    assert slow['gc_full'] >= 1
+    assert 0 < slow['gc_s'] < slow['seconds']
