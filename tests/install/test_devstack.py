@@ -138,7 +138,7 @@ def _stack_and_clean(dashboard, env, socket, memcached, tmp_path, before):
         # DevStack's init_horizon; compress goes through memcached.
         run(django + ['collectstatic', '--noinput', '-v', '0'], env=env,
             cwd=str(tmp_path))
-        compress(django, env=env, cwd=str(tmp_path))
+        compress(django[0], env=env, cwd=str(tmp_path))
         assert (tmp_path / 'static' / 'dashboard' / 'manifest.json').exists()
         out = run([dashboard.python, '-c', REGISTERED], env=env,
                   cwd=str(tmp_path))

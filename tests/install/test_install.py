@@ -83,7 +83,7 @@ def test_pip_install_into_a_plain_virtualenv(dashboard, tmp_path):
     assert 'orphan_dashboard.W' not in checked.stderr, checked.stderr
     run(django + ['collectstatic', '--noinput', '-v', '0'], env=env,
         cwd=str(tmp_path))
-    compress(django, env=env, cwd=str(tmp_path))
+    compress(django[0], env=env, cwd=str(tmp_path))
     assert (tmp_path / 'static' / 'dashboard' / 'manifest.json').exists()
     out = run([python, '-c', REGISTERED], env=env, cwd=str(tmp_path))
     assert '/admin/orphaned_allocations/' in out
