@@ -77,30 +77,27 @@ def run(args, **kwargs):
 
 COMPRESS = '''
 import importlib.util
-import re
 
+import django
 from django.core import management
 
+django.setup()
 if importlib.util.find_spec('scss'):
     from scss.grammar.expression import SassExpressionScanner
 
-    try:
-        SassExpressionScanner('')
-    except re.error:
-        pass
+    SassExpressionScanner('')
 management.execute_from_command_line(['django-admin', 'compress', '--force'])
 '''
-"""Django's offline compress, pyScss's scanner made once before it where
-Horizon compiles its SCSS with pyScss (Horizon 24; libsass from 25 on).
-pyScss 1.4 fills its expression scanner's patterns, a list its class
-shares, one by one on first use, and on Python 3.11 stops with
-``re.error`` at ``((?i)opacity)``: every later scanner uses the list as
-far as it got.  django-compressor renders four templates at once in
-threads, and a thread that starts while another fills the list scans
-with fewer patterns still: it fails on Horizon's own
+"""Django's offline compress, pyScss's expression scanner made once
+before it where Horizon compiles its SCSS with pyScss (Horizon 24;
+libsass from 25 on).  pyScss fills that scanner's patterns, a list its
+class shares, one by one on first use (after Horizon's app
+``openstack_dashboard.django_pyscss_fix`` has fixed one for Python
+3.11, hence after ``django.setup()``), and django-compressor renders
+four templates at once in threads: a thread that starts while another
+fills the list scans with part of it and fails on Horizon's own
 ``serial_console.scss`` ("Syntax error: Found 'inline-blo' but expected
-one of ..."), on a loaded machine now and then.  Filled first, the list
-is the one a compress in one thread has."""
+one of ..."), on a loaded machine now and then."""
 
 
 def compress(python, **kwargs):
