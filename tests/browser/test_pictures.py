@@ -51,14 +51,31 @@ def held_memory(text):
 
 def held_part(browser, provider, resource_class):
     """The title and the drawn width in pixels of the part of a
-    hypervisor's bar that findings hold of one class, on the index."""
-    for cell in browser.all('#providers tr[data-object-id="%s"] '
-                            '.orphan-capacity-cell' % provider):
-        label = cell.find_element('css selector', '.orphan-capacity-class')
-        if label.text == resource_class:
-            part = cell.find_element('css selector', '.progress-bar-danger')
-            return part.get_attribute('title'), part.size['width']
-    raise AssertionError('no %s bar on %s' % (resource_class, provider))
+    hypervisor's bar that findings hold of one class, on the index (read
+    in one script: a sweep published meanwhile swaps the tables)."""
+    found = browser.driver.execute_script(
+        'var cells = document.querySelectorAll(arguments[0]);'
+        'for (var i = 0; i < cells.length; i++) {'
+        '  var label = cells[i].querySelector(".orphan-capacity-class");'
+        '  if (label && label.textContent.trim() === arguments[1]) {'
+        '    var part = cells[i].querySelector(".progress-bar-danger");'
+        '    return [part.getAttribute("title"),'
+        '            part.getBoundingClientRect().width];'
+        '  }'
+        '}'
+        'return null;',
+        '#providers tr[data-object-id="%s"] .orphan-capacity-cell' % provider,
+        resource_class)
+    assert found, 'no %s bar on %s' % (resource_class, provider)
+    return found[0], found[1]
+
+
+def texts(browser, selector):
+    """The text of each element ``selector`` finds, read in one script."""
+    return browser.driver.execute_script(
+        'return Array.prototype.map.call(document.querySelectorAll('
+        'arguments[0]), function (e) { return e.textContent.trim(); });',
+        selector)
 
 
 def sweep_state(browser):
@@ -111,11 +128,13 @@ def test_bars_on_the_index_and_a_flavor_that_fits_after_repair(
                                (1400, 'capacity-index')):
             browser.driver.set_window_size(width, size['height'])
             browser.open(PROVIDERS + '&show=all')
-            cell = browser.find('#providers tr[data-object-id="%s"] '
-                                'td.orphan-capacity' % host2)
-            assert 'held by findings' not in cell.text, cell.text
-            assert len(browser.all('.orphan-capacity-legend')) == 1
-            assert browser.find('.orphan-capacity-legend').text
+            browser.find('#providers tr[data-object-id="%s"] '
+                         'td.orphan-capacity' % host2)
+            (cell,) = texts(browser, '#providers tr[data-object-id="%s"] '
+                                     'td.orphan-capacity' % host2)
+            assert 'held by findings' not in cell, cell
+            (legend,) = texts(browser, '.orphan-capacity-legend')
+            assert legend
             title, drawn = held_part(browser, host2, 'MEMORY_MB')
             assert int(title.split()[-1]) >= 32768, title
             assert drawn > 0, (width, title)
