@@ -73,7 +73,7 @@ ORPHANED = frozenset(code for code, kind in m.VERDICT_KINDS.items()
 resources are what it holds beyond its ports' request)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Inventory:
     """One class of one provider, as ``GET .../inventories`` gives it."""
 
@@ -102,7 +102,7 @@ class Inventory:
                 amount % max(self.step_size, 1) == 0)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class ClassCapacity:
     """One resource class of one provider tree."""
 
@@ -121,7 +121,7 @@ class ClassCapacity:
         return self.capacity - self.used
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Repair:
     """A recommended repair that changes what a tree holds."""
 
@@ -166,7 +166,7 @@ class Fit:
     """Why nothing fits there whatever its capacity (:func:`closed`)."""
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class TreeCapacity:
     """One provider tree: per class, and per provider for the fit test."""
 
@@ -211,7 +211,7 @@ class TreeCapacity:
         return Fit(self.root, self.name, DOES_NOT_FIT)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class ProjectCost:
     """What one project's findings hold, against what its servers need."""
 
@@ -260,7 +260,7 @@ class ProjectRow:
         return max(shares)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Capacity:
     """Every provider tree with inventories, sharing providers aside."""
 

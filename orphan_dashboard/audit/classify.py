@@ -23,6 +23,7 @@ report (gathered in :mod:`report`), the preview, the confirm, the CLI and
 restore all ask it.
 """
 
+import dataclasses
 import datetime
 
 from orphan_dashboard.audit import heal
@@ -183,8 +184,8 @@ class Auditor:
                     reason=left[0].reason))
             else:
                 offered.append(action)
-        return m.Finding(**{**finding.__dict__, 'actions': tuple(offered),
-                            'blocked': '' if offered else refused[0]})
+        return dataclasses.replace(finding, actions=tuple(offered),
+                                   blocked='' if offered else refused[0])
 
     def _judge(self, consumer_uuid, held, owner, judge_age=True):
         """The verdicts on ``consumer_uuid`` holding ``held`` in the name of
@@ -206,19 +207,17 @@ class Auditor:
                 all(f.verdict == m.OK for f in findings.values())):
             reason = why('incomplete_consumer', project=server.project_id,
                          user=server.user_id)
-            findings = {p: m.Finding(**{**f.__dict__,
-                                        'verdict': m.INCOMPLETE_CONSUMER,
-                                        'reason': reason,
-                                        'actions': m.CANDIDATE_ACTIONS[
-                                            m.INCOMPLETE_CONSUMER]})
-                        for p, f in findings.items()}
+            findings = {p: dataclasses.replace(
+                f, verdict=m.INCOMPLETE_CONSUMER, reason=reason,
+                actions=m.CANDIDATE_ACTIONS[m.INCOMPLETE_CONSUMER])
+                for p, f in findings.items()}
         young = judge_age and self._too_young_to_write(consumer_uuid)
         if young:
             findings = {
-                p: m.Finding(**{
-                    **f.__dict__, 'verdict': m.PROTECTED, 'actions': (),
-                    'reason': why('protected.young_finding', young=young,
-                                  reason=f.reason)}) if f.problem else f
+                p: dataclasses.replace(
+                    f, verdict=m.PROTECTED, actions=(),
+                    reason=why('protected.young_finding', young=young,
+                               reason=f.reason)) if f.problem else f
                 for p, f in findings.items()}
         return list(findings.values())
 

@@ -203,7 +203,7 @@ SERVICE_DOWN = 'down'
 """The state os-services and os-hypervisors give a dead compute."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Provider:
     uuid: str
     name: str
@@ -272,7 +272,7 @@ class Migration:
     dest_compute: typing.Optional[str] = None
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Hypervisor:
     uuid: str
     hostname: str
@@ -425,7 +425,7 @@ class Snapshot:
                 any(s.down_cell for s in self.servers.values()))
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Finding:
     """The verdict on one (consumer, provider) allocation."""
 

@@ -29,7 +29,7 @@ def _english(message):
     return message
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Reason:
     """A message code and its parameters: strings, numbers or reasons."""
 

@@ -25,7 +25,7 @@ from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import ports
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class ProviderReport:
     """One provider tree: what Placement holds against what is needed."""
 
@@ -108,7 +108,7 @@ class ProviderReport:
         return (len(self.problems), gap)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Report:
     providers: list
     down_cells: bool = False

@@ -24,6 +24,7 @@ compressed and cut in chunks below memcached's default 1 MB item limit.
 import contextlib
 import dataclasses
 import datetime
+import gc
 import hashlib
 import pickle
 import threading
@@ -48,9 +49,10 @@ CHUNK = 900 * 1024
 LOCK_TTL = 120
 """Seconds a sweep's lock outlives its last sign of life: a killed worker
 blocks sweeps no longer than this."""
-FORMAT = 1
+FORMAT = 2
 """Bump when what the cache holds changes in a way :func:`fingerprint`
-cannot see (the fields of the engine's classes it sees itself)."""
+cannot see (the fields of the engine's classes it sees itself).  2: the
+report's classes keep their fields in slots, pickled as tuples."""
 
 
 def fingerprint(modules):
@@ -72,6 +74,21 @@ FORMAT_VERSION = '%d.%s' % (FORMAT, fingerprint(
 """Part of every cache key: after an upgrade that changes what a snapshot
 or a report pickles, a Horizon never unpickles an older version's classes
 (it sweeps again instead)."""
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off while a page loads what a
+    sweep stored: every object loaded survives, and a collector left on
+    walks the whole process again and again while they are made.  As it
+    was when done (another thread may have paused it too)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _now():
@@ -154,7 +171,9 @@ class Store:
         chunks = self.cache.get_many(keys)
         if len(chunks) != count:
             return None
-        return pickle.loads(zlib.decompress(b''.join(chunks[k] for k in keys)))
+        with _collector_paused():
+            return pickle.loads(zlib.decompress(
+                b''.join(chunks[k] for k in keys)))
 
     def load_snapshot(self, version):
         return self._get('snapshot', version) if version else None

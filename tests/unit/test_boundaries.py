@@ -17,6 +17,7 @@ docstrings, a migration for every change of the journal's model."""
 
 import ast
 import dataclasses
+import gc
 import inspect
 import pathlib
 import re
@@ -105,6 +106,32 @@ def test_docstrings_hold_no_measurements():
 
 def _store(cache):
     return snapshots.Store('cloud', cache=cache)
+
+
+def test_a_loaded_blob_costs_no_collector_pass_while_it_is_made():
+    cache = locmem.LocMemCache('collector', {'OPTIONS': {'MAX_ENTRIES': 1000}})
+    store = _store(cache)
+    store._put({('blob',): [[i] for i in range(100000)]})
+    passes = []
+
+    def counted(phase, info):
+        if phase == 'start':
+            passes.append(info['generation'])
+    gc.callbacks.append(counted)
+    try:
+        loaded = store._get('blob')
+        during = len(passes)
+    finally:
+        gc.callbacks.remove(counted)
+    assert len(loaded) == 100000
+    assert during <= 1
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        store._get('blob')
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_a_store_written_with_another_format_version_is_not_read(
