@@ -132,7 +132,8 @@ def compress_static(sandbox, cache_dir):
     run_python(['-m', 'django', 'compress', '--force'], env, 'compress')
 
 
-def bench_size(size, repeat, cache_dir, static_ready, listings=True):
+def bench_size(size, repeat, cache_dir, static_ready, listings=True,
+               gc_freeze=False):
     result = {'size': size}
     sandbox = BenchSandbox(size, cache_dir)
     memcached, cache = start_memcached()
@@ -186,7 +187,8 @@ def bench_size(size, repeat, cache_dir, static_ready, listings=True):
         if not static_ready:
             compress_static(sandbox, cache_dir)
         result['page'] = json.loads(run_python(
-            ['-m', 'bench.page', '--repeat', str(repeat)], env, 'bench.page'))
+            ['-m', 'bench.page', '--repeat', str(repeat)] +
+            (['--gc-freeze'] if gc_freeze else []), env, 'bench.page'))
 
         if listings:
             log('Nova listings: raw REST and python-novaclient')
@@ -532,6 +534,9 @@ def main(argv=None):
                         'against python-novaclient, paged against split by '
                         'host): a diagnosis, not a target, and most of the '
                         'time at 100,000 servers')
+    parser.add_argument('--gc-freeze', action='store_true',
+                        help="the page process freezes Horizon's objects "
+                        'once warm, as doc/source/operations.md shows')
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(',') if s.strip()]
     results = []
@@ -548,7 +553,8 @@ def main(argv=None):
         log('size %d' % size)
         results.append(bench_size(size, args.repeat, args.cache_dir,
                                   static_ready=n > 0,
-                                  listings=args.listings))
+                                  listings=args.listings,
+                                  gc_freeze=args.gc_freeze))
         if args.json:
             with open(args.json, 'w') as f:
                 json.dump(results, f, indent=2)

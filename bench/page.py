@@ -12,7 +12,7 @@
 
 """The panel's index page and Horizon's ``get_providers``, timed in Django.
 
-    SANDBOX_JSON=.../sandbox.json python -m bench.page --repeat 3
+    SANDBOX_JSON=.../sandbox.json python -m bench.page --repeat 3 [--gc-freeze]
 
 Runs in a process of its own because Django's settings
 (``bench.horizon_settings``: the demo's, with the real Keystone)
@@ -32,6 +32,8 @@ waited), the seconds of the cyclic garbage collector's passes during it
 object the process holds; ``tracked``, how many the collector tracked
 after the page), the sweep's progress then (``sweep/``'s
 ``read``: done and total per kind), and the HTTP requests it made.
+With ``--gc-freeze`` Horizon's own objects are frozen once warm, as
+``doc/source/operations.md`` shows for a deployment's WSGI script.
 Prints one JSON object.
 """
 import argparse
@@ -172,6 +174,10 @@ def sweepers_peak_rss_mb():
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m bench.page')
     parser.add_argument('--repeat', type=int, default=3)
+    parser.add_argument(
+        '--gc-freeze', action='store_true',
+        help="freeze Horizon's objects once warm, as "
+        "doc/source/operations.md shows for a WSGI script")
     args = parser.parse_args(argv)
     os.environ['DJANGO_SETTINGS_MODULE'] = 'bench.horizon_settings'
     import django
@@ -220,6 +226,12 @@ def main(argv=None):
 
     # Horizon itself warm (templates, menus), as a running one is.
     out['warm_up_s'] = _timed(lambda: client.get('/settings/'))[0]
+    if args.gc_freeze:
+        from django.urls import get_resolver
+        get_resolver().reverse_dict
+        gc.collect()
+        gc.freeze()
+        out['gc_frozen'] = gc.get_freeze_count()
     # The first page of a cold cache starts the sweep in the background and
     # renders at once; pages during the sweep render at once too.
     started = time.perf_counter()
