@@ -17,6 +17,7 @@ import html
 import os
 import re
 import tempfile
+import time
 from unittest import mock
 from urllib import parse
 
@@ -75,6 +76,29 @@ class DetailTests(AdminViewTests):
         self.assertNotContains(res, EVIL)
         self.assertContains(res, '&lt;script&gt;alert(1)&lt;/script&gt;')
         self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'sweep_state']})
+    def test_the_page_says_why_the_last_sweep_failed(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_sweep_state.return_value = {
+            'version': 'v', 'age': 300, 'sweeping': False,
+            'progress': None, 'failure': {
+                'at': time.time() - 120, 'owner': 'o', 'kind': 'answered',
+                'url': 'http://placement/resource_providers',
+                'status': 503, 'timeout': 60.0, 'detail': 'busy'}}
+        res = self.client.get(detail(H1))
+        self.assertIn('The last audit failed 2 minutes ago: '
+                      'http://placement/resource_providers answered 503: '
+                      'busy', ' '.join(res.content.decode().split()))
+        self.assertContains(res, 'orphan-sweep-failed alert alert-warning"')
+        self.mock_sweep_state.return_value = dict(
+            self.mock_sweep_state.return_value, failure=None)
+        self.assertNotContains(self.client.get(detail(H1)),
+                               'orphan-sweep-failed')
+        self.mock_sweep_state.side_effect = RuntimeError('cache down')
+        res = self.client.get(detail(H1))
+        self.assertEqual(200, res.status_code)
+        self.assertNotContains(res, 'orphan-sweep-failed')
 
     @helpers.create_mocks({service: ['report']})
     def test_reasons_are_shown_in_the_users_language(self):

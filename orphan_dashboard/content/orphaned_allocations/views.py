@@ -59,6 +59,15 @@ def _report(request, provider_uuid=None):
     return (report, provider) if provider_uuid else report
 
 
+def _sweep_state(request):
+    """:func:`service.sweep_state`, or nothing running and no failure
+    known where the cache cannot say: a page shows its report anyway."""
+    try:
+        return service.sweep_state(request)
+    except Exception:
+        return {'version': None, 'sweeping': False}
+
+
 class _FilteredTabsView(tabs.TabbedTableView):
     """Keeps the History tab's server-side filter, as ``DataTableView``
     does for its own table: Horizon stores the filter only there."""
@@ -122,10 +131,7 @@ class IndexView(_FilteredTabsView):
         context['report'] = self.report
         context['sweep_url'] = reverse(
             'horizon:admin:orphaned_allocations:sweep')
-        try:
-            state = service.sweep_state(self.request)
-        except Exception:
-            state = {'version': None, 'sweeping': False}
+        state = _sweep_state(self.request)
         context['report_version'] = state['version']
         context['sweeping'] = state['sweeping']
         context['sweep_failure'] = labels.sweep_failure(state.get('failure'))
@@ -171,6 +177,8 @@ class DetailView(_FilteredTabsView):
             self.provider_report.service_state)
         context['owner'] = labels.owner_proven(
             self.provider_report.owner, self.provider_report.owner_proof)
+        context['sweep_failure'] = labels.sweep_failure(
+            _sweep_state(self.request).get('failure'))
         return context
 
 
