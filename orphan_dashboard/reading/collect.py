@@ -375,7 +375,7 @@ class _SweepReads(ProviderReads):
         self._progress.total('providers', len(providers))
         for uuid in providers:
             self._allocations[uuid] = self._pool.submit(
-                _read_allocations, self._client, self._progress, uuid)
+                read_allocations, self._client, uuid, self._progress)
 
     def allocations(self):
         """``{provider: allocations}`` of every listed provider."""
@@ -421,11 +421,16 @@ def identify(snapshot, placement_client, nova_client, uuids, concurrency,
         {u for u, k in known.items() if k is None})
 
 
-def _read_allocations(placement_client, progress, provider):
-    """One provider's allocations, counted as read."""
-    allocations = placement.provider_allocations(placement_client, provider)
-    progress.advance('providers')
-    return allocations
+def read_allocations(placement_client, provider, progress=NO_PROGRESS):
+    """One listed provider's allocations, counted as read; none where it
+    was deleted since the listing: Placement deletes only a provider that
+    holds nothing (409 "has allocations" else), so a sweep goes on."""
+    try:
+        return placement.provider_allocations(placement_client, provider)
+    except ks_exc.NotFound:
+        return {}
+    finally:
+        progress.advance('providers')
 
 
 def _estimate(progress, old):

@@ -19,8 +19,6 @@ import concurrent.futures
 import datetime
 import threading
 
-from keystoneauth1 import exceptions as ks_exc
-
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
@@ -77,24 +75,16 @@ class _Rereads(collect.ProviderReads):
             for uuid in uuids:
                 if uuid not in self._allocations:
                     self._allocations[uuid] = self._pool.submit(
-                        self._read_allocations, uuid)
+                        collect.read_allocations, self._client, uuid,
+                        self._progress)
             self._progress.total('providers', len(self._allocations))
-
-    def _read_allocations(self, uuid):
-        try:
-            return placement.provider_allocations(self._client, uuid)
-        except ks_exc.NotFound:
-            return None
-        finally:
-            self._progress.advance('providers')
 
     def allocations(self):
         """``{provider: {consumer: allocation}}`` of each provider read
-        again and still there."""
+        again (:func:`collect.read_allocations`)."""
         with self._lock:
             reads = dict(self._allocations)
-        found = {rp: f.result() for rp, f in reads.items()}
-        return {rp: a for rp, a in found.items() if a is not None}
+        return {rp: f.result() for rp, f in reads.items()}
 
 
 def refresh_snapshot(placement_client, nova_client, old,

@@ -14,6 +14,7 @@
 skipped with a reason and Placement is left exactly as it was."""
 
 import time
+import uuid
 
 import pytest
 
@@ -216,3 +217,66 @@ def test_four_confirms_of_one_preview_write_once_and_record_it_once(cloud):
         if outcome.status == repair.SKIPPED:
             text = str(outcome.message)
             assert 'already' in text and 'conflict' not in text, text
+
+
+def test_a_provider_deleted_while_a_sweep_reads_it(cloud, monkeypatch):
+    """Placement deletes only a provider that holds nothing: one deleted
+    between a sweep's listing and its read of that provider's allocations
+    held none.  A full sweep and a refresh read it so and go on with the
+    rest of the cloud; the refresh keeps nothing of what the last
+    snapshot saw held there."""
+    from orphan_dashboard.reading import collect
+    from orphan_dashboard.reading import refresh
+
+    clients = cloud.clients()
+    healthy = cloud.incidents['healthy']['servers'][0]['uuid']
+    doomed, gone, consumer = [], [], str(uuid.uuid4())
+    read = api.provider_allocations
+
+    def deleted_first(client, provider):
+        if provider in doomed and provider not in gone:
+            clients.placement.delete('/resource_providers/%s' % provider)
+            gone.append(provider)
+        return read(client, provider)
+
+    def provider():
+        doomed.append(str(uuid.uuid4()))
+        clients.placement.post('/resource_providers', json={
+            'uuid': doomed[-1], 'name': 'deleted-while-read-' +
+            doomed[-1][:8]}, microversion='1.20')
+        return doomed[-1]
+
+    def held_on(snapshot, rp):
+        return {u for u, c in snapshot.consumers.items()
+                if rp in c.allocations}
+
+    try:
+        emptied = provider()
+        clients.placement.put(
+            '/resource_providers/%s/inventories' % emptied, json={
+                'resource_provider_generation': 0,
+                'inventories': {'VCPU': {'total': 8}}})
+        clients.placement.put('/allocations/%s' % consumer, json={
+            'allocations': {emptied: {'resources': {'VCPU': 1}}},
+            'consumer_generation': None, 'project_id': 'p',
+            'user_id': 'u'}, microversion='1.28')
+        before = collect.full_snapshot(clients.placement, clients.nova)
+        assert held_on(before, emptied) == {consumer}
+        clients.placement.delete('/allocations/%s' % consumer)
+        monkeypatch.setattr(api, 'provider_allocations', deleted_first)
+        refreshed = refresh.refresh_snapshot(
+            clients.placement, clients.nova, before, touched={consumer})
+        full = (provider(), collect.full_snapshot(clients.placement,
+                                                  clients.nova))
+    finally:
+        clients.placement.delete('/allocations/%s' % consumer,
+                                 raise_exc=False)
+        for rp in set(doomed) - set(gone):
+            clients.placement.delete('/resource_providers/%s' % rp,
+                                     raise_exc=False)
+    assert gone == doomed
+    for rp, snapshot in ((emptied, refreshed), full):
+        assert not held_on(snapshot, rp)
+        assert snapshot.consumers[healthy].allocations == \
+            before.consumers[healthy].allocations
+    assert consumer not in refreshed.consumers
