@@ -16,19 +16,25 @@ The panel uses the logged-in admin's token (:func:`for_request`, one
 session per request with connection reuse); ``orphan-audit`` uses the usual
 ``OS_*`` variables or ``clouds.yaml`` (:func:`for_cloud`).  Both return the
 same pair, so everything below them is shared.  Every session has a
-timeout: a hung Nova must not hang a page or a cron job.
+timeout: a hung Nova must not hang a page or a cron job.  A read a
+restarting service refused is sent again (:func:`send_read_again`).
 """
 
 import collections
+import logging
 import re
+import time
 
 from keystoneauth1 import adapter
+from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 import requests
 
 from orphan_dashboard.api import microversions as mv
 from orphan_dashboard import conf
+
+LOG = logging.getLogger(__name__)
 
 Clients = collections.namedtuple('Clients',
                                  'placement nova identity network image',
@@ -84,9 +90,47 @@ def _service_id(catalog):
     return ''
 
 
-def _adapter(session, service_type, **kwargs):
-    return adapter.Adapter(session, service_type=service_type,
-                           user_agent=USER_AGENT, **kwargs)
+READ_RETRY_DELAYS = (0.5, 1.5)
+"""Seconds before each new try of a read a service refused for now."""
+
+REFUSED_FOR_NOW = (ks_exc.ConnectFailure, ks_exc.BadGateway,
+                   ks_exc.ServiceUnavailable, ks_exc.GatewayTimeout)
+"""A connection refused or reset, or a 502, 503 or 504: what a service
+restarting behind its load balancer answers.  Not a timeout
+(``ORPHAN_AUDIT_API_TIMEOUT`` bounds each request's wait), not a 500."""
+
+
+def send_read_again(send, url, method, **kwargs):
+    """``send(url, method, **kwargs)``; a read (``GET``) sent again, after
+    each of :data:`READ_RETRY_DELAYS`, while it is :data:`REFUSED_FOR_NOW`.
+
+    A full sweep of a large cloud reads thousands of times for minutes:
+    one service restarting meanwhile must not fail it.  A write is sent
+    once: its outcome is unknown, and the writing layer reads it back.
+    """
+    if method.upper() == 'GET':
+        for delay in READ_RETRY_DELAYS:
+            try:
+                return send(url, method, **kwargs)
+            except REFUSED_FOR_NOW as exc:
+                LOG.warning('%s %s: %s; sent again in %g s', method, url,
+                            exc, delay)
+                time.sleep(delay)
+    return send(url, method, **kwargs)
+
+
+class ServiceAdapter(adapter.Adapter):
+    """An adapter whose refused reads are sent again
+    (:func:`send_read_again`)."""
+
+    def request(self, url, method, **kwargs):
+        return send_read_again(super().request, url, method, **kwargs)
+
+
+def service_adapter(session, service_type, **kwargs):
+    """The adapter every client of the panel and ``orphan-audit`` is."""
+    return ServiceAdapter(session, service_type=service_type,
+                          user_agent=USER_AGENT, **kwargs)
 
 
 class Credentials(collections.namedtuple(
@@ -128,7 +172,7 @@ def for_credentials(credentials, timeout):
     """Adapters acting with a token at fixed endpoints, one session."""
     session = ks_session.Session(verify=credentials.verify, timeout=timeout)
     return Clients(*(
-        _adapter(session, service_type, auth=token_endpoint.Token(
+        service_adapter(session, service_type, auth=token_endpoint.Token(
             url, credentials.token)) if url else None
         for service_type, url in (('placement', credentials.placement),
                                   ('compute', credentials.compute),
@@ -179,13 +223,13 @@ def for_session(session, region_name, interface, auth_url, timeout=None):
     :data:`DEFAULT_TIMEOUT`."""
     session.timeout = float(timeout or DEFAULT_TIMEOUT)
     kwargs = dict(region_name=region_name, interface=interface)
-    return Clients(_adapter(session, 'placement', **kwargs),
-                   _adapter(session, 'compute', **kwargs),
-                   _adapter(session, 'identity', **dict(
+    return Clients(service_adapter(session, 'placement', **kwargs),
+                   service_adapter(session, 'compute', **kwargs),
+                   service_adapter(session, 'identity', **dict(
                        kwargs, endpoint_override=keystone_root(auth_url)))
                    if auth_url else None,
-                   _adapter(session, 'network', **kwargs),
-                   _adapter(session, 'image', **kwargs))
+                   service_adapter(session, 'network', **kwargs),
+                   service_adapter(session, 'image', **kwargs))
 
 
 def hold_connections(client, count):

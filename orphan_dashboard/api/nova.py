@@ -28,6 +28,7 @@ import urllib.parse
 from keystoneauth1 import exceptions as ks_exc
 from novaclient import client as novaclient
 
+from orphan_dashboard.api import client as api_client
 from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import paging
 from orphan_dashboard.api import trace
@@ -43,14 +44,18 @@ timeout."""
 class _SessionClient(novaclient.SessionClient):
     """novaclient's HTTP client raising keystoneauth's exception for an
     error status: keystoneauth reads any error body (novaclient's own
-    parser fails on one it does not expect, e.g. a proxy's)."""
+    parser fails on one it does not expect, e.g. a proxy's); its refused
+    reads are sent again as every client's are
+    (:func:`api_client.send_read_again`)."""
 
     def request(self, url, method, raise_exc=True, **kwargs):
-        response, body = super().request(url, method, raise_exc=False,
-                                         **kwargs)
-        if raise_exc and response.status_code >= 400:
-            raise ks_exc.from_response(response, method, url)
-        return response, body
+        def send(url, method, **kwargs):
+            response, body = super(_SessionClient, self).request(
+                url, method, raise_exc=False, **kwargs)
+            if raise_exc and response.status_code >= 400:
+                raise ks_exc.from_response(response, method, url)
+            return response, body
+        return api_client.send_read_again(send, url, method, **kwargs)
 
 
 def _nova(client, version):

@@ -24,6 +24,8 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import repair
 from tests.e2e.conftest import module_cloud
+from tests.integration.fault_proxy import FaultProxy
+from tests.integration.fault_proxy import LOST
 
 CLOUD = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
 
@@ -280,3 +282,36 @@ def test_a_provider_deleted_while_a_sweep_reads_it(cloud, monkeypatch):
         assert snapshot.consumers[healthy].allocations == \
             before.consumers[healthy].allocations
     assert consumer not in refreshed.consumers
+
+
+def test_a_sweep_sends_again_the_reads_a_restarting_service_refused(cloud):
+    """A load balancer answers 503 while Placement restarts, a gateway
+    502 while Nova does: the sweep sends each refused read again (the same
+    read a third time after two refusals) and sees what a sweep without
+    them sees."""
+    from keystoneauth1 import session
+    from orphan_dashboard.reading import collect
+
+    clients = cloud.clients()
+    direct = collect.full_snapshot(clients.placement, clients.nova)
+    host1 = cloud.incidents['evacuation']['hosts']['host1']
+    allocations = '/resource_providers/%s/allocations' % host1
+    placement = FaultProxy(cloud.config['placement']['url'])
+    nova = FaultProxy(cloud.config['nova']['url'])
+    placement.inject('GET', allocations, 1, 503)
+    placement.inject('GET', allocations[:-1], 1, 503)
+    nova.inject('GET', '/servers/detail', 1, LOST)
+    proxied = session.Session(auth=clients.placement.session.auth)
+    try:
+        swept = collect.full_snapshot(
+            client_module.service_adapter(proxied, 'placement',
+                                          endpoint_override=placement.url),
+            client_module.service_adapter(proxied, 'compute',
+                                          endpoint_override=nova.url))
+    finally:
+        placement.close()
+        nova.close()
+    assert placement.seen[('GET', allocations)] == 3
+    assert nova.seen[('GET', '/servers/detail')] >= 2
+    assert swept.consumers == direct.consumers
+    assert swept.servers == direct.servers

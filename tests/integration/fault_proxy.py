@@ -13,7 +13,8 @@
 """An HTTP proxy in front of the real Placement that injects faults.
 
 Forwards every request unchanged, except the ``nth`` request matching a
-method and path prefix, which it answers with a 409, a 500, or not at all
+method and path prefix, which it answers with a 409, a 500, a 503 (a load
+balancer's page while the service restarts), or not at all
 (it hangs until released or the client gives up), or forwards and then
 answers late (the upstream did it; the client gave up waiting), with a
 502 (the upstream did it; a gateway lost its answer) or with a body that
@@ -73,6 +74,10 @@ class FaultProxy:
                 '{"errors": [{"status": 409, "title": "Conflict", "detail":'
                 ' "injected conflict", "code": "placement.undefined_code"}]}',
                 status=409, content_type='application/json')
+        if fault == 503:
+            return wrappers.Response(
+                '<html><body><h1>503 Service Unavailable</h1></body></html>',
+                status=503, content_type='text/html')
         if fault == GARBAGE:
             return wrappers.Response('<html>proxy error</html>', status=200,
                                      content_type='text/html')

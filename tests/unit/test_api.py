@@ -19,6 +19,7 @@ from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 import pytest
+import requests
 
 from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
@@ -271,3 +272,72 @@ def test_a_sweeps_requests_in_flight_keep_their_connections(caplog):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def service(requests_mock, slept, monkeypatch):
+    """The adapter every client is, over Nova at ``NOVA``; its waits
+    before a new try recorded in ``slept`` instead of slept."""
+    monkeypatch.setattr(client.time, 'sleep', slept.append)
+    return client.service_adapter(ks_session.Session(), 'compute',
+                                  auth=token_endpoint.Token(NOVA, 'token'))
+
+
+@pytest.mark.parametrize('refusal', [
+    {'status_code': 503, 'text': '<html>restarting</html>'},
+    {'status_code': 502, 'json': {'errors': ['upstream']}},
+    {'status_code': 504, 'text': 'gateway timeout'},
+    {'exc': requests.exceptions.ConnectionError('reset by peer')}])
+def test_a_refused_read_is_sent_again(requests_mock, monkeypatch, refusal):
+    """A read refused for now (a restart behind a load balancer) is sent
+    again, twice at most, after a short wait; then its error stands."""
+    slept = []
+    nova_ = service(requests_mock, slept, monkeypatch)
+    requests_mock.get(NOVA + '/os-services', [
+        refusal, refusal, {'json': {'services': [{'id': 's1'}]}}])
+    assert nova_.get('/os-services').json() == {'services': [{'id': 's1'}]}
+    assert requests_mock.call_count == 3
+    assert slept == list(client.READ_RETRY_DELAYS)
+    requests_mock.get(NOVA + '/os-services', [refusal] * 4)
+    with pytest.raises(client.REFUSED_FOR_NOW):
+        nova_.get('/os-services')
+    assert requests_mock.call_count == 6
+
+
+@pytest.mark.parametrize('answer', [
+    {'status_code': 500, 'json': {'computeFault': {'message': 'cell'}}},
+    {'status_code': 404, 'json': {'itemNotFound': {'message': 'no'}}},
+    {'exc': requests.exceptions.ReadTimeout('60 s')}])
+def test_a_read_that_failed_otherwise_is_sent_once(requests_mock,
+                                                   monkeypatch, answer):
+    """A 500 says something (a cell down), a 404 an answer, a timeout
+    that ``ORPHAN_AUDIT_API_TIMEOUT`` was waited: none is sent again."""
+    slept = []
+    requests_mock.get(NOVA + '/os-services', [answer])
+    with pytest.raises(ks_exc.ClientException):
+        service(requests_mock, slept, monkeypatch).get('/os-services')
+    assert requests_mock.call_count == 1 and slept == []
+
+
+@pytest.mark.parametrize('method', ['PUT', 'POST', 'DELETE'])
+def test_a_refused_write_is_sent_once(requests_mock, monkeypatch, method):
+    """A write's outcome behind a 502 is unknown: the writing layer reads
+    it back, the adapter never sends it again."""
+    slept = []
+    requests_mock.register_uri(method, NOVA + '/os-services/s1',
+                               status_code=502, json={'errors': ['lost']})
+    with pytest.raises(ks_exc.BadGateway):
+        service(requests_mock, slept, monkeypatch).request(
+            '/os-services/s1', method)
+    assert requests_mock.call_count == 1 and slept == []
+
+
+def test_a_refused_nova_read_is_sent_again(requests_mock, monkeypatch):
+    """Nova's listings go through novaclient's own HTTP client: its
+    refused reads are sent again too."""
+    slept = []
+    monkeypatch.setattr(client.time, 'sleep', slept.append)
+    requests_mock.get(NOVA + '/servers/detail', [
+        {'status_code': 503, 'text': '<html>restarting</html>'},
+        {'json': {'servers': [{'id': 'a'}]}}])
+    assert [s['id'] for s in nova.server_list(nova_adapter())] == ['a']
+    assert slept == [client.READ_RETRY_DELAYS[0]]
