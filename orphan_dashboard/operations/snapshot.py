@@ -128,21 +128,26 @@ def provider_tree(store_, shown, provider_uuid, sweep):
     return tree
 
 
+def sweeping(store_):
+    """Whether a sweep of this cloud runs, in any process."""
+    return store_.sweeper() is not None
+
+
 def sweep_state(store_):
     """What the page's progress bar shows: the snapshot's version and age,
     the running sweep's progress, if one runs, and why the last sweep
     failed, if it did (:func:`sweeps.failure`; kept until one
     publishes)."""
     state = store_.state()
-    sweeping = store_.sweeper() is not None
-    progress = (store_.progress() if sweeping else None) or {
+    running = sweeping(store_)
+    progress = (store_.progress() if running else None) or {
         'full': None, 'started': time.time(), 'done': {}, 'totals': {}}
     return {
         'version': state['version'],
         'age': int(_age(state['taken_at'])) if state['taken_at'] else None,
-        'sweeping': sweeping,
+        'sweeping': running,
         'failure': store_.failure(),
-        'progress': sweeping and dict(bar({
+        'progress': running and dict(bar({
             kind: (progress['done'].get(kind, 0),
                    progress['totals'].get(kind))
             for kind in PROGRESS_KINDS}), full=progress['full'],

@@ -148,6 +148,19 @@ class IndexTests(AdminViewTests):
         (error,) = self.messages_seen.texts('error')
         self.assertTrue(error.startswith('Unable to start a sweep.'), error)
 
+    @helpers.create_mocks({service: ['report', 'refresh']})
+    def test_a_refresh_behind_a_running_sweep_says_it_waits(self):
+        self.mock_report.return_value = Incidents().report
+        self.mock_refresh.return_value = False
+        res = self.client.post(INDEX, {'action': 'providers__refresh'})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual(['A sweep is already running: the full sweep you '
+                          'asked for starts when it ends.'],
+                         self.messages_seen.texts('info'))
+        self.mock_refresh.return_value = True
+        self.client.post(INDEX, {'action': 'providers__refresh'})
+        self.assertEqual(1, len(self.messages_seen.texts('info')))
+
     @helpers.create_mocks({service: ['report', 'sweep_state']})
     def test_the_first_page_shows_the_sweep_instead_of_waiting(self):
         self.mock_report.return_value = None

@@ -33,6 +33,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import report as assembly
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import snapshot as operations_snapshot
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh
 from orphan_dashboard.reading import snapshots
@@ -208,6 +209,32 @@ def test_refresh_is_a_full_sweep_in_the_background(cloud):
     cloud['gate'].set()
     wait_idle()
     assert [c['full'] for c in cloud['collected']] == [False, True]
+
+
+def test_refresh_behind_a_running_sweep_starts_after_it(cloud, settings):
+    """*Refresh* while another sweep runs says so (False); the first
+    page after that sweep starts the full one."""
+    first_report(cloud)
+    settings.ORPHAN_AUDIT_SNAPSHOT_TTL = 0         # the page wants one
+    cloud['gate'].clear()
+    assert service.report(None) is not None
+    assert service.refresh(None) is False
+    cloud['gate'].set()
+    wait_idle()
+    settings.ORPHAN_AUDIT_SNAPSHOT_TTL = 300
+    assert service.report(None) is not None
+    wait_idle()
+    assert [c['full'] for c in cloud['collected']] == [False, False, True]
+
+
+def test_a_refresh_that_could_not_start_raises(cloud):
+    first_report(cloud)
+    with mock.patch.object(operations_snapshot, 'start_sweep',
+                           return_value=False):
+        with pytest.raises(service.SweepNotStarted):
+            service.refresh(None)
+    assert service.refresh(None) is True
+    wait_idle()
 
 
 def test_the_bar_shows_reads_done_in_one_burst_while_the_sweep_runs(

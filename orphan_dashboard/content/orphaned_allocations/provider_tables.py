@@ -19,6 +19,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from horizon import exceptions
+from horizon import messages
 from horizon import tables
 
 from orphan_dashboard.content.orphaned_allocations import actions
@@ -67,7 +68,8 @@ class FixRecommended(actions.SelectionAction):
 class Refresh(tables.Action):
     """A full sweep in the background, asked for by a POST of the table's
     form (its CSRF token): a link, even from another site, starts none.
-    Comes back at once to the page it was pressed on."""
+    Comes back at once to the page it was pressed on, saying so when the
+    full sweep waits for one already running."""
     name = 'refresh'
     verbose_name = _('Refresh')
     verbose_name_plural = _('Refresh')
@@ -77,7 +79,10 @@ class Refresh(tables.Action):
 
     def handle(self, table, request, obj_ids):
         try:
-            service.refresh(request)
+            if not service.refresh(request):
+                messages.info(request, _(
+                    'A sweep is already running: the full sweep you asked '
+                    'for starts when it ends.'))
         except Exception:
             exceptions.handle(request, _('Unable to start a sweep.'))
         return shortcuts.redirect(request.get_full_path())

@@ -81,11 +81,23 @@ def provider_report(request, provider_uuid):
                                   functools.partial(_sweep, request, store))
 
 
+class SweepNotStarted(Exception):
+    """No sweep ran and none could start (the cause is in the log)."""
+
+
 def refresh(request):
-    """The operator's *Refresh*: a full sweep, in the background."""
+    """The operator's *Refresh*: a full sweep, in the background.  True
+    when it starts now; False when another sweep runs: the full one is
+    asked for, and the first page after that sweep starts it
+    (:func:`operations.snapshot.current`)."""
     store = _store(request)
     snapshot.want_full(store)
-    _sweep(request, store, full=True)
+    for _attempt in range(2):      # again if the other ended meanwhile
+        if _sweep(request, store, full=True):
+            return True
+        if snapshot.sweeping(store):
+            return False
+    raise SweepNotStarted()
 
 
 def sweep_state(request):
