@@ -13,6 +13,8 @@
 """Marker paging, as Nova and Neutron page their listings: one page after
 another while the service links a next one."""
 
+from keystoneauth1 import exceptions as ks_exc
+
 
 class PagingError(Exception):
     """A service's paging went round in circles: a listing cut short would
@@ -20,18 +22,45 @@ class PagingError(Exception):
     unexplained."""
 
 
+MARKER_GONE = (ks_exc.BadRequest, ks_exc.NotFound)
+"""How Nova (400 "marker [...] not found": a compute node deleted, an
+instance archived) and Neutron (404: a port deleted) answer a page asked
+after an item gone since it ended the page before."""
+
+
 def pages(read, query, key, service, marker_key='id', linked=True):
     """Each page of a listing, ``read(query)`` with the ``marker`` of the
     last item read set in ``query``, while the body links a next page
     (``<key>_links``), or, not ``linked``, whatever the links say; an
     empty page is the last.  ``service`` names the service in the
-    :class:`PagingError` of a page that comes round again."""
+    :class:`PagingError` of a page that comes round again.
+
+    Where the item a page ended with is gone (:data:`MARKER_GONE`), the
+    listing goes on after the item that ended the page before it (from
+    the start after the first page), leaving out the items already read:
+    one compute node deleted during a sweep's listing must not fail the
+    sweep.  A marker refused a second time is no gone item: the error
+    stands.
+    """
     query = dict(query)
-    markers = set()
+    markers, gone = [], set()
+    read_before = set()
     while True:
-        body = read(query)
+        try:
+            body = read(query)
+        except MARKER_GONE:
+            if not markers or markers[-1] in gone:
+                raise               # not a gone item: refused again
+            gone.add(markers.pop())
+            query.pop('marker')
+            if markers:
+                query['marker'] = markers[-1]
+            continue
         page = body[key]
-        yield page
+        new = [item for item in page if item[marker_key] not in read_before]
+        read_before.update(item[marker_key] for item in new)
+        if new:
+            yield new
         if not page or linked and not any(
                 link.get('rel') == 'next'
                 for link in body.get(key + '_links') or ()):
@@ -40,5 +69,5 @@ def pages(read, query, key, service, marker_key='id', linked=True):
         if marker in markers:
             raise PagingError('%s repeated the page after %s: the listing '
                               'is incomplete' % (service, marker))
-        markers.add(marker)
+        markers.append(marker)
         query['marker'] = marker

@@ -95,13 +95,6 @@ def provider_allocations(client, provider_uuid):
 
 
 @trace
-def provider_usages(client, provider_uuid):
-    """``{resource class: amount used}``, zeros left out."""
-    return {rc: n for rc, n in
-            _provider_part(client, provider_uuid, 'usages').items() if n}
-
-
-@trace
 def provider_inventories(client, provider_uuid):
     return _provider_part(client, provider_uuid, 'inventories')
 

@@ -15,6 +15,8 @@ Neutron and Nova really wrote, found with the right verdicts, repaired from
 a row, by *Fix recommended* and by ``orphan-audit apply``, checked in
 Placement and in Neutron, and restored."""
 
+import uuid
+
 from keystoneauth1 import adapter
 from keystoneauth1 import session
 import pytest
@@ -22,6 +24,7 @@ import pytest
 pytest.importorskip('neutron')
 
 from orphan_dashboard.api import client as client_module  # noqa: E402
+from orphan_dashboard.api import paging  # noqa: E402
 from orphan_dashboard.api import placement as api  # noqa: E402
 from orphan_dashboard.audit import classify  # noqa: E402
 from orphan_dashboard.audit import model as m  # noqa: E402
@@ -366,7 +369,9 @@ def fill(clients, provider, rc, reserved=None):
     body = clients.placement.get(path, microversion='1.26').json()
     was = body['inventories'][rc]
     if reserved is None:
-        used = api.provider_usages(clients.placement, provider).get(rc, 0)
+        used = clients.placement.get(
+            '/resource_providers/%s/usages' % provider).json()[
+                'usages'].get(rc, 0)
         reserved = was['total'] - int(used / was['allocation_ratio'])
     clients.placement.put(path + '/' + rc, microversion='1.26', json=dict(
         was, reserved=reserved,
@@ -435,3 +440,19 @@ def _stripped_binding_rewritten(cloud, clients, vm, port, nic, root, group,
     _, report = audit(cloud)
     assert [f for f in report.findings
             if f.consumer == vm and f.verdict != m.OK] == []
+
+
+def test_neutron_and_nova_refuse_the_marker_of_an_item_gone(cloud):
+    """What ``paging.MARKER_GONE`` is built on, asked of the real
+    services: a page after a port, or a compute node, that is no more."""
+    clients = cloud.clients()
+    gone = str(uuid.uuid4())
+    with pytest.raises(paging.MARKER_GONE) as neutron_said:
+        clients.network.get('/v2.0/ports', params={'marker': gone,
+                                                   'limit': 1})
+    with pytest.raises(paging.MARKER_GONE) as nova_said:
+        clients.nova.get('/os-hypervisors/detail', microversion='2.53',
+                         params={'marker': gone, 'limit': 1})
+    assert (neutron_said.value.http_status,
+            nova_said.value.http_status) == (404, 400)
+    assert gone in nova_said.value.response.text

@@ -118,6 +118,77 @@ def test_paging_stops_on_a_repeated_marker(requests_mock):
         nova.server_list(nova_adapter())
 
 
+def serve_a_listing_that_loses(requests_mock, url, key, items, lost,
+                               gone, **fields):
+    """A service's marker paging, two items a page, over ``items`` (each
+    with ``fields``), which lose ``lost`` once the first page is read; a
+    marker no longer there is answered ``gone`` (``(status, body)``).
+    The markers asked."""
+    asked = []
+
+    def page(request, context):
+        marker = request.qs.get('marker', [None])[0]
+        asked.append(marker)
+        if marker is not None and marker not in items:
+            context.status_code, body = gone
+            return body
+        start = items.index(marker) + 1 if marker else 0
+        found = items[start:start + 2]
+        if len(asked) == 1:
+            items.remove(lost)
+        return {key: [dict(fields, id=i) for i in found],
+                key + '_links': [{'rel': 'next', 'href': 'more'}]
+                if len(found) == 2 else []}
+    requests_mock.get(url, json=page)
+    return asked
+
+
+def test_nova_listing_goes_on_past_a_server_gone_meanwhile(requests_mock):
+    """The server that ended a page deleted and archived before the next
+    page was asked: Nova refuses its marker (400); the listing goes on
+    after the server before it (here the start), each server once."""
+    asked = serve_a_listing_that_loses(
+        requests_mock, NOVA + '/servers/detail', 'servers',
+        ['a', 'b', 'c', 'd', 'e'], 'b',
+        (400, {'badRequest': {'message': 'marker [b] not found'}}))
+    assert [s['id'] for s in nova.server_list(nova_adapter())] == [
+        'a', 'b', 'c', 'd', 'e']
+    assert asked == [None, 'b', None, 'c', 'e']
+
+
+def test_neutron_listing_goes_on_past_a_port_deleted_meanwhile(
+        requests_mock):
+    """Neutron answers a deleted port's marker 404."""
+    from orphan_dashboard.api import neutron
+    url = 'http://neutron.test'
+    asked = serve_a_listing_that_loses(
+        requests_mock, url + '/v2.0/ports', 'ports',
+        ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'], 'p2',
+        (404, {'NeutronError': {'type': 'PortNotFound'}}),
+        resource_request={'resources': {'NET_BW_EGR_KILOBIT_PER_SEC': 1}})
+    network = adapter.Adapter(ks_session.Session(), service_type='network',
+                              auth=token_endpoint.Token(url, 'token'))
+    with mock.patch.object(neutron, 'minimum_policies',
+                           return_value={'qos'}):
+        ports = neutron.resource_ports(network)
+    assert [p['id'] for p in ports] == ['p1', 'p2', 'p3', 'p4', 'p5', 'p6']
+    assert asked == [None, 'p2', None, 'p3', 'p5']
+
+
+def test_a_marker_refused_twice_is_an_error(requests_mock):
+    """A service that refused every marker would restart the listing for
+    ever: a marker refused again is no item gone, and its error stands."""
+    page = {'json': {'servers': [{'id': 'a'}, {'id': 'b'}],
+                     'servers_links': [{'rel': 'next', 'href': 'more'}]}}
+    refused = {'status_code': 400,
+               'json': {'badRequest': {'message': 'no'}}}
+    requests_mock.get(NOVA + '/servers/detail',
+                      [page, refused, page, refused, page])
+    with pytest.raises(ks_exc.BadRequest):
+        nova.server_list(nova_adapter())
+    assert requests_mock.call_count == 4
+
+
 @pytest.mark.parametrize('status,body,error', [
     (403, {'forbidden': {'message': 'no'}}, ks_exc.Forbidden),
     (409, {'conflictingRequest': {'message': 'busy'}}, ks_exc.Conflict),

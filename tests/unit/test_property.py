@@ -443,9 +443,12 @@ def test_a_verdict_changes_only_where_a_refresh_judges_again(
 def reach(max_examples=2000):
     """Settings for the tests that the generator reaches a case within
     ``max_examples`` clouds: found is enough; the smallest such cloud
-    (hypothesis's shrinking, most of their time) is not asked for."""
+    (hypothesis's shrinking, most of their time) is not asked for.  The
+    same clouds every run: a rare case missed by one random draw in a
+    few would fail CI now and then for nothing the change did."""
     return hypothesis.settings(max_examples=max_examples, deadline=None,
-                               phases=[hypothesis.Phase.generate])
+                               phases=[hypothesis.Phase.generate],
+                               derandomize=True)
 
 
 def test_the_generator_reaches_every_repairable_verdict():
