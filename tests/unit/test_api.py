@@ -24,6 +24,8 @@ import requests
 from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import paging
+from tests.unit.test_neutron_read import network_client
+from tests.unit.test_neutron_read import NEUTRON
 
 
 NOVA = 'http://nova.test/v2.1'
@@ -160,17 +162,14 @@ def test_neutron_listing_goes_on_past_a_port_deleted_meanwhile(
         requests_mock):
     """Neutron answers a deleted port's marker 404."""
     from orphan_dashboard.api import neutron
-    url = 'http://neutron.test'
     asked = serve_a_listing_that_loses(
-        requests_mock, url + '/v2.0/ports', 'ports',
+        requests_mock, NEUTRON + '/v2.0/ports', 'ports',
         ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'], 'p2',
         (404, {'NeutronError': {'type': 'PortNotFound'}}),
         resource_request={'resources': {'NET_BW_EGR_KILOBIT_PER_SEC': 1}})
-    network = adapter.Adapter(ks_session.Session(), service_type='network',
-                              auth=token_endpoint.Token(url, 'token'))
     with mock.patch.object(neutron, 'minimum_policies',
                            return_value={'qos'}):
-        ports = neutron.resource_ports(network)
+        ports = neutron.resource_ports(network_client())
     assert [p['id'] for p in ports] == ['p1', 'p2', 'p3', 'p4', 'p5', 'p6']
     assert asked == [None, 'p2', None, 'p3', 'p5']
 
@@ -345,10 +344,16 @@ def test_a_sweeps_requests_in_flight_keep_their_connections(caplog):
         server.server_close()
 
 
-def service(requests_mock, slept, monkeypatch):
-    """The adapter every client is, over Nova at ``NOVA``; its waits
-    before a new try recorded in ``slept`` instead of slept."""
-    monkeypatch.setattr(client.time, 'sleep', slept.append)
+@pytest.fixture
+def slept(monkeypatch):
+    """The waits before each new try, recorded instead of slept."""
+    waits = []
+    monkeypatch.setattr(client.time, 'sleep', waits.append)
+    return waits
+
+
+def service():
+    """The adapter every client is, over Nova at ``NOVA``."""
     return client.service_adapter(ks_session.Session(), 'compute',
                                   auth=token_endpoint.Token(NOVA, 'token'))
 
@@ -358,11 +363,10 @@ def service(requests_mock, slept, monkeypatch):
     {'status_code': 502, 'json': {'errors': ['upstream']}},
     {'status_code': 504, 'text': 'gateway timeout'},
     {'exc': requests.exceptions.ConnectionError('reset by peer')}])
-def test_a_refused_read_is_sent_again(requests_mock, monkeypatch, refusal):
+def test_a_refused_read_is_sent_again(requests_mock, slept, refusal):
     """A read refused for now (a restart behind a load balancer) is sent
     again, twice at most, after a short wait; then its error stands."""
-    slept = []
-    nova_ = service(requests_mock, slept, monkeypatch)
+    nova_ = service()
     requests_mock.get(NOVA + '/os-services', [
         refusal, refusal, {'json': {'services': [{'id': 's1'}]}}])
     assert nova_.get('/os-services').json() == {'services': [{'id': 's1'}]}
@@ -378,35 +382,30 @@ def test_a_refused_read_is_sent_again(requests_mock, monkeypatch, refusal):
     {'status_code': 500, 'json': {'computeFault': {'message': 'cell'}}},
     {'status_code': 404, 'json': {'itemNotFound': {'message': 'no'}}},
     {'exc': requests.exceptions.ReadTimeout('60 s')}])
-def test_a_read_that_failed_otherwise_is_sent_once(requests_mock,
-                                                   monkeypatch, answer):
+def test_a_read_that_failed_otherwise_is_sent_once(requests_mock, slept,
+                                                   answer):
     """A 500 says something (a cell down), a 404 an answer, a timeout
     that ``ORPHAN_AUDIT_API_TIMEOUT`` was waited: none is sent again."""
-    slept = []
     requests_mock.get(NOVA + '/os-services', [answer])
     with pytest.raises(ks_exc.ClientException):
-        service(requests_mock, slept, monkeypatch).get('/os-services')
+        service().get('/os-services')
     assert requests_mock.call_count == 1 and slept == []
 
 
 @pytest.mark.parametrize('method', ['PUT', 'POST', 'DELETE'])
-def test_a_refused_write_is_sent_once(requests_mock, monkeypatch, method):
+def test_a_refused_write_is_sent_once(requests_mock, slept, method):
     """A write's outcome behind a 502 is unknown: the writing layer reads
     it back, the adapter never sends it again."""
-    slept = []
     requests_mock.register_uri(method, NOVA + '/os-services/s1',
                                status_code=502, json={'errors': ['lost']})
     with pytest.raises(ks_exc.BadGateway):
-        service(requests_mock, slept, monkeypatch).request(
-            '/os-services/s1', method)
+        service().request('/os-services/s1', method)
     assert requests_mock.call_count == 1 and slept == []
 
 
-def test_a_refused_nova_read_is_sent_again(requests_mock, monkeypatch):
+def test_a_refused_nova_read_is_sent_again(requests_mock, slept):
     """Nova's listings go through novaclient's own HTTP client: its
     refused reads are sent again too."""
-    slept = []
-    monkeypatch.setattr(client.time, 'sleep', slept.append)
     requests_mock.get(NOVA + '/servers/detail', [
         {'status_code': 503, 'text': '<html>restarting</html>'},
         {'json': {'servers': [{'id': 'a'}]}}])
