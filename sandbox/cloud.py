@@ -443,6 +443,18 @@ class SandboxCloud(nova_test.TestCase):
         compute.manager.update_available_resource(self.cell_ctxt())
         return {'host': host, 'ran': 'update_available_resource'}
 
+    def copy_boot_image_properties(self, uuid, properties, host=None):
+        """Write ``properties`` into the server's system metadata as Nova's
+        boot copies its image's (``image_<name>``): what it allocates
+        from, and what compute API 2.98 shows as ``image.properties``,
+        whatever Glance shows of the image since."""
+        instance = objects.Instance.get_by_uuid(
+            self.cell_ctxt(host), uuid, expected_attrs=['system_metadata'])
+        for name, value in properties.items():
+            instance.system_metadata['image_' + name] = value
+        instance.save()
+        return {'uuid': uuid, 'copied': sorted(properties)}
+
     def soft_delete_behind_nova(self, uuid, host=None):
         """Marked deleted by hand in SQL (``deleted=1``, as in the operator
         post "Placement: управление ресурсами"), not Nova's ``deleted=id``,

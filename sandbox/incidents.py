@@ -744,16 +744,20 @@ class Stager:
         self._put(server, held, current)
 
     def stage_image_pinned(self):
-        """A server whose image pins its CPUs (``hw_cpu_policy=dedicated``)
-        holds PCPU where its flavor alone says VCPU.  Nova's fake driver
-        reports no PCPU, so host1's PCPU inventory and the allocation Nova
-        would have written for such a server are made through the
-        Placement API, generation-checked; the sandbox has no Glance
-        endpoint, so the image cannot be read and the PCPU is never
-        rewritten."""
+        """A server whose image pinned its CPUs at boot
+        (``hw_cpu_policy=dedicated``) holds PCPU where its flavor alone
+        says VCPU, and the image, as Glance shows it now, pins nothing (its
+        owner removed the property after boot).  Nova's fake driver
+        reports no PCPU and no NUMA topology, so the boot copy Nova keeps
+        in the server's system metadata, host1's PCPU inventory and the
+        allocation Nova would have written are made as Nova makes them
+        (its database; the Placement API, generation-checked).  Nova's own
+        copy (``GET /servers/{id}`` at 2.98) says the PCPU is right."""
         if 'image_pinned' in self.manifest:
             raise IncidentError('image_pinned is already staged')
         s = self.boot('image-pinned-vm', 'sb-small', 'host1')
+        self.cloud.copy_boot_image_properties(
+            s['id'], {'hw_cpu_policy': 'dedicated'})
         rp = self.rps['host1']
         inventory = self.api.placement(
             'GET', '/resource_providers/%s/inventories' % rp)
@@ -771,11 +775,12 @@ class Stager:
             'image_pinned',
             'its allocation on host1 holds PCPU=%d where sb.small says '
             'VCPU=%d, as Nova allocates for an image with '
-            'hw_cpu_policy=dedicated (written through the Placement API, '
-            'with a PCPU inventory on host1: the fake driver reports none).'
+            'hw_cpu_policy=dedicated, which Nova copied at boot and Glance '
+            'no longer shows (written through the Placement API, with a '
+            'PCPU inventory on host1: the fake driver reports none).'
             % (held['PCPU'], held['PCPU']),
             [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host1', 'protected')],
+            [self._exp(s['id'], 'instance', 'host1', 'ok')],
             fault='PUT /allocations/<server> with PCPU for VCPU',
             checks={'held': held})
 

@@ -37,11 +37,11 @@ from orphan_dashboard import conf
 LOG = logging.getLogger(__name__)
 
 Clients = collections.namedtuple('Clients',
-                                 'placement nova identity network image',
-                                 defaults=(None, None, None))
+                                 'placement nova identity network',
+                                 defaults=(None, None))
 """Adapters; ``identity`` (Keystone's unversioned root) only serves names
-and may be None; ``network`` (Neutron) and ``image`` (Glance) are None
-where the catalog has none."""
+and may be None; ``network`` (Neutron) is None where the catalog has
+none."""
 
 USER_AGENT = 'orphan-dashboard'
 DEFAULT_TIMEOUT = conf.API_TIMEOUT.default
@@ -135,11 +135,11 @@ def service_adapter(session, service_type, **kwargs):
 
 class Credentials(collections.namedtuple(
         'Credentials',
-        'token placement compute identity verify network image',
-        defaults=(None, None))):
+        'token placement compute identity verify network',
+        defaults=(None,))):
     """What acting as the Horizon user takes: the token, the endpoints of
-    Placement, Nova, Keystone, Neutron and Glance (None where the catalog
-    has none), and how to verify TLS.  Plain data, so a background sweep in a
+    Placement, Nova, Keystone and Neutron (None where the catalog has
+    none), and how to verify TLS.  Plain data, so a background sweep in a
     process of its own can be handed it."""
 
 
@@ -154,18 +154,16 @@ def credentials_for_request(request):
         verify = False
     elif settings.OPENSTACK_SSL_CACERT:
         verify = settings.OPENSTACK_SSL_CACERT
-    optional = {}
-    for service_type in ('network', 'image'):
-        try:
-            optional[service_type] = base.url_for(request, service_type)
-        except exceptions.ServiceCatalogException:
-            optional[service_type] = None
+    try:
+        network = base.url_for(request, 'network')
+    except exceptions.ServiceCatalogException:
+        network = None
     return Credentials(
         request.user.token.id, base.url_for(request, 'placement'),
         base.url_for(request, 'compute'),
         keystone_root(getattr(request.user, 'endpoint', None) or
                       settings.OPENSTACK_KEYSTONE_URL),
-        verify, **optional)
+        verify, network)
 
 
 def for_credentials(credentials, timeout):
@@ -177,8 +175,7 @@ def for_credentials(credentials, timeout):
         for service_type, url in (('placement', credentials.placement),
                                   ('compute', credentials.compute),
                                   ('identity', credentials.identity),
-                                  ('network', credentials.network),
-                                  ('image', credentials.image))))
+                                  ('network', credentials.network))))
 
 
 def for_request(request, timeout):
@@ -228,8 +225,7 @@ def for_session(session, region_name, interface, auth_url, timeout=None):
                    service_adapter(session, 'identity', **dict(
                        kwargs, endpoint_override=keystone_root(auth_url)))
                    if auth_url else None,
-                   service_adapter(session, 'network', **kwargs),
-                   service_adapter(session, 'image', **kwargs))
+                   service_adapter(session, 'network', **kwargs))
 
 
 def hold_connections(client, count):

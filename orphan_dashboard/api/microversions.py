@@ -46,6 +46,10 @@ SERVERS = '2.69'
 """Down-cell servers come back as UNKNOWN partial records (2.69) instead of
 vanishing; embedded flavor with extra specs (2.47).  2.69 lists about twice
 as fast as ``latest``."""
+SERVER_IMAGE = '2.98'
+"""One server with ``image.properties``: the image properties Nova copied
+at boot and allocated from (2.98), read per server, never in a listing
+(the listing stays at :data:`SERVERS`)."""
 INSTANCE_ACTIONS = '2.21'
 """Instance actions answer for deleted servers (2.21)."""
 MIGRATIONS = '2.59'

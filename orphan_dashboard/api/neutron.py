@@ -32,6 +32,24 @@ PAGE = 1000
 MINIMUM_RULES = frozenset({'minimum_bandwidth', 'minimum_packet_rate'})
 PORT_FIELDS = ('id', 'name', 'device_id', 'binding:host_id',
                'binding:profile', 'resource_request', 'revision_number')
+HIDEABLE = ('binding:host_id', 'binding:profile', 'resource_request')
+"""The fields Neutron leaves out of a port where its policy
+(``get_port:<field>``) denies them to the user."""
+
+
+class FieldsHidden(Exception):
+    """Neutron left out of a port a field its policy hides: what it says
+    is unknown, and no port can be judged without it."""
+
+
+def _shown(ports):
+    """``ports``, or :class:`FieldsHidden` where one lacks a field of
+    :data:`HIDEABLE`."""
+    for port in ports:
+        hidden = [f for f in HIDEABLE if f not in port]
+        if hidden:
+            raise FieldsHidden(', '.join(hidden))
+    return ports
 
 
 def _get(client, path, **params):
@@ -74,7 +92,7 @@ def resource_ports(client):
         return []
     return [p for page in _pages(client, '/ports', 'ports',
                                  fields=list(PORT_FIELDS))
-            for p in page if p.get('resource_request')]
+            for p in _shown(page) if p.get('resource_request')]
 
 
 @trace
@@ -87,7 +105,7 @@ def server_ports(client, server_uuids):
         found.extend(p for page in _pages(client, '/ports', 'ports',
                                           fields=list(PORT_FIELDS),
                                           device_id=uuids[start:start + 50])
-                     for p in page if p.get('resource_request'))
+                     for p in _shown(page) if p.get('resource_request'))
     return found
 
 

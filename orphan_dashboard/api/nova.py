@@ -118,11 +118,28 @@ def down_cell_servers(client):
 
 @trace
 def server_get(client, server_id):
-    """One server, or None when Nova answers 404."""
-    try:
-        return _nova(client, mv.SERVERS).servers.get(server_id).to_dict()
-    except ks_exc.NotFound:
-        return None
+    """One server, or None when Nova answers 404, with the properties of
+    the image Nova booted it from (:data:`~mv.SERVER_IMAGE`).  A Nova
+    older than that refuses the microversion (406): it is then asked at
+    :data:`~mv.SERVERS`, once per client, and its answer shows no image
+    properties."""
+    versions = client.__dict__.setdefault('_orphan_server_versions',
+                                          [mv.SERVER_IMAGE])
+    while True:
+        version = versions[0]
+        try:
+            # The adapter itself: novaclient refuses a version newer than
+            # it knows (2.96).
+            return client.get('/servers/%s' % server_id,
+                              microversion=version,
+                              microversion_service_type='compute').json()[
+                                  'server']
+        except ks_exc.NotFound:
+            return None
+        except ks_exc.NotAcceptable:
+            if version == mv.SERVERS:
+                raise
+            versions[:] = [mv.SERVERS]
 
 
 @trace
@@ -174,14 +191,15 @@ def hypervisor_list(client):
 @trace
 def hypervisor_get(client, node_uuid):
     """One compute node by its uuid (the provider's), or None when Nova
-    cannot show it.  Nova looks for it cell by cell and answers from the
+    answers 404.  Nova looks for it cell by cell and answers from the
     first that has it: an answer proves the node a reachable cell's even
-    while another cell is down (the listing then answers 500); a 500 (a
-    down cell in the way) or a 404 proves nothing here."""
+    while another cell is down (the listing then answers 500), whereas a
+    404 proves it gone only while every cell answers.  Any other error
+    (a 500: a down cell in the way) is raised: it proves nothing."""
     try:
         return _nova(client, mv.HYPERVISORS).hypervisors.get(
             node_uuid).to_dict()
-    except (ks_exc.NotFound, ks_exc.InternalServerError):
+    except ks_exc.NotFound:
         return None
 
 

@@ -45,6 +45,9 @@ DOWN_CELL_CONSUMER = 'protected.down_cell_consumer'
 """The reason of a consumer Nova did not say it knows while a cell is
 down: it could be the down cell's (a migration's, whose uuid has no
 instance mapping to answer for it)."""
+IMAGE_UNREAD = 'protected.image_unread'
+"""The reason of a server's allocation that what its boot image made Nova
+allocate could explain, while Nova has not shown that image."""
 
 
 def _age(since, now):
@@ -79,6 +82,12 @@ def awaits_nova(finding):
     its consumer is: its instance actions may still answer (through the
     instance's mapping, from a healthy cell), so the sweep asks."""
     return getattr(finding.reason, 'code', None) == DOWN_CELL_CONSUMER
+
+
+def awaits_image(finding):
+    """Protected only because its server's boot image properties are not
+    known yet: Nova shows them one server at a time, so the sweep asks."""
+    return getattr(finding.reason, 'code', None) == IMAGE_UNREAD
 
 
 def _move(migration):
@@ -240,15 +249,29 @@ class Auditor:
 
     # -- single allocations -------------------------------------------------
 
-    def classify(self, consumer_uuid, provider_uuid, held=None):
-        """``(verdict, reason, candidate actions)`` of one allocation."""
+    def out_of_reach(self, provider_uuid):
+        """Why nothing on ``provider_uuid``'s tree may be judged now, or
+        None: its compute node is a down cell's, or may be (Nova could not
+        list its nodes), or Nova's listing left it out and Nova did not
+        answer for it alone, or its host is not mapped to a cell yet."""
         host, unconfirmed = self.topology.cut_off(provider_uuid)
         if host:
-            return m.PROTECTED, why('protected.down_cell_host',
-                                    host=host), ()
+            return why('protected.down_cell_host', host=host)
+        if unconfirmed and not self.snapshot.hypervisors_listed:
+            return why('protected.unconfirmed_node', provider=unconfirmed)
         if unconfirmed:
-            return m.PROTECTED, why('protected.unconfirmed_node',
-                                    provider=unconfirmed), ()
+            return why('protected.unproven_node', provider=unconfirmed)
+        root = self.topology.root(provider_uuid)
+        if self.topology.unmapped(root):
+            return why('protected.unmapped_node',
+                       host=self.topology.name(root))
+        return None
+
+    def classify(self, consumer_uuid, provider_uuid, held=None):
+        """``(verdict, reason, candidate actions)`` of one allocation."""
+        reach = self.out_of_reach(provider_uuid)
+        if reach:
+            return m.PROTECTED, reach, ()
         server = self.snapshot.servers.get(consumer_uuid)
         if server is not None:
             return self._classify_server(server, provider_uuid)
@@ -279,6 +302,8 @@ class Auditor:
     def _server_protection(self, server):
         if server.down_cell:
             return why('protected.down_cell_server')
+        if server.hidden:
+            return why('protected.hidden', rule=', '.join(server.hidden))
         migration = self.in_progress.get(server.uuid)
         if server.status == 'VERIFY_RESIZE' or (
                 migration is not None and
@@ -437,7 +462,7 @@ class Auditor:
                for needs in candidates):
             return m.Finding(
                 server.uuid, root, m.PROTECTED,
-                why('protected.image_unread', held=format_resources(totals),
+                why(IMAGE_UNREAD, held=format_resources(totals),
                     flavor=server.flavor.name,
                     needs=format_resources(candidates[0]),
                     why=image_unread(server)),
@@ -469,6 +494,7 @@ class Auditor:
             reason = {m.NEUTRON_ABSENT: why('protected.neutron_absent'),
                       m.NEUTRON_DOWN: why('protected.neutron_down'),
                       m.NEUTRON_FORBIDDEN: why('protected.neutron_forbidden'),
+                      m.NEUTRON_HIDDEN: why('protected.neutron_hidden'),
                       }[fault]
             return {p: self._port_finding(server, p, m.PROTECTED, reason,
                                           held[p]) for p in nics}

@@ -105,9 +105,7 @@ class Decommission:
         """Why none of it is ours to delete: a child provider named, roots
         not proven Nova's."""
         return ([self.child_named] if self.child_named else []) + [
-            why('blocker.not_proven', provider=self._name(root))
-            if owner is None else
-            why('blocker.not_nova', provider=self._name(root), owner=owner)
+            reasons.not_ours(self._name(root), owner)
             for root, owner in sorted(self.foreign.items())]
 
     def child_blocker(self, uuid):
@@ -338,16 +336,15 @@ def _remedy(name, owner, host):
 
 
 def _cell_down(snapshot, auditor, host, roots):
-    """Why a down cell forbids this decommission, or ''."""
-    cut = [auditor.topology.cut_off(root) for root in roots]
-    down = [h for h, _ in cut if h]
-    if host in snapshot.down_hosts or down:
+    """Why Nova's reach forbids this decommission now (a down cell, a
+    node it did not answer for, a host not mapped yet), or ''."""
+    if host in snapshot.down_hosts:
         return why('blocker.not_now', reason=why(
-            'protected.down_cell_host', host=host or down[0]))
-    unconfirmed = [name for _, name in cut if name]
-    if unconfirmed:
-        return why('blocker.not_now', reason=why(
-            'protected.unconfirmed_node', provider=unconfirmed[0]))
+            'protected.down_cell_host', host=host))
+    for root in roots:
+        reach = auditor.out_of_reach(root)
+        if reach:
+            return why('blocker.not_now', reason=reach)
     return ''
 
 

@@ -26,9 +26,10 @@ applies the flavor alone (``resources_from_flavor_and_bfv``): it would
 rewrite an image-pinned server's PCPU as VCPU, so we do not follow it
 there.
 
-The image's properties come from Glance while the image exists; where
-they could not be read, :func:`explained_by_image` tells the differences
-that one could explain, which are never rewritten.
+The image's properties are those Nova copied at boot and allocated from
+(compute API 2.98), never Glance's, which the image's owner may change
+since; where Nova did not show them, :func:`explained_by_image` tells the
+differences that one could explain, which are never rewritten.
 """
 
 import math

@@ -124,12 +124,21 @@ MESSAGES = {
         'could live there'),
     'protected.down_cell_server': N_(
         'server is in a cell Nova cannot reach right now'),
+    'protected.hidden': N_(
+        "Nova did not show where the server lives: the panel's user "
+        'lacks the policy rule %(rule)s'),
     'protected.down_cell_host': N_(
         'on a compute node of host %(host)s, in a cell Nova cannot reach '
         'right now'),
     'protected.unconfirmed_node': N_(
         'Nova could not list its compute nodes (a cell is down): '
         '%(provider)s could be one of the down cell\'s'),
+    'protected.unproven_node': N_(
+        "Nova's listing left out compute node %(provider)s, and Nova did "
+        'not answer for it alone: it may still be alive'),
+    'protected.unmapped_node': N_(
+        'compute host %(host)s is not mapped to a cell: run nova-manage '
+        'cell_v2 discover_hosts'),
     'protected.resize_awaiting_confirm': N_(
         'resize awaiting confirm or revert'),
     'protected.awaiting_confirm': N_('%(move)s awaiting confirm or revert'),
@@ -159,6 +168,10 @@ MESSAGES = {
     'neutron.forbidden': N_(
         'Neutron refused to list ports: the allocations on NIC providers '
         'are protected, every other verdict is made as usual'),
+    'neutron.hidden': N_(
+        "Neutron's policy (its get_port rules) hid fields of the ports "
+        'the audit reads from this user: the allocations on NIC providers '
+        'are protected, every other verdict is made as usual'),
     'protected.neutron_absent': N_(
         'Neutron is not in the catalog: which ports request these '
         'resources cannot be checked'),
@@ -168,6 +181,13 @@ MESSAGES = {
     'protected.neutron_forbidden': N_(
         'Neutron refused to list ports: which ports request these '
         'resources cannot be checked'),
+    'protected.neutron_hidden': N_(
+        "Neutron's policy hid fields of the ports: which ports request "
+        'these resources cannot be checked'),
+    'policy.hidden': N_(
+        'Nova did not show where servers live (%(count)d of them): this '
+        'user lacks the policy rule %(rule)s, and their allocations are '
+        'protected'),
 
     # Why a repair cannot be planned.
     'cannot.no_flavor': N_(
@@ -439,6 +459,18 @@ MESSAGES = {
     'provider.compute_node': N_(
         'Nova still has compute node %(name)s: delete its compute service '
         'instead, which deletes its provider'),
+    'provider.unmapped': N_(
+        'compute host %(name)s is not mapped to a cell, not gone: run '
+        'nova-manage cell_v2 discover_hosts'),
+    'provider.unproven': N_(
+        'Nova did not say compute node %(name)s is gone: it may still be '
+        'alive'),
+    'provider.sharing': N_(
+        'provider %(name)s is a sharing provider of its aggregate, not a '
+        'compute node'),
+    'provider.foreign_children': N_(
+        "provider %(name)s has children that are not proven Nova's: "
+        '%(children)s'),
     'provider.holds': N_(
         'provider %(name)s still holds allocations: repair them first'),
     'provider.changed': N_(
@@ -483,12 +515,15 @@ MESSAGES = {
         "its flavor's %(flavor_key)s=%(flavor_value)s conflicts with its "
         "image's %(image_key)s=%(image_value)s: Nova would refuse it, so "
         'what it needs cannot be computed'),
-    'image.unread': N_('its image %(image)s was not read'),
-    'image.gone': N_('its image %(image)s is deleted'),
-    'image.absent': N_('the catalog has no image service'),
-    'image.down': N_('the image service did not answer'),
-    'image.forbidden': N_('the image service refused to show image '
-                          '%(image)s'),
+    'image.unshown': N_(
+        'Nova did not show the properties of image %(image)s as it booted '
+        'the server from it (compute API 2.98 and later show them)'),
+    'image.gone': N_('the server was deleted before Nova showed the '
+                     'properties of its image %(image)s'),
+    'image.down': N_('Nova did not answer when asked for the properties '
+                     'of its image %(image)s'),
+    'image.forbidden': N_('Nova refused to show the server, and the '
+                          'properties of its image %(image)s with it'),
     'protected.image_unread': N_(
         'holds %(held)s here where its flavor %(flavor)s alone needs '
         "%(needs)s; its image's properties (CPU pinning, memory "

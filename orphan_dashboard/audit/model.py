@@ -240,12 +240,16 @@ class Server:
     image_ref: typing.Optional[str] = None
     volumes_attached: int = 0
     image_properties: typing.Optional[dict] = None
-    """The ``hw_*`` properties of its image as Glance shows them, which
-    change what Nova allocates (:mod:`.heal`); None where the image was
-    not read (``image_fault`` says why)."""
+    """The ``hw_*`` properties of its image as Nova copied them at boot
+    (compute API 2.98's ``image.properties``): what Nova allocated from
+    (:mod:`.heal`), whatever Glance shows since.  None where Nova did not
+    show them (``image_fault`` says why)."""
     image_fault: typing.Optional[str] = None
-    """Why its image could not be read (:data:`IMAGE_GONE`, ...); None
-    where it was, or nobody asked."""
+    """Why its boot image's properties are not known
+    (:data:`IMAGE_UNSHOWN`, ...); None where they are, or it has none."""
+    hidden: tuple = ()
+    """The policy rules that hid from us fields Nova has for it (where it
+    lives): what they would say is unknown, never None."""
 
     @property
     def image_unknown(self):
@@ -335,18 +339,25 @@ class Port:
         return placed.get(self.id)
 
 
+IMAGE_UNSHOWN = 'unshown'
 IMAGE_GONE = 'gone'
-IMAGE_ABSENT = 'absent'
 IMAGE_DOWN = 'down'
 IMAGE_FORBIDDEN = 'forbidden'
-"""Why a server's image could not be read from Glance: deleted, no image
-service in the catalog, no answer, refused."""
+"""Why the properties of a server's boot image are not known: Nova did
+not show them (a listing, or a Nova older than 2.98), the server was
+deleted before it was read, Nova did not answer, Nova refused."""
+
+EXTENDED_ATTRIBUTES_RULE = 'os_compute_api:os-extended-server-attributes'
+"""The Nova policy rule without which a server's host and node are left
+out of its body."""
 
 NEUTRON_READ = 'read'
 NEUTRON_ABSENT = 'absent'
 NEUTRON_DOWN = 'down'
 NEUTRON_FORBIDDEN = 'forbidden'
-"""Whether the sweep could read Neutron's ports: read, or why not."""
+NEUTRON_HIDDEN = 'hidden'
+"""Whether the sweep could read Neutron's ports: read, or why not (its
+policy hid a field the audit reads)."""
 
 
 @dataclasses.dataclass
@@ -404,6 +415,12 @@ class Snapshot:
     """``{provider uuid: {resource class: inventory}}`` as ``GET
     /resource_providers/{uuid}/inventories`` gives them, for capacity
     (:mod:`.capacity`); None in a snapshot that did not read them."""
+    nodes_gone: frozenset = frozenset()
+    """Root providers whose compute node Nova itself answered 404 for
+    (``GET /os-hypervisors/{uuid}``) while every cell answered: the one
+    proof that a node is gone, which no listing gives (Nova leaves out of
+    its hypervisor listing a host not mapped to a cell yet, and filters a
+    page after cutting it)."""
     port_candidates: dict = dataclasses.field(default_factory=dict)
     """``{server uuid: ({request group id: provider uuid}, ...)}``:
     Placement's allocation candidates, in the tree of the server's node,

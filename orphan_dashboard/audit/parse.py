@@ -43,26 +43,44 @@ def _flavor(body, ephemeral_key, name_key):
                     name=body.get(name_key, ''))
 
 
+HOST_KEYS = ('OS-EXT-SRV-ATTR:host', 'OS-EXT-SRV-ATTR:hypervisor_hostname')
+
+
 def server(body):
+    """A server of Nova's.  A key Nova left out is unknown, not None: the
+    host and node a policy hides are named in ``hidden``, the image
+    properties a listing or an older Nova does not show in
+    ``image_fault``."""
     image = body.get('image')
+    image_ref = image.get('id') if isinstance(image, dict) else None
+    properties = image_properties(image) if image_ref else None
+    partial = body.get('status') == m.DOWN_CELL_STATUS and \
+        'flavor' not in body
     return m.Server(
         uuid=body['id'], name=body.get('name') or '',
         status=body.get('status') or '',
-        host=body.get('OS-EXT-SRV-ATTR:host'),
-        node=body.get('OS-EXT-SRV-ATTR:hypervisor_hostname'),
+        host=body.get(HOST_KEYS[0]), node=body.get(HOST_KEYS[1]),
         task_state=body.get('OS-EXT-STS:task_state'),
         vm_state=body.get('OS-EXT-STS:vm_state'),
         project_id=body.get('tenant_id'), user_id=body.get('user_id'),
         flavor=flavor(body.get('flavor')), created=body.get('created'),
-        image_ref=image.get('id') if isinstance(image, dict) else None,
+        image_ref=image_ref, image_properties=properties,
+        image_fault=m.IMAGE_UNSHOWN if image_ref and properties is None
+        else None,
+        hidden=() if partial or all(k in body for k in HOST_KEYS)
+        else (m.EXTENDED_ATTRIBUTES_RULE,),
         volumes_attached=len(
             body.get('os-extended-volumes:volumes_attached') or []))
 
 
-def image_properties(body):
-    """The ``hw_*`` properties of a Glance image (``GET /v2/images/{id}``
-    shows them as top-level keys): what Nova reads of it."""
-    return {key: value for key, value in body.items()
+def image_properties(image):
+    """The ``hw_*`` properties of a server's ``image`` as Nova copied them
+    at boot (2.98's ``image.properties``), or None where Nova did not
+    show them."""
+    properties = image.get('properties')
+    if not isinstance(properties, dict):
+        return None
+    return {key: value for key, value in properties.items()
             if key.startswith('hw_')}
 
 

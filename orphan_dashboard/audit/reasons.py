@@ -121,22 +121,38 @@ def neutron_unread(report):
         return None
     return {m.NEUTRON_ABSENT: reason('neutron.absent'),
             m.NEUTRON_DOWN: reason('neutron.down'),
-            m.NEUTRON_FORBIDDEN: reason('neutron.forbidden')}.get(
+            m.NEUTRON_FORBIDDEN: reason('neutron.forbidden'),
+            m.NEUTRON_HIDDEN: reason('neutron.hidden')}.get(
                 getattr(report, 'neutron', None))
 
 
+def hidden_by_policy(report):
+    """What a policy rule the user lacks hid from ``report``'s audit, as
+    one sentence, or None."""
+    return sentences([reason('policy.hidden', rule=rule, count=count)
+                      for rule, count in getattr(report, 'hidden', ())]) \
+        if getattr(report, 'hidden', ()) else None
+
+
+def not_ours(provider, owner):
+    """Why ``provider`` (its name in words) is not ours to delete: its
+    ``owner`` is another service's, or nobody proved it Nova's (None)."""
+    if owner is None:
+        return reason('blocker.not_proven', provider=provider)
+    return reason('blocker.not_nova', provider=provider, owner=owner)
+
+
 def image_unread(server):
-    """Why ``server``'s image properties are not known, as a clause."""
+    """Why the properties of the image Nova booted ``server`` from are not
+    known, as a clause."""
     fault, image = server.image_fault, server.image_ref
     if fault == m.IMAGE_GONE:
         return reason('image.gone', image=image)
-    if fault == m.IMAGE_ABSENT:
-        return reason('image.absent')
     if fault == m.IMAGE_DOWN:
-        return reason('image.down')
+        return reason('image.down', image=image)
     if fault == m.IMAGE_FORBIDDEN:
         return reason('image.forbidden', image=image)
-    return reason('image.unread', image=image)
+    return reason('image.unshown', image=image)
 
 
 def render(value, gettext=_english):

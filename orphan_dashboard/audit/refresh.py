@@ -28,13 +28,25 @@ def suspects(snapshot, consumers):
     whatever their age (each judged alone, not the whole snapshot), and
     migration consumers, shown even when protected with the owner only
     Placement knows (a server's comes from Nova).  A large cloud has few
-    of either: the others are not read.  While a cell is down, so are the
-    consumers protected only until Nova is asked what they are
-    (:func:`classify.awaits_nova`): a healthy cell's deleted servers."""
+    of either: the others are not read.  So are the consumers protected
+    only until Nova is asked: what they are while a cell is down
+    (:func:`classify.awaits_nova`: a healthy cell's deleted servers),
+    what their boot image made Nova allocate
+    (:func:`classify.awaits_image`)."""
     auditor = classify.Auditor(snapshot, min_age=0)
     return {u for u in consumers if u in snapshot.migrations or
-            any(f.problem or classify.awaits_nova(f)
+            any(f.problem or classify.awaits_nova(f) or
+                classify.awaits_image(f)
                 for f in auditor.consumer_findings(u))}
+
+
+def image_unknown(snapshot, uuids):
+    """The servers among ``uuids`` booted from an image whose properties
+    Nova has not shown us yet (its listing never does): each is read
+    alone before its verdict leads to a write."""
+    return {u for u in uuids if u in snapshot.servers and
+            snapshot.servers[u].image_fault in (m.IMAGE_UNSHOWN,
+                                                m.IMAGE_DOWN)}
 
 
 def _judged_against(snapshot):

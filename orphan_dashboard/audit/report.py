@@ -23,6 +23,7 @@ import typing
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import ports
+from orphan_dashboard.audit import reasons
 
 
 @dataclasses.dataclass(slots=True)
@@ -55,6 +56,13 @@ class ProviderReport:
     foreign_children: tuple = ()
     """Children of its tree not proven Nova's: the tree is not ours to
     delete whole."""
+    gone: bool = False
+    """Nova itself answered that its compute node is gone
+    (:meth:`.Topology.node_gone`): a listing that left it out proves
+    nothing."""
+    unmapped: bool = False
+    """A live compute host not mapped to a cell yet
+    (:meth:`.Topology.unmapped`): never deleted."""
 
     @property
     def counts(self):
@@ -69,10 +77,32 @@ class ProviderReport:
 
     @property
     def node_gone(self):
-        """A provider of Nova's whose compute node Nova no longer has (and
-        not only unlisted because its cell is down)."""
-        return (self.hypervisor is None and not self.sharing and
-                not self.cell_down and self.owner == 'nova')
+        """A provider of Nova's whose compute node Nova itself says it no
+        longer has (not only unlisted)."""
+        return (self.gone and self.hypervisor is None and not self.sharing
+                and not self.cell_down and self.owner == 'nova')
+
+    def not_orphaned(self):
+        """Why this tree is no provider left behind to delete, as the
+        audit judged it (a :class:`~.reasons.Reason`), or None when it is
+        (:attr:`orphaned_provider`): what every delete of a provider
+        checks again, on a fresh read, whatever asked for it."""
+        name = self.provider.name
+        if self.sharing:
+            return reasons.reason('provider.sharing', name=name)
+        if self.owner != ownership.NOVA:
+            return reasons.not_ours('%s (%s)' % (name, self.provider.uuid),
+                                    self.owner)
+        if self.hypervisor is not None:
+            return reasons.reason('provider.compute_node', name=name)
+        if self.unmapped:
+            return reasons.reason('provider.unmapped', name=name)
+        if not self.node_gone:
+            return reasons.reason('provider.unproven', name=name)
+        if self.foreign_children:
+            return reasons.reason('provider.foreign_children', name=name,
+                                  children=', '.join(self.foreign_children))
+        return None
 
     @property
     def compute_node(self):
@@ -95,9 +125,10 @@ class ProviderReport:
 
     @property
     def needs_attention(self):
-        """Listed on the index: mismatched, or a compute node gone (a tree
-        to delete, or to decommission once its blockers are cleared)."""
-        return self.mismatched or self.node_gone
+        """Listed on the index: mismatched, a compute node gone (a tree
+        to delete, or to decommission once its blockers are cleared), or a
+        host to map to a cell."""
+        return self.mismatched or self.node_gone or self.unmapped
 
     @property
     def severity(self):
@@ -131,6 +162,10 @@ class Report:
     ports_unjudged: int = 0
     """Port allocations protected because Neutron could not be read: the
     pages and the CLI say so only then."""
+    hidden: tuple = ()
+    """``((policy rule, servers), ...)``: the rules the user lacks that
+    hid where these servers live (:attr:`~model.Server.hidden`); their
+    allocations are protected."""
 
     @property
     def findings(self):
@@ -174,14 +209,19 @@ def _row_order(finding):
 def _service(snapshot, topology, root):
     """``(state in words, whether the host is dead)``: both read from
     the same fields, so the words never decide what is dead."""
-    if any(topology.cut_off(root)):
+    host, unconfirmed = topology.cut_off(root)
+    if host or unconfirmed and not snapshot.hypervisors_listed:
         return 'cell down', False
+    if unconfirmed:
+        return 'unconfirmed', False
     hypervisor = snapshot.hypervisors.get(root)
     if hypervisor is None:
         if topology.is_sharing(root):
             return 'sharing provider', False
         if topology.owner(root) != ownership.NOVA:
             return 'not a compute node', False
+        if topology.unmapped(root):
+            return 'not mapped to a cell', False
         return 'no compute node', True
     service = snapshot.services.get(hypervisor.host)
     if service is None:
@@ -237,8 +277,18 @@ def report(auditor):
                       r.provider.name for r in reports
                       if topology.cut_off(r.provider.uuid)[1])),
                   neutron=snapshot.neutron,
+                  hidden=_hidden(snapshot),
                   ports_unjudged=_ports_unjudged(
                       snapshot, topology, findings_by_root))
+
+
+def _hidden(snapshot):
+    """:attr:`Report.hidden` of ``snapshot``."""
+    counts = {}
+    for server in snapshot.servers.values():
+        for rule in server.hidden:
+            counts[rule] = counts.get(rule, 0) + 1
+    return tuple(sorted(counts.items()))
 
 
 def _ports_unjudged(snapshot, topology, findings_by_root):
@@ -278,4 +328,5 @@ def _provider_report(auditor, root, findings, servers, usage, children,
         children=tuple(sorted((c, children[c]) for c in tree
                               if c in children)),
         foreign_children=tuple(sorted(
-            c for c in tree if c in child_owners)))
+            c for c in tree if c in child_owners)),
+        gone=topology.node_gone(root), unmapped=topology.unmapped(root))

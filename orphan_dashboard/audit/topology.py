@@ -106,8 +106,9 @@ class Topology:
     def cut_off(self, uuid):
         """``(host, None)`` when ``uuid``'s tree is a compute node of a
         host in a cell Nova cannot reach, ``(None, provider name)`` when
-        no compute node could be confirmed for it because Nova's
-        hypervisor listing failed, else ``(None, None)``."""
+        no compute node could be confirmed for it (Nova's hypervisor
+        listing failed, or it left out a provider of Nova's that Nova did
+        not say is gone: :meth:`unconfirmed`), else ``(None, None)``."""
         root = self.root(uuid)
         if self.is_sharing(root):
             return None, None
@@ -119,9 +120,39 @@ class Topology:
         name = self.name(root)
         if name in down:
             return name, None
-        if not self.snapshot.hypervisors_listed:
+        if self.unconfirmed(root):
             return None, name
         return None, None
+
+    def unconfirmed(self, root):
+        """A root Nova's listing left out that may be one of its compute
+        nodes, of which Nova did not say it is gone (its one-node read
+        failed or was not made): whatever it holds is protected."""
+        if root in self.snapshot.hypervisors or self.is_sharing(root):
+            return False
+        if not self.snapshot.hypervisors_listed:
+            return True
+        return root not in self.snapshot.nodes_gone and \
+            self.owner(root) == ownership.NOVA
+
+    def unmapped(self, root):
+        """A compute node Nova answers 404 for while its host's compute
+        service is listed: a host not mapped to a cell yet (``nova-manage
+        cell_v2 discover_hosts`` maps it), alive, never deleted."""
+        return root in self.snapshot.nodes_gone and \
+            self.name(root) in self.live_hosts
+
+    @property
+    def live_hosts(self):
+        """The hosts os-services lists with a compute service in a cell
+        Nova reaches."""
+        return frozenset(s.host for s in self.snapshot.services.values()
+                         if s.status != m.DOWN_CELL_STATUS)
+
+    def node_gone(self, root):
+        """Nova itself answered that ``root``'s compute node is gone, and
+        no compute service of its name is listed."""
+        return root in self.snapshot.nodes_gone and not self.unmapped(root)
 
     def children_first(self, roots):
         """The providers of the trees of ``roots``, deepest first (see
@@ -160,17 +191,20 @@ def depths_in(parents):
     return depths
 
 
-def unconfirmed_held_roots(snapshot):
-    """The root providers holding an allocation whose compute node Nova's
-    failed hypervisor listing left unconfirmed (sorted): the only nodes
-    worth asking Nova about one by one, as nothing on the others waits
-    for a verdict."""
-    if snapshot.hypervisors_listed:
-        return []
+def unlisted_roots(snapshot):
+    """The root providers Nova's hypervisor listing left out that may be
+    its compute nodes, sorted: each is asked about alone
+    (``GET /os-hypervisors/{uuid}``), since absence from a listing proves
+    nothing.  Those proven Nova's; while the listing fails (a cell down),
+    only those holding an allocation, as nothing on the others waits for a
+    verdict."""
     topology = Topology(snapshot)
-    held = {topology.root(p) for c in snapshot.consumers.values()
-            for p in c.allocations}
-    return sorted(r for r in held if topology.cut_off(r)[1])
+    if snapshot.hypervisors_listed:
+        roots = {p.root_uuid for p in snapshot.providers.values()}
+    else:
+        roots = {topology.root(p) for c in snapshot.consumers.values()
+                 for p in c.allocations}
+    return sorted(r for r in roots if topology.cut_off(r)[1])
 
 
 def proven_hypervisors(providers, services, servers=(), known=()):

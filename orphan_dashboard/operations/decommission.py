@@ -39,8 +39,7 @@ def preview(clients, name, settings, whole_service=False, **hints):
     return decommission.preview(clients.placement, clients.nova, name,
                                 min_age=settings.min_age,
                                 whole_service=whole_service,
-                                network_client=clients.network,
-                                image_client=clients.image, **hints)
+                                network_client=clients.network, **hints)
 
 
 def service_commands(plan):
@@ -80,8 +79,7 @@ def apply(clients, journal_, name, plans, chosen, settings,
                               name, plans, chosen, min_age=settings.min_age,
                               instance_hints=instance_hints, bound=bound,
                               children=children,
-                              network_client=clients.network,
-                              image_client=clients.image)
+                              network_client=clients.network)
 
 
 def close_names(clients, cloud, name):

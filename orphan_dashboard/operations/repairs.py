@@ -59,8 +59,7 @@ def preview(clients, selections_, settings, instance_hints=()):
     return repair.preview(clients.placement, clients.nova, selections_,
                           min_age=settings.min_age,
                           instance_hints=instance_hints,
-                          network_client=clients.network,
-                          image_client=clients.image)
+                          network_client=clients.network)
 
 
 def apply(clients, journal, plans, settings, instance_hints=()):
@@ -68,8 +67,7 @@ def apply(clients, journal, plans, settings, instance_hints=()):
     return repair.apply(clients.placement, clients.nova, journal, plans,
                         min_age=settings.min_age,
                         instance_hints=instance_hints,
-                        network_client=clients.network,
-                        image_client=clients.image)
+                        network_client=clients.network)
 
 
 def apply_previewed(clients, journal, rows, settings, instance_hints=()):

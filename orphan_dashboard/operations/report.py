@@ -36,8 +36,7 @@ def read(clients, settings, progress=NO_PROGRESS):
         return collect.full_snapshot(clients.placement, clients.nova,
                                      concurrency=settings.concurrency,
                                      progress=progress,
-                                     network_client=clients.network,
-                                     image_client=clients.image)
+                                     network_client=clients.network)
     finally:
         progress.close()
 

@@ -27,8 +27,7 @@ def preview(clients, entries, restorable_):
     rows = restore_writes.preview_restore(clients.placement, entries,
                                           restorable_, clients.network)
     notes, servers = restore_writes.restore_notes(
-        clients.placement, clients.nova, entries, clients.network,
-        clients.image)
+        clients.placement, clients.nova, entries, clients.network)
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
         row.server = servers.get(entry.consumer)

@@ -24,7 +24,6 @@ import logging
 from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import client
-from orphan_dashboard.api import glance
 from orphan_dashboard.api import keystone
 from orphan_dashboard.api import neutron
 from orphan_dashboard.api import nova
@@ -35,7 +34,7 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit import refresh
 from orphan_dashboard.audit.topology import proven_hypervisors
-from orphan_dashboard.audit.topology import unconfirmed_held_roots
+from orphan_dashboard.audit.topology import unlisted_roots
 from orphan_dashboard import conf
 from orphan_dashboard.reading.progress import NO_PROGRESS
 
@@ -146,7 +145,7 @@ def read_ports(network_client, servers=None):
     """``dict(ports=..., neutron=...)``: the ports that request resources
     (those of ``servers`` only, when given) and :data:`~model.NEUTRON_READ`,
     or no ports and why Neutron could not be read: absent from the
-    catalog, refusing, or down.  Never raises: port allocations are then
+    catalog, refusing, hiding a field the audit reads, or down.  Never raises: port allocations are then
     protected, the rest of the audit goes on."""
     if network_client is None:
         return dict(ports=None, neutron=m.NEUTRON_ABSENT)
@@ -160,6 +159,10 @@ def read_ports(network_client, servers=None):
         LOG.warning('Neutron refused to list ports (%s): port allocations '
                     'are protected', exc)
         return dict(ports=None, neutron=m.NEUTRON_FORBIDDEN)
+    except neutron.FieldsHidden as exc:
+        LOG.warning("Neutron's policy hid %s of the ports: port "
+                    'allocations are protected', exc)
+        return dict(ports=None, neutron=m.NEUTRON_HIDDEN)
     except Exception as exc:
         LOG.warning('Neutron could not be read (%s): port allocations are '
                     'protected', exc)
@@ -168,52 +171,47 @@ def read_ports(network_client, servers=None):
                 neutron=m.NEUTRON_READ)
 
 
-def read_images(image_client, servers, concurrency=DEFAULT_CONCURRENCY,
-                known=None):
-    """``servers`` (``{uuid: Server}``) with their images' properties,
-    each image read once, ``concurrency`` at a time (``known``: ``{image
-    id: properties}`` read before, not read again); where an image cannot
-    be read, why (deleted, no image service in the catalog, refused, no
-    answer).  Never raises: what an image could explain is then never
-    rewritten, the rest of the audit goes on."""
-    found = dict(known or {})
-    wanted = sorted({s.image_ref for s in servers.values()
-                     if s.image_ref and not s.down_cell} - set(found))
-
-    def read(image_id):
-        if image_client is None:
-            return m.IMAGE_ABSENT
+def read_boot_images(nova_client, snapshot, uuids,
+                     concurrency=DEFAULT_CONCURRENCY):
+    """The servers ``uuids`` of ``snapshot`` with the properties of the
+    image Nova booted each from, read one by one (``GET /servers/{id}``,
+    :func:`nova.server_get`), ``concurrency`` at a time; where Nova did not
+    show them, why.  Never Glance: an image's owner may change its
+    properties after boot, and Nova allocated from its own copy.  Never
+    raises: what an image could explain is then never rewritten, the rest
+    of the audit goes on."""
+    def read(uuid):
         try:
-            body = glance.image_get(image_client, image_id)
-        except (ks_exc.EndpointNotFound, ks_exc.EmptyCatalog):
-            return m.IMAGE_ABSENT
+            body = nova.server_get(nova_client, uuid)
         except (ks_exc.Forbidden, ks_exc.Unauthorized) as exc:
-            LOG.warning('Glance refused to show image %s (%s)', image_id,
-                        exc)
-            return m.IMAGE_FORBIDDEN
+            LOG.warning('Nova refused to show server %s (%s)', uuid, exc)
+            return None, m.IMAGE_FORBIDDEN
         except Exception as exc:
-            LOG.warning('Glance could not be read (%s)', exc)
-            return m.IMAGE_DOWN
-        return m.IMAGE_GONE if body is None else \
-            parse.image_properties(body)
+            LOG.warning('Nova did not show server %s (%s)', uuid, exc)
+            return None, m.IMAGE_DOWN
+        if body is None:
+            return None, m.IMAGE_GONE
+        shown = parse.server(body)
+        return shown.image_properties, shown.image_fault
 
-    faults = {}
-    for image_id, got in concurrently(read, wanted, concurrency).items():
-        if isinstance(got, dict):
-            found[image_id] = got
-        else:
-            faults[image_id] = got
+    for uuid, (properties, fault) in concurrently(
+            read, sorted(uuids), concurrency).items():
+        snapshot.servers[uuid] = dataclasses.replace(
+            snapshot.servers[uuid], image_properties=properties,
+            image_fault=fault)
 
-    def with_image(server):
-        # The same object where nothing changed: a refresh judges again
-        # only the servers that did (refresh.reconsidered).
-        image = (found.get(server.image_ref), faults.get(server.image_ref))
-        if not server.image_ref or server.down_cell or image == (
-                server.image_properties, server.image_fault):
-            return server
-        return dataclasses.replace(server, image_properties=image[0],
-                                   image_fault=image[1])
-    return {uuid: with_image(server) for uuid, server in servers.items()}
+
+def judged_with_boot_images(snapshot, nova_client, uuids, concurrency):
+    """Of ``uuids`` (consumers and servers), those a sweep identifies
+    (:func:`refresh.suspects`), judged once the servers among them whose
+    verdict rests on an image Nova did not show
+    (:func:`refresh.image_unknown`) have had their boot image read."""
+    suspected = refresh.suspects(snapshot, uuids)
+    booted = refresh.image_unknown(snapshot, suspected)
+    if not booted:
+        return suspected
+    read_boot_images(nova_client, snapshot, booted, concurrency)
+    return (suspected - booted) | refresh.suspects(snapshot, booted)
 
 
 def read_port_candidates(placement_client, snapshot,
@@ -279,19 +277,34 @@ def prove(topo, servers):
     return topo
 
 
-def confirm_nodes(nova_client, snapshot, concurrency):
-    """``snapshot`` with the compute nodes Nova shows one by one (``GET
-    /os-hypervisors/{uuid}``) among those its failed listing left
-    unconfirmed and that hold an allocation
-    (:func:`unconfirmed_held_roots`): an Ironic node of a healthy cell has
-    neither a name nor a server that proves it.  A node Nova does not show
-    stays unconfirmed."""
-    shown = concurrently(lambda u: nova.hypervisor_get(nova_client, u),
-                         unconfirmed_held_roots(snapshot), concurrency)
+def confirm_nodes(nova_client, snapshot, concurrency, among=None):
+    """``snapshot`` with each root provider Nova's hypervisor listing left
+    out that may be its compute node (:func:`unlisted_roots`, those
+    ``among`` these where given) asked about
+    alone (``GET /os-hypervisors/{uuid}``): shown, it is a node (an Ironic
+    node of a healthy cell, a node after a page Nova cut short); answered
+    404 while every cell answers, it is gone (``nodes_gone``); else it
+    stays unconfirmed, and what it holds protected."""
+    def read(uuid):
+        try:
+            return nova.hypervisor_get(nova_client, uuid)
+        except Exception as exc:
+            LOG.warning('Nova did not show compute node %s (%s): it stays '
+                        'unconfirmed', uuid, exc)
+            return NOT_SHOWN
+
+    shown = concurrently(read, [r for r in unlisted_roots(snapshot)
+                                if among is None or r in among], concurrency)
     snapshot.hypervisors = dict(snapshot.hypervisors, **{
         u: parse.hypervisor(body) for u, body in shown.items()
-        if body is not None})
+        if isinstance(body, dict)})
+    snapshot.nodes_gone = frozenset() if snapshot.down_cells else frozenset(
+        u for u, body in shown.items() if body is None)
     return snapshot
+
+
+NOT_SHOWN = object()
+"""A compute node Nova did not answer for: neither there nor gone."""
 
 
 def _inventory_classes(reads, providers, hypervisors, known):
@@ -390,7 +403,8 @@ def identify(snapshot, placement_client, nova_client, uuids, concurrency,
     (not read again for the ``fresh`` consumers, whose entry in
     ``snapshot`` this sweep took from it); whether Nova knew a non-server
     consumer only from its instance actions (unresolved when Nova would not
-    say), asked in the same round.  A consumer the sweep saw holding
+    say), asked in the same round, and whether one its actions know is a
+    server Nova still shows alone (:func:`_live_after_all`).  A consumer the sweep saw holding
     nothing (a server missing its allocations) has nothing to identify: it
     is not read.
     """
@@ -412,6 +426,9 @@ def identify(snapshot, placement_client, nova_client, uuids, concurrency,
             snapshot.consumers[uuid] = parse.consumer(
                 uuid, answers[('details', uuid)])
     known = {u: answers[('known', u)] for u in strangers if holds(u)}
+    known.update(_live_after_all(snapshot, nova_client, [
+        u for u, k in known.items() if k], concurrency))
+    known = {u: k for u, k in known.items() if u not in snapshot.servers}
     asked = set(known)
     snapshot.known_instances = frozenset(
         (snapshot.known_instances - asked if keep_known else set()) |
@@ -419,6 +436,30 @@ def identify(snapshot, placement_client, nova_client, uuids, concurrency,
     snapshot.unresolved = frozenset(
         (snapshot.unresolved - asked if keep_known else set()) |
         {u for u, k in known.items() if k is None})
+
+
+def _live_after_all(snapshot, nova_client, uuids, concurrency):
+    """The servers among ``uuids`` (consumers whose instance actions
+    answer, which a deleted server's do as well as a live one's) that
+    Nova still shows alone (``GET /servers/{id}``), added to ``snapshot``:
+    a listing cut short, or a server created after its page, left them
+    out, and absence from a listing is never proof of a deletion.
+    ``{uuid: None}`` of those Nova did not answer for: unresolved."""
+    def read(uuid):
+        try:
+            return nova.server_get(nova_client, uuid)
+        except Exception as exc:
+            LOG.warning('Nova did not show server %s (%s): its allocations '
+                        'are protected', uuid, exc)
+            return NOT_SHOWN
+
+    unanswered = {}
+    for uuid, body in concurrently(read, uuids, concurrency).items():
+        if body is NOT_SHOWN:
+            unanswered[uuid] = None
+        elif body is not None:
+            snapshot.servers[uuid] = parse.server(body)
+    return unanswered
 
 
 def read_allocations(placement_client, provider, progress=NO_PROGRESS):
@@ -451,12 +492,12 @@ def on_page(progress, kind, then=None):
 
 def full_snapshot(placement_client, nova_client,
                   concurrency=DEFAULT_CONCURRENCY, progress=NO_PROGRESS,
-                  previous=None, network_client=None, image_client=None):
+                  previous=None, network_client=None):
     """Everything, once: the input of the index page and ``orphan-audit``.
     ``previous`` (an older snapshot) only sizes the progress report."""
     taken_at = now()
     hold_connections(concurrency, placement_client, nova_client,
-                     network_client, image_client)
+                     network_client)
     _estimate(progress, previous)
     with concurrent.futures.ThreadPoolExecutor(4) as pool, \
             concurrent.futures.ThreadPoolExecutor(concurrency) as per_provider:
@@ -472,9 +513,8 @@ def full_snapshot(placement_client, nova_client,
         reads = _SweepReads(placement_client, per_provider, progress)
         topo = read_topology(placement_client, nova_client, reads=reads)
         allocations = reads.allocations()
-        servers = read_images(image_client, {
-            s.uuid: s for s in map(parse.server, server_list.result())},
-            concurrency)
+        servers = {s.uuid: s for s in map(parse.server,
+                                          server_list.result())}
         servers.update(down_cell_servers(nova_client, topo))
         snapshot = m.Snapshot(
             consumers=parse.consumers_from_providers(allocations),
@@ -488,7 +528,10 @@ def full_snapshot(placement_client, nova_client,
     snapshot.port_candidates = read_port_candidates(placement_client,
                                                     snapshot, concurrency)
     identify(snapshot, placement_client, nova_client,
-             refresh.suspects(snapshot, snapshot.consumers), concurrency)
+             judged_with_boot_images(
+                 snapshot, nova_client,
+                 set(snapshot.consumers) | set(snapshot.servers),
+                 concurrency), concurrency)
     identify_owners(snapshot, placement_client, concurrency,
                     incomplete.result())
     return snapshot

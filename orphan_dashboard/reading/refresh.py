@@ -89,8 +89,7 @@ class _Rereads(collect.ProviderReads):
 
 def refresh_snapshot(placement_client, nova_client, old,
                      concurrency=collect.DEFAULT_CONCURRENCY, touched=(),
-                     progress=NO_PROGRESS, network_client=None,
-                     image_client=None):
+                     progress=NO_PROGRESS, network_client=None):
     """Bring ``old`` up to date reading only what changed since.
 
     Nova answers ``changes-since`` for servers (deleted ones included) and
@@ -113,7 +112,7 @@ def refresh_snapshot(placement_client, nova_client, old,
     """
     taken_at = collect.now()
     collect.hold_connections(concurrency, placement_client, nova_client,
-                             network_client, image_client)
+                             network_client)
     since = (old.taken_at - CLOCK_MARGIN).isoformat()
     with concurrent.futures.ThreadPoolExecutor(concurrency + 2) as pool:
         reads = _Rereads(pool, placement_client, old, progress)
@@ -142,14 +141,6 @@ def refresh_snapshot(placement_client, nova_client, old,
                 servers.pop(body['id'], None)
             else:
                 servers[body['id']] = parse.server(body)
-        servers.update(collect.read_images(image_client, {
-            u: s for u, s in servers.items()
-            if s is not old.servers.get(u) or (
-                s.image_unknown and s.image_fault != m.IMAGE_GONE)},
-            concurrency, known={
-                s.image_ref: s.image_properties
-                for s in old.servers.values()
-                if s.image_properties is not None}))
         servers.update(collect.down_cell_servers(nova_client, topo))
         migrations = dict(old.migrations)
         migrations.update((g.uuid, g) for g in map(
@@ -171,9 +162,13 @@ def refresh_snapshot(placement_client, nova_client, old,
     collect.confirm_nodes(nova_client, snapshot, concurrency)
     snapshot.port_candidates = collect.read_port_candidates(
         placement_client, snapshot, concurrency)
-    unidentified = refresh.suspects(snapshot, [
-        u for u in refresh.reconsidered(old, snapshot)
-        if u not in old.consumers or consumers[u].modified is None])
+    unidentified = collect.judged_with_boot_images(
+        snapshot, nova_client, {
+            u for u in refresh.reconsidered(old, snapshot)
+            if u not in old.consumers or consumers[u].modified is None} | {
+            u for u, s in servers.items()
+            if s is not old.servers.get(u) or s.image_fault == m.IMAGE_DOWN},
+        concurrency)
     collect.identify(snapshot, placement_client, nova_client, unidentified,
                      concurrency, keep_known=True)
     collect.identify_owners(snapshot, placement_client, concurrency,
@@ -185,7 +180,7 @@ def snapshot(placement_client, nova_client, cached=None,
              full_sweep_interval=conf.FULL_SWEEP.default,
              concurrency=collect.DEFAULT_CONCURRENCY,
              touched=(), progress=NO_PROGRESS, full=False,
-             network_client=None, image_client=None):
+             network_client=None):
     """A full sweep (when asked, due, or ``cached`` is partial: a down
     cell's servers show in no refresh), or a refresh of ``cached``;
     ``touched`` are the consumers written since ``cached`` was taken."""
@@ -195,18 +190,16 @@ def snapshot(placement_client, nova_client, cached=None,
             full_sweep_interval:
         return collect.full_snapshot(placement_client, nova_client,
                                      concurrency, progress, previous=cached,
-                                     network_client=network_client,
-                                     image_client=image_client)
+                                     network_client=network_client)
     return refresh_snapshot(placement_client, nova_client, cached,
                             concurrency, touched, progress,
-                            network_client=network_client,
-                            image_client=image_client)
+                            network_client=network_client)
 
 
 def consumer_snapshot(placement_client, nova_client, consumer_uuids,
                       instance_hints=(), providers=(), topology=None,
                       concurrency=collect.DEFAULT_CONCURRENCY,
-                      network_client=None, image_client=None):
+                      network_client=None):
     """Just these consumers, read now, for a preview or a submit.
 
     What each consumer is comes from Nova, never from the request: a server
@@ -219,20 +212,20 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
     compute node left), every migration is read, as a sweep does.
     ``topology`` is :func:`collect.read_topology`'s, if the caller just
     read it.  The servers' ports that request resources are read from
-    Neutron, their images from Glance.
+    Neutron; each server's answer carries the properties of the image Nova
+    booted it from (:func:`nova.server_get`).
     """
     taken_at = collect.now()
     collect.hold_connections(concurrency, placement_client, nova_client,
-                             network_client, image_client)
+                             network_client)
     uuids = sorted(set(consumer_uuids))
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         read = pool.submit(lambda: topology or collect.read_topology(
             placement_client, nova_client))
         found = collect.concurrently(
             lambda u: nova.server_get(nova_client, u), uuids, concurrency)
-        servers = collect.read_images(image_client, {
-            u: parse.server(b) for u, b in found.items() if b is not None},
-            concurrency)
+        servers = {u: parse.server(b) for u, b in found.items()
+                   if b is not None}
         snapshot = m.Snapshot(
             consumers={}, servers=servers, migrations={}, taken_at=taken_at,
             **collect.prove(dict(read.result()), servers.values()))

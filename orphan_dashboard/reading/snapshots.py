@@ -49,10 +49,11 @@ CHUNK = 900 * 1024
 LOCK_TTL = 120
 """Seconds a sweep's lock outlives its last sign of life: a killed worker
 blocks sweeps no longer than this."""
-FORMAT = 2
+FORMAT = 3
 """Bump when what the cache holds changes in a way :func:`fingerprint`
 cannot see (the fields of the engine's classes it sees itself).  2: the
-report's classes keep their fields in slots, pickled as tuples."""
+report's classes keep their fields in slots, pickled as tuples.  3: a
+server's image properties are Nova's boot-time copy, not Glance's."""
 
 
 def fingerprint(modules):

@@ -181,7 +181,7 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
             clients.placement, clients.nova, cached=old, full=full,
             full_sweep_interval=settings.full_sweep_interval,
             concurrency=settings.concurrency, touched=touched,
-            network_client=clients.network, image_client=clients.image,
+            network_client=clients.network,
             progress=Tee(shown, progress))
     finally:
         shown.close()

@@ -47,7 +47,7 @@ LOG = logging.getLogger(__name__)
 
 
 def read(placement_client, nova_client, name, instance_hints=(),
-         network_client=None, image_client=None):
+         network_client=None):
     """A snapshot of everything on ``name``'s provider trees (every node
     of its compute service), read now: the consumers holding them, the
     servers Nova places there, and their ports, as every repair reads
@@ -66,17 +66,15 @@ def read(placement_client, nova_client, name, instance_hints=(),
     return refresh.consumer_snapshot(placement_client, nova_client,
                                      holders | living, instance_hints,
                                      topology=topology,
-                                     network_client=network_client,
-                                     image_client=image_client)
+                                     network_client=network_client)
 
 
 def preview(placement_client, nova_client, name,
             min_age=conf.MIN_AGE.default, instance_hints=(),
-            whole_service=False, network_client=None, image_client=None):
+            whole_service=False, network_client=None):
     """The :class:`~audit.decommission.Decommission` of ``name`` now."""
     return decommission.plan(read(placement_client, nova_client, name,
-                                  instance_hints, network_client,
-                                  image_client),
+                                  instance_hints, network_client),
                              name, min_age, whole_service)
 
 
@@ -87,8 +85,7 @@ def _outcome(provider, action, status, message, entry_id=None):
 
 def apply(placement_client, nova_client, journal, name, confirmed,
           chosen=(), min_age=conf.MIN_AGE.default, instance_hints=(),
-          bound=None, children=(), network_client=None,
-          image_client=None):
+          bound=None, children=(), network_client=None):
     """Carry the decommission of ``name`` out; an outcome per step.
 
     ``confirmed`` are the repair plans the operator saw; ``chosen`` the
@@ -105,7 +102,7 @@ def apply(placement_client, nova_client, journal, name, confirmed,
     bound = bound or {}
     fresh = preview(placement_client, nova_client, name, min_age,
                     instance_hints, bool(bound.get('whole_service')),
-                    network_client, image_client)
+                    network_client)
     root = fresh.roots[0] if fresh.roots else ''
     if fresh.gone:
         return [_outcome(root, m.DELETE_PROVIDER, repair.SKIPPED,
@@ -122,8 +119,7 @@ def apply(placement_client, nova_client, journal, name, confirmed,
     outcomes = repair.apply(
         placement_client, nova_client, journal,
         [p for p in confirmed if p.consumer in wanted], min_age=min_age,
-        instance_hints=instance_hints, network_client=network_client,
-        image_client=image_client) if wanted else []
+        instance_hints=instance_hints, network_client=network_client) if wanted else []
     missing = wanted - {p.consumer for p in confirmed}
     outcomes += [_outcome(root, m.DELETE, repair.SKIPPED,
                           why('decommission.appeared', consumer=c))

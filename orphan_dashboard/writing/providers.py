@@ -13,88 +13,97 @@
 """Deleting providers Nova left behind, and re-creating one a restore
 brings back (I/O).
 
-Each provider is re-read and proven Nova's before it is deleted, journaled
-whole first, children before their parents.
+Each provider's tree is judged again as the audit judges it, on a fresh
+read, before it is deleted (a sharing provider, another service's, a node
+Nova did not say is gone, a host not mapped to a cell yet is refused
+whatever asked for it), each provider journaled whole first, children
+before their parents.
 """
 
-from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import parse
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit import topology
+from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import repair
 
 
 def preview_provider_delete(placement_client, nova_client, roots):
     """One row per provider of each tree in ``roots``, children first: its
     record as Placement holds it now, or why it cannot be deleted."""
-    providers = [parse.provider(p)
-                 for p in placement.provider_list(placement_client)]
-    nodes = _nova_nodes(nova_client)
+    judged = _judged(placement_client, nova_client, roots)
     rows = []
     for root in roots:
-        tree = topology.children_first(providers, [root])
+        tree = judged.providers_of(root)
         if not tree:
             rows.append(repair.Row(
                 repair.Selection('', root, m.DELETE_PROVIDER),
                 error=why('provider.gone', provider=root)))
             continue
         for uuid in tree:
-            rows.append(_provider_row(placement_client, uuid, nodes))
+            rows.append(_provider_row(placement_client, uuid, judged))
     return rows
 
 
-def _nova_nodes(nova_client):
-    """``(compute node uuids, hypervisor and compute service names)``."""
-    hypervisors = nova.hypervisor_list(nova_client)
-    names = {h['hypervisor_hostname'] for h in hypervisors} | {
-        s['host'] for s in nova.service_list(nova_client)}
-    return {h['id'] for h in hypervisors}, frozenset(names)
+class _Judged:
+    """The trees of some roots as the audit judges them from a fresh read:
+    the topology, each root's compute node asked of Nova alone
+    (:func:`collect.confirm_nodes`), and what the trees hold."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.topology = topology.Topology(snapshot)
+        self.report = classify.audit(snapshot, min_age=0)
+
+    def providers_of(self, root):
+        """The providers of ``root``'s tree, children first (none when it
+        is gone or no root)."""
+        if root not in self.snapshot.providers or \
+                self.topology.root(root) != root:
+            return []
+        return self.topology.children_first([root])
+
+    def refusal(self, uuid):
+        """Why the audit would not offer to delete ``uuid``: a child not
+        proven Nova's names its likely owner; any other provider, why its
+        tree is no provider left behind
+        (:meth:`~report.ProviderReport.not_orphaned`); None when it is."""
+        owners = self.report.child_owners or {}
+        if uuid in owners:
+            return reasons.not_ours('%s (%s)' % (self.topology.name(uuid),
+                                                 uuid), owners[uuid])
+        tree = self.report.provider(self.topology.root(uuid))
+        return tree.not_orphaned() if tree is not None else None
 
 
-def _not_novas(placement_client, record, nodes):
-    """Why ``record`` is not ours to delete (a reason), or None when its
-    root, and the provider itself if a child, are proven Nova's."""
-    root = record.get('root_provider_uuid') or record['uuid']
-    if root != record['uuid']:
-        owner = ownership.child_owner(record['name'], record['inventories'],
-                                      record['traits'])
-        if owner != ownership.NOVA:
-            return _refusal('%s (%s)' % (record['name'], record['uuid']),
-                            owner)
-    top = record if root == record['uuid'] else \
-        placement.provider_record(placement_client, root)
-    if top is None:
-        return None
-    owner = ownership.likely_owner(top['name'], top['traits'],
-                                   top['inventories'], nodes[1],
-                                   node=root in nodes[0])
-    if owner == ownership.NOVA:
-        return None
-    return _refusal('%s (%s)' % (top['name'], root), owner)
+def _judged(placement_client, nova_client, roots):
+    snapshot = m.Snapshot(consumers={}, servers={}, migrations={},
+                          **collect.read_topology(placement_client,
+                                                  nova_client))
+    trees = {p.uuid for p in snapshot.providers.values()
+             if p.root_uuid in set(roots)}
+    snapshot.consumers = parse.consumers_from_providers({
+        uuid: collect.read_allocations(placement_client, uuid)
+        for uuid in sorted(trees)})
+    collect.confirm_nodes(nova_client, snapshot, len(roots) or 1,
+                          among=set(roots))
+    return _Judged(snapshot)
 
 
-def _refusal(name, owner):
-    if owner is None:
-        return why('blocker.not_proven', provider=name)
-    return why('blocker.not_nova', provider=name, owner=owner)
-
-
-def _provider_row(placement_client, uuid, nodes):
+def _provider_row(placement_client, uuid, judged):
     row = repair.Row(repair.Selection('', uuid, m.DELETE_PROVIDER))
     record = placement.provider_record(placement_client, uuid)
-    refusal = record and _not_novas(placement_client, record, nodes)
     if record is None:
         row.error = why('provider.gone', provider=uuid)
-    elif uuid in nodes[0]:
-        row.error = why('provider.compute_node', name=record['name'])
-    elif refusal:
-        row.error = refusal
-    elif placement.provider_allocations(placement_client, uuid):
+        return row
+    row.error = judged.refusal(uuid)
+    if row.error is None and placement.provider_allocations(
+            placement_client, uuid):
         row.error = why('provider.holds', name=record['name'])
-    else:
+    if row.error is None:
         row.plan = repair.ProviderPlan(m.DELETE_PROVIDER, uuid,
                                        record['name'], record['generation'],
                                        record)
@@ -102,21 +111,24 @@ def _provider_row(placement_client, uuid, nodes):
 
 
 def delete_providers(placement_client, nova_client, journal, confirmed):
-    """Re-read each confirmed provider, journal it whole, delete it.
+    """Judge each confirmed provider's tree again as the audit does, on a
+    fresh read, journal each provider whole, delete it.
 
     Children come first (the preview's order); the first failure stops the
     rest, since a parent with a child left cannot go.
     """
     outcomes = []
     halted = None
-    nodes = _nova_nodes(nova_client)
+    judged = _judged(placement_client, nova_client, sorted({
+        plan.record.get('root_provider_uuid') or plan.provider
+        for plan in confirmed}))
     for plan in confirmed:
         selection = repair.selection_of(plan)
         if halted:
             outcomes.append(repair.Outcome(selection, repair.SKIPPED, halted,
                                            plan))
             continue
-        row = _provider_row(placement_client, plan.provider, nodes)
+        row = _provider_row(placement_client, plan.provider, judged)
         if row.error or row.plan != plan:
             outcomes.append(repair.Outcome(
                 selection, repair.SKIPPED,

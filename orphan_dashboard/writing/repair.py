@@ -148,16 +148,15 @@ def instance_hints(findings, selections):
 
 
 def _read(placement_client, nova_client, consumers, instance_hints,
-          network_client, image_client):
+          network_client):
     return refresh.consumer_snapshot(placement_client, nova_client,
                                      consumers, instance_hints,
-                                     network_client=network_client,
-                                     image_client=image_client)
+                                     network_client=network_client)
 
 
 def preview(placement_client, nova_client, selections,
             min_age=conf.MIN_AGE.default, instance_hints=(),
-            network_client=None, image_client=None):
+            network_client=None):
     """Plans for ``selections`` from a fresh read, with per-row errors.
 
     ``instance_hints``: servers whose migrations to read as well, from the
@@ -165,7 +164,7 @@ def preview(placement_client, nova_client, selections,
     """
     snapshot = _read(placement_client, nova_client,
                      [s.consumer for s in selections], instance_hints,
-                     network_client, image_client)
+                     network_client)
     return _plan_rows(snapshot, selections, min_age)
 
 
@@ -188,7 +187,7 @@ def _differs(fresh, confirmed, names):
 
 def apply(placement_client, nova_client, journal, confirmed,
           min_age=conf.MIN_AGE.default, instance_hints=(),
-          network_client=None, image_client=None):
+          network_client=None):
     """Re-read, re-plan and write each confirmed plan; an outcome per row.
 
     A row is written only if its fresh plan is the confirmed one.  If the
@@ -198,7 +197,7 @@ def apply(placement_client, nova_client, journal, confirmed,
     selections = [selection_of(p) for p in confirmed]
     snapshot = _read(placement_client, nova_client,
                      [s.consumer for s in selections], instance_hints,
-                     network_client, image_client)
+                     network_client)
     rows = _plan_rows(snapshot, selections, min_age)
     names = {uuid: p.name for uuid, p in snapshot.providers.items()}
     outcomes = []

@@ -134,7 +134,7 @@ def preview_restore(placement_client, entries, restorable,
 
 
 def restore_notes(placement_client, nova_client, entries,
-                  network_client=None, image_client=None):
+                  network_client=None):
     """``({entry id: notes}, {consumer: server name})``: the notes
     (:func:`audit.restore.notes`) of the consumer entries and the names
     of their servers, from a fresh read of Nova and Placement."""
@@ -145,7 +145,7 @@ def restore_notes(placement_client, nova_client, entries,
         snapshot = refresh.consumer_snapshot(
             placement_client, nova_client, [e.consumer for e in consumers],
             providers={p for e in consumers for p in e.before},
-            network_client=network_client, image_client=image_client)
+            network_client=network_client)
     except ks_exc.ClientException as exc:
         unknown = (restore_rules.unreadable(str(exc)),)
         return {e.id: unknown for e in consumers}, {}

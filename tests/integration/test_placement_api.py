@@ -255,7 +255,8 @@ def test_ownership_reads_and_the_delete_refusal(placement, build):
     with pytest.raises(ks_exc.BadRequest):
         api.provider_list(placement, required='CUSTOM_NEVER_MADE')
     with mock.patch.object(nova, 'hypervisor_list', return_value=[]), \
-            mock.patch.object(nova, 'service_list', return_value=[]):
+            mock.patch.object(nova, 'service_list', return_value=[]), \
+            mock.patch.object(nova, 'hypervisor_get', return_value=None):
         (refused,) = provider_writes.preview_provider_delete(placement, None,
                                                              [segment])
         (accepted,) = provider_writes.preview_provider_delete(placement, None,
@@ -263,3 +264,19 @@ def test_ownership_reads_and_the_delete_refusal(placement, build):
     assert refused.plan is None
     assert "is not Nova's (likely neutron's)" in str(refused.error)
     assert accepted.plan is not None and not accepted.error
+    # Nova not answering for the node alone, or listing a compute service
+    # of its name (a host not mapped to a cell), proves nothing gone.
+    for answers, said in (
+            (dict(side_effect=ks_exc.InternalServerError()),
+             'it may still be alive'),
+            (dict(return_value=None), 'cell_v2 discover_hosts')):
+        services = [{'host': api.provider_record(placement, node)['name'],
+                     'state': 'up', 'status': 'enabled'}] \
+            if 'discover' in said else []
+        with mock.patch.object(nova, 'hypervisor_list', return_value=[]), \
+                mock.patch.object(nova, 'service_list',
+                                  return_value=services), \
+                mock.patch.object(nova, 'hypervisor_get', **answers):
+            (kept,) = provider_writes.preview_provider_delete(placement,
+                                                              None, [node])
+        assert kept.plan is None and said in str(kept.error), kept.error

@@ -61,6 +61,10 @@ class Cloud:
         self.candidates = {}
         """``{server: ({group: provider}, ...)}``: Placement's allocation
         candidates for the groups its ports place nowhere in its tree."""
+        self.unanswered = set()
+        """Root providers Nova did not answer for alone (``GET
+        /os-hypervisors/{uuid}`` failed): every other root it has no
+        compute node for, it answers 404 for."""
         for host in hosts:
             self.host(host)
 
@@ -70,6 +74,23 @@ class Cloud:
         self.hypervisors[rp] = m.Hypervisor(rp, name, host=name, state=state)
         self.services[name] = m.Service(name, state, forced_down=forced_down)
         self.classes[rp] = COMPUTE
+        return rp
+
+    def gone(self, name):
+        """A compute host Nova deleted, its service and compute node with
+        it, whose provider stayed (Nova swallows ``ResourceProviderInUse``
+        on a service delete): Nova answers 404 for its node."""
+        rp = self.host(name)
+        del self.hypervisors[rp]
+        del self.services[name]
+        return rp
+
+    def unmapped(self, name):
+        """A compute host not mapped to a cell yet: its service and its
+        provider are there, Nova lists no compute node for it and answers
+        404 for it alone."""
+        rp = self.host(name)
+        del self.hypervisors[rp]
         return rp
 
     def foreign(self, name, classes):
@@ -182,7 +203,13 @@ class Cloud:
             ports=None if self.ports is None else dict(self.ports),
             neutron=self.neutron, port_candidates=dict(self.candidates),
             inventories=None if self.inventories is None else
-            dict(self.inventories))
+            dict(self.inventories),
+            nodes_gone=frozenset() if any(
+                s.status == m.DOWN_CELL_STATUS
+                for s in self.services.values()) else frozenset(
+                u for u, p in self.providers.items()
+                if u == p.root_uuid and u not in self.hypervisors and
+                u not in self.unanswered))
 
 
 class Placement:

@@ -166,7 +166,8 @@ def test_neutron_listing_goes_on_past_a_port_deleted_meanwhile(
         requests_mock, NEUTRON + '/v2.0/ports', 'ports',
         ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'], 'p2',
         (404, {'NeutronError': {'type': 'PortNotFound'}}),
-        resource_request={'resources': {'NET_BW_EGR_KILOBIT_PER_SEC': 1}})
+        resource_request={'resources': {'NET_BW_EGR_KILOBIT_PER_SEC': 1}},
+        **{'binding:host_id': 'host1', 'binding:profile': {}})
     with mock.patch.object(neutron, 'minimum_policies',
                            return_value={'qos'}):
         ports = neutron.resource_ports(network_client())
@@ -247,12 +248,12 @@ def test_whether_nova_knew_a_consumer(requests_mock, status, known):
 
 
 @pytest.mark.parametrize('status,shown', [
-    (200, True), (404, False), (500, False)])
+    (200, True), (404, False), (500, None)])
 def test_one_compute_node_is_asked_for_by_its_uuid(requests_mock, status,
                                                    shown):
     """Nova shows a compute node from the first cell that has it, even
-    while another cell is down; a 500 (the down cell in the way) or a 404
-    shows nothing."""
+    while another cell is down; a 404 says it has none; a 500 (the down
+    cell in the way) says nothing: its error stands."""
     node = '5f6bb6f5-0000-4000-8000-000000000001'
     body = ({'hypervisor': {
         'id': node, 'hypervisor_hostname': node, 'state': 'up',
@@ -260,6 +261,10 @@ def test_one_compute_node_is_asked_for_by_its_uuid(requests_mock, status,
         if status == 200 else {'error': {'message': 'no', 'code': status}})
     requests_mock.get(NOVA + '/os-hypervisors/' + node, status_code=status,
                       json=body)
+    if shown is None:
+        with pytest.raises(ks_exc.InternalServerError):
+            nova.hypervisor_get(nova_adapter(), node)
+        return
     got = nova.hypervisor_get(nova_adapter(), node)
     assert (got['service']['host'] if shown else got) == (
         'ironic-1' if shown else None)
@@ -411,3 +416,36 @@ def test_a_refused_nova_read_is_sent_again(requests_mock, slept):
         {'json': {'servers': [{'id': 'a'}]}}])
     assert [s['id'] for s in nova.server_list(nova_adapter())] == ['a']
     assert slept == [client.READ_RETRY_DELAYS[0]]
+
+
+def test_a_server_is_read_with_the_image_nova_booted_it_from(requests_mock):
+    """``GET /servers/{id}`` at 2.98 shows ``image.properties``; a Nova
+    older than 2.98 refuses the microversion (406): the read falls back
+    to the listing's microversion, once per client, and shows none."""
+    vm = '5f6bb6f5-0000-4000-8000-0000000000aa'
+    shown = {'server': {'id': vm, 'image': {
+        'id': 'img', 'properties': {'hw_cpu_policy': 'dedicated'}}}}
+
+    def answer(request, context):
+        version = request.headers['OpenStack-API-Version']
+        if version == 'compute 2.98' and old:
+            context.status_code = 406
+            return {'computeFault': {'message': 'Version 2.98 is not '
+                                     'supported by the API.'}}
+        return shown
+    old = False
+    requests_mock.get(NOVA + '/servers/' + vm, json=answer)
+    assert nova.server_get(nova_adapter(), vm)['image']['properties'] == {
+        'hw_cpu_policy': 'dedicated'}
+    assert requests_mock.last_request.headers[
+        'X-OpenStack-Nova-API-Version'] == '2.98'
+    old = True
+    adapter = nova_adapter()
+    for _ in range(2):
+        nova.server_get(adapter, vm)
+    assert [r.headers['OpenStack-API-Version']
+            for r in requests_mock.request_history[1:]] == [
+        'compute 2.98', 'compute 2.69', 'compute 2.69']
+    requests_mock.get(NOVA + '/servers/' + vm, status_code=404,
+                      json={'itemNotFound': {'message': 'gone'}})
+    assert nova.server_get(adapter, vm) is None

@@ -275,8 +275,7 @@ def test_sharing_and_nested_providers_are_legitimate():
 
 def test_orphaned_provider_without_compute_node():
     cloud = Cloud()
-    dead = cloud.host('dead')
-    del cloud.hypervisors[dead]
+    dead = cloud.gone('dead')
     _, report = verdicts(cloud)
     assert report.provider(dead).orphaned_provider
     assert report.provider(dead).service_state == 'no compute node'
@@ -539,7 +538,7 @@ def test_a_node_nova_confirms_one_by_one_is_judged_while_a_cell_is_down():
     snapshot.hypervisors_listed = False
     assert classify.Auditor(snapshot, min_age=600).finding(
         ghost, node).verdict == m.PROTECTED
-    assert topology.unconfirmed_held_roots(snapshot) == [node]
+    assert topology.unlisted_roots(snapshot) == [node]
 
     snapshot.hypervisors[node] = m.Hypervisor(node, node, host='ironic-1')
     report = classify.audit(snapshot, min_age=600)
@@ -547,7 +546,7 @@ def test_a_node_nova_confirms_one_by_one_is_judged_while_a_cell_is_down():
     finding = classify.Auditor(snapshot, min_age=600).finding(ghost, node)
     assert (finding.verdict, finding.action) == (m.DELETED_INSTANCE,
                                                  m.DELETE)
-    assert topology.unconfirmed_held_roots(snapshot) == []
+    assert topology.unlisted_roots(snapshot) == []
 
 
 def test_full_listing_still_finds_orphaned_providers():

@@ -242,7 +242,7 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     snapshot = cloud.snapshot()
 
     def preview(placement, nova, name, min_age=0, whole_service=False,
-                network_client=None, image_client=None):
+                network_client=None):
         return decommission.plan(snapshot, name, min_age, whole_service)
 
     with mock.patch.object(decommission_writes, 'preview',
@@ -283,7 +283,7 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
     snapshot = cloud.snapshot()
 
     def preview(placement, nova, name, min_age=0, whole_service=False,
-                network_client=None, image_client=None):
+                network_client=None):
         return decommission.plan(snapshot, name, min_age, whole_service)
 
     with mock.patch.object(decommission_writes, 'preview',

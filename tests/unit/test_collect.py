@@ -22,7 +22,6 @@ from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
 
-from orphan_dashboard.api import glance
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
@@ -536,6 +535,7 @@ def test_a_down_cells_sweep_asks_nova_what_the_healthy_cells_hold():
                               'consumer_generation': 1,
                               'project_id': 'p', 'user_id': 'u',
                               'last_modified': cloud.LONG_AGO}),
+        mock.patch.object(nova, 'server_get', return_value=None),
         mock.patch.object(nova, 'hypervisor_get',
                           side_effect=lambda c, u: shown.get(u)),
         mock.patch.object(nova, 'instance_known', return_value=True)]
@@ -680,115 +680,149 @@ def test_a_400_for_a_trait_placement_knows_is_asked_again():
     assert answers == []
 
 
-def _image_reads(answers):
-    """``glance.image_get`` answering ``answers`` (``{image: body or
-    exception}``), and the images it was asked for."""
+def _boot_image_reads(answers):
+    """``nova.server_get`` answering ``answers`` (``{server: the image's
+    properties, an exception, or None for a 404}``) as Nova at 2.98 does,
+    and the servers it was asked for."""
     asked = []
 
-    def image_get(client, image_id):
-        asked.append(image_id)
-        answer = answers[image_id]
+    def server_get(client, uuid):
+        asked.append(uuid)
+        answer = answers[uuid]
         if isinstance(answer, Exception):
             raise answer
-        return answer
+        if answer is None:
+            return None
+        return {'id': uuid, 'image': {'id': 'img', 'properties': answer}}
 
-    return asked, mock.patch.object(glance, 'image_get', image_get)
+    return asked, mock.patch.object(nova, 'server_get', server_get)
 
 
-def test_each_image_is_read_once_and_an_unreadable_one_says_why():
+def test_a_boot_image_is_read_from_nova_and_an_unread_one_says_why():
+    """What Nova copied at boot, one server at a time: an image's other
+    properties are left out, an unreadable one is unknown with its
+    cause, a server booted from a volume is not asked."""
     c = cloud.Cloud()
-    answers = {
-        'pinned': {'id': 'pinned', 'hw_cpu_policy': 'dedicated',
-                   'os_distro': 'ubuntu'},
-        'deleted': None,
-        'private': ks_exc.Forbidden(),
-        'slow': ks_exc.ConnectTimeout(),
-    }
-    for name, image in [('a', 'pinned'), ('b', 'pinned'), ('c', 'deleted'),
-                        ('d', 'private'), ('e', 'slow'), ('bfv', '')]:
-        c.server(name, 'host1', image=image)
-    asked, patch = _image_reads(answers)
-    with patch:
-        servers = collect.read_images('glance', c.snapshot().servers, 2)
-    assert sorted(asked) == ['deleted', 'pinned', 'private', 'slow']
-    by_name = {s.name: s for s in servers.values()}
-    assert by_name['a'].image_properties == {'hw_cpu_policy': 'dedicated'}
-    assert by_name['b'].image_properties == by_name['a'].image_properties
-    assert {n: (by_name[n].image_properties, by_name[n].image_fault)
-            for n in ('c', 'd', 'e', 'bfv')} == {
-        'c': (None, m.IMAGE_GONE), 'd': (None, m.IMAGE_FORBIDDEN),
-        'e': (None, m.IMAGE_DOWN), 'bfv': (None, None)}
-    assert not by_name['bfv'].image_unknown
+    for name in ('pinned', 'plain', 'deleted', 'private', 'slow', 'old'):
+        c.server(name, 'host1', image='img', image_fault=m.IMAGE_UNSHOWN)
+    snapshot = c.snapshot()
+    uid = cloud.uid
+    too_old = {'id': uid('old'), 'image': {'id': 'img'}}
+    answers = {uid('pinned'): {'hw_cpu_policy': 'dedicated',
+                               'os_distro': 'ubuntu'},
+               uid('plain'): {}, uid('deleted'): None,
+               uid('private'): ks_exc.Forbidden(),
+               uid('slow'): ks_exc.ConnectTimeout()}
+    asked, patch = _boot_image_reads(answers)
+    with patch, mock.patch.object(nova, 'server_get', side_effect=lambda c,
+                                  u: too_old if u == uid('old') else
+                                  patch.new(c, u)):
+        collect.read_boot_images('nova', snapshot, set(answers) | {
+            uid('old')}, 2)
+    assert sorted(asked) == sorted(answers)
+    shown = {s.name: (s.image_properties, s.image_fault)
+             for s in snapshot.servers.values()}
+    assert shown == {
+        'pinned': ({'hw_cpu_policy': 'dedicated'}, None),
+        'plain': ({}, None), 'deleted': (None, m.IMAGE_GONE),
+        'private': (None, m.IMAGE_FORBIDDEN), 'slow': (None, m.IMAGE_DOWN),
+        'old': (None, m.IMAGE_UNSHOWN)}
 
 
-def test_no_image_service_reads_nothing_and_says_so():
+def test_a_listing_never_shows_a_boot_image():
+    """Nova's listing (2.69) has no ``image.properties``: unknown, not
+    none; a server booted from a volume has no image to know."""
+    from orphan_dashboard.audit import parse
+    listed = parse.server({'id': 's', 'image': {'id': 'img'}})
+    shown = parse.server({'id': 's', 'image': {'id': 'img', 'properties': {
+        'hw_mem_encryption': 'true', 'hw_disk_bus': 'scsi'}}})
+    volume = parse.server({'id': 's', 'image': ''})
+    assert (listed.image_properties, listed.image_fault,
+            listed.image_unknown) == (None, m.IMAGE_UNSHOWN, True)
+    assert (shown.image_properties, shown.image_fault) == (
+        {'hw_mem_encryption': 'true', 'hw_disk_bus': 'scsi'}, None)
+    assert (volume.image_ref, volume.image_fault, volume.image_unknown) == (
+        None, None, False)
+
+
+def _pinned_cloud():
+    """``pinned`` holds PCPU where its flavor says VCPU (its image pinned
+    it at boot), ``fat`` holds more memory than its flavor, ``fine`` what
+    it needs; ``waiting`` holds nothing on its node."""
     c = cloud.Cloud()
-    vm = c.server('vm', 'host1', image='pinned')
-    asked, patch = _image_reads({'pinned': ks_exc.EndpointNotFound()})
-    with patch:
-        without = collect.read_images(None, c.snapshot().servers)
-        absent = collect.read_images('glance', c.snapshot().servers)
-    assert asked == ['pinned']
-    assert without[vm].image_fault == absent[vm].image_fault == \
-        m.IMAGE_ABSENT
+    host1 = cloud.uid('host1')
+    for name, held in (('pinned', {'PCPU': 1, 'MEMORY_MB': 512,
+                                   'DISK_GB': 1}),
+                       ('fat', {'VCPU': 1, 'MEMORY_MB': 4096, 'DISK_GB': 1}),
+                       ('fine', {'VCPU': 1, 'MEMORY_MB': 512,
+                                 'DISK_GB': 1})):
+        c.allocate(c.server(name, 'host1', image_fault=m.IMAGE_UNSHOWN),
+                   host1, held)
+    c.server('waiting', 'host1', image_fault=m.IMAGE_UNSHOWN)
+    return c
 
 
-def test_a_server_whose_image_reads_the_same_stays_the_same_object():
-    """A refresh asks again about the images it could not read; where
-    the answer is the same, the server is the last sweep's own (a refresh
-    judges again only the servers that changed), else a new one."""
-    c = cloud.Cloud()
-    vm = c.server('vm', 'host1', image='pinned', image_fault=m.IMAGE_ABSENT)
-    servers = c.snapshot().servers
-    assert collect.read_images(None, servers)[vm] is servers[vm]
-    asked, patch = _image_reads({'pinned': {'id': 'pinned',
-                                            'hw_cpu_policy': 'dedicated'}})
-    with patch:
-        read = collect.read_images('glance', servers)[vm]
-    assert read is not servers[vm]
-    assert (read.image_properties, read.image_fault) == (
-        {'hw_cpu_policy': 'dedicated'}, None)
+def test_a_sweep_reads_the_boot_image_only_of_the_servers_it_suspects():
+    """Only where a verdict may rest on what the image made Nova allocate
+    (never a server whose allocation its flavor explains): the pinned
+    server is then right, the others' verdicts stand on Nova's word."""
+    fake = Cloud(_pinned_cloud().snapshot())
+    uid = cloud.uid
+    asked, patch = _boot_image_reads({
+        uid('pinned'): {'hw_cpu_policy': 'dedicated'},
+        uid('fat'): {}, uid('waiting'): {}})
+    with fake.serving(), patch:
+        snapshot = collect.full_snapshot(None, 'nova')
+    assert sorted(asked) == sorted([uid('pinned'), uid('fat'),
+                                    uid('waiting')])
+    verdicts = {f.consumer: f.verdict
+                for f in classify.audit(snapshot, min_age=0).findings}
+    assert verdicts == {uid('pinned'): m.OK, uid('fat'): m.WRONG_AMOUNT,
+                        uid('fine'): m.OK, uid('waiting'): m.MISSING}
 
 
-def test_a_refresh_reads_only_the_images_it_does_not_know():
-    c = cloud.Cloud()
-    known = c.server('known', 'host1', image='old',
-                     image_properties={'hw_cpu_policy': 'dedicated'})
-    c.server('unread', 'host1', image='flaky', image_fault=m.IMAGE_DOWN)
-    c.server('deleted', 'host1', image='gone', image_fault=m.IMAGE_GONE)
+def test_an_image_edited_after_boot_never_rewrites_a_pinned_server():
+    """Glance may now show the image without ``hw_cpu_policy``: Nova's
+    copy says it pinned the CPUs, so nothing is wrong; where Nova cannot
+    show it, the PCPU is protected, never rewritten as VCPU."""
+    uid = cloud.uid
+    for answer, verdict in (({'hw_cpu_policy': 'dedicated'}, m.OK),
+                            (ks_exc.ServiceUnavailable(), m.PROTECTED)):
+        fake = Cloud(_pinned_cloud().snapshot())
+        _asked, patch = _boot_image_reads({
+            uid('pinned'): answer, uid('fat'): {}, uid('waiting'): {}})
+        with fake.serving(), patch:
+            snapshot = collect.full_snapshot(None, 'nova')
+        (finding,) = classify.Auditor(snapshot, min_age=0).consumer_findings(
+            uid('pinned'))
+        assert (finding.verdict, finding.actions) == (verdict, ()), finding
+
+
+def test_a_refresh_reads_the_boot_image_of_changed_suspects_only():
+    """A server listed again (changed since) is read again where it is
+    suspect; one unchanged keeps what Nova showed of it, and one whose
+    read Nova did not answer is asked again."""
+    c = _pinned_cloud()
+    uid = cloud.uid
+    known = dataclasses.replace(c.servers[uid('pinned')],
+                                image_properties={'hw_cpu_policy':
+                                                  'dedicated'},
+                                image_fault=None)
+    c.servers[known.uuid] = known
+    c.servers[uid('fat')] = dataclasses.replace(
+        c.servers[uid('fat')], image_fault=m.IMAGE_DOWN)
     old = c.snapshot()
-    changed = c.server('changed', 'host1', image='old')
-    new = c.server('new', 'host2', image='fresh')
-    bodies = {s: {'id': s, 'name': s, 'status': 'ACTIVE',
-                  'OS-EXT-SRV-ATTR:host': 'host1',
-                  'OS-EXT-SRV-ATTR:hypervisor_hostname': 'host1',
-                  'image': {'id': image}, 'flavor': {
-                      'vcpus': 1, 'ram': 512, 'disk': 1,
-                      'extra_specs': {}}}
-              for s, image in ((changed, 'old'), (new, 'fresh'))}
-    asked, patch = _image_reads({'fresh': {'hw_mem_encryption': 'true'},
-                                 'flaky': {}})
-    with patch, mock.patch.object(
-            nova, 'server_list', return_value=list(bodies.values())), \
-            mock.patch.object(nova, 'migration_list', return_value=[]), \
-            mock.patch.object(collect, 'read_topology', return_value=dict(
-                providers=old.providers, hypervisors=old.hypervisors,
-                services=old.services,
-                sharing_providers=old.sharing_providers)), \
-            mock.patch.object(placement, 'consumer_allocations',
-                              return_value={'allocations': {}}), \
-            mock.patch.object(placement, 'incomplete_usages',
-                              return_value=False):
-        snapshot = refresh.refresh_snapshot('placement', 'nova', old,
-                                            image_client='glance')
-    assert sorted(asked) == ['flaky', 'fresh']
-    servers = snapshot.servers
-    assert servers[known] is old.servers[known]
-    assert servers[changed].image_properties == {'hw_cpu_policy':
-                                                 'dedicated'}
-    assert servers[new].image_properties == {'hw_mem_encryption': 'true'}
-    assert servers[cloud.uid('unread')].image_properties == {}
-    assert servers[cloud.uid('deleted')].image_fault == m.IMAGE_GONE
+    fake = Cloud(old)
+    renamed = dict(next(b for b in fake.servers if b['id'] == uid('fine')),
+                   name='renamed')
+    fake.server_list = lambda client, on_page=None, **filters: (
+        on_page([renamed]) if on_page else None) or [renamed]
+    asked, patch = _boot_image_reads({uid('fat'): {}})
+    with fake.serving(), patch:
+        fresh = refresh.refresh_snapshot(None, 'nova', old)
+    assert asked == [uid('fat')]
+    assert fresh.servers[uid('pinned')] is known
+    assert fresh.servers[uid('fat')].image_fault is None
 
 
 def test_a_sweep_keeps_a_connection_for_each_request_in_flight():

@@ -173,6 +173,7 @@ def test_a_gone_nodes_own_children_go_with_its_tree():
     server: the tree is Nova's to delete, no child a stranger."""
     cloud = Cloud()
     del cloud.hypervisors[H1]
+    del cloud.services['host1']
     gone = uid('gone')
     cloud.known.add(gone)
     for kind in sorted(DEVICES):

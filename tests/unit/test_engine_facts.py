@@ -66,8 +66,7 @@ def test_a_dead_host_is_read_from_the_fields_not_the_words():
     disabled = cloud.host('disabled', 'down')
     cloud.services['disabled'] = dataclasses.replace(
         cloud.services['disabled'], status='disabled')
-    gone = cloud.host('gone')
-    del cloud.hypervisors[gone]
+    gone = cloud.gone('gone')
     cloud.tag(gone)
     assert [_report(cloud, rp).dead for rp in (
         up, down, forced, disabled, gone)] == [False, True, True, True, True]

@@ -345,7 +345,7 @@ def test_a_read_image_that_pins_nothing_lets_the_pcpu_be_rewritten():
     ({}, {'VCPU': 2, 'MEM_ENCRYPTION_CONTEXT': 1}),     # encrypted
     (ISOLATE, {'PCPU': 3, 'MEM_ENCRYPTION_CONTEXT': 1}),  # both
 ])
-@pytest.mark.parametrize('fault', [m.IMAGE_GONE, m.IMAGE_ABSENT,
+@pytest.mark.parametrize('fault', [m.IMAGE_GONE, m.IMAGE_UNSHOWN,
                                    m.IMAGE_FORBIDDEN, m.IMAGE_DOWN, None])
 def test_what_an_unread_image_could_explain_is_never_rewritten(specs, held,
                                                                fault):
@@ -387,7 +387,7 @@ def test_an_unread_image_of_a_moved_server_keeps_its_pcpu_from_a_rewrite():
     {'VCPU': 2, 'MEM_ENCRYPTION_CONTEXT': 2, **HELD},
 ])
 def test_what_no_image_explains_is_repaired_though_the_image_is_unread(held):
-    cloud, vm = _pinned(held=held, image_fault=m.IMAGE_ABSENT)
+    cloud, vm = _pinned(held=held, image_fault=m.IMAGE_UNSHOWN)
     auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     finding = auditor.finding(vm, H1)
     assert (finding.verdict, finding.actions) == (m.WRONG_AMOUNT,

@@ -200,7 +200,8 @@ def test_a_repeated_page_is_an_error_not_a_short_listing(requests_mock):
     requests_mock.get(NEUTRON + '/v2.0/qos/policies', json={'policies': [
         {'id': minimum, 'rules': [{'type': 'minimum_bandwidth'}]}]})
     requests_mock.get(NEUTRON + '/v2.0/ports', json={
-        'ports': [{'id': 'a', 'resource_request': None}],
+        'ports': [{'id': 'a', 'resource_request': None,
+                   'binding:host_id': '', 'binding:profile': {}}],
         'ports_links': [{'rel': 'next', 'href': 'ignored'}]})
     with pytest.raises(paging.PagingError):
         neutron.resource_ports(network_client())

@@ -72,8 +72,7 @@ def test_the_audit_reads_now_and_closes_its_progress():
             min_age=0, concurrency=3), progress)
     validate.assert_called_once_with(CLIENTS)
     assert read.call_args.kwargs == {'concurrency': 3, 'progress': progress,
-                                     'network_client': None,
-                                     'image_client': None}
+                                     'network_client': None}
     progress.close.assert_called_once_with()
     assert {p.provider.name for p in found.providers} == {
         'host1', 'host2', 'host3'}
@@ -163,7 +162,7 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
                                            ['vm'])
     apply.assert_called_once_with('placement', 'nova', 'journal', ['plan'],
                                   min_age=60, instance_hints=['vm'],
-                                  network_client=None, image_client=None)
+                                  network_client=None)
     assert outcomes == [done, repair.Outcome(refused.selection,
                                              repair.SKIPPED, 'gone')]
 
@@ -308,15 +307,13 @@ def test_the_bar_is_filled_to_what_its_text_says():
 
 def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
     """Its trims rebuild a QoS server's NIC share and rebind its ports
-    like any repair's, and judge its servers' needs with their images:
-    Neutron and Glance are handed on in the preview and at submit."""
-    clients = client.Clients('placement', 'nova', None, 'network', 'image')
+    like any repair's: Neutron is handed on in the preview and at
+    submit."""
+    clients = client.Clients('placement', 'nova', None, 'network')
     with mock.patch.object(decommission_writes, 'preview') as preview:
         decommission.preview(clients, 'host1', conf.RunSettings(min_age=0))
     assert preview.call_args.kwargs['network_client'] == 'network'
-    assert preview.call_args.kwargs['image_client'] == 'image'
     with mock.patch.object(decommission_writes, 'apply') as apply:
         decommission.apply(clients, 'journal', 'host1', [], (),
                            conf.RunSettings(min_age=0))
     assert apply.call_args.kwargs['network_client'] == 'network'
-    assert apply.call_args.kwargs['image_client'] == 'image'

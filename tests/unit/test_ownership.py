@@ -32,9 +32,7 @@ def foreign_cloud():
     segment provider and Blazar's reservation provider, none with a
     compute node."""
     cloud = Cloud()
-    gone = cloud.host('gone')
-    del cloud.hypervisors[gone]
-    del cloud.services['gone']
+    gone = cloud.gone('gone')
     segment = cloud.foreign(SEGMENT, ['IPV4_ADDRESS'])
     blazar = cloud.foreign('blazar_host9', ['CUSTOM_RESERVATION_ABC'])
     stranger = cloud.foreign('someones-thing', [])
@@ -113,14 +111,16 @@ def test_the_rule_for_novas_that_tag_nothing():
 
 def test_a_report_without_ownership_facts_keeps_its_shape():
     """A snapshot pickled before ownership was read (no inventories):
-    a compute service's name still proves a root Nova's."""
+    a compute service's name still proves a root Nova's, and keeps it
+    from being deleted: that host is not mapped to a cell, not gone."""
     cloud = Cloud()
-    dead = cloud.host('dead')
-    del cloud.hypervisors[dead]
+    dead = cloud.unmapped('dead')
     snapshot = cloud.snapshot()
     snapshot.inventory_classes = None
     report = classify.audit(snapshot, min_age=600)
-    assert report.provider(dead).orphaned_provider
+    assert report.provider(dead).owner == 'nova'
+    assert report.provider(dead).unmapped
+    assert not report.provider(dead).orphaned_provider
     owner = assembly.ProviderReport.__dataclass_fields__['owner']
     assert owner.default is None
 
@@ -351,8 +351,7 @@ def test_a_compute_node_without_novas_trait_is_novas_in_a_mixed_cloud():
     cloud.tag(host1)
     tagged = cloud.device('host1', tagged=True)
     untagged = cloud.device('host2')
-    gone = cloud.host('gone')
-    del cloud.hypervisors[gone]
+    gone = cloud.gone('gone')
     snapshot = cloud.snapshot()
     report = classify.audit(snapshot, min_age=600)
     assert (report.provider(host2).owner,

@@ -481,8 +481,10 @@ def test_ports_are_listed_with_their_few_fields_and_kept_with_a_request():
         {'policies': [{'id': 'q', 'rules': [{'type': 'minimum_bandwidth'}]}]},
         {'ports': [
             {'id': 'p1', 'device_id': 'vm', 'binding:profile': {},
+             'binding:host_id': 'host1',
              'resource_request': {'resources': {BW: 1}}},
-            {'id': 'p2', 'device_id': 'vm', 'resource_request': None}]}])
+            {'id': 'p2', 'device_id': 'vm', 'resource_request': None,
+             'binding:profile': {}, 'binding:host_id': ''}]}])
     read = collect.read_ports(network)
     assert list(read['ports']) == ['p1']
     path, params = network.asked[1]

@@ -57,6 +57,8 @@ def placement_of(uuid):
         mock.patch.object(placement, 'provider_list', return_value=[{
             'uuid': uuid, 'name': SEGMENT, 'generation': 2,
             'root_provider_uuid': uuid, 'parent_provider_uuid': None}]),
+        mock.patch.object(placement, 'sharing_provider_uuids',
+                          return_value=set()),
         mock.patch.object(placement, 'provider_record',
                           return_value=record(uuid)),
         mock.patch.object(placement, 'provider_allocations',
@@ -282,3 +284,102 @@ class OwnerProofTests(AdminViewTests):
         page = ' '.join(res.content.decode().split())
         self.assertIn('<td title="%s">host1_0000:82:00.0</td> <td>Nova</td> '
                       '<td>its OWNER_* trait</td>' % tagged, page)
+
+
+CEPH = 'ceph-pool'
+
+
+class DeleteJudgedAgainTests(AdminViewTests):
+    """The provider delete judges its target by the audit's own rule on
+    a fresh read, whatever the URL names: a sharing provider holding
+    DISK_GB for its aggregate (Nova-shaped by its inventory), a node Nova
+    did not answer for, a host not mapped to a cell yet are refused with
+    the reason; only a node Nova says is gone is deleted."""
+
+    def serve(self, uuid, name, inventories, sharing=False, shown=None,
+              services=()):
+        record = {'uuid': uuid, 'name': name, 'generation': 2,
+                  'parent_provider_uuid': None, 'root_provider_uuid': uuid,
+                  'inventories': inventories, 'traits': [],
+                  'aggregates': []}
+        patches = [
+            mock.patch.object(placement, 'provider_list', return_value=[{
+                'uuid': uuid, 'name': name, 'generation': 2,
+                'root_provider_uuid': uuid, 'parent_provider_uuid': None}]),
+            mock.patch.object(placement, 'sharing_provider_uuids',
+                              return_value={uuid} if sharing else set()),
+            mock.patch.object(placement, 'owner_traits', return_value=[]),
+            mock.patch.object(placement, 'provider_inventories',
+                              return_value=inventories),
+            mock.patch.object(placement, 'provider_record',
+                              return_value=record),
+            mock.patch.object(placement, 'provider_allocations',
+                              return_value={}),
+            mock.patch.object(placement, 'delete_provider'),
+            mock.patch.object(nova, 'hypervisor_list', return_value=[]),
+            mock.patch.object(nova, 'service_list', return_value=[
+                {'host': h, 'state': 'up', 'status': 'enabled'}
+                for h in services]),
+            mock.patch.object(nova, 'hypervisor_get', **(
+                {'side_effect': shown} if isinstance(shown, Exception)
+                else {'return_value': shown})),
+        ]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+        self.mock_report.return_value = classify.audit(Cloud().snapshot(),
+                                                       min_age=600)
+        return record
+
+    def refused(self, uuid, record, reason):
+        res = self.client.get(DELETE_PROVIDER, {'provider': uuid})
+        self.assertContains(res, reason)
+        self.assertNotContains(res, 'value="Delete"')
+        plan = repair.ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
+                                   2, record)
+        with mock.patch.object(service, 'preview_provider_delete',
+                               return_value=[repair.Row(repair.Selection(
+                                   '', uuid, m.DELETE_PROVIDER),
+                                   plan=plan)]):
+            signed = signed_rows(self.client.get(DELETE_PROVIDER,
+                                                 {'provider': uuid}))
+        self.client.post(DELETE_PROVIDER, {'rows': signed})
+        placement.delete_provider.assert_not_called()
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_a_sharing_provider_typed_into_the_url_is_refused(self):
+        from tests.unit.cloud import uid
+        ceph = uid(CEPH)
+        record = self.serve(ceph, CEPH, {'DISK_GB': {'total': 10000}},
+                            sharing=True)
+        self.refused(ceph, record, 'is a sharing provider of its aggregate')
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_a_node_nova_did_not_answer_for_is_refused(self):
+        from keystoneauth1 import exceptions as ks_exc
+
+        from tests.unit.cloud import uid
+        node = uid('quiet')
+        record = self.serve(node, 'quiet', {'VCPU': {'total': 8}},
+                            shown=ks_exc.InternalServerError())
+        self.refused(node, record, 'it may still be alive')
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_a_host_not_mapped_to_a_cell_is_refused(self):
+        from tests.unit.cloud import uid
+        node = uid('new-host')
+        record = self.serve(node, 'new-host', {'VCPU': {'total': 8}},
+                            services=['new-host'])
+        self.refused(node, record, 'cell_v2 discover_hosts')
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_a_node_nova_says_is_gone_is_deleted(self):
+        from tests.unit.cloud import uid
+        node = uid('dead')
+        self.serve(node, 'dead', {'VCPU': {'total': 8}})
+        res = self.client.get(DELETE_PROVIDER, {'provider': node})
+        self.assertContains(res, 'value="Delete"')
+        journal = mock.MagicMock()
+        with mock.patch.object(service, '_journal', return_value=journal):
+            self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
+        placement.delete_provider.assert_called_once_with(mock.ANY, node)

@@ -156,6 +156,8 @@ SERVICE_STATES = {
     'no compute node': _('No compute node'),
     'cell down': _('Cell down'),
     'not a compute node': _('Not a compute node'),
+    'not mapped to a cell': _('Not mapped to a cell'),
+    'unconfirmed': _('Not confirmed by Nova'),
     'unknown': _('Unknown'),
 }
 DISABLED_SUFFIX = ' (disabled)'

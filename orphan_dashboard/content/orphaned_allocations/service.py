@@ -424,6 +424,7 @@ format_resources = reasons.format_resources
 format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
 neutron_unread = reasons.neutron_unread
+hidden_by_policy = reasons.hidden_by_policy
 plan_commands = repairs.commands
 entry_placement_id = history_ops.placement_service_id
 restorable_entry = restore_rules.restorable

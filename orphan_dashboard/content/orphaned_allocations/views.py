@@ -53,9 +53,10 @@ def _report(request, provider_uuid=None):
         return (None, None) if provider_uuid else None
     if report is not None and report.down_cells:
         messages.warning(request, labels.reason(service.down_cells(report)))
-    unread = report is not None and service.neutron_unread(report)
-    if unread:
-        messages.warning(request, labels.reason(unread))
+    for note in (service.neutron_unread, service.hidden_by_policy):
+        said = report is not None and note(report)
+        if said:
+            messages.warning(request, labels.reason(said))
     return (report, provider) if provider_uuid else report
 
 

@@ -1,0 +1,178 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Absence is never proof: what a listing leaves out or a policy hides is
+unknown, and only Nova's answer for one item proves a destructive verdict
+(a node gone, a server deleted)."""
+
+from unittest import mock
+
+from keystoneauth1 import exceptions as ks_exc
+
+from orphan_dashboard.api import neutron
+from orphan_dashboard.api import nova
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.reading import collect
+from tests.unit.cloud import Cloud
+from tests.unit.cloud import uid
+
+H1 = uid('host1')
+
+
+def _judged(cloud):
+    report = classify.audit(cloud.snapshot(), min_age=0)
+    return {(f.consumer, f.provider): f for f in report.findings}, report
+
+
+def test_a_node_nova_did_not_answer_for_is_protected_not_orphaned():
+    """Left out of the listing (a page Nova cut short) and its one-node
+    read failed: it may be alive, whatever it holds is kept."""
+    cloud = Cloud()
+    node = cloud.gone('quiet')
+    cloud.tag(node)
+    cloud.unanswered.add(node)
+    ghost = uid('ghost')
+    cloud.known.add(ghost)
+    cloud.allocate(ghost, node)
+    found, report = _judged(cloud)
+    tree = report.provider(node)
+    assert (tree.service_state, tree.node_gone, tree.orphaned_provider) == (
+        'unconfirmed', False, False)
+    assert tree.not_orphaned().code == 'provider.unproven'
+    finding = found[(ghost, node)]
+    assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
+    assert finding.reason.code == 'protected.unproven_node'
+
+
+def test_a_host_not_mapped_to_a_cell_is_said_and_never_deleted():
+    """Its service is listed, Nova answers 404 for its node: the host is
+    alive, waiting for ``nova-manage cell_v2 discover_hosts``."""
+    cloud = Cloud()
+    node = cloud.unmapped('new-host')
+    cloud.allocate(uid('early'), node)
+    found, report = _judged(cloud)
+    tree = report.provider(node)
+    assert (tree.service_state, tree.unmapped, tree.dead,
+            tree.orphaned_provider, tree.needs_attention) == (
+        'not mapped to a cell', True, False, False, True)
+    assert 'discover_hosts' in str(tree.not_orphaned())
+    finding = found[(uid('early'), node)]
+    assert (finding.verdict, finding.reason.code) == (
+        m.PROTECTED, 'protected.unmapped_node')
+
+
+def test_only_a_node_nova_says_is_gone_is_an_orphaned_provider():
+    cloud = Cloud()
+    node = cloud.gone('dead')
+    cloud.tag(node)
+    _found, report = _judged(cloud)
+    tree = report.provider(node)
+    assert tree.orphaned_provider and tree.not_orphaned() is None
+    assert (tree.service_state, tree.dead) == ('no compute node', True)
+
+
+def test_a_sharing_provider_is_never_an_orphaned_provider():
+    cloud = Cloud()
+    ceph = cloud.sharing_provider('ceph')
+    cloud.tag(ceph)
+    _found, report = _judged(cloud)
+    assert report.provider(ceph).not_orphaned().code == 'provider.sharing'
+
+
+def test_a_host_a_policy_hides_is_unknown_and_its_server_protected():
+    """``os_compute_api:os-extended-server-attributes`` denied: Nova
+    leaves the host and node out; the server lives somewhere, not
+    nowhere."""
+    body = {'id': uid('vm'), 'name': 'vm', 'status': 'ACTIVE',
+            'tenant_id': 'p', 'user_id': 'u', 'image': '',
+            'flavor': {'vcpus': 1, 'ram': 512, 'disk': 1,
+                       'extra_specs': {}, 'original_name': 'small'}}
+    server = parse.server(body)
+    assert (server.host, server.node, server.hidden) == (
+        None, None, (m.EXTENDED_ATTRIBUTES_RULE,))
+    cloud = Cloud()
+    cloud.servers[server.uuid] = server
+    cloud.allocate(server.uuid, H1)
+    found, report = _judged(cloud)
+    finding = found[(server.uuid, H1)]
+    assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
+    assert m.EXTENDED_ATTRIBUTES_RULE in str(finding.reason)
+    assert report.hidden == ((m.EXTENDED_ATTRIBUTES_RULE, 1),)
+    assert m.EXTENDED_ATTRIBUTES_RULE in str(reasons.hidden_by_policy(report))
+    shown = parse.server(dict(body, **{
+        'OS-EXT-SRV-ATTR:host': 'host1',
+        'OS-EXT-SRV-ATTR:hypervisor_hostname': 'host1'}))
+    assert shown.hidden == ()
+
+
+def test_a_resource_request_a_policy_hides_protects_the_port_allocations():
+    """Neutron leaves ``resource_request`` out under its policy: no port
+    seems to request anything, which would call every NIC allocation
+    leaked."""
+    ports = [{'id': 'p', 'name': 'p', 'device_id': 'vm',
+              'binding:host_id': 'host1', 'binding:profile': {},
+              'revision_number': 1}]
+    with mock.patch.object(neutron, 'minimum_policies',
+                           return_value={'q'}), \
+            mock.patch.object(neutron, '_pages', return_value=[ports]):
+        read = collect.read_ports('network')
+    assert read == dict(ports=None, neutron=m.NEUTRON_HIDDEN)
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    nic = cloud.nic('host1')
+    cloud.allocate(vm, H1)
+    cloud.allocate(vm, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+    cloud.ports, cloud.neutron = None, m.NEUTRON_HIDDEN
+    found, _report = _judged(cloud)
+    assert found[(vm, nic)].verdict == m.PROTECTED
+    assert found[(vm, nic)].reason.code == 'protected.neutron_hidden'
+
+
+def test_a_consumer_nova_still_shows_alone_is_a_live_server():
+    """Its instance actions answer (as a deleted server's do), but so
+    does ``GET /servers/{id}``: a listing cut short left it out."""
+    cloud = Cloud()
+    vm = uid('listed-nowhere')
+    cloud.allocate(vm, H1)
+    snapshot = cloud.snapshot()
+    body = {'id': vm, 'name': 'alive', 'status': 'ACTIVE',
+            'OS-EXT-SRV-ATTR:host': 'host1',
+            'OS-EXT-SRV-ATTR:hypervisor_hostname': 'host1',
+            'tenant_id': 'p', 'user_id': 'u',
+            'image': {'id': 'img', 'properties': {}},
+            'flavor': {'vcpus': 1, 'ram': 512, 'disk': 1,
+                       'extra_specs': {}, 'original_name': 'small'}}
+    with mock.patch.object(nova, 'instance_known', return_value=True), \
+            mock.patch.object(nova, 'server_get', return_value=body), \
+            mock.patch('orphan_dashboard.api.placement.consumer_allocations',
+                       return_value={'allocations': {}}):
+        collect.identify(snapshot, None, None, [vm], 2, fresh={vm})
+    assert vm in snapshot.servers and vm not in snapshot.known_instances
+    (finding,) = classify.Auditor(snapshot, min_age=0).consumer_findings(vm)
+    assert finding.verdict == m.OK
+
+
+def test_a_consumer_nova_does_not_show_alone_stays_unresolved():
+    cloud = Cloud()
+    vm = uid('listed-nowhere')
+    cloud.allocate(vm, H1)
+    snapshot = cloud.snapshot()
+    with mock.patch.object(nova, 'instance_known', return_value=True), \
+            mock.patch.object(nova, 'server_get',
+                              side_effect=ks_exc.ServiceUnavailable()):
+        collect.identify(snapshot, None, None, [vm], 2, fresh={vm})
+    assert vm in snapshot.unresolved and vm not in snapshot.known_instances
+    (finding,) = classify.Auditor(snapshot, min_age=0).consumer_findings(vm)
+    assert (finding.verdict, finding.actions) == (m.PROTECTED, ())

@@ -1,0 +1,326 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The rule every write rests on, as a property: what a listing leaves
+out, a policy hides or Nova does not show never adds a write.
+
+Each generated cloud of :mod:`tests.unit.test_property` (with a node Nova
+deleted and a server its image pinned) is read by the real sweep
+(:func:`collect.full_snapshot`) through services that answer from it,
+once truthfully and once with one lie in what they list or show; the
+one-item reads that prove a destructive verdict always tell the truth, as
+Nova's do.  The writes the audit offers under the lie must be among those
+it offers under the truth.
+"""
+
+import contextlib
+import dataclasses
+from unittest import mock
+
+import hypothesis
+from hypothesis import strategies as st
+
+from orphan_dashboard.api import neutron
+from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import report as assembly
+from orphan_dashboard.reading import collect
+from tests.unit.cloud import LONG_AGO
+from tests.unit.cloud import uid
+from tests.unit.test_property import FLAVORS
+from tests.unit.test_property import snapshots
+
+LIES = ('server_unlisted', 'hypervisor_unlisted', 'page_cut', 'host_hidden',
+        'image_unshown', 'resource_request_hidden', 'none')
+"""What a service may leave out: a server or a compute node of its
+listing, the end of a listing (Nova filters a page after cutting it), the
+host a policy hides, the boot image's properties (a Nova before 2.98),
+the ports' ``resource_request`` Neutron's policy hides."""
+HOST_KEYS = ('OS-EXT-SRV-ATTR:host', 'OS-EXT-SRV-ATTR:hypervisor_hostname')
+READ_PORTS = collect.read_ports
+"""The real reading of Neutron's ports, before :class:`Services` stands in
+for it."""
+
+
+@st.composite
+def clouds(draw):
+    """A generated cloud, with a compute node Nova deleted (its provider
+    holding a deleted server's allocation) and a server whose boot image
+    pinned its CPUs, each where drawn."""
+    snapshot = draw(snapshots())
+    hosts = sorted(u for u, h in snapshot.hypervisors.items())
+    if draw(st.booleans()):
+        gone = uid('h-gone')
+        snapshot.providers[gone] = m.Provider(gone, 'h-gone', 1, gone)
+        snapshot.owner_traits = dict(snapshot.owner_traits or {},
+                                     **{gone: frozenset({'OWNER_NOVA'})})
+        snapshot.nodes_gone = snapshot.nodes_gone | {gone}
+        ghost = uid('ghost-on-gone')
+        snapshot.consumers[ghost] = m.Consumer(
+            ghost, 1, {gone: {'VCPU': 1}}, 'p', 'u', LONG_AGO)
+        snapshot.known_instances = snapshot.known_instances | {ghost}
+    if draw(st.booleans()):
+        host = snapshot.hypervisors[draw(st.sampled_from(hosts))]
+        pinned = uid('pinned-by-image')
+        snapshot.servers[pinned] = m.Server(
+            pinned, 'pinned-by-image', 'ACTIVE', host.host, host.hostname,
+            project_id='p', user_id='u', flavor=FLAVORS['small'],
+            created=LONG_AGO.isoformat(), image_ref='pinned-image',
+            image_properties={'hw_cpu_policy': 'dedicated'})
+        snapshot.consumers[pinned] = m.Consumer(
+            pinned, 1, {host.uuid: {'PCPU': 1, 'MEMORY_MB': 512,
+                                    'DISK_GB': 1}}, 'p', 'u', LONG_AGO)
+    return snapshot
+
+
+def _server_body(server, shown):
+    """``server`` as Nova's listing gives it, or as ``GET /servers/{id}``
+    at 2.98 does (``shown``: with its boot image's properties)."""
+    image = ''
+    if server.image_ref:
+        image = {'id': server.image_ref}
+        if shown:
+            image['properties'] = dict(server.image_properties or {})
+    flavor = server.flavor
+    body = {'id': server.uuid, 'name': server.name, 'status': server.status,
+            HOST_KEYS[0]: server.host, HOST_KEYS[1]: server.node,
+            'OS-EXT-STS:task_state': server.task_state,
+            'OS-EXT-STS:vm_state': server.vm_state,
+            'tenant_id': server.project_id, 'user_id': server.user_id,
+            'created': server.created, 'image': image,
+            'flavor': dict({'vcpus': flavor.vcpus, 'ram': flavor.ram,
+                            'disk': flavor.disk, 'ephemeral': flavor.ephemeral,
+                            'swap': flavor.swap, 'original_name': flavor.name},
+                           **({} if flavor.extra_specs is None else
+                              {'extra_specs': flavor.extra_specs}))}
+    return body
+
+
+class Services:
+    """Nova, Placement and Neutron answering from ``truth``, with ``lie``
+    told about ``victim`` (a server or a compute node, where one is
+    needed): only in listings and in what a policy or a microversion
+    leaves out, never in a one-item read that proves a verdict."""
+
+    def __init__(self, truth, lie='none', victim=None, cut=0):
+        self.truth, self.lie, self.victim, self.cut = truth, lie, victim, cut
+
+    def _body(self, server, shown):
+        body = _server_body(server, shown and self.lie != 'image_unshown')
+        if self.lie == 'host_hidden' and server.uuid == self.victim:
+            for key in HOST_KEYS:
+                del body[key]
+        return body
+
+    def server_list(self, client, on_page=None, **filters):
+        listed = [self._body(s, False) for s in self.truth.servers.values()
+                  if not s.down_cell and not (
+                      self.lie == 'server_unlisted' and s.uuid == self.victim)]
+        if self.lie == 'page_cut':
+            listed = listed[:self.cut]
+        if on_page:
+            on_page(listed)
+        return listed
+
+    def server_get(self, client, uuid):
+        server = self.truth.servers.get(uuid)
+        return None if server is None else self._body(server, True)
+
+    def migration_list(self, client, on_page=None, **filters):
+        listed = [{'uuid': g.uuid, 'instance_uuid': g.instance_uuid,
+                   'status': g.status, 'migration_type': g.migration_type,
+                   'source_node': g.source_node, 'dest_node': g.dest_node,
+                   'source_compute': g.source_compute,
+                   'dest_compute': g.dest_compute}
+                  for g in self.truth.migrations.values()]
+        if on_page:
+            on_page(listed)
+        return listed
+
+    def instance_known(self, client, uuid):
+        if uuid in self.truth.unresolved:
+            return None
+        return uuid in self.truth.known_instances or \
+            uuid in self.truth.servers
+
+    def hypervisor_get(self, client, uuid):
+        hypervisor = self.truth.hypervisors.get(uuid)
+        if hypervisor is None:
+            return None
+        return {'id': hypervisor.uuid,
+                'hypervisor_hostname': hypervisor.hostname,
+                'state': hypervisor.state, 'status': hypervisor.status,
+                'service': {'host': hypervisor.host}}
+
+    def read_topology(self, placement_client, nova_client, old=None,
+                      reads=None):
+        truth = self.truth
+        providers = dict(truth.providers)
+        if reads is not None:
+            reads.listed(providers)
+        hypervisors = {u: h for u, h in truth.hypervisors.items()
+                       if not (self.lie == 'hypervisor_unlisted' and
+                               u == self.victim)}
+        return dict(providers=providers,
+                    sharing_providers=truth.sharing_providers,
+                    hypervisors=hypervisors, hypervisors_listed=True,
+                    services=dict(truth.services),
+                    owner_traits=dict(truth.owner_traits or {}),
+                    inventory_classes=dict(truth.inventory_classes or {}))
+
+    def consumer_allocations(self, client, uuid):
+        consumer = self.truth.consumers.get(uuid)
+        if consumer is None:
+            return {'allocations': {}}
+        return {'allocations': {p: {'resources': dict(r)}
+                                for p, r in consumer.allocations.items()},
+                'consumer_generation': consumer.generation,
+                'project_id': consumer.project_id,
+                'user_id': consumer.user_id,
+                'last_modified': consumer.modified}
+
+    def provider_allocations(self, client, provider):
+        return {u: {'resources': dict(c.allocations[provider]),
+                    'consumer_generation': c.generation}
+                for u, c in self.truth.consumers.items()
+                if provider in c.allocations}
+
+    def read_ports(self, network_client, servers=None):
+        if self.lie == 'resource_request_hidden' and \
+                self.truth.ports is not None:
+            # Every port as Neutron lists it to a user its policy denies
+            # ``get_port:resource_request``: the key left out.
+            bodies = [{'id': port.id, 'name': port.name,
+                       'device_id': port.device_id,
+                       'binding:host_id': port.host,
+                       'binding:profile': dict(port.profile),
+                       'revision_number': port.revision}
+                      for port in (self.truth.ports or {}).values()]
+            with mock.patch.object(neutron, 'minimum_policies',
+                                   return_value={'qos'}), \
+                    mock.patch.object(neutron, '_pages',
+                                      return_value=[bodies]):
+                return READ_PORTS('network')
+        return dict(ports=self.truth.ports, neutron=self.truth.neutron)
+
+    @contextlib.contextmanager
+    def serving(self):
+        truth = self.truth
+        incomplete = any(m.INCOMPLETE in (c.project_id, c.user_id)
+                         for c in truth.consumers.values())
+        with mock.patch.object(nova, 'server_list', self.server_list), \
+                mock.patch.object(nova, 'server_get', self.server_get), \
+                mock.patch.object(nova, 'migration_list',
+                                  self.migration_list), \
+                mock.patch.object(nova, 'instance_known',
+                                  self.instance_known), \
+                mock.patch.object(nova, 'hypervisor_get',
+                                  self.hypervisor_get), \
+                mock.patch.object(nova, 'down_cell_servers',
+                                  return_value=[]), \
+                mock.patch.object(placement, 'consumer_allocations',
+                                  self.consumer_allocations), \
+                mock.patch.object(placement, 'provider_allocations',
+                                  self.provider_allocations), \
+                mock.patch.object(placement, 'provider_inventories',
+                                  return_value={}), \
+                mock.patch.object(placement, 'incomplete_usages',
+                                  return_value=incomplete), \
+                mock.patch.object(collect, 'read_topology',
+                                  self.read_topology), \
+                mock.patch.object(collect, 'read_ports', self.read_ports), \
+                mock.patch.object(collect, 'read_port_candidates',
+                                  return_value=dict(truth.port_candidates)):
+            yield
+
+    def sweep(self):
+        with self.serving():
+            return collect.full_snapshot('placement', 'nova', concurrency=2,
+                                         network_client='network')
+
+
+def offered_writes(snapshot):
+    """Every write the audit of ``snapshot`` offers that changes what is
+    held: each repair of each finding, as the consumer and what it would
+    hold after, and each provider tree it offers to delete.  A write of
+    the owner alone (*set project and user*, every allocation as read) is
+    left out: the owner is the server's, which no lie here touches, and
+    an incomplete consumer is offered it only when nothing else is wrong
+    with it, which an unread Neutron cannot tell."""
+    auditor = classify.Auditor(snapshot, min_age=0)
+    report = assembly.report(auditor)
+    writes = set()
+    for finding in report.findings:
+        for action in finding.actions:
+            plan = auditor.plan(finding.consumer, finding.provider, action)
+            if plan.after == plan.before:
+                assert action == m.SET_OWNER, plan
+                continue
+            writes.add((plan.consumer, action, tuple(sorted(
+                (p, tuple(sorted(r.items())))
+                for p, r in plan.after.items()))))
+    writes |= {('delete provider', tree.provider.uuid)
+               for tree in report.providers if tree.orphaned_provider}
+    return writes
+
+
+@hypothesis.settings(max_examples=400, deadline=None, derandomize=True,
+                     suppress_health_check=[hypothesis.HealthCheck.too_slow])
+@hypothesis.given(clouds(), st.sampled_from(LIES), st.data())
+def test_what_a_listing_leaves_out_never_adds_a_write(truth, lie, data):
+    servers = sorted(u for u, s in truth.servers.items() if not s.down_cell)
+    victim = None
+    if lie in ('server_unlisted', 'host_hidden') and servers:
+        victim = data.draw(st.sampled_from(servers))
+    elif lie == 'hypervisor_unlisted':
+        victim = data.draw(st.sampled_from(sorted(truth.hypervisors)))
+    cut = data.draw(st.integers(0, len(servers))) if lie == 'page_cut' else 0
+    honest = Services(truth).sweep()
+    told = Services(truth, lie, victim, cut).sweep()
+    under_truth = offered_writes(honest)
+    under_lie = offered_writes(told)
+    assert under_lie <= under_truth, (lie, victim, under_lie - under_truth)
+
+
+def test_the_lies_are_not_vacuous():
+    """Each lie, told to a cloud where it matters, would have made a
+    write the truth does not, had the sweep taken a listing's word: the
+    property above holds because the one-item reads are asked."""
+    vm = uid('vm-one')
+    host = m.Hypervisor(uid('host1'), 'host1', host='host1', state='up')
+    truth = m.Snapshot(
+        providers={host.uuid: m.Provider(host.uuid, 'host1', 1, host.uuid)},
+        consumers={vm: m.Consumer(vm, 1, {host.uuid: {
+            'PCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}, 'p', 'u',
+            LONG_AGO)},
+        servers={vm: m.Server(vm, 'vm-one', 'ACTIVE', 'host1', 'host1',
+                              project_id='p', user_id='u',
+                              flavor=FLAVORS['small'],
+                              created=LONG_AGO.isoformat(), image_ref='img',
+                              image_properties={'hw_cpu_policy':
+                                                'dedicated'})},
+        migrations={}, hypervisors={host.uuid: host},
+        services={'host1': m.Service('host1', 'up')},
+        owner_traits={host.uuid: frozenset({'OWNER_NOVA'})},
+        inventory_classes={}, ports=None, neutron=None)
+    assert offered_writes(Services(truth).sweep()) == set()
+    listed_only = dataclasses.replace(
+        truth, servers={vm: dataclasses.replace(
+            truth.servers[vm], image_properties={})})
+    assert offered_writes(listed_only), 'a pinned server read as unpinned'
+    for lie, victim in (('server_unlisted', vm), ('page_cut', None),
+                        ('host_hidden', vm), ('image_unshown', None),
+                        ('hypervisor_unlisted', host.uuid)):
+        told = Services(truth, lie, victim).sweep()
+        assert offered_writes(told) == set(), lie
