@@ -132,10 +132,12 @@ def cmd_history(args, clients, out):
     from orphan_dashboard.operations import history as history_ops
 
     cloud = None if args.all_clouds else connect.cloud_for_clients(clients)
-    found = history_ops.every_entry(cloud, provider=args.provider,
-                                    consumer=args.consumer)
-    names = history_ops.entry_names(
-        cloud, history_ops.current_names(clients) if clients else {})
+    current = history_ops.current_names(clients) if clients else {}
+    texts = dict(provider=args.provider, consumer=args.consumer,
+                 project=args.project)
+    found = history_ops.every_entry(
+        cloud, **texts, named_=history_ops.named(lambda: current, **texts))
+    names = history_ops.entry_names(cloud, current)
     if args.csv:
         out.writelines(history_ops.history_csv(found, names))
     elif args.json:
@@ -153,7 +155,7 @@ def cmd_history(args, clients, out):
                     'message': e.message or e.reason}), file=out)
         if not listed:
             print(rendering.no_entries(
-                args.all_clouds, args.provider or args.consumer), file=out)
+                args.all_clouds, any(texts.values())), file=out)
     return options.NOTHING
 
 

@@ -175,10 +175,15 @@ def build_parser(parser=None):
     output = history.add_mutually_exclusive_group()
     output.add_argument('--json', action='store_true', help='export as JSON')
     output.add_argument('--csv', action='store_true', help='export as CSV')
-    history.add_argument('--provider', metavar='UUID',
-                         help='only entries touching this provider')
-    history.add_argument('--consumer', metavar='UUID',
-                         help='only this consumer')
+    history.add_argument('--provider', metavar='UUID_OR_NAME',
+                         help='only entries touching a provider whose id '
+                              'or name holds this (any case)')
+    history.add_argument('--consumer', metavar='UUID_OR_NAME',
+                         help="only consumers whose id or server's name "
+                              'holds this (any case)')
+    history.add_argument('--project', metavar='ID_OR_NAME',
+                         help="only consumers whose project's id or name "
+                              'holds this (any case), before or after')
     history.add_argument('--all-clouds', action='store_true',
                          help='entries of every cloud (no login needed)')
 

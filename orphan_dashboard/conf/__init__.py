@@ -33,6 +33,8 @@ class BadSetting(ValueError):
 
 
 _UNSET = object()
+_BOOLEANS = {'1': True, 'true': True, 'yes': True, 'on': True,
+             '0': False, 'false': False, 'no': False, 'off': False}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +55,11 @@ class Setting:
         text = os.environ.get(self.name, '')
         if not text:
             return self.default
+        if isinstance(self.default, bool):
+            if text.lower() not in _BOOLEANS:
+                raise BadSetting('%s=%s: not true or false' % (
+                    self.name, text))
+            return _BOOLEANS[text.lower()]
         if isinstance(self.default, int):
             try:
                 return int(text)
@@ -100,9 +107,16 @@ METRIC_FLAVORS = Setting(
     'Flavors (names or ids, comma-separated, or a list in Horizon\'s '
     'settings) whose count of hypervisors they fit only after the '
     'recommended repairs orphan-audit metrics reports.')
+HISTORY_ALL_CLOUDS = Setting(
+    'ORPHAN_AUDIT_HISTORY_ALL_CLOUDS', False,
+    "Whether the panel's History offers every cloud's journal (All "
+    "clouds, read only) beside this cloud's. Off: each cloud's users, "
+    "projects, allocations and provider names stay behind that cloud's "
+    "own login and panel policy; orphan-audit history --all-clouds, run "
+    "with the journal database's own access, is not bound by it.")
 SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
             MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR, SWEEP_PYTHON,
-            METRIC_FLAVORS)
+            METRIC_FLAVORS, HISTORY_ALL_CLOUDS)
 
 
 @dataclasses.dataclass(frozen=True)

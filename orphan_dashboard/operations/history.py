@@ -23,20 +23,31 @@ from orphan_dashboard.writing import journal
 LOG = logging.getLogger(__name__)
 
 
-def named(provider, provider_names):
-    """The providers whose names hold ``provider``, as History names them
-    (``provider_names()``, the last audit's names): the filter finds what
-    the tab shows."""
-    if not provider:
-        return ()
+NAMED = {'consumer': 'servers', 'provider': 'providers',
+         'project': 'projects'}
+"""Which of the cloud's names (:func:`current_names`) each History filter
+finds by name."""
+
+
+def named(read_names, **texts):
+    """``{filter: ids}``: for each filter of ``texts`` (``consumer``,
+    ``provider``, ``project``, see :data:`NAMED`), the ids whose names
+    hold its text, case-insensitive, as History names them
+    (``read_names()``: the cloud's names, read once, only when a filter
+    has a text).  The filter finds what History shows; where the names
+    cannot be read, parts of ids still match."""
+    wanted = {field: text.lower() for field, text in texts.items() if text}
+    if not wanted:
+        return {}
     try:
-        names = provider_names()
+        names = read_names()
     except Exception:
-        LOG.exception('provider names unavailable to the History filter')
-        return ()
-    text = provider.lower()
-    return sorted(uuid for uuid, name in names.items()
-                  if name and text in name.lower())
+        LOG.exception('names unavailable to the History filter')
+        return {}
+    return {field: sorted(uuid for uuid, name in
+                          (names.get(NAMED[field]) or {}).items()
+                          if name and text in name.lower())
+            for field, text in wanted.items()}
 
 
 def provider_names(clients):
@@ -87,26 +98,29 @@ def _recorded_names(entries):
             (e.before or e.after or {}).get('name')}
 
 
-def page(cloud, provider=None, consumer=None, batch=None, marker=None,
-         prev_marker=None, limit=None, named_=()):
+def page(cloud, provider=None, consumer=None, batch=None, project=None,
+         marker=None, prev_marker=None, limit=None, named_=None):
     """``cloud``'s entries (every cloud's when None), newest first, a page
     at a time: ``(entries, has_prev, has_more, {subject: restorable entry
-    ids})``.  Every cloud's are read-only: a restore writes to the cloud
-    it is asked from, so nothing is restorable among them."""
+    ids})``; ``named_`` as :func:`named` finds them.  Every cloud's are
+    read-only: a restore writes to the cloud it is asked from, so nothing
+    is restorable among them."""
     found, has_prev, has_more = journal.entries(
         cloud, provider=provider, consumer=consumer, batch=batch,
-        marker=marker, prev_marker=prev_marker, limit=limit, named=named_)
+        project=project, marker=marker, prev_marker=prev_marker,
+        limit=limit, named=named_)
     if cloud is None:
         return found, has_prev, has_more, {}
     return found, has_prev, has_more, journal.restorable(
         cloud, {e.subject for e in found})
 
 
-def every_entry(cloud, provider=None, consumer=None, batch=None, named_=()):
+def every_entry(cloud, provider=None, consumer=None, batch=None,
+                project=None, named_=None):
     """Every matching entry (of every cloud when ``cloud`` is None), read
     as it is written out."""
     return journal.all_entries(cloud, provider=provider, consumer=consumer,
-                               batch=batch, named=named_)
+                               batch=batch, project=project, named=named_)
 
 
 def batch_entries(cloud, batch):

@@ -162,38 +162,64 @@ class Journal:
         return entry
 
 
-def _query(cloud, provider=None, consumer=None, batch=None, named=()):
+def _query(cloud, provider=None, consumer=None, batch=None, project=None,
+           named=None):
     model = _model()
     query = model.objects.all()
     if cloud is not None:
         query = query.filter(cloud=cloud.key)
+    named = named or {}
+    held = query
     if consumer:
-        query = query.filter(consumer__contains=consumer.lower())
+        query = query.filter(
+            models.Q(consumer__contains=consumer.lower()) |
+            _held(held, 'consumer', named.get('consumer')))
     if provider:
         text = provider.lower()
         query = query.filter(
             models.Q(touched__contains=text) |
-            models.Q(provider__in=set(named)) |
+            _held(held, 'provider', named.get('provider')) |
             models.Q(kind=model.PROVIDER, before__name__icontains=text) |
             models.Q(kind=model.PROVIDER, after__name__icontains=text))
+    if project:
+        query = query.filter(
+            models.Q(consumer_project__icontains=project) |
+            models.Q(before_project__icontains=project) |
+            _held(held, 'consumer_project', named.get('project')) |
+            _held(held, 'before_project', named.get('project')))
     if batch:
         query = query.filter(batch__startswith=batch.lower())
     return query
 
 
-def entries(cloud, provider=None, consumer=None, batch=None, marker=None,
-            prev_marker=None, limit=None, named=()):
+def _held(query, field, ids):
+    """Entries whose ``field`` is one of ``ids`` (found by name), asked
+    for as the ones ``query``'s entries hold: a short name can match
+    thousands of a cloud's servers the journal never wrote, more than a
+    database takes in one ``IN``."""
+    if not ids:
+        return models.Q(pk__in=())
+    found = set(query.values_list(field, flat=True).distinct()) & set(ids)
+    return models.Q(**{field + '__in': sorted(found)})
+
+
+def entries(cloud, provider=None, consumer=None, batch=None, project=None,
+            marker=None, prev_marker=None, limit=None, named=None):
     """Newest first, of ``cloud`` (None: every cloud).
 
     The filters match the way the other tables do, on what History shows:
     ``provider`` a part of the id of any provider an entry touched, of the
-    name of a provider it recorded whole, or ``named`` (the providers whose
-    names the caller found it in); ``consumer`` a part of the consumer's
-    id; ``batch`` the start of a batch id.  Pages the Horizon way:
-    ``marker`` is the last id of the page before, ``prev_marker`` the
-    first id of the page after.  Returns ``(entries, has_prev, has_more)``.
+    name of a provider it recorded whole, or one of ``named['provider']``
+    (the providers whose names the caller found it in); ``consumer`` a
+    part of the consumer's id, or one of ``named['consumer']`` (the
+    servers found by name); ``project`` a part of the id of the project
+    the consumer had or was given, or one of ``named['project']``;
+    ``batch`` the start of a batch id.  Pages the Horizon way: ``marker``
+    is the last id of the page before, ``prev_marker`` the first id of
+    the page after.  Returns ``(entries, has_prev, has_more)``.
     """
-    query = _query(cloud, provider, consumer, batch, named).order_by('-id')
+    query = _query(cloud, provider, consumer, batch, project,
+                   named).order_by('-id')
     if prev_marker is not None:
         found = list(query.filter(id__gt=prev_marker).order_by('id')[
             :limit + 1 if limit else None])
@@ -208,11 +234,11 @@ def entries(cloud, provider=None, consumer=None, batch=None, marker=None,
 
 
 def all_entries(cloud, provider=None, consumer=None, batch=None,
-                named=()):
+                project=None, named=None):
     """Every entry :func:`entries` matches, newest first, read in chunks
     (for export)."""
-    return _query(cloud, provider, consumer, batch, named).order_by(
-        '-id').iterator(chunk_size=500)
+    return _query(cloud, provider, consumer, batch, project,
+                  named).order_by('-id').iterator(chunk_size=500)
 
 
 def batch_entries(cloud, batch):

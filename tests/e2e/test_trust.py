@@ -74,6 +74,15 @@ def test_a_wrong_amount_is_repaired_from_its_row(cloud, horizon):
                                              'DISK_GB': 10}}
     (entry,) = journal_module.entries(None, consumer=server)[0]
     assert (entry.status, entry.verdict) == ('applied', m.WRONG_AMOUNT)
+    # History's filter finds it by the name its Consumer column shows
+    # (the sweep's, from Nova), in any case.
+    name = cloud.incidents['wrong_amount']['servers'][0]['name']
+    tab = INDEX + '?tab=orphaned_allocations__history'
+    horizon.post(tab, {'history__filter__q_field': 'consumer',
+                       'history__filter__q': name.upper()})
+    history = horizon.get(tab)
+    assert ('<span title="%s">%s</span>' % (server, name)).encode() in \
+        history.content
 
 
 def test_an_incomplete_consumer_gets_its_owner_from_the_batch_action(
@@ -265,3 +274,19 @@ def test_orphan_audit_apply_repairs_both_again(cloud, tmp_path):
     history = orphan_audit(cloud, tmp_path, 'history', '--json')
     assert {e['consumer'] for e in json.loads(history.stdout)} >= {
         server, old_style}
+    # Found again by the names history prints (read from Nova and
+    # Placement): the server's, in any case, and its hypervisor's.
+    by_name = orphan_audit(cloud, tmp_path, 'history', '--consumer',
+                           'WRONG-AMOUNT-VM', '--json')
+    assert by_name.returncode == 0, by_name.stderr
+    found = {e['consumer']: e for e in json.loads(by_name.stdout)}
+    entry = found[server]
+    assert entry['consumer_name'] == wrong['servers'][0]['name']
+    assert old_style not in found
+    assert all('wrong-amount-vm' in e['consumer_name']
+               for e in found.values())
+    by_host = orphan_audit(cloud, tmp_path, 'history', '--provider',
+                           entry['provider_name'], '--json')
+    assert server in {e['consumer'] for e in json.loads(by_host.stdout)}
+    assert old_style not in {e['consumer'] for e in json.loads(
+        by_host.stdout)}

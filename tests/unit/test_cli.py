@@ -134,6 +134,52 @@ def test_the_management_command_reaches_the_journal():
     assert json.loads(out.getvalue()) == []
 
 
+@pytest.mark.django_db(databases=['orphan_journal'])
+def test_history_finds_entries_by_the_names_it_prints():
+    """``--consumer``, ``--provider`` and ``--project`` take (a part of)
+    the names the lines print, any case, as they take parts of ids: the
+    cloud's names are read once, the journal filtered by them."""
+    from orphan_dashboard.api import client
+    from orphan_dashboard.models import JournalEntry
+    from orphan_dashboard.operations import history
+    from tests.unit.cloud import uid
+
+    cloud = client.Cloud('http://keystone.test/v3', 'RegionOne',
+                         'http://placement.test', 'placement-id')
+    for consumer, host, project in (('wrong', 'host3', 'p'),
+                                    ('other', 'host2', 'q')):
+        JournalEntry.objects.create(
+            cloud=cloud.key, batch='a' * 32, subject=uid(consumer),
+            consumer=uid(consumer), provider=uid(host), touched=uid(host),
+            action='trim', verdict='moved', reason='', before={}, after={},
+            status=JournalEntry.APPLIED, source='test', user_name='admin',
+            consumer_project=project, consumer_user='u')
+    names = {'servers': {uid('wrong'): 'wrong-amount-vm',
+                         uid('other'): 'web-1'},
+             'providers': {uid('host3'): 'host3', uid('host2'): 'host2'},
+             'projects': {'p': 'Shop', 'q': 'batch-jobs'}, 'users': {}}
+
+    def consumers(*argv):
+        out = io.StringIO()
+        with mock.patch.object(history, 'current_names',
+                               return_value=names) as read, \
+                mock.patch.object(handlers, 'setup_django'), \
+                mock.patch.object(cli.connect, 'cloud_for_clients',
+                                  return_value=cloud), \
+                mock.patch.object(cli.connect, 'for_cloud'):
+            assert cli.execute(parse('history', '--json', *argv),
+                               out) == options.NOTHING
+        read.assert_called_once()
+        return [e['consumer'] for e in json.loads(out.getvalue())]
+
+    assert consumers('--consumer', 'wrong-amount-vm') == [uid('wrong')]
+    assert consumers('--consumer', 'WRONG-AMOUNT') == [uid('wrong')]
+    assert consumers('--consumer', uid('wrong')[:8]) == [uid('wrong')]
+    assert consumers('--provider', 'host2') == [uid('other')]
+    assert consumers('--project', 'batch') == [uid('other')]
+    assert consumers('--project', 'p', '--consumer', 'web') == []
+
+
 def test_parsers_are_the_same():
     """The management command adds exactly the CLI's subcommands."""
     command = orphan_audit.Command().create_parser('manage.py',

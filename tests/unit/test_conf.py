@@ -207,3 +207,17 @@ def test_horizons_setting_wins_over_the_environment(settings, monkeypatch):
     monkeypatch.setenv('ORPHAN_AUDIT_MAX_ROWS', 'many')
     with pytest.raises(conf.BadSetting, match='ORPHAN_AUDIT_MAX_ROWS=many'):
         conf.MAX_ROWS.get()
+
+
+def test_a_switch_from_the_environment_is_true_or_false(monkeypatch):
+    """An on/off setting read from the environment takes the usual
+    spellings of true and false, and refuses anything else."""
+    setting = conf.HISTORY_ALL_CLOUDS
+    assert setting.get() is False
+    for text, value in (('1', True), ('True', True), ('on', True),
+                        ('0', False), ('false', False), ('No', False)):
+        monkeypatch.setenv(setting.name, text)
+        assert setting.get() is value
+    monkeypatch.setenv(setting.name, 'maybe')
+    with pytest.raises(conf.BadSetting, match='not true or false'):
+        setting.get()

@@ -213,18 +213,31 @@ def test_a_restore_recreates_a_deep_chain_of_providers_parents_first():
     assert ordered[-1] is consumer
 
 
-def test_history_finds_providers_by_the_names_it_shows():
-    names = {'a': 'Host-One', 'b': 'host-two', 'c': None}
-    assert history.named('HOST', lambda: names) == ['a', 'b']
-    assert history.named('one', lambda: names) == ['a']
-    assert history.named(None, lambda: names) == ()
+def test_history_finds_by_the_names_it_shows():
+    names = {'providers': {'a': 'Host-One', 'b': 'host-two', 'c': None},
+             'servers': {'s': 'wrong-amount-vm', 't': 'web-1'},
+             'projects': {'p': 'Web-Shop'}}
+    assert history.named(lambda: names, provider='HOST') == {
+        'provider': ['a', 'b']}
+    assert history.named(lambda: names, provider='one') == {
+        'provider': ['a']}
+    assert history.named(lambda: names, consumer='AMOUNT',
+                         project='web') == {'consumer': ['s'],
+                                            'project': ['p']}
+
+
+def test_history_reads_no_names_without_a_text():
+    def unread():
+        raise AssertionError('names read for no filter')
+
+    assert history.named(unread, provider=None, consumer='') == {}
 
 
 def test_history_filters_by_uuid_when_names_are_unavailable():
     def broken():
         raise RuntimeError('cache down')
 
-    assert history.named('host', broken) == ()
+    assert history.named(broken, provider='host') == {}
 
 
 def test_the_batch_of_outcomes_is_that_of_the_first_journaled():

@@ -21,6 +21,7 @@ import re
 from unittest import mock
 
 from django.core.exceptions import ObjectDoesNotExist
+from django.test import override_settings
 from django.urls import reverse
 import pytest
 
@@ -235,7 +236,7 @@ class HistoryTests(AdminViewTests):
             {'consumer': uid('vm5')})
         self.mock_history_export.assert_called_once_with(
             mock.ANY, provider=None, consumer=uid('vm5'), batch=None,
-            all_clouds=False)
+            project=None, all_clouds=False)
         self.assertEqual('text/csv', res['Content-Type'])
         rows = list(csv.DictReader(io.StringIO(
             b''.join(res.streaming_content).decode())))
@@ -404,6 +405,57 @@ class HistoryFilterTests(JournalViewTests):
         self.assertEqual({self.on_host1},
                          self.shown('consumer', self.on_host1[:8])[0])
 
+    def named(self):
+        """History names the first consumer's server and both projects,
+        as the last sweep read them (no Nova call on a page)."""
+        from orphan_dashboard.models import JournalEntry
+        JournalEntry.objects.filter(consumer=self.on_host3).update(
+            consumer_project='q', before_project='p')
+        return mock.patch.object(service, 'names', return_value={
+            'projects': {'p': 'Web-Shop', 'q': 'batch-jobs'}, 'users': {},
+            'servers': {self.on_host1: 'wrong-amount-vm',
+                        uid('elsewhere'): 'wrong-amount-vm-2'}})
+
+    def test_a_consumer_by_the_server_name_history_shows(self):
+        """The Consumer column says wrong-amount-vm: typing (a part of)
+        it, in any case, finds its entries, as a uuid fragment does."""
+        with self.named():
+            found, res = self.shown('consumer', 'AMOUNT-vm')
+            self.assertEqual({self.on_host1}, found)
+            self.assertContains(res, 'wrong-amount-vm')
+            self.assertEqual({self.on_host3},
+                             self.shown('consumer', self.on_host3[:8])[0])
+            self.assertEqual(set(), self.shown('consumer', 'web-shop')[0])
+
+    def test_a_project_by_its_name_or_id_before_or_after(self):
+        """Project = finds the consumers a project had or was given, by
+        Keystone's name or a part of the id."""
+        with self.named():
+            self.assertEqual({self.on_host3},
+                             self.shown('project', 'BATCH-jo')[0])
+            self.assertEqual({self.on_host1, self.on_host3},
+                             self.shown('project', 'shop')[0])
+            self.assertEqual({self.on_host3}, self.shown('project', 'q')[0])
+
+    def test_the_export_finds_by_name_what_the_tab_shows(self):
+        with self.named():
+            res = self.shown('consumer', 'wrong-amount')[1]
+            link = reverse('horizon:admin:orphaned_allocations:export',
+                           args=['csv']) + '?consumer=wrong-amount'
+            self.assertContains(res, 'href="%s"' % link)
+            rows = list(csv.DictReader(io.StringIO(b''.join(
+                self.client.get(link).streaming_content).decode())))
+        self.assertEqual([self.on_host1], [r['consumer'] for r in rows])
+
+    def test_a_name_matching_more_servers_than_an_in_list_takes(self):
+        """A short text can name every server of a large cloud: the
+        journal is asked only for those it holds."""
+        many = {uid('vm%d' % i): 'vm-%d' % i for i in range(260000)}
+        many[self.on_host1] = 'vm-first'
+        found, _prev, _more = journal.entries(
+            self.cloud, consumer='vm-', named={'consumer': list(many)})
+        self.assertEqual([self.on_host1], [e.consumer for e in found])
+
     def test_a_filter_matching_nothing_is_cleared_when_asked(self):
         self.assertEqual(set(), self.shown('consumer', 'nothing-like-it')[0])
         self.assertEqual({self.on_host1, self.on_host3},
@@ -436,9 +488,9 @@ class HistoryFilterTests(JournalViewTests):
         self.assertEqual([self.on_host3], [r['consumer'] for r in rows])
 
 
-class OtherCloudsTests(JournalViewTests):
-    """A rebuilt Keystone is a new cloud to the journal: its old entries
-    are shown on asking, read-only."""
+class _TwoClouds(JournalViewTests):
+    """This cloud's entry, and two of a cloud whose Keystone was rebuilt
+    (a new cloud to the journal): a trim and a decommission's service."""
 
     def setUp(self):
         super().setUp()
@@ -459,6 +511,12 @@ class OtherCloudsTests(JournalViewTests):
             before={'uuid': uid('old-service'), 'host': 'host3'}, after={},
             status=JournalEntry.APPLIED, source='test', user_name='admin')
         self.theirs = entry
+
+
+@override_settings(ORPHAN_AUDIT_HISTORY_ALL_CLOUDS=True)
+class OtherCloudsTests(_TwoClouds):
+    """Where the setting allows it, the old cloud's entries are shown on
+    asking, read-only."""
 
     @pytest.mark.error_messages
     def test_every_clouds_entries_on_asking_none_restorable(self):
@@ -508,6 +566,75 @@ class OtherCloudsTests(JournalViewTests):
         old = ('http://old-keystone.test/v3, RegionOne', 'old-placement-id')
         self.assertEqual(2, sum(all(part in c for part in old)
                                 for c in cells))
+
+
+class OtherCloudsHiddenTests(_TwoClouds):
+    """By default no page shows, exports or restores another cloud's
+    entry, whatever its query asks: a user this cloud's policy lets in
+    is no one the other cloud let in."""
+
+    OFF = ("Only this cloud's History can be shown: this dashboard keeps "
+           "other clouds' journals hidden "
+           "(ORPHAN_AUDIT_HISTORY_ALL_CLOUDS).")
+
+    def theirs_absent(self, res):
+        self.assertEqual(200, res.status_code)
+        self.assertContains(res, self.ours)
+        for text in (uid('before-rebuild'), uid('old-service'),
+                     'old-keystone'):
+            self.assertNotContains(res, text)
+
+    @pytest.mark.error_messages
+    def test_history_asked_for_every_cloud_shows_this_ones(self):
+        res = self.client.get(INDEX, HISTORY_TAB)
+        self.theirs_absent(res)
+        self.assertNotContains(res, 'All clouds')
+        self.assertEqual([], self.messages_seen.texts('error'))
+        res = self.client.get(INDEX, dict(HISTORY_TAB, clouds='all'))
+        self.theirs_absent(res)
+        self.assertNotIn('Cloud', history_headers(res))
+        self.assertNotContains(res, 'This cloud only')
+        self.assertEqual([self.OFF], self.messages_seen.texts('error'))
+        # Nor by their provider, nor on a page that starts past theirs.
+        self.client.post(INDEX + '?tab=orphaned_allocations__history', {
+            'history__filter__q_field': 'provider', 'history__filter__q': H3})
+        for query in ({'clouds': 'all'},
+                      {'clouds': 'all', 'marker': self.service_entry.id + 1},
+                      {'prev_marker': self.theirs.id - 1}):
+            res = self.client.get(INDEX, dict(HISTORY_TAB, **query))
+            self.assertEqual(200, res.status_code)
+            self.assertNotContains(res, uid('before-rebuild'))
+            self.assertNotContains(res, uid('old-service'))
+
+    @pytest.mark.error_messages
+    def test_the_export_of_every_cloud_is_refused(self):
+        for fmt in ('csv', 'json'):
+            url = reverse('horizon:admin:orphaned_allocations:export',
+                          args=[fmt])
+            res = self.client.get(url, {'clouds': 'all'})
+            self.assertRedirectsNoFollow(
+                res, INDEX + '?tab=orphaned_allocations__history')
+            self.assertNotIn(uid('before-rebuild').encode(), res.content)
+            exported = b''.join(self.client.get(url).streaming_content)
+            self.assertIn(self.ours.encode(), exported)
+            self.assertNotIn(uid('before-rebuild').encode(), exported)
+        self.assertEqual([self.OFF] * 2, self.messages_seen.texts('error'))
+
+    @pytest.mark.error_messages
+    def test_a_restore_of_their_entries_or_batches_is_refused(self):
+        """A forged id gets a clear error, and nothing of theirs is read
+        for a preview."""
+        with mock.patch.object(service, 'preview_restore',
+                               return_value=[]) as preview:
+            for query in ({'entry': self.theirs.id},
+                          {'entry': self.service_entry.id},
+                          {'batch': 'b' * 32}, {'batch': 'c' * 32}):
+                res = self.client.get(RESTORE, query)
+                self.assertRedirectsNoFollow(res, INDEX)
+            preview.assert_not_called()
+        self.assertEqual(['No such journal entry.'] * 2 +
+                         ['No such batch.'] * 2,
+                         self.messages_seen.texts('error'))
 
 
 def history_page_link(res, which):

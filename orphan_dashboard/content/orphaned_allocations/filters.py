@@ -87,20 +87,43 @@ class AllocationsFilter(tables.FilterAction):
 
 
 class HistoryFilter(tables.FilterAction):
+    """Every entry (not only the page shown) whose consumer, provider or
+    project shows the text, by name (a server's, a provider's, a
+    project's) or by a part of its id; or of a batch, by the start of its
+    id."""
     filter_type = 'server'
     filter_choices = (('consumer', _('Consumer ='), True),
                       ('provider', _('Provider ='), True),
+                      ('project', _('Project ='), True),
                       ('batch', _('Batch ='), True))
 
 
+HISTORY_FILTERS = ('consumer', 'provider', 'project', 'batch')
+"""The History filter's fields, each a keyword of ``service.history``."""
+
 ALL_CLOUDS = 'all'
 """``?clouds=all``: History (and its export) of every cloud the journal
-holds, read-only."""
+holds, read-only, where ``ORPHAN_AUDIT_HISTORY_ALL_CLOUDS`` allows it."""
+
+
+def _asked_all_clouds(request):
+    return request.GET.get('clouds') == ALL_CLOUDS
 
 
 def all_clouds(request):
-    """Whether History shows every cloud's entries, not this cloud's."""
-    return request.GET.get('clouds') == ALL_CLOUDS
+    """Whether History shows every cloud's entries, not this cloud's:
+    asked, and allowed (:func:`service.other_clouds_allowed`)."""
+    return _asked_all_clouds(request) and service.other_clouds_allowed()
+
+
+def all_clouds_refused(request):
+    """Every cloud's History asked for where the setting keeps it off."""
+    return _asked_all_clouds(request) and not service.other_clouds_allowed()
+
+
+OTHER_CLOUDS_OFF = _("Only this cloud's History can be shown: this "
+                     "dashboard keeps other clouds' journals hidden "
+                     "(ORPHAN_AUDIT_HISTORY_ALL_CLOUDS).")
 
 
 class CloudsChoice(tables.LinkAction):
@@ -112,6 +135,10 @@ class CloudsChoice(tables.LinkAction):
     stored on the instance.
     """
     name = 'clouds'
+
+    def allowed(self, request, datum=None):
+        """Offered only where every cloud's History may be shown."""
+        return service.other_clouds_allowed()
 
     @property
     def verbose_name(self):

@@ -88,7 +88,7 @@ class ExportCSV(actions.Download):
 
     def query(self):
         return {k: v for k, v in self.table.kwargs.items()
-                if k in ('provider', 'consumer', 'batch', 'clouds') and v}
+                if (k in filters.HISTORY_FILTERS or k == 'clouds') and v}
 
 
 class ExportJSON(ExportCSV):

@@ -245,9 +245,12 @@ def apply(request, plans, instance_hints=()):
         note_written(request, {p.consumer for p in plans})
 
 
-def _named(request, provider):
-    return history_ops.named(provider,
-                             functools.partial(provider_names, request))
+def _named(request, **texts):
+    """The ids History's filter finds by name (:func:`history_ops.named`),
+    from the names a page shows: the last sweep's, read once."""
+    return history_ops.named(
+        lambda: dict(names(request), providers=provider_names(request)),
+        **texts)
 
 
 def history_names(request, entries):
@@ -266,31 +269,44 @@ def cloud_key(request):
     return connect.cloud_for_request(request).key
 
 
+def other_clouds_allowed():
+    """Whether History may show every cloud's journal
+    (``ORPHAN_AUDIT_HISTORY_ALL_CLOUDS``): the other clouds' users,
+    projects and allocations are not this cloud's login to grant."""
+    return bool(conf.HISTORY_ALL_CLOUDS.get())
+
+
 def _history_cloud(request, all_clouds):
     """The cloud whose journal History reads: this one, or every cloud
-    (None) when asked (a rebuilt Keystone is a new cloud to the journal)."""
+    (None) when asked (a rebuilt Keystone is a new cloud to the journal;
+    ``filters.all_clouds`` asks only where :func:`other_clouds_allowed`)."""
     return None if all_clouds else connect.cloud_for_request(request)
 
 
-def history(request, provider=None, consumer=None, batch=None, marker=None,
-            prev_marker=None, limit=None, all_clouds=False):
+def history(request, provider=None, consumer=None, batch=None, project=None,
+            marker=None, prev_marker=None, limit=None, all_clouds=False):
     """This cloud's journal entries (every cloud's, read-only, with
     ``all_clouds``), newest first, a page at a time: ``(entries, has_prev,
-    has_more, {subject: restorable entry ids})``."""
+    has_more, {subject: restorable entry ids})``.  ``provider``,
+    ``consumer`` and ``project`` match a part of an id or of the name
+    History shows."""
     return history_ops.page(
         _history_cloud(request, all_clouds), provider=provider,
-        consumer=consumer, batch=batch, marker=marker,
+        consumer=consumer, batch=batch, project=project, marker=marker,
         prev_marker=prev_marker, limit=limit,
-        named_=_named(request, provider))
+        named_=_named(request, provider=provider, consumer=consumer,
+                      project=project))
 
 
 def history_export(request, provider=None, consumer=None, batch=None,
-                   all_clouds=False):
+                   project=None, all_clouds=False):
     """Every entry History shows with the same filter, read as it is
     written out."""
     return history_ops.every_entry(
         _history_cloud(request, all_clouds), provider=provider,
-        consumer=consumer, batch=batch, named_=_named(request, provider))
+        consumer=consumer, batch=batch, project=project,
+        named_=_named(request, provider=provider, consumer=consumer,
+                      project=project))
 
 
 def history_csv(found):

@@ -13,6 +13,7 @@
 from django.utils.translation import gettext_lazy as _
 
 from horizon import exceptions
+from horizon import messages
 from horizon import tabs
 from horizon.utils import functions as utils
 
@@ -119,9 +120,11 @@ class HistoryTab(_PagedTab):
         table = tables_of(self)['history']
         field, value = filters.server_filter(table)
         query = {'provider': self.tab_group.kwargs.get('provider_uuid')}
-        if value and field in ('provider', 'consumer', 'batch'):
+        if value and field in filters.HISTORY_FILTERS:
             query[field] = value
         all_clouds = filters.all_clouds(self.request)
+        if filters.all_clouds_refused(self.request):
+            messages.error(self.request, filters.OTHER_CLOUDS_OFF)
         table.kwargs.update(query, tab=self.get_id(),
                             clouds=filters.ALL_CLOUDS if all_clouds else None)
         meta = table._meta

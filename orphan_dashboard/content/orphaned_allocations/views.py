@@ -555,11 +555,14 @@ class ExportHistoryView(generic.View):
     History shows them), streamed."""
 
     def get(self, request, fmt):
+        if filters.all_clouds_refused(request):
+            messages.error(request, filters.OTHER_CLOUDS_OFF)
+            return http.HttpResponseRedirect(
+                '%s?tab=%s' % (INDEX_URL, repair_forms.HISTORY_TAB))
         found = service.history_export(
-            request, provider=request.GET.get('provider') or None,
-            consumer=request.GET.get('consumer') or None,
-            batch=request.GET.get('batch') or None,
-            all_clouds=filters.all_clouds(request))
+            request, all_clouds=filters.all_clouds(request),
+            **{field: request.GET.get(field) or None
+               for field in filters.HISTORY_FILTERS})
         export_ = (service.history_csv if fmt == 'csv'
                    else service.history_json)
         return _download(export_(found), fmt, 'orphan-journal')
