@@ -366,6 +366,25 @@ class SandboxCloud(nova_test.TestCase):
         return sorted(h for h, hm in self.host_mappings.items()
                       if hm.cell_mapping.name == name)
 
+    def unmap_host(self, host):
+        """``host`` as a compute host added before ``nova-manage cell_v2
+        discover_hosts``: its host mapping deleted, its service and compute
+        node kept in its cell, its provider in Placement.  Nova's API then
+        leaves its node out of ``os-hypervisors`` and answers 404 for it
+        alone, while ``os-services`` still lists its service."""
+        objects.HostMapping.get_by_host(self.admin_ctxt(), host).destroy()
+        return {'host': host, 'mapped': False}
+
+    def map_host(self, host):
+        """What ``nova-manage cell_v2 discover_hosts`` does for ``host``:
+        its host mapping, to the cell it was in."""
+        mapping = objects.HostMapping(
+            self.admin_ctxt(), host=host,
+            cell_mapping=self.host_mappings[host].cell_mapping)
+        mapping.create()
+        self.host_mappings[host] = mapping
+        return {'host': host, 'mapped': True}
+
     def add_compute(self, host):
         """One more fake compute, for an incident that retires it."""
         if host not in self.computes:

@@ -13,6 +13,7 @@
 """The control interface: a loopback JSON API for what no public API can do.
 
     POST /computes/<host>/stop | /computes/<host>/start
+    POST /computes/<host>/unmap | /computes/<host>/map   (host mapping)
     POST /cells/<name>/down | /cells/<name>/up   (up --cells 2: cell2)
     POST /instances/<uuid>/soft-delete-behind-nova
     POST /incidents/<name>      GET /incidents
@@ -81,6 +82,10 @@ class ControlApp:
                 return _json(cloud.stop_compute(host))
             if action == 'start':
                 return _json(cloud.start_compute(host))
+            if action == 'unmap':
+                return _json(cloud.unmap_host(host))
+            if action == 'map':
+                return _json(cloud.map_host(host))
         if len(parts) == 3 and parts[0] == 'cells' and m == 'POST':
             if parts[2] == 'down':
                 return _json(cloud.cell_down(parts[1]))

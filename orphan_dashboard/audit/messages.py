@@ -184,6 +184,10 @@ MESSAGES = {
     'protected.neutron_hidden': N_(
         "Neutron's policy hid fields of the ports: which ports request "
         'these resources cannot be checked'),
+    'nodes.unproven': N_(
+        "Nova's listing of its compute nodes left out %(providers)s, and "
+        'Nova did not answer for them alone: they may be alive, and what '
+        'they hold is protected until it does'),
     'policy.hidden': N_(
         'Nova did not show where servers live (%(count)d of them): this '
         'user lacks the policy rule %(rule)s, and their allocations are '

@@ -126,6 +126,16 @@ def neutron_unread(report):
                 getattr(report, 'neutron', None))
 
 
+def unproven_nodes(report):
+    """The compute nodes Nova's listing left out and Nova did not answer
+    for alone, as one sentence, or None (while a cell is down,
+    :func:`down_cells` says it)."""
+    if getattr(report, 'down_cells', False) or \
+            not getattr(report, 'unconfirmed', ()):
+        return None
+    return reason('nodes.unproven', providers=listing(report.unconfirmed))
+
+
 def hidden_by_policy(report):
     """What a policy rule the user lacks hid from ``report``'s audit, as
     one sentence, or None."""

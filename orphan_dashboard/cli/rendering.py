@@ -70,7 +70,8 @@ def print_text(report, out, owners=None):
     if report.down_cells:
         print_partial(report, out)
     for note in (reasons.neutron_unread(report),
-                 reasons.hidden_by_policy(report)):
+                 reasons.hidden_by_policy(report),
+                 reasons.unproven_nodes(report)):
         if note:
             print(_('NOTE: %s') % text(note), file=out)
     protected = sum(f.verdict == m.PROTECTED for f in report.findings)

@@ -28,6 +28,7 @@ import pytest
 
 from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import microversions as mv
+from orphan_dashboard.api import nova as nova_api
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
@@ -355,3 +356,53 @@ def test_only_a_host_nova_or_the_journal_knew_is_already_gone(
     assert 'gone-node is already gone' in gone.stdout
     forgotten = orphan_audit(cloud, tmp_path, 'decommission', 'gone-node')
     assert forgotten.returncode == 2, forgotten.stdout + forgotten.stderr
+
+
+def test_a_host_not_mapped_to_a_cell_is_said_and_never_deleted(
+        cloud, horizon, journal_dir):
+    """host2's host mapping deleted, as for a compute added before
+    ``nova-manage cell_v2 discover_hosts``: Nova's hypervisor listing
+    leaves its node out and answers 404 for it alone, while os-services
+    lists its service.  The report calls it not mapped, protects what it
+    holds, and neither the CLI nor the panel deletes it."""
+    clients = cloud.clients()
+    host2 = next(p['uuid'] for p in api.provider_list(clients.placement)
+                 if p['name'] == 'host2')
+    before = {c: a['resources'] for c, a in api.provider_allocations(
+        clients.placement, host2).items()}
+    assert before, 'host2 holds nothing to protect'
+    cloud.control('POST', '/computes/host2/unmap')
+    try:
+        listed = {h['id'] for h in nova_api.hypervisor_list(clients.nova)}
+        assert host2 not in listed
+        assert nova_api.hypervisor_get(clients.nova, host2) is None
+        assert services(clients, 'host2')
+        report = orphan_audit(cloud, journal_dir, 'report', '--min-age', '0',
+                              '--json')
+        assert report.returncode in (0, 3), report.stdout + report.stderr
+        tree = next(p for p in json.loads(report.stdout)['providers']
+                    if p['uuid'] == host2)
+        assert (tree['service_state'], tree['orphaned_provider']) == (
+            'not mapped to a cell', False), tree
+        found = [f for f in json.loads(report.stdout)['findings']
+                 if f['provider'] == host2]
+        assert found and all(f['verdict'] == m.PROTECTED and
+                             f['reason_code'] == 'protected.unmapped_node'
+                             for f in found), found
+        done = orphan_audit(cloud, journal_dir, 'apply', '--min-age', '0',
+                            '--provider', host2, '--json')
+        assert done.returncode in (0, 4), done.stdout + done.stderr
+        assert json.loads(done.stdout)['outcomes'] == []
+        refused = orphan_audit(cloud, journal_dir, 'decommission', 'host2',
+                               '--apply')
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+
+        preview = horizon.get(DELETE_PROVIDER, {'provider': host2})
+        assert b'cell_v2 discover_hosts' in preview.content
+        assert b'value="Delete"' not in preview.content
+        assert api.provider_record(clients.placement, host2) is not None
+        assert {c: a['resources'] for c, a in api.provider_allocations(
+            clients.placement, host2).items()} == before
+    finally:
+        cloud.control('POST', '/computes/host2/map')
+    assert host2 in {h['id'] for h in nova_api.hypervisor_list(clients.nova)}

@@ -69,6 +69,27 @@ class IndexTests(AdminViewTests):
         self.mock_report.assert_called_once_with(mock.ANY)
         self.assertEqual([], self.messages_seen)
 
+    @helpers.create_mocks({service: ['report']})
+    def test_the_index_says_what_nova_hid_or_did_not_answer(self):
+        """A policy rule the panel's user lacks (the host of a server left
+        out), and a node Nova's listing left out without answering for
+        it alone: both said above the table, their rows protected."""
+        from tests.unit.cloud import Cloud
+        cloud = Cloud()
+        vm = cloud.server('vm', None, hidden=(m.EXTENDED_ATTRIBUTES_RULE,))
+        cloud.allocate(vm, H1)
+        quiet = cloud.gone('quiet')
+        cloud.tag(quiet)
+        cloud.unanswered.add(quiet)
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=0)
+        self.client.get(INDEX)
+        warnings = self.messages_seen.texts('warning')
+        self.assertEqual(2, len(warnings), warnings)
+        self.assertIn('lacks the policy rule %s' %
+                      m.EXTENDED_ATTRIBUTES_RULE, warnings[0])
+        self.assertIn('left out quiet', warnings[1])
+
     @helpers.create_mocks({service: ['report', 'refresh']})
     def test_show_all_and_refresh(self):
         self.mock_report.return_value = Incidents().report

@@ -441,6 +441,7 @@ format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
 neutron_unread = reasons.neutron_unread
 hidden_by_policy = reasons.hidden_by_policy
+unproven_nodes = reasons.unproven_nodes
 plan_commands = repairs.commands
 entry_placement_id = history_ops.placement_service_id
 restorable_entry = restore_rules.restorable

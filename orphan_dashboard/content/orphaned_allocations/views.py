@@ -53,7 +53,8 @@ def _report(request, provider_uuid=None):
         return (None, None) if provider_uuid else None
     if report is not None and report.down_cells:
         messages.warning(request, labels.reason(service.down_cells(report)))
-    for note in (service.neutron_unread, service.hidden_by_policy):
+    for note in (service.neutron_unread, service.hidden_by_policy,
+                 service.unproven_nodes):
         said = report is not None and note(report)
         if said:
             messages.warning(request, labels.reason(said))
