@@ -79,8 +79,9 @@ class ProviderReport:
     def node_gone(self):
         """A provider of Nova's whose compute node Nova itself says it no
         longer has (not only unlisted)."""
-        return (self.gone and self.hypervisor is None and not self.sharing
-                and not self.cell_down and self.owner == 'nova')
+        return (self.gone and self.hypervisor is None and
+                not self.sharing and not self.cell_down and
+                self.owner == 'nova')
 
     def not_orphaned(self):
         """Why this tree is no provider left behind to delete, as the

@@ -145,8 +145,9 @@ def read_ports(network_client, servers=None):
     """``dict(ports=..., neutron=...)``: the ports that request resources
     (those of ``servers`` only, when given) and :data:`~model.NEUTRON_READ`,
     or no ports and why Neutron could not be read: absent from the
-    catalog, refusing, hiding a field the audit reads, or down.  Never raises: port allocations are then
-    protected, the rest of the audit goes on."""
+    catalog, refusing, hiding a field the audit reads, or down.  Never
+    raises: port allocations are then protected, the rest of the audit
+    goes on."""
     if network_client is None:
         return dict(ports=None, neutron=m.NEUTRON_ABSENT)
     try:
@@ -403,10 +404,10 @@ def identify(snapshot, placement_client, nova_client, uuids, concurrency,
     (not read again for the ``fresh`` consumers, whose entry in
     ``snapshot`` this sweep took from it); whether Nova knew a non-server
     consumer only from its instance actions (unresolved when Nova would not
-    say), asked in the same round, and whether one its actions know is a
-    server Nova still shows alone (:func:`_live_after_all`).  A consumer the sweep saw holding
-    nothing (a server missing its allocations) has nothing to identify: it
-    is not read.
+    say), asked in the same round, and whether one its actions know is
+    a server Nova still shows alone (:func:`_live_after_all`).  A
+    consumer the sweep saw holding nothing (a server missing its
+    allocations) has nothing to identify: it is not read.
     """
     def holds(uuid):
         consumer = snapshot.consumers.get(uuid)

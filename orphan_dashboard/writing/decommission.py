@@ -119,7 +119,8 @@ def apply(placement_client, nova_client, journal, name, confirmed,
     outcomes = repair.apply(
         placement_client, nova_client, journal,
         [p for p in confirmed if p.consumer in wanted], min_age=min_age,
-        instance_hints=instance_hints, network_client=network_client) if wanted else []
+        instance_hints=instance_hints,
+        network_client=network_client) if wanted else []
     missing = wanted - {p.consumer for p in confirmed}
     outcomes += [_outcome(root, m.DELETE, repair.SKIPPED,
                           why('decommission.appeared', consumer=c))
