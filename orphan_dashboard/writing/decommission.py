@@ -42,6 +42,7 @@ from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 
 LOG = logging.getLogger(__name__)
 
@@ -81,8 +82,8 @@ def preview(placement_client, nova_client, name,
 
 
 def _outcome(provider, action, status, message, entry_id=None):
-    return repair.Outcome(repair.Selection('', provider, action), status,
-                          message, entry_id=entry_id)
+    return write.Outcome(repair.Selection('', provider, action), status,
+                         message, entry_id=entry_id)
 
 
 def apply(placement_client, nova_client, journal, name, confirmed,
@@ -108,14 +109,14 @@ def apply(placement_client, nova_client, journal, name, confirmed,
                     network_client, image_client)
     root = fresh.roots[0] if fresh.roots else ''
     if fresh.gone:
-        return [_outcome(root, m.DELETE_PROVIDER, repair.SKIPPED,
+        return [_outcome(root, m.DELETE_PROVIDER, write.SKIPPED,
                          why('decommission.gone', name=name))]
     changed = bound and fresh.changed_since(bound)
     if changed:
-        return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED, changed)]
+        return [_outcome(root, m.DELETE_SERVICE, write.SKIPPED, changed)]
     blockers = fresh.blockers(chosen, children)
     if blockers:
-        return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED,
+        return [_outcome(root, m.DELETE_SERVICE, write.SKIPPED,
                          why('decommission.blocked',
                              blockers=reasons.sentences(blockers)))]
     wanted = {p.consumer for p in fresh.plans(chosen)}
@@ -125,12 +126,12 @@ def apply(placement_client, nova_client, journal, name, confirmed,
         instance_hints=instance_hints, network_client=network_client,
         image_client=image_client) if wanted else []
     missing = wanted - {p.consumer for p in confirmed}
-    outcomes += [_outcome(root, m.DELETE, repair.SKIPPED,
+    outcomes += [_outcome(root, m.DELETE, write.SKIPPED,
                           why('decommission.appeared', consumer=c))
                  for c in sorted(missing)]
-    if missing or any(o.status != repair.DONE for o in outcomes):
+    if missing or any(o.status != write.DONE for o in outcomes):
         return outcomes + [_outcome(
-            root, m.DELETE_SERVICE, repair.SKIPPED,
+            root, m.DELETE_SERVICE, write.SKIPPED,
             why('decommission.repairs_failed'))]
     try:
         _delete_all(placement_client, nova_client, journal, fresh, outcomes,
@@ -139,7 +140,7 @@ def apply(placement_client, nova_client, journal, name, confirmed,
         if not outcomes:
             raise
         LOG.exception('decommission of %s interrupted', name)
-        outcomes.append(_outcome(root, m.DELETE_SERVICE, repair.FAILED,
+        outcomes.append(_outcome(root, m.DELETE_SERVICE, write.FAILED,
                                  reasons.reason('decommission.interrupted',
                                                 host=name)))
     return outcomes
@@ -154,7 +155,7 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
     held = _held(placement_client, fresh.providers)
     if held:
         outcomes.append(_outcome(
-            root, m.DELETE_SERVICE, repair.SKIPPED, why(
+            root, m.DELETE_SERVICE, write.SKIPPED, why(
                 'decommission.held', held=reasons.sentences(
                     why('decommission.still_holds', provider=p,
                         consumers=', '.join(sorted(c)))
@@ -164,7 +165,7 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
                                      bound)
     if changed:
         outcomes.append(_outcome(
-            root, m.DELETE_SERVICE, repair.SKIPPED,
+            root, m.DELETE_SERVICE, write.SKIPPED,
             why('decommission.changed', changes=changed)))
         return
     records = [placement.provider_record(placement_client, p)
@@ -173,7 +174,7 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
     if fresh.deletes_service:
         step, entries = _delete_service(nova_client, journal, fresh, records)
         outcomes.append(step)
-        if step.status != repair.DONE or entries is None:
+        if step.status != write.DONE or entries is None:
             return
     else:
         entries = {}
@@ -235,7 +236,7 @@ def _delete_service(nova_client, journal, fresh, records):
     except Exception:
         LOG.exception('the journal could not record the delete of compute '
                       'service %s first', service.host)
-        return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
+        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
                         reasons.reason('service.journal_before',
                                        host=service.host)), {}
     try:
@@ -243,7 +244,7 @@ def _delete_service(nova_client, journal, fresh, records):
     except ks_exc.ConnectionError:
         LOG.exception('no answer to the delete of compute service %s',
                       service.host)
-        return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
+        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
                         reasons.reason('service.no_answer',
                                        host=service.host), entry.id), {}
     except ks_exc.ClientException as exc:
@@ -254,7 +255,7 @@ def _delete_service(nova_client, journal, fresh, records):
         for provider_entry in entries.values():
             journal.finish(provider_entry, status, 'kept: the compute '
                            'service delete did not go through')
-        return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
+        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
                         why('service.refused', host=service.host,
                             detail=detail), entry.id), {}
     try:
@@ -262,10 +263,10 @@ def _delete_service(nova_client, journal, fresh, records):
     except Exception:
         LOG.exception('the journal could not record the delete of compute '
                       'service %s', service.host)
-        return _outcome(root, m.DELETE_SERVICE, repair.DONE,
+        return _outcome(root, m.DELETE_SERVICE, write.DONE,
                         reasons.reason('service.deleted_unjournaled',
                                        host=service.host), entry.id), None
-    return _outcome(root, m.DELETE_SERVICE, repair.DONE,
+    return _outcome(root, m.DELETE_SERVICE, write.DONE,
                     why('service.deleted', host=service.host),
                     entry.id), entries
 
@@ -289,7 +290,7 @@ def _delete_left(placement_client, journal, records, entries, outcomes):
                 placement_client, uuid) is None:
             journal.finish(entry, entry.APPLIED, 'deleted by Nova with the '
                            'compute service')
-            outcomes.append(_outcome(uuid, m.DELETE_PROVIDER, repair.DONE,
+            outcomes.append(_outcome(uuid, m.DELETE_PROVIDER, write.DONE,
                                      why('provider.deleted_by_nova',
                                          name=record['name']), entry.id))
             continue
@@ -298,5 +299,5 @@ def _delete_left(placement_client, journal, records, entries, outcomes):
         outcome = provider_writes.delete_provider(placement_client, journal,
                                                   plan, entry)
         outcomes.append(outcome)
-        if outcome.status != repair.DONE:
+        if outcome.status != write.DONE:
             break

@@ -28,7 +28,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import journal as journal_module
-from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.e2e.conftest import module_cloud
 from tests.integration.fault_proxy import FaultProxy
 from tests.integration.fault_proxy import LATE
@@ -74,7 +74,7 @@ def test_a_read_timeout_on_the_service_delete_says_it_may_be_done(cloud):
                                              'host1', plan.plans(), min_age=0)
     finally:
         proxy.close()
-    assert [o.status for o in outcomes] == [repair.DONE, repair.FAILED]
+    assert [o.status for o in outcomes] == [write.DONE, write.FAILED]
     text = str(outcomes[-1].message)
     assert 'did not delete' not in text and 'are kept' not in text, text
     assert 'may have been deleted' in text and 'History' in text, text
@@ -150,9 +150,9 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
             chosen=unknown, min_age=0)
     finally:
         proxy.close()
-    assert [o.status for o in outcomes[:-1]] == [repair.DONE] * (
+    assert [o.status for o in outcomes[:-1]] == [write.DONE] * (
         len(outcomes) - 1) and len(outcomes) > 1
-    assert outcomes[-1].status == repair.FAILED
+    assert outcomes[-1].status == write.FAILED
     text = str(outcomes[-1].message)
     assert 'interrupted' in text and 'History' in text, text
     assert 'injected failure' not in text, text
@@ -164,7 +164,7 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
         clients.placement, clients.nova, FailingJournal(journal, 'begin'),
         'host4', plan.plans(unknown), chosen=unknown, min_age=0)
     status, text = _service_step(outcomes)
-    assert status == repair.FAILED
+    assert status == write.FAILED
     assert 'not attempted' in text and 'not sent' in text, text
     assert services(clients, 'host4')
 
@@ -172,7 +172,7 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
         clients.placement, clients.nova, FailingJournal(journal, 'finish'),
         'host4', [], chosen=unknown, min_age=0)
     status, text = _service_step(outcomes)
-    assert status == repair.DONE
+    assert status == write.DONE
     assert 'compute service host4 was deleted' in text, text
     assert 'History' in text, text
     assert services(clients, 'host4') == []

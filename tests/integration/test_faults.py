@@ -29,8 +29,10 @@ import pytest
 
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.integration.batches import held
 from tests.integration.batches import trim_batch
+from tests.integration.batches import write_plan
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
 from tests.integration.fault_proxy import FaultProxy
@@ -53,9 +55,9 @@ def _client(url, timeout=None):
 
 
 @pytest.mark.parametrize('fault,status,entry_status', [
-    (409, repair.SKIPPED, 'refused'),
-    (500, repair.FAILED, 'failed'),
-    (HANG, repair.FAILED, 'failed'),
+    (409, write.SKIPPED, 'refused'),
+    (500, write.FAILED, 'failed'),
+    (HANG, write.FAILED, 'failed'),
 ])
 def test_fault_mid_batch_is_reported_per_row_and_restorable(
         placement, build, journal, proxy, fault, status, entry_status):
@@ -63,9 +65,9 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
     initial = held(placement, consumers)
     proxy.inject('PUT', '/allocations/', 2, fault)
     client = _client(proxy.url, timeout=3)
-    outcomes = [repair.write(client, journal, plan) for plan in plans]
+    outcomes = [write_plan(client, journal, plan) for plan in plans]
     assert [o.status for o in outcomes] == [
-        repair.DONE, status, repair.DONE, repair.DONE]
+        write.DONE, status, write.DONE, write.DONE]
     entries = [logged(consumer=c)[0] for c in consumers]
     assert [e.status for e in entries] == [
         'applied', entry_status, 'applied', 'applied']
@@ -78,7 +80,7 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
     # changed nothing: nothing to restore.  A write never answered may
     # have been done: the restore reads what it finds.
     assert [r.status for r in results] == [
-        repair.DONE, repair.SKIPPED, repair.DONE, repair.DONE]
+        write.DONE, write.SKIPPED, write.DONE, write.DONE]
     expected = {409: 'changed nothing: Placement refused it',
                 500: 'changed nothing: Placement answered it with an error',
                 HANG: 'already as it was before'}[fault]
@@ -94,13 +96,13 @@ def test_a_write_placement_applied_but_whose_answer_was_lost_is_done(
     consumers, (plan,) = trim_batch(build, 1)
     initial = held(placement, consumers)
     proxy.inject('PUT', '/allocations/', 1, LOST)
-    outcome = repair.write(_client(proxy.url, timeout=3), journal, plan)
-    assert outcome.status == repair.DONE, outcome.message
+    outcome = write_plan(_client(proxy.url, timeout=3), journal, plan)
+    assert outcome.status == write.DONE, outcome.message
     assert held(placement, consumers) == [plan.after]
     (entry,) = logged(consumer=consumers[0])
     assert entry.status == 'applied'
     _, results = restore_entries(placement, journal, [entry])
-    assert [r.status for r in results] == [repair.DONE], results
+    assert [r.status for r in results] == [write.DONE], results
     assert held(placement, consumers) == initial
 
 
@@ -184,8 +186,8 @@ def test_a_write_the_journal_cannot_record_is_not_sent(placement, build,
     consumers, plans = trim_batch(build, 2)
     initial = held(placement, consumers)
     flaky = FlakyJournal(journal, fail_begin={1})
-    outcomes = [repair.write(placement, flaky, plan) for plan in plans]
-    assert [o.status for o in outcomes] == [repair.FAILED, repair.DONE]
+    outcomes = [write_plan(placement, flaky, plan) for plan in plans]
+    assert [o.status for o in outcomes] == [write.FAILED, write.DONE]
     assert 'not written: the journal could not record it first' in \
         str(outcomes[0].message)
     assert outcomes[0].entry_id is None
@@ -197,8 +199,8 @@ def test_a_write_whose_outcome_the_journal_lost_stays_pending(
         placement, build, journal):
     consumers, plans = trim_batch(build, 1)
     flaky = FlakyJournal(journal, fail_finish={1})
-    (outcome,) = [repair.write(placement, flaky, plan) for plan in plans]
-    assert outcome.status == repair.DONE
+    (outcome,) = [write_plan(placement, flaky, plan) for plan in plans]
+    assert outcome.status == write.DONE
     assert held(placement, consumers) == [plans[0].after]
     (entry,) = logged(consumer=consumers[0])
     assert entry.status == entry.PENDING and outcome.entry_id == entry.id
@@ -207,7 +209,7 @@ def test_a_write_whose_outcome_the_journal_lost_stays_pending(
             message and 'see History' in message)
     # Pending: restorable all the same.
     _, (restored,) = restore_entries(placement, journal, [entry])
-    assert restored.status == repair.DONE, restored.message
+    assert restored.status == write.DONE, restored.message
 
 
 def test_an_unexpected_error_re_creating_a_provider_says_what_happened(
@@ -225,13 +227,13 @@ def test_an_unexpected_error_re_creating_a_provider_says_what_happened(
     plan = repair.ProviderPlan(m.DELETE_PROVIDER, rp, record['name'],
                                record['generation'], record)
     assert provider_writes.delete_provider(
-        placement, journal, plan).status == repair.DONE
+        placement, journal, plan).status == write.DONE
     (deleted,) = logged(provider=rp)
     proxy.inject('PUT', '/resource_providers/%s/inventories' % rp, 1,
                  GARBAGE)
     _, (outcome,) = restore_entries(_client(proxy.url, timeout=10), journal,
                                     [deleted])
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     text = str(outcome.message)
     assert 'partly written' in text and 'History' in text, text
     assert 'proxy error' not in text and 'Expecting value' not in text

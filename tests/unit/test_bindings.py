@@ -26,6 +26,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planning
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import restore as restore_writes
+from orphan_dashboard.writing import write
 
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
 BEFORE = {'vnic_type': 'normal'}
@@ -90,14 +91,16 @@ def _conflict(code=None):
 def _write(client):
     journal = mock.Mock()
     entry = journal.begin.return_value
-    outcome = repair.write(client, journal, PLAN, network_client=client)
+    outcome = write.allocations(client, journal, PLAN,
+                                repair.selection_of(PLAN),
+                                network_client=client)
     return outcome, journal, entry
 
 
 def test_the_binding_goes_to_neutron_before_the_allocation_to_placement():
     client = Recorder()
     outcome, journal, entry = _write(client)
-    assert outcome.status == repair.DONE
+    assert outcome.status == write.DONE
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('placement', '/allocations/vm', None)]
@@ -112,7 +115,7 @@ def test_placement_s_refusal_puts_the_binding_back():
     client = Recorder(fail={('placement', '/allocations/vm'): _conflict(
         'placement.concurrent_update')})
     outcome, journal, entry = _write(client)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('placement', '/allocations/vm', None),
@@ -129,7 +132,7 @@ def test_a_binding_changed_since_the_read_writes_nothing():
     client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
                             ks_exc.PreconditionFailed()})
     outcome, journal, entry = _write(client)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7')]
     assert 'port port1 changed since it was read' in str(outcome.message)
@@ -141,7 +144,7 @@ def test_neutron_s_policy_refusal_writes_nothing_and_says_whose():
     client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
                             ks_exc.Forbidden(response=body)})
     outcome, _journal, _entry = _write(client)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert len(client.calls) == 1
     assert "Neutron refused to write port port1's binding (denied)" in str(
         outcome.message)
@@ -153,7 +156,7 @@ def test_a_binding_that_cannot_be_put_back_fails_with_the_command():
         ('placement', '/allocations/vm'): ks_exc.InternalServerError(),
         ('neutron', '/v2.0/ports/port1', 3): ks_exc.ConnectFailure()})
     outcome, journal, entry = _write(client)
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     assert len(client.calls) == 3
     message = str(outcome.message)
     assert 'the binding of port port1 could not be put back' in message
@@ -174,7 +177,7 @@ def test_placement_failing_after_applying_the_write_keeps_the_binding():
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('placement', '/allocations/vm', None)]
-    assert outcome.status == repair.DONE, str(outcome.message)
+    assert outcome.status == write.DONE, str(outcome.message)
     assert 'holds what this change writes' in str(outcome.message)
     assert journal.finish.call_args[0][1] == entry.APPLIED
     assert journal.finish.call_args[1]['new_generation'] == 5
@@ -187,7 +190,7 @@ def test_placement_timing_out_without_the_write_puts_the_binding_back():
     assert client.order()[-1] == (
         'neutron', '/v2.0/ports/port1', 'revision_number=8')
     assert client.calls[-1][3] == {'port': {'binding:profile': BEFORE}}
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     assert 'the binding of port port1 was put back' in str(outcome.message)
     assert journal.finish.call_args[0][1] == entry.FAILED
 
@@ -201,7 +204,7 @@ def test_placement_holding_something_else_leaves_the_binding_written():
     outcome, journal, entry = _write(client)
     assert len(client.calls) == 2
     message = str(outcome.message)
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     assert 'VCPU' in message and 'was left as written' in message, message
     assert 'openstack port unset --binding-profile allocation port1' in \
         message
@@ -221,7 +224,7 @@ def test_placement_unreadable_after_a_timeout_leaves_the_binding_written():
     outcome, journal, entry = _write(client)
     assert len(client.calls) == 2
     message = str(outcome.message)
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     assert 'could not be read back' in message, message
     assert 'was left as written' in message, message
     assert journal.finish.call_args[0][1] == entry.FAILED
@@ -239,7 +242,7 @@ def test_neutron_failing_after_writing_the_binding_puts_it_back():
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('neutron', '/v2.0/ports/port1', 'revision_number=8')]
     assert client.calls[-1][3] == {'port': {'binding:profile': BEFORE}}
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     message = str(outcome.message)
     assert 'nothing was written' not in message, message
     assert 'the binding of port port1 was put back' in message
@@ -251,7 +254,7 @@ def test_neutron_timing_out_without_the_binding_puts_nothing_back():
                             ks_exc.ConnectTimeout()})
     outcome, journal, entry = _write(client)
     assert len(client.calls) == 1
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     assert 'put back' not in str(outcome.message)
     assert journal.finish.call_args[0][1] == entry.FAILED
     # Neither Neutron nor Placement holds anything of it.
@@ -266,8 +269,10 @@ def test_a_second_binding_refused_puts_the_first_back():
     client = Recorder(fail={('neutron', '/v2.0/ports/port2'):
                             ks_exc.PreconditionFailed()})
     journal = mock.Mock()
-    outcome = repair.write(client, journal, plan, network_client=client)
-    assert outcome.status == repair.SKIPPED
+    outcome = write.allocations(client, journal, plan,
+                                repair.selection_of(plan),
+                                network_client=client)
+    assert outcome.status == write.SKIPPED
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('neutron', '/v2.0/ports/port2', 'revision_number=7'),

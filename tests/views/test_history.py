@@ -28,6 +28,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
 from tests.views.base import detail
@@ -284,8 +285,8 @@ class RestoreTests(AdminViewTests):
         # beside it.
         assert_named(res, journaled.consumer, H1)
         self.assertIn('web-1', hidden_ids_removed(res))
-        self.mock_restore.return_value = [repair.Outcome(
-            repair.Selection(journaled.consumer, H1, m.RESTORE), repair.DONE,
+        self.mock_restore.return_value = [write.Outcome(
+            repair.Selection(journaled.consumer, H1, m.RESTORE), write.DONE,
             'done')]
         res = self.client.post(RESTORE, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
@@ -330,8 +331,8 @@ class RestoreTests(AdminViewTests):
         self.assertEqual(200, res.status_code)
         assert_named(res, host9)
         self.mock_restore.return_value = [
-            repair.Outcome(provider_row.selection, repair.DONE, 'done'),
-            repair.Outcome(consumer_row.selection, repair.DONE, 'done')]
+            write.Outcome(provider_row.selection, write.DONE, 'done'),
+            write.Outcome(consumer_row.selection, write.DONE, 'done')]
         res = self.client.post(RESTORE, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
         self.assertEqual(

@@ -29,6 +29,7 @@ from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
 from tests.views.base import detail
@@ -443,7 +444,7 @@ class ConfirmTests(AdminViewTests):
         rows = [plan_row(uid('vm'))]
         signed = self.preview(rows)
         self.mock_apply.return_value = [
-            repair.Outcome(rows[0].selection, repair.DONE, 'done')]
+            write.Outcome(rows[0].selection, write.DONE, 'done')]
         res = self.client.post('%s?%s' % (REPAIR, parse.urlencode(
             {'next': detail(H1) + '?tab=provider__allocations'})),
             {'rows': signed})
@@ -461,12 +462,12 @@ class ConfirmTests(AdminViewTests):
                 plan_row(third, H1, m.HEAL)]
         signed = self.preview(rows, hints=[uid('old')])
         self.mock_apply.return_value = [
-            repair.Outcome(rows[0].selection, repair.DONE, 'done'),
-            repair.Outcome(rows[1].selection, repair.DONE, 'done'),
-            repair.Outcome(rows[2].selection, repair.SKIPPED,
-                           'its allocations changed since the preview'),
-            repair.Outcome(rows[3].selection, repair.FAILED,
-                           'Placement failed: 500 boom')]
+            write.Outcome(rows[0].selection, write.DONE, 'done'),
+            write.Outcome(rows[1].selection, write.DONE, 'done'),
+            write.Outcome(rows[2].selection, write.SKIPPED,
+                          'its allocations changed since the preview'),
+            write.Outcome(rows[3].selection, write.FAILED,
+                          'Placement failed: 500 boom')]
         res = self.client.post(REPAIR, {'rows': signed})
         self.assertNoFormErrors(res)
         self.assertRedirectsNoFollow(res, INDEX)
@@ -500,9 +501,9 @@ class ConfirmTests(AdminViewTests):
                          nova=reasons.reason('nova.deleted_server'))]
         signed = self.preview(rows)
         self.mock_apply.return_value = [
-            repair.Outcome(rows[0].selection, repair.DONE, 'done'),
-            repair.Outcome(rows[1].selection, repair.SKIPPED,
-                           'its allocations changed since the preview')]
+            write.Outcome(rows[0].selection, write.DONE, 'done'),
+            write.Outcome(rows[1].selection, write.SKIPPED,
+                          'its allocations changed since the preview')]
         res = self.client.post(REPAIR, {'rows': signed})
         self.assertNoFormErrors(res)
         seen = self.messages_seen
