@@ -23,6 +23,7 @@ ProviderPlan = repair.ProviderPlan
 DONE = write.DONE
 SKIPPED = write.SKIPPED
 FAILED = write.FAILED
+UNKNOWN = write.UNKNOWN
 """What a front end names of a repair: the row chosen, a provider's plan,
 an outcome's status."""
 commands = equivalent.for_plan

@@ -218,9 +218,9 @@ def _delete_service(nova_client, journal, fresh, records):
     to delete the service (and, with it, the providers).
 
     Once the delete is sent, the outcome says what is known: Nova's
-    refusal, no answer (it may have been done: the entries stay "no
-    answer recorded"), or done with the journal failing after it.  The
-    journal's own errors are logged, never shown.
+    refusal, an error answer or a lost one read back
+    (:func:`_service_read_back`), or done with the journal failing after
+    it.  The journal's own errors are logged, never shown.
     """
     service = fresh.service
     root = fresh.roots[0] if fresh.roots else ''
@@ -241,23 +241,13 @@ def _delete_service(nova_client, journal, fresh, records):
                                        host=service.host)), {}
     try:
         nova.delete_service(nova_client, service.uuid)
-    except ks_exc.ConnectionError:
-        LOG.exception('no answer to the delete of compute service %s',
-                      service.host)
-        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
-                        reasons.reason('service.no_answer',
-                                       host=service.host), entry.id), {}
     except ks_exc.ClientException as exc:
-        detail = _nova_detail(exc)
-        status = entry.REFUSED if isinstance(exc, ks_exc.Conflict) \
-            else entry.FAILED
-        journal.finish(entry, status, detail)
-        for provider_entry in entries.values():
-            journal.finish(provider_entry, status, 'kept: the compute '
-                           'service delete did not go through')
-        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
-                        why('service.refused', host=service.host,
-                            detail=detail), entry.id), {}
+        where = _service_read_back(nova_client, service, exc)
+        if where != write.AFTER:
+            return _service_kept(journal, entry, entries, root, service,
+                                 exc, where), {}
+        LOG.warning('Nova answered the delete of compute service %s with '
+                    '%s, but it is gone', service.host, exc)
     try:
         journal.finish(entry, entry.APPLIED)
     except Exception:
@@ -269,6 +259,45 @@ def _delete_service(nova_client, journal, fresh, records):
     return _outcome(root, m.DELETE_SERVICE, write.DONE,
                     why('service.deleted', host=service.host),
                     entry.id), entries
+
+
+def _service_read_back(nova_client, service, exc):
+    """Where Nova's error ``exc`` on its delete left the compute service,
+    read back as every write is (:func:`write.settle`): :data:`write.AFTER`
+    once it is gone."""
+    if write.refused(exc):
+        return write.BEFORE
+    return write.settle(
+        lambda: [s for s in nova.service_list(nova_client)
+                 if s.get('id') == service.uuid],
+        lambda found: write.BEFORE if found else write.AFTER,
+        write.lost(exc))[0]
+
+
+def _service_kept(journal, entry, entries, root, service, exc, where):
+    """The outcome of a compute service delete that did not go through
+    (Nova refused it, or answered an error and still has it), or whose
+    outcome is unknown; its entries and its providers' say the same."""
+    detail = _nova_detail(exc)
+    if where == write.BEFORE and not write.lost(exc):
+        status = entry.REFUSED if isinstance(exc, ks_exc.Conflict) \
+            else entry.FAILED
+        journal.finish(entry, status, detail)
+        for provider_entry in entries.values():
+            journal.finish(provider_entry, status, 'kept: the compute '
+                           'service delete did not go through')
+        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
+                        why('service.refused', host=service.host,
+                            detail=detail), entry.id)
+    unknown = why('service.unknown', host=service.host, detail=detail,
+                  state=write.state(where))
+    journal.finish(entry, entry.UNKNOWN, str(unknown))
+    for provider_entry in entries.values():
+        journal.finish(provider_entry, entry.UNKNOWN, 'may have been '
+                       'deleted with the compute service, whose delete '
+                       'had no clear answer')
+    return _outcome(root, m.DELETE_SERVICE, write.UNKNOWN, unknown,
+                    entry.id)
 
 
 def _nova_detail(exc):

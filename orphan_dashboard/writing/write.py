@@ -15,12 +15,16 @@
 Every write to Placement goes through :func:`journaled`: a consumer's
 allocations with its ports' bindings (:func:`allocations`), a provider
 deleted or re-created (:func:`provider`).  A refusal (a 4xx) wrote
-nothing; after any other error of Placement, a consumer is read back to
-tell where the write left it (:func:`settle`).
+nothing.  An error answer ended the write: one read says where it left
+its subject.  A lost answer (:func:`lost`) may belong to a write the
+service is still applying: the subject is read until it settles
+(:func:`settle`), and without proof either way the outcome is
+:data:`UNKNOWN`, its journal entry kept restorable.
 """
 
 import dataclasses
 import logging
+import time
 import typing
 
 from keystoneauth1 import exceptions as ks_exc
@@ -38,12 +42,22 @@ LOG = logging.getLogger(__name__)
 DONE = 'done'
 SKIPPED = 'skipped'
 FAILED = 'failed'
+UNKNOWN = 'unknown'
+"""An outcome's status; unknown: the write may have landed, or may yet."""
 
 BEFORE = 'before'
 AFTER = 'after'
 OTHER = 'other'
 UNREAD = 'unread'
+UNSETTLED = 'unsettled'
 """Where a write that got no clear answer left its subject, read back."""
+
+SETTLE_WAITS = (0.5, 1, 2)
+"""Seconds between the reads back of a write whose answer was lost."""
+
+LOST = (ks_exc.ConnectionError, ks_exc.BadGateway, ks_exc.GatewayTimeout)
+"""A timeout, a connection lost or refused, a gateway's 502 or 504: the
+service may have the write, and may still be applying it."""
 
 
 @dataclasses.dataclass
@@ -60,8 +74,8 @@ class Outcome:
 class WriteFailed(Exception):
     """A write that did not go through as sent, as its sender found it.
 
-    ``status``: :data:`SKIPPED` (refused) or :data:`FAILED`; ``reason``:
-    why, with what became of the bindings;
+    ``status``: :data:`SKIPPED` (refused), :data:`FAILED` or
+    :data:`UNKNOWN`; ``reason``: why, with what became of the bindings;
     ``landed``: where the journal's subject stands (:data:`BEFORE`
     proves it unchanged, :data:`AFTER` with a refusal that an identical
     write got there first); ``bindings``: the ports whose binding may be
@@ -86,8 +100,9 @@ def journaled(journal, selection, plan, begin, send):
     refusal whose subject already holds the after lost the race to an
     identical write, whose entry says it all: this one is dropped.  A
     failure that left the subject as it was, no binding changed, records
-    its generation unchanged, so it never stands in the way of a restore.
-    The journal's own errors are logged, never shown.
+    its generation unchanged, so it never stands in the way of a restore;
+    an unknown outcome is recorded as such, restorable.  The journal's own
+    errors are logged, never shown.
     """
     try:
         entry = begin()
@@ -104,10 +119,10 @@ def journaled(journal, selection, plan, begin, send):
             return _drop(journal, entry, outcome)
         unchanged = exc.status == FAILED and exc.landed == BEFORE and \
             not exc.bindings
-        return _finish(journal, entry, entry.REFUSED
-                       if exc.status == SKIPPED else entry.FAILED, outcome,
-                       str(exc.reason),
-                       new_generation=plan.generation if unchanged else None)
+        return _finish(journal, entry, {
+            SKIPPED: entry.REFUSED, UNKNOWN: entry.UNKNOWN}.get(
+                exc.status, entry.FAILED), outcome, str(exc.reason),
+            new_generation=plan.generation if unchanged else None)
     except Exception:
         LOG.exception('journal entry %s: unexpected error writing', entry.id)
         outcome = Outcome(selection, FAILED, reasons.reason(
@@ -147,22 +162,63 @@ def _finish(journal, entry, status, outcome, message='', new_generation=None):
 
 def refused(exc):
     """The error is a definite refusal (a 4xx, or no endpoint to send
-    to): nothing was written.  A timeout, a lost connection or a 5xx do
-    not say whether the write was applied; only reading it back does."""
+    to): nothing was written.  Any other error does not say; only reading
+    it back does."""
     return isinstance(exc, (ks_exc.HTTPClientError, ks_exc.CatalogException))
 
 
-def settle(read, place):
+def lost(exc):
+    """The error lost the write's answer (:data:`LOST`): the write may
+    yet land, so a read showing it has not is no proof it will not."""
+    return isinstance(exc, LOST)
+
+
+def settle(read, place, lost_answer):
     """Where a write with no clear answer left its subject: ``(where,
-    found)``.  ``read()`` gives the subject as it is now (raising when it
-    cannot: :data:`UNREAD`), ``place(found)`` says where that stands:
-    :data:`AFTER`, :data:`BEFORE` or :data:`OTHER`."""
+    found)``.
+
+    ``read()`` gives the subject as it is now (raising when it cannot),
+    ``place(found)`` says where that stands: :data:`AFTER`,
+    :data:`BEFORE` or :data:`OTHER`.  An error answer ended the write: one
+    read tells.  A ``lost_answer`` may belong to a write still being
+    applied: the subject is read again after each of
+    :data:`SETTLE_WAITS` until it holds the after, which only this write
+    (or one identical) leaves; else its last two reads must agree, both
+    generation and body: :data:`UNSETTLED` when they do not,
+    :data:`UNREAD` when the last read failed.
+    """
+    found, where = _placed(read, place)
+    for wait in SETTLE_WAITS if lost_answer else ():
+        if where == AFTER:
+            break
+        time.sleep(wait)
+        previous = (found, where)
+        found, where = _placed(read, place)
+        if where not in (AFTER, UNREAD) and (found, where) != previous:
+            where = UNSETTLED
+    return where, found
+
+
+def _placed(read, place):
     try:
         found = read()
     except Exception:
         LOG.exception('a write with no clear answer could not be read back')
-        return UNREAD, None
-    return place(found), found
+        return None, UNREAD
+    return found, place(found)
+
+
+def state(where):
+    """How a subject read back (:func:`settle`) leaves a write's outcome
+    unknown, as a clause."""
+    seconds = sum(SETTLE_WAITS)
+    if where == BEFORE:
+        return why('unknown.before', seconds=seconds)
+    if where == OTHER:
+        return why('unknown.other', seconds=seconds)
+    if where == UNREAD:
+        return why('unknown.unread')
+    return why('unknown.unsettled', seconds=seconds)
 
 
 # -- a consumer's allocations, after its ports' bindings ---------------------
@@ -205,16 +261,14 @@ def _placement_failed(placement_client, network_client, plan, written, exc):
     Placement's error ``exc`` holds the plan's after; else raises
     :class:`WriteFailed`: the bindings ``written`` put back where it is
     known to hold the before, left as written (with the commands that put
-    them back) where it holds something else or cannot be read."""
+    them back) where it holds something else or may yet change."""
     detail = placement.error_detail(exc)[0]
     conflict = isinstance(exc, ks_exc.Conflict)
     if refused(exc) and not conflict:
         raise _rolled_back(network_client, plan, written, FAILED,
-                           why('write.failed', detail=detail),
-                           landed=BEFORE if isinstance(
-                               exc, ks_exc.HttpError) else None)
+                           why('write.failed', detail=detail))
     where, found = settle(lambda: _consumer(placement_client, plan.consumer),
-                          _consumer_place(plan))
+                          _consumer_place(plan), lost(exc))
     if conflict:
         if where == AFTER and not plan.ports:
             raise WriteFailed(SKIPPED, why('write.already_done'), AFTER)
@@ -222,17 +276,15 @@ def _placement_failed(placement_client, network_client, plan, written, exc):
                            _refusal(exc))
     if where == AFTER:
         return why('write.done_unanswered', detail=detail), found.generation
-    if where == BEFORE:
+    if where == BEFORE and not lost(exc):
         raise _rolled_back(network_client, plan, written, FAILED,
-                           why('write.failed', detail=detail),
-                           landed=BEFORE if isinstance(
-                               exc, ks_exc.HttpError) else None)
+                           why('write.failed', detail=detail))
     if where == OTHER:
         raise _left(plan, written, FAILED, why(
             'write.failed_other', detail=detail,
             now=reasons.format_allocations(found.allocations)), where)
-    raise _left(plan, written, FAILED, why('write.failed_unread',
-                                           detail=detail), where)
+    raise _left(plan, written, UNKNOWN, why(
+        'write.unknown', detail=detail, state=state(where)), where)
 
 
 def _consumer_place(plan):
@@ -289,7 +341,9 @@ def _write_bindings(network_client, plan):
 def _binding_failed(network_client, plan, port, written, exc):
     """The :class:`WriteFailed` of ``port``'s binding, which Neutron did
     not take: the bindings ``written`` before it are put back (Placement
-    was not written), and this one too when read back written."""
+    was not written), and this one too when read back written.  One whose
+    lost answer leaves it unknown is left, with the command that puts it
+    back."""
     detail = neutron.error_detail(exc)
     if isinstance(exc, ks_exc.PreconditionFailed):
         return _rolled_back(network_client, plan, written, SKIPPED,
@@ -298,31 +352,34 @@ def _binding_failed(network_client, plan, port, written, exc):
         return _rolled_back(network_client, plan, written, SKIPPED,
                             why('write.binding_refused', port=port,
                                 detail=detail))
-    written = dict(written)
-    failed = _binding_landed(network_client, plan, port, written)
-    return _rolled_back(network_client, plan, written, FAILED,
-                        why('write.binding_failed', port=port,
-                            detail=detail), failed)
-
-
-def _binding_landed(network_client, plan, port, written):
-    """Read back a binding write Neutron gave no clear answer to: written,
-    it joins ``written`` at its new revision (to be put back); ``{port:
-    why not}`` when it cannot be read or names something else."""
     change = plan.ports[port]
-    try:
-        body = neutron.port_get(network_client, port)
-    except ks_exc.ClientException as exc:
-        return {port: neutron.error_detail(exc)}
+    where, body = settle(lambda: neutron.port_get(network_client, port),
+                         lambda found: _port_place(found, change),
+                         lost(exc))
+    failure = why('write.binding_failed', port=port, detail=detail)
+    if where == AFTER:
+        written = dict(written, **{port: body.get('revision_number')})
+    elif where == OTHER:
+        return _rolled_back(network_client, plan, written, FAILED, failure,
+                            {port: why('write.binding_now', allocation=str(
+                                _profile(body).get('allocation') or '-'))})
+    elif where != BEFORE or (lost(exc) and body is not None):
+        return _rolled_back(network_client, plan, written, UNKNOWN, why(
+            'write.binding_unknown', port=port, detail=detail,
+            state=state(where), command=commands.binding(
+                port, change['before'])), left=(port,))
+    return _rolled_back(network_client, plan, written, FAILED, failure)
+
+
+def _port_place(body, change):
+    """Where a port read back stands against its ``change``; a port gone
+    holds no binding."""
     if body is None:
-        return {}
+        return BEFORE
     profile = _profile(body)
     if profile == change['after']:
-        written[port] = body.get('revision_number')
-    elif profile != change['before']:
-        return {port: why('write.binding_now', allocation=str(
-            profile.get('allocation') or '-'))}
-    return {}
+        return AFTER
+    return BEFORE if profile == change['before'] else OTHER
 
 
 def _profile(body):
@@ -330,20 +387,21 @@ def _profile(body):
 
 
 def _rolled_back(network_client, plan, written, status, reason, failed=None,
-                 landed=BEFORE):
+                 left=()):
     """A :class:`WriteFailed` that left Placement as it was: the bindings
     ``written`` are put back, said with ``reason``.  ``failed``: ``{port:
-    why}`` of bindings already known not to be put back."""
+    why}`` of bindings already known not to be put back; ``left``: those
+    whose state is unknown, left as they are."""
     failed = dict(failed or {}, **_put_back(network_client, plan, written))
     for port, detail in sorted(failed.items()):
-        return WriteFailed(FAILED, why(
+        return WriteFailed(status if status == UNKNOWN else FAILED, why(
             'write.rollback_failed', outcome=reason, port=port, detail=detail,
             command=commands.binding(port, plan.ports[port]['before'])),
-            landed, failed)
+            BEFORE, set(failed) | set(left))
     if written:
         reason = why('write.rolled_back', outcome=reason,
                      ports=', '.join(sorted(written)))
-    return WriteFailed(status, reason, landed)
+    return WriteFailed(status, reason, BEFORE, left)
 
 
 def _left(plan, written, status, reason, where):
@@ -385,15 +443,50 @@ def provider(placement_client, journal, plan, begin):
 
 
 def _send_provider(placement_client, plan):
-    """The provider's delete or re-creation."""
+    """The provider's delete or re-creation; after an error answer the
+    provider is read back: gone (a delete) or whole as recorded (a
+    re-creation), the write is done.  A delete is not generation-checked
+    and a re-creation takes several writes: after a lost answer, only
+    the after is proof."""
+    deleting = plan.action == m.DELETE_PROVIDER
     try:
-        if plan.action == m.DELETE_PROVIDER:
+        if deleting:
             placement.delete_provider(placement_client, plan.provider)
         else:
             placement.create_provider(placement_client, plan.record)
-    except ks_exc.Conflict as exc:
-        raise WriteFailed(SKIPPED, _refusal(exc), BEFORE)
     except ks_exc.ClientException as exc:
-        raise WriteFailed(FAILED, why(
-            'write.failed', detail=placement.error_detail(exc)[0]))
+        if isinstance(exc, ks_exc.Conflict):
+            raise WriteFailed(SKIPPED, _refusal(exc), BEFORE)
+        detail = placement.error_detail(exc)[0]
+        if refused(exc):
+            raise WriteFailed(FAILED, why('write.failed', detail=detail),
+                              BEFORE)
+        where, _found = settle(
+            lambda: placement.provider_record(placement_client,
+                                              plan.provider),
+            lambda record: _provider_place(record, plan, deleting),
+            lost(exc))
+        if where == AFTER:
+            return why('provider.done_unanswered', name=plan.name,
+                       detail=detail), None
+        if where in (BEFORE, OTHER) and not lost(exc):
+            raise WriteFailed(FAILED, why('write.failed', detail=detail),
+                              where)
+        raise WriteFailed(UNKNOWN, why(
+            'provider.unknown', name=plan.name, detail=detail,
+            state=state(where)), where)
     return why('write.done'), None
+
+
+def _provider_place(record, plan, deleting):
+    """Where a provider read back (None: gone) stands against ``plan``."""
+    if deleting:
+        return BEFORE if record else AFTER
+    if record is None:
+        return BEFORE
+    return AFTER if _but_generation(record) == _but_generation(
+        plan.record) else OTHER
+
+
+def _but_generation(record):
+    return {k: v for k, v in record.items() if k != 'generation'}

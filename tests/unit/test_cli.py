@@ -567,3 +567,15 @@ def test_the_json_report_says_how_each_owner_was_proven():
         'owner_proof': ownership.SHAPE}]
     assert (listed[segment]['owner'], listed[segment]['owner_proof']) == (
         'neutron', ownership.CLASS)
+
+
+def test_a_write_of_unknown_outcome_is_an_error_to_a_script():
+    """Exit 1, never 4 ("applied") nor 0: a script must not carry on as
+    if the write had gone through, or as if nothing had been written."""
+    from orphan_dashboard.writing import repair
+
+    selection = repair.Selection('vm-uuid', 'rp-uuid', 'delete')
+    outcomes = [write.Outcome(selection, write.DONE, 'done'),
+                write.Outcome(selection, 'unknown', 'no clear answer')]
+    assert options.outcome_code(outcomes) == options.ERROR
+    assert options.restore_code(outcomes[1:]) == options.ERROR

@@ -457,3 +457,44 @@ def test_the_command_line_refuses_a_child_providers_name():
     apply.assert_not_called()
     assert code == options.ERROR
     assert 'is a child provider of host1' in err.getvalue()
+
+
+@pytest.mark.parametrize('listed,status', [
+    ([{'host': 'host1', 'id': uid('host1-svc')}], 'unknown'),
+    ([], write.DONE),
+])
+def test_a_service_delete_whose_answer_was_lost_is_read_back(
+        monkeypatch, listed, status):
+    """A gateway's 504 to the compute service delete: Nova may still be
+    deleting it.  Read back gone, it is deleted; still listed after the
+    wait, its outcome and its entries (its providers' too) are unknown,
+    never "kept: the delete did not go through"."""
+    from unittest import mock
+
+    from keystoneauth1 import exceptions as ks_exc
+
+    from orphan_dashboard.api import nova
+    from orphan_dashboard.writing import decommission as flow
+
+    monkeypatch.setattr(write, 'SETTLE_WAITS', (0, 0, 0), raising=False)
+    service = m.Service('host1', 'down', forced_down=True,
+                        uuid=uid('host1-svc'))
+    fresh = mock.Mock(service=service, roots=[H1])
+    journal = mock.Mock()
+    entry = journal.begin_service.return_value
+    with mock.patch.object(nova, 'delete_service',
+                           side_effect=ks_exc.GatewayTimeout()), \
+            mock.patch.object(nova, 'service_list', return_value=listed):
+        outcome, entries = flow._delete_service(
+            None, journal, fresh, [{'uuid': H1, 'name': 'host1'}])
+    assert outcome.status == status, str(outcome.message)
+    finished = [c.args[1] for c in journal.finish.call_args_list]
+    if status == write.DONE:
+        assert finished == [entry.APPLIED]
+        assert set(entries) == {H1}
+        return
+    text = str(outcome.message)
+    assert 'no clear answer' in text and 'host1' in text, text
+    assert 'did not delete' not in text and 'are kept' not in text, text
+    assert finished == [entry.UNKNOWN, entry.UNKNOWN]
+    assert entries == {}

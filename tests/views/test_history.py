@@ -76,6 +76,20 @@ class HistoryTests(AdminViewTests):
             all_clouds=False)
 
     @helpers.create_mocks({service: ['report', 'history']})
+    def test_a_write_of_unknown_outcome_is_labelled_and_restorable(self):
+        """Its answer lost, its effect unproven: History says so and
+        offers its restore (the preview then reads what it finds)."""
+        lost = entry(8, status='unknown',
+                     message='Placement gave no clear answer')
+        self.mock_report.return_value = Incidents().report
+        self.mock_history.return_value = ([lost], False, False,
+                                          {lost.subject: {8}})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        self.assertContains(res, 'Outcome unknown: Placement gave no '
+                                 'clear answer')
+        self.assertContains(res, RESTORE + '?entry=8')
+
+    @helpers.create_mocks({service: ['report', 'history']})
     def test_a_decommission_in_the_history(self):
         """Its compute service entry: shown, never restorable itself, and
         the way to restore the whole decommission."""

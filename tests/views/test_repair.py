@@ -491,6 +491,29 @@ class ConfirmTests(AdminViewTests):
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['apply']})
+    def test_a_write_of_unknown_outcome_is_said_and_counted_apart(self):
+        """Neither done nor failed: the row says its outcome is unknown,
+        and the summary counts it on its own, pointing to History."""
+        vm, other = uid('vm'), uid('other')
+        rows = [plan_row(vm), plan_row(other, H1, m.HEAL)]
+        signed = self.preview(rows)
+        self.mock_apply.return_value = [
+            write.Outcome(rows[0].selection, write.DONE, 'done'),
+            write.Outcome(rows[1].selection, 'unknown',
+                          'Placement gave no clear answer')]
+        res = self.client.post(REPAIR, {'rows': signed})
+        self.assertNoFormErrors(res)
+        seen = self.messages_seen
+        self.assertEqual(
+            ['Heal of consumer %s on host1: outcome unknown: Placement '
+             'gave no clear answer' % other], seen.texts('error'))
+        self.assertEqual(
+            ['1 change written and journaled.',
+             '1 change of unknown outcome: it may have been written; see '
+             'History.'], seen.texts('info'))
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['apply']})
     def test_the_messages_name_the_server_the_preview_showed(self):
         """After the confirm, each row's message names the server (and the
         hypervisor) the preview named, not the consumer's uuid."""
