@@ -25,11 +25,15 @@ class JournalEntry(models.Model):
     APPLIED = 'applied'
     REFUSED = 'refused'
     FAILED = 'failed'
+    UNKNOWN = 'unknown'
+    """The answer was lost and no read back proved where the write left
+    its subject: it may have landed, or may yet; restorable."""
     STATUSES = (
         (PENDING, _('No answer recorded')),
         (APPLIED, _('Applied')),
         (REFUSED, _('Refused')),
         (FAILED, _('Failed')),
+        (UNKNOWN, _('Outcome unknown')),
     )
 
     ALLOCATIONS = 'allocations'

@@ -361,11 +361,11 @@ MESSAGES = {
     'write.changed_nothing': N_(
         'entry %(entry)d changed nothing: Placement answered it with an '
         'error'),
-    'service.no_answer': N_(
-        'Nova did not answer the delete of compute service %(host)s in '
-        'time: it may have been deleted, with its providers; see History '
-        '(its entries stay "no answer recorded") and check Nova before '
-        'trying again'),
+    'service.unknown': N_(
+        'Nova gave no clear answer to the delete of compute service '
+        '%(host)s (%(detail)s), and it %(state)s: it may yet be deleted, '
+        'with its providers; see History (its entries say "Outcome '
+        'unknown") and check Nova before trying again'),
     'service.deleted_unjournaled': N_(
         'compute service %(host)s was deleted, but recording it in the '
         'journal failed: see History and the logs; nothing more was '
@@ -443,9 +443,27 @@ MESSAGES = {
     'write.failed_other': N_(
         'Placement failed (%(detail)s), and the consumer now holds %(now)s: '
         'neither what it held nor what this change writes; review it again'),
-    'write.failed_unread': N_(
-        'Placement failed (%(detail)s), and the consumer could not be read '
-        'back: it may hold what this change writes; review it again'),
+    'write.unknown': N_(
+        'Placement gave no clear answer (%(detail)s), and the consumer '
+        '%(state)s; History keeps what it held: check the consumer later, '
+        'and restore the entry if the write landed'),
+    'write.binding_unknown': N_(
+        "Neutron gave no clear answer on port %(port)s's binding "
+        '(%(detail)s), and it %(state)s, so Placement was not written; if '
+        'the binding names the new provider, put it back with %(command)s'),
+    'provider.done_unanswered': N_(
+        'done: Placement answered with an error (%(detail)s), but read back, '
+        'provider %(name)s is as this change leaves it'),
+    'provider.unknown': N_(
+        'Placement gave no clear answer (%(detail)s), and provider '
+        '%(name)s %(state)s: check it in Placement before trying again '
+        '(see History)'),
+    # How a write's subject, read back, leaves its outcome unknown.
+    'unknown.before': N_(
+        'was still as it was %(seconds)g s later, so the write may yet land'),
+    'unknown.other': N_('was only partly written %(seconds)g s later'),
+    'unknown.unread': N_('could not be read back'),
+    'unknown.unsettled': N_('kept changing for %(seconds)g s'),
     'write.repaired_by_other': N_(
         'consumer already repaired by another row of this batch'),
     'write.halted_journal': N_(

@@ -15,11 +15,12 @@
 
 The codes follow ``nova-manage placement audit``: 0 nothing found, 3
 findings (or something to restore), 4 repairs applied; 1 on errors (one
-line, no traceback), 2 on bad arguments; 5 when ``report`` or ``apply``
-ran partially because Nova could not reach a cell (what it could see was
-audited and repaired; the JSON's ``skipped_cells`` says what was not);
-141, silently, when its reader closed the pipe (``| head``).  An option
-left out takes its setting (:mod:`conf`) here, at the entry point.
+line, no traceback; a write failed, or of unknown outcome), 2 on bad
+arguments; 5 when ``report`` or ``apply`` ran partially because Nova
+could not reach a cell (what it could see was audited and repaired;
+the JSON's ``skipped_cells`` says what was not); 141, silently, when its
+reader closed the pipe (``| head``).  An option left out takes its
+setting (:mod:`conf`) here, at the entry point.
 """
 
 import argparse
@@ -254,7 +255,8 @@ def normalize(argv):
 
 
 def outcome_code(outcomes):
-    if any(o.status == repairs.FAILED for o in outcomes):
+    """An error when a write failed or its outcome is unknown."""
+    if any(o.status in (repairs.FAILED, repairs.UNKNOWN) for o in outcomes):
         return ERROR
     if any(o.status == repairs.DONE for o in outcomes):
         return APPLIED

@@ -179,7 +179,7 @@ def print_outcomes(outcomes, out, names=None):
 
 
 STATUSES = {repairs.DONE: N_('done'), repairs.SKIPPED: N_('skipped'),
-            repairs.FAILED: N_('failed')}
+            repairs.FAILED: N_('failed'), repairs.UNKNOWN: N_('unknown')}
 """An outcome's status, as a line shows it."""
 
 

@@ -16,12 +16,14 @@ what was previewed (re-verified, journaled, generation-checked)."""
 from orphan_dashboard.writing import commands as equivalent
 from orphan_dashboard.writing import providers
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 
 Selection = repair.Selection
 ProviderPlan = repair.ProviderPlan
-DONE = repair.DONE
-SKIPPED = repair.SKIPPED
-FAILED = repair.FAILED
+DONE = write.DONE
+SKIPPED = write.SKIPPED
+FAILED = write.FAILED
+UNKNOWN = write.UNKNOWN
 """What a front end names of a repair: the row chosen, a provider's plan,
 an outcome's status."""
 commands = equivalent.for_plan
@@ -75,7 +77,7 @@ def apply_previewed(clients, journal, rows, settings, instance_hints=()):
     skipped, with the reason their preview gave."""
     outcomes = apply(clients, journal, [r.plan for r in rows if r.plan],
                      settings, instance_hints)
-    return outcomes + [repair.Outcome(r.selection, repair.SKIPPED, r.error)
+    return outcomes + [write.Outcome(r.selection, write.SKIPPED, r.error)
                        for r in rows if r.plan is None]
 
 

@@ -42,6 +42,7 @@ from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 
 LOG = logging.getLogger(__name__)
 
@@ -79,8 +80,8 @@ def preview(placement_client, nova_client, name,
 
 
 def _outcome(provider, action, status, message, entry_id=None):
-    return repair.Outcome(repair.Selection('', provider, action), status,
-                          message, entry_id=entry_id)
+    return write.Outcome(repair.Selection('', provider, action), status,
+                         message, entry_id=entry_id)
 
 
 def apply(placement_client, nova_client, journal, name, confirmed,
@@ -105,14 +106,14 @@ def apply(placement_client, nova_client, journal, name, confirmed,
                     network_client)
     root = fresh.roots[0] if fresh.roots else ''
     if fresh.gone:
-        return [_outcome(root, m.DELETE_PROVIDER, repair.SKIPPED,
+        return [_outcome(root, m.DELETE_PROVIDER, write.SKIPPED,
                          why('decommission.gone', name=name))]
     changed = bound and fresh.changed_since(bound)
     if changed:
-        return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED, changed)]
+        return [_outcome(root, m.DELETE_SERVICE, write.SKIPPED, changed)]
     blockers = fresh.blockers(chosen, children)
     if blockers:
-        return [_outcome(root, m.DELETE_SERVICE, repair.SKIPPED,
+        return [_outcome(root, m.DELETE_SERVICE, write.SKIPPED,
                          why('decommission.blocked',
                              blockers=reasons.sentences(blockers)))]
     wanted = {p.consumer for p in fresh.plans(chosen)}
@@ -122,12 +123,12 @@ def apply(placement_client, nova_client, journal, name, confirmed,
         instance_hints=instance_hints,
         network_client=network_client) if wanted else []
     missing = wanted - {p.consumer for p in confirmed}
-    outcomes += [_outcome(root, m.DELETE, repair.SKIPPED,
+    outcomes += [_outcome(root, m.DELETE, write.SKIPPED,
                           why('decommission.appeared', consumer=c))
                  for c in sorted(missing)]
-    if missing or any(o.status != repair.DONE for o in outcomes):
+    if missing or any(o.status != write.DONE for o in outcomes):
         return outcomes + [_outcome(
-            root, m.DELETE_SERVICE, repair.SKIPPED,
+            root, m.DELETE_SERVICE, write.SKIPPED,
             why('decommission.repairs_failed'))]
     try:
         _delete_all(placement_client, nova_client, journal, fresh, outcomes,
@@ -136,7 +137,7 @@ def apply(placement_client, nova_client, journal, name, confirmed,
         if not outcomes:
             raise
         LOG.exception('decommission of %s interrupted', name)
-        outcomes.append(_outcome(root, m.DELETE_SERVICE, repair.FAILED,
+        outcomes.append(_outcome(root, m.DELETE_SERVICE, write.FAILED,
                                  reasons.reason('decommission.interrupted',
                                                 host=name)))
     return outcomes
@@ -151,7 +152,7 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
     held = _held(placement_client, fresh.providers)
     if held:
         outcomes.append(_outcome(
-            root, m.DELETE_SERVICE, repair.SKIPPED, why(
+            root, m.DELETE_SERVICE, write.SKIPPED, why(
                 'decommission.held', held=reasons.sentences(
                     why('decommission.still_holds', provider=p,
                         consumers=', '.join(sorted(c)))
@@ -161,7 +162,7 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
                                      bound)
     if changed:
         outcomes.append(_outcome(
-            root, m.DELETE_SERVICE, repair.SKIPPED,
+            root, m.DELETE_SERVICE, write.SKIPPED,
             why('decommission.changed', changes=changed)))
         return
     records = [placement.provider_record(placement_client, p)
@@ -170,7 +171,7 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
     if fresh.deletes_service:
         step, entries = _delete_service(nova_client, journal, fresh, records)
         outcomes.append(step)
-        if step.status != repair.DONE or entries is None:
+        if step.status != write.DONE or entries is None:
             return
     else:
         entries = {}
@@ -214,9 +215,9 @@ def _delete_service(nova_client, journal, fresh, records):
     to delete the service (and, with it, the providers).
 
     Once the delete is sent, the outcome says what is known: Nova's
-    refusal, no answer (it may have been done: the entries stay "no
-    answer recorded"), or done with the journal failing after it.  The
-    journal's own errors are logged, never shown.
+    refusal, an error answer or a lost one read back
+    (:func:`_service_read_back`), or done with the journal failing after
+    it.  The journal's own errors are logged, never shown.
     """
     service = fresh.service
     root = fresh.roots[0] if fresh.roots else ''
@@ -232,39 +233,68 @@ def _delete_service(nova_client, journal, fresh, records):
     except Exception:
         LOG.exception('the journal could not record the delete of compute '
                       'service %s first', service.host)
-        return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
+        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
                         reasons.reason('service.journal_before',
                                        host=service.host)), {}
     try:
         nova.delete_service(nova_client, service.uuid)
-    except ks_exc.ConnectionError:
-        LOG.exception('no answer to the delete of compute service %s',
-                      service.host)
-        return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
-                        reasons.reason('service.no_answer',
-                                       host=service.host), entry.id), {}
     except ks_exc.ClientException as exc:
-        detail = _nova_detail(exc)
+        where = _service_read_back(nova_client, service, exc)
+        if where != write.AFTER:
+            return _service_kept(journal, entry, entries, root, service,
+                                 exc, where), {}
+        LOG.warning('Nova answered the delete of compute service %s with '
+                    '%s, but it is gone', service.host, exc)
+    try:
+        journal.finish(entry, entry.APPLIED)
+    except Exception:
+        LOG.exception('the journal could not record the delete of compute '
+                      'service %s', service.host)
+        return _outcome(root, m.DELETE_SERVICE, write.DONE,
+                        reasons.reason('service.deleted_unjournaled',
+                                       host=service.host), entry.id), None
+    return _outcome(root, m.DELETE_SERVICE, write.DONE,
+                    why('service.deleted', host=service.host),
+                    entry.id), entries
+
+
+def _service_read_back(nova_client, service, exc):
+    """Where Nova's error ``exc`` on its delete left the compute service,
+    read back as every write is (:func:`write.settle`): :data:`write.AFTER`
+    once it is gone."""
+    if write.refused(exc):
+        return write.BEFORE
+    return write.settle(
+        lambda: [s for s in nova.service_list(nova_client)
+                 if s.get('id') == service.uuid],
+        lambda found: write.BEFORE if found else write.AFTER,
+        write.lost(exc))[0]
+
+
+def _service_kept(journal, entry, entries, root, service, exc, where):
+    """The outcome of a compute service delete that did not go through
+    (Nova refused it, or answered an error and still has it), or whose
+    outcome is unknown; its entries and its providers' say the same."""
+    detail = _nova_detail(exc)
+    if where == write.BEFORE and not write.lost(exc):
         status = entry.REFUSED if isinstance(exc, ks_exc.Conflict) \
             else entry.FAILED
         journal.finish(entry, status, detail)
         for provider_entry in entries.values():
             journal.finish(provider_entry, status, 'kept: the compute '
                            'service delete did not go through')
-        return _outcome(root, m.DELETE_SERVICE, repair.FAILED,
+        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
                         why('service.refused', host=service.host,
-                            detail=detail), entry.id), {}
-    try:
-        journal.finish(entry, entry.APPLIED)
-    except Exception:
-        LOG.exception('the journal could not record the delete of compute '
-                      'service %s', service.host)
-        return _outcome(root, m.DELETE_SERVICE, repair.DONE,
-                        reasons.reason('service.deleted_unjournaled',
-                                       host=service.host), entry.id), None
-    return _outcome(root, m.DELETE_SERVICE, repair.DONE,
-                    why('service.deleted', host=service.host),
-                    entry.id), entries
+                            detail=detail), entry.id)
+    unknown = why('service.unknown', host=service.host, detail=detail,
+                  state=write.state(where))
+    journal.finish(entry, entry.UNKNOWN, str(unknown))
+    for provider_entry in entries.values():
+        journal.finish(provider_entry, entry.UNKNOWN, 'may have been '
+                       'deleted with the compute service, whose delete '
+                       'had no clear answer')
+    return _outcome(root, m.DELETE_SERVICE, write.UNKNOWN, unknown,
+                    entry.id)
 
 
 def _nova_detail(exc):
@@ -286,7 +316,7 @@ def _delete_left(placement_client, journal, records, entries, outcomes):
                 placement_client, uuid) is None:
             journal.finish(entry, entry.APPLIED, 'deleted by Nova with the '
                            'compute service')
-            outcomes.append(_outcome(uuid, m.DELETE_PROVIDER, repair.DONE,
+            outcomes.append(_outcome(uuid, m.DELETE_PROVIDER, write.DONE,
                                      why('provider.deleted_by_nova',
                                          name=record['name']), entry.id))
             continue
@@ -295,5 +325,5 @@ def _delete_left(placement_client, journal, records, entries, outcomes):
         outcome = provider_writes.delete_provider(placement_client, journal,
                                                   plan, entry)
         outcomes.append(outcome)
-        if outcome.status != repair.DONE:
+        if outcome.status != write.DONE:
             break

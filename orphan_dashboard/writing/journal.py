@@ -14,9 +14,11 @@
 
 :meth:`Journal.begin` records the consumer's full allocations before and the
 intended after *before* the write; :meth:`Journal.finish` records the
-outcome.  An entry left ``pending`` is a write whose answer never came back
-(the process died, or the network did): its effect can be read from
-Placement, and Restore handles it like any other entry.
+outcome.  An entry left ``pending`` is a write whose outcome was never
+recorded (the process died, or the journal did); one ``unknown``, a write
+whose answer was lost and whose subject, read back, proved nothing either
+way.  Both may have been applied: their effect can be read from
+Placement, and Restore handles them like any other entry.
 """
 
 import os
@@ -252,7 +254,8 @@ def restorable(cloud, subjects):
     """``{subject: ids of the entries that may be restored}``
     (:func:`audit.restore.in_effect`).  Refused writes, and failed ones
     that left the consumer as it was, changed nothing: they are neither
-    restorable nor in the way.
+    restorable nor in the way.  A write of unknown outcome may have
+    changed it: restorable.
     """
     model = _model()
     rows = _query(cloud).filter(subject__in=set(subjects)).exclude(

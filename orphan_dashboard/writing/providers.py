@@ -29,6 +29,7 @@ from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit import topology
 from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 
 
 def preview_provider_delete(placement_client, nova_client, roots):
@@ -123,21 +124,20 @@ def delete_providers(placement_client, nova_client, journal, confirmed):
         plan.record.get('root_provider_uuid') or plan.provider
         for plan in confirmed}))
     for plan in confirmed:
-        selection = repair.selection_of(plan)
         if halted:
-            outcomes.append(repair.Outcome(selection, repair.SKIPPED, halted,
-                                           plan))
+            outcomes.append(write.Outcome(plan.selection, write.SKIPPED,
+                                          halted, plan))
             continue
         row = _provider_row(placement_client, plan.provider, judged)
         if row.error or row.plan != plan:
-            outcomes.append(repair.Outcome(
-                selection, repair.SKIPPED,
+            outcomes.append(write.Outcome(
+                plan.selection, write.SKIPPED,
                 row.error or why('provider.changed', name=plan.name), plan))
             halted = why('provider.halted')
             continue
         outcome = delete_provider(placement_client, journal, plan)
         outcomes.append(outcome)
-        if outcome.status != repair.DONE:
+        if outcome.status != write.DONE:
             halted = why('provider.halted')
     return outcomes
 
@@ -149,14 +149,11 @@ def delete_provider(placement_client, journal, plan, entry=None):
         return entry or journal.begin_provider(
             m.DELETE_PROVIDER, plan.record, {}, 'provider %s' % plan.name)
 
-    return repair.journaled(
-        journal, plan, begin,
-        lambda: placement.delete_provider(placement_client, plan.provider))
+    return write.provider(placement_client, journal, plan, begin)
 
 
 def recreate_provider(placement_client, journal, plan, entry):
     """Re-create a deleted provider as its journal entry recorded it."""
-    return repair.journaled(journal, plan, lambda: journal.begin_provider(
-        m.RESTORE, {}, plan.record, 'provider %s' % plan.name,
-        restores=entry), lambda: placement.create_provider(
-        placement_client, plan.record))
+    return write.provider(placement_client, journal, plan, lambda: (
+        journal.begin_provider(m.RESTORE, {}, plan.record,
+                               'provider %s' % plan.name, restores=entry)))

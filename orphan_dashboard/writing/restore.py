@@ -15,7 +15,7 @@ bindings as they were before, a deleted provider re-created.
 
 A restore is previewed from a fresh read and written only if the plan is
 still the one the operator confirmed, journaled like any repair
-(:func:`repair.write`), so it can be undone too.
+(:func:`write.allocations`), so it can be undone too.
 """
 
 from keystoneauth1 import exceptions as ks_exc
@@ -32,6 +32,7 @@ from orphan_dashboard.audit import topology
 from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 
 
 def _restore_row(placement_client, entry, restorable, restored=(),
@@ -166,16 +167,16 @@ def restore(placement_client, journal, entries, confirmed, restorable,
                                       network_client):
         expected = confirmed.get(entry.id)
         if row.error:
-            outcomes.append(repair.Outcome(row.selection, repair.SKIPPED,
-                                           row.error))
+            outcomes.append(write.Outcome(row.selection, write.SKIPPED,
+                                          row.error))
         elif expected is None or row.plan != expected:
-            outcomes.append(repair.Outcome(row.selection, repair.SKIPPED,
-                                           why('restore.changed'), row.plan))
+            outcomes.append(write.Outcome(row.selection, write.SKIPPED,
+                                          why('restore.changed'), row.plan))
         elif isinstance(row.plan, repair.ProviderPlan):
             outcomes.append(provider_writes.recreate_provider(
                 placement_client, journal, row.plan, entry))
         else:
-            outcomes.append(repair.write(placement_client, journal, row.plan,
-                                         restores=entry,
-                                         network_client=network_client))
+            outcomes.append(write.allocations(
+                placement_client, journal, row.plan, row.selection,
+                restores=entry, network_client=network_client))
     return outcomes

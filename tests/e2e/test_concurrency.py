@@ -23,6 +23,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.e2e.conftest import module_cloud
 from tests.integration.fault_proxy import FaultProxy
 from tests.integration.fault_proxy import LOST
@@ -74,7 +75,7 @@ def test_another_write_between_preview_and_submit(cloud, journal):
         before['user_id'])
     bumped = _held(clients, ghost)
     outcome = _apply(clients, journal, row)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert 'changed since the preview' in str(outcome.message)
     # What it holds now, by the hypervisor's name, not its uuid.
     assert 'host2: ' in str(outcome.message)
@@ -103,7 +104,7 @@ def test_migration_started_between_preview_and_submit(cloud, journal):
     assert status == 'VERIFY_RESIZE'
     held = _held(clients, server)
     outcome = _apply(clients, journal, row)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     # Nova moved all the server's allocations (the leftover on host1
     # included) to the migration consumer: the confirm re-plans, finds
     # nothing of the server's left there, and writes nothing.
@@ -134,7 +135,7 @@ def test_consumer_of_another_provider_is_refused(cloud, journal):
                                       held['allocations'].items()}, {})
     (outcome,) = repair.apply(clients.placement, clients.nova, journal,
                               [forged], min_age=0)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert _held(clients, healthy) == held
     assert journal_module.entries(None, consumer=healthy)[0] == []
 
@@ -171,7 +172,7 @@ def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
 
     selection = repair.Selection(server, other, m.TRIM)
     outcome = _apply(clients, journal, _preview(clients, selection))
-    assert outcome.status == repair.DONE, outcome.message
+    assert outcome.status == write.DONE, outcome.message
     assert set(_held(clients, server)['allocations']) == {home}
 
     swept = findings(collect.full_snapshot(clients.placement, clients.nova))
@@ -210,13 +211,13 @@ def test_four_confirms_of_one_preview_write_once_and_record_it_once(cloud):
     with mock.patch.object(api, 'put_allocations', racing_put):
         outcomes.append(_apply(clients, journals[0], row))
     assert sorted(o.status for o in outcomes) == [
-        repair.DONE, repair.SKIPPED, repair.SKIPPED, repair.SKIPPED]
+        write.DONE, write.SKIPPED, write.SKIPPED, write.SKIPPED]
     assert _held(clients, ghost)['allocations'] == {}
     entries = list(journal_module.all_entries(CLOUD, consumer=ghost))
     assert [e.status for e in entries] == ['applied'], [
         (e.status, e.message) for e in entries]
     for outcome in outcomes:
-        if outcome.status == repair.SKIPPED:
+        if outcome.status == write.SKIPPED:
             text = str(outcome.message)
             assert 'already' in text and 'conflict' not in text, text
 

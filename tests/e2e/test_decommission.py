@@ -35,7 +35,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import journal as journal_module
-from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
@@ -293,7 +293,7 @@ def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
                                              'host1', plan.plans(), min_age=0)
     finally:
         proxy.close()
-    assert [o.status for o in outcomes] == [repair.DONE, repair.FAILED]
+    assert [o.status for o in outcomes] == [write.DONE, write.FAILED]
     assert 'Nova did not delete compute service host1' in \
         str(outcomes[-1].message)
     assert services(clients, 'host1')
@@ -306,7 +306,7 @@ def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
     # Asked again without the fault, it carries on from where it stopped.
     outcomes = decommission_writes.apply(clients.placement, clients.nova,
                                          journal, 'host1', [], min_age=0)
-    assert [o.status for o in outcomes] == [repair.DONE, repair.DONE]
+    assert [o.status for o in outcomes] == [write.DONE, write.DONE]
     assert services(clients, 'host1') == []
     assert api.provider_record(clients.placement, host1) is None
 

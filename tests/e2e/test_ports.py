@@ -32,6 +32,7 @@ from orphan_dashboard.reading import collect  # noqa: E402
 from orphan_dashboard.writing import journal as journal_module  # noqa: E402
 from orphan_dashboard.writing import repair  # noqa: E402
 from orphan_dashboard.writing import restore as restore_writes  # noqa: E402
+from orphan_dashboard.writing import write  # noqa: E402
 from tests.e2e.conftest import audited  # noqa: E402
 from tests.e2e.conftest import held  # noqa: E402
 from tests.e2e.conftest import INDEX  # noqa: E402
@@ -246,7 +247,7 @@ def test_placement_refusing_the_heal_puts_the_binding_back(cloud):
     (outcome,) = repair.apply(Interloper(clients.placement, vm),
                               clients.nova, journal, [row.plan], min_age=0,
                               network_client=clients.network)
-    assert outcome.status == repair.SKIPPED, outcome.message
+    assert outcome.status == write.SKIPPED, outcome.message
     assert 'the binding of port %s was put back in Neutron' % port in str(
         outcome.message)
     assert binding(clients, port) is None
@@ -293,7 +294,7 @@ def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
     finally:
         proxy.close()
     assert ('PUT', '/allocations/%s' % plan.consumer) in proxy.forwarded
-    assert outcome.status == repair.DONE, outcome.message
+    assert outcome.status == write.DONE, outcome.message
     assert binding(clients, port) == group
     assert held(clients, plan.consumer) == plan.after
     entry = journal_module.get(JOURNAL_CLOUD, outcome.entry_id)
@@ -305,7 +306,7 @@ def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
             clients.placement, [entry], restorable,
             network_client=clients.network)[0][1].plan},
         restorable, network_client=clients.network)
-    assert restored.status == repair.DONE, restored.message
+    assert restored.status == write.DONE, restored.message
     assert held(clients, plan.consumer) == before
     assert binding(clients, port) is None
 
@@ -330,7 +331,7 @@ def test_neutron_s_answer_lost_after_the_binding_puts_it_back(cloud):
     finally:
         proxy.close()
     assert proxy.forwarded.count(('PUT', '/v2.0/ports/%s' % port)) == 2
-    assert outcome.status == repair.FAILED, outcome.message
+    assert outcome.status == write.FAILED, outcome.message
     message = str(outcome.message)
     assert 'nothing was written' not in message, message
     assert 'the binding of port %s was put back in Neutron' % port in \
@@ -433,7 +434,7 @@ def _stripped_binding_rewritten(cloud, clients, vm, port, nic, root, group,
     (outcome,) = repair.apply(clients.placement, clients.nova, journal,
                               [row.plan], min_age=0,
                               network_client=clients.network)
-    assert outcome.status == repair.DONE, outcome.message
+    assert outcome.status == write.DONE, outcome.message
     assert binding(clients, port) == group
     grown[root]['VCPU'] -= 1
     assert held(clients, vm) == grown

@@ -29,7 +29,7 @@ from keystoneauth1 import token_endpoint
 from orphan_dashboard.api import client as clients
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import handlers
-from orphan_dashboard.writing import repair
+from tests.integration.batches import write_plan
 
 
 def main(url, plans_file, cloud_url=None):
@@ -45,7 +45,7 @@ def main(url, plans_file, cloud_url=None):
     log = journal.Journal('worker', cloud, user_name='worker')
     with open(plans_file) as plans:
         for plan in json.load(plans):
-            outcome = repair.write(client, log, m.Plan(**plan))
+            outcome = write_plan(client, log, m.Plan(**plan))
             print(outcome.status, outcome.selection.consumer, flush=True)
 
 

@@ -22,6 +22,8 @@ import sys
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
+from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
@@ -36,6 +38,12 @@ def trim_batch(build, count):
                     {old: SMALL, new: SMALL}, {new: SMALL})
              for c in consumers]
     return consumers, plans
+
+
+def write_plan(client, journal, plan):
+    """A consumer plan written as a repair writes it, journaled."""
+    return write.allocations(client, journal, plan,
+                             repair.selection_of(plan))
 
 
 def held(placement, consumers):

@@ -14,12 +14,14 @@
 
 Forwards every request unchanged, except the ``nth`` request matching a
 method and path prefix, which it answers with a 409, a 500, a 503 (a load
-balancer's page while the service restarts), or not at all
+balancer's page while the service restarts), a 504 (a gateway that gave
+up: the upstream never sees it), or not at all
 (it hangs until released or the client gives up), or forwards and then
 answers late (the upstream did it; the client gave up waiting), with a
 502 (the upstream did it; a gateway lost its answer) or with a body that
-is not JSON.  It works in front of any service (Placement, Nova,
-Neutron).
+is not JSON, or answers a 504 at once and forwards it ``delay`` seconds
+later (a gateway gave up while the upstream still works on it).  It works
+in front of any service (Placement, Nova, Neutron).
 """
 
 import threading
@@ -32,6 +34,7 @@ HANG = 'hang'
 LATE = 'late'
 LOST = 'lost'
 GARBAGE = 'garbage'
+EARLY = 'early'
 
 
 class FaultProxy:
@@ -41,6 +44,9 @@ class FaultProxy:
         self.seen = {}
         self.forwarded = []
         self.release = threading.Event()
+        self.delay = 1.0
+        """Seconds an :data:`EARLY` request waits before it is
+        forwarded."""
         self.lock = threading.Lock()
         self.server = serving.make_server('127.0.0.1', 0, self.app,
                                           threaded=True)
@@ -53,12 +59,17 @@ class FaultProxy:
         self.faults.append((method, prefix, nth, fault))
 
     def _fault_for(self, request):
+        """The fault of this request: each request counts once for each
+        method and prefix it matches, however many faults they have."""
         with self.lock:
+            counted = set()
             for method, prefix, nth, fault in self.faults:
                 if request.method == method and request.path.startswith(
                         prefix):
                     key = (method, prefix)
-                    self.seen[key] = self.seen.get(key, 0) + 1
+                    if key not in counted:
+                        counted.add(key)
+                        self.seen[key] = self.seen.get(key, 0) + 1
                     if self.seen[key] == nth:
                         return fault
         return None
@@ -86,13 +97,18 @@ class FaultProxy:
                 '{"errors": [{"status": 500, "title": "Internal Server Error",'
                 ' "detail": "injected failure"}]}', status=500,
                 content_type='application/json')
-        headers = {k: v for k, v in request.headers.items()
-                   if k.lower() not in ('host', 'content-length')}
-        upstream = requests.request(
-            request.method, self.upstream + request.full_path.rstrip('?'),
-            headers=headers, data=request.get_data(), timeout=60)
-        with self.lock:
-            self.forwarded.append((request.method, request.path))
+        if fault in (504, EARLY):
+            if fault == EARLY:
+                threading.Thread(target=self._forward, args=(
+                    request.method, request.full_path, request.path,
+                    dict(request.headers), request.get_data(), self.delay),
+                    daemon=True).start()
+            return wrappers.Response(
+                '<html><body><h1>504 Gateway Time-out</h1></body></html>',
+                status=504, content_type='text/html')
+        upstream = self._forward(request.method, request.full_path,
+                                 request.path, request.headers,
+                                 request.get_data())
         if fault == LATE:
             self.release.wait(120)
         if fault == LOST:
@@ -106,6 +122,18 @@ class FaultProxy:
             upstream.content, status=upstream.status_code,
             headers=[(k, v) for k, v in upstream.headers.items()
                      if k.lower() not in excluded])
+
+    def _forward(self, method, full_path, path, headers, data, delay=0):
+        if delay and self.release.wait(delay):
+            return None
+        upstream = requests.request(
+            method, self.upstream + full_path.rstrip('?'),
+            headers={k: v for k, v in headers.items()
+                     if k.lower() not in ('host', 'content-length')},
+            data=data, timeout=60)
+        with self.lock:
+            self.forwarded.append((method, path))
+        return upstream
 
     def close(self):
         self.release.set()

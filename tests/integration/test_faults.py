@@ -10,9 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Faults mid-batch: Placement 409 / 500 / no answer, and the process
-applying the batch killed.  The journal must say exactly what was and was
-not applied, and Restore must bring every touched consumer back."""
+"""Faults mid-batch: Placement 409 / 500 / no answer, an answer lost
+while Placement still applies the write, and the process applying the
+batch killed.  The journal must say exactly what was and was not applied
+(or that it cannot be known yet), and Restore must bring every touched
+consumer back."""
 
 import dataclasses
 import json
@@ -27,12 +29,19 @@ from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
 import pytest
 
+from orphan_dashboard.api import placement as api
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.integration.batches import held
 from tests.integration.batches import trim_batch
+from tests.integration.batches import write_plan
+from tests.integration.conftest import CLOUD
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
+from tests.integration.fault_proxy import EARLY
 from tests.integration.fault_proxy import FaultProxy
 from tests.integration.fault_proxy import GARBAGE
 from tests.integration.fault_proxy import HANG
@@ -53,9 +62,9 @@ def _client(url, timeout=None):
 
 
 @pytest.mark.parametrize('fault,status,entry_status', [
-    (409, repair.SKIPPED, 'refused'),
-    (500, repair.FAILED, 'failed'),
-    (HANG, repair.FAILED, 'failed'),
+    (409, write.SKIPPED, 'refused'),
+    (500, write.FAILED, 'failed'),
+    (HANG, 'unknown', 'unknown'),
 ])
 def test_fault_mid_batch_is_reported_per_row_and_restorable(
         placement, build, journal, proxy, fault, status, entry_status):
@@ -63,9 +72,9 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
     initial = held(placement, consumers)
     proxy.inject('PUT', '/allocations/', 2, fault)
     client = _client(proxy.url, timeout=3)
-    outcomes = [repair.write(client, journal, plan) for plan in plans]
+    outcomes = [write_plan(client, journal, plan) for plan in plans]
     assert [o.status for o in outcomes] == [
-        repair.DONE, status, repair.DONE, repair.DONE]
+        write.DONE, status, write.DONE, write.DONE]
     entries = [logged(consumer=c)[0] for c in consumers]
     assert [e.status for e in entries] == [
         'applied', entry_status, 'applied', 'applied']
@@ -76,9 +85,9 @@ def test_fault_mid_batch_is_reported_per_row_and_restorable(
     _, results = restore_entries(placement, journal, entries)
     # The refused write, and the one Placement answered with an error,
     # changed nothing: nothing to restore.  A write never answered may
-    # have been done: the restore reads what it finds.
+    # have been done, or be done yet: the restore reads what it finds.
     assert [r.status for r in results] == [
-        repair.DONE, repair.SKIPPED, repair.DONE, repair.DONE]
+        write.DONE, write.SKIPPED, write.DONE, write.DONE]
     expected = {409: 'changed nothing: Placement refused it',
                 500: 'changed nothing: Placement answered it with an error',
                 HANG: 'already as it was before'}[fault]
@@ -94,14 +103,137 @@ def test_a_write_placement_applied_but_whose_answer_was_lost_is_done(
     consumers, (plan,) = trim_batch(build, 1)
     initial = held(placement, consumers)
     proxy.inject('PUT', '/allocations/', 1, LOST)
-    outcome = repair.write(_client(proxy.url, timeout=3), journal, plan)
-    assert outcome.status == repair.DONE, outcome.message
+    outcome = write_plan(_client(proxy.url, timeout=3), journal, plan)
+    assert outcome.status == write.DONE, outcome.message
     assert held(placement, consumers) == [plan.after]
     (entry,) = logged(consumer=consumers[0])
     assert entry.status == 'applied'
     _, results = restore_entries(placement, journal, [entry])
-    assert [r.status for r in results] == [repair.DONE], results
+    assert [r.status for r in results] == [write.DONE], results
     assert held(placement, consumers) == initial
+
+
+def _until(check, seconds=30):
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, 'still not so'
+        time.sleep(0.2)
+
+
+def test_a_504_while_placement_still_applies_the_put_is_done_once_it_lands(
+        placement, build, journal, proxy):
+    """A gateway answers 504 and Placement applies the PUT a second
+    later: the first read back finds the consumer as it was, a later one
+    the plan's after.  Done, journaled with its new generation and
+    restorable; never "failed, changed nothing"."""
+    consumers, (plan,) = trim_batch(build, 1)
+    initial = held(placement, consumers)
+    proxy.delay = 1
+    proxy.inject('PUT', '/allocations/', 1, EARLY)
+    outcome = write_plan(_client(proxy.url, timeout=10), journal, plan)
+    assert outcome.status == write.DONE, outcome.message
+    assert 'holds what this change writes' in str(outcome.message)
+    # Read back before Placement had it, and again after.
+    put = ('PUT', '/allocations/%s' % consumers[0])
+    read = ('GET', '/allocations/%s' % consumers[0])
+    assert proxy.forwarded.index(read) < proxy.forwarded.index(put)
+    assert read in proxy.forwarded[proxy.forwarded.index(put):]
+    (entry,) = logged(consumer=consumers[0])
+    assert (entry.status, entry.new_generation) == ('applied', 2)
+    _, (restored,) = restore_entries(placement, journal, [entry])
+    assert restored.status == write.DONE, restored.message
+    assert held(placement, consumers) == initial
+
+
+def test_a_504_whose_put_lands_after_the_wait_is_unknown_and_restorable(
+        placement, build, journal, proxy):
+    """Placement applies the PUT only after the bounded wait: the
+    consumer read as it was all along is no proof, so the outcome is
+    unknown, its before kept restorable; once the write lands, History
+    restores it."""
+    consumers, (plan,) = trim_batch(build, 1)
+    initial = held(placement, consumers)
+    proxy.delay = 6  # past the reads' bounded wait
+    proxy.inject('PUT', '/allocations/', 1, EARLY)
+    outcome = write_plan(_client(proxy.url, timeout=10), journal, plan)
+    assert outcome.status == 'unknown', outcome.message
+    text = str(outcome.message)
+    assert 'no clear answer' in text and 'may yet land' in text, text
+    assert 'History keeps what it held' in text, text
+    (entry,) = logged(consumer=consumers[0])
+    assert entry.status == 'unknown' and not entry.changed_nothing
+    assert held(placement, consumers) == initial
+    _until(lambda: held(placement, consumers) == [plan.after])
+    assert journal_module.restorable(CLOUD, consumers)[consumers[0]] == {
+        entry.id}
+    (row,), (restored,) = restore_entries(placement, journal, [entry])
+    assert row.error is None, row.error
+    assert restored.status == write.DONE, restored.message
+    assert held(placement, consumers) == initial
+
+
+def test_a_504_whose_consumer_cannot_be_read_back_is_unknown(
+        placement, build, journal, proxy):
+    """Every read back answered 504 too: nothing says where the write
+    stands, so it is unknown, not a failure that changed nothing; its
+    entry stays restorable, and the restore reads what Placement holds."""
+    consumers, (plan,) = trim_batch(build, 1)
+    initial = held(placement, consumers)
+    proxy.inject('PUT', '/allocations/', 1, 504)
+    for nth in range(1, 10):
+        proxy.inject('GET', '/allocations/', nth, 504)
+    outcome = write_plan(_client(proxy.url, timeout=10), journal, plan)
+    assert outcome.status == 'unknown', outcome.message
+    assert 'could not be read back' in str(outcome.message)
+    (entry,) = logged(consumer=consumers[0])
+    assert entry.status == 'unknown' and not entry.changed_nothing
+    assert journal_module.restorable(CLOUD, consumers)[consumers[0]] == {
+        entry.id}
+    (row,), (restored,) = restore_entries(placement, journal, [entry])
+    assert restored.status == write.SKIPPED
+    assert 'already as it was before' in str(row.error)
+    assert held(placement, consumers) == initial
+
+
+def test_a_504_on_a_provider_delete_placement_still_applies_is_done(
+        placement, build, journal, proxy):
+    """DELETE /resource_providers/{uuid} answered 504 while Placement
+    still deletes it: read back until it is gone, the delete is done and
+    restorable (it used to fail, the provider gone meanwhile)."""
+    rp = build.provider('gone')
+    record = api.provider_record(placement, rp)
+    plan = repair.ProviderPlan(m.DELETE_PROVIDER, rp, record['name'],
+                               record['generation'], record)
+    proxy.inject('DELETE', '/resource_providers/', 1, EARLY)
+    outcome = provider_writes.delete_provider(
+        _client(proxy.url, timeout=10), journal, plan)
+    assert outcome.status == write.DONE, outcome.message
+    assert api.provider_record(placement, rp) is None
+    (entry,) = logged(provider=rp)
+    assert entry.status == entry.APPLIED
+    _, (restored,) = restore_entries(placement, journal, [entry])
+    assert restored.status == write.DONE, restored.message
+    assert api.provider_record(placement, rp)['inventories'] == \
+        record['inventories']
+
+
+def test_a_504_on_a_provider_delete_placement_never_saw_is_unknown(
+        placement, build, journal, proxy):
+    """The gateway gave up and Placement never had the delete: the
+    provider still there after the wait is no proof it will not go, so
+    the outcome is unknown, never "failed, changed nothing"."""
+    rp = build.provider('kept')
+    record = api.provider_record(placement, rp)
+    plan = repair.ProviderPlan(m.DELETE_PROVIDER, rp, record['name'],
+                               record['generation'], record)
+    proxy.inject('DELETE', '/resource_providers/', 1, 504)
+    outcome = provider_writes.delete_provider(
+        _client(proxy.url, timeout=10), journal, plan)
+    assert outcome.status == 'unknown', outcome.message
+    assert 'may yet land' in str(outcome.message)
+    (entry,) = logged(provider=rp)
+    assert entry.status == 'unknown' and not entry.changed_nothing
+    assert api.provider_record(placement, rp) == record
 
 
 def _journal_rows(path):
@@ -184,8 +316,8 @@ def test_a_write_the_journal_cannot_record_is_not_sent(placement, build,
     consumers, plans = trim_batch(build, 2)
     initial = held(placement, consumers)
     flaky = FlakyJournal(journal, fail_begin={1})
-    outcomes = [repair.write(placement, flaky, plan) for plan in plans]
-    assert [o.status for o in outcomes] == [repair.FAILED, repair.DONE]
+    outcomes = [write_plan(placement, flaky, plan) for plan in plans]
+    assert [o.status for o in outcomes] == [write.FAILED, write.DONE]
     assert 'not written: the journal could not record it first' in \
         str(outcomes[0].message)
     assert outcomes[0].entry_id is None
@@ -197,8 +329,8 @@ def test_a_write_whose_outcome_the_journal_lost_stays_pending(
         placement, build, journal):
     consumers, plans = trim_batch(build, 1)
     flaky = FlakyJournal(journal, fail_finish={1})
-    (outcome,) = [repair.write(placement, flaky, plan) for plan in plans]
-    assert outcome.status == repair.DONE
+    (outcome,) = [write_plan(placement, flaky, plan) for plan in plans]
+    assert outcome.status == write.DONE
     assert held(placement, consumers) == [plans[0].after]
     (entry,) = logged(consumer=consumers[0])
     assert entry.status == entry.PENDING and outcome.entry_id == entry.id
@@ -207,7 +339,7 @@ def test_a_write_whose_outcome_the_journal_lost_stays_pending(
             message and 'see History' in message)
     # Pending: restorable all the same.
     _, (restored,) = restore_entries(placement, journal, [entry])
-    assert restored.status == repair.DONE, restored.message
+    assert restored.status == write.DONE, restored.message
 
 
 def test_an_unexpected_error_re_creating_a_provider_says_what_happened(
@@ -225,13 +357,13 @@ def test_an_unexpected_error_re_creating_a_provider_says_what_happened(
     plan = repair.ProviderPlan(m.DELETE_PROVIDER, rp, record['name'],
                                record['generation'], record)
     assert provider_writes.delete_provider(
-        placement, journal, plan).status == repair.DONE
+        placement, journal, plan).status == write.DONE
     (deleted,) = logged(provider=rp)
     proxy.inject('PUT', '/resource_providers/%s/inventories' % rp, 1,
                  GARBAGE)
     _, (outcome,) = restore_entries(_client(proxy.url, timeout=10), journal,
                                     [deleted])
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     text = str(outcome.message)
     assert 'partly written' in text and 'History' in text, text
     assert 'proxy error' not in text and 'Expecting value' not in text

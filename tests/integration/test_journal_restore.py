@@ -24,8 +24,9 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.writing import journal as journal_module
-from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import restore as restore_writes
+from orphan_dashboard.writing import write
+from tests.integration.batches import write_plan
 from tests.integration.conftest import CLOUD
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
@@ -43,7 +44,7 @@ def _trim(placement, journal, consumer, keep, drop):
     plan = m.Plan(m.TRIM, consumer, drop, m.MOVED, 'moved', now.generation,
                   'p', 'u', now.allocations,
                   {keep: now.allocations[keep]})
-    return repair.write(placement, journal, plan)
+    return write_plan(placement, journal, plan)
 
 
 def _restore(placement, journal, entry):
@@ -56,7 +57,7 @@ def test_write_is_journaled_with_before_after_and_new_generation(
     old, new = build.provider('old'), build.provider('new')
     consumer = build.allocate({old: SMALL, new: SMALL})
     outcome = _trim(placement, journal, consumer, new, old)
-    assert outcome.status == repair.DONE
+    assert outcome.status == write.DONE
     (entry,) = logged(consumer=consumer)
     assert entry.status == entry.APPLIED
     assert entry.before == {old: SMALL, new: SMALL}
@@ -76,7 +77,7 @@ def test_refused_write_is_journaled_as_refused(placement, build, journal):
     consumer = build.allocate({rp: SMALL})
     plan = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 9, 'p',
                   'u', {rp: SMALL}, {})
-    assert repair.write(placement, journal, plan).status == repair.SKIPPED
+    assert write_plan(placement, journal, plan).status == write.SKIPPED
     (entry,) = logged(consumer=consumer)
     assert entry.status == entry.REFUSED
     assert 'the consumer changed since it was read' in entry.message
@@ -91,7 +92,7 @@ def test_restore_puts_the_consumer_back_and_is_undoable(placement, build,
     (entry,) = logged(consumer=consumer)
     row, (outcome,) = _restore(placement, journal, entry)
     assert row.plan.after == {old: SMALL, new: SMALL}
-    assert outcome.status == repair.DONE, outcome.message
+    assert outcome.status == write.DONE, outcome.message
     assert _now(placement, consumer).allocations == {old: SMALL, new: SMALL}
     restore_entry = logged(consumer=consumer)[0]
     assert restore_entry.restores_id == entry.id
@@ -107,11 +108,11 @@ def test_restore_of_a_delete_recreates_the_consumer(placement, build,
     now = _now(placement, consumer)
     plan = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 1, 'proj',
                   'usr', now.allocations, {})
-    repair.write(placement, journal, plan)
+    write_plan(placement, journal, plan)
     assert _now(placement, consumer).allocations == {}
     (entry,) = logged(consumer=consumer)
     _, (outcome,) = _restore(placement, journal, entry)
-    assert outcome.status == repair.DONE, outcome.message
+    assert outcome.status == write.DONE, outcome.message
     body = api.consumer_allocations(placement, consumer)
     assert (body['project_id'], body['user_id']) == ('proj', 'usr')
     assert _now(placement, consumer).allocations == {rp: SMALL}
@@ -126,7 +127,7 @@ def test_restore_refused_when_the_consumer_changed_since(placement, build,
     api.put_allocations(placement, consumer, {new: {'VCPU': 4}}, 2, 'p', 'u')
     row, (outcome,) = _restore(placement, journal, entry)
     assert row.plan is None and 'changed since this repair' in str(row.error)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert _now(placement, consumer).allocations == {new: {'VCPU': 4}}
 
 
@@ -144,7 +145,7 @@ def test_restore_skipped_when_changed_between_preview_and_submit(
     build.allocate({new: {'VCPU': 1}}, consumer=consumer)
     (outcome,) = restore_writes.restore(placement, journal, [entry],
                                         {entry.id: row.plan}, restorable)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert _now(placement, consumer).allocations == {new: {'VCPU': 1}}
 
 
@@ -180,31 +181,31 @@ def test_only_the_latest_change_in_effect_is_restorable(placement, build,
     a, b, c = (build.provider(n) for n in 'abc')
     consumer = build.allocate({a: SMALL, b: SMALL, c: SMALL})
 
-    def write(after):
+    def change(after):
         now = _now(placement, consumer)
-        outcome = repair.write(placement, journal, m.Plan(
+        outcome = write_plan(placement, journal, m.Plan(
             m.TRIM, consumer, c, m.MOVED, 'moved', now.generation, 'p', 'u',
             now.allocations, after))
-        assert outcome.status == repair.DONE, outcome.message
+        assert outcome.status == write.DONE, outcome.message
         return logged(consumer=consumer)[0]
 
-    first = write({b: SMALL, c: SMALL})
-    second = write({b: SMALL})
+    first = change({b: SMALL, c: SMALL})
+    second = change({b: SMALL})
 
     def allowed():
         return journal_module.restorable(CLOUD, [consumer])[consumer]
 
     assert allowed() == {second.id}
     rows, (outcome,) = restore_entries(placement, journal, [first])
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert 'restore entry %d first' % second.id in str(rows[0].error)
     assert _now(placement, consumer).allocations == {b: SMALL}
     _, (outcome,) = restore_entries(placement, journal, [second])
-    assert outcome.status == repair.DONE, outcome.message
+    assert outcome.status == write.DONE, outcome.message
     undo = logged(consumer=consumer)[0]
     assert allowed() == {undo.id, first.id}      # redo, or undo further
     _, (outcome,) = restore_entries(placement, journal, [first])
-    assert outcome.status == repair.DONE
+    assert outcome.status == write.DONE
     assert _now(placement, consumer).allocations == {a: SMALL, b: SMALL,
                                                      c: SMALL}
     assert allowed() == {logged(consumer=consumer)[0].id}
@@ -248,17 +249,17 @@ def test_a_failed_write_that_changed_nothing_is_not_in_the_way(
     ghost = str(uuid.uuid4())
     bad = m.Plan(m.TRIM, consumer, new, m.MOVED, 'moved', now.generation,
                  'p', 'u', now.allocations, {ghost: SMALL})
-    assert repair.write(placement, journal, bad).status == repair.FAILED
+    assert write_plan(placement, journal, bad).status == write.FAILED
     failed, trimmed = logged(consumer=consumer)
     assert failed.status == failed.FAILED
     assert journal_module.restorable(CLOUD, [consumer])[consumer] == {
         trimmed.id}
     (row,), (outcome,) = restore_entries(placement, journal, [failed])
     assert 'changed nothing' in str(row.error)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     (row,), (outcome,) = restore_entries(placement, journal, [trimmed])
     assert row.error is None, row.error
-    assert outcome.status == repair.DONE, outcome.message
+    assert outcome.status == write.DONE, outcome.message
     assert _now(placement, consumer).allocations == {old: SMALL, new: SMALL}
 
 
@@ -277,7 +278,7 @@ def test_restore_batch_takes_exact_batch_ids_only(placement, build,
     for consumer, batch in zip(consumers, batches):
         journal.actor.update(cloud=cloud.key, batch=batch)
         assert _trim(placement, journal, consumer, new, old).status == \
-            repair.DONE
+            write.DONE
 
     def restore(batch):
         args = options.build_parser().parse_args(

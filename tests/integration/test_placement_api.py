@@ -29,6 +29,8 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.writing import commands
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
+from tests.integration.batches import write_plan
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
@@ -74,8 +76,8 @@ def test_stale_generation_is_refused_and_nothing_changes(
     assert 'consumer generation conflict' in detail
     plan = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 7, 'p',
                   'u', {rp: SMALL}, {})
-    outcome = repair.write(placement, journal, plan)
-    assert outcome.status == repair.SKIPPED
+    outcome = write_plan(placement, journal, plan)
+    assert outcome.status == write.SKIPPED
     # In words (the consumer changed), not Placement's own.
     assert 'the consumer changed since it was read' in str(outcome.message)
     assert 'consumer generation conflict' not in str(outcome.message)
@@ -184,8 +186,8 @@ def test_repair_write_applies_the_plan(placement, build, journal, action):
     auditor = classify.Auditor(snapshot, min_age=600)
     assert auditor.finding(consumer, old).verdict == m.MOVED
     plan = auditor.plan(consumer, old, action)
-    outcome = repair.write(placement, journal, plan)
-    assert outcome.status == repair.DONE, outcome.message
+    outcome = write_plan(placement, journal, plan)
+    assert outcome.status == write.DONE, outcome.message
     body = api.consumer_allocations(placement, consumer)
     assert parse.consumer(consumer, body).allocations == plan.after
     assert body['consumer_generation'] == 2

@@ -24,7 +24,8 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.writing import journal as journal_module
-from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
+from tests.integration.batches import write_plan
 from tests.integration.conftest import CLOUD
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
@@ -78,7 +79,7 @@ def test_restoring_everything_gives_back_the_initial_state(
                       'property test',
                       now.generation if now.allocations else None,
                       'p', 'u', now.allocations, after)
-        assert repair.write(placement, journal, plan).status == repair.DONE
+        assert write_plan(placement, journal, plan).status == write.DONE
 
     # Undo everything, latest change first, as the History allows.
     for consumer in consumers:
@@ -90,5 +91,5 @@ def test_restoring_everything_gives_back_the_initial_state(
             if not undo:
                 break
             outcome = _restore(placement, journal, entries[max(undo)])
-            assert outcome.status == repair.DONE, outcome.message
+            assert outcome.status == write.DONE, outcome.message
     assert _state(placement, consumers) == start

@@ -20,7 +20,8 @@ import time
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
+from tests.integration.batches import write_plan
 from tests.integration.conftest import logged
 from tests.integration.conftest import restore_entries
 
@@ -53,13 +54,13 @@ def test_soak_repairs_and_restores_lose_nothing(placement, build, journal,
                       m.MOVED, 'soak', now.generation, 'p', 'u',
                       now.allocations, {rp: now.allocations[rp]
                                         for rp in keep})
-        outcome = repair.write(placement, journal, plan)
+        outcome = write_plan(placement, journal, plan)
         writes += 1
-        assert outcome.status == repair.DONE, outcome.message
+        assert outcome.status == write.DONE, outcome.message
         entry = logged(consumer=consumer)[0]
         _, (restored,) = restore_entries(placement, journal, [entry])
         writes += 1
-        refused += restored.status != repair.DONE
+        refused += restored.status != write.DONE
     final = {c: state(c).allocations for c in consumers}
     lost = sum(abs(initial[c].get(rp, {}).get(rc, 0) -
                    final[c].get(rp, {}).get(rc, 0))

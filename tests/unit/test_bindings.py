@@ -12,9 +12,10 @@
 
 """A write that gives ports a new provider: Neutron's bindings first,
 then Placement, the bindings put back when Placement refuses it; an
-answer that is not a refusal (a timeout, a 5xx) is read back first (the
-end-to-end twin, on a real Neutron and Placement, is
-``tests/e2e/test_ports.py``)."""
+answer that is not a refusal (a timeout, a 5xx) is read back first, and a
+lost one (a timeout, a 502 or 504) until it settles: while Placement's
+state is unknown, the bindings are left (the end-to-end twin, on a real
+Neutron and Placement, is ``tests/e2e/test_ports.py``)."""
 
 import dataclasses
 from unittest import mock
@@ -26,6 +27,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planning
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import restore as restore_writes
+from orphan_dashboard.writing import write
 
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
 BEFORE = {'vnic_type': 'normal'}
@@ -39,17 +41,34 @@ PLAN = m.Plan(action=m.HEAL, consumer='vm', provider='nic',
                                'before': BEFORE, 'after': AFTER}})
 
 
+@pytest.fixture(autouse=True)
+def no_waits(monkeypatch):
+    """A lost answer's reads back, without their waits."""
+    monkeypatch.setattr(write, 'SETTLE_WAITS', (0, 0, 0), raising=False)
+
+
 class Recorder:
     """Placement and Neutron as one ordered log of the writes sent to
     them; ``fail`` maps a call to the error it raises.  A read back finds
-    the consumer holding ``holds`` (the plan's before unless told) and
-    each port with the binding ``bound`` gives it (``{port: (profile,
-    revision)}``; the plan's before at its revision unless told)."""
+    the consumer holding ``holds`` (the plan's before unless told; a list:
+    what each read finds in turn, the last one again after it, a new
+    generation at each change) and each port with the binding ``bound``
+    gives it (``{port: (profile, revision)}``; the plan's before at its
+    revision unless told)."""
 
     def __init__(self, fail=None, holds=None, bound=None):
         self.calls, self.fail = [], dict(fail or {})
-        self.holds = PLAN.before if holds is None else holds
+        holds = PLAN.before if holds is None else holds
+        self.reads = list(holds) if isinstance(holds, list) else [holds]
+        self.generation, self.last = 5, None
         self.bound = dict(bound or {})
+
+    def _holds(self):
+        body = self.reads.pop(0) if len(self.reads) > 1 else self.reads[0]
+        if self.last is not None and body != self.last:
+            self.generation += 1
+        self.last = body
+        return body
 
     def put(self, path, json=None, headers=None, microversion=None):
         call = ('placement' if microversion else 'neutron', path,
@@ -72,9 +91,9 @@ class Recorder:
                 'revision_number': revision}}))
         return mock.Mock(json=mock.Mock(return_value={
             'allocations': {rp: {'resources': r}
-                            for rp, r in self.holds.items()},
-            'consumer_generation': 5, 'project_id': 'p', 'user_id': 'u'}),
-            headers={})
+                            for rp, r in self._holds().items()},
+            'consumer_generation': self.generation, 'project_id': 'p',
+            'user_id': 'u'}), headers={})
 
     def order(self):
         return [(service, path, match) for service, path, match, _ in
@@ -90,14 +109,16 @@ def _conflict(code=None):
 def _write(client):
     journal = mock.Mock()
     entry = journal.begin.return_value
-    outcome = repair.write(client, journal, PLAN, network_client=client)
+    outcome = write.allocations(client, journal, PLAN,
+                                repair.selection_of(PLAN),
+                                network_client=client)
     return outcome, journal, entry
 
 
 def test_the_binding_goes_to_neutron_before_the_allocation_to_placement():
     client = Recorder()
     outcome, journal, entry = _write(client)
-    assert outcome.status == repair.DONE
+    assert outcome.status == write.DONE
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('placement', '/allocations/vm', None)]
@@ -112,7 +133,7 @@ def test_placement_s_refusal_puts_the_binding_back():
     client = Recorder(fail={('placement', '/allocations/vm'): _conflict(
         'placement.concurrent_update')})
     outcome, journal, entry = _write(client)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('placement', '/allocations/vm', None),
@@ -129,7 +150,7 @@ def test_a_binding_changed_since_the_read_writes_nothing():
     client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
                             ks_exc.PreconditionFailed()})
     outcome, journal, entry = _write(client)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7')]
     assert 'port port1 changed since it was read' in str(outcome.message)
@@ -141,7 +162,7 @@ def test_neutron_s_policy_refusal_writes_nothing_and_says_whose():
     client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
                             ks_exc.Forbidden(response=body)})
     outcome, _journal, _entry = _write(client)
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert len(client.calls) == 1
     assert "Neutron refused to write port port1's binding (denied)" in str(
         outcome.message)
@@ -153,7 +174,7 @@ def test_a_binding_that_cannot_be_put_back_fails_with_the_command():
         ('placement', '/allocations/vm'): ks_exc.InternalServerError(),
         ('neutron', '/v2.0/ports/port1', 3): ks_exc.ConnectFailure()})
     outcome, journal, entry = _write(client)
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     assert len(client.calls) == 3
     message = str(outcome.message)
     assert 'the binding of port port1 could not be put back' in message
@@ -174,22 +195,74 @@ def test_placement_failing_after_applying_the_write_keeps_the_binding():
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('placement', '/allocations/vm', None)]
-    assert outcome.status == repair.DONE, str(outcome.message)
+    assert outcome.status == write.DONE, str(outcome.message)
     assert 'holds what this change writes' in str(outcome.message)
     assert journal.finish.call_args[0][1] == entry.APPLIED
     assert journal.finish.call_args[1]['new_generation'] == 5
 
 
-def test_placement_timing_out_without_the_write_puts_the_binding_back():
+def test_placement_answering_an_error_without_the_write_puts_it_back():
+    """An error answer ended the write: read back holding the plan's
+    before, the binding is put back and the entry changed nothing."""
     client = Recorder(fail={('placement', '/allocations/vm'):
-                            ks_exc.ConnectTimeout()})
+                            ks_exc.InternalServerError()})
     outcome, journal, entry = _write(client)
     assert client.order()[-1] == (
         'neutron', '/v2.0/ports/port1', 'revision_number=8')
     assert client.calls[-1][3] == {'port': {'binding:profile': BEFORE}}
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     assert 'the binding of port port1 was put back' in str(outcome.message)
     assert journal.finish.call_args[0][1] == entry.FAILED
+    assert journal.finish.call_args[1]['new_generation'] == PLAN.generation
+
+
+def test_placement_timing_out_leaves_the_binding_while_unknown():
+    """No answer, and the consumer still as it was after the wait: the
+    write may yet land, so the binding is not put back (the outcome
+    gives the command for when it does not) and the entry is unknown,
+    restorable."""
+    client = Recorder(fail={('placement', '/allocations/vm'):
+                            ks_exc.ConnectTimeout()})
+    outcome, journal, entry = _write(client)
+    assert client.order() == [
+        ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
+        ('placement', '/allocations/vm', None)]
+    assert outcome.status == 'unknown', str(outcome.message)
+    message = str(outcome.message)
+    assert 'no clear answer' in message and 'may yet land' in message
+    assert 'was left as written' in message, message
+    assert 'openstack port unset --binding-profile allocation port1' in \
+        message
+    assert journal.finish.call_args[0][1] == entry.UNKNOWN
+    assert journal.finish.call_args[1]['new_generation'] is None
+
+
+def test_placement_landing_during_the_wait_keeps_the_binding():
+    """A gateway's 504 while Placement still applies the PUT: the first
+    reads find the consumer as it was, a later one the plan's after.
+    Done, the binding kept."""
+    client = Recorder(fail={('placement', '/allocations/vm'):
+                            ks_exc.GatewayTimeout()},
+                      holds=[PLAN.before, PLAN.before, PLAN.after])
+    outcome, journal, entry = _write(client)
+    assert len(client.calls) == 2
+    assert outcome.status == write.DONE, str(outcome.message)
+    assert journal.finish.call_args[0][1] == entry.APPLIED
+    assert journal.finish.call_args[1]['new_generation'] == 6
+
+
+def test_placement_changing_through_the_wait_is_unknown():
+    """The consumer read back never the same twice: unknown, the binding
+    left."""
+    other = {'node': {'VCPU': 2}}
+    client = Recorder(fail={('placement', '/allocations/vm'):
+                            ks_exc.BadGateway()},
+                      holds=[PLAN.before, other, PLAN.before, other])
+    outcome, journal, entry = _write(client)
+    assert len(client.calls) == 2
+    assert outcome.status == 'unknown', str(outcome.message)
+    assert 'kept changing' in str(outcome.message)
+    assert journal.finish.call_args[0][1] == entry.UNKNOWN
 
 
 def test_placement_holding_something_else_leaves_the_binding_written():
@@ -201,7 +274,7 @@ def test_placement_holding_something_else_leaves_the_binding_written():
     outcome, journal, entry = _write(client)
     assert len(client.calls) == 2
     message = str(outcome.message)
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     assert 'VCPU' in message and 'was left as written' in message, message
     assert 'openstack port unset --binding-profile allocation port1' in \
         message
@@ -221,10 +294,10 @@ def test_placement_unreadable_after_a_timeout_leaves_the_binding_written():
     outcome, journal, entry = _write(client)
     assert len(client.calls) == 2
     message = str(outcome.message)
-    assert outcome.status == repair.FAILED
+    assert outcome.status == 'unknown', message
     assert 'could not be read back' in message, message
     assert 'was left as written' in message, message
-    assert journal.finish.call_args[0][1] == entry.FAILED
+    assert journal.finish.call_args[0][1] == entry.UNKNOWN
 
 
 def test_neutron_failing_after_writing_the_binding_puts_it_back():
@@ -239,23 +312,39 @@ def test_neutron_failing_after_writing_the_binding_puts_it_back():
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('neutron', '/v2.0/ports/port1', 'revision_number=8')]
     assert client.calls[-1][3] == {'port': {'binding:profile': BEFORE}}
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     message = str(outcome.message)
     assert 'nothing was written' not in message, message
     assert 'the binding of port port1 was put back' in message
     assert journal.finish.call_args[0][1] == entry.FAILED
 
 
-def test_neutron_timing_out_without_the_binding_puts_nothing_back():
+def test_neutron_answering_an_error_without_the_binding_puts_nothing_back():
     client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
-                            ks_exc.ConnectTimeout()})
+                            ks_exc.InternalServerError()})
     outcome, journal, entry = _write(client)
     assert len(client.calls) == 1
-    assert outcome.status == repair.FAILED
+    assert outcome.status == write.FAILED
     assert 'put back' not in str(outcome.message)
     assert journal.finish.call_args[0][1] == entry.FAILED
     # Neither Neutron nor Placement holds anything of it.
     assert journal.finish.call_args[1]['new_generation'] == PLAN.generation
+
+
+def test_neutron_timing_out_on_the_binding_is_unknown():
+    """No answer from Neutron, and the binding still as it was: it may
+    yet be written, so the entry is no "changed nothing"; Placement is
+    never asked, and the outcome gives the command that puts the binding
+    back."""
+    client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
+                            ks_exc.ConnectTimeout()})
+    outcome, journal, entry = _write(client)
+    assert len(client.calls) == 1
+    assert outcome.status == 'unknown', str(outcome.message)
+    assert 'openstack port unset --binding-profile allocation port1' in \
+        str(outcome.message)
+    assert journal.finish.call_args[0][1] == entry.UNKNOWN
+    assert journal.finish.call_args[1]['new_generation'] is None
 
 
 def test_a_second_binding_refused_puts_the_first_back():
@@ -266,8 +355,10 @@ def test_a_second_binding_refused_puts_the_first_back():
     client = Recorder(fail={('neutron', '/v2.0/ports/port2'):
                             ks_exc.PreconditionFailed()})
     journal = mock.Mock()
-    outcome = repair.write(client, journal, plan, network_client=client)
-    assert outcome.status == repair.SKIPPED
+    outcome = write.allocations(client, journal, plan,
+                                repair.selection_of(plan),
+                                network_client=client)
+    assert outcome.status == write.SKIPPED
     assert client.order() == [
         ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
         ('neutron', '/v2.0/ports/port2', 'revision_number=7'),

@@ -30,6 +30,7 @@ from orphan_dashboard.cli import options
 from orphan_dashboard.cli import rendering
 from orphan_dashboard.management.commands import orphan_audit
 from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import write
 
 pytestmark = pytest.mark.horizon
 
@@ -521,20 +522,19 @@ def test_history_names_servers_and_providers_beside_their_ids():
 
 
 def test_outcomes_name_the_server_a_preview_read():
-    from orphan_dashboard.operations import repairs
     from orphan_dashboard.writing import repair
 
     selection = repair.Selection('vm-uuid', 'rp-uuid', 'delete')
     row = repair.Row(selection, server='web-1')
     names = rendering.row_names([row], {'rp-uuid': 'host2'})
     printed = io.StringIO()
-    rendering.print_outcomes([repairs.repair.Outcome(selection, 'skipped',
-                                                     'gone')], printed, names)
+    rendering.print_outcomes([write.Outcome(selection, 'skipped', 'gone')],
+                             printed, names)
     assert printed.getvalue() == (
         'skipped  delete           server web-1 (vm-uuid) on host2 '
         '(rp-uuid): gone\n')
     (outcome,) = rendering.outcomes_json(
-        [repair.Outcome(selection, 'done', 'ok')], names)
+        [write.Outcome(selection, 'done', 'ok')], names)
     assert (outcome['consumer_name'], outcome['provider_name']) == (
         'web-1', 'host2')
 
@@ -613,3 +613,15 @@ def test_the_json_report_says_how_each_owner_was_proven():
         'owner_proof': ownership.SHAPE}]
     assert (listed[segment]['owner'], listed[segment]['owner_proof']) == (
         'neutron', ownership.CLASS)
+
+
+def test_a_write_of_unknown_outcome_is_an_error_to_a_script():
+    """Exit 1, never 4 ("applied") nor 0: a script must not carry on as
+    if the write had gone through, or as if nothing had been written."""
+    from orphan_dashboard.writing import repair
+
+    selection = repair.Selection('vm-uuid', 'rp-uuid', 'delete')
+    outcomes = [write.Outcome(selection, write.DONE, 'done'),
+                write.Outcome(selection, 'unknown', 'no clear answer')]
+    assert options.outcome_code(outcomes) == options.ERROR
+    assert options.restore_code(outcomes[1:]) == options.ERROR

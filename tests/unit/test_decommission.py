@@ -23,6 +23,7 @@ from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.cli import handlers
 from orphan_dashboard.cli import options
 from orphan_dashboard.cli import rendering
+from orphan_dashboard.writing import write
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import read_topology
 from tests.unit.cloud import uid
@@ -264,7 +265,7 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
     late = uid('late-child')
     listed = [{'uuid': p, 'root_provider_uuid': H1}
               for p in shown.providers + [late]]
-    done = [repair.Outcome(repair.selection_of(p), repair.DONE, 'done')
+    done = [write.Outcome(repair.selection_of(p), write.DONE, 'done')
             for p in shown.plans(chosen)]
     with mock.patch.object(flow, 'preview', return_value=shown), \
             mock.patch.object(repair, 'apply', return_value=done), \
@@ -280,7 +281,7 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
                               bound=shown.binding(), children={who['nic']})
     delete_service.assert_not_called()
     delete.assert_not_called()
-    assert outcomes[-1].status == repair.SKIPPED
+    assert outcomes[-1].status == write.SKIPPED
     assert 'providers %s' % late in str(outcomes[-1].message)
     assert 'the compute service and the providers are kept' in \
         str(outcomes[-1].message)
@@ -381,8 +382,8 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
                 mock.patch.object(nova, 'delete_service') as service, \
                 mock.patch.object(
                     provider_writes, 'delete_provider', return_value=(
-                        repair.Outcome(repair.Selection('', blazar, 'x'),
-                                       repair.DONE, 'deleted'))) as delete:
+                        write.Outcome(repair.Selection('', blazar, 'x'),
+                                      write.DONE, 'deleted'))) as delete:
             outcomes = flow.apply(None, None, mock.Mock(), 'host1', [], (),
                                   min_age=0, bound=shown.binding(),
                                   children=children)
@@ -393,7 +394,7 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
     service.assert_not_called()
     delete.assert_not_called()
     (outcome,) = outcomes
-    assert outcome.status == repair.SKIPPED
+    assert outcome.status == write.SKIPPED
     assert "blazar_host1 (%s) is Blazar's" % blazar in str(outcome.message)
     assert 'openstack reservation host delete host1' in str(outcome.message)
 
@@ -456,3 +457,44 @@ def test_the_command_line_refuses_a_child_providers_name():
     apply.assert_not_called()
     assert code == options.ERROR
     assert 'is a child provider of host1' in err.getvalue()
+
+
+@pytest.mark.parametrize('listed,status', [
+    ([{'host': 'host1', 'id': uid('host1-svc')}], 'unknown'),
+    ([], write.DONE),
+])
+def test_a_service_delete_whose_answer_was_lost_is_read_back(
+        monkeypatch, listed, status):
+    """A gateway's 504 to the compute service delete: Nova may still be
+    deleting it.  Read back gone, it is deleted; still listed after the
+    wait, its outcome and its entries (its providers' too) are unknown,
+    never "kept: the delete did not go through"."""
+    from unittest import mock
+
+    from keystoneauth1 import exceptions as ks_exc
+
+    from orphan_dashboard.api import nova
+    from orphan_dashboard.writing import decommission as flow
+
+    monkeypatch.setattr(write, 'SETTLE_WAITS', (0, 0, 0), raising=False)
+    service = m.Service('host1', 'down', forced_down=True,
+                        uuid=uid('host1-svc'))
+    fresh = mock.Mock(service=service, roots=[H1])
+    journal = mock.Mock()
+    entry = journal.begin_service.return_value
+    with mock.patch.object(nova, 'delete_service',
+                           side_effect=ks_exc.GatewayTimeout()), \
+            mock.patch.object(nova, 'service_list', return_value=listed):
+        outcome, entries = flow._delete_service(
+            None, journal, fresh, [{'uuid': H1, 'name': 'host1'}])
+    assert outcome.status == status, str(outcome.message)
+    finished = [c.args[1] for c in journal.finish.call_args_list]
+    if status == write.DONE:
+        assert finished == [entry.APPLIED]
+        assert set(entries) == {H1}
+        return
+    text = str(outcome.message)
+    assert 'no clear answer' in text and 'host1' in text, text
+    assert 'did not delete' not in text and 'are kept' not in text, text
+    assert finished == [entry.UNKNOWN, entry.UNKNOWN]
+    assert entries == {}

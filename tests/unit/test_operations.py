@@ -34,6 +34,7 @@ from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import restore as restore_writes
+from orphan_dashboard.writing import write
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -154,7 +155,7 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
     planned = repair.Row(repair.Selection('a', 'rp', 'delete'), plan='plan')
     refused = repair.Row(repair.Selection('b', 'rp', 'delete'),
                          error='gone')
-    done = repair.Outcome(planned.selection, repair.DONE, 'ok')
+    done = write.Outcome(planned.selection, write.DONE, 'ok')
     with mock.patch.object(repair, 'apply', return_value=[done]) as apply:
         outcomes = repairs.apply_previewed(CLIENTS, 'journal',
                                            [planned, refused],
@@ -163,8 +164,8 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
     apply.assert_called_once_with('placement', 'nova', 'journal', ['plan'],
                                   min_age=60, instance_hints=['vm'],
                                   network_client=None)
-    assert outcomes == [done, repair.Outcome(refused.selection,
-                                             repair.SKIPPED, 'gone')]
+    assert outcomes == [done, write.Outcome(refused.selection,
+                                            write.SKIPPED, 'gone')]
 
 
 def test_a_restore_preview_carries_what_nova_says_now():

@@ -31,6 +31,7 @@ from orphan_dashboard.cli import options  # noqa: E402
 from orphan_dashboard.cli import osc  # noqa: E402
 from orphan_dashboard.cli import osc_commands  # noqa: E402
 from orphan_dashboard.operations import repairs  # noqa: E402
+from orphan_dashboard.writing import write  # noqa: E402
 
 pytestmark = pytest.mark.horizon
 
@@ -147,7 +148,7 @@ def writes():
                                preview_row(s) for s in chosen]) as preview, \
             mock.patch.object(osc_commands.repairs, 'apply_previewed',
                               side_effect=lambda clients, journal, rows,
-                              *a: [repairs.repair.Outcome(
+                              *a: [write.Outcome(
                                   r.selection, repairs.DONE, 'deleted',
                                   entry_id=7) for r in rows]) as apply, \
             mock.patch.object(osc_commands.connect, 'journal_for_clients',
@@ -229,8 +230,8 @@ def test_a_replayed_restore_with_yes_exits_0_saying_nothing_was_left(
     entry = mock.Mock(id=3)
     row = repairs.repair.Row(repairs.Selection(GHOST, HOST2, m.RESTORE),
                              error='already restored')
-    skipped = repairs.repair.Outcome(row.selection, repairs.SKIPPED,
-                                     'already restored')
+    skipped = write.Outcome(row.selection, repairs.SKIPPED,
+                            'already restored')
     with mock.patch.object(osc_commands.connect, 'cloud_for_clients'), \
             mock.patch.object(osc_commands.connect, 'journal_for_clients'), \
             mock.patch.object(osc_commands.handlers, 'setup_django'), \
@@ -313,9 +314,8 @@ def test_decommission_writes_only_with_yes(argv, code, applied):
     from orphan_dashboard.operations import decommission
 
     plan = decommission_plan()
-    done = [repairs.repair.Outcome(repairs.Selection(GHOST, HOST2,
-                                                     m.DELETE),
-                                   repairs.DONE, 'deleted', entry_id=8)]
+    done = [write.Outcome(repairs.Selection(GHOST, HOST2, m.DELETE),
+                          repairs.DONE, 'deleted', entry_id=8)]
     with mock.patch.object(decommission, 'preview',
                            return_value=plan) as preview, \
             mock.patch.object(decommission, 'apply',

@@ -21,35 +21,32 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 
-PLAN = m.Plan(action=m.DELETE, consumer='c', provider='rp',
-              verdict=m.UNKNOWN_CONSUMER, reason='', generation=1,
-              before={'rp': {'VCPU': 1}}, after={}, project_id='p',
-              user_id='u')
+PLAN = repair.ProviderPlan(m.DELETE_PROVIDER, 'rp', 'host9', 3,
+                           {'uuid': 'rp', 'name': 'host9'})
 
 
-def _outcome(send):
+def _outcome(error=None):
+    """A provider delete through the write core, Placement answering
+    ``error`` (None: 204)."""
+    client = mock.Mock()
+    client.delete.side_effect = error
     journal = mock.Mock()
-    return repair.journaled(journal, PLAN, lambda: journal.entry, send)
-
-
-def _fail(exc):
-    def send():
-        raise exc
-    return send
+    return write.provider(client, journal, PLAN, lambda: journal.entry)
 
 
 def test_a_write_says_done_or_failed_in_a_reason():
-    done = _outcome(lambda: None)
+    done = _outcome()
     assert isinstance(done.message, reasons.Reason)
-    assert (done.status, str(done.message)) == (repair.DONE, 'done')
+    assert (done.status, str(done.message)) == (write.DONE, 'done')
     # Placement's own error body, as it answers: a keystoneauth error's
     # str() is not ours to rely on (Horizon's test setup changes it).
     body = mock.Mock(json=lambda: {'errors': [{'detail': 'boom',
                                                'code': None}]})
-    failed = _outcome(_fail(ks_exc.InternalServerError(response=body)))
+    failed = _outcome(ks_exc.BadRequest(response=body))
     assert isinstance(failed.message, reasons.Reason)
-    assert failed.status == repair.FAILED
+    assert failed.status == write.FAILED
     assert str(failed.message) == 'Placement failed: boom'
     assert failed.message.render(
         {'Placement failed: %(detail)s': 'Échec : %(detail)s'}.get) == \

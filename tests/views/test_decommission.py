@@ -28,6 +28,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.unit.cloud import uid
 from tests.unit.test_decommission import ironic
 from tests.views.base import AdminViewTests
@@ -137,8 +138,8 @@ class ForeignChildTests(AdminViewTests):
         self.mock_preview_decommission.return_value = plan
         signed = signed_rows(self.client.get(DECOMMISSION,
                                              {'provider': H1}))
-        self.mock_decommission_apply.return_value = [repair.Outcome(
-            repair.Selection('', NIC, 'delete_provider'), repair.DONE,
+        self.mock_decommission_apply.return_value = [write.Outcome(
+            repair.Selection('', NIC, 'delete_provider'), write.DONE,
             'deleted')]
         res = self.client.post(DECOMMISSION, {
             'rows': signed, 'delete_foreign': [AGENT, NIC]})
@@ -164,7 +165,7 @@ class ForeignChildTests(AdminViewTests):
         delete_service.assert_not_called()
         delete.assert_not_called()
         (outcome,) = outcomes
-        self.assertEqual(repair.SKIPPED, outcome.status)
+        self.assertEqual(write.SKIPPED, outcome.status)
         self.assertIn("host1:Open vSwitch agent (%s) is Neutron's" % AGENT,
                       str(outcome.message))
 
@@ -199,8 +200,8 @@ class DecommissionTests(AdminViewTests):
         self.assertContains(res, 'the compute service is not re-created')
         self.assertContains(res, 'value="Decommission"')
         signed = signed_rows(res)
-        self.mock_decommission_apply.return_value = [repair.Outcome(
-            repair.Selection('', H1, 'delete_service'), repair.DONE,
+        self.mock_decommission_apply.return_value = [write.Outcome(
+            repair.Selection('', H1, 'delete_service'), write.DONE,
             'compute service host1 deleted')]
         res = self.client.post(DECOMMISSION, {
             'rows': signed, 'delete_unknown': [STRANGER]})
@@ -463,13 +464,13 @@ class DialogTests(AdminViewTests):
         signed = signed_rows(self.client.get(DECOMMISSION,
                                              {'provider': H1}))
         self.mock_decommission_apply.return_value = [
-            repair.Outcome(repair.Selection(c, H1, m.DELETE), repair.DONE,
-                           'done', entry_id=i)
+            write.Outcome(repair.Selection(c, H1, m.DELETE), write.DONE,
+                          'done', entry_id=i)
             for i, c in enumerate((incidents.vm, STRANGER), 1)] + [
-            repair.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
-                           repair.DONE, 'deleted', entry_id=3)] + [
-            repair.Outcome(repair.Selection('', p, m.DELETE_PROVIDER),
-                           repair.DONE, 'deleted', entry_id=4)
+            write.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
+                          write.DONE, 'deleted', entry_id=3)] + [
+            write.Outcome(repair.Selection('', p, m.DELETE_PROVIDER),
+                          write.DONE, 'deleted', entry_id=4)
             for p in (H1,)]
         self.mock_batch_of.return_value = 'abcdef0123'
         res = self.client.post(DECOMMISSION, {
@@ -492,10 +493,10 @@ class DialogTests(AdminViewTests):
         signed = signed_rows(self.client.get(DECOMMISSION,
                                              {'provider': H1}))
         self.mock_decommission_apply.return_value = [
-            repair.Outcome(repair.Selection(STRANGER, H1, m.DELETE),
-                           repair.DONE, 'done', entry_id=1),
-            repair.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
-                           repair.FAILED, 'Nova said no')]
+            write.Outcome(repair.Selection(STRANGER, H1, m.DELETE),
+                          write.DONE, 'done', entry_id=1),
+            write.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
+                          write.FAILED, 'Nova said no')]
         self.mock_batch_of.return_value = 'abcdef0123'
         self.client.post(DECOMMISSION, {
             'rows': signed, 'delete_unknown': [STRANGER]})

@@ -30,6 +30,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 from tests.views.base import AdminViewTests
@@ -230,10 +231,10 @@ class HistoryBatchLinkTests(JournalViewTests):
         self.add(uid('other'), H3, 'd' * 32)
         request = mock.Mock()
         outcomes = [
-            repair.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
-                           repair.SKIPPED, 'not attempted'),
-            repair.Outcome(repair.Selection(uid('ours'), H1, m.DELETE),
-                           repair.DONE, 'done', entry_id=ours.id)]
+            write.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
+                          write.SKIPPED, 'not attempted'),
+            write.Outcome(repair.Selection(uid('ours'), H1, m.DELETE),
+                          write.DONE, 'done', entry_id=ours.id)]
         batch = service.batch_of(request, outcomes)
         self.assertEqual('c' * 32, batch)
         self.assertIsNone(service.batch_of(request, outcomes[:1]))

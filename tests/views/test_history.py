@@ -29,6 +29,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
 from tests.views.base import detail
@@ -74,6 +75,20 @@ class HistoryTests(AdminViewTests):
         self.mock_history.assert_called_once_with(
             mock.ANY, marker=None, prev_marker=None, limit=20, provider=None,
             all_clouds=False)
+
+    @helpers.create_mocks({service: ['report', 'history']})
+    def test_a_write_of_unknown_outcome_is_labelled_and_restorable(self):
+        """Its answer lost, its effect unproven: History says so and
+        offers its restore (the preview then reads what it finds)."""
+        lost = entry(8, status='unknown',
+                     message='Placement gave no clear answer')
+        self.mock_report.return_value = Incidents().report
+        self.mock_history.return_value = ([lost], False, False,
+                                          {lost.subject: {8}})
+        res = self.client.get(INDEX, HISTORY_TAB)
+        self.assertContains(res, 'Outcome unknown: Placement gave no '
+                                 'clear answer')
+        self.assertContains(res, RESTORE + '?entry=8')
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_a_decommission_in_the_history(self):
@@ -285,8 +300,8 @@ class RestoreTests(AdminViewTests):
         # beside it.
         assert_named(res, journaled.consumer, H1)
         self.assertIn('web-1', hidden_ids_removed(res))
-        self.mock_restore.return_value = [repair.Outcome(
-            repair.Selection(journaled.consumer, H1, m.RESTORE), repair.DONE,
+        self.mock_restore.return_value = [write.Outcome(
+            repair.Selection(journaled.consumer, H1, m.RESTORE), write.DONE,
             'done')]
         res = self.client.post(RESTORE, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
@@ -331,8 +346,8 @@ class RestoreTests(AdminViewTests):
         self.assertEqual(200, res.status_code)
         assert_named(res, host9)
         self.mock_restore.return_value = [
-            repair.Outcome(provider_row.selection, repair.DONE, 'done'),
-            repair.Outcome(consumer_row.selection, repair.DONE, 'done')]
+            write.Outcome(provider_row.selection, write.DONE, 'done'),
+            write.Outcome(consumer_row.selection, write.DONE, 'done')]
         res = self.client.post(RESTORE, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
         self.assertEqual(

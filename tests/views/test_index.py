@@ -24,6 +24,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
 from tests.views.base import DELETE_PROVIDER
@@ -374,8 +375,8 @@ class DeleteProviderTests(AdminViewTests):
         self.assertContains(res, 'openstack resource provider delete %s' %
                             GONE)
         self.assertContains(res, 'value="Delete"')
-        self.mock_delete_providers.return_value = [repair.Outcome(
-            repair.Selection('', GONE, m.DELETE_PROVIDER), repair.DONE,
+        self.mock_delete_providers.return_value = [write.Outcome(
+            repair.Selection('', GONE, m.DELETE_PROVIDER), write.DONE,
             'done', plan, entry_id=3)]
         res = self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
@@ -429,8 +430,8 @@ class DeleteProviderTests(AdminViewTests):
             repair.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
         signed = signed_rows(self.client.get(DELETE_PROVIDER,
                                              {'provider': GONE}))
-        self.mock_delete_providers.return_value = [repair.Outcome(
-            repair.Selection('', GONE, m.DELETE_PROVIDER), repair.FAILED,
+        self.mock_delete_providers.return_value = [write.Outcome(
+            repair.Selection('', GONE, m.DELETE_PROVIDER), write.FAILED,
             'Placement failed: resource provider in use', plan)]
         res = self.client.post(DELETE_PROVIDER, {'rows': signed})
         self.assertRedirectsNoFollow(res, INDEX)

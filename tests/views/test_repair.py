@@ -29,6 +29,7 @@ from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
 from tests.views.base import detail
@@ -443,7 +444,7 @@ class ConfirmTests(AdminViewTests):
         rows = [plan_row(uid('vm'))]
         signed = self.preview(rows)
         self.mock_apply.return_value = [
-            repair.Outcome(rows[0].selection, repair.DONE, 'done')]
+            write.Outcome(rows[0].selection, write.DONE, 'done')]
         res = self.client.post('%s?%s' % (REPAIR, parse.urlencode(
             {'next': detail(H1) + '?tab=provider__allocations'})),
             {'rows': signed})
@@ -461,12 +462,12 @@ class ConfirmTests(AdminViewTests):
                 plan_row(third, H1, m.HEAL)]
         signed = self.preview(rows, hints=[uid('old')])
         self.mock_apply.return_value = [
-            repair.Outcome(rows[0].selection, repair.DONE, 'done'),
-            repair.Outcome(rows[1].selection, repair.DONE, 'done'),
-            repair.Outcome(rows[2].selection, repair.SKIPPED,
-                           'its allocations changed since the preview'),
-            repair.Outcome(rows[3].selection, repair.FAILED,
-                           'Placement failed: 500 boom')]
+            write.Outcome(rows[0].selection, write.DONE, 'done'),
+            write.Outcome(rows[1].selection, write.DONE, 'done'),
+            write.Outcome(rows[2].selection, write.SKIPPED,
+                          'its allocations changed since the preview'),
+            write.Outcome(rows[3].selection, write.FAILED,
+                          'Placement failed: 500 boom')]
         res = self.client.post(REPAIR, {'rows': signed})
         self.assertNoFormErrors(res)
         self.assertRedirectsNoFollow(res, INDEX)
@@ -490,6 +491,29 @@ class ConfirmTests(AdminViewTests):
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['apply']})
+    def test_a_write_of_unknown_outcome_is_said_and_counted_apart(self):
+        """Neither done nor failed: the row says its outcome is unknown,
+        and the summary counts it on its own, pointing to History."""
+        vm, other = uid('vm'), uid('other')
+        rows = [plan_row(vm), plan_row(other, H1, m.HEAL)]
+        signed = self.preview(rows)
+        self.mock_apply.return_value = [
+            write.Outcome(rows[0].selection, write.DONE, 'done'),
+            write.Outcome(rows[1].selection, 'unknown',
+                          'Placement gave no clear answer')]
+        res = self.client.post(REPAIR, {'rows': signed})
+        self.assertNoFormErrors(res)
+        seen = self.messages_seen
+        self.assertEqual(
+            ['Heal of consumer %s on host1: outcome unknown: Placement '
+             'gave no clear answer' % other], seen.texts('error'))
+        self.assertEqual(
+            ['1 change written and journaled.',
+             '1 change of unknown outcome: it may have been written; see '
+             'History.'], seen.texts('info'))
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['apply']})
     def test_the_messages_name_the_server_the_preview_showed(self):
         """After the confirm, each row's message names the server (and the
         hypervisor) the preview named, not the consumer's uuid."""
@@ -500,9 +524,9 @@ class ConfirmTests(AdminViewTests):
                          nova=reasons.reason('nova.deleted_server'))]
         signed = self.preview(rows)
         self.mock_apply.return_value = [
-            repair.Outcome(rows[0].selection, repair.DONE, 'done'),
-            repair.Outcome(rows[1].selection, repair.SKIPPED,
-                           'its allocations changed since the preview')]
+            write.Outcome(rows[0].selection, write.DONE, 'done'),
+            write.Outcome(rows[1].selection, write.SKIPPED,
+                          'its allocations changed since the preview')]
         res = self.client.post(REPAIR, {'rows': signed})
         self.assertNoFormErrors(res)
         seen = self.messages_seen

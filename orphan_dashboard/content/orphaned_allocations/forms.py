@@ -190,6 +190,8 @@ ROW_MESSAGES = {
         '%(action)s of %(what)s skipped: %(reason)s')),
     service.FAILED: (messages.error, _(
         '%(action)s of %(what)s failed: %(reason)s')),
+    service.UNKNOWN: (messages.error, _(
+        '%(action)s of %(what)s: outcome unknown: %(reason)s')),
 }
 
 
@@ -204,6 +206,12 @@ def _summary(status, count):
             '%(count)d change skipped: nothing was written for it.',
             '%(count)d changes skipped: nothing was written for them.',
             count) % {'count': count}
+    if status == service.UNKNOWN:
+        return ngettext_lazy(
+            '%(count)d change of unknown outcome: it may have been written; '
+            'see History.',
+            '%(count)d changes of unknown outcome: they may have been '
+            'written; see History.', count) % {'count': count}
     return ngettext_lazy('%(count)d change failed.',
                          '%(count)d changes failed.',
                          count) % {'count': count}
@@ -213,6 +221,7 @@ PROVIDER_MESSAGES = {
     service.DONE: _('%(action)s %(what)s: done.'),
     service.SKIPPED: _('%(action)s %(what)s skipped: %(reason)s'),
     service.FAILED: _('%(action)s %(what)s failed: %(reason)s'),
+    service.UNKNOWN: _('%(action)s %(what)s: outcome unknown: %(reason)s'),
 }
 """A provider's or a compute service's row: its action names what it
 acts on, the name follows."""
@@ -251,7 +260,8 @@ def report_outcomes(request, outcomes, names=None):
         counts[status] = counts.get(status, 0) + 1
         add, text = _row_message(outcome, names or {})
         add(request, text)
-    for status in (service.DONE, service.SKIPPED, service.FAILED):
+    for status in (service.DONE, service.SKIPPED, service.FAILED,
+                   service.UNKNOWN):
         if counts.get(status):
             messages.info(request, _summary(status, counts[status]))
     return counts.get(service.DONE, 0)

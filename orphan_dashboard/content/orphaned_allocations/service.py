@@ -430,6 +430,7 @@ Plan = m.Plan
 DONE = repairs.DONE
 SKIPPED = repairs.SKIPPED
 FAILED = repairs.FAILED
+UNKNOWN = repairs.UNKNOWN
 REPAIRS = m.ACTIONS
 """The repairs of one consumer, in the order the tables offer them."""
 VERDICTS = m.VERDICTS

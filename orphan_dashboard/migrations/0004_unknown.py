@@ -1,0 +1,34 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""An entry's outcome may be unknown: its answer lost, and no read back
+proving where the write left its subject."""
+
+from django.db import migrations
+from django.db import models
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('orphan_dashboard', '0003_ports'),
+    ]
+
+    operations = [
+        migrations.AlterField('journalentry', 'status', models.CharField(
+            choices=[('pending', 'No answer recorded'),
+                     ('applied', 'Applied'),
+                     ('refused', 'Refused'),
+                     ('failed', 'Failed'),
+                     ('unknown', 'Outcome unknown')],
+            default='pending', max_length=16)),
+    ]
