@@ -23,7 +23,8 @@ each followed (past the refresh's clock margin) by a refresh, ``manage.py
 orphan_audit refresh`` (cron) and a full sweep that must find the same.
 Timings are medians of ``--repeat`` runs.  Prints five tables (the
 numbers, the details, the targets met or missed, the pages and cron, the
-Nova listings); raw numbers go to ``--json``.
+Nova listings, which ``--no-listings`` leaves out); raw numbers go to
+``--json``.
 
 ``--neutron`` measures instead what reading Neutron's ports adds: on the
 bench cloud with a real Neutron (a port per server, a tenth on a QoS

@@ -79,11 +79,10 @@ class Clients:
         self.session = RecordingSession(auth=self.auth)
         kwargs = dict(region_name=sandbox.config['region'],
                       interface='public')
-        self.placement = api_client._adapter(self.session, 'placement',
-                                             **kwargs)
-        self.nova = api_client._adapter(self.session, 'compute', **kwargs)
-        self.network = (api_client._adapter(self.session, 'network',
-                                            **kwargs)
+        adapter = api_client.service_adapter
+        self.placement = adapter(self.session, 'placement', **kwargs)
+        self.nova = adapter(self.session, 'compute', **kwargs)
+        self.network = (adapter(self.session, 'network', **kwargs)
                         if sandbox.config.get('neutron') else None)
         # Token validated by every service before anything is timed.
         self.placement.get('/resource_providers', microversion='1.18')

@@ -60,6 +60,16 @@ def test_the_build_prints_no_license_deprecation(horizon):
     assert 'License classifiers are deprecated' not in horizon.build_log
 
 
+def test_the_build_ships_every_folder_as_a_package(horizon):
+    """Setuptools boxes each folder under ``orphan_dashboard/`` that is
+    absent from ``packages`` ("Package would be ignored"), which it ships
+    as the top package's data for now: every folder is a package."""
+    ignored = re.findall(r"Package '([^']+)' is absent from the `packages`",
+                         horizon.build_log)
+    assert ignored == []
+    assert 'Package would be ignored' not in horizon.build_log
+
+
 def test_the_wheel_holds_what_a_horizon_needs(horizon):
     names = set(zipfile.ZipFile(horizon.wheel).namelist())
     assert set(SHIPPED) - names == set()
@@ -72,6 +82,14 @@ def test_the_wheel_holds_what_a_horizon_needs(horizon):
                       if n.endswith('.dist-info/entry_points.txt')]
     assert 'orphan-audit = orphan_dashboard.cli.commands:main' in \
         zipfile.ZipFile(horizon.wheel).read(entry_points).decode()
+
+
+def test_the_wheel_holds_every_file_of_the_package(horizon):
+    """Modules and data alike: whatever git tracks under the package."""
+    tracked = set(run(['git', 'ls-files', 'orphan_dashboard'],
+                      cwd=ROOT).split())
+    assert len(tracked) > len(SHIPPED)
+    assert tracked - set(zipfile.ZipFile(horizon.wheel).namelist()) == set()
 
 
 def test_the_sdist_holds_the_release_notes_and_the_package(horizon):
