@@ -18,6 +18,8 @@ which providers it reads again whole, what the consumers hold once those
 are read, and which consumers it identifies.
 """
 
+import dataclasses
+
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
@@ -38,6 +40,21 @@ def suspects(snapshot, consumers):
             any(f.problem or classify.awaits_nova(f) or
                 classify.awaits_image(f)
                 for f in auditor.consumer_findings(u))}
+
+
+def relisted(before, listed):
+    """``listed`` (a server as Nova's listing shows it: no boot image
+    properties) with what ``before`` (the same server in the last
+    snapshot) knew of them, where it still boots from the same image: a
+    listing never shows them, and a refresh judges again only what
+    changed.  (A rebuild from the same image copies its properties again:
+    the preview and the submit read them from Nova anyway.)"""
+    if before is None or before.image_ref != listed.image_ref or \
+            listed.image_fault != m.IMAGE_UNSHOWN:
+        return listed
+    return dataclasses.replace(listed,
+                               image_properties=before.image_properties,
+                               image_fault=before.image_fault)
 
 
 def image_unknown(snapshot, uuids):

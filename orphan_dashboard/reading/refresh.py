@@ -140,7 +140,8 @@ def refresh_snapshot(placement_client, nova_client, old,
             if body.get('status') == 'DELETED':
                 servers.pop(body['id'], None)
             else:
-                servers[body['id']] = parse.server(body)
+                servers[body['id']] = refresh.relisted(
+                    old.servers.get(body['id']), parse.server(body))
         servers.update(collect.down_cell_servers(nova_client, topo))
         migrations = dict(old.migrations)
         migrations.update((g.uuid, g) for g in map(
@@ -162,13 +163,16 @@ def refresh_snapshot(placement_client, nova_client, old,
     collect.confirm_nodes(nova_client, snapshot, concurrency)
     snapshot.port_candidates = collect.read_port_candidates(
         placement_client, snapshot, concurrency)
-    unidentified = collect.judged_with_boot_images(
-        snapshot, nova_client, {
-            u for u in refresh.reconsidered(old, snapshot)
-            if u not in old.consumers or consumers[u].modified is None} | {
+    again = refresh.reconsidered(old, snapshot)
+    booted = refresh.image_unknown(snapshot, refresh.suspects(
+        snapshot, refresh.image_unknown(snapshot, again | {
             u for u, s in servers.items()
-            if s is not old.servers.get(u) or s.image_fault == m.IMAGE_DOWN},
-        concurrency)
+            if s.image_fault == m.IMAGE_DOWN or
+            u not in consumers and s != old.servers.get(u)})))
+    collect.read_boot_images(nova_client, snapshot, booted, concurrency)
+    unidentified = refresh.suspects(snapshot, [
+        u for u in again | booted
+        if u not in old.consumers or consumers[u].modified is None])
     collect.identify(snapshot, placement_client, nova_client, unidentified,
                      concurrency, keep_known=True)
     collect.identify_owners(snapshot, placement_client, concurrency,

@@ -18,6 +18,7 @@ cell1 and leave everything of host5 as it was."""
 
 import json
 
+from keystoneauth1 import exceptions as ks_exc
 import pytest
 
 from orphan_dashboard.api import nova
@@ -91,13 +92,14 @@ def test_the_preview_keeps_the_share_on_the_down_cell(cloud, cell2_down,
 def test_nova_shows_a_healthy_cells_node_one_by_one(cloud, cell2_down):
     """Nova's hypervisor listing fails while cell2 is down, but it still
     shows a node of cell1 by its uuid: what the sweep asks for the nodes
-    nothing else proves (an Ironic node's)."""
+    nothing else proves (an Ironic node's).  The down cell's node gets a
+    500, no 404: it proves nothing gone."""
     clients = cloud.clients()
     host2 = cloud.incidents['deleted_behind_nova']['hosts']['host2']
     shown = nova.hypervisor_get(clients.nova, host2)
     assert (shown['id'], shown['service']['host']) == (host2, 'host2')
-    assert nova.hypervisor_get(clients.nova,
-                               cell2_down['hosts']['host5']) is None
+    with pytest.raises(ks_exc.InternalServerError):
+        nova.hypervisor_get(clients.nova, cell2_down['hosts']['host5'])
 
 
 def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
