@@ -835,3 +835,33 @@ def test_a_sweep_keeps_a_connection_for_each_request_in_flight():
                               concurrency=8)
     assert mock.call(mock.sentinel.placement, 17) in hold.call_args_list
     assert mock.call(mock.sentinel.nova, 17) in hold.call_args_list
+
+
+def test_a_server_listed_again_unchanged_keeps_its_boot_image():
+    """``changes-since`` lists again a server that changed nothing the
+    audit reads (its listing shows no boot image): it keeps what Nova
+    showed of its image, is not judged again, and nothing of it is read
+    again; one rebuilt from another image is unknown again."""
+    c = _pinned_cloud()
+    uid = cloud.uid
+    pinned = dataclasses.replace(c.servers[uid('pinned')],
+                                 image_properties={'hw_cpu_policy':
+                                                   'dedicated'},
+                                 image_fault=None)
+    c.servers[pinned.uuid] = pinned
+    old = c.snapshot()
+    fake = Cloud(old)
+    body = next(b for b in fake.servers if b['id'] == pinned.uuid)
+    for listed, image in ((body, pinned.image_properties),
+                          (dict(body, image={'id': 'other'}), None)):
+        fake.server_list = lambda client, on_page=None, _l=listed, **f: (
+            on_page([_l]) if on_page else None) or [_l]
+        asked, patch = _boot_image_reads({})
+        with fake.serving(), patch, mock.patch.object(
+                refresh.collect, 'read_boot_images') as booted:
+            fresh = refresh.refresh_snapshot(None, 'nova', old)
+        assert fresh.servers[pinned.uuid].image_properties == image
+        if image is not None:
+            assert fresh.servers[pinned.uuid] == pinned
+            assert pinned.uuid not in booted.call_args.args[2]
+    assert fake.read == []
