@@ -174,6 +174,10 @@ CANDIDATE_ACTIONS = {code: kind.actions
                      for code, kind in VERDICT_KINDS.items()}
 NOT_RECOMMENDED = frozenset(code for code, kind in VERDICT_KINDS.items()
                             if not kind.recommended)
+RECOMMENDED = tuple(code for code, kind in VERDICT_KINDS.items()
+                    if kind.recommended and kind.problem and kind.actions)
+"""The verdicts a recommended repair puts right (what ``orphan-audit
+apply`` repairs), worst first."""
 NO_PROBLEM = frozenset(code for code, kind in VERDICT_KINDS.items()
                        if not kind.problem)
 NEEDED_AS_HELD = frozenset(code for code, kind in VERDICT_KINDS.items()

@@ -97,34 +97,43 @@ def cmd_report(args, clients, out):
 
 
 def cmd_apply(args, clients, out):
+    """Every recommended repair (of ``--only``'s verdicts), unless the
+    run would go past its limits: then none, and exit 6.  ``--dry-run``
+    prints the plans and writes nothing."""
+    bounds = options.limits(args)
     report = audit(args, clients)
-    if not report.problems:
-        if args.json:
-            json.dump(dict(rendering.report_json(report), outcomes=[]), out,
-                      indent=2, sort_keys=True)
-            out.write('\n')
-        elif report.down_cells:
-            rendering.print_partial(report, out)
-        return options.partial(report, options.NOTHING)
-    selections, hints = repairs.recommended(report)
-    rows = repairs.preview(clients, selections, options.settings(args),
-                           hints)
-    setup_django()
-    journal = connect.journal_for_clients(clients)
-    outcomes = repairs.apply_previewed(clients, journal, rows,
-                                       options.settings(args), hints)
+    selections, hints, decision = repairs.bounded(report, bounds)
+    rows, outcomes = [], []
+    if selections and not decision.held:
+        rows = repairs.preview(clients, selections, options.settings(args),
+                               hints)
+    if rows and not args.dry_run:
+        setup_django()
+        outcomes = repairs.apply_previewed(
+            clients, connect.journal_for_clients(clients), rows,
+            options.settings(args), hints)
     names = rendering.row_names(rows, report.names)
     if args.json:
-        owners = report_ops.owner_names(clients)
-        json.dump(dict(rendering.report_json(report, owners),
-                       outcomes=rendering.outcomes_json(outcomes, names)),
-                  out, indent=2, sort_keys=True)
+        owners = report_ops.owner_names(clients) if report.problems else None
+        found = dict(rendering.report_json(report, owners),
+                     outcomes=rendering.outcomes_json(outcomes, names),
+                     held=rendering.held_json(decision))
+        if args.dry_run:
+            found['plans'] = rendering.plans_json(rows, names)
+        json.dump(found, out, indent=2, sort_keys=True)
         out.write('\n')
     else:
         if report.down_cells:
             rendering.print_partial(report, out)
+        if decision.held:
+            print(rendering.held_line(decision), file=out)
         rendering.print_rows(rows, out, names)
         rendering.print_outcomes(outcomes, out, names)
+    if decision.held:
+        return options.HELD
+    if args.dry_run or not report.problems:
+        return options.partial(report, options.FOUND if report.problems
+                               else options.NOTHING)
     return options.partial(report, options.outcome_code(outcomes))
 
 
@@ -337,15 +346,20 @@ def cmd_refresh(args, clients, out):
 
 
 def cmd_metrics(args, clients, out):
-    """Prometheus metrics of an audit; on failure only ``up`` 0."""
+    """Prometheus metrics of an audit, with what ``apply`` under the
+    same limits would write and whether it would be held; on failure
+    only ``up`` 0."""
+    bounds = options.limits(args)
     started = time.monotonic()
     report, capacity, flavor_counts, failure = None, None, None, None
+    decision = None
     try:
         report, capacity = capacity_ops.audit(
             clients, options.settings(args), progress_bar.for_args(args),
             provider=args.provider)
         flavor_counts = capacity_ops.flavor_counts(
             clients, capacity, conf.names(conf.METRIC_FLAVORS.get()))
+        decision = repairs.bounded(report, bounds)[2]
     except report_ops.NoSuchProvider:
         raise options.BadArguments('no resource provider %s' % args.provider)
     except Exception as exc:
@@ -355,7 +369,8 @@ def cmd_metrics(args, clients, out):
         else None
     registry = prometheus.metrics_registry(
         report, time.monotonic() - started, report is not None,
-        now if report is not None else previous, capacity, flavor_counts)
+        now if report is not None else previous, capacity, flavor_counts,
+        decision)
     if args.textfile:
         from prometheus_client import write_to_textfile
         try:

@@ -18,9 +18,11 @@ findings (or something to restore), 4 repairs applied; 1 on errors (one
 line, no traceback; a write failed, or of unknown outcome), 2 on bad
 arguments; 5 when ``report`` or ``apply`` ran partially because Nova
 could not reach a cell (what it could see was audited and repaired;
-the JSON's ``skipped_cells`` says what was not); 141, silently, when its
-reader closed the pipe (``| head``).  An option left out takes its
-setting (:mod:`conf`) here, at the entry point.
+the JSON's ``skipped_cells`` says what was not); 6 when ``apply`` was
+held: it would have written more than its limits allow
+(:mod:`~orphan_dashboard.audit.limits`), so it wrote nothing; 141,
+silently, when its reader closed the pipe (``| head``).  An option
+left out takes its setting (:mod:`conf`) here, at the entry point.
 """
 
 import argparse
@@ -28,6 +30,8 @@ import math
 import os
 import signal
 
+from orphan_dashboard.audit import limits as bounds
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard import conf
 from orphan_dashboard.operations import connect
@@ -35,6 +39,7 @@ from orphan_dashboard.operations import repairs
 
 
 NOTHING, ERROR, BAD_ARGUMENTS, FOUND, APPLIED, PARTIAL = 0, 1, 2, 3, 4, 5
+HELD = 6
 READER_GONE = 128 + signal.SIGPIPE
 """The status a shell shows for ``git log | head``: the tool ended by
 SIGPIPE when its reader left, its output cut short (``pipefail`` sees it,
@@ -42,8 +47,9 @@ a plain pipeline takes ``head``'s)."""
 EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
           '5 partial run (a cell is down: report and apply audited and '
           'repaired only what Nova could see, see "skipped_cells"), '
-          '1 error, 2 bad arguments, 141 output cut short (its reader '
-          'closed the pipe)')
+          '6 held (apply would have written more than --max-writes or '
+          '--max-share allow: nothing written), 1 error, 2 bad arguments, '
+          '141 output cut short (its reader closed the pipe)')
 COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission',
             'refresh', 'metrics', 'capacity')
 
@@ -123,6 +129,65 @@ def flavor_option(parser, metavar='NAME_OR_ID'):
                              'considered)')
 
 
+def _verdicts(value):
+    """``--only``'s value: names of verdicts a recommended repair puts
+    right, comma-separated."""
+    names = [name.strip() for name in value.split(',') if name.strip()]
+    unknown = [name for name in names if name not in m.RECOMMENDED]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            _('no verdict a recommended repair puts right: %(names)s '
+              '(choose from %(verdicts)s)') % {
+                'names': ', '.join(unknown) or repr(value),
+                'verdicts': ', '.join(m.RECOMMENDED)})
+    return names
+
+
+def _count(value):
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(
+            _('%s: give a whole number, 0 or more') % value)
+    return count
+
+
+def _percent(value):
+    try:
+        percent = float(value)
+    except ValueError:
+        percent = math.nan
+    if not 0 <= percent <= 100:
+        raise argparse.ArgumentTypeError(
+            _('%s: give a percentage from 0 to 100') % value)
+    return percent
+
+
+def limit_options(parser, held='write nothing and exit 6',
+                  metavars=('VERDICT[,VERDICT...]', 'N', 'PERCENT')):
+    """``--only``, ``--max-writes`` and ``--max-share``: what a run of
+    every recommended repair may write (:mod:`~.audit.limits`), in both
+    command lines; ``held`` says what a run past them does."""
+    only, count, percent = metavars
+    parser.add_argument('--only', metavar=only, type=_verdicts,
+                        action='append',
+                        help='only the findings of these verdicts are '
+                             'repaired (comma-separated, or repeat): %s; a '
+                             'consumer with a finding of another verdict '
+                             'too is left whole' % ', '.join(m.RECOMMENDED))
+    parser.add_argument('--max-writes', metavar=count, type=_count,
+                        help='%s when the run would write more consumers '
+                             'than this (default %s, unset: no limit)' % (
+                                 held, conf.MAX_WRITES.name))
+    parser.add_argument('--max-share', metavar=percent, type=_percent,
+                        help='%s when the consumers the run would write '
+                             'are more than this percentage of every '
+                             'consumer the audit saw (default %s, unset: '
+                             'no limit)' % (held, conf.MAX_SHARE.name))
+
+
 def decommission_arguments(parser, host='HOST', consumer='CONSUMER'):
     """What a decommission is asked with, in both command lines."""
     parser.add_argument('host', metavar=host,
@@ -168,8 +233,19 @@ def build_parser(parser=None):
 
     apply = _subcommand(commands, 'apply', 'audit, then perform the '
                         'recommended repairs, each re-read and '
-                        'generation-checked')
+                        'generation-checked (at once: see --dry-run)')
     _audit_options(apply)
+    limit_options(apply)
+    apply.add_argument('--dry-run', action='store_true',
+                       help='read and plan, print the writes as the '
+                            'openstack commands that make them, and '
+                            'write nothing.  Without it apply writes at '
+                            'once, as it always has from cron, which '
+                            'runs it unattended and bounded by '
+                            '--max-writes and --max-share; restore and '
+                            'decommission, run by hand on a subject an '
+                            'operator names, preview unless given --apply '
+                            '(the openstack plugin unless given --yes)')
 
     history = _subcommand(commands, 'history', "this cloud's journal, "
                           'newest first')
@@ -226,8 +302,11 @@ def build_parser(parser=None):
 
     metrics = _subcommand(
         commands, 'metrics', 'audit and print (or with --textfile, write '
-        'atomically for node_exporter) Prometheus metrics')
+        'atomically for node_exporter) Prometheus metrics, with what apply '
+        'would write and whether its limits would hold it')
     _audit_options(metrics, json=False)
+    limit_options(metrics, held='count apply as held '
+                  '(orphan_audit_apply_held 1)')
     metrics.add_argument('--textfile', metavar='PATH',
                          help='write here (a .prom file of node_exporter\'s '
                               'textfile collector) instead of stdout')
@@ -285,6 +364,31 @@ def settings(args):
     if getattr(args, 'concurrency', None):
         chosen['concurrency'] = args.concurrency
     return conf.run_settings(**chosen)
+
+
+def limits(args):
+    """The run's :class:`~.audit.limits.Limits`: ``--only``,
+    ``--max-writes`` and ``--max-share`` where ``args`` name them, else
+    the settings (:class:`BadArguments` for one no limit could be)."""
+    only = getattr(args, 'only', None)
+    max_writes = getattr(args, 'max_writes', None)
+    max_share = getattr(args, 'max_share', None)
+    return bounds.Limits(
+        frozenset(name for names in only for name in names) if only
+        else None,
+        _setting(conf.MAX_WRITES, _count) if max_writes is None
+        else max_writes,
+        _setting(conf.MAX_SHARE, _percent) if max_share is None
+        else max_share)
+
+
+def _setting(setting, check):
+    """``setting``'s value as ``check`` reads an option's, or None."""
+    try:
+        value = setting.get()
+        return None if value is None else check(str(value))
+    except (conf.BadSetting, argparse.ArgumentTypeError) as exc:
+        raise BadArguments('%s: %s' % (setting.name, exc))
 
 
 def partial(report, code):

@@ -18,7 +18,9 @@ a repair, restore or decommission is previewed from a fresh read, written
 only with ``--yes``, and then re-read and generation-checked before each
 write.  The exit codes are ``orphan-audit``'s too: 3 where there is
 something to do and nothing was written, 4 when repairs were applied, 5
-for a partial audit (a cell was down), 1 on errors, 2 on bad arguments.
+for a partial audit (a cell was down), 6 for a ``repair --all`` held by
+its limits, 1 on errors, 2 on bad arguments; but ``list`` exits 0 with
+findings, as OpenStackClient's list commands do.
 The commands' docstrings are their help, which cliff prints as it is:
 plain text, no markup.
 """
@@ -172,7 +174,8 @@ def finding_row(finding, names, owners):
 
 class ListOrphan(_Orphan, command.Lister):
     """List the findings: allocations that need a repair, or are
-    protected from one."""
+    protected from one.  Exits 0 with findings, as OpenStackClient's list
+    commands do (orphan-audit report exits 3); 5 on a partial audit."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -191,8 +194,7 @@ class ListOrphan(_Orphan, command.Lister):
         found = [f for f in report.findings if f.verdict in verdicts]
         if report.down_cells:
             rendering.print_partial(report, sys.stderr)
-        self.code = options.partial(report, options.FOUND if any(
-            f.problem for f in found) else options.NOTHING)
+        self.code = options.partial(report, options.NOTHING)
         owners = report_ops.owner_names(self.clients)
         return FINDING_COLUMNS, [finding_row(f, report.names, owners)
                                  for f in found]
@@ -278,17 +280,28 @@ def _print_preview(rows, names):
 
 
 class RepairOrphan(_Orphan, command.Lister):
-    """Repair one consumer: its recommended repair (or --action),
-    previewed from a fresh read; written only with --yes."""
+    """Repair one consumer: its recommended repair (or --action); or with
+    --all every recommended repair (of the --only verdicts), as
+    orphan-audit apply does, held (exit 6, nothing written) when it would
+    write more than --max-writes or --max-share allow.  Previewed from a
+    fresh read; written only with --yes."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('consumer', metavar='<consumer>',
+        chosen = parser.add_mutually_exclusive_group(required=True)
+        chosen.add_argument('consumer', metavar='<consumer>', nargs='?',
                             help='consumer uuid (a server or a migration)')
+        chosen.add_argument('--all', action='store_true',
+                            help='every recommended repair, as '
+                                 'orphan-audit apply')
         parser.add_argument('--action', metavar='<action>',
                             choices=m.ACTIONS,
-                            help='this repair instead of the recommended '
-                                 'one: %s' % ', '.join(m.ACTIONS))
+                            help="this repair of the consumer's instead "
+                                 'of the recommended one: %s' %
+                                 ', '.join(m.ACTIONS))
+        options.limit_options(
+            parser, held='with --all: write nothing and exit 6',
+            metavars=('<verdict>[,<verdict>...]', '<count>', '<percent>'))
         _yes_option(parser, 'write the repair')
         _min_age_option(parser)
         return parser
@@ -326,10 +339,36 @@ class RepairOrphan(_Orphan, command.Lister):
                         _('none')})
         return repairs.selections(report, chosen, ())
 
+    def every_recommended(self, report, bounds):
+        """``--all``: the recommended repairs of the ``--only`` verdicts,
+        none when the limits hold the run (exit 6, the reason on
+        stderr)."""
+        chosen, hints, decision = repairs.bounded(report, bounds)
+        if decision.held:
+            print(rendering.held_line(decision), file=sys.stderr)
+            self.code = options.HELD
+            return [], ()
+        self.code = options.partial(report, options.FOUND if report.problems
+                                    else options.NOTHING)
+        return chosen, hints
+
     def take_action(self, parsed_args):
+        if parsed_args.all and parsed_args.action:
+            raise options.BadArguments(_('--action names the repair of '
+                                         'one consumer: not with --all'))
+        if not parsed_args.all and any(
+                getattr(parsed_args, name) is not None
+                for name in ('only', 'max_writes', 'max_share')):
+            raise options.BadArguments(_('--only, --max-writes and '
+                                         '--max-share bound --all: one '
+                                         "consumer's repair is one write"))
+        bounds = options.limits(parsed_args) if parsed_args.all else None
         report = self.audit(parsed_args)
-        chosen, hints = self.selections(
-            report, parsed_args.consumer.lower(), parsed_args.action)
+        if parsed_args.all:
+            chosen, hints = self.every_recommended(report, bounds)
+        else:
+            chosen, hints = self.selections(
+                report, parsed_args.consumer.lower(), parsed_args.action)
         if not chosen:
             return ROW_COLUMNS, []
         settings = options.settings(parsed_args)

@@ -19,12 +19,13 @@ LAST_SUCCESS = 'orphan_audit_last_success_timestamp_seconds'
 
 
 def metrics_registry(report, duration, up, last_success, capacity=None,
-                     flavor_counts=None):
+                     flavor_counts=None, decision=None):
     """The Prometheus metrics of a report (``report`` None when the cloud
     could not be read: then only up, duration and the last success), with
-    what findings hold from its ``capacity`` and how many hypervisors the
+    what findings hold from its ``capacity``, how many hypervisors the
     ``flavor_counts`` (``{flavor: {state: hypervisors}}``) fit only after
-    repair."""
+    repair, and what ``apply`` would write under its limits and whether
+    it would be held (``decision``, a :class:`~.audit.limits.Decision`)."""
     from prometheus_client import CollectorRegistry
     from prometheus_client import Gauge
 
@@ -65,7 +66,23 @@ def metrics_registry(report, duration, up, last_success, capacity=None,
             resources.labels(verdict, name, rc).set(amount)
     if capacity is not None:
         _capacity_metrics(registry, capacity, flavor_counts or {})
+    if decision is not None:
+        _apply_metrics(registry, decision)
     return registry
+
+
+def _apply_metrics(registry, decision):
+    from prometheus_client import Gauge
+
+    writes = Gauge('orphan_audit_apply_writes', 'Consumers orphan-audit '
+                   'apply would write now, per verdict (with the limits '
+                   'given to metrics: --only, --max-writes, --max-share).',
+                   ['verdict'], registry=registry)
+    for verdict in m.RECOMMENDED:
+        writes.labels(verdict).set(decision.writes.get(verdict, 0))
+    Gauge('orphan_audit_apply_held', 'Whether orphan-audit apply under '
+          'those limits would write nothing and exit 6 (1) or not (0).',
+          registry=registry).set(int(decision.held))
 
 
 def _capacity_metrics(registry, capacity, flavor_counts):

@@ -15,6 +15,7 @@ script reads, each id with its name beside it."""
 
 import dataclasses
 
+from orphan_dashboard.audit import limits
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli.i18n import _
@@ -158,15 +159,64 @@ def print_rows(rows, out, names=None):
                 names.get(p) or p for p in kept), file=out)
 
 
+def _selection_json(selection, names):
+    """A row's consumer, provider and action, the names beside the ids."""
+    return {'consumer': selection.consumer,
+            'consumer_name': names.get(selection.consumer),
+            'provider': selection.provider,
+            'provider_name': names.get(selection.provider),
+            'action': selection.action}
+
+
 def outcomes_json(outcomes, names=None):
     names = names or {}
-    return [{'consumer': o.selection.consumer,
-             'consumer_name': names.get(o.selection.consumer),
-             'provider': o.selection.provider,
-             'provider_name': names.get(o.selection.provider),
-             'action': o.selection.action, 'status': o.status,
-             'message': str(o.message), 'journal_entry': o.entry_id}
+    return [dict(_selection_json(o.selection, names), status=o.status,
+                 message=str(o.message), journal_entry=o.entry_id)
             for o in outcomes]
+
+
+def plans_json(rows, names=None):
+    """The previewed ``rows``: the commands of each plan, or why it has
+    none, and its notes."""
+    names = names or {}
+    return [dict(_selection_json(r.selection, names), commands=r.commands,
+                 error=reasons.render(r.error),
+                 notes=[str(note) for note in r.notes])
+            for r in rows]
+
+
+def held_json(decision):
+    """What a held run would have written (None: it was not held)."""
+    if not decision.held:
+        return None
+    return {'exceeded': decision.exceeded, 'limit': decision.limit,
+            'writes': decision.total, 'verdicts': decision.writes,
+            'consumers': decision.consumers,
+            'share': round(decision.share, 2)}
+
+
+def held_line(decision):
+    """Why a held run wrote nothing: what it would have written, of
+    which verdicts, and the limit it went past."""
+    values = {'writes': decision.total, 'consumers': decision.consumers,
+              'share': decision.share, 'limit': decision.limit,
+              'verdicts': ', '.join('%s %d' % item
+                                    for item in decision.writes.items())}
+    if decision.exceeded == limits.MAX_WRITES:
+        return ngettext(
+            'held, nothing written: the run would write %(writes)d of '
+            '%(consumers)d consumer (%(verdicts)s), more than --max-writes '
+            '%(limit)d',
+            'held, nothing written: the run would write %(writes)d of '
+            '%(consumers)d consumers (%(verdicts)s), more than --max-writes '
+            '%(limit)d', decision.consumers) % values
+    return ngettext(
+        'held, nothing written: the run would write %(writes)d of '
+        '%(consumers)d consumer, %(share).1f %% (%(verdicts)s), more than '
+        '--max-share %(limit)g %%',
+        'held, nothing written: the run would write %(writes)d of '
+        '%(consumers)d consumers, %(share).1f %% (%(verdicts)s), more than '
+        '--max-share %(limit)g %%', decision.consumers) % values
 
 
 def print_outcomes(outcomes, out, names=None):

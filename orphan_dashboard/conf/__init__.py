@@ -42,6 +42,10 @@ class Setting:
     name: str
     default: typing.Any
     doc: str
+    kind: typing.Optional[type] = None
+    """What the environment variable's text is read as (``int``,
+    ``float``) where a default of None does not say; None: text, or an
+    ``int`` where the default is one."""
 
     def get(self):
         """Horizon's setting, else the environment variable of the same
@@ -60,13 +64,15 @@ class Setting:
                 raise BadSetting('%s=%s: not true or false' % (
                     self.name, text))
             return _BOOLEANS[text.lower()]
-        if isinstance(self.default, int):
-            try:
-                return int(text)
-            except ValueError:
-                raise BadSetting('%s=%s: not a whole number' % (
-                    self.name, text))
-        return text
+        kind = self.kind or (int if isinstance(self.default, int) else None)
+        if kind is None:
+            return text
+        try:
+            return kind(text)
+        except ValueError:
+            raise BadSetting('%s=%s: not a %s' % (
+                self.name, text,
+                'whole number' if kind is int else 'number'))
 
 
 MIN_AGE = Setting(
@@ -114,9 +120,20 @@ HISTORY_ALL_CLOUDS = Setting(
     "projects, allocations and provider names stay behind that cloud's "
     "own login and panel policy; orphan-audit history --all-clouds, run "
     "with the journal database's own access, is not bound by it.")
+MAX_WRITES = Setting(
+    'ORPHAN_AUDIT_MAX_WRITES', None,
+    'orphan-audit apply (and openstack placement orphan repair --all) '
+    'writes nothing and exits 6 when it would write more consumers than '
+    'this (--max-writes); unset: no limit.', int)
+MAX_SHARE = Setting(
+    'ORPHAN_AUDIT_MAX_SHARE', None,
+    'orphan-audit apply (and openstack placement orphan repair --all) '
+    'writes nothing and exits 6 when the consumers it would write are more '
+    'than this percentage of every consumer the audit saw (--max-share); '
+    'unset: no limit.', float)
 SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
             MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR, SWEEP_PYTHON,
-            METRIC_FLAVORS, HISTORY_ALL_CLOUDS)
+            METRIC_FLAVORS, HISTORY_ALL_CLOUDS, MAX_WRITES, MAX_SHARE)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,6 +13,7 @@
 """Repairs: the rows to repair, a fresh preview of each, and applying
 what was previewed (re-verified, journaled, generation-checked)."""
 
+from orphan_dashboard.audit import limits
 from orphan_dashboard.writing import commands as equivalent
 from orphan_dashboard.writing import providers
 from orphan_dashboard.writing import repair
@@ -50,10 +51,22 @@ def selections(summary, chosen, provider_uuids):
         summary.findings if summary else [], found)
 
 
-def recommended(report):
-    """Every recommended repair of ``report``, with its instance hints."""
-    found = repair.recommended_selections(report.problems)
+def recommended(report, only=None):
+    """Every recommended repair of ``report``, with its instance hints;
+    of the verdicts ``only`` alone where given
+    (:func:`~.audit.limits.eligible`)."""
+    found = repair.recommended_selections(
+        limits.eligible(report.problems, only))
     return found, repair.instance_hints(report.findings, found)
+
+
+def bounded(report, bounds):
+    """A run of every recommended repair of ``report`` within ``bounds``
+    (a :class:`~.audit.limits.Limits`): its selections of the verdicts
+    ``bounds.only``, their instance hints, and the
+    :class:`~.audit.limits.Decision` whether it may write them."""
+    found, hints = recommended(report, bounds.only)
+    return found, hints, limits.decide(bounds, found, report.findings)
 
 
 def preview(clients, selections_, settings, instance_hints=()):

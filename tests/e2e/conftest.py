@@ -84,6 +84,15 @@ def held(clients, consumer):
     return {rp: a['resources'] for rp, a in body['allocations'].items()}
 
 
+def every_allocation(clients):
+    """``{provider: (generation, its allocations)}`` of every provider in
+    Placement now, each consumer's generation included: a run that wrote
+    nothing leaves it as it was."""
+    return {p['uuid']: (p['generation'], placement.provider_allocations(
+        clients.placement, p['uuid']))
+        for p in placement.provider_list(clients.placement)}
+
+
 def owner(clients, consumer):
     """``(project, user)`` Placement records for ``consumer`` now."""
     body = placement.consumer_allocations(clients.placement, consumer)

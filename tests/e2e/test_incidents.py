@@ -30,8 +30,11 @@ from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import journal as journal_module
 from tests.e2e.conftest import audited
+from tests.e2e.conftest import every_allocation
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import login
+from tests.e2e.conftest import orphan_audit
+from tests.e2e.conftest import owner
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
@@ -206,6 +209,94 @@ def test_names_links_and_exports_on_the_real_cloud(cloud, horizon):
         if f.verdict != m.OK)
 
 
+def to_write(cloud, journal_dir):
+    """``orphan-audit report``'s consumers with a recommended repair, and
+    every consumer it lists a finding of."""
+    report = orphan_audit(cloud, journal_dir, 'report', '--json',
+                          '--min-age', '0')
+    assert report.returncode == 3, report.stderr
+    findings = json.loads(report.stdout)['findings']
+    return ({f['consumer'] for f in findings if f['action']},
+            {f['consumer'] for f in findings})
+
+
+@pytest.mark.parametrize('limit', [('--max-writes', '1'),
+                                   ('--max-share', '1')])
+def test_apply_past_its_limit_writes_nothing_and_exits_6(
+        cloud, tmp_path, limit):
+    """Several consumers to repair, one allowed: the run is held, says
+    what it would have written, of which verdicts, and Placement and the
+    journal are as they were."""
+    clients = cloud.clients()
+    repaired, consumers = to_write(cloud, tmp_path)
+    assert len(repaired) > 1
+    before = every_allocation(clients)
+    held = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                        '--json', *limit)
+    assert held.returncode == 6, held.stdout + held.stderr
+    found = json.loads(held.stdout)
+    assert found['outcomes'] == []
+    assert found['held']['exceeded'] == limit[0][2:].replace('-', '_')
+    assert found['held']['writes'] == len(repaired)
+    assert found['held']['consumers'] >= len(consumers)
+    assert sum(found['held']['verdicts'].values()) == len(repaired)
+    assert {m.DELETED_INSTANCE, m.EVACUATED_SOURCE} <= set(
+        found['held']['verdicts'])
+    assert every_allocation(clients) == before
+    assert json.loads(orphan_audit(cloud, tmp_path, 'history',
+                                   '--json').stdout) == []
+
+    text = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0', *limit)
+    assert text.returncode == 6, text.stdout + text.stderr
+    assert text.stdout.startswith(
+        'held, nothing written: the run would write %d of ' % len(repaired))
+    assert every_allocation(clients) == before
+
+
+def test_the_cron_recipe_holds_a_run_past_its_share(
+        cloud, tmp_path, monkeypatch):
+    """``operations.md``'s recipe, limits from the settings: four
+    verdicts' leftovers are more than 5 % of the sandbox's consumers."""
+    clients = cloud.clients()
+    before = every_allocation(clients)
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_WRITES', '50')
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_SHARE', '5')
+    held = orphan_audit(
+        cloud, tmp_path, 'apply', '--min-age', '0', '--json', '--only',
+        'evacuated_source,moved,deleted_instance,stale_migration')
+    assert held.returncode == 6, held.stdout + held.stderr
+    found = json.loads(held.stdout)['held']
+    assert (found['exceeded'], found['limit']) == ('max_share', 5)
+    assert set(found['verdicts']) <= {
+        m.EVACUATED_SOURCE, m.MOVED, m.DELETED_INSTANCE, m.STALE_MIGRATION}
+    assert every_allocation(clients) == before
+
+
+def test_apply_dry_run_prints_the_commands_and_writes_nothing(
+        cloud, tmp_path):
+    """Every consumer apply would repair is in a command (or says why it
+    cannot be); Placement and the journal are as they were."""
+    clients = cloud.clients()
+    repaired, _consumers = to_write(cloud, tmp_path)
+    before = every_allocation(clients)
+    dry = orphan_audit(cloud, tmp_path, 'apply', '--dry-run', '--min-age',
+                       '0')
+    assert dry.returncode == 3, dry.stdout + dry.stderr
+    lines = dry.stdout.splitlines()
+    commands = [line[len('plan: '):] for line in lines
+                if line.startswith('plan: ')]
+    assert any(' resource provider allocation unset ' in c
+               for c in commands), lines
+    assert any(' resource provider allocation set ' in c
+               for c in commands), lines
+    assert all(c.startswith('openstack ') for c in commands)
+    assert {u for u in repaired if not any(u in line for line in lines)} \
+        == set()
+    assert every_allocation(clients) == before
+    assert json.loads(orphan_audit(cloud, tmp_path, 'history',
+                                   '--json').stdout) == []
+
+
 def test_repair_everything_through_the_views(cloud, horizon):
     clients = cloud.clients()
     incidents = cloud.incidents
@@ -330,3 +421,38 @@ def test_repair_everything_through_the_views(cloud, horizon):
         == entry.before
     assert journal_module.entries(None, consumer=ghost)[0][0].restores_id \
         == entry.id
+
+
+def test_apply_only_repairs_that_verdicts_rows(cloud, tmp_path):
+    """Last: it stages a fresh wrong amount and a fresh incomplete
+    consumer beside what the tests above left; ``--only
+    incomplete_consumer`` sets that consumer's owner and touches nothing
+    else, the wrong amount included."""
+    clients = cloud.clients()
+    wrong = cloud.control('POST', '/incidents/wrong_amount')
+    legacy = cloud.control('POST', '/incidents/pre_pike_consumer')
+    server = wrong['servers'][0]['uuid']
+    old_style = legacy['servers'][0]['uuid']
+    assert owner(clients, old_style) == (m.INCOMPLETE, m.INCOMPLETE)
+    repaired, _consumers = to_write(cloud, tmp_path)
+    assert {server, old_style} <= repaired
+    before = every_allocation(clients)
+
+    done = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                        '--json', '--only', m.INCOMPLETE_CONSUMER)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert [(o['consumer'], o['action'], o['status'])
+            for o in json.loads(done.stdout)['outcomes']] == [
+        (old_style, m.SET_OWNER, 'done')]
+    assert m.INCOMPLETE not in owner(clients, old_style)
+    after = every_allocation(clients)
+    assert {rp: {c: a for c, a in allocations.items() if c != old_style}
+            for rp, (_, allocations) in after.items()} == {
+        rp: {c: a for c, a in allocations.items() if c != old_style}
+        for rp, (_, allocations) in before.items()}
+    report = json.loads(orphan_audit(cloud, tmp_path, 'report', '--json',
+                                     '--min-age', '0').stdout)
+    assert (server, m.WRONG_AMOUNT) in {
+        (f['consumer'], f['verdict']) for f in report['findings']}
+    assert old_style not in {f['consumer'] for f in report['findings']
+                             if f['verdict'] != m.OK}

@@ -21,6 +21,7 @@ import sys
 
 import pytest
 
+from tests.e2e.conftest import every_allocation
 from tests.e2e.conftest import held
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
@@ -59,7 +60,8 @@ def journal_dir(tmp_path_factory):
 
 def test_list_as_json_has_the_verdicts_of_orphan_audit(cloud, journal_dir):
     listed = openstack(cloud, journal_dir, 'list', '-f', 'json')
-    assert listed.returncode == 3, listed.stderr
+    # Findings are what a list lists: 0, as every openstack list command.
+    assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)
     report = json.loads(orphan_audit(cloud, journal_dir, 'report', '--json',
                                      '--min-age', '0').stdout)
@@ -74,7 +76,7 @@ def test_list_as_json_has_the_verdicts_of_orphan_audit(cloud, journal_dir):
     chosen = openstack(cloud, journal_dir, 'list', '--verdict',
                        'deleted_instance', '-f', 'json', '-c', 'Consumer',
                        '-c', 'Action')
-    assert chosen.returncode == 3, chosen.stderr
+    assert chosen.returncode == 0, chosen.stderr
     assert {'Consumer': ghost, 'Action': 'delete'} in json.loads(
         chosen.stdout)
     assert all(set(r) == {'Consumer', 'Action'}
@@ -204,3 +206,33 @@ def test_capacity_rows_are_orphan_audit_capacitys(cloud, journal_dir):
     unknown = openstack(cloud, journal_dir, 'capacity', '--flavor', 'nope')
     assert unknown.returncode == 2
     assert 'no flavor nope' in unknown.stderr
+
+
+def test_repair_all_previews_and_is_held_past_its_limits(cloud, tmp_path):
+    """``repair --all`` previews every recommended repair, as
+    ``orphan-audit apply --dry-run``; past ``--max-writes`` it previews
+    and writes nothing, even with ``--yes``, and exits 6."""
+    clients = cloud.clients()
+    before = every_allocation(clients)
+    preview = openstack(cloud, tmp_path, 'repair', '--all', '--min-age',
+                        '0', '-f', 'json')
+    assert preview.returncode == 3, preview.stderr
+    rows = json.loads(preview.stdout)
+    dry = json.loads(orphan_audit(cloud, tmp_path, 'apply', '--dry-run',
+                                  '--json', '--min-age', '0').stdout)
+    assert sorted((r['Consumer'], r['Action'], r['Plan']) for r in rows) \
+        == sorted((p['consumer'], p['action'], p['commands'])
+                  for p in dry['plans'])
+    assert len(rows) > 1
+
+    for argv in ((), ('--yes',)):
+        held_run = openstack(cloud, tmp_path, 'repair', '--all',
+                             '--max-writes', '1', '--min-age', '0',
+                             '-f', 'json', *argv)
+        assert held_run.returncode == 6, held_run.stderr
+        assert json.loads(held_run.stdout) == []
+        assert 'held, nothing written: the run would write %d of ' % len(
+            rows) in held_run.stderr
+    assert every_allocation(clients) == before
+    assert json.loads(orphan_audit(cloud, tmp_path, 'history',
+                                   '--json').stdout) == []

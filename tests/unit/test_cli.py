@@ -31,6 +31,7 @@ from orphan_dashboard.cli import rendering
 from orphan_dashboard.management.commands import orphan_audit
 from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import write
+from tests.unit.test_limits import leftovers
 
 pytestmark = pytest.mark.horizon
 
@@ -625,3 +626,198 @@ def test_a_write_of_unknown_outcome_is_an_error_to_a_script():
                 write.Outcome(selection, 'unknown', 'no clear answer')]
     assert options.outcome_code(outcomes) == options.ERROR
     assert options.restore_code(outcomes[1:]) == options.ERROR
+def a_plan(selection):
+    """What the preview of ``selection`` finds: emptying its consumer."""
+    from orphan_dashboard.audit import model as m
+    from orphan_dashboard.writing import repair
+
+    plan = m.Plan(action=selection.action, consumer=selection.consumer,
+                  provider=selection.provider, verdict='', reason='',
+                  generation=1, project_id='p', user_id='u',
+                  before={selection.provider: {'VCPU': 1}}, after={})
+    return repair.Row(selection, plan)
+
+
+@contextlib.contextmanager
+def applying(snapshot):
+    """``apply`` on ``snapshot`` with the writes mocked: yields the
+    preview and the write mocks (each selection previewed as emptied,
+    each write done)."""
+    from orphan_dashboard.operations import repairs
+    from orphan_dashboard.writing import write as written
+
+    def apply_previewed(clients, journal, rows, *args):
+        return [written.Outcome(r.selection, written.DONE, 'ok')
+                for r in rows]
+
+    with mock.patch.object(collect, 'full_snapshot',
+                           return_value=snapshot), \
+            mock.patch.object(cli.connect, 'for_cloud'), \
+            mock.patch.object(cli.connect, 'validate_token'), \
+            mock.patch.object(handlers.report_ops, 'owner_names',
+                              return_value={'projects': {}, 'users': {}}), \
+            mock.patch.object(handlers, 'setup_django'), \
+            mock.patch.object(cli.connect, 'journal_for_clients') as journal, \
+            mock.patch.object(repairs, 'preview', side_effect=lambda c, s,
+                              *a: [a_plan(x) for x in s]) as preview, \
+            mock.patch.object(repairs, 'apply_previewed',
+                              side_effect=apply_previewed) as write:
+        yield preview, write, journal
+
+
+def run_apply(*argv):
+    """``orphan-audit apply --min-age 0 ARGV`` on :func:`leftovers`: its
+    exit code, what it printed, and the preview, write and journal
+    mocks."""
+    out = io.StringIO()
+    with applying(leftovers()) as mocks:
+        code = cli.execute(parse('apply', '--min-age', '0', *argv), out)
+    return code, out.getvalue(), mocks
+
+
+@pytest.mark.parametrize('argv,line', [
+    (('--max-writes', '3'),
+     'held, nothing written: the run would write 4 of 5 consumers (moved '
+     '1, deleted_instance 3), more than --max-writes 3'),
+    (('--max-share', '50'),
+     'held, nothing written: the run would write 4 of 5 consumers, 80.0 % '
+     '(moved 1, deleted_instance 3), more than --max-share 50 %'),
+])
+def test_apply_past_its_limits_writes_nothing_and_exits_6(argv, line):
+    code, out, (preview, write, journal) = run_apply(*argv)
+    assert code == options.HELD == 6
+    assert out.splitlines() == [line]
+    preview.assert_not_called()
+    write.assert_not_called()
+    journal.assert_not_called()
+
+
+def test_a_held_apply_says_so_in_its_json():
+    code, out, (preview, write, journal) = run_apply('--json',
+                                                     '--max-writes', '0')
+    assert code == options.HELD
+    found = json.loads(out)
+    assert found['held'] == {
+        'exceeded': 'max_writes', 'limit': 0, 'writes': 4,
+        'verdicts': {'moved': 1, 'deleted_instance': 3}, 'consumers': 5,
+        'share': 80.0}
+    assert found['outcomes'] == []
+    write.assert_not_called()
+
+
+def test_apply_within_its_limits_writes_as_before():
+    code, out, (preview, write, journal) = run_apply(
+        '--json', '--max-writes', '4', '--max-share', '80')
+    assert code == options.APPLIED
+    found = json.loads(out)
+    assert found['held'] is None
+    assert len(found['outcomes']) == 4
+    assert len(write.call_args.args[2]) == 4
+
+
+def test_the_limits_come_from_the_settings_unless_given(monkeypatch):
+    """ORPHAN_AUDIT_MAX_WRITES holds a run from cron; --max-writes given
+    on the command line wins; unset, nothing limits a run."""
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_WRITES', '2')
+    code, _out, (preview, write, journal) = run_apply()
+    assert code == options.HELD
+    write.assert_not_called()
+    assert run_apply('--max-writes', '10')[0] == options.APPLIED
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_SHARE', '79.5')
+    monkeypatch.delenv('ORPHAN_AUDIT_MAX_WRITES')
+    assert run_apply()[0] == options.HELD
+    monkeypatch.delenv('ORPHAN_AUDIT_MAX_SHARE')
+    assert run_apply()[0] == options.APPLIED
+
+
+@pytest.mark.parametrize('value,message', [
+    ('-1', 'ORPHAN_AUDIT_MAX_WRITES: -1: give a whole number, 0 or more'),
+    ('many', 'ORPHAN_AUDIT_MAX_WRITES=many: not a whole number'),
+])
+def test_a_limit_setting_no_limit_could_be_is_refused(
+        monkeypatch, capsys, value, message):
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_WRITES', value)
+    code, _out, (preview, write, journal) = run_apply()
+    assert code == options.BAD_ARGUMENTS
+    assert message in capsys.readouterr().err
+    preview.assert_not_called()
+    write.assert_not_called()
+
+
+def test_apply_only_repairs_those_verdicts():
+    from orphan_dashboard.audit import model as m
+
+    code, _out, (preview, write, journal) = run_apply(
+        '--only', m.MOVED, '--max-writes', '1')
+    assert code == options.APPLIED
+    (selection,) = preview.call_args.args[1]
+    assert selection.action == m.TRIM
+    assert [r.selection for r in write.call_args.args[2]] == [selection]
+
+
+@pytest.mark.parametrize('argv', [
+    ('--only', 'bogus'), ('--only', 'unknown_consumer'), ('--only', ','),
+    ('--max-writes', '-1'), ('--max-writes', 'x'), ('--max-share', '101'),
+    ('--max-share', 'nan')])
+def test_limits_no_run_could_have_are_bad_arguments(capsys, argv):
+    with pytest.raises(SystemExit) as exit_:
+        parse('apply', *argv)
+    assert exit_.value.code == options.BAD_ARGUMENTS
+    if argv[0] == '--only':
+        err = capsys.readouterr().err
+        assert "argument --only: no verdict a recommended repair puts " \
+            "right" in err
+        assert 'choose from evacuated_source, moved, deleted_instance' in err
+
+
+def test_only_takes_several_verdicts_at_once_or_repeated():
+    from orphan_dashboard.audit import model as m
+
+    args = parse('apply', '--only', 'moved,deleted_instance', '--only',
+                 'missing')
+    assert options.limits(args).only == {m.MOVED, m.DELETED_INSTANCE,
+                                         m.MISSING}
+    assert options.limits(parse('apply')).only is None
+
+
+def test_dry_run_prints_the_commands_and_writes_nothing():
+    code, out, (preview, write, journal) = run_apply('--dry-run')
+    assert code == options.FOUND
+    assert len(preview.call_args.args[1]) == 4
+    write.assert_not_called()
+    journal.assert_not_called()
+    lines = out.splitlines()
+    assert len(lines) == 4
+    assert all(line.startswith(
+        'plan: openstack --os-placement-api-version 1.28 resource provider '
+        'allocation unset ') for line in lines)
+
+
+def test_dry_run_json_has_the_plans_and_no_outcomes():
+    code, out, (preview, write, journal) = run_apply('--dry-run', '--json')
+    assert code == options.FOUND
+    found = json.loads(out)
+    assert found['outcomes'] == [] and found['held'] is None
+    assert len(found['plans']) == 4
+    assert {p['action'] for p in found['plans']} == {'delete', 'trim'}
+    assert all(p['commands'][0].startswith('openstack ')
+               for p in found['plans'])
+    write.assert_not_called()
+
+
+def test_a_held_dry_run_exits_6_as_the_run_would():
+    code, out, (preview, write, journal) = run_apply('--dry-run',
+                                                     '--max-writes', '1')
+    assert code == options.HELD
+    assert out.startswith('held, nothing written: ')
+    preview.assert_not_called()
+
+
+def test_the_help_says_why_apply_writes_without_dry_run(capsys):
+    with pytest.raises(SystemExit):
+        parse('apply', '--help')
+    shown = ' '.join(capsys.readouterr().out.split())
+    assert 'Without it apply writes at once, as it always has from cron' \
+        in shown
+    assert 'preview unless given --apply' in shown
+    assert '6 held' in options.EPILOG

@@ -165,3 +165,48 @@ def test_the_bar_speaks_the_operators_language(monkeypatch):
     line = bar.line()
     bar.close()
     assert 'провайдеры 1/4' in line or 'провайдеров 1/4' in line, line
+
+
+def metrics_of(*argv):
+    """``orphan-audit metrics ARGV`` on :func:`a_report`'s cloud: the
+    samples it prints."""
+    from unittest import mock
+
+    from orphan_dashboard.cli import commands as cli
+    from orphan_dashboard.cli import handlers
+    from orphan_dashboard.cli import options
+
+    args = options.build_parser().parse_args(['metrics', *argv])
+    out = io.StringIO()
+    with mock.patch.object(handlers.capacity_ops, 'audit',
+                           return_value=(a_report(), None)), \
+            mock.patch.object(handlers.capacity_ops, 'flavor_counts',
+                              return_value={}), \
+            mock.patch.object(cli.connect, 'for_cloud'):
+        assert cli.execute(args, out) == options.NOTHING
+    return samples(out.getvalue())
+
+
+def test_a_held_apply_is_a_series_with_its_writes_by_verdict():
+    """What ``apply`` with the same limits would write now, per verdict,
+    and whether it would be held (exit 6, nothing written)."""
+    found = metrics_of('--max-writes', '1')
+    assert found[('orphan_audit_apply_held', ())] == 1
+    assert found[('orphan_audit_apply_writes',
+                  (('verdict', m.DELETED_INSTANCE),))] == 1
+    assert found[('orphan_audit_apply_writes', (('verdict', m.MOVED),))] == 1
+    assert {dict(labels)['verdict'] for name, labels in found
+            if name == 'orphan_audit_apply_writes'} == set(m.RECOMMENDED)
+    assert metrics_of('--max-writes', '2')[
+        ('orphan_audit_apply_held', ())] == 0
+    only = metrics_of('--only', m.MOVED, '--max-writes', '1')
+    assert only[('orphan_audit_apply_held', ())] == 0
+    assert only[('orphan_audit_apply_writes',
+                 (('verdict', m.DELETED_INSTANCE),))] == 0
+
+
+def test_the_held_series_follows_the_settings(monkeypatch):
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_SHARE', '50')
+    assert metrics_of()[('orphan_audit_apply_held', ())] == 1
+    monkeypatch.delenv('ORPHAN_AUDIT_MAX_SHARE')
+    assert metrics_of()[('orphan_audit_apply_held', ())] == 0

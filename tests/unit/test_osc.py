@@ -81,9 +81,11 @@ def run(command_class, *argv, audited=None):
     return code, app.stdout.getvalue()
 
 
-def test_list_prints_the_problems_with_orphan_audits_exit_code():
+def test_list_prints_the_problems_and_exits_0_as_openstacks_lists_do():
+    """Findings are what a list lists: 0, as every ``openstack ... list``
+    (``orphan-audit report`` keeps 3)."""
     code, out = run(osc_commands.ListOrphan, '-f', 'json')
-    assert code == options.FOUND
+    assert code == options.NOTHING
     rows = json.loads(out)
     assert [(r['Consumer'], r['Provider Name'], r['Verdict'], r['Action'])
             for r in rows] == [
@@ -111,7 +113,7 @@ def test_list_names_the_server_and_an_incomplete_consumers_owner():
 def test_list_filters_verdicts_and_columns():
     code, out = run(osc_commands.ListOrphan, '--verdict',
                     m.EVACUATED_SOURCE, '-f', 'json', '-c', 'Consumer')
-    assert code == options.FOUND
+    assert code == options.NOTHING
     assert json.loads(out) == [{'Consumer': MOVED}]
 
 
@@ -583,3 +585,67 @@ def test_show_a_provider_says_how_its_owner_was_proven():
     shown = json.loads(out)
     assert (shown['owner'], shown['owner_proof']) == (
         'nova', ownership.COMPUTE_NODE)
+
+
+def test_repair_all_previews_every_recommended_repair(writes):
+    preview, apply = writes
+    code, out = run(osc_commands.RepairOrphan, '--all', '-f', 'json')
+    assert code == options.FOUND
+    assert preview.call_args.args[1] == [
+        repairs.Selection(GHOST, HOST2, m.DELETE),
+        repairs.Selection(MOVED, HOST1, m.TRIM)]
+    apply.assert_not_called()
+    assert [(r['Consumer'], r['Status']) for r in json.loads(out)] == [
+        (GHOST, 'preview'), (MOVED, 'preview')]
+
+
+def test_repair_all_of_only_one_verdict_with_yes_writes_those(writes):
+    preview, apply = writes
+    code, out = run(osc_commands.RepairOrphan, '--all', '--only',
+                    m.EVACUATED_SOURCE, '--max-writes', '1', '--yes',
+                    '-f', 'json')
+    assert code == options.APPLIED
+    assert [r.selection for r in apply.call_args.args[2]] == [
+        repairs.Selection(MOVED, HOST1, m.TRIM)]
+
+
+@pytest.mark.parametrize('argv', [
+    ('--max-writes', '1'), ('--max-share', '50'), ('--max-writes', '1',
+                                                   '--yes')])
+def test_repair_all_past_its_limits_is_held(writes, capsys, argv):
+    """Two of three consumers to write: past one write, past half of
+    them; held, with or without --yes: nothing previewed or written."""
+    preview, apply = writes
+    code, out = run(osc_commands.RepairOrphan, '--all', *argv,
+                    '-f', 'json')
+    assert code == options.HELD
+    assert json.loads(out) == []
+    preview.assert_not_called()
+    apply.assert_not_called()
+    assert 'held, nothing written: the run would write 2 of 3 consumers' \
+        in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('argv', [
+    (GHOST, '--max-writes', '1'), (GHOST, '--only', m.MOVED),
+    ('--all', '--action', m.DELETE)])
+def test_repair_refuses_limits_of_one_consumer(writes, capsys, argv):
+    """Refused before anything is read."""
+    preview, apply = writes
+    with mock.patch.object(osc_commands.report_ops, 'audit') as audit:
+        assert run_without_audit(osc_commands.RepairOrphan, *argv)[0] == \
+            options.BAD_ARGUMENTS
+    audit.assert_not_called()
+    preview.assert_not_called()
+    assert 'openstack placement orphan: ' in capsys.readouterr().err
+
+
+def test_repair_takes_a_consumer_or_all():
+    cmd = osc_commands.RepairOrphan(mock.Mock(), None)
+    parser = cmd.get_parser('openstack placement orphan')
+    assert parser.parse_args(['--all']).all is True
+    assert parser.parse_args([GHOST]).consumer == GHOST
+    for argv in ((), (GHOST, '--all')):
+        with pytest.raises(SystemExit) as exit_:
+            parser.parse_args(argv)
+        assert exit_.value.code == options.BAD_ARGUMENTS
