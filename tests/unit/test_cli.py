@@ -626,6 +626,8 @@ def test_a_write_of_unknown_outcome_is_an_error_to_a_script():
                 write.Outcome(selection, 'unknown', 'no clear answer')]
     assert options.outcome_code(outcomes) == options.ERROR
     assert options.restore_code(outcomes[1:]) == options.ERROR
+
+
 def a_plan(selection):
     """What the preview of ``selection`` finds: emptying its consumer."""
     from orphan_dashboard.audit import model as m
