@@ -286,16 +286,10 @@ def confirm_nodes(nova_client, snapshot, concurrency, among=None):
     node of a healthy cell, a node after a page Nova cut short); answered
     404 while every cell answers, it is gone (``nodes_gone``); else it
     stays unconfirmed, and what it holds protected."""
-    def read(uuid):
-        try:
-            return nova.hypervisor_get(nova_client, uuid)
-        except Exception as exc:
-            LOG.warning('Nova did not show compute node %s (%s): it stays '
-                        'unconfirmed', uuid, exc)
-            return NOT_SHOWN
-
-    shown = concurrently(read, [r for r in unlisted_roots(snapshot)
-                                if among is None or r in among], concurrency)
+    shown = _ask_each(lambda u: nova.hypervisor_get(nova_client, u),
+                      [r for r in unlisted_roots(snapshot)
+                       if among is None or r in among], concurrency,
+                      'the compute node stays unconfirmed')
     snapshot.hypervisors = dict(snapshot.hypervisors, **{
         u: parse.hypervisor(body) for u, body in shown.items()
         if isinstance(body, dict)})
@@ -305,7 +299,21 @@ def confirm_nodes(nova_client, snapshot, concurrency, among=None):
 
 
 NOT_SHOWN = object()
-"""A compute node Nova did not answer for: neither there nor gone."""
+"""An item Nova did not answer for: neither there nor gone."""
+
+
+def _ask_each(read, uuids, concurrency, meaning):
+    """``{uuid: read(uuid)}``, the one-item reads that prove a verdict,
+    ``concurrency`` at a time; :data:`NOT_SHOWN` where Nova did not
+    answer (logged with its ``meaning``).  Never raises."""
+    def ask(uuid):
+        try:
+            return read(uuid)
+        except Exception as exc:
+            LOG.warning('Nova did not answer for %s (%s): %s', uuid, exc,
+                        meaning)
+            return NOT_SHOWN
+    return concurrently(ask, uuids, concurrency)
 
 
 def _inventory_classes(reads, providers, hypervisors, known):
@@ -446,16 +454,10 @@ def _live_after_all(snapshot, nova_client, uuids, concurrency):
     a listing cut short, or a server created after its page, left them
     out, and absence from a listing is never proof of a deletion.
     ``{uuid: None}`` of those Nova did not answer for: unresolved."""
-    def read(uuid):
-        try:
-            return nova.server_get(nova_client, uuid)
-        except Exception as exc:
-            LOG.warning('Nova did not show server %s (%s): its allocations '
-                        'are protected', uuid, exc)
-            return NOT_SHOWN
-
     unanswered = {}
-    for uuid, body in concurrently(read, uuids, concurrency).items():
+    for uuid, body in _ask_each(
+            lambda u: nova.server_get(nova_client, u), uuids, concurrency,
+            'its allocations are protected').items():
         if body is NOT_SHOWN:
             unanswered[uuid] = None
         elif body is not None:
