@@ -39,6 +39,7 @@ from orphan_dashboard.writing import write
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
+from tests.integration.fault_proxy import EMPTIED
 from tests.integration.fault_proxy import FaultProxy
 
 pytestmark = pytest.mark.django_db(databases=['orphan_journal'])
@@ -406,3 +407,50 @@ def test_a_host_not_mapped_to_a_cell_is_said_and_never_deleted(
     finally:
         cloud.control('POST', '/computes/host2/map')
     assert host2 in {h['id'] for h in nova_api.hypervisor_list(clients.nova)}
+
+
+def test_a_listing_nova_cut_short_deletes_nothing_alive(cloud, horizon,
+                                                        journal_dir):
+    """Nova's hypervisor listing answers its first page empty, with no
+    next link (its rows filtered after the page was cut): the sweep asks
+    for each compute node alone, Nova shows them, and no live node is
+    called gone.  A sharing provider holding DISK_GB for its aggregate is
+    refused by the panel's delete URL, typed in, and by the CLI."""
+    import uuid
+
+    clients = cloud.clients()
+    proxy = FaultProxy(cloud.config['nova']['url'])
+    proxy.inject('GET', '/os-hypervisors/detail', 1, EMPTIED)
+    try:
+        nova = adapter.Adapter(clients.nova.session,
+                               service_type='compute',
+                               endpoint_override=proxy.url)
+        snapshot = collect.full_snapshot(clients.placement, nova)
+    finally:
+        proxy.close()
+    assert ('GET', '/os-hypervisors/detail') in proxy.forwarded
+    report = classify.audit(snapshot, min_age=0)
+    live = {h['id'] for h in nova_api.hypervisor_list(clients.nova)}
+    assert live and live <= set(snapshot.hypervisors)
+    for node in live:
+        assert not report.provider(node).node_gone, node
+
+    ceph = str(uuid.uuid4())
+    clients.placement.post('/resource_providers', json={
+        'uuid': ceph, 'name': 'ceph-pool'}, microversion='1.14')
+    clients.placement.put('/resource_providers/%s/inventories' % ceph, json={
+        'resource_provider_generation': 0,
+        'inventories': {'DISK_GB': {'total': 10000}}})
+    clients.placement.put('/resource_providers/%s/traits' % ceph, json={
+        'resource_provider_generation': 1,
+        'traits': ['MISC_SHARES_VIA_AGGREGATE']}, microversion='1.6')
+    try:
+        preview = horizon.get(DELETE_PROVIDER, {'provider': ceph})
+        assert b'is a sharing provider of its aggregate' in preview.content
+        assert b'value="Delete"' not in preview.content
+        done = orphan_audit(cloud, journal_dir, 'decommission', ceph,
+                            '--apply')
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert api.provider_record(clients.placement, ceph) is not None
+    finally:
+        clients.placement.delete('/resource_providers/%s' % ceph)

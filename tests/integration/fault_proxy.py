@@ -20,10 +20,14 @@ up: the upstream never sees it), or not at all
 answers late (the upstream did it; the client gave up waiting), with a
 502 (the upstream did it; a gateway lost its answer) or with a body that
 is not JSON, or answers a 504 at once and forwards it ``delay`` seconds
-later (a gateway gave up while the upstream still works on it).  It works
-in front of any service (Placement, Nova, Neutron).
+later (a gateway gave up while the upstream still works on it), or
+forwards and answers the page of a listing emptied, with no next link
+(Nova's hypervisor listing filters a page after cutting it: every row
+of a page can go).  It works in front of any service (Placement, Nova,
+Neutron).
 """
 
+import json
 import threading
 
 import requests
@@ -35,6 +39,7 @@ LATE = 'late'
 LOST = 'lost'
 GARBAGE = 'garbage'
 EARLY = 'early'
+EMPTIED = 'emptied'
 
 
 class FaultProxy:
@@ -111,6 +116,12 @@ class FaultProxy:
                                  request.get_data())
         if fault == LATE:
             self.release.wait(120)
+        if fault == EMPTIED:
+            body = {key: [] if isinstance(value, list) else value
+                    for key, value in upstream.json().items()
+                    if not key.endswith('_links')}
+            return wrappers.Response(json.dumps(body), status=200,
+                                     content_type='application/json')
         if fault == LOST:
             return wrappers.Response(
                 '{"errors": [{"status": 502, "title": "Bad Gateway", '
