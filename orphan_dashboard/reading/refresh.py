@@ -237,8 +237,11 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
         placement_client, u), uuids, concurrency)
     snapshot.consumers.update(
         (u, parse.consumer(u, body)) for u, body in details.items())
-    collect.confirm_nodes(nova_client, snapshot, concurrency)
-
+    topo = classify.Topology(snapshot)
+    collect.confirm_nodes(nova_client, snapshot, concurrency, among={
+        topo.root(p) for c in snapshot.consumers.values()
+        for p in set(c.allocations) | set(providers)} | {
+        topo.server_root(s) for s in servers.values()})
     topo = classify.Topology(snapshot)
     strangers = [u for u in uuids if u not in snapshot.servers]
     places = set(providers) | {p for u in strangers
