@@ -27,6 +27,7 @@ from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.reading import capacity as capacity_reads
+from tests.unit.cloud import Cloud
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import H1
@@ -77,6 +78,48 @@ def incidents_with_capacity(host1_up=False):
         H1: compute(1), H2: compute(3), H3: compute(4), H4: compute(2),
         fpga: {'CUSTOM_FPGA_X': inventory(2)}}
     return incidents, capacity.assess(snapshot, incidents.report)
+
+
+BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
+
+
+def wrong_amounts():
+    """host2: ``fat`` holds 2048 MB where its flavor needs 512; on its NIC
+    (10 Gbit/s) ``leaky`` holds 1000 kbps no port requests and ``short``
+    1000 of the 2000 its port requests: findings hold 1536 MB and 1000
+    kbps there, and its servers need more bandwidth than they hold.
+    ``(report, capacity)``."""
+    cloud = Cloud()
+    fat = cloud.server('fat', 'host2')
+    cloud.allocate(fat, H2, {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 1})
+    nic = cloud.nic('host2')
+    leaky = cloud.server('leaky', 'host2')
+    cloud.allocate(leaky, H2)
+    cloud.allocate(leaky, nic, {BW: 1000})
+    short = cloud.server('short', 'host2')
+    cloud.allocate(short, H2)
+    cloud.port('short-port', short, nic, {BW: 2000})
+    cloud.allocate(short, nic, {BW: 1000})
+    snapshot = cloud.snapshot()
+    snapshot.inventories = {H1: compute(4), H2: compute(8, ram=8192),
+                            H3: compute(4), nic: {BW: inventory(10 ** 7)}}
+    report = classify.audit(snapshot, min_age=600)
+    return report, capacity.assess(snapshot, report)
+
+
+def held_width(html, title):
+    """The width in percent of the part held by findings whose title is
+    ``title`` in ``html``."""
+    found = re.search(r'class="progress-bar progress-bar-danger" '
+                      r'style="width: ([\d.]+)%%" title="%s"' % title, html)
+    assert found, html
+    return float(found.group(1))
+
+
+def overview_bars(res):
+    """The capacity table of a provider's Overview, its blanks squeezed."""
+    text = re.sub(r'\s+', ' ', res.content.decode())
+    return text[text.index('<table class="table orphan-capacity">'):]
 
 
 class CapacityTests(AdminViewTests):
@@ -143,6 +186,21 @@ class CapacityTests(AdminViewTests):
         self.assertGreaterEqual(float(held.group(1)),
                                 presenters.MIN_HELD_PERCENT)
         self.assertIn('title="free 255"', vcpu)
+
+    @helpers.create_mocks({service: ['report', 'capacity',
+                                     'inventories']})
+    def test_a_wrong_amounts_excess_is_drawn_held_not_other_use(self):
+        self.mock_report.return_value, self.mock_capacity.return_value = (
+            wrong_amounts())
+        self.mock_inventories.return_value = {}
+        res = self.client.get(detail(H2), {'tab': 'provider__overview'})
+        text = overview_bars(res)
+        memory = text[text.index('<td>MEMORY_MB</td>'):]
+        memory = memory[:memory.index('</tr>')]
+        self.assertIn('needed 1536 &middot; held by findings 1536 '
+                      '&middot; free 5120</small>', memory)
+        self.assertNotIn('other use', memory)
+        self.assertEqual(18.8, held_width(memory, 'held by findings 1536'))
 
     @helpers.create_mocks({service: ['report', 'capacity']})
     def test_no_summary_without_inventories(self):
@@ -396,6 +454,25 @@ class ProjectsTests(AdminViewTests):
             res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
         text = re.sub(r'\s+', ' ', res.content.decode())
         self.assertIn('held by findings 4 &middot; usage 3</small>', text)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'names',
+                                     '_clients']})
+    def test_what_the_repairs_free_findings_held(self):
+        """fat's delete and heal frees the 1536 MB it holds beyond its
+        flavor: its project's findings hold them too."""
+        self.mock_report.return_value, self.mock_capacity.return_value = (
+            wrong_amounts())
+        self.mock_names.return_value = {'projects': {}, 'users': {}}
+        with mock.patch.object(capacity_reads.placement, 'project_usages',
+                               return_value={'MEMORY_MB': 3072}), \
+                mock.patch.object(capacity_reads.keystone, 'class_limits',
+                                  side_effect=ks_exc.NotFound()):
+            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        memory = text[text.index('<td>MEMORY_MB</td>'):]
+        self.assertIn('<td>1536</td><td>3072</td><td>1536</td> '
+                      '<td>1536</td>', memory[:memory.index('</tr>')])
         self.assertEqual([], self.messages_seen)
 
     @helpers.create_mocks({service: ['report']})
