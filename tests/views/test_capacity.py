@@ -189,6 +189,34 @@ class CapacityTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'capacity',
                                      'inventories']})
+    def test_bandwidth_held_by_findings_is_drawn_wide_enough_to_see(self):
+        """host2's servers need 2000 kbps of the 2000 held there, 1000 of
+        them held by findings: the held part is drawn, on the index as on
+        the Overview, its title exact."""
+        self.mock_report.return_value, self.mock_capacity.return_value = (
+            wrong_amounts())
+        self.mock_inventories.return_value = {}
+        res = self.client.get(INDEX, {
+            'tab': 'orphaned_allocations__providers', 'show': 'all'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        row = text[text.index('id="providers__row__%s"' % H2):]
+        bandwidth = row[row.index('>%s<' % BW):row.index('</tr>')]
+        self.assertGreaterEqual(
+            held_width(bandwidth, 'held by findings 1000'),
+            presenters.MIN_HELD_PERCENT)
+        self.assertIn('title="needed 2000"', bandwidth)
+        res = self.client.get(detail(H2), {'tab': 'provider__overview'})
+        text = overview_bars(res)
+        bandwidth = text[text.index('<td>%s</td>' % BW):]
+        bandwidth = bandwidth[:bandwidth.index('</tr>')]
+        self.assertGreaterEqual(
+            held_width(bandwidth, 'held by findings 1000'),
+            presenters.MIN_HELD_PERCENT)
+        self.assertIn('needed 2000 &middot; held by findings 1000 '
+                      '&middot; free 9998000', bandwidth)
+
+    @helpers.create_mocks({service: ['report', 'capacity',
+                                     'inventories']})
     def test_a_wrong_amounts_excess_is_drawn_held_not_other_use(self):
         self.mock_report.return_value, self.mock_capacity.return_value = (
             wrong_amounts())
