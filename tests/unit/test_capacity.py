@@ -366,20 +366,14 @@ def test_what_port_findings_hold_beyond_their_ports_request_is_held():
     and ``short`` 3000 egress where its port asks 1000 egress and 1000
     ingress (a wrong amount short of ingress): 1000 and 2000 held."""
     cloud = Cloud()
-    nic = cloud.nic('host2')
-    leaky = cloud.server('leaky', 'host2')
-    cloud.allocate(leaky, H2)
-    cloud.allocate(leaky, nic, {BW: 1000})
-    short = cloud.server('short', 'host2')
-    cloud.allocate(short, H2)
-    cloud.port('short-port', short, nic, {BW: 1000, IGR: 1000})
-    cloud.allocate(short, nic, {BW: 3000})
+    nic = cloud.port_findings('host2', {BW: 1000, IGR: 1000}, {BW: 3000})
     found = assess(cloud, {H1: compute(), H2: compute(), H3: compute(),
                            nic: {BW: inventory(10 ** 7),
                                  IGR: inventory(10 ** 7)}})
     verdicts = {f.consumer: f.verdict for f in classify.audit(
         cloud.snapshot(), min_age=600).findings if f.provider == nic}
-    assert verdicts == {leaky: m.LEAKED_PORT, short: m.WRONG_AMOUNT}
+    assert verdicts == {uid('leaky'): m.LEAKED_PORT,
+                        uid('short'): m.WRONG_AMOUNT}
     assert found.trees[H2].held == {BW: 3000}
     assert found.held() == {BW: 3000}
     assert found.projects['p'].held == {BW: 3000}

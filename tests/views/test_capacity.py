@@ -92,14 +92,7 @@ def wrong_amounts():
     cloud = Cloud()
     fat = cloud.server('fat', 'host2')
     cloud.allocate(fat, H2, {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 1})
-    nic = cloud.nic('host2')
-    leaky = cloud.server('leaky', 'host2')
-    cloud.allocate(leaky, H2)
-    cloud.allocate(leaky, nic, {BW: 1000})
-    short = cloud.server('short', 'host2')
-    cloud.allocate(short, H2)
-    cloud.port('short-port', short, nic, {BW: 2000})
-    cloud.allocate(short, nic, {BW: 1000})
+    nic = cloud.port_findings('host2', {BW: 2000}, {BW: 1000})
     snapshot = cloud.snapshot()
     snapshot.inventories = {H1: compute(4), H2: compute(8, ram=8192),
                             H3: compute(4), nic: {BW: inventory(10 ** 7)}}
@@ -429,6 +422,17 @@ PROJECTS_TAB = 'orphaned_allocations__projects'
 
 class ProjectsTests(AdminViewTests):
 
+    def unlimited_projects(self, usage):
+        """The Projects tab (its blanks squeezed), Placement giving each
+        project ``usage`` and Keystone no limit, nor names."""
+        self.mock_names.return_value = {'projects': {}, 'users': {}}
+        with mock.patch.object(capacity_reads.placement, 'project_usages',
+                               return_value=usage), \
+                mock.patch.object(capacity_reads.keystone, 'class_limits',
+                                  side_effect=ks_exc.NotFound()):
+            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
+        return re.sub(r'\s+', ' ', res.content.decode())
+
     @helpers.create_mocks({service: ['report', 'capacity', 'names',
                                      '_clients']})
     def test_projects_worst_first_with_their_bars_and_limits(self):
@@ -474,13 +478,7 @@ class ProjectsTests(AdminViewTests):
         incidents, found = incidents_with_capacity()
         self.mock_report.return_value = incidents.report
         self.mock_capacity.return_value = found
-        self.mock_names.return_value = {'projects': {}, 'users': {}}
-        with mock.patch.object(capacity_reads.placement, 'project_usages',
-                               return_value={'VCPU': 3}), \
-                mock.patch.object(capacity_reads.keystone, 'class_limits',
-                                  side_effect=ks_exc.NotFound()):
-            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = self.unlimited_projects({'VCPU': 3})
         self.assertIn('held by findings 4 &middot; usage 3</small>', text)
         self.assertEqual([], self.messages_seen)
 
@@ -491,13 +489,7 @@ class ProjectsTests(AdminViewTests):
         flavor: its project's findings hold them too."""
         self.mock_report.return_value, self.mock_capacity.return_value = (
             wrong_amounts())
-        self.mock_names.return_value = {'projects': {}, 'users': {}}
-        with mock.patch.object(capacity_reads.placement, 'project_usages',
-                               return_value={'MEMORY_MB': 3072}), \
-                mock.patch.object(capacity_reads.keystone, 'class_limits',
-                                  side_effect=ks_exc.NotFound()):
-            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = self.unlimited_projects({'MEMORY_MB': 3072})
         memory = text[text.index('<td>MEMORY_MB</td>'):]
         self.assertIn('<td>1536</td><td>3072</td><td>1536</td> '
                       '<td>1536</td>', memory[:memory.index('</tr>')])
