@@ -65,13 +65,6 @@ FIT_KINDS = {kind.code: kind for kind in (
 MAX_INT = 2147483647
 """Placement's default ``max_unit``."""
 
-ORPHANED = frozenset(code for code, kind in m.VERDICT_KINDS.items()
-                     if kind.problem and kind.holds and
-                     kind.needed in (None, m.FROM_PORTS))
-"""Verdicts whose resources nothing needs: what counts as held by findings
-(a wrong amount or an incomplete consumer counts as needed; a leak's
-resources are what it holds beyond its ports' request)."""
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Inventory:
@@ -112,7 +105,8 @@ class ClassCapacity:
     needed: int
     """What the live servers there need (the report's ``needed``)."""
     held: int
-    """What findings hold that nothing needs (:data:`ORPHANED`)."""
+    """What findings hold that nothing needs
+    (:attr:`~model.Finding.unneeded`)."""
     free_after: int
     """Free once the recommended repairs are written."""
 
@@ -358,16 +352,16 @@ def repair_changes(snapshot, findings, topo=None):
 
 
 def project_costs(snapshot, findings, topo, changes):
-    """``{project: ProjectCost}``: what each project's orphaned findings
-    hold, what the recommended repairs free (``changes`` as
+    """``{project: ProjectCost}``: what each project's findings hold that
+    nothing needs, what the recommended repairs free (``changes`` as
     :func:`repair_changes` returns them), and what its live servers need:
     their flavor and image (as the audit reads them) and what their ports
     request (:func:`ports.requested`, as the hypervisors' ``needed``
     counts it)."""
     held, needed, freed = {}, {}, {}
     for finding in findings:
-        if finding.verdict in ORPHANED and finding.project_id:
-            _add(held.setdefault(finding.project_id, {}), finding.resources)
+        if finding.unneeded and finding.project_id:
+            _add(held.setdefault(finding.project_id, {}), finding.unneeded)
     for finding, _action, by_provider in changes:
         if finding.project_id:
             for delta in by_provider.values():
@@ -464,8 +458,7 @@ def closed(snapshot, hypervisor):
 def _tree(snapshot, provider_report, tree, usage, after, repairs):
     held = {}
     for finding in provider_report.findings:
-        if finding.verdict in ORPHANED:
-            _add(held, finding.resources)
+        _add(held, finding.unneeded)
     slots, totals = {}, {}
     for provider in tree:
         for rc, body in snapshot.inventories[provider].items():

@@ -137,7 +137,7 @@ class Auditor:
             judged = self._judge(consumer_uuid, held, owner)
             kept = plan.protected_rows(judged)
             found = self._findings[consumer_uuid] = [
-                self._offer(f, kept) for f in judged]
+                self._unneeded(self._offer(f, kept)) for f in judged]
         return found
 
     def finding(self, consumer_uuid, provider_uuid):
@@ -166,6 +166,24 @@ class Auditor:
                 finding, action, self.topology.name(provider_uuid)))
         return plan.plan(self.snapshot, finding, action,
                          self.target(consumer_uuid, action))
+
+    def _unneeded(self, finding):
+        """``finding`` with what it holds that nothing needs
+        (:attr:`~model.Finding.unneeded`): all it holds where its verdict
+        needs nothing of it (an orphan's; a leak's, whose resources are
+        already what no port requests), what it holds beyond :meth:`needs`
+        where its server needs some (a wrong amount's excess); nothing
+        where it needs what it holds, or holds nothing."""
+        kind = m.VERDICT_KINDS[finding.verdict]
+        if not (kind.problem and kind.holds) or kind.needed == m.AS_HELD:
+            return finding
+        if kind.needed == m.FROM_FLAVOR:
+            unneeded = ports.difference(finding.resources,
+                                        self.needs(finding))[0]
+        else:
+            unneeded = dict(finding.resources)
+        return dataclasses.replace(finding, unneeded=unneeded) \
+            if unneeded else finding
 
     def _offer(self, finding, kept):
         candidates = m.CANDIDATE_ACTIONS[finding.verdict]

@@ -469,6 +469,11 @@ class Finding:
     user_id: typing.Optional[str] = None
     blocked: str = ''
     """Why none of the verdict's repairs can be offered, if so."""
+    unneeded: Resources = dataclasses.field(default_factory=dict)
+    """What it holds that nothing needs, per class, counted as held by
+    findings wherever they are counted: all an orphan or a leak holds,
+    what a wrong amount holds beyond its server's need (the auditor
+    sets it)."""
 
     def as_dict(self):
         """JSON-able, its reasons in English with the reason's code: what

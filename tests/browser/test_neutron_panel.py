@@ -14,12 +14,14 @@
 Neutron: the run's ``neutron`` sandbox (``tests/clouds.py``; the
 ``routed_segment`` incident staged by Neutron's segments plugin,
 ``port_deleted_in_neutron`` by deleting a bound port,
-``port_binding_lost``) and a Horizon process for this module.  The index
-lists the segment with its owner and no destructive action; its page says
-Neutron and offers neither *Delete provider* nor *Decommission*.  The
-bandwidth the deleted port left is released from its row; a port whose
-binding names no provider is healed from its row, the preview showing
-Neutron's write before Placement's."""
+``port_binding_lost``, ``port_migrated_left``) and a Horizon process for
+this module.  The index lists the segment with its owner and no
+destructive action; its page says Neutron and offers neither *Delete
+provider* nor *Decommission*.  The bandwidth a migration left on host3's
+NIC is drawn held by findings, wide enough to see.  The bandwidth the
+deleted port left is released from its row; a port whose binding names no
+provider is healed from its row, the preview showing Neutron's write
+before Placement's."""
 
 from keystoneauth1 import adapter
 import pytest
@@ -33,12 +35,17 @@ from tests.browser.test_panel import INDEX
 from tests.browser.test_panel import row
 from tests.browser.test_panel import row_actions
 from tests.browser.test_panel import verdict_of
+from tests.browser.test_pictures import held_part
+from tests.browser.test_pictures import INDEX_BARS
+from tests.browser.test_pictures import OVERVIEW_BARS
 
 pytest.importorskip('neutron')
 
 from tests import clouds  # noqa: E402
 
 pytestmark = pytest.mark.topology('neutron')
+
+BANDWIDTH = 'NET_BW_EGR_KILOBIT_PER_SEC'
 
 
 def service(site, service_type):
@@ -51,7 +58,8 @@ def service(site, service_type):
 def neutron_site(request, static_files):
     sandbox = clouds.staged(request, ('routed_segment',
                                       'port_deleted_in_neutron',
-                                      'port_binding_lost'))
+                                      'port_binding_lost',
+                                      'port_migrated_left'))
     site = Site(sandbox, static_files, module_name(request))
     try:
         yield site
@@ -91,6 +99,31 @@ def test_the_segment_provider_offers_no_delete(neutron_site,
     assert 'Delete provider' not in page
     assert 'Decommission' not in page
     browser.save('neutron-segment-page')
+    assert browser.console_errors() == []
+
+
+def test_bandwidth_held_by_findings_is_drawn_wide_enough_to_see(
+        neutron_site, neutron_browser):
+    """On host3's NIC the 1000 kbps a migration left are held by findings,
+    while the server whose port binding was lost needs 1000 it does not
+    hold: the servers' need took the whole bar and the findings' part was
+    0 px wide.  It is drawn, on the index and on host3's Overview, its
+    title exact (before or after that server's heal)."""
+    browser = neutron_browser
+    host3 = neutron_site.config['hosts']['host3']
+    browser.open(INDEX + '?tab=orphaned_allocations__providers&show=all')
+    browser.find('#providers tr[data-object-id="%s"] td.orphan-capacity'
+                 % host3, timeout=300)
+    title, drawn = held_part(browser, INDEX_BARS % host3, BANDWIDTH)
+    assert (title, drawn >= 2) == ('held by findings 1000', True), drawn
+    browser.save('neutron-bandwidth-held-index')
+    browser.open(INDEX + '%s/?tab=provider__overview' % host3)
+    browser.driver.execute_script(
+        'arguments[0].scrollIntoView();',
+        browser.find('table.orphan-capacity'))
+    title, drawn = held_part(browser, OVERVIEW_BARS, BANDWIDTH)
+    assert (title, drawn >= 2) == ('held by findings 1000', True), drawn
+    browser.save('neutron-bandwidth-held-overview')
     assert browser.console_errors() == []
 
 

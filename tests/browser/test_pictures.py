@@ -49,24 +49,29 @@ def held_memory(text):
                          r'(\d+)', text).group(1))
 
 
-def held_part(browser, provider, resource_class):
-    """The title and the drawn width in pixels of the part of a
-    hypervisor's bar that findings hold of one class, on the index (read
-    in one script: a sweep published meanwhile swaps the tables)."""
+INDEX_BARS = '#providers tr[data-object-id="%s"] .orphan-capacity-cell'
+"""A hypervisor's bars on the index, one cell per class."""
+OVERVIEW_BARS = 'table.orphan-capacity tbody tr'
+"""A hypervisor's bars on its Overview, one row per class."""
+
+
+def held_part(browser, bars, resource_class):
+    """The title and the drawn width in pixels of the part that findings
+    hold of one class, in ``bars`` (:data:`INDEX_BARS` of a hypervisor,
+    :data:`OVERVIEW_BARS`), each led by its class (read in one script: a
+    sweep published meanwhile swaps the tables)."""
     found = browser.driver.execute_script(
-        'var cells = document.querySelectorAll(arguments[0]);'
-        'for (var i = 0; i < cells.length; i++) {'
-        '  var label = cells[i].querySelector(".orphan-capacity-class");'
+        'var bars = document.querySelectorAll(arguments[0]);'
+        'for (var i = 0; i < bars.length; i++) {'
+        '  var label = bars[i].firstElementChild;'
         '  if (label && label.textContent.trim() === arguments[1]) {'
-        '    var part = cells[i].querySelector(".progress-bar-danger");'
+        '    var part = bars[i].querySelector(".progress-bar-danger");'
         '    return [part.getAttribute("title"),'
         '            part.getBoundingClientRect().width];'
         '  }'
         '}'
-        'return null;',
-        '#providers tr[data-object-id="%s"] .orphan-capacity-cell' % provider,
-        resource_class)
-    assert found, 'no %s bar on %s' % (resource_class, provider)
+        'return null;', bars, resource_class)
+    assert found, 'no %s bar in %s' % (resource_class, bars)
     return found[0], found[1]
 
 
@@ -135,7 +140,8 @@ def test_bars_on_the_index_and_a_flavor_that_fits_after_repair(
             assert 'held by findings' not in cell, cell
             (legend,) = texts(browser, '.orphan-capacity-legend')
             assert legend
-            title, drawn = held_part(browser, host2, 'MEMORY_MB')
+            title, drawn = held_part(browser, INDEX_BARS % host2,
+                                     'MEMORY_MB')
             assert int(title.split()[-1]) >= 32768, title
             assert drawn > 0, (width, title)
             browser.save(picture, readme=width == 1400)

@@ -19,7 +19,9 @@ down to exactly that allocation.  For each flavor, the hypervisors that
 less the hosts whose compute service Nova's scheduler refuses: host1
 fits nothing, and says why, even once ``orphan-audit apply`` has trimmed
 its leftover and Placement offers it; with its compute back up, the small
-flavor fits host1 now, in both answers.
+flavor fits host1 now, in both answers.  A server on host3 holding 3072
+MB more than its flavor needs: what findings hold there is what its
+repair frees.
 """
 
 import json
@@ -166,3 +168,36 @@ def test_fits_now_is_placements_answer_and_the_repair_makes_room(
     for name, (resources, rows) in after.items():
         assert fits_now(rows) == candidates(sb, resources), name
     assert after['cap-small'][1]['host1']['state'] == capacity.FITS_NOW
+
+
+@pytest.fixture(scope='module')
+def wrong(sb):
+    """The wrong_amount incident: wrong-amount-vm on host3 holds 4096 MB
+    where sb.small needs 1024."""
+    return sb.stage('wrong_amount')['servers'][0]['uuid']
+
+
+def test_what_a_wrong_amount_holds_too_many_is_held_by_its_finding(
+        sb, staged, wrong, tmp_path):
+    """The 3072 MB too many are held by findings on host3, in the CLI's
+    first line, and exactly what the delete and heal frees there; every
+    charged project's findings hold what its recommended repairs free."""
+    done = orphan_audit(sb, tmp_path, 'capacity', '--provider', 'host3',
+                        '--min-age', '0')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        'held by findings: MEMORY_MB=3072 on 1 hypervisor'), done.stdout
+    _, found = capacity_ops.audit(
+        clouds.clients(sb), conf.RunSettings(min_age=0, concurrency=4))
+    host3 = found.trees[sb.config['hosts']['host3']]
+    memory = {c.resource_class: c for c in host3.classes}['MEMORY_MB']
+    assert memory.held == memory.free_after - memory.free == 3072
+    assert [(r.consumer, r.action, r.freed) for r in host3.repairs] == [
+        (wrong, 'delete_and_heal', {'MEMORY_MB': 3072})]
+    done = orphan_audit(sb, tmp_path, 'report', '--by', 'project', '--json',
+                        '--min-age', '0')
+    assert done.returncode == 3, done.stderr
+    projects = json.loads(done.stdout)['projects']
+    assert any(p['held'].get('MEMORY_MB', 0) >= 3072 for p in projects)
+    for project in projects:
+        assert project['held'] == project['freed'], project

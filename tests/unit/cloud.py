@@ -153,6 +153,20 @@ class Cloud:
         self.neutron = m.NEUTRON_READ
         return port.id
 
+    def port_findings(self, host, requested, held):
+        """On ``host``'s NIC: server ``leaky`` holds 1000 kbps egress no
+        port requests (a leak); server ``short`` holds ``held`` where its
+        port requests ``requested``.  The NIC's uuid."""
+        nic = self.nic(host)
+        leaky = self.server('leaky', host)
+        self.allocate(leaky, uid(host))
+        self.allocate(leaky, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+        short = self.server('short', host)
+        self.allocate(short, uid(host))
+        self.port('short-port', short, nic, requested)
+        self.allocate(short, nic, held)
+        return nic
+
     def offer(self, server, port_id, *providers):
         """Placement's allocation candidates for ``port_id``'s group: one
         per provider of ``providers`` (none: no candidate)."""

@@ -333,3 +333,47 @@ def test_a_down_or_disabled_host_fits_nothing_and_says_why(service, why):
     assert str(fits['host1'].why) == why
     assert fits['host1'].repairs == ()
     assert (fits['host2'].state, fits['host2'].why) == (c.FITS_NOW, None)
+
+
+BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
+IGR = 'NET_BW_IGR_KILOBIT_PER_SEC'
+
+
+def test_what_a_wrong_amount_holds_beyond_its_need_is_held_by_it():
+    """``fat`` holds 2048 MB where its flavor needs 512, and no disk: the
+    1536 MB too many are held by its finding, in its hypervisor's numbers,
+    cloud-wide and in its project's, and are exactly what its delete and
+    heal frees (the disk it lacks is needed, not held)."""
+    cloud = Cloud()
+    fat = cloud.server('fat', 'host3')
+    cloud.allocate(fat, H3, {'VCPU': 1, 'MEMORY_MB': 2048})
+    found = assess(cloud, {H1: compute(), H2: compute(), H3: compute()})
+    memory = {k.resource_class: k for k in found.trees[H3].classes}[
+        'MEMORY_MB']
+    assert (memory.used, memory.needed, memory.held) == (2048, 512, 1536)
+    assert memory.free_after - memory.free == memory.held
+    assert found.held() == {'MEMORY_MB': 1536}
+    assert found.affected() == 1
+    (repair,) = found.trees[H3].repairs
+    assert (repair.consumer, repair.action) == (fat, m.DELETE_AND_HEAL)
+    assert repair.freed == {'MEMORY_MB': 1536, 'DISK_GB': -1}
+    assert found.projects['p'].held == {'MEMORY_MB': 1536}
+    assert found.projects['p'].freed == {'MEMORY_MB': 1536, 'DISK_GB': -1}
+
+
+def test_what_port_findings_hold_beyond_their_ports_request_is_held():
+    """On host2's NIC ``leaky`` holds 1000 kbps no port requests (a leak)
+    and ``short`` 3000 egress where its port asks 1000 egress and 1000
+    ingress (a wrong amount short of ingress): 1000 and 2000 held."""
+    cloud = Cloud()
+    nic = cloud.port_findings('host2', {BW: 1000, IGR: 1000}, {BW: 3000})
+    found = assess(cloud, {H1: compute(), H2: compute(), H3: compute(),
+                           nic: {BW: inventory(10 ** 7),
+                                 IGR: inventory(10 ** 7)}})
+    verdicts = {f.consumer: f.verdict for f in classify.audit(
+        cloud.snapshot(), min_age=600).findings if f.provider == nic}
+    assert verdicts == {uid('leaky'): m.LEAKED_PORT,
+                        uid('short'): m.WRONG_AMOUNT}
+    assert found.trees[H2].held == {BW: 3000}
+    assert found.held() == {BW: 3000}
+    assert found.projects['p'].held == {BW: 3000}

@@ -43,15 +43,20 @@ def inventory(total):
             'step_size': 1, 'allocation_ratio': 1.0}
 
 
-def snapshot():
+def snapshot(fat=False):
     """vm1 was evacuated to host2 and still holds host1, which has room
-    for one small server; host3 has room for two."""
+    for one small server; host3 has room for two.  With ``fat``, server
+    fat on host3 holds 1024 MB where its flavor needs 512 (a wrong
+    amount)."""
     cloud = Cloud()
     vm = cloud.server('vm1', 'host2')
     cloud.allocate(vm, H1)
     cloud.allocate(vm, H2)
     cloud.migration('evac', vm, 'done', kind='evacuation', source='host1',
                     dest='host2')
+    if fat:
+        cloud.allocate(cloud.server('fat', 'host3'), H3,
+                       {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 1})
     found = cloud.snapshot()
     small = {'VCPU': inventory(1), 'MEMORY_MB': inventory(512),
              'DISK_GB': inventory(1)}
@@ -72,10 +77,10 @@ def with_segment(found):
     return found
 
 
-def run(*argv, segment=False):
+def run(*argv, segment=False, fat=False):
     args = options.build_parser().parse_args(['capacity', *argv])
     out = io.StringIO()
-    found, vm = snapshot()
+    found, vm = snapshot(fat)
     if segment:
         with_segment(found)
     with mock.patch.object(collect, 'full_snapshot', return_value=found), \
@@ -134,6 +139,25 @@ def test_the_text_names_the_repair_that_makes_room():
     assert lines[3].split() == ['host1', 'fits', 'after', 'repair']
     assert lines[0] == ('held by findings: DISK_GB=1, MEMORY_MB=512, '
                         'VCPU=1 on 1 hypervisor')
+
+
+def test_what_a_wrong_amount_frees_is_held_by_findings():
+    """fat's delete and heal frees the 512 MB it holds beyond its need:
+    those are held by findings, in the first line as in the JSON."""
+    code, out, _ = run('--flavor', 'm1.small', '--min-age', '0', fat=True)
+    lines = out.splitlines()
+    assert lines[0] == ('held by findings: DISK_GB=1, MEMORY_MB=1024, '
+                        'VCPU=1 on 2 hypervisors')
+    assert lines[lines.index('host3                    fits after '
+                             'repair') + 1] == (
+        '  delete and heal server fat (%s) frees MEMORY_MB=512 (wrong '
+        'amount)' % uid('fat'))
+    code, out, _ = run('--min-age', '0', '--json', fat=True)
+    host3 = {t['hypervisor']: t for t in json.loads(out)['hypervisors']}[
+        'host3']
+    memory = {c['resource_class']: c for c in host3['classes']}['MEMORY_MB']
+    assert (memory['needed'], memory['held'], memory['free'],
+            memory['free_after']) == (512, 512, 0, 512)
 
 
 def test_the_text_in_the_language_the_environment_asks_for(monkeypatch):

@@ -27,6 +27,7 @@ from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.reading import capacity as capacity_reads
+from tests.unit.cloud import Cloud
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import H1
@@ -77,6 +78,41 @@ def incidents_with_capacity(host1_up=False):
         H1: compute(1), H2: compute(3), H3: compute(4), H4: compute(2),
         fpga: {'CUSTOM_FPGA_X': inventory(2)}}
     return incidents, capacity.assess(snapshot, incidents.report)
+
+
+BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
+
+
+def wrong_amounts():
+    """host2: ``fat`` holds 2048 MB where its flavor needs 512; on its NIC
+    (10 Gbit/s) ``leaky`` holds 1000 kbps no port requests and ``short``
+    1000 of the 2000 its port requests: findings hold 1536 MB and 1000
+    kbps there, and its servers need more bandwidth than they hold.
+    ``(report, capacity)``."""
+    cloud = Cloud()
+    fat = cloud.server('fat', 'host2')
+    cloud.allocate(fat, H2, {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 1})
+    nic = cloud.port_findings('host2', {BW: 2000}, {BW: 1000})
+    snapshot = cloud.snapshot()
+    snapshot.inventories = {H1: compute(4), H2: compute(8, ram=8192),
+                            H3: compute(4), nic: {BW: inventory(10 ** 7)}}
+    report = classify.audit(snapshot, min_age=600)
+    return report, capacity.assess(snapshot, report)
+
+
+def held_width(html, title):
+    """The width in percent of the part held by findings whose title is
+    ``title`` in ``html``."""
+    found = re.search(r'class="progress-bar progress-bar-danger" '
+                      r'style="width: ([\d.]+)%%" title="%s"' % title, html)
+    assert found, html
+    return float(found.group(1))
+
+
+def overview_bars(res):
+    """The capacity table of a provider's Overview, its blanks squeezed."""
+    text = re.sub(r'\s+', ' ', res.content.decode())
+    return text[text.index('<table class="table orphan-capacity">'):]
 
 
 class CapacityTests(AdminViewTests):
@@ -143,6 +179,49 @@ class CapacityTests(AdminViewTests):
         self.assertGreaterEqual(float(held.group(1)),
                                 presenters.MIN_HELD_PERCENT)
         self.assertIn('title="free 255"', vcpu)
+
+    @helpers.create_mocks({service: ['report', 'capacity',
+                                     'inventories']})
+    def test_bandwidth_held_by_findings_is_drawn_wide_enough_to_see(self):
+        """host2's servers need 2000 kbps of the 2000 held there, 1000 of
+        them held by findings: the held part is drawn, on the index as on
+        the Overview, its title exact."""
+        self.mock_report.return_value, self.mock_capacity.return_value = (
+            wrong_amounts())
+        self.mock_inventories.return_value = {}
+        res = self.client.get(INDEX, {
+            'tab': 'orphaned_allocations__providers', 'show': 'all'})
+        text = re.sub(r'\s+', ' ', res.content.decode())
+        row = text[text.index('id="providers__row__%s"' % H2):]
+        bandwidth = row[row.index('>%s<' % BW):row.index('</tr>')]
+        self.assertGreaterEqual(
+            held_width(bandwidth, 'held by findings 1000'),
+            presenters.MIN_HELD_PERCENT)
+        self.assertIn('title="needed 2000"', bandwidth)
+        res = self.client.get(detail(H2), {'tab': 'provider__overview'})
+        text = overview_bars(res)
+        bandwidth = text[text.index('<td>%s</td>' % BW):]
+        bandwidth = bandwidth[:bandwidth.index('</tr>')]
+        self.assertGreaterEqual(
+            held_width(bandwidth, 'held by findings 1000'),
+            presenters.MIN_HELD_PERCENT)
+        self.assertIn('needed 2000 &middot; held by findings 1000 '
+                      '&middot; free 9998000', bandwidth)
+
+    @helpers.create_mocks({service: ['report', 'capacity',
+                                     'inventories']})
+    def test_a_wrong_amounts_excess_is_drawn_held_not_other_use(self):
+        self.mock_report.return_value, self.mock_capacity.return_value = (
+            wrong_amounts())
+        self.mock_inventories.return_value = {}
+        res = self.client.get(detail(H2), {'tab': 'provider__overview'})
+        text = overview_bars(res)
+        memory = text[text.index('<td>MEMORY_MB</td>'):]
+        memory = memory[:memory.index('</tr>')]
+        self.assertIn('needed 1536 &middot; held by findings 1536 '
+                      '&middot; free 5120</small>', memory)
+        self.assertNotIn('other use', memory)
+        self.assertEqual(18.8, held_width(memory, 'held by findings 1536'))
 
     @helpers.create_mocks({service: ['report', 'capacity']})
     def test_no_summary_without_inventories(self):
@@ -343,6 +422,17 @@ PROJECTS_TAB = 'orphaned_allocations__projects'
 
 class ProjectsTests(AdminViewTests):
 
+    def unlimited_projects(self, usage):
+        """The Projects tab (its blanks squeezed), Placement giving each
+        project ``usage`` and Keystone no limit, nor names."""
+        self.mock_names.return_value = {'projects': {}, 'users': {}}
+        with mock.patch.object(capacity_reads.placement, 'project_usages',
+                               return_value=usage), \
+                mock.patch.object(capacity_reads.keystone, 'class_limits',
+                                  side_effect=ks_exc.NotFound()):
+            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
+        return re.sub(r'\s+', ' ', res.content.decode())
+
     @helpers.create_mocks({service: ['report', 'capacity', 'names',
                                      '_clients']})
     def test_projects_worst_first_with_their_bars_and_limits(self):
@@ -388,14 +478,21 @@ class ProjectsTests(AdminViewTests):
         incidents, found = incidents_with_capacity()
         self.mock_report.return_value = incidents.report
         self.mock_capacity.return_value = found
-        self.mock_names.return_value = {'projects': {}, 'users': {}}
-        with mock.patch.object(capacity_reads.placement, 'project_usages',
-                               return_value={'VCPU': 3}), \
-                mock.patch.object(capacity_reads.keystone, 'class_limits',
-                                  side_effect=ks_exc.NotFound()):
-            res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = self.unlimited_projects({'VCPU': 3})
         self.assertIn('held by findings 4 &middot; usage 3</small>', text)
+        self.assertEqual([], self.messages_seen)
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'names',
+                                     '_clients']})
+    def test_what_the_repairs_free_findings_held(self):
+        """fat's delete and heal frees the 1536 MB it holds beyond its
+        flavor: its project's findings hold them too."""
+        self.mock_report.return_value, self.mock_capacity.return_value = (
+            wrong_amounts())
+        text = self.unlimited_projects({'MEMORY_MB': 3072})
+        memory = text[text.index('<td>MEMORY_MB</td>'):]
+        self.assertIn('<td>1536</td><td>3072</td><td>1536</td> '
+                      '<td>1536</td>', memory[:memory.index('</tr>')])
         self.assertEqual([], self.messages_seen)
 
     @helpers.create_mocks({service: ['report']})

@@ -223,6 +223,10 @@ def capacity_bars(classes):
     findings, used otherwise, free), in percent of the larger of capacity
     and use, so an over-committed class shows as a full bar.
 
+    What findings hold is part of the use, so it is drawn whole; the
+    servers' need only up to the rest of the use: they may need more than
+    they hold (a heal to come), which no part of the bar draws.
+
     The bars are looked at before they are read, and what they are looked
     at for is the findings: a few units held on a large hypervisor would be
     a sliver too thin to see, so a held part is drawn no narrower than
@@ -230,8 +234,8 @@ def capacity_bars(classes):
     parts' titles and the hypervisor's Overview give the exact numbers."""
     rows = []
     for c in classes:
-        needed = min(c.needed, c.used)
-        held = min(c.held, c.used - needed)
+        held = min(c.held, c.used)
+        needed = min(c.needed, c.used - held)
         other = c.used - needed - held
         widths = _bar_widths(needed, held, other, c.free,
                              max(c.capacity, c.used))
