@@ -26,6 +26,7 @@ from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.writing import repair
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
+from tests.views.base import batch_message
 from tests.views.base import DELETE_PROVIDER
 from tests.views.base import detail
 from tests.views.base import GONE
@@ -359,8 +360,9 @@ class DeleteProviderTests(AdminViewTests):
         res = self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_delete_providers.assert_called_once_with(mock.ANY, [plan])
-        self.assertEqual(['Delete provider gone: done.'],
-                         self.messages_seen.texts('success'))
+        self.assertEqual(('success', ['1 provider deleted.',
+                                      'Delete provider gone: done.']),
+                         batch_message(self.messages_seen)[:2])
 
     @helpers.create_mocks({service: ['report', 'preview_provider_delete']})
     def test_the_delete_is_a_danger_button_in_sentence_case(self):
@@ -413,6 +415,8 @@ class DeleteProviderTests(AdminViewTests):
             'Placement failed: resource provider in use', plan)]
         res = self.client.post(DELETE_PROVIDER, {'rows': signed})
         self.assertRedirectsNoFollow(res, INDEX)
-        self.assertEqual(['Delete provider gone failed: '
-                          'Placement failed: resource provider in use'],
-                         self.messages_seen.texts('error'))
+        self.assertEqual(('error', ['0 providers deleted, 1 failed.',
+                                    'Delete provider gone failed: '
+                                    'Placement failed: resource provider '
+                                    'in use']),
+                         batch_message(self.messages_seen)[:2])

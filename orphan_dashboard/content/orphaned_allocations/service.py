@@ -426,6 +426,7 @@ def _hints_for_tree(request, provider_uuid):
 
 Selection = repairs.Selection
 ProviderPlan = repairs.ProviderPlan
+Outcome = repairs.Outcome
 Plan = m.Plan
 DONE = repairs.DONE
 SKIPPED = repairs.SKIPPED

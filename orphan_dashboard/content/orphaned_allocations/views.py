@@ -291,7 +291,19 @@ class _PreviewView(forms.ModalFormView):
         return {'rows': repair_forms.sign(self.request, self.form_class.kind,
                                           dict(self.signed_extra(),
                                                plans=self.signed_plans(),
+                                               refused=self.signed_refused(),
                                                names=self.signed_names()))}
+
+    def refused_rows(self):
+        """The rows shown as not possible."""
+        return [row for row in self.rows if not row.plan]
+
+    def signed_refused(self):
+        """The rows shown as not possible, with why, in the user's words:
+        the confirm's message counts them with the rest of the batch."""
+        return [[row.selection.consumer, row.selection.provider,
+                 row.selection.action, str(labels.reason(row.error))]
+                for row in self.refused_rows()]
 
     def signed_names(self):
         """The names the confirm's messages use: the providers', and the
@@ -374,6 +386,9 @@ class RestoreView(_PreviewView):
 
     def actionable(self):
         return any(row.plan for _entry, row in self.rows)
+
+    def refused_rows(self):
+        return [row for _entry, row in self.rows if not row.plan]
 
     def signed_names(self):
         return dict(self.names(), **presenters.server_names(
