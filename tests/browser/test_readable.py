@@ -21,6 +21,8 @@ import pytest
 
 from orphan_dashboard.api import placement as api
 
+from tests.browser.conftest import smallest
+from tests.browser.conftest import stage_strangers
 from tests.browser.test_panel import incident
 from tests.browser.test_panel import INDEX
 from tests.browser.test_panel import row
@@ -121,6 +123,48 @@ def test_a_newer_audit_updates_the_tables_in_place(site, browser):
         'css selector', 'input.table-row-multi-select').is_selected()
     assert 'Audit snapshot taken' in browser.find('.orphan-snapshot').text
     browser.save('updated-in-place')
+
+
+def test_the_totals_line_changes_with_the_tables_after_refresh(
+        site, browser, placement):
+    """120 leftovers staged on host2 and host3, then *Refresh*: when the
+    page swaps in the new audit, what findings hold above the table
+    changes with it (as a reload shows it), from the same snapshot."""
+    audited(browser)
+    before = browser.find('.orphan-held').text
+    hosts = [site.config['hosts'][h] for h in ('host2', 'host3')]
+    holdings = [{host: {'MEMORY_MB': smallest(placement, host,
+                                              'MEMORY_MB')}}
+                for host in hosts] * 60
+    _prefix, strangers = stage_strangers(site.sandbox, placement, holdings)
+    try:
+        # The sweep held until the page is back from *Refresh*: it shows
+        # the older audit, and must swap in the new one by itself.
+        with site.sandbox.nova_and_placement_held():
+            browser.driver.execute_script('window.orphanBefore = true;')
+            browser.click('#providers__action_refresh')
+            browser.wait(lambda d: d.execute_script(
+                'return !window.orphanBefore && '
+                'document.readyState === "complete";'))
+            shown = browser.find('.orphan-sweep').get_attribute(
+                'data-version')
+            assert browser.find('.orphan-held').text == before
+            browser.driver.execute_script('window.orphanNotReloaded = true;')
+        browser.wait(lambda d: d.execute_script(
+            'var v = $(".orphan-sweep").data("version");'
+            'return v && v !== arguments[0] && '
+            '!$(".orphan-sweep-progress").is(":visible");', shown),
+            timeout=180)
+        assert browser.driver.execute_script(
+            'return window.orphanNotReloaded;')
+        swapped = browser.find('.orphan-held').text
+        browser.save('totals-after-refresh')
+        assert swapped != before
+        browser.open(INDEX + HYPERVISORS)
+        assert browser.find('.orphan-held').text == swapped
+    finally:
+        for consumer in strangers:
+            placement.delete('/allocations/%s' % consumer)
 
 
 def test_the_bar_draws_what_its_text_says(site, browser):

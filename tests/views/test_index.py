@@ -23,6 +23,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import snapshot
 from orphan_dashboard.writing import repair
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
@@ -178,6 +179,29 @@ class IndexTests(AdminViewTests):
         self.assertEqual([], res.context['providers_table'].data)
         res = self.client.get(INDEX + 'sweep/')
         self.assertEqual(self.mock_sweep_state.return_value, res.json())
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['sweep_state']})
+    def test_the_page_names_the_version_of_the_report_it_shows(self):
+        """Its script swaps in a newer one: the page names the version it
+        was read from, not the newest published meanwhile; a page that
+        could read none names the newest, or it would reload itself over
+        and over."""
+        self.mock_sweep_state.return_value = {'version': 'v9',
+                                              'sweeping': False}
+        shown = snapshot.Shown('v7', 600, Incidents().report)
+        with mock.patch.object(snapshot, 'current', return_value=shown):
+            res = self.client.get(INDEX)
+        self.assertContains(res, 'data-version="v7"')
+        self.assertEqual([], self.messages_seen.texts('error'))
+        with mock.patch.object(snapshot, 'current',
+                               side_effect=RuntimeError('cache')):
+            res = self.client.get(INDEX)
+        self.assertContains(res, 'data-version="v9"')
+        self.assertEqual(['Unable to read the audit of this cloud: no '
+                          'repair is possible now.'],
+                         [t.split('…')[0].strip()
+                          for t in self.messages_seen.texts('error')])
 
     @helpers.create_mocks({service: ['report', 'sweep_state']})
     def test_the_page_says_why_the_last_sweep_failed(self):

@@ -133,7 +133,12 @@ class IndexView(_FilteredTabsView):
         context['sweep_url'] = reverse(
             'horizon:admin:orphaned_allocations:sweep')
         state = _sweep_state(self.request)
-        context['report_version'] = state['version']
+        # The version of the report shown, not the newest: the page's
+        # script swaps in a newer one when it is published.  A page that
+        # could not read the snapshot says the newest: reloading it over
+        # and over would not mend that.
+        context['report_version'] = service.shown_version(
+            self.request, unread=state['version'])
         context['sweeping'] = state['sweeping']
         context['sweep_failure'] = labels.sweep_failure(state.get('failure'))
         if self.report is not None:
