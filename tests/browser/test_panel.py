@@ -412,6 +412,16 @@ def test_decommission_the_retired_host(site, browser, placement):
     browser.click('.modal-dialog .modal-footer [type="submit"]')
     browser.wait(lambda d: 'Tick every consumer listed' in d.find_element(
         'css selector', '.modal-dialog').text)
+    # Said at the top of the dialog, where the focus goes: not below the
+    # fold of its long preview, as if nothing had happened.
+    browser.wait(lambda d: d.execute_script(
+        'return document.activeElement.matches('
+        '".modal-dialog .orphan-form-errors");'), timeout=20)
+    top, bottom, height, said = browser.driver.execute_script(
+        'var e = document.activeElement, r = e.getBoundingClientRect();'
+        'return [r.top, r.bottom, window.innerHeight, e.textContent];')
+    assert 0 <= top and bottom <= height, (top, bottom, height)
+    assert 'Tick every consumer listed' in said
     assert stranger in browser.find('.modal-dialog table.orphan-preview').text
     assert 'cannot be decommissioned now' not in browser.find(
         '.modal-dialog').text

@@ -220,48 +220,93 @@ def keyboard_target(site, browser, placement):
     pytest.fail('no staged row offers a repair')
 
 
+def press(browser, *keys):
+    """``keys`` pressed together, as a user does."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    chain = ActionChains(browser.driver)
+    for key in keys[:-1]:
+        chain.key_down(key)
+    chain.send_keys(keys[-1])
+    for key in reversed(keys[:-1]):
+        chain.key_up(key)
+    chain.perform()
+
+
+def key_to(browser, selector, back=False, presses=400):
+    """Tab (Shift+Tab with ``back``) until the focus is on what
+    ``selector`` finds; failing, where the focus went."""
+    from selenium.webdriver.common.keys import Keys
+    walked = []
+    for _ in range(presses):
+        press(browser, *((Keys.SHIFT, Keys.TAB) if back else (Keys.TAB,)))
+        there, where = browser.driver.execute_script(
+            'var e = document.activeElement;'
+            'return [e.matches(arguments[0]), e.tagName + "#" + e.id + "." +'
+            ' e.className + " " + (e.textContent || "").trim().slice(0, 30)];',
+            selector)
+        if there:
+            return
+        walked.append(where)
+    pytest.fail('no %s reaches %s: %s' % ('Shift+Tab' if back else 'Tab',
+                                          selector, walked[:60]))
+
+
+def confirm_by_keys(browser):
+    """Tab to the preview's confirm, Enter, and the page it leads to."""
+    from selenium.webdriver.common.keys import Keys
+    key_to(browser, 'form .modal-footer [type="submit"]', presses=100)
+    browser.save('keyboard-confirm')
+    browser.driver.execute_script('window.orphanPreviewPage = true;')
+    press(browser, Keys.ENTER)
+    browser.wait(lambda d: d.execute_script(
+        'return !window.orphanPreviewPage && '
+        'document.readyState === "complete";'))
+
+
 def test_a_repair_with_the_keyboard_alone(site, browser, placement):
     """Tab to a row's action, Enter opens its preview, Tab to the
     confirm, Enter writes: no mouse."""
-    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
     audited(browser)
     target, written = keyboard_target(site, browser, placement)
-    keys = ActionChains(browser.driver)
     browser.driver.execute_script('document.activeElement.blur();')
-    walked = []
-    for _ in range(400):
-        keys.send_keys(Keys.TAB).perform()
-        walked.append(browser.driver.execute_script(
-            'var e = document.activeElement;'
-            'return e.tagName + "#" + e.id + "." + e.className + " " + '
-            '(e.textContent || "").trim().slice(0, 30);'))
-        if browser.driver.execute_script(
-                'return document.activeElement.id;') == target:
-            break
-    else:
-        pytest.fail('no Tab reaches the row action %s: %s' % (
-            target, walked[:60]))
-    keys.send_keys(Keys.ENTER).perform()
+    key_to(browser, '[id="%s"]' % target)
+    press(browser, Keys.ENTER)
     browser.find('.modal-dialog table.orphan-preview')
-    confirm = 'form .modal-footer [type="submit"]'
-    for _ in range(100):
-        keys.send_keys(Keys.TAB).perform()
-        if browser.driver.execute_script(
-                'return document.activeElement.matches(arguments[0]);',
-                confirm):
-            break
-    else:
-        pytest.fail('no Tab reaches the confirm of the preview')
-    browser.save('keyboard-confirm')
-    browser.driver.execute_script('window.orphanPreviewPage = true;')
-    keys.send_keys(Keys.ENTER).perform()
-    browser.wait(lambda d: d.execute_script(
-        'return !window.orphanPreviewPage && '
-        'document.readyState === "complete";'))
+    confirm_by_keys(browser)
     assert browser.messages('success'), browser.messages('danger')
     assert written(), 'nothing written'
+
+
+def test_fix_recommended_with_the_keyboard_alone(site, browser, placement):
+    """Tab to a hypervisor's checkbox (its box shows the focus), Space
+    ticks it, Shift+Tab back to *Fix recommended*, Enter previews, Tab to
+    the confirm, Enter writes: a batch without a mouse."""
+    from selenium.webdriver.common.keys import Keys
+
+    stale = [e for e in incident(site, 'failed_migration')['expected']
+             if e['verdict'] == 'stale_migration'][0]
+    audited(browser)
+    box = '#providers tr[data-object-id="%s"] input.table-row-multi-select' \
+        % stale['provider']
+    browser.driver.execute_script('document.activeElement.blur();')
+    key_to(browser, box)
+    assert browser.driver.execute_script(
+        'return getComputedStyle(document.activeElement.nextElementSibling)'
+        '.outlineStyle;') == 'solid'
+    browser.save('keyboard-checkbox')
+    press(browser, Keys.SPACE)
+    assert browser.driver.execute_script(
+        'return document.querySelector(arguments[0]).checked;', box)
+    key_to(browser, '#providers__action_fix_recommended', back=True,
+           presses=100)
+    press(browser, Keys.ENTER)
+    assert stale['consumer'] in browser.find('table.orphan-preview').text
+    confirm_by_keys(browser)
+    assert browser.all('.messages a.orphan-batch-link')
+    assert api.consumer_allocations(placement, stale['consumer'])[
+        'allocations'] == {}
 
 
 def test_the_index_and_a_provider_page_at_1024_px(site, narrow):
