@@ -190,6 +190,10 @@ class CapacityTab(tabs.Tab):
             exceptions.handle(request, _('Unable to retrieve the flavors.'))
             return context
         if not context['chosen']:
+            if 'flavor' in request.GET:
+                # *Check* pressed with the list on its first line.
+                context['error'] = _('Choose a flavor in the list, then '
+                                     'press Check.')
             return context
         try:
             fit = service.flavor_fit(request, context['flavors'],

@@ -165,6 +165,7 @@ class DetailView(_FilteredTabsView):
         if not hasattr(self, 'provider_report'):
             report, provider = _report(request, kwargs['provider_uuid'])
             if provider is None:
+                self.to_root(report, kwargs['provider_uuid'])
                 if report is not None:
                     messages.error(request, _('No such resource provider.'))
                 else:
@@ -175,6 +176,20 @@ class DetailView(_FilteredTabsView):
         return super().get_tabs(request, report=self.report,
                                 provider_report=self.provider_report,
                                 **kwargs)
+
+    def to_root(self, report, uuid):
+        """A child provider's page is its tree's: to its root's, saying
+        so."""
+        tree = report and report.tree_of(uuid)
+        if tree is None:
+            return
+        messages.info(self.request, _(
+            '%(child)s is a child provider of %(root)s: this is its '
+            'tree.') % {'child': report.names.get(uuid, uuid),
+                        'root': tree.provider.name})
+        raise exceptions.Http302(reverse(
+            'horizon:admin:orphaned_allocations:detail',
+            args=[tree.provider.uuid]))
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
