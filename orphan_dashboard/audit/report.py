@@ -182,6 +182,15 @@ class Report:
                 return report
         return None
 
+    def tree_of(self, uuid):
+        """The report of the tree that holds provider ``uuid``, as its
+        root or as one of its children; None for a provider it lacks."""
+        for report in self.providers:
+            if report.provider.uuid == uuid or any(
+                    child == uuid for child, _owner in report.children):
+                return report
+        return None
+
     def summary(self):
         """This report without its ``ok`` findings: all the index, its
         filters and the batch actions read, and a small part of a whole

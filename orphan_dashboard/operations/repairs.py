@@ -21,12 +21,13 @@ from orphan_dashboard.writing import write
 
 Selection = repair.Selection
 ProviderPlan = repair.ProviderPlan
+Outcome = write.Outcome
 DONE = write.DONE
 SKIPPED = write.SKIPPED
 FAILED = write.FAILED
 UNKNOWN = write.UNKNOWN
 """What a front end names of a repair: the row chosen, a provider's plan,
-an outcome's status."""
+an outcome and its status."""
 commands = equivalent.for_plan
 """The ``openstack`` commands that do what a plan does, shown with it."""
 
@@ -34,7 +35,8 @@ commands = equivalent.for_plan
 def selections(summary, chosen, provider_uuids):
     """The rows to repair: ``chosen`` as they are, plus the recommended
     repair of every consumer with a finding on ``provider_uuids`` in the
-    ``summary`` the operator was shown (None before the first audit).
+    ``summary`` the operator was shown (None before the first audit), each
+    once (a row ticked and its hypervisor too).
 
     Returns ``(selections, instance hints)``: the servers whose migrations
     the engine reads too.  Raises ``LookupError`` for a provider the
@@ -46,7 +48,8 @@ def selections(summary, chosen, provider_uuids):
         if provider is None:
             raise LookupError(provider_uuid)
         problems.extend(provider.problems)
-    found = list(chosen) + repair.recommended_selections(problems)
+    found = list(dict.fromkeys(
+        list(chosen) + repair.recommended_selections(problems)))
     return found, repair.instance_hints(
         summary.findings if summary else [], found)
 
@@ -70,11 +73,26 @@ def bounded(report, bounds):
 
 
 def preview(clients, selections_, settings, instance_hints=()):
-    """A fresh plan (or the reason there is none) for each selection."""
-    return repair.preview(clients.placement, clients.nova, selections_,
-                          min_age=settings.min_age,
-                          instance_hints=instance_hints,
-                          network_client=clients.network)
+    """A fresh plan (or the reason there is none) for each selection, a
+    consumer's repair once (:func:`once`)."""
+    return once(repair.preview(clients.placement, clients.nova, selections_,
+                               min_age=settings.min_age,
+                               instance_hints=instance_hints,
+                               network_client=clients.network))
+
+
+def once(rows):
+    """One row per consumer and repair, where the first of them stood:
+    every repair writes the whole consumer, so a consumer chosen on two of
+    its providers (a server's leftover on a host and its port's bandwidth
+    on that host's NIC) is one write, previewed and confirmed once.  The
+    row kept is the first with a plan, else the first."""
+    kept = {}
+    for row in rows:
+        key = (row.selection.consumer, row.selection.action)
+        if key not in kept or (row.plan and not kept[key].plan):
+            kept[key] = row     # (a key replaced keeps its place)
+    return list(kept.values())
 
 
 def apply(clients, journal, plans, settings, instance_hints=()):

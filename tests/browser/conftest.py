@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 
 import pytest
 
@@ -261,6 +262,17 @@ class Browser:
     def messages(self, kind):
         return [m.text for m in self.all('.messages .alert-%s' % kind)]
 
+    def page_size(self, rows):
+        """The user's *Items Per Page*, as set on Horizon's settings
+        page."""
+        self.open('/settings/')
+        size = self.find('#id_pagesize')
+        size.clear()
+        size.send_keys(str(rows))
+        size.submit()
+        self.wait(lambda d: (d.get_cookie('API_RESULT_PAGE_SIZE') or {}).get(
+            'value') == str(rows))
+
     def save(self, name, readme=False):
         """A screenshot (and the page source) in the artifacts directory;
         with ``readme``, a copy for the documentation's screenshots too."""
@@ -278,6 +290,33 @@ class Browser:
         self.running.remove(self)
         self.driver.quit()
         shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def smallest(placement, provider, resource_class):
+    """The least amount of ``resource_class`` a consumer may hold on
+    ``provider``."""
+    inventory = placement.get('/resource_providers/%s/inventories/%s' % (
+        provider, resource_class), microversion='1.28').json()
+    return max(inventory['min_unit'], inventory['step_size'])
+
+
+def stage_strangers(sandbox, placement, holdings):
+    """Consumers Nova never knew, each holding what ``holdings`` (one
+    ``{provider: resources}`` per consumer) gives it, in one POST; their
+    uuids share a prefix the tables' filters find.  ``(prefix,
+    consumers)``."""
+    session = sandbox.admin_session()
+    prefix = uuid.uuid4().hex[:8]
+    consumers = ['%s-0000-4000-8000-%012d' % (prefix, number)
+                 for number in range(len(holdings))]
+    placement.post('/allocations', microversion='1.28', json={
+        consumer: {'allocations': {provider: {'resources': resources}
+                                   for provider, resources in held.items()},
+                   'project_id': session.get_project_id(),
+                   'user_id': session.get_user_id(),
+                   'consumer_generation': None}
+        for consumer, held in zip(consumers, holdings)}).raise_for_status()
+    return prefix, consumers
 
 
 @pytest.fixture(scope='module')

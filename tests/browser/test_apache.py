@@ -20,13 +20,14 @@ than a URL could carry, a flavor checked from its button."""
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
 
 from keystoneauth1 import adapter
 import pytest
 
 from tests.browser import apache
 from tests.browser.conftest import Browser
+from tests.browser.conftest import smallest
+from tests.browser.conftest import stage_strangers
 from tests.browser.test_panel import confirm
 from tests.browser.test_panel import held
 from tests.browser.test_panel import row
@@ -54,20 +55,9 @@ def staged(sandbox, placement):
     (single,) = [e for e in entry['expected']
                  if e['verdict'] == 'deleted_instance']
     host3 = sandbox.config['hosts']['host3']
-    memory = placement.get('/resource_providers/%s/inventories/MEMORY_MB'
-                           % host3, microversion='1.28').json()
-    amount = max(memory['min_unit'], memory['step_size'])
-    session = sandbox.admin_session()
-    prefix = uuid.uuid4().hex[:8]
-    strangers = ['%s-0000-4000-8000-%012d' % (prefix, number)
-                 for number in range(BATCH)]
-    placement.post('/allocations', microversion='1.28', json={
-        consumer: {'allocations': {host3: {'resources': {
-            'MEMORY_MB': amount}}},
-            'project_id': session.get_project_id(),
-            'user_id': session.get_user_id(),
-            'consumer_generation': None}
-        for consumer in strangers})
+    memory = {'MEMORY_MB': smallest(placement, host3, 'MEMORY_MB')}
+    prefix, strangers = stage_strangers(sandbox, placement,
+                                        [{host3: memory}] * BATCH)
     return {'single': single, 'host3': host3, 'prefix': prefix,
             'strangers': strangers}
 
@@ -184,13 +174,7 @@ def test_a_batch_of_more_rows_than_a_url_carries(browser, staged,
     """Filtered to the strangers, all ticked, deleted by the table's own
     action: one preview of every row, behind Apache's request-line
     limit."""
-    browser.open('/settings/')
-    size = browser.find('#id_pagesize')
-    size.clear()
-    size.send_keys(str(2 * BATCH))
-    size.submit()
-    browser.wait(lambda d: (d.get_cookie('API_RESULT_PAGE_SIZE') or {}).get(
-        'value') == str(2 * BATCH))
+    browser.page_size(2 * BATCH)
     browser.open(INDEX + staged['host3'] + '/')
     search = browser.find('#allocations input[name="allocations__filter__q"]')
     search.send_keys(staged['prefix'])

@@ -21,6 +21,8 @@ from keystoneauth1 import adapter
 import pytest
 
 from orphan_dashboard.api import placement as api
+from tests.browser.conftest import smallest
+from tests.browser.conftest import stage_strangers
 
 INDEX = '/admin/orphaned_allocations/'
 
@@ -410,6 +412,16 @@ def test_decommission_the_retired_host(site, browser, placement):
     browser.click('.modal-dialog .modal-footer [type="submit"]')
     browser.wait(lambda d: 'Tick every consumer listed' in d.find_element(
         'css selector', '.modal-dialog').text)
+    # Said at the top of the dialog, where the focus goes: not below the
+    # fold of its long preview, as if nothing had happened.
+    browser.wait(lambda d: d.execute_script(
+        'return document.activeElement.matches('
+        '".modal-dialog .orphan-form-errors");'), timeout=20)
+    top, bottom, height, said = browser.driver.execute_script(
+        'var e = document.activeElement, r = e.getBoundingClientRect();'
+        'return [r.top, r.bottom, window.innerHeight, e.textContent];')
+    assert 0 <= top and bottom <= height, (top, bottom, height)
+    assert 'Tick every consumer listed' in said
     assert stranger in browser.find('.modal-dialog table.orphan-preview').text
     assert 'cannot be decommissioned now' not in browser.find(
         '.modal-dialog').text
@@ -434,6 +446,88 @@ def test_decommission_the_retired_host(site, browser, placement):
     assert api.provider_record(placement, host4) is None
     assert held(placement, stranger) == {}
     browser.save('after-decommission')
+
+
+BATCH = 120
+"""Rows in the batch of ``test_a_batch_is_one_message_and_its_history``:
+the issue's batch (128 rows, 59 of whose messages a cookie kept)."""
+
+
+def selection(browser, table):
+    """The rows ``table`` lists, as one script reads them."""
+    return browser.driver.execute_script(
+        'return Array.prototype.map.call(document.querySelectorAll('
+        'arguments[0]), function (r) { return r.textContent; });',
+        '#%s tbody tr[data-object-id]' % table)
+
+
+def test_a_batch_is_one_message_and_its_history(site, browser, placement):
+    """``BATCH`` consumers Nova never knew on host3, one of them on its
+    NIC too (two rows, one write), ticked and deleted at once: one of
+    them gone before the preview (not possible), one changed before the
+    confirm (skipped).  One message counts them all, names the two, and
+    leads to History, which lists the batch's writes and the two rows
+    that wrote nothing."""
+    from tests.browser.test_pictures import refreshed
+    host3 = site.config['hosts']['host3']
+    (nic,) = [p['uuid'] for p in placement.get(
+        '/resource_providers?name=host3:br-phys',
+        microversion='1.14').json()['resource_providers']]
+    memory = {'MEMORY_MB': smallest(placement, host3, 'MEMORY_MB')}
+    bandwidth = {'NET_BW_EGR_KILOBIT_PER_SEC': smallest(
+        placement, nic, 'NET_BW_EGR_KILOBIT_PER_SEC')}
+    prefix, strangers = stage_strangers(
+        site.sandbox, placement,
+        [{host3: memory, nic: bandwidth}] + [{host3: memory}] * (BATCH - 1))
+    twice, gone, changed = strangers[0], strangers[7], strangers[42]
+    browser.page_size(3 * BATCH)
+    try:
+        refreshed(browser)
+        browser.open(INDEX + host3 + '/?tab=provider__allocations')
+        search = browser.find('#allocations input[name="allocations__filter'
+                              '__q"]')
+        search.send_keys(prefix)
+        browser.click('#allocations .table_search button[type="submit"]')
+        browser.wait(lambda d: len(selection(browser, 'allocations')) ==
+                     BATCH + 1)
+        placement.delete('/allocations/%s' % gone)
+        browser.click('#allocations thead .themable-checkbox '
+                      'input.table-row-multi-select + label')
+        browser.click('#allocations__action_delete_selected')
+        preview = browser.find('table.orphan-preview')
+        lines = [r.text for r in browser.all('.orphan-preview-row')]
+        # The consumer on host3 and its NIC: one row, one write.
+        assert len(lines) == BATCH, len(lines)
+        assert len([t for t in lines if twice in t]) == 1
+        (refused,) = [t for t in lines if 'Not possible' in t]
+        assert gone in refused
+        assert 'Not possible' in preview.text
+        now = api.consumer_allocations(placement, changed)
+        placement.put('/allocations/%s' % changed, microversion='1.28', json={
+            'allocations': {host3: {'resources': {
+                'MEMORY_MB': 2 * memory['MEMORY_MB']}}},
+            'project_id': now['project_id'], 'user_id': now['user_id'],
+            'consumer_generation': now['consumer_generation']}
+        ).raise_for_status()
+        confirm(browser)
+        alerts = browser.all('.messages .alert')
+        assert len(alerts) == 1, [a.text for a in alerts]
+        (text,) = browser.messages('warning')
+        assert '%d repairs done, 2 skipped.' % (BATCH - 2) in text, text
+        assert gone in text and changed in text, text
+        assert 'already repaired' not in text, text
+        browser.save('batch-result', readme=True)
+        assert all(held(placement, c) == {} for c in strangers
+                   if c != changed)
+        browser.click('.messages a.orphan-batch-link')
+        browser.wait(lambda d: len(selection(browser, 'history')) ==
+                     BATCH - 2)
+        unwritten = browser.find('.orphan-unwritten').text
+        assert gone in unwritten and changed in unwritten, unwritten
+        browser.save('batch-history', readme=True)
+    finally:
+        placement.delete('/allocations/%s' % changed)
+        browser.page_size(20)
 
 
 @pytest.fixture

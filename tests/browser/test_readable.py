@@ -21,6 +21,8 @@ import pytest
 
 from orphan_dashboard.api import placement as api
 
+from tests.browser.conftest import smallest
+from tests.browser.conftest import stage_strangers
 from tests.browser.test_panel import incident
 from tests.browser.test_panel import INDEX
 from tests.browser.test_panel import row
@@ -123,6 +125,48 @@ def test_a_newer_audit_updates_the_tables_in_place(site, browser):
     browser.save('updated-in-place')
 
 
+def test_the_totals_line_changes_with_the_tables_after_refresh(
+        site, browser, placement):
+    """120 leftovers staged on host2 and host3, then *Refresh*: when the
+    page swaps in the new audit, what findings hold above the table
+    changes with it (as a reload shows it), from the same snapshot."""
+    audited(browser)
+    before = browser.find('.orphan-held').text
+    hosts = [site.config['hosts'][h] for h in ('host2', 'host3')]
+    holdings = [{host: {'MEMORY_MB': smallest(placement, host,
+                                              'MEMORY_MB')}}
+                for host in hosts] * 60
+    _prefix, strangers = stage_strangers(site.sandbox, placement, holdings)
+    try:
+        # The sweep held until the page is back from *Refresh*: it shows
+        # the older audit, and must swap in the new one by itself.
+        with site.sandbox.nova_and_placement_held():
+            browser.driver.execute_script('window.orphanBefore = true;')
+            browser.click('#providers__action_refresh')
+            browser.wait(lambda d: d.execute_script(
+                'return !window.orphanBefore && '
+                'document.readyState === "complete";'))
+            shown = browser.find('.orphan-sweep').get_attribute(
+                'data-version')
+            assert browser.find('.orphan-held').text == before
+            browser.driver.execute_script('window.orphanNotReloaded = true;')
+        browser.wait(lambda d: d.execute_script(
+            'var v = $(".orphan-sweep").data("version");'
+            'return v && v !== arguments[0] && '
+            '!$(".orphan-sweep-progress").is(":visible");', shown),
+            timeout=180)
+        assert browser.driver.execute_script(
+            'return window.orphanNotReloaded;')
+        swapped = browser.find('.orphan-held').text
+        browser.save('totals-after-refresh')
+        assert swapped != before
+        browser.open(INDEX + HYPERVISORS)
+        assert browser.find('.orphan-held').text == swapped
+    finally:
+        for consumer in strangers:
+            placement.delete('/allocations/%s' % consumer)
+
+
 def test_the_bar_draws_what_its_text_says(site, browser):
     """*Refresh*: whenever a poll catches the sweep, the bar's width is
     the percentage its text states."""
@@ -176,48 +220,93 @@ def keyboard_target(site, browser, placement):
     pytest.fail('no staged row offers a repair')
 
 
+def press(browser, *keys):
+    """``keys`` pressed together, as a user does."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    chain = ActionChains(browser.driver)
+    for key in keys[:-1]:
+        chain.key_down(key)
+    chain.send_keys(keys[-1])
+    for key in reversed(keys[:-1]):
+        chain.key_up(key)
+    chain.perform()
+
+
+def key_to(browser, selector, back=False, presses=400):
+    """Tab (Shift+Tab with ``back``) until the focus is on what
+    ``selector`` finds; failing, where the focus went."""
+    from selenium.webdriver.common.keys import Keys
+    walked = []
+    for _ in range(presses):
+        press(browser, *((Keys.SHIFT, Keys.TAB) if back else (Keys.TAB,)))
+        there, where = browser.driver.execute_script(
+            'var e = document.activeElement;'
+            'return [e.matches(arguments[0]), e.tagName + "#" + e.id + "." +'
+            ' e.className + " " + (e.textContent || "").trim().slice(0, 30)];',
+            selector)
+        if there:
+            return
+        walked.append(where)
+    pytest.fail('no %s reaches %s: %s' % ('Shift+Tab' if back else 'Tab',
+                                          selector, walked[:60]))
+
+
+def confirm_by_keys(browser):
+    """Tab to the preview's confirm, Enter, and the page it leads to."""
+    from selenium.webdriver.common.keys import Keys
+    key_to(browser, 'form .modal-footer [type="submit"]', presses=100)
+    browser.save('keyboard-confirm')
+    browser.driver.execute_script('window.orphanPreviewPage = true;')
+    press(browser, Keys.ENTER)
+    browser.wait(lambda d: d.execute_script(
+        'return !window.orphanPreviewPage && '
+        'document.readyState === "complete";'))
+
+
 def test_a_repair_with_the_keyboard_alone(site, browser, placement):
     """Tab to a row's action, Enter opens its preview, Tab to the
     confirm, Enter writes: no mouse."""
-    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
     audited(browser)
     target, written = keyboard_target(site, browser, placement)
-    keys = ActionChains(browser.driver)
     browser.driver.execute_script('document.activeElement.blur();')
-    walked = []
-    for _ in range(400):
-        keys.send_keys(Keys.TAB).perform()
-        walked.append(browser.driver.execute_script(
-            'var e = document.activeElement;'
-            'return e.tagName + "#" + e.id + "." + e.className + " " + '
-            '(e.textContent || "").trim().slice(0, 30);'))
-        if browser.driver.execute_script(
-                'return document.activeElement.id;') == target:
-            break
-    else:
-        pytest.fail('no Tab reaches the row action %s: %s' % (
-            target, walked[:60]))
-    keys.send_keys(Keys.ENTER).perform()
+    key_to(browser, '[id="%s"]' % target)
+    press(browser, Keys.ENTER)
     browser.find('.modal-dialog table.orphan-preview')
-    confirm = 'form .modal-footer [type="submit"]'
-    for _ in range(100):
-        keys.send_keys(Keys.TAB).perform()
-        if browser.driver.execute_script(
-                'return document.activeElement.matches(arguments[0]);',
-                confirm):
-            break
-    else:
-        pytest.fail('no Tab reaches the confirm of the preview')
-    browser.save('keyboard-confirm')
-    browser.driver.execute_script('window.orphanPreviewPage = true;')
-    keys.send_keys(Keys.ENTER).perform()
-    browser.wait(lambda d: d.execute_script(
-        'return !window.orphanPreviewPage && '
-        'document.readyState === "complete";'))
+    confirm_by_keys(browser)
     assert browser.messages('success'), browser.messages('danger')
     assert written(), 'nothing written'
+
+
+def test_fix_recommended_with_the_keyboard_alone(site, browser, placement):
+    """Tab to a hypervisor's checkbox (its box shows the focus), Space
+    ticks it, Shift+Tab back to *Fix recommended*, Enter previews, Tab to
+    the confirm, Enter writes: a batch without a mouse."""
+    from selenium.webdriver.common.keys import Keys
+
+    stale = [e for e in incident(site, 'failed_migration')['expected']
+             if e['verdict'] == 'stale_migration'][0]
+    audited(browser)
+    box = '#providers tr[data-object-id="%s"] input.table-row-multi-select' \
+        % stale['provider']
+    browser.driver.execute_script('document.activeElement.blur();')
+    key_to(browser, box)
+    assert browser.driver.execute_script(
+        'return getComputedStyle(document.activeElement.nextElementSibling)'
+        '.outlineStyle;') == 'solid'
+    browser.save('keyboard-checkbox')
+    press(browser, Keys.SPACE)
+    assert browser.driver.execute_script(
+        'return document.querySelector(arguments[0]).checked;', box)
+    key_to(browser, '#providers__action_fix_recommended', back=True,
+           presses=100)
+    press(browser, Keys.ENTER)
+    assert stale['consumer'] in browser.find('table.orphan-preview').text
+    confirm_by_keys(browser)
+    assert browser.all('.messages a.orphan-batch-link')
+    assert api.consumer_allocations(placement, stale['consumer'])[
+        'allocations'] == {}
 
 
 def test_the_index_and_a_provider_page_at_1024_px(site, narrow):

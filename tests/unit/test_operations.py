@@ -151,6 +151,36 @@ def test_selections_add_the_recommended_repairs_of_whole_providers():
     assert repairs.selections(None, chosen, []) == (chosen, [])
 
 
+def test_a_row_chosen_twice_is_previewed_once():
+    """A row ticked and its hypervisor too: one selection."""
+    found = audited(leaky_cloud())
+    (recommended,) = repairs.recommended(found)[0]
+    picked, _hints = repairs.selections(found, [recommended],
+                                        [recommended.provider])
+    assert picked == [recommended]
+
+
+def test_a_consumer_chosen_on_two_providers_is_one_row():
+    """bandwidth-vm ticked on host3 and on host3's NIC for *Trim to
+    current host*: every repair writes the whole consumer, so it is one
+    row where it first stood, the row with a plan kept over the one
+    without; another repair of it stays a row of its own."""
+    def row(consumer, provider, action, plan=None):
+        return repair.Row(repair.Selection(consumer, provider, action),
+                          plan=plan, error=None if plan else 'no plan')
+    refused = row('vm', 'host3', m.TRIM)
+    other = row('other', 'host3', m.DELETE, 'p1')
+    on_nic = row('vm', 'host3-nic', m.TRIM, 'p2')
+    healed = row('vm', 'host3-nic', m.DELETE_AND_HEAL, 'p3')
+    twice = row('other', 'host3-nic', m.DELETE, 'p4')
+    with mock.patch.object(repair, 'preview', return_value=[
+            refused, other, on_nic, healed, twice]) as preview:
+        rows = repairs.preview(CLIENTS, ['chosen'], UNPROTECTED, ['vm'])
+    assert preview.call_args.args[2] == ['chosen']
+    assert rows == [on_nic, other, healed]
+    assert repairs.once([refused, row('vm', 'host2', m.TRIM)]) == [refused]
+
+
 def test_applying_a_preview_skips_the_rows_it_could_not_plan():
     planned = repair.Row(repair.Selection('a', 'rp', 'delete'), plan='plan')
     refused = repair.Row(repair.Selection('b', 'rp', 'delete'),

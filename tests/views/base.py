@@ -183,6 +183,26 @@ def assert_named(response, *uuids):
             text[max(at - 80, 0):at + 80].split())
 
 
+BATCH_LINK = re.compile(
+    r'<a class="orphan-batch-link" href="([^"]+)">See every row of this '
+    r'batch in History.</a>')
+
+
+def batch_message(seen):
+    """The one message a confirm leaves (``seen``, the test's
+    ``messages_seen``): ``(level, its lines, the batch its link shows in
+    History)``."""
+    ((level, text),) = seen
+    lines = text.split('<br>')
+    link = BATCH_LINK.fullmatch(lines.pop())
+    assert link, text
+    url = parse.urlparse(html.unescape(link.group(1)))
+    query = parse.parse_qs(url.query)
+    assert (url.path, query['tab']) == (
+        INDEX, ['orphaned_allocations__history']), url
+    return level, lines, query['batch'][0]
+
+
 def preview_cells(response, row=0):
     """The visible text of a preview row's Before and After cells."""
     rows = re.findall(r'<tr class="orphan-preview-row.*?</tr>',

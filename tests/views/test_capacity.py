@@ -352,6 +352,22 @@ class CapacityTests(AdminViewTests):
         self.assertNotContains(res, 'orphan-fit-')
 
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
+    def test_check_without_a_flavor_says_to_choose_one(self):
+        """*Check* on the list's first line: said, not a silent reload."""
+        incidents, found = incidents_with_capacity()
+        self.mock_report.return_value = incidents.report
+        self.mock_capacity.return_value = found
+        self.mock_flavors.return_value = [SMALL]
+        res = self.client.get(INDEX, {'tab': TAB})
+        self.assertNotContains(res, 'orphan-flavor-error')
+        res = self.client.get(INDEX, {'tab': TAB, 'flavor': ''})
+        self.assertContains(res, '<div class="alert alert-danger '
+                                 'orphan-flavor-error">Choose a flavor in '
+                                 'the list, then press Check.</div>',
+                            html=True)
+        self.assertNotContains(res, 'orphan-fit-')
+
+    @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_a_flavor_a_flavor_alone_cannot_describe(self):
         incidents, found = incidents_with_capacity()
         self.mock_report.return_value = incidents.report

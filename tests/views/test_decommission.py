@@ -14,6 +14,7 @@
 explicit choice for consumers Nova does not know, and the confirm."""
 
 import dataclasses
+import re
 from unittest import mock
 
 from django.urls import reverse
@@ -430,6 +431,27 @@ class DialogTests(AdminViewTests):
         self.assertIn('Tick every consumer', str(errors['delete_unknown']))
         self.assertContains(res, 'Tick every consumer')
         self.mock_decommission_apply.assert_not_called()
+
+    @helpers.create_mocks({service: ['report', 'preview_decommission',
+                                     'decommission_apply']})
+    def test_the_error_comes_first_in_the_dialog(self):
+        """Above the long preview, where the eye is and the focus goes
+        (an alert keyboard.js focuses), not at its foot; the field keeps
+        its mark."""
+        incidents, plan = dead_host1()
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        res = self.client.get(DECOMMISSION, {'provider': H1})
+        self.assertNotContains(res, 'orphan-form-errors')
+        res = self.client.post(DECOMMISSION, {'rows': signed_rows(res)})
+        content = res.content.decode()
+        top = re.search(r'<div class="alert alert-danger orphan-form-errors" '
+                        r'role="alert" tabindex="-1">\s*<p>Tick every '
+                        r'consumer listed', content)
+        self.assertTrue(top, content)
+        self.assertLess(top.start(), content.index('orphan-preview'))
+        self.assertLess(content.index('orphan-preview'),
+                        content.index('has-error'))
 
     @helpers.create_mocks({service: ['report', 'preview_decommission',
                                      'decommission_apply']})

@@ -198,6 +198,19 @@ class DetailTests(AdminViewTests):
                          [t.split('…')[0]
                           for t in self.messages_seen.texts('error')])
 
+    @helpers.create_mocks({service: ['report']})
+    def test_a_child_providers_page_is_its_trees(self):
+        """A NIC (a Blazar or PCI child alike) has no tree of its own:
+        its page is its root's, saying so."""
+        incidents = Incidents(bandwidth_left=True)
+        self.mock_report.return_value = incidents.report
+        nic = next(uuid for uuid, name in incidents.report.names.items()
+                   if name == 'host1-nic')
+        res = self.client.get(detail(nic))
+        self.assertRedirectsNoFollow(res, detail(H1))
+        self.assertEqual(['host1-nic is a child provider of host1: this is '
+                          'its tree.'], self.messages_seen.texts('info'))
+
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report']})
     def test_unknown_provider_redirects_with_error(self):

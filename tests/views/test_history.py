@@ -32,6 +32,7 @@ from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
+from tests.views.base import batch_message
 from tests.views.base import detail
 from tests.views.base import H1
 from tests.views.base import H2
@@ -308,8 +309,9 @@ class RestoreTests(AdminViewTests):
         self.mock_journal_entries.assert_called_with(mock.ANY, [7])
         self.mock_restore.assert_called_once_with(
             mock.ANY, [journaled], {7: plan})
-        self.assertEqual(['Restore of server web-1 on host1: done.'],
-                         self.messages_seen.texts('success'))
+        self.assertEqual(['1 restore done.',
+                          'Restore of server web-1 on host1: done.'],
+                         batch_message(self.messages_seen)[1])
 
     @helpers.create_mocks({service: ['batch_entries', 'journal_entries',
                                      'preview_restore', 'restore',
@@ -351,9 +353,10 @@ class RestoreTests(AdminViewTests):
         res = self.client.post(RESTORE, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
         self.assertEqual(
-            ['Restore host9: done.',
-             'Restore of consumer %s on host9: done.' % trimmed.consumer],
-            self.messages_seen.texts('success'))
+            ('success', ['2 restores done.', 'Restore host9: done.',
+                         'Restore of consumer %s on host9: done.'
+                         % trimmed.consumer]),
+            batch_message(self.messages_seen)[:2])
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['journal_entries', 'preview_restore',

@@ -23,10 +23,12 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import snapshot
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
+from tests.views.base import batch_message
 from tests.views.base import DELETE_PROVIDER
 from tests.views.base import detail
 from tests.views.base import GONE
@@ -199,6 +201,29 @@ class IndexTests(AdminViewTests):
         self.assertEqual([], res.context['providers_table'].data)
         res = self.client.get(INDEX + 'sweep/')
         self.assertEqual(self.mock_sweep_state.return_value, res.json())
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['sweep_state']})
+    def test_the_page_names_the_version_of_the_report_it_shows(self):
+        """Its script swaps in a newer one: the page names the version it
+        was read from, not the newest published meanwhile; a page that
+        could read none names the newest, or it would reload itself over
+        and over."""
+        self.mock_sweep_state.return_value = {'version': 'v9',
+                                              'sweeping': False}
+        shown = snapshot.Shown('v7', 600, Incidents().report)
+        with mock.patch.object(snapshot, 'current', return_value=shown):
+            res = self.client.get(INDEX)
+        self.assertContains(res, 'data-version="v7"')
+        self.assertEqual([], self.messages_seen.texts('error'))
+        with mock.patch.object(snapshot, 'current',
+                               side_effect=RuntimeError('cache')):
+            res = self.client.get(INDEX)
+        self.assertContains(res, 'data-version="v9"')
+        self.assertEqual(['Unable to read the audit of this cloud: no '
+                          'repair is possible now.'],
+                         [t.split('…')[0].strip()
+                          for t in self.messages_seen.texts('error')])
 
     @helpers.create_mocks({service: ['report', 'sweep_state']})
     def test_the_page_says_why_the_last_sweep_failed(self):
@@ -381,8 +406,9 @@ class DeleteProviderTests(AdminViewTests):
         res = self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_delete_providers.assert_called_once_with(mock.ANY, [plan])
-        self.assertEqual(['Delete provider gone: done.'],
-                         self.messages_seen.texts('success'))
+        self.assertEqual(('success', ['1 provider deleted.',
+                                      'Delete provider gone: done.']),
+                         batch_message(self.messages_seen)[:2])
 
     @helpers.create_mocks({service: ['report', 'preview_provider_delete']})
     def test_the_delete_is_a_danger_button_in_sentence_case(self):
@@ -435,6 +461,8 @@ class DeleteProviderTests(AdminViewTests):
             'Placement failed: resource provider in use', plan)]
         res = self.client.post(DELETE_PROVIDER, {'rows': signed})
         self.assertRedirectsNoFollow(res, INDEX)
-        self.assertEqual(['Delete provider gone failed: '
-                          'Placement failed: resource provider in use'],
-                         self.messages_seen.texts('error'))
+        self.assertEqual(('error', ['0 providers deleted, 1 failed.',
+                                    'Delete provider gone failed: '
+                                    'Placement failed: resource provider '
+                                    'in use']),
+                         batch_message(self.messages_seen)[:2])

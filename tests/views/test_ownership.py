@@ -28,6 +28,7 @@ from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import repair
 from tests.unit.cloud import Cloud
 from tests.views.base import AdminViewTests
+from tests.views.base import batch_message
 from tests.views.base import DELETE_PROVIDER
 from tests.views.base import detail
 from tests.views.base import helpers
@@ -113,8 +114,9 @@ class OwnershipTests(AdminViewTests):
                                                  {'provider': segment}))
         self.client.post(DELETE_PROVIDER, {'rows': signed})
         placement.delete_provider.assert_not_called()
-        (skipped,) = self.messages_seen.texts('warning')
-        self.assertIn("is not Nova's", skipped)
+        level, lines, _batch = batch_message(self.messages_seen)
+        self.assertEqual('warning', level)
+        self.assertIn("is not Nova&#x27;s", lines[1])
 
     @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
     def test_the_decommission_url_refuses_it(self):
@@ -245,8 +247,9 @@ class NeutronChildTests(AdminViewTests):
                                                  {'provider': host1}))
         self.client.post(DELETE_PROVIDER, {'rows': signed})
         placement.delete_provider.assert_not_called()
-        self.assertTrue(any("is not Nova's" in text for text in
-                            self.messages_seen.texts('warning')))
+        level, lines, _batch = batch_message(self.messages_seen)
+        self.assertEqual('warning', level)
+        self.assertTrue(any("is not Nova&#x27;s" in line for line in lines))
 
 
 class OwnerProofTests(AdminViewTests):

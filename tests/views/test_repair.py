@@ -15,12 +15,17 @@ of this session, and nothing forged, altered, foreign or stale gets
 through."""
 
 import dataclasses
+import html
 import json
+import re
 from unittest import mock
 from urllib import parse
 
 from django.conf import settings
+from django.contrib.messages.storage import base as message
+from django.contrib.messages.storage import cookie
 from django.core import signing
+from django import http
 from keystoneauth1 import exceptions as ks_exc
 import pytest
 
@@ -32,6 +37,7 @@ from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 from tests.views.base import AdminViewTests
 from tests.views.base import assert_named
+from tests.views.base import batch_message
 from tests.views.base import detail
 from tests.views.base import encoded
 from tests.views.base import EVIL
@@ -453,8 +459,10 @@ class ConfirmTests(AdminViewTests):
             res, detail(H1) + '?tab=provider__allocations')
 
     @pytest.mark.error_messages
-    @helpers.create_mocks({service: ['apply']})
-    def test_applies_the_signed_plans_and_reports_each_row(self):
+    @helpers.create_mocks({service: ['apply', 'batch_of']})
+    def test_one_message_for_the_batch_its_failures_first(self):
+        """Counted, then each row named, the failures first, and a link to
+        the batch in History: one message however many rows."""
         vm, other, third, stale = (uid('vm'), uid('other'), uid('third'),
                                    uid('stale'))
         rows = [plan_row(vm), plan_row(stale, H2, m.DELETE, after={}),
@@ -462,61 +470,153 @@ class ConfirmTests(AdminViewTests):
                 plan_row(third, H1, m.HEAL)]
         signed = self.preview(rows, hints=[uid('old')])
         self.mock_apply.return_value = [
-            write.Outcome(rows[0].selection, write.DONE, 'done'),
-            write.Outcome(rows[1].selection, write.DONE, 'done'),
+            write.Outcome(rows[0].selection, write.DONE, 'done',
+                          entry_id=7),
+            write.Outcome(rows[1].selection, write.DONE, 'done',
+                          entry_id=8),
             write.Outcome(rows[2].selection, write.SKIPPED,
                           'its allocations changed since the preview'),
             write.Outcome(rows[3].selection, write.FAILED,
-                          'Placement failed: 500 boom')]
+                          'Placement failed: 500 boom', entry_id=9)]
+        self.mock_batch_of.return_value = 'f' * 32
         res = self.client.post(REPAIR, {'rows': signed})
         self.assertNoFormErrors(res)
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_apply.assert_called_once_with(
             mock.ANY, [r.plan for r in rows], [uid('old')])
-        seen = self.messages_seen
-        self.assertEqual(
-            ['Trim to current host of consumer %s on host1: done.' % vm,
-             'Delete of consumer %s on host2: done.' % stale],
-            seen.texts('success'))
+        self.assertEqual(('error', [
+            '2 repairs done, 1 failed, 1 skipped.',
+            'Heal of consumer %s on host1 failed: Placement failed: 500 '
+            'boom' % third,
+            'Delete of consumer %s on host1 skipped: its allocations '
+            'changed since the preview' % other,
+            'Trim to current host of consumer %s on host1: done.' % vm,
+            'Delete of consumer %s on host2: done.' % stale], 'f' * 32),
+            batch_message(self.messages_seen))
+        # The row History has no entry for is kept for it.
         self.assertEqual(
             ['Delete of consumer %s on host1 skipped: its allocations '
-             'changed since the preview' % other], seen.texts('warning'))
-        self.assertEqual(
-            ['Heal of consumer %s on host1 failed: Placement failed: '
-             '500 boom' % third], seen.texts('error'))
-        self.assertEqual(
-            ['2 changes written and journaled.',
-             '1 change skipped: nothing was written for it.',
-             '1 change failed.'], seen.texts('info'))
+             'changed since the preview' % other],
+            forms.kept_result(res.wsgi_request, 'f' * 32))
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['apply', 'batch_of']})
+    def test_a_large_batch_is_one_message_that_fits_a_cookie(self):
+        """128 rows, 2 failed and 2 skipped: one message, which Django's
+        cookie keeps whole (it drops what does not fit), naming those
+        four, none of the done; History has them all."""
+        rows = [plan_row(uid('vm%d' % i), H2 if i % 2 else H3, m.DELETE,
+                         after={}) for i in range(128)]
+        signed = self.preview(rows)
+        failed, skipped = {3, 90}, {6, 100}
+        self.mock_apply.return_value = [
+            write.Outcome(r.selection, write.FAILED if i in failed else
+                          write.SKIPPED if i in skipped else write.DONE,
+                          'its allocations changed since the preview'
+                          if i in skipped else 'Placement failed: 409',
+                          entry_id=None if i in skipped else i)
+            for i, r in enumerate(rows)]
+        self.mock_batch_of.return_value = 'f' * 32
+        res = self.client.post(REPAIR, {'rows': signed})
+        self.assertNoFormErrors(res)
+        level, lines, batch = batch_message(self.messages_seen)
+        self.assertEqual(('error', 'f' * 32), (level, batch))
+        self.assertEqual('124 repairs done, 2 failed, 2 skipped.', lines[0])
+        self.assertEqual([uid('vm%d' % i) for i in (3, 90, 6, 100)],
+                         [re.search('consumer (\\S+) on', line).group(1)
+                          for line in lines[1:]])
+        # The skipped rows, which the journal has no entry for.
+        self.assertEqual(2, len(forms.kept_result(res.wsgi_request, batch)))
+        storage = cookie.CookieStorage(res.wsgi_request)
+        ((_level, text),) = self.messages_seen
+        self.assertEqual([], storage._store(
+            [message.Message(40, text, 'safe')], http.HttpResponse()))
+
+    @helpers.create_mocks({service: ['apply', 'batch_of', 'report',
+                                     'history']})
+    def test_its_history_lists_the_rows_that_wrote_nothing(self):
+        """The message's link: the batch in History, its journaled rows
+        in the table and, over it, the rows the journal has no entry
+        for."""
+        vm, other = uid('vm'), uid('other')
+        rows = [plan_row(vm), plan_row(other, H1, m.DELETE, after={})]
+        signed = self.preview(rows)
+        self.mock_apply.return_value = [
+            write.Outcome(rows[0].selection, write.DONE, 'done',
+                          entry_id=1),
+            write.Outcome(rows[1].selection, write.SKIPPED,
+                          'its allocations changed since the preview')]
+        self.mock_batch_of.return_value = 'f' * 32
+        self.mock_report.return_value = Incidents().report
+        self.mock_history.return_value = ([], False, False, {})
+        self.client.post(REPAIR, {'rows': signed})
+        ((_level, text),) = self.messages_seen
+        link = html.unescape(re.search('href="([^"]+)"', text).group(1))
+        res = self.client.get(link)
+        self.assertRedirectsNoFollow(
+            res, INDEX + '?tab=orphaned_allocations__history')
+        res = self.client.get(res['location'])
+        self.assertEqual('f' * 32,
+                         self.mock_history.call_args.kwargs['batch'])
+        box = re.search(r'<div class="alert alert-warning orphan-unwritten">'
+                        r'(.*?)</div>', res.content.decode(), re.S)
+        self.assertTrue(box, res.content.decode())
+        self.assertIn('Delete of consumer %s on host1 skipped: its '
+                      'allocations changed since the preview' % other,
+                      box.group(1))
+        self.assertNotIn(vm, box.group(1))
+        # Another batch's History has no such box.
+        self.client.get(INDEX, {'batch': 'e' * 32})
+        res = self.client.get(INDEX, {'tab': 'orphaned_allocations__history'})
+        self.assertNotContains(res, 'orphan-unwritten')
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['apply']})
     def test_a_write_of_unknown_outcome_is_said_and_counted_apart(self):
-        """Neither done nor failed: the row says its outcome is unknown,
-        and the summary counts it on its own, pointing to History."""
+        """Neither done nor failed: the batch's message counts it on its
+        own, names it first with its outcome unknown, at the error level,
+        and points to History."""
         vm, other = uid('vm'), uid('other')
         rows = [plan_row(vm), plan_row(other, H1, m.HEAL)]
         signed = self.preview(rows)
         self.mock_apply.return_value = [
             write.Outcome(rows[0].selection, write.DONE, 'done'),
-            write.Outcome(rows[1].selection, 'unknown',
+            write.Outcome(rows[1].selection, write.UNKNOWN,
                           'Placement gave no clear answer')]
         res = self.client.post(REPAIR, {'rows': signed})
         self.assertNoFormErrors(res)
-        seen = self.messages_seen
-        self.assertEqual(
-            ['Heal of consumer %s on host1: outcome unknown: Placement '
-             'gave no clear answer' % other], seen.texts('error'))
-        self.assertEqual(
-            ['1 change written and journaled.',
-             '1 change of unknown outcome: it may have been written; see '
-             'History.'], seen.texts('info'))
+        level, lines, _batch = batch_message(self.messages_seen)
+        self.assertEqual('error', level)
+        self.assertEqual('1 repair done, 1 of unknown outcome (it may have '
+                         'been written).', lines[0])
+        self.assertEqual('Heal of consumer %s on host1: outcome unknown: '
+                         'Placement gave no clear answer' % other, lines[1])
 
-    @pytest.mark.error_messages
     @helpers.create_mocks({service: ['apply']})
-    def test_the_messages_name_the_server_the_preview_showed(self):
-        """After the confirm, each row's message names the server (and the
-        hypervisor) the preview named, not the consumer's uuid."""
+    def test_the_rows_the_preview_could_not_plan_are_in_the_result(self):
+        """A batch's "Not possible" rows are counted and named with the
+        rest, as skipped, with the reason the preview gave."""
+        vm, bare = uid('vm'), uid('bare')
+        rows = [plan_row(vm), repair.Row(
+            repair.Selection(bare, H3, m.HEAL),
+            error=reasons.reason('cannot.no_node_to_heal'))]
+        signed = self.preview(rows)
+        self.mock_apply.return_value = [
+            write.Outcome(rows[0].selection, write.DONE, 'done')]
+        self.client.post(REPAIR, {'rows': signed})
+        level, lines, _batch = batch_message(self.messages_seen)
+        self.assertEqual('warning', level)
+        self.assertEqual('1 repair done, 1 skipped.', lines[0])
+        self.assertEqual(1, len(self.mock_apply.call_args.args[1]))
+        self.assertRegex(lines[1], '^Heal of consumer %s on host3 skipped: '
+                         '.+' % bare)
+        self.assertEqual('Trim to current host of consumer %s on host1: '
+                         'done.' % vm, lines[2])
+
+    @helpers.create_mocks({service: ['apply']})
+    def test_the_message_names_the_server_the_preview_showed(self):
+        """The message names the server (and the hypervisor) the preview
+        named, not the consumer's uuid."""
         vm, gone = uid('vm'), uid('gone-vm')
         web = reasons.reason('nova.server', name='web-1', status='ACTIVE')
         rows = [plan_row(vm, nova=web),
@@ -529,14 +629,13 @@ class ConfirmTests(AdminViewTests):
                           'its allocations changed since the preview')]
         res = self.client.post(REPAIR, {'rows': signed})
         self.assertNoFormErrors(res)
-        seen = self.messages_seen
-        self.assertEqual(
-            ['Trim to current host of server web-1 on host1: done.'],
-            seen.texts('success'))
         # A deleted server has no name left: its consumer's uuid it is.
         self.assertEqual(
-            ['Delete of consumer %s on host1 skipped: its allocations '
-             'changed since the preview' % gone], seen.texts('warning'))
+            ['1 repair done, 1 skipped.',
+             'Delete of consumer %s on host1 skipped: its allocations '
+             'changed since the preview' % gone,
+             'Trim to current host of server web-1 on host1: done.'],
+            batch_message(self.messages_seen)[1])
 
     def assert_refused(self, data, text):
         res = self.client.post(REPAIR, data)

@@ -22,6 +22,7 @@ import dataclasses
 import datetime
 import threading
 import time
+import types
 from unittest import mock
 
 from django.core.cache import cache
@@ -209,6 +210,35 @@ def test_refresh_is_a_full_sweep_in_the_background(cloud):
     cloud['gate'].set()
     wait_idle()
     assert [c['full'] for c in cloud['collected']] == [False, True]
+
+
+def test_a_page_shows_one_snapshot_though_a_sweep_publishes_meanwhile(
+        cloud):
+    """The index reads its report, then what the findings hold and the
+    version its script compares: a sweep published between them does
+    not mix two snapshots on one page; the next page shows the new one."""
+    cloud['incidents'].snapshot.inventories = {
+        host: {'VCPU': {'total': 8, 'reserved': 0, 'min_unit': 1,
+                        'max_unit': 8, 'step_size': 1,
+                        'allocation_ratio': 1.0}}
+        for host in (H1, H2, H3)}
+    first_report(cloud)
+    page = types.SimpleNamespace()
+    report = service.report(page)
+    version = service.shown_version(page)
+    assert version == STORE.state()['version']
+    service.refresh(None)
+    wait_idle()
+    newer = STORE.state()['version']
+    assert newer != version
+    assert service.shown_version(page) == version
+    assert service.report(page) is report
+    assert service.capacity(page).taken_at == report.taken_at
+    following = types.SimpleNamespace()
+    assert service.shown_version(following) is None
+    assert service.capacity(following).taken_at > report.taken_at
+    assert service.report(following).taken_at > report.taken_at
+    assert service.shown_version(following) == newer
 
 
 def test_refresh_behind_a_running_sweep_starts_after_it(cloud, settings):

@@ -26,6 +26,7 @@ from django.core import signing
 from django.urls import reverse
 from django.utils.datastructures import MultiValueDict
 from django.utils.html import format_html
+from django.utils.html import format_html_join
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
@@ -183,41 +184,14 @@ def unsign(request, kind, text):
                                       'nothing was written.'))
 
 
-ROW_MESSAGES = {
-    service.DONE: (messages.success, _(
-        '%(action)s of %(what)s: done.')),
-    service.SKIPPED: (messages.warning, _(
-        '%(action)s of %(what)s skipped: %(reason)s')),
-    service.FAILED: (messages.error, _(
-        '%(action)s of %(what)s failed: %(reason)s')),
-    service.UNKNOWN: (messages.error, _(
-        '%(action)s of %(what)s: outcome unknown: %(reason)s')),
+ROW_TEXTS = {
+    service.DONE: _('%(action)s of %(what)s: done.'),
+    service.SKIPPED: _('%(action)s of %(what)s skipped: %(reason)s'),
+    service.FAILED: _('%(action)s of %(what)s failed: %(reason)s'),
+    service.UNKNOWN: _('%(action)s of %(what)s: outcome unknown: %(reason)s'),
 }
 
-
-def _summary(status, count):
-    if status == service.DONE:
-        return ngettext_lazy(
-            '%(count)d change written and journaled.',
-            '%(count)d changes written and journaled.',
-            count) % {'count': count}
-    if status == service.SKIPPED:
-        return ngettext_lazy(
-            '%(count)d change skipped: nothing was written for it.',
-            '%(count)d changes skipped: nothing was written for them.',
-            count) % {'count': count}
-    if status == service.UNKNOWN:
-        return ngettext_lazy(
-            '%(count)d change of unknown outcome: it may have been written; '
-            'see History.',
-            '%(count)d changes of unknown outcome: they may have been '
-            'written; see History.', count) % {'count': count}
-    return ngettext_lazy('%(count)d change failed.',
-                         '%(count)d changes failed.',
-                         count) % {'count': count}
-
-
-PROVIDER_MESSAGES = {
+PROVIDER_TEXTS = {
     service.DONE: _('%(action)s %(what)s: done.'),
     service.SKIPPED: _('%(action)s %(what)s skipped: %(reason)s'),
     service.FAILED: _('%(action)s %(what)s failed: %(reason)s'),
@@ -226,45 +200,128 @@ PROVIDER_MESSAGES = {
 """A provider's or a compute service's row: its action names what it
 acts on, the name follows."""
 
+WORST_FIRST = (service.FAILED, service.UNKNOWN, service.SKIPPED,
+               service.DONE)
+"""The order a batch's rows are named in, and the message's level: its
+worst row's."""
+
+LEVELS = {service.FAILED: messages.error, service.UNKNOWN: messages.error,
+          service.SKIPPED: messages.warning, service.DONE: messages.success}
+
+COUNTS = {
+    service.FAILED: ngettext_lazy('%(count)d failed', '%(count)d failed',
+                                  'count'),
+    service.UNKNOWN: ngettext_lazy(
+        '%(count)d of unknown outcome (it may have been written)',
+        '%(count)d of unknown outcome (they may have been written)',
+        'count'),
+    service.SKIPPED: ngettext_lazy('%(count)d skipped', '%(count)d skipped',
+                                   'count'),
+}
+"""How many rows failed, are of unknown outcome and were skipped, after
+the done ones (which each form counts in its own words)."""
+
+NAMED = 5
+"""The rows a batch's message names, worst first (:data:`WORST_FIRST`;
+the done ones only in a batch this small): the others are counted, and
+its link to History leads to every row.  Django keeps messages in a
+cookie, and drops what does not fit."""
+
+RESULT_KEY = 'result'
+"""Kept with a batch (:func:`keep_result`): its rows History has no entry
+for."""
+
 
 def _status(outcome):
-    return (outcome.status if outcome.status in ROW_MESSAGES
+    return (outcome.status if outcome.status in ROW_TEXTS
             else service.FAILED)
 
 
-def _row_message(outcome, names):
-    """``(add, text)``: the message of one row's outcome."""
+def _row_text(outcome, names):
+    """The sentence of one row's outcome, its server and provider by
+    name where ``names`` knows them."""
     status = _status(outcome)
-    add, text = ROW_MESSAGES[status]
+    text = ROW_TEXTS[status]
     selection = outcome.selection
     provider = names.get(selection.provider) or selection.provider
     if not selection.consumer:
-        text, what = PROVIDER_MESSAGES[status], provider
+        text, what = PROVIDER_TEXTS[status], provider
     elif names.get(selection.consumer):
         what = _('server %(server)s on %(provider)s') % {
             'server': names[selection.consumer], 'provider': provider}
     else:
         what = _('consumer %(consumer)s on %(provider)s') % {
             'consumer': selection.consumer, 'provider': provider}
-    return add, text % {'action': labels.action(selection.action),
-                        'what': what,
-                        'reason': labels.reason(outcome.message)}
+    return text % {'action': labels.action(selection.action),
+                   'what': what,
+                   'reason': labels.reason(outcome.message)}
 
 
-def report_outcomes(request, outcomes, names=None):
-    """One message per row (done, skipped with why, failed with
-    Placement's error), then the counts."""
-    counts = {}
+def _result_key(request, batch):
+    return _selection_key(request, '%s:%s' % (RESULT_KEY, batch))
+
+
+def keep_result(request, batch, texts):
+    """Keep ``texts``, the rows of ``batch`` that wrote nothing (skipped,
+    not possible), for its History, in this session, as long as a preview
+    can be confirmed: the journal holds only what was written."""
+    cache.set(_result_key(request, batch), [str(t) for t in texts],
+              conf.PREVIEW_MAX_AGE.get())
+
+
+def kept_result(request, batch):
+    """What :func:`keep_result` kept of ``batch`` for this session, or an
+    empty list."""
+    found = cache.get(_result_key(request, str(batch)[:64]))
+    return found if isinstance(found, list) else []
+
+
+def batch_link(batch):
+    """A link to ``batch`` in History (:class:`views.IndexView` filters
+    it on ``?batch=``)."""
+    return format_html(
+        '<a class="orphan-batch-link" href="{}?{}">{}</a>',
+        reverse('horizon:admin:orphaned_allocations:index'),
+        urlparse.urlencode({'tab': HISTORY_TAB, 'batch': batch}),
+        _('See every row of this batch in History.'))
+
+
+def _journal_batch(request, outcomes):
+    """The journal batch of ``outcomes``, or None when nothing was
+    journaled (or the journal cannot say)."""
+    try:
+        return service.batch_of(request, outcomes)
+    except Exception:
+        return None
+
+
+def report_outcomes(request, outcomes, names, done):
+    """One message for a whole batch, however large: how many rows were
+    ``done`` (an ``ngettext_lazy`` on ``count``), failed and skipped; up
+    to :data:`NAMED` rows by name, failures first; a link to the batch in
+    History, where the rows that wrote nothing are kept
+    (:func:`keep_result`)."""
+    by_status = {status: [] for status in WORST_FIRST}
     for outcome in outcomes:
-        status = _status(outcome)
-        counts[status] = counts.get(status, 0) + 1
-        add, text = _row_message(outcome, names or {})
-        add(request, text)
-    for status in (service.DONE, service.SKIPPED, service.FAILED,
-                   service.UNKNOWN):
-        if counts.get(status):
-            messages.info(request, _summary(status, counts[status]))
-    return counts.get(service.DONE, 0)
+        by_status[_status(outcome)].append(outcome)
+    parts = [done % {'count': len(by_status[service.DONE])}] + [
+        COUNTS[status] % {'count': len(by_status[status])}
+        for status in WORST_FIRST[:-1] if by_status[status]]
+    named = [o for status in WORST_FIRST for o in by_status[status]
+             if status != service.DONE or len(outcomes) <= NAMED][:NAMED]
+    # A batch that journaled nothing still has its rows, under an id
+    # no journal entry has.
+    batch = _journal_batch(request, outcomes) or secrets.token_hex(16)
+    unwritten = [_row_text(o, names) for o in outcomes
+                 if o.entry_id is None]
+    if unwritten:
+        keep_result(request, batch, unwritten)
+    worst = next((s for s in WORST_FIRST if by_status[s]), service.DONE)
+    LEVELS[worst](request, format_html(
+        '{}.{}<br>{}', ', '.join(str(p) for p in parts),
+        format_html_join('', '<br>{}', ((_row_text(o, names),)
+                                        for o in named)),
+        batch_link(batch)))
 
 
 class _SignedRowsForm(forms.SelfHandlingForm):
@@ -326,11 +383,31 @@ class _SignedRowsForm(forms.SelfHandlingForm):
         return True
 
     def report(self, request, outcomes, signed):
-        report_outcomes(request, outcomes, signed.get('names'))
+        """The batch's one message: its outcomes, then the rows its
+        preview could not plan, as skipped."""
+        refused = [service.Outcome(service.Selection(*row[:3]),
+                                   service.SKIPPED, row[3])
+                   for row in _refused(signed)]
+        report_outcomes(request, outcomes + refused,
+                        signed.get('names') or {}, self.done)
+
+
+def _refused(signed):
+    """The rows a preview showed as not possible, ``[consumer, provider,
+    action, why]`` (:meth:`views._PreviewView.signed_refused`); none from
+    a blob of any other shape."""
+    refused = signed.get('refused') if isinstance(signed, dict) else None
+    if isinstance(refused, list) and all(
+            isinstance(r, list) and len(r) == 4 and
+            all(isinstance(x, str) for x in r) for r in refused):
+        return refused
+    return []
 
 
 class RepairForm(_SignedRowsForm):
     kind = 'repair'
+    done = ngettext_lazy('%(count)d repair done', '%(count)d repairs done',
+                         'count')
     nothing = _('Nothing to repair.')
     failure = _('Unable to read the cloud again before writing: nothing was '
                 'written.')
@@ -342,6 +419,8 @@ class RepairForm(_SignedRowsForm):
 
 class RestoreForm(_SignedRowsForm):
     kind = 'restore'
+    done = ngettext_lazy('%(count)d restore done',
+                         '%(count)d restores done', 'count')
     nothing = _('Nothing to restore.')
     failure = _('Unable to restore: nothing was written.')
 
@@ -358,6 +437,8 @@ class RestoreForm(_SignedRowsForm):
 
 class DeleteProvidersForm(_SignedRowsForm):
     kind = 'delete_provider'
+    done = ngettext_lazy('%(count)d provider deleted',
+                         '%(count)d providers deleted', 'count')
     policy_rules = policies.DELETE_PROVIDERS
     nothing = _('Nothing to delete.')
     failure = _('Unable to delete the providers: nothing was deleted.')
@@ -494,7 +575,8 @@ class DecommissionForm(_SignedRowsForm):
                 'Decommission of %(host)s: %(count)d steps done and '
                 'journaled.', done) % {'host': host, 'count': done}
         else:
-            add, why = _row_message(stopped, names)
+            add = LEVELS[_status(stopped)]
+            why = _row_text(stopped, names)
             text = ngettext_lazy(
                 'Decommission of %(host)s: %(done)d of %(count)d step done. '
                 '%(why)s',
@@ -502,13 +584,7 @@ class DecommissionForm(_SignedRowsForm):
                 '%(why)s', len(outcomes)) % {
                     'host': host, 'done': done, 'count': len(outcomes),
                     'why': why}
-        try:
-            batch = service.batch_of(request, outcomes)
-        except Exception:
-            batch = None
+        batch = _journal_batch(request, outcomes)
         if batch:
-            text = format_html('{} <a href="{}">{}</a>', text, '%s?%s' % (
-                reverse('horizon:admin:orphaned_allocations:index'),
-                urlparse.urlencode({'tab': HISTORY_TAB, 'batch': batch})),
-                _('See it in History.'))
+            text = format_html('{} {}', text, batch_link(batch))
         add(request, text)

@@ -54,14 +54,38 @@ def _sweep(request, store, full=False):
         python=conf.SWEEP_PYTHON.get(), full=full)
 
 
-def _current(request):
+CURRENT = '_orphan_dashboard_current'
+"""Where a request keeps the snapshot it read (:func:`_current`)."""
+
+
+def _current(request, sweep=True):
     """``(store, Shown)`` of the last snapshot (``Shown`` is None before
     the first sweep of this cloud has finished): see
-    :func:`operations.snapshot.current`."""
-    store = _store(request)
-    return store, snapshot.current(
-        store, _shown, conf.run_settings(),
-        functools.partial(_sweep, request, store))
+    :func:`operations.snapshot.current`.  Read once per request: what a
+    page shows of it (its report, its trees, its capacity, its version)
+    comes from one version, even when a sweep publishes meanwhile.
+    Without ``sweep``, a read that starts no sweep, and is not kept."""
+    found = getattr(request, CURRENT, None)
+    if found is None:
+        store = _store(request)
+        found = store, snapshot.current(
+            store, _shown, conf.run_settings(),
+            functools.partial(_sweep, request, store) if sweep
+            else lambda full: None)
+        if sweep and request is not None:
+            setattr(request, CURRENT, found)
+    return found
+
+
+def shown_version(request, unread=None):
+    """The version of the snapshot this request's pages were read from
+    (None before the first sweep), ``unread`` where the request read none
+    (its read failed): the page's script swaps what it shows when a newer
+    one is published."""
+    found = getattr(request, CURRENT, None)
+    if found is None:
+        return unread
+    return found[1] and found[1].version
 
 
 def report(request):
@@ -114,12 +138,11 @@ _capacity = {}
 
 
 def capacity(request):
-    """The :class:`~audit.capacity.Capacity` of the shown report, or None
-    (before the first sweep, or a snapshot without inventories).  It
-    starts no sweep: :func:`report` does, for the same page."""
-    store = _store(request)
-    shown = snapshot.current(store, _shown, conf.run_settings(),
-                             lambda full: None)
+    """The :class:`~audit.capacity.Capacity` of the shown report (the same
+    version, :func:`_current`), or None (before the first sweep, or a
+    snapshot without inventories).  It starts no sweep: :func:`report`
+    does, for the same page."""
+    store, shown = _current(request, sweep=False)
     return capacity_ops.shown(store, shown, _capacity)
 
 
@@ -426,6 +449,7 @@ def _hints_for_tree(request, provider_uuid):
 
 Selection = repairs.Selection
 ProviderPlan = repairs.ProviderPlan
+Outcome = repairs.Outcome
 Plan = m.Plan
 DONE = repairs.DONE
 SKIPPED = repairs.SKIPPED

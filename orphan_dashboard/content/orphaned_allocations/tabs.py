@@ -111,7 +111,18 @@ class HistoryTab(_PagedTab):
     name = _('History')
     slug = 'history'
     table_classes = (history_tables.HistoryTable,)
+    template_name = 'orphaned_allocations/_history.html'
     preload = False
+
+    def get_context_data(self, request, **kwargs):
+        """The table, and over it, filtered on a batch just confirmed, the
+        rows of it that wrote nothing (:func:`forms.kept_result`): the
+        journal has no entry for them."""
+        context = super().get_context_data(request, **kwargs)
+        field, value = filters.server_filter(tables_of(self)['history'])
+        if field == 'batch' and value:
+            context['unwritten'] = forms.kept_result(request, value)
+        return context
 
     def get_history_data(self):
         """A page of journal entries, honouring the table's filter (kept
@@ -179,6 +190,10 @@ class CapacityTab(tabs.Tab):
             exceptions.handle(request, _('Unable to retrieve the flavors.'))
             return context
         if not context['chosen']:
+            if 'flavor' in request.GET:
+                # *Check* pressed with the list on its first line.
+                context['error'] = _('Choose a flavor in the list, then '
+                                     'press Check.')
             return context
         try:
             fit = service.flavor_fit(request, context['flavors'],

@@ -134,7 +134,12 @@ class IndexView(_FilteredTabsView):
         context['sweep_url'] = reverse(
             'horizon:admin:orphaned_allocations:sweep')
         state = _sweep_state(self.request)
-        context['report_version'] = state['version']
+        # The version of the report shown, not the newest: the page's
+        # script swaps in a newer one when it is published.  A page that
+        # could not read the snapshot says the newest: reloading it over
+        # and over would not mend that.
+        context['report_version'] = service.shown_version(
+            self.request, unread=state['version'])
         context['sweeping'] = state['sweeping']
         context['sweep_failure'] = labels.sweep_failure(state.get('failure'))
         if self.report is not None:
@@ -161,6 +166,7 @@ class DetailView(_FilteredTabsView):
         if not hasattr(self, 'provider_report'):
             report, provider = _report(request, kwargs['provider_uuid'])
             if provider is None:
+                self.to_root(report, kwargs['provider_uuid'])
                 if report is not None:
                     messages.error(request, _('No such resource provider.'))
                 else:
@@ -171,6 +177,20 @@ class DetailView(_FilteredTabsView):
         return super().get_tabs(request, report=self.report,
                                 provider_report=self.provider_report,
                                 **kwargs)
+
+    def to_root(self, report, uuid):
+        """A child provider's page is its tree's: to its root's, saying
+        so."""
+        tree = report and report.tree_of(uuid)
+        if tree is None:
+            return
+        messages.info(self.request, _(
+            '%(child)s is a child provider of %(root)s: this is its '
+            'tree.') % {'child': report.names.get(uuid, uuid),
+                        'root': tree.provider.name})
+        raise exceptions.Http302(reverse(
+            'horizon:admin:orphaned_allocations:detail',
+            args=[tree.provider.uuid]))
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -292,7 +312,19 @@ class _PreviewView(forms.ModalFormView):
         return {'rows': repair_forms.sign(self.request, self.form_class.kind,
                                           dict(self.signed_extra(),
                                                plans=self.signed_plans(),
+                                               refused=self.signed_refused(),
                                                names=self.signed_names()))}
+
+    def refused_rows(self):
+        """The rows shown as not possible."""
+        return [row for row in self.rows if not row.plan]
+
+    def signed_refused(self):
+        """The rows shown as not possible, with why, in the user's words:
+        the confirm's message counts them with the rest of the batch."""
+        return [[row.selection.consumer, row.selection.provider,
+                 row.selection.action, str(labels.reason(row.error))]
+                for row in self.refused_rows()]
 
     def signed_names(self):
         """The names the confirm's messages use: the providers', and the
@@ -375,6 +407,9 @@ class RestoreView(_PreviewView):
 
     def actionable(self):
         return any(row.plan for _entry, row in self.rows)
+
+    def refused_rows(self):
+        return [row for _entry, row in self.rows if not row.plan]
 
     def signed_names(self):
         return dict(self.names(), **presenters.server_names(

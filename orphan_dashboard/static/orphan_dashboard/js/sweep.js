@@ -4,9 +4,11 @@
  * runs (and slowly while none does), and says why the last one failed.
  * The bar is filled to the percentage its text states: both come from the
  * server's counts.  When a new snapshot is published, a page that
- * had none reloads itself; a page showing an older one updates its tables
- * in place (the page's own address, so its filter and page stay; the
- * ticked rows stay ticked), and offers the reload only if that fails.
+ * had none reloads itself; a page showing an older one updates in place
+ * (the page's own address, so its filter and page stay; the ticked rows
+ * stay ticked) its tables and the summary above them together, to the
+ * version the page fetched says it shows, and offers the reload only if
+ * that fails.
  */
 (function () {
   'use strict';
@@ -57,7 +59,7 @@
     }).get();
   }
 
-  function update($box, version) {
+  function update($box) {
     // A header other than XMLHttpRequest: Horizon answers the whole page,
     // as a reload would show it, not only one tab.
     return $.ajax({url: window.location.href, dataType: 'html',
@@ -65,7 +67,9 @@
       .then(function (html) {
         var $page = $('<div>').append($.parseHTML(html));
         var $panes = $('.tab-content > .tab-pane[id]');
-        if (!$panes.length) {
+        var $summary = $page.find('.orphan-summary');
+        var version = $page.find('.orphan-sweep').attr('data-version');
+        if (!$panes.length || !$summary.length || !version) {
           return $.Deferred().reject();
         }
         $panes.each(function () {
@@ -87,10 +91,9 @@
             horizon.datatables.update_header_checkbox($(this));
           });
         });
-        var $line = $page.find('.orphan-snapshot');
-        if ($line.length) {
-          $box.find('.orphan-snapshot').replaceWith($line);
-        }
+        // The snapshot's age, its counts and what its findings hold: all
+        // of the fetched page's one version, as its tables.
+        $box.find('.orphan-summary').replaceWith($summary);
         $box.data('version', version).attr('data-version', version);
         $box.find('.orphan-sweep-newer').addClass('hidden');
       });
@@ -104,7 +107,7 @@
           window.location.reload();
           return;
         }
-        update($box, state.version).fail(function () {
+        update($box).fail(function () {
           $box.find('.orphan-sweep-newer').removeClass('hidden');
         });
       }
