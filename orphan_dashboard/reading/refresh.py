@@ -217,7 +217,10 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
     ``topology`` is :func:`collect.read_topology`'s, if the caller just
     read it.  The servers' ports that request resources are read from
     Neutron; each server's answer carries the properties of the image Nova
-    booted it from (:func:`nova.server_get`).
+    booted it from (:func:`nova.server_get`).  The compute nodes of the
+    trees the consumers hold, the servers live on and ``providers`` name
+    (a decommission's, a restore's) that Nova's listing left out are asked
+    for alone (:func:`collect.confirm_nodes`).
     """
     taken_at = collect.now()
     collect.hold_connections(concurrency, placement_client, nova_client,
@@ -239,8 +242,8 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
         (u, parse.consumer(u, body)) for u, body in details.items())
     topo = classify.Topology(snapshot)
     collect.confirm_nodes(nova_client, snapshot, concurrency, among={
-        topo.root(p) for c in snapshot.consumers.values()
-        for p in set(c.allocations) | set(providers)} | {
+        topo.root(p) for p in set(providers).union(*(
+            c.allocations for c in snapshot.consumers.values()))} | {
         topo.server_root(s) for s in servers.values()})
     topo = classify.Topology(snapshot)
     strangers = [u for u in uuids if u not in snapshot.servers]

@@ -66,7 +66,7 @@ def read(placement_client, nova_client, name, instance_hints=(),
         if host else set()
     return refresh.consumer_snapshot(placement_client, nova_client,
                                      holders | living, instance_hints,
-                                     topology=topology,
+                                     providers=roots, topology=topology,
                                      network_client=network_client)
 
 

@@ -79,7 +79,14 @@
             return;
           }
           var keep = ticked($pane);
+          var chosen = $pane.find('select[name]').map(function () {
+            return {name: this.name, value: $(this).val()};
+          }).get();
           $pane.html($fresh.html());
+          // What the operator chose meanwhile (a flavor to check) stays.
+          $.each(chosen, function (i, choice) {
+            $pane.find('select[name="' + choice.name + '"]').val(choice.value);
+          });
           $pane.find('input.table-row-multi-select').each(function () {
             if ($.inArray(this.value, keep) >= 0) {
               this.checked = true;
