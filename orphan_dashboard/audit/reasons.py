@@ -144,6 +144,16 @@ def hidden_by_policy(report):
         if getattr(report, 'hidden', ()) else None
 
 
+def report_notes(report):
+    """What the panel's index and ``orphan-audit``'s text say above the
+    findings of ``report``, beside a down cell (:func:`down_cells`): each
+    sentence of :func:`neutron_unread`, :func:`hidden_by_policy` and
+    :func:`unproven_nodes` that applies."""
+    return [note for note in (neutron_unread(report),
+                              hidden_by_policy(report),
+                              unproven_nodes(report)) if note]
+
+
 def not_ours(provider, owner):
     """Why ``provider`` (its name in words) is not ours to delete: its
     ``owner`` is another service's, or nobody proved it Nova's (None)."""

@@ -70,11 +70,8 @@ def print_text(report, out, owners=None):
     owners = owners or {'projects': {}, 'users': {}}
     if report.down_cells:
         print_partial(report, out)
-    for note in (reasons.neutron_unread(report),
-                 reasons.hidden_by_policy(report),
-                 reasons.unproven_nodes(report)):
-        if note:
-            print(_('NOTE: %s') % text(note), file=out)
+    for note in reasons.report_notes(report):
+        print(_('NOTE: %s') % text(note), file=out)
     protected = sum(f.verdict == m.PROTECTED for f in report.findings)
     if protected and not any(p.needs_attention for p in report.providers):
         # Nothing listed is not nothing found: the panel shows these.

@@ -163,16 +163,14 @@ def refresh_snapshot(placement_client, nova_client, old,
     collect.confirm_nodes(nova_client, snapshot, concurrency)
     snapshot.port_candidates = collect.read_port_candidates(
         placement_client, snapshot, concurrency)
-    again = refresh.reconsidered(old, snapshot)
-    booted = refresh.image_unknown(snapshot, refresh.suspects(
-        snapshot, refresh.image_unknown(snapshot, again | {
+    suspected = collect.judged_with_boot_images(
+        snapshot, nova_client, refresh.reconsidered(old, snapshot) | {
             u for u, s in servers.items()
             if s.image_fault == m.IMAGE_DOWN or
-            u not in consumers and s != old.servers.get(u)})))
-    collect.read_boot_images(nova_client, snapshot, booted, concurrency)
-    unidentified = refresh.suspects(snapshot, [
-        u for u in again | booted
-        if u not in old.consumers or consumers[u].modified is None])
+            u not in consumers and s != old.servers.get(u)}, concurrency)
+    unidentified = [u for u in suspected
+                    if u not in old.consumers or u not in consumers or
+                    consumers[u].modified is None]
     collect.identify(snapshot, placement_client, nova_client, unidentified,
                      concurrency, keep_known=True)
     collect.identify_owners(snapshot, placement_client, concurrency,

@@ -53,11 +53,8 @@ def _report(request, provider_uuid=None):
         return (None, None) if provider_uuid else None
     if report is not None and report.down_cells:
         messages.warning(request, labels.reason(service.down_cells(report)))
-    for note in (service.neutron_unread, service.hidden_by_policy,
-                 service.unproven_nodes):
-        said = report is not None and note(report)
-        if said:
-            messages.warning(request, labels.reason(said))
+    for note in service.report_notes(report) if report is not None else ():
+        messages.warning(request, labels.reason(note))
     return (report, provider) if provider_uuid else report
 
 
