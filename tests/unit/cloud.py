@@ -326,11 +326,34 @@ def read_topology(cloud):
                       **topology), placement
 
 
+def hypervisor_body(hypervisor):
+    """A compute node as Nova shows it, in its listing or alone."""
+    return {'id': hypervisor.uuid, 'hypervisor_hostname': hypervisor.hostname,
+            'state': hypervisor.state, 'status': hypervisor.status,
+            'service': {'host': hypervisor.host}}
+
+
 def hypervisor_bodies(cloud):
     """``cloud``'s compute nodes as Nova's hypervisor listing gives them."""
-    return [{'id': h.uuid, 'hypervisor_hostname': h.hostname,
-             'state': h.state, 'service': {'host': h.host}}
-            for h in cloud.hypervisors.values()]
+    return [hypervisor_body(h) for h in cloud.hypervisors.values()]
+
+
+def consumer_body(consumer):
+    """``consumer`` (a :class:`~model.Consumer`) as ``GET
+    /allocations/{uuid}`` answers it, its ``last_modified`` added."""
+    return {'allocations': {rp: {'resources': dict(r)}
+                            for rp, r in consumer.allocations.items()},
+            'consumer_generation': consumer.generation,
+            'project_id': consumer.project_id, 'user_id': consumer.user_id,
+            'last_modified': consumer.modified}
+
+
+def provider_allocations_body(consumers, provider):
+    """What ``consumers`` (``{uuid: Consumer}``) hold on ``provider``, as
+    ``GET /resource_providers/{uuid}/allocations`` answers it."""
+    return {u: {'resources': dict(c.allocations[provider]),
+                'consumer_generation': c.generation}
+            for u, c in consumers.items() if provider in c.allocations}
 
 
 def service_bodies(cloud):

@@ -151,19 +151,10 @@ class Cloud:
 
     def consumer_allocations(self, client, uuid):
         self.read.append(uuid)
-        consumer = self.consumers[uuid]
-        return {'allocations': {rp: {'resources': dict(r)} for rp, r in
-                                consumer.allocations.items()},
-                'consumer_generation': consumer.generation,
-                'project_id': consumer.project_id,
-                'user_id': consumer.user_id,
-                'last_modified': consumer.modified}
+        return cloud.consumer_body(self.consumers[uuid])
 
     def provider_allocations(self, client, provider):
-        return {u: {'resources': dict(c.allocations[provider]),
-                    'consumer_generation': c.generation}
-                for u, c in self.consumers.items()
-                if provider in c.allocations}
+        return cloud.provider_allocations_body(self.consumers, provider)
 
     def provider_inventories(self, client, provider):
         self.inventory_reads.append(provider)
@@ -798,25 +789,35 @@ def test_an_image_edited_after_boot_never_rewrites_a_pinned_server():
         assert (finding.verdict, finding.actions) == (verdict, ()), finding
 
 
+def _pinned_read(c):
+    """``c``'s ``pinned`` as a sweep leaves it once Nova showed its boot
+    image (``hw_cpu_policy=dedicated``)."""
+    pinned = dataclasses.replace(
+        c.servers[cloud.uid('pinned')],
+        image_properties={'hw_cpu_policy': 'dedicated'}, image_fault=None)
+    c.servers[pinned.uuid] = pinned
+    return pinned
+
+
+def _lists_only(fake, body):
+    """``fake``'s Nova lists ``body`` alone, as its changes since."""
+    fake.server_list = lambda client, on_page=None, **filters: (
+        on_page([body]) if on_page else None) or [body]
+
+
 def test_a_refresh_reads_the_boot_image_of_changed_suspects_only():
     """A server listed again (changed since) is read again where it is
     suspect; one unchanged keeps what Nova showed of it, and one whose
     read Nova did not answer is asked again."""
     c = _pinned_cloud()
     uid = cloud.uid
-    known = dataclasses.replace(c.servers[uid('pinned')],
-                                image_properties={'hw_cpu_policy':
-                                                  'dedicated'},
-                                image_fault=None)
-    c.servers[known.uuid] = known
+    known = _pinned_read(c)
     c.servers[uid('fat')] = dataclasses.replace(
         c.servers[uid('fat')], image_fault=m.IMAGE_DOWN)
     old = c.snapshot()
     fake = Cloud(old)
-    renamed = dict(next(b for b in fake.servers if b['id'] == uid('fine')),
-                   name='renamed')
-    fake.server_list = lambda client, on_page=None, **filters: (
-        on_page([renamed]) if on_page else None) or [renamed]
+    _lists_only(fake, dict(next(b for b in fake.servers
+                                if b['id'] == uid('fine')), name='renamed'))
     asked, patch = _boot_image_reads({uid('fat'): {}})
     with fake.serving(), patch:
         fresh = refresh.refresh_snapshot(None, 'nova', old)
@@ -843,20 +844,14 @@ def test_a_server_listed_again_unchanged_keeps_its_boot_image():
     showed of its image, is not judged again, and nothing of it is read
     again; one rebuilt from another image is unknown again."""
     c = _pinned_cloud()
-    uid = cloud.uid
-    pinned = dataclasses.replace(c.servers[uid('pinned')],
-                                 image_properties={'hw_cpu_policy':
-                                                   'dedicated'},
-                                 image_fault=None)
-    c.servers[pinned.uuid] = pinned
+    pinned = _pinned_read(c)
     old = c.snapshot()
     fake = Cloud(old)
     body = next(b for b in fake.servers if b['id'] == pinned.uuid)
     for listed, image in ((body, pinned.image_properties),
                           (dict(body, image={'id': 'other'}), None)):
-        fake.server_list = lambda client, on_page=None, _l=listed, **f: (
-            on_page([_l]) if on_page else None) or [_l]
-        asked, patch = _boot_image_reads({})
+        _lists_only(fake, listed)
+        _asked, patch = _boot_image_reads({})
         with fake.serving(), patch, mock.patch.object(
                 refresh.collect, 'read_boot_images') as booted:
             fresh = refresh.refresh_snapshot(None, 'nova', old)

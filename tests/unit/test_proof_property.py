@@ -36,6 +36,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import report as assembly
 from orphan_dashboard.reading import collect
+from tests.unit import cloud
 from tests.unit.cloud import LONG_AGO
 from tests.unit.cloud import uid
 from tests.unit.test_property import FLAVORS
@@ -156,12 +157,8 @@ class Services:
 
     def hypervisor_get(self, client, uuid):
         hypervisor = self.truth.hypervisors.get(uuid)
-        if hypervisor is None:
-            return None
-        return {'id': hypervisor.uuid,
-                'hypervisor_hostname': hypervisor.hostname,
-                'state': hypervisor.state, 'status': hypervisor.status,
-                'service': {'host': hypervisor.host}}
+        return None if hypervisor is None else \
+            cloud.hypervisor_body(hypervisor)
 
     def read_topology(self, placement_client, nova_client, old=None,
                       reads=None):
@@ -183,18 +180,11 @@ class Services:
         consumer = self.truth.consumers.get(uuid)
         if consumer is None:
             return {'allocations': {}}
-        return {'allocations': {p: {'resources': dict(r)}
-                                for p, r in consumer.allocations.items()},
-                'consumer_generation': consumer.generation,
-                'project_id': consumer.project_id,
-                'user_id': consumer.user_id,
-                'last_modified': consumer.modified}
+        return cloud.consumer_body(consumer)
 
     def provider_allocations(self, client, provider):
-        return {u: {'resources': dict(c.allocations[provider]),
-                    'consumer_generation': c.generation}
-                for u, c in self.truth.consumers.items()
-                if provider in c.allocations}
+        return cloud.provider_allocations_body(self.truth.consumers,
+                                               provider)
 
     def read_ports(self, network_client, servers=None):
         if self.lie == 'resource_request_hidden' and \

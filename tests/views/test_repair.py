@@ -445,6 +445,15 @@ class ConfirmTests(AdminViewTests):
         self.salt = forms._salt(res.wsgi_request, 'repair')
         return signed_rows(res)
 
+    def confirm(self, rows, outcomes):
+        """Preview ``rows``, confirm them, the writes answering
+        ``outcomes``; the confirm's response."""
+        signed = self.preview(rows)
+        self.mock_apply.return_value = outcomes
+        res = self.client.post(REPAIR, {'rows': signed})
+        self.assertNoFormErrors(res)
+        return res
+
     @helpers.create_mocks({service: ['apply']})
     def test_the_confirm_returns_to_the_page_the_repair_started_from(self):
         rows = [plan_row(uid('vm'))]
@@ -578,13 +587,10 @@ class ConfirmTests(AdminViewTests):
         and points to History."""
         vm, other = uid('vm'), uid('other')
         rows = [plan_row(vm), plan_row(other, H1, m.HEAL)]
-        signed = self.preview(rows)
-        self.mock_apply.return_value = [
+        self.confirm(rows, [
             write.Outcome(rows[0].selection, write.DONE, 'done'),
             write.Outcome(rows[1].selection, write.UNKNOWN,
-                          'Placement gave no clear answer')]
-        res = self.client.post(REPAIR, {'rows': signed})
-        self.assertNoFormErrors(res)
+                          'Placement gave no clear answer')])
         level, lines, _batch = batch_message(self.messages_seen)
         self.assertEqual('error', level)
         self.assertEqual('1 repair done, 1 of unknown outcome (it may have '
@@ -622,13 +628,10 @@ class ConfirmTests(AdminViewTests):
         rows = [plan_row(vm, nova=web),
                 plan_row(gone, H1, m.DELETE, after={},
                          nova=reasons.reason('nova.deleted_server'))]
-        signed = self.preview(rows)
-        self.mock_apply.return_value = [
+        self.confirm(rows, [
             write.Outcome(rows[0].selection, write.DONE, 'done'),
             write.Outcome(rows[1].selection, write.SKIPPED,
-                          'its allocations changed since the preview')]
-        res = self.client.post(REPAIR, {'rows': signed})
-        self.assertNoFormErrors(res)
+                          'its allocations changed since the preview')])
         # A deleted server has no name left: its consumer's uuid it is.
         self.assertEqual(
             ['1 repair done, 1 skipped.',
