@@ -10,7 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``{{ value|reason }}``: the engine's reasons in the user's language."""
+"""The panel's labels as template filters: ``{{ value|reason }}`` (the
+engine's reasons in the user's language), ``|breakable`` and
+``|breakable_resources`` (a name a narrow cell wraps after its colons, or
+a resource list after its underscores too, never mid-word) and
+``|snapshot_age`` (the status line's age of the audit snapshot)."""
 
 from django import template
 
@@ -18,28 +22,6 @@ from orphan_dashboard.content.orphaned_allocations import labels
 
 register = template.Library()
 
-
-@register.filter
-def reason(value):
-    """A :class:`~orphan_dashboard.audit.reasons.Reason` translated; any
-    other value as it is."""
-    return labels.reason(value)
-
-
-@register.filter
-def breakable(name):
-    """A name a narrow cell wraps after its colons, never mid-word."""
-    return labels.breakable(name)
-
-
-@register.filter
-def breakable_resources(resources):
-    """Resources a narrow cell (a preview's side) wraps after their
-    underscores too."""
-    return labels.breakable_resources(resources)
-
-
-@register.filter
-def snapshot_age(taken_at):
-    """The status line's age of the audit snapshot."""
-    return labels.snapshot_age(taken_at)
+for _filter in (labels.reason, labels.breakable, labels.breakable_resources,
+                labels.snapshot_age):
+    register.filter(_filter.__name__, _filter)
