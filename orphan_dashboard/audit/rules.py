@@ -542,7 +542,8 @@ STAGES = (
         Rule(m.PROTECTED, _unresolved),
         Rule(m.PROTECTED, _cell_down),
         Rule(m.UNKNOWN_CONSUMER, _unknown_consumer))),
-    # What only the server's whole tree shows, on its root.
+    # What only the server's whole tree shows, on its root: it decides that
+    # row again, whatever the first stage said of it.
     Stage(Case.server_root, (
         Rule(m.PROTECTED, _holds_nothing_protected),
         Rule(m.MISSING, _missing),
