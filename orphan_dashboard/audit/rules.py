@@ -205,13 +205,13 @@ class Case:
 
     @functools.cached_property
     def port_providers(self):
+        if not self.fault and self.request is None:
+            return ()
         tree = self.topology.tree(self.root)
         nics = {p for p in self.held if p in tree and
                 ports.is_port_provider(self.topology, p)}
         if self.fault:
             return tuple(sorted(nics))
-        if self.request is None:
-            return ()
         return tuple(sorted(nics | set(self.request.wanted)))
 
     def port(self, provider):
