@@ -113,9 +113,11 @@ class Case:
     # -- the rows a stage judges ---------------------------------------------
 
     def allocations(self):
+        """Each provider it holds something on."""
         return tuple(self.held)
 
     def server_root(self):
+        """Its server's root provider, where it has one."""
         return () if self.root is None else (self.root,)
 
     def port_rows(self):
@@ -132,6 +134,7 @@ class Case:
             () if self.root in self.port_providers else (self.root,))
 
     def rows(self):
+        """Every row decided so far."""
         return tuple(self.judged)
 
     # -- what the rules read -------------------------------------------------
