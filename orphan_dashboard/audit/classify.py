@@ -16,7 +16,9 @@ Pure functions over a :class:`~orphan_dashboard.audit.model.Snapshot`.  The
 rules follow ``nova-manage placement audit`` and ``heal_allocations``
 (``nova/cmd/manage.py``) but only from what the public APIs show, and err on
 the side of :data:`~model.PROTECTED`: a wrong "orphaned" costs a running
-server its resources, a missed one only costs capacity.
+server its resources, a missed one only costs capacity.  They are a table,
+:data:`.rules.STAGES`; the :class:`Auditor` runs it on each consumer and
+offers the repairs that put the consumer right.
 
 :meth:`Auditor.consumer_findings` is the only source of a finding: the
 report (gathered in :mod:`report`), the preview, the confirm, the CLI and
@@ -24,49 +26,17 @@ restore all ask it.
 """
 
 import dataclasses
-import datetime
 
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit.reasons import action_name
-from orphan_dashboard.audit.reasons import format_resources
-from orphan_dashboard.audit.reasons import image_unread
-from orphan_dashboard.audit.reasons import named
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit.reasons import verdict_name
 from orphan_dashboard.audit import report
+from orphan_dashboard.audit import rules
 from orphan_dashboard.audit.topology import Topology
-
-MOVE_AWAITING_CONFIRM = 'finished'
-"""A resize or cold migration in VERIFY_RESIZE."""
-DOWN_CELL_CONSUMER = 'protected.down_cell_consumer'
-"""The reason of a consumer Nova did not say it knows while a cell is
-down: it could be the down cell's (a migration's, whose uuid has no
-instance mapping to answer for it)."""
-IMAGE_UNREAD = 'protected.image_unread'
-"""The reason of a server's allocation that what its boot image made Nova
-allocate could explain, while Nova has not shown that image."""
-
-
-def _age(since, now):
-    if since is None or now is None:
-        return None
-    if isinstance(since, str):
-        try:
-            since = datetime.datetime.fromisoformat(
-                since.replace('Z', '+00:00'))
-        except ValueError:
-            return None
-    if since.tzinfo is None:
-        since = since.replace(tzinfo=datetime.timezone.utc)
-    return (now - since).total_seconds()
-
-
-def _add(totals, resources):
-    for rc, amount in resources.items():
-        totals[rc] = totals.get(rc, 0) + amount
 
 
 def kept_as_read(finding, before, after):
@@ -81,22 +51,13 @@ def awaits_nova(finding):
     """Protected only because a cell is down and Nova was not asked what
     its consumer is: its instance actions may still answer (through the
     instance's mapping, from a healthy cell), so the sweep asks."""
-    return getattr(finding.reason, 'code', None) == DOWN_CELL_CONSUMER
+    return getattr(finding.reason, 'code', None) == rules.DOWN_CELL_CONSUMER
 
 
 def awaits_image(finding):
     """Protected only because its server's boot image properties are not
     known yet: Nova shows them one server at a time, so the sweep asks."""
-    return getattr(finding.reason, 'code', None) == IMAGE_UNREAD
-
-
-def _move(migration):
-    """A migration in words: "resize 1f0e... (host2 → host3)"."""
-    return why('move', type=migration.migration_type or 'migration',
-               migration=migration.uuid,
-               source=(migration.source_compute or migration.source_node or
-                       '?'),
-               dest=migration.dest_compute or migration.dest_node or '?')
+    return getattr(finding.reason, 'code', None) == rules.IMAGE_UNREAD
 
 
 class Auditor:
@@ -216,56 +177,26 @@ class Auditor:
 
     def _judge(self, consumer_uuid, held, owner, judge_age=True):
         """The verdicts on ``consumer_uuid`` holding ``held`` in the name of
-        ``owner``, before any repair is offered; with ``judge_age``, those
-        that would write are protected while the consumer is too young
-        (:meth:`_too_young_to_write`)."""
-        findings = {p: self._allocation_finding(consumer_uuid, p, r)
-                    for p, r in held.items()}
-        server = self.snapshot.servers.get(consumer_uuid)
-        root = (self.topology.server_root(server) if server is not None
-                else None)
-        if root is not None:
-            extra = self._server_finding(server, root, held)
-            if extra is not None:
-                findings[root] = extra
-            findings.update(self._port_findings(server, root, held,
-                                                findings))
-        if (root is not None and m.INCOMPLETE in owner and
-                all(f.verdict == m.OK for f in findings.values())):
-            reason = why('incomplete_consumer', project=server.project_id,
-                         user=server.user_id)
-            findings = {p: dataclasses.replace(
-                f, verdict=m.INCOMPLETE_CONSUMER, reason=reason,
-                actions=m.CANDIDATE_ACTIONS[m.INCOMPLETE_CONSUMER])
-                for p, f in findings.items()}
-        young = judge_age and self._too_young_to_write(consumer_uuid)
-        if young:
-            findings = {
-                p: dataclasses.replace(
-                    f, verdict=m.PROTECTED, actions=(),
-                    reason=why('protected.young_finding', young=young,
-                               reason=f.reason)) if f.problem else f
-                for p, f in findings.items()}
-        return list(findings.values())
-
-    def _too_young_to_write(self, consumer_uuid):
-        """Why no repair may write ``consumer_uuid`` yet, if so: its last
-        write or its server's creation is younger than the minimum age, and
-        Nova may still be writing it (a build, a resize, a QoS update, a
-        heal).  Every repair writes the whole consumer: this one rule
-        protects every verdict that offers one."""
-        consumer = self.snapshot.consumers.get(consumer_uuid)
-        age = self._too_young(consumer and consumer.modified)
-        if age is not None:
-            return why('protected.young', age=age, min_age=self.min_age)
-        server = self.snapshot.servers.get(consumer_uuid)
-        age = self._too_young(server and server.created)
-        if age is not None:
-            return why('protected.young_server', age=age,
-                       min_age=self.min_age)
-        return None
-
-    # -- single allocations -------------------------------------------------
+        ``owner``, before any repair is offered: the stages of
+        :data:`.rules.STAGES` in order, each row of a stage decided by the
+        first of its rules that holds, against the rows as the stages
+        before left them."""
+        case = rules.Case(self, consumer_uuid, held, owner, judge_age)
+        for stage in rules.STAGES:
+            decided = {}
+            for provider in stage.rows(case):
+                for rule in stage.rules:
+                    answer = rule.judge(case, provider)
+                    if answer is not None:
+                        reason, resources = answer
+                        decided[provider] = m.Finding(
+                            consumer_uuid, provider, rule.verdict, reason,
+                            dict(resources),
+                            m.CANDIDATE_ACTIONS[rule.verdict],
+                            **case.described)
+                        break
+            case.judged.update(decided)
+        return list(case.judged.values())
 
     def out_of_reach(self, provider_uuid):
         """Why nothing on ``provider_uuid``'s tree may be judged now, or
@@ -283,115 +214,6 @@ class Auditor:
         if self.topology.unmapped(root):
             return why('protected.unmapped_node',
                        host=self.topology.name(root))
-        return None
-
-    def classify(self, consumer_uuid, provider_uuid, held=None):
-        """``(verdict, reason, candidate actions)`` of one allocation."""
-        reach = self.out_of_reach(provider_uuid)
-        if reach:
-            return m.PROTECTED, reach, ()
-        server = self.snapshot.servers.get(consumer_uuid)
-        if server is not None:
-            return self._classify_server(server, provider_uuid)
-        migration = self.snapshot.migrations.get(consumer_uuid)
-        if migration is not None:
-            return self._classify_migration(migration)
-        if consumer_uuid in self.snapshot.known_instances:
-            return (m.DELETED_INSTANCE,
-                    self._deleted_reason(consumer_uuid, provider_uuid),
-                    m.CANDIDATE_ACTIONS[m.DELETED_INSTANCE])
-        if consumer_uuid in self.snapshot.unresolved:
-            return m.PROTECTED, why('protected.unresolved'), ()
-        if self.down_cells:
-            return m.PROTECTED, why(DOWN_CELL_CONSUMER), ()
-        return (m.UNKNOWN_CONSUMER, why('unknown_consumer'),
-                m.CANDIDATE_ACTIONS[m.UNKNOWN_CONSUMER])
-
-    def _deleted_reason(self, consumer_uuid, provider_uuid):
-        """Why a deleted server's allocation is left behind; on a PCI
-        device, what its repair may take with it: Nova keeps a device
-        removed from ``device_spec`` in Placement only while an allocation
-        holds it (Nova bug 2115905), and neither Placement nor Nova's API
-        tells such a device from one still listed."""
-        if self.topology.pci_device(provider_uuid):
-            return why('deleted_instance.pci_device', server=consumer_uuid)
-        return why('deleted_instance', server=consumer_uuid)
-
-    def _server_protection(self, server):
-        if server.down_cell:
-            return why('protected.down_cell_server')
-        if server.hidden:
-            return why('protected.hidden', rule=', '.join(server.hidden))
-        migration = self.in_progress.get(server.uuid)
-        if server.status == 'VERIFY_RESIZE' or (
-                migration is not None and
-                migration.status == MOVE_AWAITING_CONFIRM):
-            if migration is None:
-                return why('protected.resize_awaiting_confirm')
-            return why('protected.awaiting_confirm', move=_move(migration))
-        if server.task_state:
-            return why('protected.task', task=server.task_state)
-        if server.status == 'BUILD' or server.vm_state == 'building':
-            return why('protected.building')
-        if migration is not None:
-            return why('protected.moving', move=_move(migration),
-                       status=migration.status)
-        return None
-
-    def _classify_server(self, server, provider_uuid):
-        protection = self._server_protection(server)
-        if protection:
-            return m.PROTECTED, protection, ()
-        root = self.topology.server_root(server)
-        if self.topology.legitimate(root, provider_uuid):
-            return m.OK, why('ok.lives_here', server=server.name or
-                             server.uuid, host=server.node), ()
-        if root is None and server.node:
-            return (m.PROTECTED,
-                    why('protected.no_provider', node=server.node), ())
-        if root is None and server.status == m.SHELVED_OFFLOADED_STATUS:
-            return (m.SHELVED_OFFLOADED, why('shelved_offloaded'),
-                    m.CANDIDATE_ACTIONS[m.SHELVED_OFFLOADED])
-        if root is None:
-            return (m.MOVED, why('moved.no_node', status=server.status),
-                    m.CANDIDATE_ACTIONS[m.MOVED])
-        here = self.topology.provider(self.topology.root(provider_uuid))
-        evacuation = self.evacuations.get((server.uuid, here.name))
-        if evacuation is not None:
-            return (m.EVACUATED_SOURCE,
-                    why('evacuated_source', source=here.name,
-                        host=server.node, migration=evacuation.uuid,
-                        status=evacuation.status),
-                    m.CANDIDATE_ACTIONS[m.EVACUATED_SOURCE])
-        return (m.MOVED, why('moved', host=server.node),
-                m.CANDIDATE_ACTIONS[m.MOVED])
-
-    def _classify_migration(self, migration):
-        server = self._server_named(migration.instance_uuid)
-        if migration.status in m.MIGRATION_FINAL:
-            return (m.STALE_MIGRATION,
-                    why('stale_migration', move=_move(migration),
-                        server=server, status=migration.status),
-                    m.CANDIDATE_ACTIONS[m.STALE_MIGRATION])
-        if migration.status == MOVE_AWAITING_CONFIRM:
-            return (m.PROTECTED,
-                    why('protected.source_awaiting_confirm',
-                        move=_move(migration), server=server), ())
-        return (m.PROTECTED,
-                why('protected.migration', move=_move(migration),
-                    server=server, status=migration.status), ())
-
-    def _server_named(self, uuid):
-        """A server as a reason names it: its name with its uuid beside,
-        where Nova still has it."""
-        server = self.snapshot.servers.get(uuid)
-        return named(uuid, {uuid: server.name} if server else {})
-
-    def _too_young(self, since):
-        """Seconds since ``since`` if fewer than the minimum age."""
-        age = _age(since, self.now)
-        if age is not None and self.min_age and age < self.min_age:
-            return int(max(age, 0))
         return None
 
     def describe(self, consumer_uuid):
@@ -424,14 +246,6 @@ class Auditor:
                         instance=consumer_uuid, **owner)
         return dict(nova=why('nova.unknown'), **owner)
 
-    def _allocation_finding(self, consumer_uuid, provider_uuid, resources):
-        verdict, reason, actions = self.classify(consumer_uuid, provider_uuid)
-        return m.Finding(consumer_uuid, provider_uuid, verdict, reason,
-                         dict(resources), tuple(actions),
-                         **self.describe(consumer_uuid))
-
-    # -- per server: missing and wrong amounts ------------------------------
-
     def expected(self, server):
         """Candidate needs from its flavor and image, or None when they
         cannot be known."""
@@ -441,150 +255,6 @@ class Auditor:
             return heal.expected_resources(server)
         except heal.CannotHeal:
             return None
-
-    def _elsewhere(self, held):
-        names = sorted({self.topology.name(self.topology.root(p))
-                        for p in held})
-        return ', '.join(names)
-
-    def _server_finding(self, server, root, held):
-        """The finding on ``root`` only a server's whole picture shows."""
-        in_tree = {p: r for p, r in held.items()
-                   if self.topology.legitimate(root, p)}
-        candidates = self.expected(server)
-        if not in_tree:
-            needs = candidates[0] if candidates else {}
-            protection = self._server_protection(server)
-            if protection:
-                return m.Finding(server.uuid, root, m.PROTECTED,
-                                 why('protected.holds_nothing',
-                                     protection=protection),
-                                 needs, (), **self.describe(server.uuid))
-            reason = why('missing', host=server.node)
-            if held:
-                reason = why('missing.elsewhere', host=server.node,
-                             elsewhere=self._elsewhere(held))
-            return m.Finding(server.uuid, root, m.MISSING, reason, needs,
-                             m.CANDIDATE_ACTIONS[m.MISSING],
-                             **self.describe(server.uuid))
-        if candidates is None or self._server_protection(server):
-            return None
-        totals = {}
-        for resources in in_tree.values():
-            _add(totals, resources)
-        for needs in candidates:
-            judged = set(needs) | set(held.get(root, {}))
-            if all(totals.get(rc, 0) == needs.get(rc, 0) for rc in judged):
-                return None
-        if any(heal.explained_by_image(server, totals, needs)
-               for needs in candidates):
-            return m.Finding(
-                server.uuid, root, m.PROTECTED,
-                why(IMAGE_UNREAD, held=format_resources(totals),
-                    flavor=server.flavor.name,
-                    needs=format_resources(candidates[0]),
-                    why=image_unread(server)),
-                held.get(root, {}), (), **self.describe(server.uuid))
-        return m.Finding(
-            server.uuid, root, m.WRONG_AMOUNT,
-            why('wrong_amount', held=format_resources(totals),
-                flavor=server.flavor.name,
-                needs=format_resources(candidates[0])),
-            held.get(root, {}), m.CANDIDATE_ACTIONS[m.WRONG_AMOUNT],
-            **self.describe(server.uuid))
-
-    # -- per server: what its ports request ---------------------------------
-
-    def _port_findings(self, server, root, held, judged):
-        """The findings on the port providers of ``server``'s tree: what
-        it holds on each against what its ports request there
-        (:mod:`.ports`); protected where Neutron could not be read.  A
-        provider ``judged`` protected already (a cell down) stays so."""
-        if self._server_protection(server) or (
-                root in judged and judged[root].verdict == m.PROTECTED):
-            return {}
-        root_finding = judged.get(root)
-        tree = self.topology.tree(root)
-        nics = {p for p in held if p in tree and
-                ports.is_port_provider(self.topology, p)}
-        fault = ports.unreadable(self.snapshot)
-        if fault:
-            reason = {m.NEUTRON_ABSENT: why('protected.neutron_absent'),
-                      m.NEUTRON_DOWN: why('protected.neutron_down'),
-                      m.NEUTRON_FORBIDDEN: why('protected.neutron_forbidden'),
-                      m.NEUTRON_HIDDEN: why('protected.neutron_hidden'),
-                      }[fault]
-            return {p: self._port_finding(server, p, m.PROTECTED, reason,
-                                          held[p]) for p in nics}
-        if not ports.judged(self.snapshot):
-            return {}
-        request = ports.requested(self.topology, server)
-        found = {}
-        for p in sorted(nics | set(request.wanted)):
-            want, have = request.wanted.get(p, {}), held.get(p, {})
-            excess, short = ports.difference(have, want)
-            args = dict(provider=self.topology.name(p),
-                        ports=self._port_names(server, p, request),
-                        server=server.name or server.uuid)
-            binds = any(p in placed.values()
-                        for placed in request.bindings.values())
-            if not excess and not short:
-                reason = why('ok.port_unbound', host=server.node, **args) \
-                    if binds else why('ok.port', **args)
-                found[p] = self._port_finding(server, p, m.OK, reason, have)
-            elif not have:
-                if binds:
-                    reason = why('missing.port_to_bind', host=server.node,
-                                 needs=format_resources(want), **args)
-                else:
-                    reason = why('missing.port',
-                                 needs=format_resources(want), **args)
-                found[p] = self._port_finding(server, p, m.MISSING, reason,
-                                              want)
-            elif short:
-                if binds:
-                    reason = why('wrong_amount.port_to_bind',
-                                 held=format_resources(have),
-                                 needs=format_resources(want),
-                                 host=server.node, **args)
-                else:
-                    reason = why('wrong_amount.port',
-                                 held=format_resources(have),
-                                 needs=format_resources(want), **args)
-                found[p] = self._port_finding(server, p, m.WRONG_AMOUNT,
-                                              reason, have)
-            else:
-                found[p] = self._port_finding(
-                    server, p, m.LEAKED_PORT,
-                    why('leaked_port', leaked=format_resources(excess),
-                        **args), excess)
-        if request.unplaced and (root_finding is None or
-                                 root_finding.verdict == m.OK):
-            requests = {}
-            for port in request.unplaced:
-                for resources in port.requests.values():
-                    _add(requests, resources)
-            found[root] = self._port_finding(
-                server, root, m.MISSING,
-                why('missing.port_unplaced', host=server.node,
-                    ports=', '.join(sorted({p.name or p.id
-                                            for p in request.unplaced})),
-                    needs=format_resources(requests),
-                    candidates=plan.candidates_said(self.topology,
-                                                    request)), requests)
-        return found
-
-    def _port_names(self, server, provider, request):
-        return ', '.join(
-            p.name or p.id for p in ports.of_server(self.topology,
-                                                    server.uuid)
-            if provider in p.allocation.values() or
-            provider in request.bindings.get(p.id, {}).values()) or '-'
-
-    def _port_finding(self, server, provider, verdict, reason, resources):
-        return m.Finding(server.uuid, provider, verdict, reason,
-                         dict(resources), m.CANDIDATE_ACTIONS[verdict],
-                         **self.describe(server.uuid))
 
     def needs(self, finding):
         """What a finding whose verdict counts :data:`~model.FROM_FLAVOR`

@@ -79,7 +79,8 @@ holds beyond, which nothing needs."""
 @dataclasses.dataclass(frozen=True)
 class VerdictKind:
     """All the engine declares of one verdict: the reasons, the labels, the
-    report and the planner read it from :data:`VERDICT_KINDS`."""
+    report and the planner read it from :data:`VERDICT_KINDS`; its rules,
+    in the order they are tried, are :data:`.rules.STAGES`."""
 
     code: str
     title: str

@@ -34,10 +34,20 @@ def verdicts(cloud, min_age=600, **kwargs):
     return {(f.consumer, f.provider): f for f in report.findings}, report
 
 
-def test_healthy_cloud_has_no_findings():
+def one_server(node='host1', held=(H1,), resources=None, name='vm',
+               owner=('p', 'u'), **server):
+    """``(cloud, server uuid)``: a cloud whose one server ``name`` lives
+    on ``node`` and holds ``resources`` (its flavor's by default) on each
+    provider of ``held``, in the name of ``owner``."""
     cloud = Cloud()
-    vm = cloud.server('vm', 'host1')
-    cloud.allocate(vm, H1)
+    vm = cloud.server(name, node, **server)
+    for provider in held:
+        cloud.allocate(vm, provider, resources, owner=owner)
+    return cloud, vm
+
+
+def test_healthy_cloud_has_no_findings():
+    cloud, vm = one_server()
     found, report = verdicts(cloud)
     assert found[(vm, H1)].verdict == m.OK
     assert report.problems == []
@@ -72,11 +82,9 @@ def test_failed_cold_migration_seed_numbers():
     DISK_GB 1668."""
     big = m.Flavor(vcpus=30, ram=741376, disk=1668, extra_specs={},
                    name='big')
-    cloud = Cloud()
-    vm = cloud.server('dark-angel', 'host1', flavor=big)
     needs = {'VCPU': 30, 'MEMORY_MB': 741376, 'DISK_GB': 1668}
-    cloud.allocate(vm, H1, needs)
-    cloud.allocate(vm, H3, needs)
+    cloud, vm = one_server(held=(H1, H3), resources=needs,
+                           name='dark-angel', flavor=big)
     found, report = verdicts(cloud)
     assert found[(vm, H3)].verdict == m.MOVED
     assert found[(vm, H3)].actions == (m.TRIM, m.DELETE_AND_HEAL)
@@ -85,9 +93,7 @@ def test_failed_cold_migration_seed_numbers():
 
 
 def test_moved_without_current_allocation_recommends_delete_and_heal():
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host1')
-    cloud.allocate(vm, H3)
+    cloud, vm = one_server(held=(H3,))
     found, _ = verdicts(cloud)
     assert found[(vm, H3)].verdict == m.MOVED
     assert found[(vm, H3)].action == m.DELETE_AND_HEAL
@@ -110,9 +116,7 @@ def test_deleted_behind_novas_back_seed():
 
 @pytest.mark.parametrize('status', sorted(m.MIGRATION_FINAL))
 def test_stale_migration(status):
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host2')
-    cloud.allocate(vm, H2)
+    cloud, vm = one_server('host2', (H2,))
     mig = cloud.migration('mig', vm, status)
     cloud.allocate(mig, H1)
     found, _ = verdicts(cloud)
@@ -124,9 +128,7 @@ def test_stale_migration(status):
 @pytest.mark.parametrize('status', sorted(m.MIGRATION_IN_PROGRESS))
 def test_migration_in_progress_is_protected(status):
     """The mailing-list thread: an unconfirmed resize is on two hosts."""
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host2', )
-    cloud.allocate(vm, H2)
+    cloud, vm = one_server('host2', (H2,))
     mig = cloud.migration('mig', vm, status, kind='resize')
     cloud.allocate(mig, H1)
     found, report = verdicts(cloud)
@@ -137,8 +139,7 @@ def test_migration_in_progress_is_protected(status):
 
 
 def test_missing_allocation():
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host1')
+    cloud, vm = one_server(held=())
     found, report = verdicts(cloud)
     assert found[(vm, H1)].verdict == m.MISSING
     assert found[(vm, H1)].action == m.HEAL
@@ -148,18 +149,15 @@ def test_missing_allocation():
 
 
 def test_wrong_amount():
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host1')
-    cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 1, 'DISK_GB': 1})
+    cloud, vm = one_server(resources={'VCPU': 1, 'MEMORY_MB': 1, 'DISK_GB': 1})
     found, _ = verdicts(cloud)
     assert found[(vm, H1)].verdict == m.WRONG_AMOUNT
     assert found[(vm, H1)].action == m.DELETE_AND_HEAL
 
 
 def test_volume_backed_ambiguity_accepts_either_disk():
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host1', volumes_attached=1)
-    cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 512})
+    cloud, vm = one_server(resources={'VCPU': 1, 'MEMORY_MB': 512},
+                           volumes_attached=1)
     found, _ = verdicts(cloud)
     assert found[(vm, H1)].verdict == m.OK
 
@@ -190,10 +188,7 @@ def test_down_cell_withholds_destructive_verdicts():
     {'task_state': 'migrating'}, {'status': 'BUILD'},
     {'vm_state': 'building'}])
 def test_busy_server_is_protected(kwargs):
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host1')
-    cloud.servers[vm] = m.Server(**{**cloud.servers[vm].__dict__, **kwargs})
-    cloud.allocate(vm, H2)
+    cloud, vm = one_server(held=(H2,), **kwargs)
     found, _ = verdicts(cloud)
     assert found[(vm, H2)].verdict == m.PROTECTED
 
@@ -298,9 +293,7 @@ def test_worst_first():
 
 
 def test_server_without_node_holding_resources_is_moved_to_nowhere():
-    cloud = Cloud()
-    vm = cloud.server('shelved', None)
-    cloud.allocate(vm, H1)
+    cloud, vm = one_server(None, name='shelved')
     found, _ = verdicts(cloud)
     assert found[(vm, H1)].verdict == m.MOVED
     assert found[(vm, H1)].actions == (m.DELETE_AND_HEAL,)
@@ -310,10 +303,8 @@ def test_a_shelved_offloaded_server_holding_resources_is_deleted():
     """Nova removes a shelved-offloaded server's allocations when it
     offloads it and allocates again when it unshelves it: anything it
     holds is a leftover, and deleting the consumer is the repair."""
-    cloud = Cloud()
-    vm = cloud.server('offloaded', None, status='SHELVED_OFFLOADED',
-                      vm_state='shelved_offloaded')
-    cloud.allocate(vm, H1)
+    cloud, vm = one_server(None, name='offloaded', status='SHELVED_OFFLOADED',
+                           vm_state='shelved_offloaded')
     auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     row = auditor.finding(vm, H1)
     assert (row.verdict, row.actions) == (m.SHELVED_OFFLOADED, (m.DELETE,))
@@ -323,26 +314,20 @@ def test_a_shelved_offloaded_server_holding_resources_is_deleted():
 
 
 def test_a_shelved_offloaded_server_being_unshelved_is_protected():
-    cloud = Cloud()
-    vm = cloud.server('unshelving', None, status='SHELVED_OFFLOADED',
-                      task_state='spawning')
-    cloud.allocate(vm, H1)
+    cloud, vm = one_server(None, name='unshelving',
+                           status='SHELVED_OFFLOADED', task_state='spawning')
     found, _ = verdicts(cloud)
     assert found[(vm, H1)].verdict == m.PROTECTED
 
 
 def test_a_shelved_server_not_offloaded_keeps_its_host():
-    cloud = Cloud()
-    vm = cloud.server('shelved', 'host1', status='SHELVED')
-    cloud.allocate(vm, H1)
+    cloud, vm = one_server(name='shelved', status='SHELVED')
     found, _ = verdicts(cloud)
     assert found[(vm, H1)].verdict == m.OK
 
 
 def test_server_on_a_node_placement_does_not_know_is_protected():
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host9')
-    cloud.allocate(vm, H1)
+    cloud, vm = one_server('host9')
     found, _ = verdicts(cloud)
     assert found[(vm, H1)].verdict == m.PROTECTED
     assert 'host9 has no resource provider' in str(found[(vm, H1)].reason)
@@ -352,9 +337,8 @@ def test_one_function_gives_the_report_and_the_preview_the_same_finding():
     """A wrong amount is a per-server finding: the row a preview checks is
     the report's own, with the same repair (it used to be re-derived from
     the allocation alone, and its repair refused as "now ok")."""
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host1')
-    cloud.allocate(vm, H1, {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 1})
+    cloud, vm = one_server(
+        resources={'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 1})
     auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     (row,) = [f for f in assembly.report(auditor).findings if f.consumer == vm]
     assert row.verdict == m.WRONG_AMOUNT
@@ -364,9 +348,7 @@ def test_one_function_gives_the_report_and_the_preview_the_same_finding():
 
 
 def test_missing_says_where_the_allocation_is_and_offers_one_write():
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host2')
-    cloud.allocate(vm, H3)
+    cloud, vm = one_server('host2', (H3,))
     found, _ = verdicts(cloud)
     missing = found[(vm, H2)]
     assert missing.verdict == m.MISSING
@@ -396,9 +378,7 @@ def test_verify_resize_reads_as_awaiting_confirm():
 def test_incomplete_consumer_gets_its_servers_owner():
     """Written before Placement 1.8: project and user are the placeholder;
     heal_allocations would give it its server's, resources unchanged."""
-    cloud = Cloud()
-    vm = cloud.server('vm', 'host1')
-    cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
+    cloud, vm = one_server(owner=(m.INCOMPLETE, m.INCOMPLETE))
     auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     finding = auditor.finding(vm, H1)
     assert finding.verdict == m.INCOMPLETE_CONSUMER

@@ -12,7 +12,7 @@
 
 """The registry of verdicts and actions: every table derived from it covers
 every entry, so adding a verdict or an action is one entry (plus its rule
-or its branch in ``plan.target``)."""
+in ``rules.STAGES`` or its branch in ``plan.target``)."""
 
 import ast
 import pathlib
@@ -24,6 +24,7 @@ from orphan_dashboard.audit import messages
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit import rules
 from orphan_dashboard.content.orphaned_allocations import labels
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
@@ -66,6 +67,16 @@ def test_every_derived_table_covers_every_entry():
         assert 'action.' + code in messages.MESSAGES
         assert labels.action(code) != code
     assert sorted(m.PRIORITY) == sorted(m.ACTIONS)
+
+
+def test_every_verdict_has_a_rule_and_every_rule_a_verdict():
+    """A verdict's rule goes in ``rules.STAGES`` at the place where it must
+    be tried (see "Adding a verdict" in ``doc/source/contributor.md``)."""
+    ruled = {rule.verdict for rule in rules.RULES}
+    assert set(m.VERDICT_KINDS) - ruled == set(), \
+        'a verdict of VERDICT_KINDS with no Rule in rules.STAGES'
+    assert ruled - set(m.VERDICT_KINDS) == set(), \
+        'a Rule in rules.STAGES for no verdict of VERDICT_KINDS'
 
 
 def test_every_offered_action_is_a_repair_with_a_priority():
