@@ -12,11 +12,13 @@
 
 """keystoneauth adapters for Placement and Nova, from Horizon or a cloud.
 
-The panel uses the logged-in admin's token (:func:`for_request`, one
-session per request with connection reuse); ``orphan-audit`` uses the usual
-``OS_*`` variables or ``clouds.yaml`` (:func:`for_cloud`).  Both return the
-same pair, so everything below them is shared.  Every session has a
-timeout: a hung Nova must not hang a page or a cron job.  A read a
+The panel acts with the logged-in admin's token (:func:`for_credentials`,
+one session per request with connection reuse; the panel's ``service``
+reads the token and the endpoints off its request); ``orphan-audit`` uses
+the usual ``OS_*`` variables or ``clouds.yaml`` (:func:`for_cloud`).  Both
+return the same :class:`Clients`, so everything below them is shared.
+Every session has a timeout: a hung Nova must not hang a page or a cron
+job.  A read a
 restarting service refused is sent again (:func:`send_read_again`).
 """
 
@@ -83,7 +85,9 @@ def _normal_url(url):
     return keystone_root(url).lower()
 
 
-def _service_id(catalog):
+def placement_service_id(catalog):
+    """The id of the Placement service in a Keystone catalog ('' if it
+    has none): what tells two clouds behind one URL apart."""
     for service in catalog or ():
         if service.get('type') == 'placement':
             return service.get('id') or ''
@@ -143,29 +147,6 @@ class Credentials(collections.namedtuple(
     process of its own can be handed it."""
 
 
-def credentials_for_request(request):
-    """The Horizon user's :class:`Credentials`."""
-    from django.conf import settings
-    from horizon import exceptions
-    from openstack_dashboard.api import base
-
-    verify = True
-    if settings.OPENSTACK_SSL_NO_VERIFY:
-        verify = False
-    elif settings.OPENSTACK_SSL_CACERT:
-        verify = settings.OPENSTACK_SSL_CACERT
-    try:
-        network = base.url_for(request, 'network')
-    except exceptions.ServiceCatalogException:
-        network = None
-    return Credentials(
-        request.user.token.id, base.url_for(request, 'placement'),
-        base.url_for(request, 'compute'),
-        keystone_root(getattr(request.user, 'endpoint', None) or
-                      settings.OPENSTACK_KEYSTONE_URL),
-        verify, network)
-
-
 def for_credentials(credentials, timeout):
     """Adapters acting with a token at fixed endpoints, one session."""
     session = ks_session.Session(verify=credentials.verify, timeout=timeout)
@@ -176,28 +157,6 @@ def for_credentials(credentials, timeout):
                                   ('compute', credentials.compute),
                                   ('identity', credentials.identity),
                                   ('network', credentials.network))))
-
-
-def for_request(request, timeout):
-    """Adapters acting as the Horizon user, memoized on the request."""
-    clients = getattr(request, '_orphan_clients', None)
-    if clients is None:
-        clients = request._orphan_clients = for_credentials(
-            credentials_for_request(request), timeout)
-    return clients
-
-
-def cloud_for_request(request):
-    """The :class:`Cloud` the Horizon user is logged in to."""
-    from django.conf import settings
-    from openstack_dashboard.api import base
-
-    user = request.user
-    return Cloud(getattr(user, 'endpoint', None) or
-                 settings.OPENSTACK_KEYSTONE_URL,
-                 user.services_region or '',
-                 base.url_for(request, 'placement'),
-                 _service_id(user.service_catalog))
 
 
 def for_cloud(cloud=None, timeout=None, **overrides):
@@ -271,4 +230,4 @@ def cloud_for_clients(clients):
                  getattr(auth, 'endpoint', None) or '',
                  placement.region_name or '',
                  placement.get_endpoint() or '',
-                 _service_id(catalog))
+                 placement_service_id(catalog))

@@ -28,10 +28,10 @@ import sys
 
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import client
 from orphan_dashboard.cli import handlers
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard.cli import options
-from orphan_dashboard.operations import connect
 
 
 def execute(args, out=sys.stdout):
@@ -45,7 +45,7 @@ def execute(args, out=sys.stdout):
             handlers.setup_django()
         clients = None
         if not (command == 'history' and args.all_clouds):
-            clients = connect.for_cloud(args.os_cloud, timeout=args.timeout)
+            clients = client.for_cloud(args.os_cloud, timeout=args.timeout)
         return handlers.HANDLERS[command](args, clients, out)
     except options.BadArguments as exc:
         print('orphan-audit: %s' % exc, file=sys.stderr)

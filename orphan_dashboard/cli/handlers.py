@@ -19,6 +19,7 @@ import os
 import sys
 import time
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli.i18n import _
@@ -29,9 +30,9 @@ from orphan_dashboard.cli import prometheus
 from orphan_dashboard.cli import rendering
 from orphan_dashboard import conf
 from orphan_dashboard.operations import capacity as capacity_ops
-from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
+from orphan_dashboard.writing import journal
 
 
 def setup_django():
@@ -110,7 +111,7 @@ def cmd_apply(args, clients, out):
     if rows and not args.dry_run:
         setup_django()
         outcomes = repairs.apply_previewed(
-            clients, connect.journal_for_clients(clients), rows,
+            clients, journal.Journal.for_clients(clients), rows,
             options.settings(args), hints)
     names = rendering.row_names(rows, report.names)
     if args.json:
@@ -140,7 +141,7 @@ def cmd_apply(args, clients, out):
 def cmd_history(args, clients, out):
     from orphan_dashboard.operations import history as history_ops
 
-    cloud = None if args.all_clouds else connect.cloud_for_clients(clients)
+    cloud = None if args.all_clouds else client.cloud_for_clients(clients)
     current = history_ops.current_names(clients) if clients else {}
     texts = dict(provider=args.provider, consumer=args.consumer,
                  project=args.project)
@@ -187,7 +188,7 @@ def cmd_restore(args, clients, out):
     from orphan_dashboard.operations import history as history_ops
     from orphan_dashboard.operations import restore as restore_ops
 
-    cloud = connect.cloud_for_clients(clients)
+    cloud = client.cloud_for_clients(clients)
     entries = journal_entries(cloud, args.entries)
     if args.batch:
         entries = history_ops.batch_entries(cloud, args.batch)
@@ -202,7 +203,7 @@ def cmd_restore(args, clients, out):
     outcomes = []
     if args.apply:
         outcomes = restore_ops.restore(
-            clients, connect.journal_for_clients(clients), entries,
+            clients, journal.Journal.for_clients(clients), entries,
             {entry.id: row.plan for entry, row in pairs if row.plan},
             restorable)
     if args.json:
@@ -245,7 +246,7 @@ def known_or_close(name, clients):
 
     setup_django()
     close = decommission_ops.close_names(
-        clients, connect.cloud_for_clients(clients), name)
+        clients, client.cloud_for_clients(clients), name)
     if close is None:
         return
     if close:
@@ -289,7 +290,7 @@ def cmd_decommission(args, clients, out):
     elif args.apply:
         setup_django()
         outcomes = decommission_ops.apply(
-            clients, connect.journal_for_clients(clients), args.host,
+            clients, journal.Journal.for_clients(clients), args.host,
             plan.plans(chosen), chosen, options.settings(args),
             bound=plan.binding(), children=children)
         code = (options.APPLIED if outcomes and all(
@@ -321,9 +322,9 @@ def cmd_refresh(args, clients, out):
             "Horizon's settings (manage.py orphan_audit refresh, or "
             'DJANGO_SETTINGS_MODULE set)'))
     settings = options.settings(args)
-    store = snapshot_ops.store(connect.cloud_for_clients(clients).key,
+    store = snapshot_ops.store(client.cloud_for_clients(clients).key,
                                settings)
-    connect.validate_token(clients)
+    client.validate_token(clients)
     progress = progress_bar.for_args(args)
     started = time.monotonic()
     snapshot = snapshot_ops.refresh(store, clients, args.full, settings,

@@ -30,11 +30,11 @@ import math
 import os
 import signal
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import limits as bounds
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard import conf
-from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
 
 
@@ -72,7 +72,7 @@ def _common(parser, suppress=False):
                         metavar='SECONDS',
                         help='seconds one API request may take (default: '
                              'api_timeout of the cloud, else %d)' %
-                             connect.DEFAULT_TIMEOUT)
+                             client.DEFAULT_TIMEOUT)
     parser.add_argument('--debug', action='store_true',
                         default=argparse.SUPPRESS if suppress else False,
                         help='log HTTP requests and library warnings')

@@ -22,7 +22,7 @@ is the pair of adapters ``orphan-audit`` uses, on ``openstack``'s session.
 
 import logging
 
-from orphan_dashboard.operations import connect
+from orphan_dashboard.api import client
 
 LOG = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def make_client(instance):
     """The Placement, Nova and Keystone adapters of the cloud
     ``openstack`` logged in to."""
     LOG.debug('placement orphan clients on the openstack session')
-    return connect.for_session(
+    return client.for_session(
         instance.session, instance.region_name, instance.interface,
         getattr(instance.auth, 'auth_url', None),
         timeout=instance.session.timeout)

@@ -34,6 +34,7 @@ from osc_lib.cli import format_columns
 from osc_lib.command import command
 from osc_lib import exceptions
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import handlers
@@ -42,9 +43,9 @@ from orphan_dashboard.cli.i18n import text
 from orphan_dashboard.cli import options
 from orphan_dashboard.cli import progress_bar
 from orphan_dashboard.cli import rendering
-from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
+from orphan_dashboard.writing import journal
 
 FINDING_COLUMNS = ('Consumer', 'Server Name', 'Provider', 'Provider Name',
                    'Verdict', 'Reason', 'Action', 'Actions', 'Resources',
@@ -381,7 +382,7 @@ class RepairOrphan(_Orphan, command.Lister):
         _print_preview(rows, names)
         handlers.setup_django()
         outcomes = repairs.apply_previewed(
-            self.clients, connect.journal_for_clients(self.clients), rows,
+            self.clients, journal.Journal.for_clients(self.clients), rows,
             settings, hints)
         self.code = options.partial(report, options.outcome_code(outcomes))
         return ROW_COLUMNS, outcome_rows(outcomes, names)
@@ -404,7 +405,7 @@ class RestoreOrphan(_Orphan, command.Lister):
         from orphan_dashboard.operations import restore as restore_ops
 
         handlers.setup_django()
-        cloud = connect.cloud_for_clients(self.clients)
+        cloud = client.cloud_for_clients(self.clients)
         entries = handlers.journal_entries(cloud, parsed_args.entries)
         restorable = restore_ops.restorable(cloud, entries)
         pairs = restore_ops.preview(self.clients, entries, restorable)
@@ -418,7 +419,7 @@ class RestoreOrphan(_Orphan, command.Lister):
             return ROW_COLUMNS, preview_rows(rows, names)
         _print_preview(rows, names)
         outcomes = restore_ops.restore(
-            self.clients, connect.journal_for_clients(self.clients),
+            self.clients, journal.Journal.for_clients(self.clients),
             entries, {entry.id: row.plan for entry, row in pairs
                       if row.plan}, restorable)
         if options.left_nothing(outcomes):
@@ -466,7 +467,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
             handlers.unknown_owners(plan, self.clients))
         handlers.setup_django()
         outcomes = ops.apply(
-            self.clients, connect.journal_for_clients(self.clients),
+            self.clients, journal.Journal.for_clients(self.clients),
             parsed_args.host, plan.plans(chosen), chosen, settings,
             bound=plan.binding(), children=children)
         self.code = (options.APPLIED if outcomes and all(

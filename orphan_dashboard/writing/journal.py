@@ -21,6 +21,7 @@ way.  Both may have been applied: their effect can be read from
 Placement, and Restore handles them like any other entry.
 """
 
+import getpass
 import os
 import threading
 import uuid
@@ -32,6 +33,7 @@ from django.db import models
 from django.db import transaction
 from django.utils import timezone
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import export
 from orphan_dashboard.audit import restore
 from orphan_dashboard import conf
@@ -106,10 +108,22 @@ class Journal:
                           placement_url=cloud.placement_url)
 
     @classmethod
-    def for_request(cls, request, cloud):
-        user = request.user
-        return cls('panel', cloud, user.id, user.username, user.project_id,
-                   user.project_name)
+    def for_clients(cls, clients):
+        """The journal of whoever ``clients`` authenticated as, on a
+        command line, in their cloud (a token knows no names: then the
+        local user's)."""
+        adapter = clients.placement
+        try:
+            access = (adapter.auth or adapter.session.auth).get_access(
+                adapter.session)
+            user_name, project_name = access.username, access.project_name
+        except Exception:  # token-only auth knows no names
+            user_name = project_name = None
+        return cls('cli', client.cloud_for_clients(clients),
+                   user_id=adapter.get_user_id(),
+                   user_name=user_name or getpass.getuser(),
+                   project_id=adapter.get_project_id(),
+                   project_name=project_name or '')
 
     def begin(self, plan, restores=None):
         """Durably record a consumer write about to happen; its entry."""

@@ -208,12 +208,14 @@ def test_novas_errors_are_keystoneauths(requests_mock, status, body, error):
 
 @pytest.mark.horizon
 def test_the_panel_session_has_a_timeout(settings):
+    from orphan_dashboard.content.orphaned_allocations import service
+    settings.ORPHAN_AUDIT_API_TIMEOUT = 7
     request = mock.Mock(spec=['user'])
     request.user.token.id = 'token'
     request.user.endpoint = 'http://keystone.test:5000/v3/'
     with mock.patch('openstack_dashboard.api.base.url_for',
                     return_value='http://placement'):
-        clients = client.for_request(request, timeout=7)
+        clients = service._clients(request)
     assert clients.placement.session.timeout == 7
     assert clients.nova.session is clients.placement.session
     # Keystone (for names) at its unversioned root: paths name /v3.

@@ -79,7 +79,7 @@ def test_an_unknown_provider_is_an_error(capsys):
     args = parse('report', '--provider', 'nowhere')
     with mock.patch.object(collect, 'full_snapshot'), \
             mock.patch.object(classify, 'audit', return_value=report), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch.object(cli.client, 'for_cloud'):
         assert cli.execute(args) == options.BAD_ARGUMENTS
     assert capsys.readouterr().err.strip() == \
         'orphan-audit: no resource provider nowhere'
@@ -166,9 +166,9 @@ def test_history_finds_entries_by_the_names_it_prints():
         with mock.patch.object(history, 'current_names',
                                return_value=names) as read, \
                 mock.patch.object(handlers, 'setup_django'), \
-                mock.patch.object(cli.connect, 'cloud_for_clients',
+                mock.patch.object(cli.client, 'cloud_for_clients',
                                   return_value=cloud), \
-                mock.patch.object(cli.connect, 'for_cloud'):
+                mock.patch.object(cli.client, 'for_cloud'):
             assert cli.execute(parse('history', '--json', *argv),
                                out) == options.NOTHING
         read.assert_called_once()
@@ -219,8 +219,8 @@ def test_a_down_cell_makes_a_partial_run(command):
     out = io.StringIO()
     with mock.patch.object(collect, 'full_snapshot',
                            return_value=_down_cell_snapshot()), \
-            mock.patch.object(cli.connect, 'for_cloud'), \
-            mock.patch.object(cli.connect, 'validate_token'):
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'):
         assert cli.execute(args, out) == options.PARTIAL == 5
     out = json.loads(out.getvalue())
     assert out['partial'] is True
@@ -235,8 +235,8 @@ def test_a_down_cell_is_named_in_the_text_report():
     out = io.StringIO()
     with mock.patch.object(collect, 'full_snapshot',
                            return_value=_down_cell_snapshot()), \
-            mock.patch.object(cli.connect, 'for_cloud'), \
-            mock.patch.object(cli.connect, 'validate_token'):
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'):
         assert cli.execute(args, out) == options.PARTIAL
     first = out.getvalue().splitlines()[0]
     assert first.startswith('PARTIAL: ')
@@ -251,8 +251,8 @@ def test_a_whole_run_says_nothing_was_skipped():
     out = io.StringIO()
     with mock.patch.object(collect, 'full_snapshot',
                            return_value=Cloud().snapshot()), \
-            mock.patch.object(cli.connect, 'for_cloud'), \
-            mock.patch.object(cli.connect, 'validate_token'):
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'):
         assert cli.execute(args, out) == options.NOTHING
     out = json.loads(out.getvalue())
     assert out['partial'] is False and out['skipped_cells'] is None
@@ -271,8 +271,8 @@ def test_a_report_of_protected_rows_only_says_so_in_one_line():
     out = io.StringIO()
     with mock.patch.object(collect, 'full_snapshot',
                            return_value=cloud.snapshot()), \
-            mock.patch.object(cli.connect, 'for_cloud'), \
-            mock.patch.object(cli.connect, 'validate_token'):
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'):
         assert cli.execute(parse('report'), out) == options.NOTHING
     # A row per server and provider, as the panel lists them.
     assert out.getvalue() == 'no findings to repair; 4 protected\n'
@@ -298,8 +298,8 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
             mock.patch.object(decommission_writes, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(handlers, 'setup_django'), \
-            mock.patch.object(cli.connect, 'journal_for_clients'), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
+            mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', b), printed) == options.FOUND
         out = printed.getvalue()
@@ -339,8 +339,8 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
             mock.patch.object(decommission_writes, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(handlers, 'setup_django'), \
-            mock.patch.object(cli.connect, 'journal_for_clients'), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
+            mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', 'host1'),
                            printed) == options.FOUND
@@ -386,7 +386,7 @@ def test_a_foreign_child_refusal_names_the_option_not_a_tick():
     with mock.patch.object(decommission_writes, 'preview',
                            return_value=decommission.plan(
                                snapshot, 'host1', 0, False)), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch.object(cli.client, 'for_cloud'):
         printed, exported = io.StringIO(), io.StringIO()
         cli.execute(parse('decommission', 'host1'), printed)
         cli.execute(parse('decommission', 'host1', '--json'), exported)
@@ -412,8 +412,8 @@ def journal_of(found, names):
             mock.patch.object(history.journal, 'provider_names',
                               return_value={}), \
             mock.patch.object(handlers, 'setup_django'), \
-            mock.patch.object(cli.connect, 'cloud_for_clients'), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch.object(cli.client, 'cloud_for_clients'), \
+            mock.patch.object(cli.client, 'for_cloud'):
         yield
 
 
@@ -440,7 +440,7 @@ def test_the_decommission_preview_names_servers_and_providers():
     name = snapshot.servers[who['evacuated']].name
     with mock.patch.object(decommission_writes, 'preview', return_value=(
             decommission.plan(snapshot, 'host1', 0))), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', 'host1'),
                            printed) == options.FOUND
@@ -473,7 +473,7 @@ def test_the_decommission_preview_says_what_the_panels_says():
                            return_value=plan), \
             mock.patch.object(report_ops, 'owner_names',
                               return_value=owners), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch.object(cli.client, 'for_cloud'):
         printed, exported = io.StringIO(), io.StringIO()
         cli.execute(parse('decommission', 'host1'), printed)
         cli.execute(parse('decommission', 'host1', '--json'), exported)
@@ -555,7 +555,7 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
     monkeypatch.setenv('LANGUAGE', 'ru')
     with mock.patch.object(decommission_writes, 'preview',
                            return_value=plan), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', 'host1'),
                            printed) == options.FOUND
@@ -568,7 +568,7 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
     monkeypatch.setenv('LANGUAGE', 'en')
     with mock.patch.object(decommission_writes, 'preview',
                            return_value=plan), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
         cli.execute(parse('decommission', 'host1'), printed)
     assert 'then: delete compute service host1' in printed.getvalue()
@@ -654,12 +654,12 @@ def applying(snapshot):
 
     with mock.patch.object(collect, 'full_snapshot',
                            return_value=snapshot), \
-            mock.patch.object(cli.connect, 'for_cloud'), \
-            mock.patch.object(cli.connect, 'validate_token'), \
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'), \
             mock.patch.object(handlers.report_ops, 'owner_names',
                               return_value={'projects': {}, 'users': {}}), \
             mock.patch.object(handlers, 'setup_django'), \
-            mock.patch.object(cli.connect, 'journal_for_clients') as journal, \
+            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients') as journal, \
             mock.patch.object(repairs, 'preview', side_effect=lambda c, s,
                               *a: [a_plan(x) for x in s]) as preview, \
             mock.patch.object(repairs, 'apply_previewed',

@@ -86,8 +86,8 @@ def run(*argv, segment=False, fat=False):
     with mock.patch.object(collect, 'full_snapshot', return_value=found), \
             mock.patch.object(nova, 'flavor_list',
                               return_value=[SMALL, FPGA, VGPU]), \
-            mock.patch.object(cli.connect, 'for_cloud'), \
-            mock.patch.object(cli.connect, 'validate_token'):
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'):
         code = cli.execute(args, out)
     return code, out.getvalue(), vm
 
@@ -300,9 +300,9 @@ def run_by_project(*argv, identity_client=None):
             mock.patch.object(placement, 'project_usages',
                               return_value={'VCPU': 2, 'MEMORY_MB': 1024,
                                             'DISK_GB': 2}), \
-            mock.patch.object(cli.connect, 'for_cloud',
+            mock.patch.object(cli.client, 'for_cloud',
                               return_value=clients), \
-            mock.patch.object(cli.connect, 'validate_token'):
+            mock.patch.object(cli.client, 'validate_token'):
         code = cli.execute(args, out)
     return code, out.getvalue()
 
@@ -389,8 +389,8 @@ def test_metrics_hold_per_class_and_project_and_the_flavor_fits(
     found, _ = snapshot()
     with mock.patch.object(collect, 'full_snapshot', return_value=found), \
             mock.patch.object(nova, 'flavor_list', return_value=[SMALL]), \
-            mock.patch.object(cli.connect, 'for_cloud'), \
-            mock.patch.object(cli.connect, 'validate_token'):
+            mock.patch.object(cli.client, 'for_cloud'), \
+            mock.patch.object(cli.client, 'validate_token'):
         assert cli.execute(args, out) == options.NOTHING
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for family in parser.text_string_to_metric_families(

@@ -182,7 +182,7 @@ def metrics_of(*argv):
                            return_value=(a_report(), None)), \
             mock.patch.object(handlers.capacity_ops, 'flavor_counts',
                               return_value={}), \
-            mock.patch.object(cli.connect, 'for_cloud'):
+            mock.patch.object(cli.client, 'for_cloud'):
         assert cli.execute(args, out) == options.NOTHING
     return samples(out.getvalue())
 

@@ -451,7 +451,7 @@ def test_the_command_line_refuses_a_child_providers_name():
     with mock.patch.object(ops, 'preview', return_value=plan), \
             mock.patch.object(ops, 'apply', return_value=[]) as apply, \
             mock.patch.object(handlers, 'setup_django'), \
-            mock.patch.object(cli.connect, 'journal_for_clients'), \
+            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
             mock.patch('sys.stderr', err):
         code = handlers.cmd_decommission(args, None, io.StringIO())
     apply.assert_not_called()

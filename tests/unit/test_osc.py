@@ -153,7 +153,7 @@ def writes():
                               *a: [write.Outcome(
                                   r.selection, repairs.DONE, 'deleted',
                                   entry_id=7) for r in rows]) as apply, \
-            mock.patch.object(osc_commands.connect, 'journal_for_clients',
+            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients',
                               return_value=mock.sentinel.journal), \
             mock.patch.object(osc_commands.handlers, 'setup_django'), \
             mock.patch.object(repairs.repair.Row, 'commands', ['plan']):
@@ -203,7 +203,7 @@ def test_restore_without_yes_writes_nothing(writes):
 
     entry = mock.Mock(id=3)
     row = preview_row(repairs.Selection(GHOST, HOST2, m.RESTORE))
-    with mock.patch.object(osc_commands.connect, 'cloud_for_clients'), \
+    with mock.patch.object(osc_commands.client, 'cloud_for_clients'), \
             mock.patch.object(history, 'entries_by_id',
                               return_value=[entry]), \
             mock.patch.object(restore, 'restorable'), \
@@ -234,8 +234,8 @@ def test_a_replayed_restore_with_yes_exits_0_saying_nothing_was_left(
                              error='already restored')
     skipped = write.Outcome(row.selection, repairs.SKIPPED,
                             'already restored')
-    with mock.patch.object(osc_commands.connect, 'cloud_for_clients'), \
-            mock.patch.object(osc_commands.connect, 'journal_for_clients'), \
+    with mock.patch.object(osc_commands.client, 'cloud_for_clients'), \
+            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
             mock.patch.object(osc_commands.handlers, 'setup_django'), \
             mock.patch.object(history, 'entries_by_id',
                               return_value=[entry]), \
@@ -285,7 +285,7 @@ def test_the_client_is_orphan_audits_on_openstacks_session():
     instance = mock.Mock(region_name='RegionOne', interface='public')
     instance.session.timeout = None
     instance.auth.auth_url = 'http://keystone/v3'
-    with mock.patch.object(osc.connect, 'for_session') as for_session:
+    with mock.patch.object(osc.client, 'for_session') as for_session:
         assert osc.make_client(instance) is for_session.return_value
     for_session.assert_called_once_with(
         instance.session, 'RegionOne', 'public', 'http://keystone/v3',
@@ -322,7 +322,7 @@ def test_decommission_writes_only_with_yes(argv, code, applied):
                            return_value=plan) as preview, \
             mock.patch.object(decommission, 'apply',
                               return_value=done) as apply, \
-            mock.patch.object(osc_commands.connect, 'journal_for_clients',
+            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients',
                               return_value=mock.sentinel.journal), \
             mock.patch.object(osc_commands.handlers, 'setup_django'), \
             mock.patch.object(osc_commands.rendering,
@@ -393,7 +393,7 @@ def test_decommission_hands_the_named_foreign_children_to_the_writes(
     with mock.patch.object(decommission, 'preview', return_value=plan), \
             mock.patch.object(decommission, 'apply',
                               return_value=[]) as apply, \
-            mock.patch.object(osc_commands.connect, 'journal_for_clients'), \
+            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
             mock.patch.object(osc_commands.handlers, 'setup_django'), \
             mock.patch.object(osc_commands.rendering, 'print_decommission'):
         run_without_audit(osc_commands.DecommissionOrphan, 'host2', '--yes',

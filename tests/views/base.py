@@ -272,7 +272,7 @@ class JournalViewTests(AdminViewTests):
         from orphan_dashboard.api import client
         self.cloud = client.Cloud('http://keystone.test/v3', 'RegionOne',
                                   'http://placement.test', 'placement-id')
-        for patch in (mock.patch.object(client, 'cloud_for_request',
+        for patch in (mock.patch.object(service, 'cloud_for_request',
                                         return_value=self.cloud),
                       mock.patch.object(service, 'report',
                                         return_value=Incidents().report)):

@@ -141,7 +141,7 @@ class FakeCloud:
                               self.put_allocations),
             mock.patch.object(service, 'report', lambda request, **kw:
                               classify.audit(self.snapshot, min_age=0)),
-            mock.patch.object(client, 'for_request',
+            mock.patch.object(service, '_clients',
                               return_value=client.Clients(None, None)),
         ]
 

@@ -88,7 +88,7 @@ def cloud(settings):
                                      'http://nova', 'http://keystone', True)
     with mock.patch.object(service, '_store', return_value=STORE), \
             mock.patch.object(service, '_clients'), \
-            mock.patch.object(client, 'credentials_for_request',
+            mock.patch.object(service, 'credentials_for_request',
                               return_value=credentials), \
             mock.patch.object(client, 'for_credentials'), \
             mock.patch.object(refresh, 'snapshot', side_effect=collected), \

@@ -10,17 +10,16 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What the panel's views call: the application layer wired to the
-Horizon user.
-
-Views and tables only call these functions (tests mock them); these only
-build the clients, the journal and the snapshot store from the request
-and read the settings, then call :mod:`orphan_dashboard.operations`, which
-the CLI calls too.
+"""The Horizon user behind a request, as the application layer takes
+it: the clients acting with its token, the cloud it is logged in to, the
+journal that records its writes, and the snapshot its pages read.  The
+request stops here: :mod:`orphan_dashboard.operations` and everything
+below it, which the CLI calls too, never see one.
 """
 
 import functools
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
@@ -28,17 +27,71 @@ from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard import conf
 from orphan_dashboard.operations import capacity as capacity_ops
-from orphan_dashboard.operations import connect
 from orphan_dashboard.operations import decommission as decommission_ops
 from orphan_dashboard.operations import history as history_ops
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
 from orphan_dashboard.operations import restore as restore_ops
 from orphan_dashboard.operations import snapshot
+from orphan_dashboard.writing import journal
+
+
+def credentials_for_request(request):
+    """The Horizon user's :class:`~api.client.Credentials`: its token, the
+    endpoints of its catalog and how Horizon verifies TLS."""
+    from django.conf import settings
+    from horizon import exceptions
+    from openstack_dashboard.api import base
+
+    verify = True
+    if settings.OPENSTACK_SSL_NO_VERIFY:
+        verify = False
+    elif settings.OPENSTACK_SSL_CACERT:
+        verify = settings.OPENSTACK_SSL_CACERT
+    try:
+        network = base.url_for(request, 'network')
+    except exceptions.ServiceCatalogException:
+        network = None
+    return client.Credentials(
+        request.user.token.id, base.url_for(request, 'placement'),
+        base.url_for(request, 'compute'),
+        client.keystone_root(getattr(request.user, 'endpoint', None) or
+                             settings.OPENSTACK_KEYSTONE_URL),
+        verify, network)
+
+
+def cloud_for_request(request):
+    """The :class:`~api.client.Cloud` the Horizon user is logged in to."""
+    from django.conf import settings
+    from openstack_dashboard.api import base
+
+    user = request.user
+    return client.Cloud(getattr(user, 'endpoint', None) or
+                        settings.OPENSTACK_KEYSTONE_URL,
+                        user.services_region or '',
+                        base.url_for(request, 'placement'),
+                        client.placement_service_id(user.service_catalog))
+
+
+def _clients(request):
+    """Adapters acting as the Horizon user, one session per request."""
+    clients = getattr(request, '_orphan_clients', None)
+    if clients is None:
+        clients = request._orphan_clients = client.for_credentials(
+            credentials_for_request(request),
+            conf.run_settings().api_timeout)
+    return clients
+
+
+def _journal(request):
+    """The journal of the Horizon user's writes."""
+    user = request.user
+    return journal.Journal('panel', cloud_for_request(request), user.id,
+                           user.username, user.project_id, user.project_name)
 
 
 def _store(request):
-    return snapshot.store(connect.cloud_for_request(request).key,
+    return snapshot.store(cloud_for_request(request).key,
                           conf.run_settings())
 
 
@@ -50,7 +103,7 @@ _shown = {}
 def _sweep(request, store, full=False):
     """Start a background sweep unless one runs (in any process)."""
     return snapshot.start_sweep(
-        store, connect.credentials_for_request(request), conf.run_settings(),
+        store, credentials_for_request(request), conf.run_settings(),
         python=conf.SWEEP_PYTHON.get(), full=full)
 
 
@@ -231,16 +284,6 @@ def note_written(request, consumers=(), providers_changed=False):
                           providers_changed, conf.run_settings())
 
 
-def _clients(request):
-    return connect.for_request(request,
-                               timeout=conf.run_settings().api_timeout)
-
-
-def _journal(request):
-    return connect.journal_for_request(request,
-                                       connect.cloud_for_request(request))
-
-
 def selections(request, chosen, provider_uuids):
     """The rows to repair: ``chosen`` as they are, plus the recommended
     repair of every consumer with a finding on ``provider_uuids``.
@@ -282,14 +325,14 @@ def history_names(request, entries):
     (:func:`history_ops.entry_names`), from what the last sweep read: a
     page never waits for Nova."""
     return history_ops.entry_names(
-        connect.cloud_for_request(request),
+        cloud_for_request(request),
         dict(names(request), providers=provider_names(request)), entries)
 
 
 def cloud_key(request):
     """The journal's key of the cloud the user is logged in to: every
     cloud's History names this one's entries as such."""
-    return connect.cloud_for_request(request).key
+    return cloud_for_request(request).key
 
 
 def other_clouds_allowed():
@@ -303,7 +346,7 @@ def _history_cloud(request, all_clouds):
     """The cloud whose journal History reads: this one, or every cloud
     (None) when asked (a rebuilt Keystone is a new cloud to the journal;
     ``filters.all_clouds`` asks only where :func:`other_clouds_allowed`)."""
-    return None if all_clouds else connect.cloud_for_request(request)
+    return None if all_clouds else cloud_for_request(request)
 
 
 def history(request, provider=None, consumer=None, batch=None, project=None,
@@ -354,24 +397,24 @@ def findings_json(rows):
 
 def batch_entries(request, batch):
     """This cloud's entries of exactly one confirm or decommission."""
-    return history_ops.batch_entries(connect.cloud_for_request(request),
+    return history_ops.batch_entries(cloud_for_request(request),
                                      batch)
 
 
 def journal_entries(request, entry_ids):
     """This cloud's entries with these ids; others raise ``DoesNotExist``."""
-    return history_ops.entries_by_id(connect.cloud_for_request(request),
+    return history_ops.entries_by_id(cloud_for_request(request),
                                      entry_ids)
 
 
 def batch_of(request, outcomes):
     """The journal batch these outcomes were written in, or None when
     nothing was journaled."""
-    return history_ops.batch_of(connect.cloud_for_request(request), outcomes)
+    return history_ops.batch_of(cloud_for_request(request), outcomes)
 
 
 def _restorable(request, entries):
-    return restore_ops.restorable(connect.cloud_for_request(request), entries)
+    return restore_ops.restorable(cloud_for_request(request), entries)
 
 
 def preview_restore(request, entries):
