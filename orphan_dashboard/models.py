@@ -19,6 +19,8 @@ Horizon itself has no database.
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from orphan_dashboard.api import client
+
 
 class JournalEntry(models.Model):
     PENDING = 'pending'
@@ -100,6 +102,12 @@ class JournalEntry(models.Model):
     @property
     def providers(self):
         return self.touched.split()
+
+    @property
+    def placement_service_id(self):
+        """The id of the Placement service of the cloud the entry was
+        written to (its Keystone URL and region it records itself)."""
+        return client.service_id_in(self.cloud)
 
     @property
     def changed_nothing(self):

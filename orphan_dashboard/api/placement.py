@@ -162,14 +162,6 @@ def project_usages(client, project_id):
 
 
 @trace
-def incomplete_usages(client, placeholder):
-    """Usages of the pre-1.8 ``placeholder`` project (the engine's
-    :data:`~orphan_dashboard.audit.model.INCOMPLETE`): non-empty when
-    incomplete consumers exist."""
-    return project_usages(client, placeholder)
-
-
-@trace
 def provider_record(client, provider_uuid):
     """All of a provider Placement would lose on delete, or None if gone:
     name, parent, generation, inventories, traits and aggregates."""

@@ -145,13 +145,12 @@ def cmd_history(args, clients, out):
     current = history_ops.current_names(clients) if clients else {}
     texts = dict(provider=args.provider, consumer=args.consumer,
                  project=args.project)
-    found = history_ops.every_entry(
-        cloud, **texts, named_=history_ops.named(lambda: current, **texts))
+    found = journal.all_entries(
+        cloud, **texts, named=history_ops.named(lambda: current, **texts))
     names = history_ops.entry_names(cloud, current)
-    if args.csv:
-        out.writelines(history_ops.history_csv(found, names))
-    elif args.json:
-        out.writelines(history_ops.history_json(found, names))
+    if args.csv or args.json:
+        out.writelines(history_ops.exported(
+            found, 'csv' if args.csv else 'json', names))
     else:
         listed = 0
         for e in found:
@@ -191,7 +190,7 @@ def cmd_restore(args, clients, out):
     cloud = client.cloud_for_clients(clients)
     entries = journal_entries(cloud, args.entries)
     if args.batch:
-        entries = history_ops.batch_entries(cloud, args.batch)
+        entries = journal.batch_entries(cloud, args.batch)
         if not entries:
             raise options.BadArguments(
                 _("no batch %s in this cloud's journal") % args.batch)

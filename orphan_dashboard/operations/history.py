@@ -14,9 +14,9 @@
 
 import logging
 
-from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
+from orphan_dashboard.audit import export
 from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import journal
 
@@ -115,19 +115,6 @@ def page(cloud, provider=None, consumer=None, batch=None, project=None,
         cloud, {e.subject for e in found})
 
 
-def every_entry(cloud, provider=None, consumer=None, batch=None,
-                project=None, named_=None):
-    """Every matching entry (of every cloud when ``cloud`` is None), read
-    as it is written out."""
-    return journal.all_entries(cloud, provider=provider, consumer=consumer,
-                               batch=batch, project=project, named=named_)
-
-
-def batch_entries(cloud, batch):
-    """``cloud``'s entries of exactly one confirm or decommission."""
-    return journal.batch_entries(cloud, batch)
-
-
 def entries_by_id(cloud, entry_ids):
     """``cloud``'s entries with these ids; others raise ``DoesNotExist``."""
     return [journal.get(cloud, entry_id) for entry_id in entry_ids]
@@ -142,19 +129,13 @@ def batch_of(cloud, outcomes):
     return None
 
 
-def placement_service_id(entry):
-    """The id of the Placement service of the cloud ``entry`` was written
-    to (its Keystone URL and region it records itself)."""
-    return client.service_id_in(entry.cloud)
-
-
-def history_csv(found, names=None):
-    """Journal entries as CSV lines; with ``names`` (:func:`entry_names`)
-    the consumer's and the provider's names beside their ids."""
-    return journal.export_csv(found, names)
-
-
-def history_json(found, names=None):
-    """Journal entries as the pieces of one JSON array (``names`` as for
-    :func:`history_csv`)."""
-    return journal.export_json(found, names)
+def exported(found, fmt, names=None):
+    """Journal entries as CSV lines (``fmt`` ``csv``) or as the pieces of
+    one JSON array; with ``names`` (:func:`entry_names`) the consumer's
+    and the provider's names beside their ids."""
+    rows = (journal.as_dict(entry, names) for entry in found)
+    if fmt == 'csv':
+        return export.csv_lines(journal.FIELDS + journal.NAME_FIELDS
+                                if names is not None else journal.FIELDS,
+                                rows)
+    return export.json_array(rows)

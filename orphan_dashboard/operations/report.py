@@ -105,13 +105,11 @@ def server_names(findings):
     return {f.consumer: server_name(f) for f in findings if server_name(f)}
 
 
-def findings_csv(rows):
-    """:func:`finding_rows` as CSV lines."""
-    return export.csv_lines(FINDING_FIELDS, rows)
-
-
-def findings_json(rows):
-    """:func:`finding_rows` as the pieces of one JSON array."""
+def findings_exported(rows, fmt):
+    """:func:`finding_rows` as CSV lines (``fmt`` ``csv``) or as the
+    pieces of one JSON array."""
+    if fmt == 'csv':
+        return export.csv_lines(FINDING_FIELDS, rows)
     return export.json_array(rows)
 
 

@@ -510,7 +510,7 @@ def full_snapshot(placement_client, nova_client,
                                   on_page=on_page(progress, 'servers'))
         migration_list = pool.submit(nova.migration_list, nova_client,
                                      on_page=on_page(progress, 'migrations'))
-        incomplete = pool.submit(placement.incomplete_usages,
+        incomplete = pool.submit(placement.project_usages,
                                  placement_client, m.INCOMPLETE)
         port_read = pool.submit(read_ports, network_client)
         reads = _SweepReads(placement_client, per_provider, progress)

@@ -127,7 +127,7 @@ def refresh_snapshot(placement_client, nova_client, old,
                 reads.consumers(u for g in page for u in (
                     g['uuid'], g['instance_uuid'])))),
             **{'changes-since': since})
-        incomplete = pool.submit(placement.incomplete_usages,
+        incomplete = pool.submit(placement.project_usages,
                                  placement_client, m.INCOMPLETE)
         port_read = pool.submit(collect.read_ports, network_client)
         reads.consumers(touched)

@@ -34,7 +34,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from orphan_dashboard.api import client
-from orphan_dashboard.audit import export
 from orphan_dashboard.audit import restore
 from orphan_dashboard import conf
 
@@ -332,13 +331,3 @@ def as_dict(entry, names=None):
     for field in ('created', 'finished'):
         row[field] = row[field].isoformat() if row[field] else None
     return row
-
-
-def export_csv(found, names=None):
-    return export.csv_lines(FIELDS + NAME_FIELDS if names is not None
-                            else FIELDS,
-                            (as_dict(entry, names) for entry in found))
-
-
-def export_json(found, names=None):
-    return export.json_array(as_dict(entry, names) for entry in found)

@@ -120,13 +120,6 @@ def instance_hints(findings, selections):
                    f.instance != f.consumer})
 
 
-def _read(placement_client, nova_client, consumers, instance_hints,
-          network_client):
-    return refresh.consumer_snapshot(placement_client, nova_client,
-                                     consumers, instance_hints,
-                                     network_client=network_client)
-
-
 def preview(placement_client, nova_client, selections,
             min_age=conf.MIN_AGE.default, instance_hints=(),
             network_client=None):
@@ -135,9 +128,9 @@ def preview(placement_client, nova_client, selections,
     ``instance_hints``: servers whose migrations to read as well, from the
     snapshot the operator was shown (never from the request).
     """
-    snapshot = _read(placement_client, nova_client,
-                     [s.consumer for s in selections], instance_hints,
-                     network_client)
+    snapshot = refresh.consumer_snapshot(
+        placement_client, nova_client, [s.consumer for s in selections],
+        instance_hints, network_client=network_client)
     return _plan_rows(snapshot, selections, min_age)
 
 
@@ -168,9 +161,9 @@ def apply(placement_client, nova_client, journal, confirmed,
     be undone), and the rows not attempted say so.
     """
     selections = [selection_of(p) for p in confirmed]
-    snapshot = _read(placement_client, nova_client,
-                     [s.consumer for s in selections], instance_hints,
-                     network_client)
+    snapshot = refresh.consumer_snapshot(
+        placement_client, nova_client, [s.consumer for s in selections],
+        instance_hints, network_client=network_client)
     rows = _plan_rows(snapshot, selections, min_age)
     names = {uuid: p.name for uuid, p in snapshot.providers.items()}
     outcomes = []

@@ -138,7 +138,7 @@ def test_a_protected_migration_consumer_keeps_its_owner(cloud, tmp_path):
 
     # No incomplete consumer (the one the other test staged is repaired):
     # nothing makes a sweep read every owner.
-    assert api.incomplete_usages(clients.placement, m.INCOMPLETE) == {}
+    assert api.project_usages(clients.placement, m.INCOMPLETE) == {}
     cold = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
                         '--json')
     assert owners(findings_of(cold, consumer)) == {want}, 'cold report'

@@ -23,6 +23,7 @@ from orphan_dashboard.api import client
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
+from orphan_dashboard.operations import history
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import restore as restore_writes
 from orphan_dashboard.writing import write
@@ -65,9 +66,9 @@ def test_write_is_journaled_with_before_after_and_new_generation(
     assert (entry.generation, entry.new_generation) == (1, 2)
     assert (entry.user_name, entry.source) == ('tester', 'test')
     assert logged(provider=old) == [entry]
-    exported = json.loads(''.join(journal_module.export_json([entry])))
+    exported = json.loads(''.join(history.exported([entry], 'json')))
     assert exported[0]['before'] == entry.before
-    assert consumer in ''.join(journal_module.export_csv([entry]))
+    assert consumer in ''.join(history.exported([entry], 'csv'))
     assert (entry.auth_url, entry.region, entry.placement_url) == (
         CLOUD.auth_url, CLOUD.region, CLOUD.placement_url)
 

@@ -298,7 +298,7 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
             mock.patch.object(decommission_writes, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(handlers, 'setup_django'), \
-            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
+            mock.patch.object(handlers.journal.Journal, 'for_clients'), \
             mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', b), printed) == options.FOUND
@@ -339,7 +339,7 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
             mock.patch.object(decommission_writes, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(handlers, 'setup_django'), \
-            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
+            mock.patch.object(handlers.journal.Journal, 'for_clients'), \
             mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
         assert cli.execute(parse('decommission', 'host1'),
@@ -405,7 +405,7 @@ def journal_of(found, names):
     read, as the journal does) and the current ``names``."""
     from orphan_dashboard.operations import history
 
-    with mock.patch.object(history, 'every_entry',
+    with mock.patch.object(history.journal, 'all_entries',
                            side_effect=lambda *a, **k: iter(found)), \
             mock.patch.object(history, 'current_names',
                               return_value=names), \
@@ -659,7 +659,8 @@ def applying(snapshot):
             mock.patch.object(handlers.report_ops, 'owner_names',
                               return_value={'projects': {}, 'users': {}}), \
             mock.patch.object(handlers, 'setup_django'), \
-            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients') as journal, \
+            mock.patch.object(handlers.journal.Journal,
+                              'for_clients') as journal, \
             mock.patch.object(repairs, 'preview', side_effect=lambda c, s,
                               *a: [a_plan(x) for x in s]) as preview, \
             mock.patch.object(repairs, 'apply_previewed',

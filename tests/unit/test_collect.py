@@ -73,7 +73,7 @@ def test_a_listed_consumer_is_read_while_nova_still_lists():
                                   'allocations': {host2: {'resources': {
                                       'VCPU': 1}}},
                                   'consumer_generation': 2}), \
-            mock.patch.object(placement, 'incomplete_usages',
+            mock.patch.object(placement, 'project_usages',
                               return_value={}), \
             mock.patch.object(placement, 'provider_inventories',
                               return_value={}), \
@@ -175,7 +175,7 @@ class Cloud:
                                   self.provider_allocations), \
                 mock.patch.object(placement, 'provider_inventories',
                                   self.provider_inventories), \
-                mock.patch.object(placement, 'incomplete_usages',
+                mock.patch.object(placement, 'project_usages',
                                   return_value={}), \
                 mock.patch.object(collect, 'read_topology',
                                   self.read_topology):
@@ -274,7 +274,7 @@ def _cloud_with_a_down_cell(hypervisor_list):
                           return_value={}),
         mock.patch.object(placement, 'provider_inventories',
                           return_value={}),
-        mock.patch.object(placement, 'incomplete_usages', return_value={}),
+        mock.patch.object(placement, 'project_usages', return_value={}),
         mock.patch.object(nova, 'service_list', return_value=services),
         mock.patch.object(nova, 'hypervisor_list',
                           side_effect=hypervisor_list),

@@ -19,7 +19,6 @@ import pytest
 
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.cli import handlers
 from orphan_dashboard.cli import options
 from orphan_dashboard.cli import rendering
@@ -451,7 +450,7 @@ def test_the_command_line_refuses_a_child_providers_name():
     with mock.patch.object(ops, 'preview', return_value=plan), \
             mock.patch.object(ops, 'apply', return_value=[]) as apply, \
             mock.patch.object(handlers, 'setup_django'), \
-            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
+            mock.patch.object(handlers.journal.Journal, 'for_clients'), \
             mock.patch('sys.stderr', err):
         code = handlers.cmd_decommission(args, None, io.StringIO())
     apply.assert_not_called()

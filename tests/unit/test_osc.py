@@ -153,7 +153,7 @@ def writes():
                               *a: [write.Outcome(
                                   r.selection, repairs.DONE, 'deleted',
                                   entry_id=7) for r in rows]) as apply, \
-            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients',
+            mock.patch.object(osc_commands.journal.Journal, 'for_clients',
                               return_value=mock.sentinel.journal), \
             mock.patch.object(osc_commands.handlers, 'setup_django'), \
             mock.patch.object(repairs.repair.Row, 'commands', ['plan']):
@@ -235,7 +235,7 @@ def test_a_replayed_restore_with_yes_exits_0_saying_nothing_was_left(
     skipped = write.Outcome(row.selection, repairs.SKIPPED,
                             'already restored')
     with mock.patch.object(osc_commands.client, 'cloud_for_clients'), \
-            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
+            mock.patch.object(osc_commands.journal.Journal, 'for_clients'), \
             mock.patch.object(osc_commands.handlers, 'setup_django'), \
             mock.patch.object(history, 'entries_by_id',
                               return_value=[entry]), \
@@ -322,7 +322,7 @@ def test_decommission_writes_only_with_yes(argv, code, applied):
                            return_value=plan) as preview, \
             mock.patch.object(decommission, 'apply',
                               return_value=done) as apply, \
-            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients',
+            mock.patch.object(osc_commands.journal.Journal, 'for_clients',
                               return_value=mock.sentinel.journal), \
             mock.patch.object(osc_commands.handlers, 'setup_django'), \
             mock.patch.object(osc_commands.rendering,
@@ -393,7 +393,7 @@ def test_decommission_hands_the_named_foreign_children_to_the_writes(
     with mock.patch.object(decommission, 'preview', return_value=plan), \
             mock.patch.object(decommission, 'apply',
                               return_value=[]) as apply, \
-            mock.patch('orphan_dashboard.writing.journal.Journal.for_clients'), \
+            mock.patch.object(osc_commands.journal.Journal, 'for_clients'), \
             mock.patch.object(osc_commands.handlers, 'setup_django'), \
             mock.patch.object(osc_commands.rendering, 'print_decommission'):
         run_without_audit(osc_commands.DecommissionOrphan, 'host2', '--yes',

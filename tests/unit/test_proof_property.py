@@ -225,7 +225,7 @@ class Services:
                                   self.provider_allocations), \
                 mock.patch.object(placement, 'provider_inventories',
                                   return_value={}), \
-                mock.patch.object(placement, 'incomplete_usages',
+                mock.patch.object(placement, 'project_usages',
                                   return_value=incomplete), \
                 mock.patch.object(collect, 'read_topology',
                                   self.read_topology), \

@@ -27,6 +27,7 @@ import pytest
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import history as history_ops
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
@@ -269,14 +270,14 @@ class HistoryTests(AdminViewTests):
 @pytest.mark.parametrize('text', ['=1+1', '+1', '-1', '@SUM(A1)', '\tx',
                                   '\rx'])
 def test_csv_cells_a_spreadsheet_would_run_are_neutralized(text):
-    (header, row) = csv.reader(io.StringIO(''.join(journal.export_csv(
-        [entry(reason=text)]))))
+    (header, row) = csv.reader(io.StringIO(''.join(history_ops.exported(
+        [entry(reason=text)], 'csv'))))
     assert row[header.index('reason')] == "'" + text
 
 
 def test_csv_keeps_plain_cells():
-    (header, row) = csv.reader(io.StringIO(''.join(journal.export_csv(
-        [entry(reason='server moved; 1 = 1')]))))
+    (header, row) = csv.reader(io.StringIO(''.join(history_ops.exported(
+        [entry(reason='server moved; 1 = 1')], 'csv'))))
     assert row[header.index('reason')] == 'server moved; 1 = 1'
 
 

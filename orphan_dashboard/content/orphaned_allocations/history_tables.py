@@ -180,7 +180,7 @@ def _cloud(entry):
                       if part)
     return format_html('{} <small class="text-muted">{}</small>',
                        place or entry.cloud,
-                       service.entry_placement_id(entry))
+                       entry.placement_service_id)
 
 
 def _outcome(entry):

@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import report as report_ops
 
 
 class ShownFinding:
@@ -90,7 +91,7 @@ def server_names(rows):
     restore's read), as just re-read, names the consumer's server."""
     found = {}
     for row in rows:
-        name = getattr(row, 'server', None) or service.server_name(
+        name = getattr(row, 'server', None) or report_ops.server_name(
             getattr(row, 'finding', None))
         if name:
             found[row.selection.consumer] = name

@@ -266,11 +266,6 @@ def findings_export(request, provider_uuid=None):
     return report_ops.finding_rows(shown, names(request), tree)
 
 
-def server_name(finding):
-    """The server a finding's Nova reason names, or None."""
-    return report_ops.server_name(finding)
-
-
 def provider_names(request):
     """``{provider uuid: name}`` of every provider in the shown snapshot."""
     shown = report(request)
@@ -368,37 +363,16 @@ def history_export(request, provider=None, consumer=None, batch=None,
                    project=None, all_clouds=False):
     """Every entry History shows with the same filter, read as it is
     written out."""
-    return history_ops.every_entry(
+    return journal.all_entries(
         _history_cloud(request, all_clouds), provider=provider,
         consumer=consumer, batch=batch, project=project,
-        named_=_named(request, provider=provider, consumer=consumer,
-                      project=project))
-
-
-def history_csv(found):
-    """:func:`history_export`'s entries as CSV lines."""
-    return history_ops.history_csv(found)
-
-
-def history_json(found):
-    """:func:`history_export`'s entries as the pieces of a JSON array."""
-    return history_ops.history_json(found)
-
-
-def findings_csv(rows):
-    """:func:`findings_export`'s rows as CSV lines."""
-    return report_ops.findings_csv(rows)
-
-
-def findings_json(rows):
-    """:func:`findings_export`'s rows as the pieces of a JSON array."""
-    return report_ops.findings_json(rows)
+        named=_named(request, provider=provider, consumer=consumer,
+                     project=project))
 
 
 def batch_entries(request, batch):
     """This cloud's entries of exactly one confirm or decommission."""
-    return history_ops.batch_entries(cloud_for_request(request),
-                                     batch)
+    return journal.batch_entries(cloud_for_request(request), batch)
 
 
 def journal_entries(request, entry_ids):
@@ -509,7 +483,6 @@ format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
 report_notes = reasons.report_notes
 plan_commands = repairs.commands
-entry_placement_id = history_ops.placement_service_id
 restorable_entry = restore_rules.restorable
 """Whether a journal entry's *before* can be put back, given the entries
 of its subject still in effect."""

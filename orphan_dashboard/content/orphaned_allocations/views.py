@@ -34,6 +34,8 @@ from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
+from orphan_dashboard.operations import history as history_ops
+from orphan_dashboard.operations import report as report_ops
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
 PROVIDERS_TAB = 'orphaned_allocations__providers'
@@ -578,9 +580,8 @@ class ExportFindingsView(generic.View):
             messages.info(request, _('The first audit of this cloud is still '
                                      'running.'))
             return http.HttpResponseRedirect(INDEX_URL)
-        pieces = (service.findings_csv(rows) if fmt == 'csv'
-                  else service.findings_json(rows))
-        return _download(pieces, fmt, 'orphan-findings')
+        return _download(report_ops.findings_exported(rows, fmt), fmt,
+                         'orphan-findings')
 
 
 class ExportHistoryView(generic.View):
@@ -596,6 +597,5 @@ class ExportHistoryView(generic.View):
             request, all_clouds=filters.all_clouds(request),
             **{field: request.GET.get(field) or None
                for field in filters.HISTORY_FILTERS})
-        export_ = (service.history_csv if fmt == 'csv'
-                   else service.history_json)
-        return _download(export_(found), fmt, 'orphan-journal')
+        return _download(history_ops.exported(found, fmt), fmt,
+                         'orphan-journal')
