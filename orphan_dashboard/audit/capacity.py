@@ -28,11 +28,11 @@ import datetime
 import math
 import typing
 
-from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit import server_needs
 from orphan_dashboard.audit import topology as t
 
 N_ = m.N_
@@ -371,8 +371,8 @@ def project_costs(snapshot, findings, topo, changes):
             continue
         if server.flavor is not None:
             try:
-                candidates = heal.expected_resources(server)
-            except heal.CannotHeal:
+                candidates = server_needs.expected_resources(server)
+            except server_needs.CannotHeal:
                 candidates = ()
             if candidates:
                 _add(needed.setdefault(server.project_id, {}),

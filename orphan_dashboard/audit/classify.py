@@ -27,7 +27,6 @@ restore all ask it.
 
 import dataclasses
 
-from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import ports
@@ -36,6 +35,7 @@ from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit.reasons import verdict_name
 from orphan_dashboard.audit import report
 from orphan_dashboard.audit import rules
+from orphan_dashboard.audit import server_needs
 from orphan_dashboard.audit.topology import Topology
 
 
@@ -252,8 +252,8 @@ class Auditor:
         if server.flavor is None or server.flavor.extra_specs is None:
             return None
         try:
-            return heal.expected_resources(server)
-        except heal.CannotHeal:
+            return server_needs.expected_resources(server)
+        except server_needs.CannotHeal:
             return None
 
     def needs(self, finding):

@@ -532,7 +532,7 @@ MESSAGES = {
     'capacity.disabled': N_('its compute service is disabled: Nova '
                             'schedules no server there'),
 
-    # What the image of a server says of its needs (audit/heal.py).
+    # What the image of a server says of its needs (audit/server_needs.py).
     'cannot.image_conflict': N_(
         "its flavor's %(flavor_key)s=%(flavor_value)s conflicts with its "
         "image's %(image_key)s=%(image_value)s: Nova would refuse it, so "

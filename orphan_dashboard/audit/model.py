@@ -247,8 +247,8 @@ class Server:
     image_properties: typing.Optional[dict] = None
     """The ``hw_*`` properties of its image as Nova copied them at boot
     (compute API 2.98's ``image.properties``): what Nova allocated from
-    (:mod:`.heal`), whatever Glance shows since.  None where Nova did not
-    show them (``image_fault`` says why)."""
+    (:mod:`.server_needs`), whatever Glance shows since.  None where Nova
+    did not show them (``image_fault`` says why)."""
     image_fault: typing.Optional[str] = None
     """Why its boot image's properties are not known
     (:data:`IMAGE_UNSHOWN`, ...); None where they are, or it has none."""
@@ -503,6 +503,16 @@ class Finding:
 
 
 @dataclasses.dataclass(frozen=True)
+class Selection:
+    """One row an operator chose: a consumer, where, and what to do.  Only
+    ids: what they stand for is re-read."""
+
+    consumer: str
+    provider: str
+    action: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Plan:
     """One write: a consumer's allocations before and after a repair."""
 
@@ -527,6 +537,11 @@ class Plan:
     kept: list = dataclasses.field(default_factory=list)
     """The providers whose rows are protected, which the plan holds exactly
     as read (:func:`~plan.protected_rows`); the preview says so."""
+
+    @property
+    def selection(self):
+        """The row this plan was made for."""
+        return Selection(self.consumer, self.provider, self.action)
 
     @property
     def changes_owner(self):

@@ -23,7 +23,6 @@ holds nothing, not even for a moment.
 
 import typing
 
-from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit import reasons
@@ -31,6 +30,7 @@ from orphan_dashboard.audit.reasons import action_name
 from orphan_dashboard.audit.reasons import format_allocations
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard.audit import server_needs
 
 
 class CannotRepair(reasons.Refusal):
@@ -126,13 +126,14 @@ def _healed(topology, server, before, root):
     if server.flavor is None or server.flavor.extra_specs is None:
         raise CannotRepair(why('cannot.no_flavor', server=server.uuid))
     try:
-        candidates = heal.expected_resources(server)
-    except heal.CannotHeal as exc:
+        candidates = server_needs.expected_resources(server)
+    except server_needs.CannotHeal as exc:
         raise CannotRepair(why('cannot.heal', server=server.uuid,
                                why=exc.reason))
     current = before.get(root, {})
     needs = next((c for c in candidates
-                  if c.get(heal.DISK_GB) == current.get(heal.DISK_GB)),
+                  if c.get(server_needs.DISK_GB) ==
+                  current.get(server_needs.DISK_GB)),
                  candidates[0])
     _keeps_what_the_image_could_explain(topology, server, before, needs)
     after = {}
@@ -173,7 +174,7 @@ def _keeps_what_the_image_could_explain(topology, server, before, needs):
     for totals in trees.values():
         held = {rc: totals.get(rc, 0) + shared.get(rc, 0)
                 for rc in set(totals) | set(shared)}
-        if heal.explained_by_image(server, held, needs):
+        if server_needs.explained_by_image(server, held, needs):
             raise CannotRepair(why(
                 'cannot.image_unread', server=server.uuid,
                 held=format_resources(held), needs=format_resources(needs),
@@ -433,3 +434,19 @@ def recommended(findings):
                             m.PRIORITY.index(best.action)):
             chosen[finding.consumer] = finding
     return [(f, f.action) for f in chosen.values()]
+
+
+def recommended_selections(findings):
+    """The recommended repair of each consumer among ``findings``."""
+    return [m.Selection(f.consumer, f.provider, action)
+            for f, action in recommended(findings)]
+
+
+def instance_hints(findings, selections):
+    """The servers behind the selected migration consumers, as the
+    snapshot the operator saw knew them: a repair reads their migrations
+    too, from what was shown, never from the request."""
+    consumers = {s.consumer for s in selections}
+    return sorted({f.instance for f in findings
+                   if f.consumer in consumers and f.instance and
+                   f.instance != f.consumer})

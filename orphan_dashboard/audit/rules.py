@@ -26,7 +26,6 @@ import datetime
 import functools
 import typing
 
-from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import ports
@@ -34,6 +33,7 @@ from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.audit.reasons import image_unread
 from orphan_dashboard.audit.reasons import named
 from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard.audit import server_needs
 
 MOVE_AWAITING_CONFIRM = 'finished'
 """A resize or cold migration in VERIFY_RESIZE."""
@@ -416,7 +416,7 @@ def _missing(case, root):
 def _image_unread(case, root):
     totals = case.totals
     if totals is None or not any(
-            heal.explained_by_image(case.server, totals, needs)
+            server_needs.explained_by_image(case.server, totals, needs)
             for needs in case.candidates):
         return None
     return why(IMAGE_UNREAD, held=format_resources(totals),

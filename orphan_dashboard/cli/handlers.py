@@ -20,8 +20,8 @@ import sys
 import time
 
 from orphan_dashboard.api import client
-from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit import server_needs
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard.cli.i18n import text
 from orphan_dashboard.cli import options
@@ -396,7 +396,7 @@ def capacity_answer(args, clients, progress):
             provider=args.provider, flavor=args.flavor)
     except capacity_ops.NoSuchFlavor:
         raise options.BadArguments(_('no flavor %s') % args.flavor)
-    except heal.CannotHeal as exc:
+    except server_needs.CannotHeal as exc:
         raise options.BadArguments(_('flavor %(flavor)s: %(reason)s') % {
             'flavor': args.flavor, 'reason': text(exc.reason)})
     except report_ops.NoSuchProvider:

@@ -20,7 +20,7 @@ import typing
 
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
-from orphan_dashboard.audit import heal
+from orphan_dashboard.audit import server_needs
 from orphan_dashboard.operations import report as report_ops
 from orphan_dashboard.reading import capacity as capacity_reads
 from orphan_dashboard.reading import collect
@@ -121,13 +121,13 @@ def answer(clients, settings, progress=NO_PROGRESS, provider=None,
     """The :class:`Answer` of the cloud read now: capacity per tree (of
     ``provider``'s only, a uuid or a name), and whether ``flavor`` (an id
     or a name) fits each.  The flavor is looked up before the cloud is
-    read: :class:`NoSuchFlavor`, :class:`~audit.heal.CannotHeal` for one
-    whose request a flavor alone cannot say;
+    read: :class:`NoSuchFlavor`, :class:`~audit.server_needs.CannotHeal`
+    for one whose request a flavor alone cannot say;
     :class:`~operations.report.NoSuchProvider`; :class:`NoInventories`."""
     listed = resources = None
     if flavor:
         listed = find_flavor(flavors(clients), flavor)
-        resources = heal.resources_from_flavor(listed.flavor)
+        resources = server_needs.resources_from_flavor(listed.flavor)
     report, found = audit(clients, settings, progress)
     if found is None:
         raise NoInventories()
@@ -161,9 +161,9 @@ def flavor_counts(clients, capacity_, names):
     counts = {}
     for name in names:
         try:
-            resources = heal.resources_from_flavor(
+            resources = server_needs.resources_from_flavor(
                 find_flavor(listed, name).flavor)
-        except (NoSuchFlavor, heal.CannotHeal) as exc:
+        except (NoSuchFlavor, server_needs.CannotHeal) as exc:
             LOG.warning('flavor %s is left out of the metrics: %s', name,
                         exc)
             continue

@@ -18,9 +18,10 @@ import itertools
 
 from orphan_dashboard.api import nova
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan as planning
 from orphan_dashboard.reading import collect
-from orphan_dashboard.writing import commands
 from orphan_dashboard.writing import decommission
+from orphan_dashboard.writing import equivalents
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
 
@@ -29,7 +30,7 @@ def tree_hints(tree):
     """The instance hints of one provider tree of the shown report (None
     where it has none)."""
     findings = tree.findings if tree else []
-    return repair.instance_hints(findings, findings)
+    return planning.instance_hints(findings, findings)
 
 
 def preview(clients, name, settings, whole_service=False, **hints):
@@ -49,14 +50,14 @@ def service_commands(plan):
     service = plan.service
     if not plan.deletes_service or not getattr(service, 'uuid', None):
         return []
-    return [commands.service_delete(service.uuid)]
+    return [equivalents.service_delete(service.uuid)]
 
 
 def provider_commands(plan):
     """``{provider uuid: commands}`` equivalent to deleting what Nova
     leaves of ``plan``'s providers, as a provider delete previews its
     own."""
-    return {uuid: commands.for_plan(repair.ProviderPlan(
+    return {uuid: equivalents.for_plan(repair.ProviderPlan(
         m.DELETE_PROVIDER, uuid, plan.names.get(uuid, ''), None, {}))
         for uuid in plan.providers}
 

@@ -14,12 +14,14 @@
 what was previewed (re-verified, journaled, generation-checked)."""
 
 from orphan_dashboard.audit import limits
-from orphan_dashboard.writing import commands as equivalent
+from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan as planning
+from orphan_dashboard.writing import equivalents
 from orphan_dashboard.writing import providers
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 
-Selection = repair.Selection
+Selection = m.Selection
 ProviderPlan = repair.ProviderPlan
 Outcome = write.Outcome
 DONE = write.DONE
@@ -28,7 +30,7 @@ FAILED = write.FAILED
 UNKNOWN = write.UNKNOWN
 """What a front end names of a repair: the row chosen, a provider's plan,
 an outcome and its status."""
-commands = equivalent.for_plan
+commands = equivalents.for_plan
 """The ``openstack`` commands that do what a plan does, shown with it."""
 
 
@@ -49,8 +51,8 @@ def selections(summary, chosen, provider_uuids):
             raise LookupError(provider_uuid)
         problems.extend(provider.problems)
     found = list(dict.fromkeys(
-        list(chosen) + repair.recommended_selections(problems)))
-    return found, repair.instance_hints(
+        list(chosen) + planning.recommended_selections(problems)))
+    return found, planning.instance_hints(
         summary.findings if summary else [], found)
 
 
@@ -58,9 +60,9 @@ def recommended(report, only=None):
     """Every recommended repair of ``report``, with its instance hints;
     of the verdicts ``only`` alone where given
     (:func:`~.audit.limits.eligible`)."""
-    found = repair.recommended_selections(
+    found = planning.recommended_selections(
         limits.eligible(report.problems, only))
-    return found, repair.instance_hints(report.findings, found)
+    return found, planning.instance_hints(report.findings, found)
 
 
 def bounded(report, bounds):

@@ -80,7 +80,7 @@ def preview(placement_client, nova_client, name,
 
 
 def _outcome(provider, action, status, message, entry_id=None):
-    return write.Outcome(repair.Selection('', provider, action), status,
+    return write.Outcome(m.Selection('', provider, action), status,
                          message, entry_id=entry_id)
 
 

@@ -41,7 +41,7 @@ def preview_provider_delete(placement_client, nova_client, roots):
         tree = judged.providers_of(root)
         if not tree:
             rows.append(repair.Row(
-                repair.Selection('', root, m.DELETE_PROVIDER),
+                m.Selection('', root, m.DELETE_PROVIDER),
                 error=why('provider.gone', provider=root)))
             continue
         for uuid in tree:
@@ -95,7 +95,7 @@ def _judged(placement_client, nova_client, roots):
 
 
 def _provider_row(placement_client, uuid, judged):
-    row = repair.Row(repair.Selection('', uuid, m.DELETE_PROVIDER))
+    row = repair.Row(m.Selection('', uuid, m.DELETE_PROVIDER))
     record = placement.provider_record(placement_client, uuid)
     if record is None:
         row.error = why('provider.gone', provider=uuid)

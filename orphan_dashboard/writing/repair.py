@@ -28,23 +28,12 @@ import typing
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import CannotRepair
-from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard import conf
 from orphan_dashboard.reading import refresh
-from orphan_dashboard.writing import commands
+from orphan_dashboard.writing import equivalents
 from orphan_dashboard.writing import write
-
-
-@dataclasses.dataclass(frozen=True)
-class Selection:
-    """One row an operator chose: a consumer, where, and what to do.  Only
-    ids: what they stand for is re-read."""
-
-    consumer: str
-    provider: str
-    action: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,12 +49,12 @@ class ProviderPlan:
 
     @property
     def selection(self):
-        return Selection('', self.provider, self.action)
+        return m.Selection('', self.provider, self.action)
 
 
 @dataclasses.dataclass
 class Row:
-    selection: Selection
+    selection: m.Selection
     plan: typing.Any = None
     """A :class:`~model.Plan`, a :class:`ProviderPlan`, or None."""
     error: typing.Any = None
@@ -81,11 +70,7 @@ class Row:
 
     @property
     def commands(self):
-        return commands.for_plan(self.plan)
-
-
-def selection_of(plan):
-    return Selection(plan.consumer, plan.provider, plan.action)
+        return equivalents.for_plan(self.plan)
 
 
 # -- consumer repairs --------------------------------------------------------
@@ -103,21 +88,6 @@ def _plan_rows(snapshot, selections, min_age):
             row.error = exc.reason
         rows.append(row)
     return rows
-
-
-def recommended_selections(findings):
-    """The recommended repair of each consumer among ``findings``."""
-    return [Selection(f.consumer, f.provider, action)
-            for f, action in recommended(findings)]
-
-
-def instance_hints(findings, selections):
-    """The servers behind the selected migration consumers, as the
-    snapshot the operator saw knew them (see :func:`preview`)."""
-    consumers = {s.consumer for s in selections}
-    return sorted({f.instance for f in findings
-                   if f.consumer in consumers and f.instance and
-                   f.instance != f.consumer})
 
 
 def preview(placement_client, nova_client, selections,
@@ -160,7 +130,7 @@ def apply(placement_client, nova_client, journal, confirmed,
     journal fails, nothing more is written (an unjournaled write could not
     be undone), and the rows not attempted say so.
     """
-    selections = [selection_of(p) for p in confirmed]
+    selections = [p.selection for p in confirmed]
     snapshot = refresh.consumer_snapshot(
         placement_client, nova_client, [s.consumer for s in selections],
         instance_hints, network_client=network_client)

@@ -37,8 +37,8 @@ from orphan_dashboard.writing import write
 
 def _restore_row(placement_client, entry, restorable, restored=(),
                  network_client=None):
-    row = repair.Row(repair.Selection(entry.consumer, entry.provider,
-                                      m.RESTORE))
+    row = repair.Row(m.Selection(entry.consumer, entry.provider,
+                                 m.RESTORE))
     row.error = restore_rules.refusal(entry,
                                       restorable.get(entry.subject, set()))
     if row.error:

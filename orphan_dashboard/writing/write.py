@@ -35,7 +35,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
-from orphan_dashboard.writing import commands
+from orphan_dashboard.writing import equivalents
 
 LOG = logging.getLogger(__name__)
 
@@ -366,7 +366,7 @@ def _binding_failed(network_client, plan, port, written, exc):
     elif where != BEFORE or (lost(exc) and body is not None):
         return _rolled_back(network_client, plan, written, UNKNOWN, why(
             'write.binding_unknown', port=port, detail=detail,
-            state=state(where), command=commands.binding(
+            state=state(where), command=equivalents.binding(
                 port, change['before'])), left=(port,))
     return _rolled_back(network_client, plan, written, FAILED, failure)
 
@@ -396,7 +396,7 @@ def _rolled_back(network_client, plan, written, status, reason, failed=None,
     for port, detail in sorted(failed.items()):
         return WriteFailed(status if status == UNKNOWN else FAILED, why(
             'write.rollback_failed', outcome=reason, port=port, detail=detail,
-            command=commands.binding(port, plan.ports[port]['before'])),
+            command=equivalents.binding(port, plan.ports[port]['before'])),
             BEFORE, set(failed) | set(left))
     if written:
         reason = why('write.rolled_back', outcome=reason,
@@ -411,7 +411,7 @@ def _left(plan, written, status, reason, where):
     if written:
         reason = why('write.bindings_left', outcome=reason,
                      ports=', '.join(sorted(written)),
-                     commands=' ; '.join(commands.binding(
+                     commands=' ; '.join(equivalents.binding(
                          port, plan.ports[port]['before'])
                          for port in sorted(written)))
     return WriteFailed(status, reason, where, written)

@@ -64,7 +64,7 @@ def test_another_write_between_preview_and_submit(cloud, journal):
     incident = cloud.incidents['deleted_behind_nova']
     ghost = incident['servers'][0]['uuid']
     rp = incident['hosts']['host2']
-    selection = repair.Selection(ghost, rp, m.DELETE)
+    selection = m.Selection(ghost, rp, m.DELETE)
     row = _preview(clients, selection)
     before = _held(clients, ghost)
     # Another admin rewrites it unchanged: only the generation moves.
@@ -89,7 +89,7 @@ def test_migration_started_between_preview_and_submit(cloud, journal):
     incident = cloud.incidents['evacuation']
     server = incident['servers'][0]['uuid']
     host1 = incident['hosts']['host1']
-    selection = repair.Selection(server, host1, m.TRIM)
+    selection = m.Selection(server, host1, m.TRIM)
     row = _preview(clients, selection)
     clients.nova.post('/servers/%s/action' % server,
                       json={'migrate': {'host': 'host3'}},
@@ -121,7 +121,7 @@ def test_consumer_of_another_provider_is_refused(cloud, journal):
                  if rp not in _held(clients, healthy)['allocations']]
     held = _held(clients, healthy)
     for rp in elsewhere + [ghost_rp]:
-        selection = repair.Selection(healthy, rp, m.DELETE)
+        selection = m.Selection(healthy, rp, m.DELETE)
         (row,) = repair.preview(clients.placement, clients.nova,
                                 [selection], min_age=0)
         assert row.plan is None
@@ -170,7 +170,7 @@ def test_refresh_after_our_own_trim_matches_a_full_sweep(cloud, journal):
     before = collect.full_snapshot(clients.placement, clients.nova)
     assert other in before.consumers[server].allocations
 
-    selection = repair.Selection(server, other, m.TRIM)
+    selection = m.Selection(server, other, m.TRIM)
     outcome = _apply(clients, journal, _preview(clients, selection))
     assert outcome.status == write.DONE, outcome.message
     assert set(_held(clients, server)['allocations']) == {home}
@@ -194,7 +194,7 @@ def test_four_confirms_of_one_preview_write_once_and_record_it_once(cloud):
     incident = cloud.incidents['deleted_behind_nova']
     ghost = incident['servers'][0]['uuid']
     rp = incident['hosts']['host2']
-    row = _preview(clients, repair.Selection(ghost, rp, m.DELETE))
+    row = _preview(clients, m.Selection(ghost, rp, m.DELETE))
     journals = [journal_module.Journal('test', CLOUD, user_name='t%d' % i)
                 for i in range(4)]
     waiting = list(journals[1:])

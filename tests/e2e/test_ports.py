@@ -237,7 +237,7 @@ def test_placement_refusing_the_heal_puts_the_binding_back(cloud):
     vm = server(cloud, 'port_binding_lost')
     checks = cloud.incidents['port_binding_lost']['checks']
     port, nic = checks['port'], checks['nic']
-    selection = repair.Selection(vm, nic, m.HEAL)
+    selection = m.Selection(vm, nic, m.HEAL)
     (row,) = repair.preview(clients.placement, clients.nova, [selection],
                             min_age=0, network_client=clients.network)
     assert port in row.plan.ports
@@ -262,7 +262,7 @@ def _heal_plan(cloud, clients):
     vm = server(cloud, 'port_binding_lost')
     checks = cloud.incidents['port_binding_lost']['checks']
     (row,) = repair.preview(clients.placement, clients.nova,
-                            [repair.Selection(vm, checks['nic'], m.HEAL)],
+                            [m.Selection(vm, checks['nic'], m.HEAL)],
                             min_age=0, network_client=clients.network)
     port = checks['port']
     return row.plan, port, row.plan.ports[port]['after']['allocation']
@@ -426,7 +426,7 @@ def _stripped_binding_rewritten(cloud, clients, vm, port, nic, root, group,
     assert found[root].verdict == m.WRONG_AMOUNT
     (row,) = repair.preview(
         clients.placement, clients.nova,
-        [repair.Selection(vm, root, m.DELETE_AND_HEAL)], min_age=0,
+        [m.Selection(vm, root, m.DELETE_AND_HEAL)], min_age=0,
         network_client=clients.network)
     assert row.plan.ports[port]['after']['allocation'] == group
     journal = journal_module.Journal('test', JOURNAL_CLOUD,

@@ -173,7 +173,7 @@ def test_a_migration_consumer_is_what_nova_says(cloud, horizon):
     assert 'awaiting confirm or revert' in str(row.error)
     # The engine alone, with no hint from any snapshot, says the same.
     (row,) = repair.preview(clients.placement, clients.nova, [
-        repair.Selection(migration, source, m.DELETE)], min_age=0)
+        m.Selection(migration, source, m.DELETE)], min_age=0)
     assert row.finding.verdict == m.PROTECTED
     # The old fourth field naming the migration's server is refused.
     response = horizon.get(REPAIR, {'sel': '%s:%s:delete:%s' % (

@@ -22,7 +22,6 @@ import sys
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
@@ -43,7 +42,7 @@ def trim_batch(build, count):
 def write_plan(client, journal, plan):
     """A consumer plan written as a repair writes it, journaled."""
     return write.allocations(client, journal, plan,
-                             repair.selection_of(plan))
+                             plan.selection)
 
 
 def held(placement, consumers):

@@ -26,7 +26,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
-from orphan_dashboard.writing import commands
+from orphan_dashboard.writing import equivalents
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
@@ -166,7 +166,7 @@ def test_osc_commands_leave_the_promised_state(placement, placement_url,
     snapshot = _snapshot(placement, consumer,
                          server if action != m.DELETE else None, [old, new])
     plan = classify.Auditor(snapshot, min_age=600).plan(consumer, old, action)
-    for command in commands.for_plan(plan):
+    for command in equivalents.for_plan(plan):
         _replay(placement_url, command)
     now = parse.consumer(consumer,
                          api.consumer_allocations(placement, consumer))

@@ -33,7 +33,7 @@ pytest.importorskip('placement')
 pytest.importorskip('keystone')
 
 from orphan_dashboard.audit import capacity  # noqa: E402
-from orphan_dashboard.audit import heal  # noqa: E402
+from orphan_dashboard.audit import server_needs  # noqa: E402
 from orphan_dashboard import conf  # noqa: E402
 from orphan_dashboard.operations import capacity as capacity_ops  # noqa
 from tests import clouds  # noqa: E402
@@ -106,9 +106,9 @@ def states(sb):
     result = {}
     for name in FLAVORS:
         flavor = capacity_ops.find_flavor(listed, name)
-        rows, _ = capacity_ops.fit(found,
-                                   heal.resources_from_flavor(flavor.flavor))
-        result[name] = (heal.resources_from_flavor(flavor.flavor),
+        rows, _ = capacity_ops.fit(
+            found, server_needs.resources_from_flavor(flavor.flavor))
+        result[name] = (server_needs.resources_from_flavor(flavor.flavor),
                         {r['hypervisor']: r for r in rows})
     return result
 

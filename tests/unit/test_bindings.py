@@ -25,7 +25,6 @@ import pytest
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planning
-from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import restore as restore_writes
 from orphan_dashboard.writing import write
 
@@ -110,7 +109,7 @@ def _write(client):
     journal = mock.Mock()
     entry = journal.begin.return_value
     outcome = write.allocations(client, journal, PLAN,
-                                repair.selection_of(PLAN),
+                                PLAN.selection,
                                 network_client=client)
     return outcome, journal, entry
 
@@ -356,7 +355,7 @@ def test_a_second_binding_refused_puts_the_first_back():
                             ks_exc.PreconditionFailed()})
     journal = mock.Mock()
     outcome = write.allocations(client, journal, plan,
-                                repair.selection_of(plan),
+                                plan.selection,
                                 network_client=client)
     assert outcome.status == write.SKIPPED
     assert client.order() == [

@@ -24,6 +24,7 @@ from django.core import management
 import pytest
 
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.cli import handlers
 from orphan_dashboard.cli import options
@@ -525,7 +526,7 @@ def test_history_names_servers_and_providers_beside_their_ids():
 def test_outcomes_name_the_server_a_preview_read():
     from orphan_dashboard.writing import repair
 
-    selection = repair.Selection('vm-uuid', 'rp-uuid', 'delete')
+    selection = m.Selection('vm-uuid', 'rp-uuid', 'delete')
     row = repair.Row(selection, server='web-1')
     names = rendering.row_names([row], {'rp-uuid': 'host2'})
     printed = io.StringIO()
@@ -586,8 +587,7 @@ def test_a_plan_that_keeps_a_protected_row_says_so():
                   before={'h2': {'VCPU': 2}, 'h5': {'VCPU': 1}},
                   after={'h2': {'VCPU': 1}, 'h5': {'VCPU': 1}}, kept=['h5'])
     out = io.StringIO()
-    rendering.print_rows([repair.Row(repair.Selection('vm', 'h2',
-                                                      plan.action),
+    rendering.print_rows([repair.Row(m.Selection('vm', 'h2', plan.action),
                                      plan)], out, {'h5': 'host5'})
     lines = out.getvalue().splitlines()
     assert lines[0].startswith('plan: openstack ')
@@ -619,9 +619,7 @@ def test_the_json_report_says_how_each_owner_was_proven():
 def test_a_write_of_unknown_outcome_is_an_error_to_a_script():
     """Exit 1, never 4 ("applied") nor 0: a script must not carry on as
     if the write had gone through, or as if nothing had been written."""
-    from orphan_dashboard.writing import repair
-
-    selection = repair.Selection('vm-uuid', 'rp-uuid', 'delete')
+    selection = m.Selection('vm-uuid', 'rp-uuid', 'delete')
     outcomes = [write.Outcome(selection, write.DONE, 'done'),
                 write.Outcome(selection, 'unknown', 'no clear answer')]
     assert options.outcome_code(outcomes) == options.ERROR

@@ -264,7 +264,7 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
     late = uid('late-child')
     listed = [{'uuid': p, 'root_provider_uuid': H1}
               for p in shown.providers + [late]]
-    done = [write.Outcome(repair.selection_of(p), write.DONE, 'done')
+    done = [write.Outcome(p.selection, write.DONE, 'done')
             for p in shown.plans(chosen)]
     with mock.patch.object(flow, 'preview', return_value=shown), \
             mock.patch.object(repair, 'apply', return_value=done), \
@@ -381,7 +381,7 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
                 mock.patch.object(nova, 'delete_service') as service, \
                 mock.patch.object(
                     provider_writes, 'delete_provider', return_value=(
-                        write.Outcome(repair.Selection('', blazar, 'x'),
+                        write.Outcome(m.Selection('', blazar, 'x'),
                                       write.DONE, 'deleted'))) as delete:
             outcomes = flow.apply(None, None, mock.Mock(), 'host1', [], (),
                                   min_age=0, bound=shown.binding(),

@@ -16,12 +16,12 @@ import pytest
 
 from orphan_dashboard.api import microversions
 from orphan_dashboard.audit import classify
-from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.plan import CannotRepair
 from orphan_dashboard.audit.plan import recommended
 from orphan_dashboard.audit.plan import target
-from orphan_dashboard.writing import commands
+from orphan_dashboard.audit import server_needs
+from orphan_dashboard.writing import equivalents
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
 
@@ -56,18 +56,18 @@ def flavor(vcpus=2, ram=2048, disk=20, ephemeral=0, swap=0, **specs):
      {'VCPU': 30, 'MEMORY_MB': 741376, 'DISK_GB': 1668}),
 ])
 def test_resources_from_flavor(fl, bfv, expected):
-    assert heal.resources_from_flavor(fl, bfv) == expected
+    assert server_needs.resources_from_flavor(fl, bfv) == expected
 
 
 @pytest.mark.parametrize('specs', [{'resources:VGPU': '1'},
                                    {'accel:device_profile': 'gpu'}])
 def test_heal_refuses_what_it_cannot_rebuild(specs):
-    with pytest.raises(heal.CannotHeal):
-        heal.resources_from_flavor(flavor(**specs))
+    with pytest.raises(server_needs.CannotHeal):
+        server_needs.resources_from_flavor(flavor(**specs))
 
 
 def test_parse_cpu_spec():
-    assert heal.parse_cpu_spec('0-3,^2,5') == {0, 1, 3, 5}
+    assert server_needs.parse_cpu_spec('0-3,^2,5') == {0, 1, 3, 5}
 
 
 def _evacuated():
@@ -89,7 +89,7 @@ def test_trim_keeps_only_the_current_tree_and_its_osc_command():
     plan = _plan(cloud, vm, H1, m.TRIM)
     assert plan.after == {H2: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}
     assert plan.generation == 1
-    assert commands.for_plan(plan) == [
+    assert equivalents.for_plan(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
         'allocation unset %s --provider %s' % (vm, H1)]
 
@@ -98,7 +98,7 @@ def test_the_commands_shown_write_at_the_microversion_we_write_at():
     """``allocation set`` and ``unset`` send the consumer generation there,
     as our own writes do."""
     cloud, vm = _evacuated()
-    (command,) = commands.for_plan(_plan(cloud, vm, H1, m.TRIM))
+    (command,) = equivalents.for_plan(_plan(cloud, vm, H1, m.TRIM))
     assert command.startswith(
         'openstack --os-placement-api-version %s ' % microversions.WRITE)
 
@@ -112,7 +112,7 @@ def test_delete_and_heal_replaces_everything_in_one_write():
     plan = _plan(cloud, vm, H3, m.DELETE_AND_HEAL)
     assert plan.after == {H1: {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1},
                           numa: {'VGPU': 1}}
-    (command,) = commands.for_plan(plan)
+    (command,) = equivalents.for_plan(plan)
     assert ' set %s --project-id p --user-id u ' % vm in command
     assert '--allocation rp=%s,DISK_GB=1,MEMORY_MB=512,VCPU=1' % H1 in command
 
@@ -132,7 +132,7 @@ def test_delete_empties_the_consumer():
     cloud.allocate(ghost, H2, generation=4)
     plan = _plan(cloud, ghost, H2, m.DELETE)
     assert plan.after == {} and plan.generation == 4
-    assert commands.for_plan(plan) == [
+    assert equivalents.for_plan(plan) == [
         'openstack --os-placement-api-version 1.28 resource provider '
         'allocation unset %s' % ghost]
 
@@ -244,7 +244,7 @@ def test_set_owner_command_names_the_new_owner():
     vm = cloud.server('vm', 'host1')
     cloud.allocate(vm, H1, owner=(m.INCOMPLETE, m.INCOMPLETE))
     plan = _plan(cloud, vm, H1, m.SET_OWNER)
-    (command,) = commands.for_plan(plan)
+    (command,) = equivalents.for_plan(plan)
     assert ' set %s --project-id p --user-id u ' % vm in command
 
 
@@ -295,7 +295,7 @@ SMALL_NEEDS = {'MEMORY_MB': 2048, 'DISK_GB': 20}
      {'VCPU': 2, **SMALL_NEEDS}),
 ])
 def test_image_properties_change_what_nova_allocates(fl, image, expected):
-    assert heal.resources_from_flavor(fl, False, image) == expected
+    assert server_needs.resources_from_flavor(fl, False, image) == expected
 
 
 @pytest.mark.parametrize('specs,image', [
@@ -304,8 +304,9 @@ def test_image_properties_change_what_nova_allocates(fl, image, expected):
     ({'hw:mem_encryption': 'false'}, {'hw_mem_encryption': 'true'}),
 ])
 def test_a_flavor_and_image_nova_would_refuse_are_not_healed(specs, image):
-    with pytest.raises(heal.CannotHeal, match='conflicts with its image'):
-        heal.resources_from_flavor(flavor(**specs), False, image)
+    with pytest.raises(server_needs.CannotHeal,
+                       match='conflicts with its image'):
+        server_needs.resources_from_flavor(flavor(**specs), False, image)
 
 
 ISOLATE = {'hw:emulator_threads_policy': 'isolate'}

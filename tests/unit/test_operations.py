@@ -139,7 +139,7 @@ def test_an_incomplete_consumers_exported_reason_names_its_owner():
 
 def test_selections_add_the_recommended_repairs_of_whole_providers():
     found = audited(leaky_cloud())
-    chosen = [repair.Selection('c', uid('host3'), 'delete')]
+    chosen = [m.Selection('c', uid('host3'), 'delete')]
     picked, hints = repairs.selections(found, chosen, [uid('host2')])
     assert picked[0] == chosen[0]
     assert [s.consumer for s in picked[1:]] == [uid('gone')]
@@ -166,7 +166,7 @@ def test_a_consumer_chosen_on_two_providers_is_one_row():
     row where it first stood, the row with a plan kept over the one
     without; another repair of it stays a row of its own."""
     def row(consumer, provider, action, plan=None):
-        return repair.Row(repair.Selection(consumer, provider, action),
+        return repair.Row(m.Selection(consumer, provider, action),
                           plan=plan, error=None if plan else 'no plan')
     refused = row('vm', 'host3', m.TRIM)
     other = row('other', 'host3', m.DELETE, 'p1')
@@ -182,8 +182,8 @@ def test_a_consumer_chosen_on_two_providers_is_one_row():
 
 
 def test_applying_a_preview_skips_the_rows_it_could_not_plan():
-    planned = repair.Row(repair.Selection('a', 'rp', 'delete'), plan='plan')
-    refused = repair.Row(repair.Selection('b', 'rp', 'delete'),
+    planned = repair.Row(m.Selection('a', 'rp', 'delete'), plan='plan')
+    refused = repair.Row(m.Selection('b', 'rp', 'delete'),
                          error='gone')
     done = write.Outcome(planned.selection, write.DONE, 'ok')
     with mock.patch.object(repair, 'apply', return_value=[done]) as apply:
@@ -201,7 +201,7 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
 def test_a_restore_preview_carries_what_nova_says_now():
     entries = [mock.Mock(id=1, consumer='c1'), mock.Mock(id=2,
                                                          consumer='c2')]
-    rows = [(e, repair.Row(repair.Selection(e.consumer, 'rp', 'restore')))
+    rows = [(e, repair.Row(m.Selection(e.consumer, 'rp', 'restore')))
             for e in entries]
     with mock.patch.object(restore_writes, 'preview_restore',
                            return_value=rows) as preview, \

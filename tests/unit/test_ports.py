@@ -26,7 +26,7 @@ from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.cli import rendering
 from orphan_dashboard.reading import collect
-from orphan_dashboard.writing import commands
+from orphan_dashboard.writing import equivalents
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
@@ -250,7 +250,7 @@ def test_a_port_placed_nowhere_is_healed_on_its_one_candidate_neutron_first():
     assert planned.ports == {port: {
         'name': 'new-port', 'revision': 3, 'before': {},
         'after': {'allocation': {group: nics['host1']}}}}
-    commands_ = commands.for_plan(planned)
+    commands_ = equivalents.for_plan(planned)
     assert commands_[0].startswith(
         "openstack port set --binding-profile '{\"allocation\": ")
     assert commands_[0].endswith(port)

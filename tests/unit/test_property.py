@@ -75,8 +75,8 @@ DEVICE_KINDS = ('pci', 'pgpu')
 
 
 def needs(flavor, volume_backed=False):
-    from orphan_dashboard.audit import heal
-    return heal.resources_from_flavor(flavor, volume_backed)
+    from orphan_dashboard.audit import server_needs
+    return server_needs.resources_from_flavor(flavor, volume_backed)
 
 
 @st.composite

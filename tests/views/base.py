@@ -138,7 +138,7 @@ def plan_row(consumer, provider=H1, action=m.TRIM, before=None, after=None,
                   'p', 'u', before, after)
     finding = m.Finding(consumer, provider, m.EVACUATED_SOURCE, reason,
                         before.get(provider, {}), (action,), nova=nova)
-    return repair.Row(repair.Selection(consumer, provider, action),
+    return repair.Row(m.Selection(consumer, provider, action),
                       plan=plan, finding=finding)
 
 

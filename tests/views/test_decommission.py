@@ -140,7 +140,7 @@ class ForeignChildTests(AdminViewTests):
         signed = signed_rows(self.client.get(DECOMMISSION,
                                              {'provider': H1}))
         self.mock_decommission_apply.return_value = [write.Outcome(
-            repair.Selection('', NIC, 'delete_provider'), write.DONE,
+            m.Selection('', NIC, 'delete_provider'), write.DONE,
             'deleted')]
         res = self.client.post(DECOMMISSION, {
             'rows': signed, 'delete_foreign': [AGENT, NIC]})
@@ -202,7 +202,7 @@ class DecommissionTests(AdminViewTests):
         self.assertContains(res, 'value="Decommission"')
         signed = signed_rows(res)
         self.mock_decommission_apply.return_value = [write.Outcome(
-            repair.Selection('', H1, 'delete_service'), write.DONE,
+            m.Selection('', H1, 'delete_service'), write.DONE,
             'compute service host1 deleted')]
         res = self.client.post(DECOMMISSION, {
             'rows': signed, 'delete_unknown': [STRANGER]})
@@ -486,12 +486,12 @@ class DialogTests(AdminViewTests):
         signed = signed_rows(self.client.get(DECOMMISSION,
                                              {'provider': H1}))
         self.mock_decommission_apply.return_value = [
-            write.Outcome(repair.Selection(c, H1, m.DELETE), write.DONE,
+            write.Outcome(m.Selection(c, H1, m.DELETE), write.DONE,
                           'done', entry_id=i)
             for i, c in enumerate((incidents.vm, STRANGER), 1)] + [
-            write.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
+            write.Outcome(m.Selection('', H1, m.DELETE_SERVICE),
                           write.DONE, 'deleted', entry_id=3)] + [
-            write.Outcome(repair.Selection('', p, m.DELETE_PROVIDER),
+            write.Outcome(m.Selection('', p, m.DELETE_PROVIDER),
                           write.DONE, 'deleted', entry_id=4)
             for p in (H1,)]
         self.mock_batch_of.return_value = 'abcdef0123'
@@ -515,9 +515,9 @@ class DialogTests(AdminViewTests):
         signed = signed_rows(self.client.get(DECOMMISSION,
                                              {'provider': H1}))
         self.mock_decommission_apply.return_value = [
-            write.Outcome(repair.Selection(STRANGER, H1, m.DELETE),
+            write.Outcome(m.Selection(STRANGER, H1, m.DELETE),
                           write.DONE, 'done', entry_id=1),
-            write.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
+            write.Outcome(m.Selection('', H1, m.DELETE_SERVICE),
                           write.FAILED, 'Nova said no')]
         self.mock_batch_of.return_value = 'abcdef0123'
         self.client.post(DECOMMISSION, {

@@ -28,6 +28,7 @@ import pytest
 
 from orphan_dashboard.audit import messages
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import repairs
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import encoded
@@ -168,7 +169,7 @@ class DetailTests(AdminViewTests):
         self.assertEqual((REPAIR, detail(H3)), preview_link(res))
         self.client.get(res['location'])
         self.mock_preview.assert_called_once_with(
-            mock.ANY, [service.Selection(incidents.stranger, H3, 'delete')],
+            mock.ANY, [repairs.Selection(incidents.stranger, H3, 'delete')],
             [])
 
     @helpers.create_mocks({service: ['report', 'inventories']})

@@ -29,7 +29,6 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
@@ -231,9 +230,9 @@ class HistoryBatchLinkTests(JournalViewTests):
         self.add(uid('other'), H3, 'd' * 32)
         request = mock.Mock()
         outcomes = [
-            write.Outcome(repair.Selection('', H1, m.DELETE_SERVICE),
+            write.Outcome(m.Selection('', H1, m.DELETE_SERVICE),
                           write.SKIPPED, 'not attempted'),
-            write.Outcome(repair.Selection(uid('ours'), H1, m.DELETE),
+            write.Outcome(m.Selection(uid('ours'), H1, m.DELETE),
                           write.DONE, 'done', entry_id=ours.id)]
         batch = service.batch_of(request, outcomes)
         self.assertEqual('c' * 32, batch)

@@ -290,7 +290,7 @@ class RestoreTests(AdminViewTests):
         self.mock_journal_entries.return_value = [journaled]
         plan = m.Plan(m.RESTORE, journaled.consumer, H1, m.MOVED, '', None,
                       'p', 'u', {}, {H1: {'VCPU': 1}})
-        row = repair.Row(repair.Selection(journaled.consumer, H1, m.RESTORE),
+        row = repair.Row(m.Selection(journaled.consumer, H1, m.RESTORE),
                          plan=plan, notes=('it would be a stale migration',),
                          server='web-1')
         self.mock_preview_restore.return_value = [(journaled, row)]
@@ -303,7 +303,7 @@ class RestoreTests(AdminViewTests):
         assert_named(res, journaled.consumer, H1)
         self.assertIn('web-1', hidden_ids_removed(res))
         self.mock_restore.return_value = [write.Outcome(
-            repair.Selection(journaled.consumer, H1, m.RESTORE), write.DONE,
+            m.Selection(journaled.consumer, H1, m.RESTORE), write.DONE,
             'done')]
         res = self.client.post(RESTORE, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
@@ -336,13 +336,13 @@ class RestoreTests(AdminViewTests):
         self.mock_batch_entries.return_value = [gone, trimmed]
         self.mock_journal_entries.return_value = [gone, trimmed]
         provider_row = repair.Row(
-            repair.Selection('', host9, m.RESTORE),
+            m.Selection('', host9, m.RESTORE),
             plan=repair.ProviderPlan(m.RESTORE, host9, 'host9', None,
                                      record))
         plan = m.Plan(m.RESTORE, trimmed.consumer, host9, m.MOVED, '', None,
                       'p', 'u', {}, {host9: {'VCPU': 1}})
         consumer_row = repair.Row(
-            repair.Selection(trimmed.consumer, host9, m.RESTORE), plan=plan)
+            m.Selection(trimmed.consumer, host9, m.RESTORE), plan=plan)
         self.mock_preview_restore.return_value = [(gone, provider_row),
                                                   (trimmed, consumer_row)]
         res = self.client.get(RESTORE, {'batch': 'b' * 32})

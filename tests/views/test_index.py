@@ -368,10 +368,10 @@ def blocked_tree():
     """The delete preview of gone-busy's tree: gone-busy still holds
     allocations, its member gone could go."""
     return [
-        repair.Row(repair.Selection('', GONE_BUSY, m.DELETE_PROVIDER),
+        repair.Row(m.Selection('', GONE_BUSY, m.DELETE_PROVIDER),
                    error='provider gone-busy still holds allocations: '
                          'repair them first'),
-        repair.Row(repair.Selection('', GONE, m.DELETE_PROVIDER),
+        repair.Row(m.Selection('', GONE, m.DELETE_PROVIDER),
                    plan=provider_plan())]
 
 
@@ -391,7 +391,7 @@ class DeleteProviderTests(AdminViewTests):
         self.mock_report.return_value = Incidents().report
         plan = provider_plan()
         self.mock_preview_provider_delete.return_value = [repair.Row(
-            repair.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
+            m.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
         res = self.client.get(DELETE_PROVIDER, {'provider': GONE})
         self.mock_preview_provider_delete.assert_called_once_with(
             mock.ANY, [GONE])
@@ -401,7 +401,7 @@ class DeleteProviderTests(AdminViewTests):
                             GONE)
         self.assertContains(res, 'value="Delete"')
         self.mock_delete_providers.return_value = [write.Outcome(
-            repair.Selection('', GONE, m.DELETE_PROVIDER), write.DONE,
+            m.Selection('', GONE, m.DELETE_PROVIDER), write.DONE,
             'done', plan, entry_id=3)]
         res = self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
         self.assertRedirectsNoFollow(res, INDEX)
@@ -417,7 +417,7 @@ class DeleteProviderTests(AdminViewTests):
         self.assertContains(res, 'Delete provider')
         self.assertNotContains(res, 'Delete Provider')
         self.mock_preview_provider_delete.return_value = [repair.Row(
-            repair.Selection('', GONE, m.DELETE_PROVIDER),
+            m.Selection('', GONE, m.DELETE_PROVIDER),
             plan=provider_plan())]
         res = self.client.get(DELETE_PROVIDER, {'provider': GONE})
         self.assertContains(res, 'class="btn btn-danger" type="submit" '
@@ -453,11 +453,11 @@ class DeleteProviderTests(AdminViewTests):
         self.mock_report.return_value = Incidents().report
         plan = provider_plan()
         self.mock_preview_provider_delete.return_value = [repair.Row(
-            repair.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
+            m.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
         signed = signed_rows(self.client.get(DELETE_PROVIDER,
                                              {'provider': GONE}))
         self.mock_delete_providers.return_value = [write.Outcome(
-            repair.Selection('', GONE, m.DELETE_PROVIDER), write.FAILED,
+            m.Selection('', GONE, m.DELETE_PROVIDER), write.FAILED,
             'Placement failed: resource provider in use', plan)]
         res = self.client.post(DELETE_PROVIDER, {'rows': signed})
         self.assertRedirectsNoFollow(res, INDEX)

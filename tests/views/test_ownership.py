@@ -107,7 +107,7 @@ class OwnershipTests(AdminViewTests):
         plan = repair.ProviderPlan(m.DELETE_PROVIDER, segment, SEGMENT, 2,
                                    record(segment))
         with mock.patch.object(service, 'preview_provider_delete',
-                               return_value=[repair.Row(repair.Selection(
+                               return_value=[repair.Row(m.Selection(
                                    '', segment, m.DELETE_PROVIDER),
                                    plan=plan)]):
             signed = signed_rows(self.client.get(DELETE_PROVIDER,
@@ -240,7 +240,7 @@ class NeutronChildTests(AdminViewTests):
                                      3, records[u])
                  for u in (nic, agent, host1)]
         with mock.patch.object(service, 'preview_provider_delete',
-                               return_value=[repair.Row(repair.Selection(
+                               return_value=[repair.Row(m.Selection(
                                    '', p.provider, m.DELETE_PROVIDER),
                                    plan=p) for p in plans]):
             signed = signed_rows(self.client.get(DELETE_PROVIDER,
@@ -341,7 +341,7 @@ class DeleteJudgedAgainTests(AdminViewTests):
         plan = repair.ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
                                    2, record)
         with mock.patch.object(service, 'preview_provider_delete',
-                               return_value=[repair.Row(repair.Selection(
+                               return_value=[repair.Row(m.Selection(
                                    '', uuid, m.DELETE_PROVIDER),
                                    plan=plan)]):
             signed = signed_rows(self.client.get(DELETE_PROVIDER,

@@ -201,12 +201,12 @@ def restore_rows(gone, trimmed):
     plan = m.Plan(m.RESTORE, trimmed.consumer, host9, m.MOVED, '', None,
                   'p', 'u', {}, {host9: {'VCPU': 1}})
     return {
-        gone.id: repair.Row(repair.Selection('', host9, m.RESTORE),
+        gone.id: repair.Row(m.Selection('', host9, m.RESTORE),
                             plan=repair.ProviderPlan(
                                 m.RESTORE, host9, 'host9', None,
                                 gone.before)),
-        trimmed.id: repair.Row(repair.Selection(trimmed.consumer, host9,
-                                                m.RESTORE), plan=plan)}
+        trimmed.id: repair.Row(m.Selection(trimmed.consumer, host9,
+                                           m.RESTORE), plan=plan)}
 
 
 def with_policy(test, placement=ADMIN_ONLY, compute=None):
@@ -277,7 +277,7 @@ class WritePolicyTests(AdminViewTests):
         plan = m.Plan(m.RESTORE, journaled.consumer, H1, m.MOVED, '', None,
                       'p', 'u', {}, {H1: {'VCPU': 1}})
         self.mock_preview_restore.return_value = [(journaled, repair.Row(
-            repair.Selection(journaled.consumer, H1, m.RESTORE), plan=plan))]
+            m.Selection(journaled.consumer, H1, m.RESTORE), plan=plan))]
         signed = signed_rows(self.client.get(RESTORE, {'entry': 7}))
         self.mock_preview_restore.reset_mock()
         self.mock_journal_entries.reset_mock()
@@ -357,7 +357,7 @@ class WritePolicyTests(AdminViewTests):
         self.mock_report.return_value = Incidents().report
         plan = test_index.provider_plan()
         self.mock_preview_provider_delete.return_value = [repair.Row(
-            repair.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
+            m.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
         query = {'provider': GONE}
         signed = signed_rows(self.client.get(DELETE_PROVIDER, query))
         self.mock_preview_provider_delete.reset_mock()

@@ -31,7 +31,7 @@ def _plan(consumer='c1'):
 
 
 def _row(consumer, finding=None, plan=None):
-    return repair.Row(repair.Selection(consumer, 'rp1', m.TRIM), plan=plan,
+    return repair.Row(m.Selection(consumer, 'rp1', m.TRIM), plan=plan,
                       finding=finding)
 
 

@@ -83,7 +83,7 @@ class PreviewTests(AdminViewTests):
         self.assertEqual(200, res.status_code)
         self.assertTemplateUsed(res, 'orphaned_allocations/repair.html')
         self.mock_preview.assert_called_once_with(
-            mock.ANY, [repair.Selection(incidents.vm, H1, m.TRIM)], [])
+            mock.ANY, [m.Selection(incidents.vm, H1, m.TRIM)], [])
         # Before on host1 and host2, after on host2 only, by name.
         previews = res.context['previews']
         self.assertEqual([('host1', H1, 'VCPU=1'), ('host2', H2, 'VCPU=1')],
@@ -150,7 +150,7 @@ class PreviewTests(AdminViewTests):
         self.mock_preview.return_value = [
             plan_row(incidents.vm, reason='server %s moved' % EVIL,
                      nova='server %s (ACTIVE)' % EVIL),
-            repair.Row(repair.Selection(incidents.bare, H3, m.HEAL),
+            repair.Row(m.Selection(incidents.bare, H3, m.HEAL),
                        error='flavor %s is gone' % EVIL)]
         res = self.client.get(REPAIR, {'sel': [
             encoded(incidents.vm, H1, m.TRIM),
@@ -165,7 +165,7 @@ class PreviewTests(AdminViewTests):
         self.mock_report.return_value = incidents.report
         good = plan_row(incidents.vm)
         self.mock_preview.return_value = [
-            good, repair.Row(repair.Selection(incidents.bare, H3, m.HEAL),
+            good, repair.Row(m.Selection(incidents.bare, H3, m.HEAL),
                              error='Nothing to heal: server bare lives on '
                                    'host3.')]
         res = self.client.get(REPAIR, {'sel': [
@@ -182,7 +182,7 @@ class PreviewTests(AdminViewTests):
         incidents = Incidents()
         self.mock_report.return_value = incidents.report
         self.mock_preview.return_value = [repair.Row(
-            repair.Selection(incidents.bare, H3, m.HEAL),
+            m.Selection(incidents.bare, H3, m.HEAL),
             error='Nothing to heal.')]
         res = self.client.get(REPAIR, {'sel': encoded(incidents.bare, H3,
                                                       m.HEAL)})
@@ -204,7 +204,7 @@ class PreviewTests(AdminViewTests):
                       held, before_project=m.INCOMPLETE,
                       before_user=m.INCOMPLETE)
         self.mock_preview.return_value = [repair.Row(
-            repair.Selection(incidents.legacy, H3, m.SET_OWNER), plan=plan)]
+            m.Selection(incidents.legacy, H3, m.SET_OWNER), plan=plan)]
         res = self.client.get(REPAIR, {'sel': encoded(
             incidents.legacy, H3, m.SET_OWNER)})
         self.assertEqual(200, res.status_code)
@@ -230,7 +230,7 @@ class PreviewTests(AdminViewTests):
                       held, held, before_project=m.INCOMPLETE,
                       before_user=m.INCOMPLETE)
         self.mock_preview.return_value = [repair.Row(
-            repair.Selection(incidents.legacy, H3, m.SET_OWNER), plan=plan,
+            m.Selection(incidents.legacy, H3, m.SET_OWNER), plan=plan,
             finding=finding)]
         res = self.client.get(REPAIR, {'sel': encoded(
             incidents.legacy, H3, m.SET_OWNER)})
@@ -255,7 +255,7 @@ class PreviewTests(AdminViewTests):
         plan = m.Plan(m.DELETE, incidents.stale, H2, m.STALE_MIGRATION,
                       reread.reason, 1, 'p', 'u', {H2: {'VCPU': 1}}, {})
         self.mock_preview.return_value = [repair.Row(
-            repair.Selection(incidents.stale, H2, m.DELETE), plan=plan,
+            m.Selection(incidents.stale, H2, m.DELETE), plan=plan,
             finding=reread)]
         res = self.client.get(REPAIR, {'sel': encoded(
             incidents.stale, H2, m.DELETE)})
@@ -290,9 +290,9 @@ class PreviewTests(AdminViewTests):
         self.mock_preview.return_value = []
         self.client.get(REPAIR, {'provider': [H2, H3]})
         self.mock_preview.assert_called_once_with(mock.ANY, [
-            repair.Selection(incidents.stale, H2, m.DELETE),
-            repair.Selection(incidents.bare, H3, m.HEAL),
-            repair.Selection(incidents.legacy, H3, m.SET_OWNER)],
+            m.Selection(incidents.stale, H2, m.DELETE),
+            m.Selection(incidents.bare, H3, m.HEAL),
+            m.Selection(incidents.legacy, H3, m.SET_OWNER)],
             [incidents.old])
 
     @pytest.mark.error_messages
@@ -380,7 +380,7 @@ class BatchSizeTests(AdminViewTests):
                 preview = self.client.get(location)
                 self.assertEqual(200, preview.status_code)
                 self.assertEqual(
-                    [repair.Selection(c, H3, m.DELETE) for c in consumers],
+                    [m.Selection(c, H3, m.DELETE) for c in consumers],
                     self.mock_preview.call_args.args[1])
                 self.assertEqual(count, len(preview.context['rows']))
                 done = self.client.post(location,
@@ -604,7 +604,7 @@ class ConfirmTests(AdminViewTests):
         rest, as skipped, with the reason the preview gave."""
         vm, bare = uid('vm'), uid('bare')
         rows = [plan_row(vm), repair.Row(
-            repair.Selection(bare, H3, m.HEAL),
+            m.Selection(bare, H3, m.HEAL),
             error=reasons.reason('cannot.no_node_to_heal'))]
         signed = self.preview(rows)
         self.mock_apply.return_value = [

@@ -31,6 +31,7 @@ from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import repairs
 
 PROSE = ('orphan-prose',)
 """Columns of sentences: wrapped between words (the panel's SCSS), not
@@ -180,7 +181,7 @@ class RepairRow(tables.LinkAction):
         return datum is not None and self.repair in datum.actions
 
     def get_link_url(self, datum):
-        selection = service.Selection(datum.consumer, datum.provider,
+        selection = repairs.Selection(datum.consumer, datum.provider,
                                       self.repair)
         return panel_url('repair', self.table.request,
                          sel=forms.encode_selection(selection))

@@ -38,6 +38,7 @@ from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import repairs
 
 UUID_RE = re.compile(r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
                      r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')
@@ -75,7 +76,7 @@ def parse_selection(text):
     consumer, provider, action = parts
     if action not in service.REPAIRS:
         raise BadSelection(_('Unknown action "%s".') % action[:40])
-    return service.Selection(parse_uuid(consumer), parse_uuid(provider),
+    return repairs.Selection(parse_uuid(consumer), parse_uuid(provider),
                              action)
 
 
@@ -385,7 +386,7 @@ class _SignedRowsForm(forms.SelfHandlingForm):
     def report(self, request, outcomes, signed):
         """The batch's one message: its outcomes, then the rows its
         preview could not plan, as skipped."""
-        refused = [service.Outcome(service.Selection(*row[:3]),
+        refused = [service.Outcome(repairs.Selection(*row[:3]),
                                    service.SKIPPED, row[3])
                    for row in _refused(signed)]
         report_outcomes(request, outcomes + refused,

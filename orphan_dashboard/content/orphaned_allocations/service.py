@@ -20,11 +20,11 @@ below it, which the CLI calls too, never see one.
 import functools
 
 from orphan_dashboard.api import client
-from orphan_dashboard.audit import heal
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import restore as restore_rules
+from orphan_dashboard.audit import server_needs
 from orphan_dashboard import conf
 from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import decommission as decommission_ops
@@ -211,7 +211,7 @@ def charged_projects(request):
 
 
 NoSuchFlavor = capacity_ops.NoSuchFlavor
-CannotJudgeFlavor = heal.CannotHeal
+CannotJudgeFlavor = server_needs.CannotHeal
 FIT_STATES = capacity_ops.FIT_STATES
 class_order = capacity_ops.class_order
 repair_subject = capacity_ops.repair_subject
@@ -231,7 +231,7 @@ def flavor_fit(request, listed, flavor_id):
     :data:`NoSuchFlavor` for an unknown id, :data:`CannotJudgeFlavor` for
     a flavor whose request a flavor alone cannot say."""
     flavor = capacity_ops.find_flavor(listed, flavor_id)
-    resources = heal.resources_from_flavor(flavor.flavor)
+    resources = server_needs.resources_from_flavor(flavor.flavor)
     found = capacity(request)
     if found is None:
         return None
@@ -464,7 +464,6 @@ def _hints_for_tree(request, provider_uuid):
 # The panel's views, tables, tabs and forms import this module and labels,
 # never the layers below: what they need of the engine passes through here.
 
-Selection = repairs.Selection
 ProviderPlan = repairs.ProviderPlan
 Outcome = repairs.Outcome
 Plan = m.Plan

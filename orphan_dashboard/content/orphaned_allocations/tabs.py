@@ -27,6 +27,7 @@ from orphan_dashboard.content.orphaned_allocations import pages
 from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import provider_tables
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import repairs
 
 TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
 
@@ -215,7 +216,7 @@ class CapacityTab(tabs.Tab):
                         service.repair_subject(repair))
                     repair['url'] = actions.panel_url(
                         'repair', request, sel=forms.encode_selection(
-                            service.Selection(repair['consumer'],
+                            repairs.Selection(repair['consumer'],
                                               repair['provider'],
                                               repair['action'])))
             fit['counts'] = [(labels.fit(state), count)
