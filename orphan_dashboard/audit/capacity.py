@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What the orphans cost in capacity, counted as Placement counts it.
+"""What the orphans cost in capacity, counted as Placement counts it
+(pure).
 
 A provider's capacity for a class is ``(total - reserved) *
 allocation_ratio``; an amount fits it when it adds to what is used without

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Decommissioning a dead hypervisor, as data: everything that blocks
+"""Decommissioning a dead hypervisor, as data (pure): everything that blocks
 deleting its compute service and provider tree, and the repairs that
 clear it.
 

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What a server's flavor and image need on its compute node.
+"""What a server's flavor and boot image need on its compute node (pure).
 
 Mirrors what Nova's scheduler asks Placement for
 (``nova.scheduler.utils.ResourceRequest.from_request_spec``): the flavor,

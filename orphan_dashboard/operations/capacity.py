@@ -10,9 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What the orphans cost in capacity, and whether a flavor would fit:
-the same answers for the panel (from the stored snapshot) and the CLI
-(from a cloud read now)."""
+"""What the orphans cost in capacity, and whether a flavor would fit (use
+case): the same answers for the panel (from the stored snapshot) and the
+CLI (from a cloud read now)."""
 
 import dataclasses
 import logging

@@ -10,8 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Decommissioning a dead hypervisor: its leftover allocations, its
-compute service and its providers, previewed first."""
+"""Decommissioning a dead hypervisor (use case): its leftover
+allocations, its compute service and its providers, previewed first."""
 
 import difflib
 import itertools

@@ -10,8 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Repairs: the rows to repair, a fresh preview of each, and applying
-what was previewed (re-verified, journaled, generation-checked)."""
+"""Repairs (use case): the rows to repair, a fresh preview of each, and
+applying what was previewed (re-verified, journaled, generation-checked).
+"""
 
 from orphan_dashboard.audit import limits
 from orphan_dashboard.audit import model as m

@@ -11,7 +11,7 @@
 # under the License.
 
 """The audit report of a cloud read now (the CLI), and the findings as
-both front ends export them."""
+both front ends export them (use case)."""
 
 from orphan_dashboard.api import client
 from orphan_dashboard.api import placement

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Restores: putting journaled changes back, previewed first."""
+"""Restores (use case): putting journaled changes back, previewed first."""
 
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import restore as restore_writes

@@ -10,9 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The audit snapshot in Django's cache: what the panel's pages show,
-the sweeps that renew it (in the background, or ``orphan-audit refresh``)
-and our own writes shown at once."""
+"""What the panel's pages show (use case): the audit snapshot in Django's
+cache, the sweeps that renew it (in the background, or ``orphan-audit
+refresh``) and our own writes shown at once."""
 
 import datetime
 import logging

@@ -10,9 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The audit snapshot and its report in Django's cache, shared by every
-Horizon process and by ``orphan-audit refresh``, with the lock that lets
-at most one sweep at a time renew them across all of them
+"""The store of audit snapshots and their reports in Django's cache (I/O),
+shared by every Horizon process and by ``orphan-audit refresh``, with the
+lock that lets at most one sweep at a time renew them across all of them
 (:mod:`orphan_dashboard.reading.sweeps` runs the sweeps).
 
 Pages only ever read what is stored here; sweeps publish a new version

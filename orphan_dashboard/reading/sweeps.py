@@ -10,9 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The sweep that renews the snapshot the cache holds
-(:mod:`orphan_dashboard.reading.snapshots`), under its lock, from cron or
-in the background.
+"""Running one sweep (I/O): the sweep that renews the snapshot the cache
+holds (:mod:`orphan_dashboard.reading.snapshots`), under its lock, from
+cron or in the background.
 
 A background sweep started by a page runs in a process of its own
 (:mod:`orphan_dashboard.reading.sweeper`) when the cache is shared: parsing

@@ -10,9 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The ``openstack`` commands that make by hand the write a plan makes:
-what a preview shows, and what a failed rollback tells the operator to
-type.  Built here alone, at the microversions our own writes use
+"""The ``openstack`` commands that make by hand the write a plan makes
+(pure text): what a preview shows, and what a failed rollback tells the
+operator to type.  Built here alone, at the microversions our own writes use
 (:mod:`~api.microversions`)."""
 
 import json

@@ -19,6 +19,7 @@ draws the same picture.
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -204,3 +205,29 @@ def test_each_attribute_docstring_sits_under_its_own_name():
                           not isinstance(before, (ast.Assign,
                                                   ast.AnnAssign))]
     assert misplaced == []
+
+
+SIDES = {'audit': '(pure)', 'reading': '(I/O)', 'writing': '(I/O)',
+         'operations': '(use case)'}
+"""What the first sentence of a module says of its side, by folder, where
+its name stands in more than one of them (``contributor.md``, *Names*)."""
+
+
+def first_sentence(source):
+    text = ' '.join((ast.get_docstring(ast.parse(source)) or '').split())
+    return re.split(r'(?<=\.)\s', text, maxsplit=1)[0]
+
+
+def test_a_name_in_several_layers_says_its_side_in_each():
+    folders = {}
+    for folder in SIDES:
+        for path in (PACKAGE / folder).glob('*.py'):
+            if path.stem != '__init__':
+                folders.setdefault(path.stem, []).append(path)
+    silent = ['%s: %s' % (path.relative_to(PACKAGE), first_sentence(
+        path.read_text(encoding='utf-8')))
+        for paths in folders.values() if len(paths) > 1
+        for path in paths
+        if SIDES[path.parent.name] not in first_sentence(
+            path.read_text(encoding='utf-8'))]
+    assert silent == []
