@@ -50,8 +50,6 @@ EPILOG = ('exit codes: 0 nothing found, 3 findings, 4 repairs applied, '
           '6 held (apply would have written more than --max-writes or '
           '--max-share allow: nothing written), 1 error, 2 bad arguments, '
           '141 output cut short (its reader closed the pipe)')
-COMMANDS = ('report', 'apply', 'history', 'restore', 'decommission',
-            'refresh', 'metrics', 'capacity')
 
 
 class Failure(Exception):
@@ -319,12 +317,20 @@ def build_parser(parser=None):
     return parser
 
 
+def subcommands(parser=None):
+    """The subcommands of ``parser`` (``orphan-audit``'s by default), by
+    name: declared once, in :func:`build_parser`."""
+    parser = parser or build_parser()
+    return next(action for action in parser._actions if isinstance(
+        action, argparse._SubParsersAction)).choices
+
+
 def normalize(argv):
     """Scripts written for the flag-only interface keep working:
     ``orphan-audit [--json]`` is ``report``, ``orphan-audit --apply`` is
     ``apply``."""
     argv = list(argv)
-    if any(arg in COMMANDS for arg in argv) or any(
+    if any(arg in subcommands() for arg in argv) or any(
             arg in ('-h', '--help') for arg in argv):
         return argv
     if '--apply' in argv:

@@ -42,9 +42,8 @@ PROVIDERS_TAB = 'orphaned_allocations__providers'
 
 
 def _report(request, provider_uuid=None):
-    """The last audit report (None before the first one), with a warning
-    or the error on the page; with ``provider_uuid``, ``(report, that
-    provider tree's whole report or None)``."""
+    """The last report (None before the first), its warnings or error on
+    the page; with ``provider_uuid``, ``(report, its tree's or None)``."""
     try:
         report = service.report(request)
         provider = provider_uuid and service.provider_report(
@@ -61,8 +60,7 @@ def _report(request, provider_uuid=None):
 
 
 def _sweep_state(request):
-    """:func:`service.sweep_state`, or nothing running and no failure
-    known where the cache cannot say: a page shows its report anyway."""
+    """The sweep's state, or none known where the cache cannot say."""
     try:
         return service.sweep_state(request)
     except Exception:
@@ -576,12 +574,12 @@ class ExportFindingsView(generic.View):
             exceptions.handle(request, _('Unable to read the audit of this '
                                          'cloud.'))
             return http.HttpResponseRedirect(INDEX_URL)
-        if rows is None:
-            messages.info(request, _('The first audit of this cloud is still '
-                                     'running.'))
-            return http.HttpResponseRedirect(INDEX_URL)
-        return _download(report_ops.findings_exported(rows, fmt), fmt,
-                         'orphan-findings')
+        if rows is not None:
+            return _download(report_ops.findings_exported(rows, fmt), fmt,
+                             'orphan-findings')
+        messages.info(request, _('The first audit of this cloud is still '
+                                 'running.'))
+        return http.HttpResponseRedirect(INDEX_URL)
 
 
 class ExportHistoryView(generic.View):
