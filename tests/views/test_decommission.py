@@ -77,16 +77,35 @@ def with_neutron_agent():
     return incidents, decommission.plan(snapshot, H1, min_age=0)
 
 
-class ForeignChildTests(AdminViewTests):
+PREVIEW_AND_CONFIRM = helpers.create_mocks({service: [
+    'report', 'preview_decommission', 'decommission_apply']})
+"""The panel's service as a decommission's preview and confirm call it."""
+PREVIEW = helpers.create_mocks({service: ['report', 'preview_decommission']})
+
+
+class Shown:
+    """A staged cloud shown and its decommission previewed, for host1."""
+
+    def shown(self, staged):
+        """``(incidents, plan)`` of ``staged``, which the mocked report
+        and preview now give."""
+        incidents, plan = staged
+        self.mock_report.return_value = incidents.report
+        self.mock_preview_decommission.return_value = plan
+        return incidents, plan
+
+    def signed(self):
+        """The signed rows host1's decommission preview shows."""
+        return signed_rows(self.client.get(DECOMMISSION, {'provider': H1}))
+
+
+class ForeignChildTests(Shown, AdminViewTests):
     """Another service's child of a dead host's tree: a blocker naming its
     owner and the owner's command, deleted only when ticked."""
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission',
-                                     'decommission_apply']})
+    @PREVIEW_AND_CONFIRM
     def test_the_dialog_names_the_owner_and_offers_a_tick(self):
-        incidents, plan = with_neutron_agent()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
+        incidents, plan = self.shown(with_neutron_agent())
         res = self.client.get(DECOMMISSION, {'provider': H1})
         self.assertContains(res, "Other services' providers in its tree")
         self.assertContains(res, 'host1:Open vSwitch agent:br-phys '
@@ -100,14 +119,10 @@ class ForeignChildTests(AdminViewTests):
                                 child)
         self.assertContains(res, 'value="Decommission"')
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission',
-                                     'decommission_apply']})
+    @PREVIEW_AND_CONFIRM
     def test_an_unticked_foreign_child_is_a_field_error(self):
-        incidents, plan = with_neutron_agent()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
-        signed = signed_rows(self.client.get(DECOMMISSION,
-                                             {'provider': H1}))
+        incidents, plan = self.shown(with_neutron_agent())
+        signed = self.signed()
         for ticked in ([], [NIC]):
             res = self.client.post(DECOMMISSION, {
                 'rows': signed, 'delete_foreign': ticked})
@@ -118,27 +133,19 @@ class ForeignChildTests(AdminViewTests):
                           str(errors['delete_foreign']))
         self.mock_decommission_apply.assert_not_called()
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission',
-                                     'decommission_apply']})
+    @PREVIEW_AND_CONFIRM
     def test_only_previewed_children_can_be_ticked(self):
-        incidents, plan = with_neutron_agent()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
-        signed = signed_rows(self.client.get(DECOMMISSION,
-                                             {'provider': H1}))
+        incidents, plan = self.shown(with_neutron_agent())
+        signed = self.signed()
         res = self.client.post(DECOMMISSION, {
             'rows': signed, 'delete_foreign': [AGENT, NIC, H1]})
         self.assertIn('delete_foreign', res.context['form'].errors)
         self.mock_decommission_apply.assert_not_called()
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission',
-                                     'decommission_apply']})
+    @PREVIEW_AND_CONFIRM
     def test_ticked_children_are_handed_to_the_writes(self):
-        incidents, plan = with_neutron_agent()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
-        signed = signed_rows(self.client.get(DECOMMISSION,
-                                             {'provider': H1}))
+        incidents, plan = self.shown(with_neutron_agent())
+        signed = self.signed()
         self.mock_decommission_apply.return_value = [write.Outcome(
             m.Selection('', NIC, 'delete_provider'), write.DONE,
             'deleted')]
@@ -171,7 +178,7 @@ class ForeignChildTests(AdminViewTests):
                       str(outcome.message))
 
 
-class DecommissionTests(AdminViewTests):
+class DecommissionTests(Shown, AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_offered_on_dead_hypervisors_only(self):
         self.mock_report.return_value = Incidents().report
@@ -184,12 +191,9 @@ class DecommissionTests(AdminViewTests):
         self.assertContains(res, link % H1)
         self.assertNotContains(self.client.get(detail(H3)), link % H3)
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission',
-                                     'decommission_apply']})
+    @PREVIEW_AND_CONFIRM
     def test_preview_then_confirm_with_a_chosen_unknown_consumer(self):
-        incidents, plan = dead_host1()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
+        incidents, plan = self.shown(dead_host1())
         res = self.client.get(DECOMMISSION, {'provider': H1})
         self.mock_preview_decommission.assert_called_once_with(
             mock.ANY, H1, whole_service=False)
@@ -236,24 +240,19 @@ class DecommissionTests(AdminViewTests):
         self.assertContains(res, 'openstack resource provider delete %s'
                                  % H1)
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission',
-                                     'decommission_apply']})
+    @PREVIEW_AND_CONFIRM
     def test_only_previewed_unknown_consumers_can_be_chosen(self):
-        incidents, plan = dead_host1()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
-        signed = signed_rows(self.client.get(DECOMMISSION,
-                                             {'provider': H1}))
+        incidents, plan = self.shown(dead_host1())
+        signed = self.signed()
         res = self.client.post(DECOMMISSION, {
             'rows': signed, 'delete_unknown': [incidents.fine]})
         self.assertTrue(res.context['form'].errors)
         self.mock_decommission_apply.assert_not_called()
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    @PREVIEW
     def test_a_host_with_servers_cannot_be_confirmed(self):
-        incidents, plan = dead_host1(with_stranger=False, with_server=True)
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
+        incidents, plan = self.shown(
+            dead_host1(with_stranger=False, with_server=True))
         res = self.client.get(DECOMMISSION, {'provider': H1})
         self.assertContains(res, 'Servers still on it')
         self.assertContains(res, reverse('horizon:admin:instances:detail',
@@ -262,13 +261,11 @@ class DecommissionTests(AdminViewTests):
         self.assertNotContains(res, 'value="Decommission"')
         self.assertNotIn('rows', res.context['form'].initial)
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    @PREVIEW
     def test_a_host_with_thousands_of_servers_is_previewed(self):
         """An Ironic compute service places thousands of servers."""
-        incidents, plan = dead_host1(with_stranger=False, with_server=True,
-                                     servers=5000)
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
+        incidents, plan = self.shown(
+            dead_host1(with_stranger=False, with_server=True, servers=5000))
         res = self.client.get(DECOMMISSION, {'provider': H1})
         self.assertEqual(200, res.status_code)
         (blocker,) = [b for b in res.context['blockers']
@@ -280,7 +277,7 @@ class DecommissionTests(AdminViewTests):
         self.assertNotContains(res, 'value="Decommission"')
 
     @pytest.mark.error_messages
-    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    @PREVIEW
     def test_a_malformed_provider_is_refused(self):
         self.mock_report.return_value = Incidents().report
         res = self.client.get(DECOMMISSION, {'provider': 'x'})
@@ -300,7 +297,7 @@ def host1_with_service_uuid():
     return incidents, snapshot
 
 
-class BindingTests(AdminViewTests):
+class BindingTests(Shown, AdminViewTests):
     """The confirm deletes only the compute service and the providers its
     preview showed: re-read at submit, any difference writes nothing."""
 
@@ -310,8 +307,7 @@ class BindingTests(AdminViewTests):
         plan = decommission.plan(snapshot, H1, min_age=0)
         with mock.patch.object(service, 'preview_decommission',
                                return_value=plan):
-            signed = signed_rows(self.client.get(DECOMMISSION,
-                                                 {'provider': H1}))
+            signed = self.signed()
         journal = mock.Mock()
         with mock.patch.object(decommission_writes, 'read',
                                return_value=changed(snapshot)), \
@@ -391,37 +387,30 @@ class BindingTests(AdminViewTests):
             'whole_service': True})
 
 
-class DialogTests(AdminViewTests):
+class DialogTests(Shown, AdminViewTests):
     """What the decommission dialog says before and after the confirm."""
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    @PREVIEW
     def test_the_confirm_is_a_danger_button(self):
-        incidents, plan = dead_host1()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
+        incidents, plan = self.shown(dead_host1())
         res = self.client.get(DECOMMISSION, {'provider': H1})
         self.assertContains(res, 'class="btn btn-danger" type="submit" '
                                  'value="Decommission"')
         self.assertNotContains(res, 'class="btn btn-primary" type="submit"')
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission']})
+    @PREVIEW
     def test_no_heading_for_unknown_consumers_when_there_are_none(self):
-        incidents, plan = dead_host1(with_stranger=False)
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
+        incidents, plan = self.shown(dead_host1(with_stranger=False))
         res = self.client.get(DECOMMISSION, {'provider': H1})
         self.assertContains(res, 'value="Decommission"')
         self.assertNotContains(res, 'consumers Nova does not know')
         self.assertNotContains(res, 'name="delete_unknown"')
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission',
-                                     'decommission_apply']})
+    @PREVIEW_AND_CONFIRM
     def test_an_unticked_unknown_consumer_is_a_field_error(self):
         """The decommission needs it deleted: refused in the form, before
         anything is written, not after the confirm."""
-        incidents, plan = dead_host1()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
+        incidents, plan = self.shown(dead_host1())
         res = self.client.get(DECOMMISSION, {'provider': H1})
         self.assertContains(res, 'must be deleted for the decommission')
         res = self.client.post(DECOMMISSION, {'rows': signed_rows(res)})
@@ -432,15 +421,12 @@ class DialogTests(AdminViewTests):
         self.assertContains(res, 'Tick every consumer')
         self.mock_decommission_apply.assert_not_called()
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission',
-                                     'decommission_apply']})
+    @PREVIEW_AND_CONFIRM
     def test_the_error_comes_first_in_the_dialog(self):
         """Above the long preview, where the eye is and the focus goes
         (an alert keyboard.js focuses), not at its foot; the field keeps
         its mark."""
-        incidents, plan = dead_host1()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
+        incidents, plan = self.shown(dead_host1())
         res = self.client.get(DECOMMISSION, {'provider': H1})
         self.assertNotContains(res, 'orphan-form-errors')
         res = self.client.post(DECOMMISSION, {'rows': signed_rows(res)})
@@ -453,15 +439,12 @@ class DialogTests(AdminViewTests):
         self.assertLess(content.index('orphan-preview'),
                         content.index('has-error'))
 
-    @helpers.create_mocks({service: ['report', 'preview_decommission',
-                                     'decommission_apply']})
+    @PREVIEW_AND_CONFIRM
     def test_an_unticked_consumer_keeps_the_preview_and_its_confirm(self):
         """The field error comes back over the same preview, read again
         for the hypervisor the signed preview names, with its Decommission
         button: not a dialog saying it cannot be done."""
-        incidents, plan = dead_host1()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
+        incidents, plan = self.shown(dead_host1())
         url = '%s?provider=%s' % (DECOMMISSION, H1)
         signed = signed_rows(self.client.get(url))
         for where in (url, DECOMMISSION):
@@ -480,11 +463,8 @@ class DialogTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview_decommission',
                                      'decommission_apply', 'batch_of']})
     def test_one_summary_message_with_its_history_batch(self):
-        incidents, plan = dead_host1()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
-        signed = signed_rows(self.client.get(DECOMMISSION,
-                                             {'provider': H1}))
+        incidents, plan = self.shown(dead_host1())
+        signed = self.signed()
         self.mock_decommission_apply.return_value = [
             write.Outcome(m.Selection(c, H1, m.DELETE), write.DONE,
                           'done', entry_id=i)
@@ -509,11 +489,8 @@ class DialogTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview_decommission',
                                      'decommission_apply', 'batch_of']})
     def test_the_summary_says_where_it_stopped(self):
-        incidents, plan = dead_host1()
-        self.mock_report.return_value = incidents.report
-        self.mock_preview_decommission.return_value = plan
-        signed = signed_rows(self.client.get(DECOMMISSION,
-                                             {'provider': H1}))
+        incidents, plan = self.shown(dead_host1())
+        signed = self.signed()
         self.mock_decommission_apply.return_value = [
             write.Outcome(m.Selection(STRANGER, H1, m.DELETE),
                           write.DONE, 'done', entry_id=1),
