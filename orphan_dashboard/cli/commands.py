@@ -41,12 +41,13 @@ def execute(args, out=sys.stdout):
     command = args.command or 'report'
     try:
         options.check_arguments(args)
-        if command in ('history', 'restore', 'refresh'):
+        chosen = handlers.COMMANDS[command]
+        if chosen.needs_django:
             handlers.setup_django()
         clients = None
         if not (command == 'history' and args.all_clouds):
             clients = client.for_cloud(args.os_cloud, timeout=args.timeout)
-        return handlers.HANDLERS[command](args, clients, out)
+        return chosen.handler(args, clients, out)
     except options.BadArguments as exc:
         print('orphan-audit: %s' % exc, file=sys.stderr)
         return options.BAD_ARGUMENTS

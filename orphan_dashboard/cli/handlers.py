@@ -14,10 +14,12 @@
 application layer, print (:mod:`rendering`), return the exit code
 (:mod:`options`)."""
 
+import dataclasses
 import json
 import os
 import sys
 import time
+import typing
 
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import reasons
@@ -418,7 +420,19 @@ def cmd_capacity(args, clients, out):
     return options.partial(found.report, options.NOTHING)
 
 
-HANDLERS = {'report': cmd_report, 'apply': cmd_apply,
-            'history': cmd_history, 'restore': cmd_restore,
-            'decommission': cmd_decommission, 'refresh': cmd_refresh,
-            'metrics': cmd_metrics, 'capacity': cmd_capacity}
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """A subcommand's handler, and whether it reads the panel's journal
+    or cache (Django set up first)."""
+
+    handler: typing.Callable
+    needs_django: bool = False
+
+
+COMMANDS = {'report': Command(cmd_report), 'apply': Command(cmd_apply),
+            'history': Command(cmd_history, needs_django=True),
+            'restore': Command(cmd_restore, needs_django=True),
+            'decommission': Command(cmd_decommission),
+            'refresh': Command(cmd_refresh, needs_django=True),
+            'metrics': Command(cmd_metrics),
+            'capacity': Command(cmd_capacity)}

@@ -107,10 +107,6 @@ def _field(value):
     return '' if value is None else value
 
 
-def _min_age_option(parser):
-    options.min_age_option(parser, metavar='<seconds>')
-
-
 def _yes_option(parser, what):
     parser.add_argument('--yes', action='store_true',
                         help='%s (default: print the preview, write '
@@ -185,7 +181,7 @@ class ListOrphan(_Orphan, command.Lister):
                             action='append', choices=m.VERDICTS,
                             help='only this verdict (repeat for several): '
                                  '%s' % ', '.join(m.VERDICTS))
-        _min_age_option(parser)
+        options.min_age_option(parser, metavar='<seconds>')
         return parser
 
     def take_action(self, parsed_args):
@@ -209,7 +205,7 @@ class ShowOrphan(_Orphan, command.ShowOne):
         parser = super().get_parser(prog_name)
         parser.add_argument('subject', metavar='<consumer-or-provider>',
                             help='consumer uuid, or provider uuid or name')
-        _min_age_option(parser)
+        options.min_age_option(parser, metavar='<seconds>')
         return parser
 
     def take_action(self, parsed_args):
@@ -304,7 +300,7 @@ class RepairOrphan(_Orphan, command.Lister):
             parser, held='with --all: write nothing and exit 6',
             metavars=('<verdict>[,<verdict>...]', '<count>', '<percent>'))
         _yes_option(parser, 'write the repair')
-        _min_age_option(parser)
+        options.min_age_option(parser, metavar='<seconds>')
         return parser
 
     def selections(self, report, consumer, action):
@@ -437,7 +433,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
         options.decommission_arguments(parser, host='<host>',
                                        consumer='<consumer>')
         _yes_option(parser, 'carry it out')
-        _min_age_option(parser)
+        options.min_age_option(parser, metavar='<seconds>')
         return parser
 
     def take_action(self, parsed_args):
@@ -529,7 +525,7 @@ class CapacityOrphan(_Orphan, command.Lister):
         parser = super().get_parser(prog_name)
         options.flavor_option(parser, metavar='<flavor>')
         options.provider_option(parser, metavar='<uuid-or-name>')
-        _min_age_option(parser)
+        options.min_age_option(parser, metavar='<seconds>')
         options.concurrency_option(parser, metavar='<count>')
         return parser
 

@@ -190,10 +190,6 @@ def test_parsers_are_the_same():
         options.subcommands())
 
 
-def test_every_subcommand_has_its_handler():
-    assert sorted(handlers.HANDLERS) == sorted(options.subcommands())
-
-
 def _down_cell_snapshot():
     """host5's cell is down: os-services lists it UNKNOWN, the hypervisor
     listing failed, one server comes back as a partial record; a stranger
@@ -281,16 +277,12 @@ def test_a_report_of_protected_rows_only_says_so_in_one_line():
     assert out.getvalue() == 'no findings to repair; 4 protected\n'
 
 
-def test_decommission_of_one_node_keeps_its_service_unless_asked():
-    """A node of an Ironic conductor: the preview names the other nodes
-    and keeps the service; --whole-service takes it all, and --apply hands
-    the decommission what the preview printed."""
+@contextlib.contextmanager
+def decommission_of(snapshot):
+    """``decommission`` run over ``snapshot``: its preview is the
+    engine's plan of it; the apply (yielded) writes nothing."""
     from orphan_dashboard.audit import decommission
     from orphan_dashboard.writing import decommission as decommission_writes
-    from tests.unit.test_decommission import ironic
-
-    cloud, (a, b, c) = ironic()
-    snapshot = cloud.snapshot()
 
     def preview(placement, nova, name, min_age=0, whole_service=False,
                 network_client=None):
@@ -303,6 +295,18 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
             mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(handlers.journal.Journal, 'for_clients'), \
             mock.patch.object(cli.client, 'for_cloud'):
+        yield apply
+
+
+def test_decommission_of_one_node_keeps_its_service_unless_asked():
+    """A node of an Ironic conductor: the preview names the other nodes
+    and keeps the service; --whole-service takes it all, and --apply hands
+    the decommission what the preview printed."""
+    from tests.unit.test_decommission import ironic
+
+    cloud, (a, b, c) = ironic()
+    snapshot = cloud.snapshot()
+    with decommission_of(snapshot) as apply:
         printed = io.StringIO()
         assert cli.execute(parse('decommission', b), printed) == options.FOUND
         out = printed.getvalue()
@@ -322,8 +326,6 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
     """``--delete-foreign-child`` (repeatable, name or uuid) is the CLI's
     tick; without it the preview names the blocker and --apply writes
     nothing; a name that is no such child is refused."""
-    from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.cloud import Cloud
     from tests.unit.cloud import uid
 
@@ -332,18 +334,7 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
     agent = cloud.child(uid('host1'), 'host1:Open vSwitch agent')
     blazar = cloud.child(uid('host1'), 'blazar_host1')
     snapshot = cloud.snapshot()
-
-    def preview(placement, nova, name, min_age=0, whole_service=False,
-                network_client=None):
-        return decommission.plan(snapshot, name, min_age, whole_service)
-
-    with mock.patch.object(decommission_writes, 'preview',
-                           side_effect=preview), \
-            mock.patch.object(decommission_writes, 'apply',
-                              return_value=[]) as apply, \
-            mock.patch.object(handlers, 'setup_django'), \
-            mock.patch.object(handlers.journal.Journal, 'for_clients'), \
-            mock.patch.object(cli.client, 'for_cloud'):
+    with decommission_of(snapshot) as apply:
         printed = io.StringIO()
         assert cli.execute(parse('decommission', 'host1'),
                            printed) == options.FOUND
@@ -377,19 +368,13 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
 def test_a_foreign_child_refusal_names_the_option_not_a_tick():
     """The panel's "tick it" is a checkbox; on the command line the
     refusal names ``--delete-foreign-child``, in text and in JSON."""
-    from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.cloud import Cloud
     from tests.unit.cloud import uid
 
     cloud = Cloud()
     cloud.host('host1', state='down', forced_down=True)
     cloud.child(uid('host1'), 'blazar_host1')
-    snapshot = cloud.snapshot()
-    with mock.patch.object(decommission_writes, 'preview',
-                           return_value=decommission.plan(
-                               snapshot, 'host1', 0, False)), \
-            mock.patch.object(cli.client, 'for_cloud'):
+    with decommission_of(cloud.snapshot()):
         printed, exported = io.StringIO(), io.StringIO()
         cli.execute(parse('decommission', 'host1'), printed)
         cli.execute(parse('decommission', 'host1', '--json'), exported)
@@ -824,3 +809,11 @@ def test_the_help_says_why_apply_writes_without_dry_run(capsys):
         in shown
     assert 'preview unless given --apply' in shown
     assert '6 held' in options.EPILOG
+
+
+def test_each_subcommand_has_one_entry_in_the_command_table():
+    """The parser's subcommands are the table's, in its order, and the
+    table alone says which set up Django (the journal and the cache)."""
+    assert tuple(handlers.COMMANDS) == tuple(options.subcommands())
+    assert {name for name, command in handlers.COMMANDS.items()
+            if command.needs_django} == {'history', 'restore', 'refresh'}
