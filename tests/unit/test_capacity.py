@@ -63,7 +63,7 @@ def test_unit_limits(amount, admitted):
     assert limits.admits(amount) is admitted
 
 
-def _evacuated():
+def evacuated():
     """vm1 lives on host2 and still holds host1 (a done evacuation)."""
     cloud = Cloud()
     vm = cloud.server('vm1', 'host2')
@@ -75,7 +75,7 @@ def _evacuated():
 
 
 def test_per_class_numbers_of_a_tree_with_an_orphan():
-    cloud, vm = _evacuated()
+    cloud, vm = evacuated()
     report = assess(cloud, {H1: compute(vcpu=4, reserved=1,
                                         allocation_ratio=2.0),
                             H2: compute(), H3: compute()})
@@ -96,7 +96,7 @@ def test_per_class_numbers_of_a_tree_with_an_orphan():
 
 
 def test_a_flavor_that_fits_only_after_the_repair_names_it():
-    cloud, vm = _evacuated()
+    cloud, vm = evacuated()
     # host1 has room for one small server: the orphan takes it.
     report = assess(cloud, {H1: compute(vcpu=1, ram=512, disk=1),
                             H2: compute(vcpu=1, ram=512, disk=1),
@@ -114,7 +114,7 @@ def test_a_flavor_that_fits_only_after_the_repair_names_it():
 def test_the_repairs_that_make_room_name_their_servers():
     """A server's repair by its name, a migration's by its server's, the
     consumer's uuid beside; a consumer Nova has no name for by its uuid."""
-    cloud, vm = _evacuated()
+    cloud, vm = evacuated()
     old = cloud.server('old', 'host3')
     cloud.allocate(old, H3)
     stale = cloud.migration('stale', old, 'confirmed', source='host2',
@@ -229,7 +229,7 @@ def test_sharing_providers_and_snapshots_without_inventories():
 def _charged_cloud():
     """p1's server was evacuated (its source is orphaned), p2's instance
     was deleted behind Nova's back on host3, p3 is healthy."""
-    cloud, vm = _evacuated()
+    cloud, vm = evacuated()
     gone = uid('gone')
     cloud.allocate(gone, H3, {'VCPU': 4, 'MEMORY_MB': 4096},
                    owner=('p2', 'u'))
@@ -324,7 +324,7 @@ def test_a_down_or_disabled_host_fits_nothing_and_says_why(service, why):
     """Placement would offer its empty capacity, but Nova's scheduler
     places no server on a compute service forced down, down or disabled:
     not now, not after any repair."""
-    cloud, vm = _evacuated()
+    cloud, vm = evacuated()
     cloud.services['host1'] = m.Service('host1', **service)
     report = assess(cloud, {H1: compute(vcpu=1, ram=512, disk=1),
                             H2: compute(), H3: compute()})

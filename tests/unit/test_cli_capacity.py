@@ -25,8 +25,8 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.cli import options
 from orphan_dashboard.reading import collect
-from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
+from tests.unit.test_capacity import evacuated
 
 pytestmark = pytest.mark.horizon
 
@@ -48,12 +48,7 @@ def snapshot(fat=False):
     for one small server; host3 has room for two.  With ``fat``, server
     fat on host3 holds 1024 MB where its flavor needs 512 (a wrong
     amount)."""
-    cloud = Cloud()
-    vm = cloud.server('vm1', 'host2')
-    cloud.allocate(vm, H1)
-    cloud.allocate(vm, H2)
-    cloud.migration('evac', vm, 'done', kind='evacuation', source='host1',
-                    dest='host2')
+    cloud, vm = evacuated()
     if fat:
         cloud.allocate(cloud.server('fat', 'host3'), H3,
                        {'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 1})

@@ -62,6 +62,14 @@ def entry(id=7, consumer=None, reason='moved', **kwargs):
         **kwargs})
 
 
+def host_record(uuid, name):
+    """A deleted host's provider as the journal records it."""
+    return {'uuid': uuid, 'name': name, 'generation': 2,
+            'parent_provider_uuid': None, 'root_provider_uuid': uuid,
+            'inventories': {'VCPU': {'total': 8}}, 'traits': [],
+            'aggregates': []}
+
+
 class HistoryTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'history']})
     def test_history_tab_restores_only_the_latest_change(self):
@@ -98,10 +106,7 @@ class HistoryTests(AdminViewTests):
         the way to restore the whole decommission."""
         from orphan_dashboard.models import JournalEntry
         self.mock_report.return_value = Incidents().report
-        record = {'uuid': H1, 'name': 'host1', 'generation': 2,
-                  'parent_provider_uuid': None, 'root_provider_uuid': H1,
-                  'inventories': {'VCPU': {'total': 8}}, 'traits': [],
-                  'aggregates': []}
+        record = host_record(H1, 'host1')
         gone = entry(9, consumer='', kind=JournalEntry.PROVIDER,
                      action=m.DELETE_PROVIDER, subject=H1, before=record,
                      batch='b' * 32)
@@ -181,10 +186,7 @@ class HistoryTests(AdminViewTests):
         from orphan_dashboard.models import JournalEntry
         self.mock_report.return_value = Incidents().report
         host9 = uid('host9')
-        record = {'uuid': host9, 'name': 'host9', 'generation': 2,
-                  'parent_provider_uuid': None, 'root_provider_uuid': host9,
-                  'inventories': {'VCPU': {'total': 8}}, 'traits': [],
-                  'aggregates': []}
+        record = host_record(host9, 'host9')
         service_entry = entry(
             10, consumer='', kind=JournalEntry.SERVICE,
             action=m.DELETE_SERVICE, subject=uid('service'), provider=host9,
@@ -323,10 +325,7 @@ class RestoreTests(AdminViewTests):
         from orphan_dashboard.models import JournalEntry
         self.mock_report.return_value = Incidents().report
         host9 = uid('host9')
-        record = {'uuid': host9, 'name': 'host9', 'generation': 2,
-                  'parent_provider_uuid': None, 'root_provider_uuid': host9,
-                  'inventories': {'VCPU': {'total': 8}}, 'traits': [],
-                  'aggregates': []}
+        record = host_record(host9, 'host9')
         gone = entry(9, consumer='', kind=JournalEntry.PROVIDER,
                      action=m.DELETE_PROVIDER, subject=host9, provider=host9,
                      touched=host9, before=record, after=None,
