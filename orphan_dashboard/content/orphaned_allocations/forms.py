@@ -133,7 +133,7 @@ def kept_selection(request, token):
 
 def dump(plan):
     """A plan as JSON-able data, for the confirm form (which signs it)."""
-    kind = 'provider' if isinstance(plan, service.ProviderPlan) else \
+    kind = 'provider' if isinstance(plan, repairs.ProviderPlan) else \
         'allocations'
     return dict(dataclasses.asdict(plan), kind=kind)
 
@@ -143,7 +143,7 @@ def load(data):
     try:
         data = dict(data)
         kind = data.pop('kind')
-        cls = service.ProviderPlan if kind == 'provider' else service.Plan
+        cls = repairs.ProviderPlan if kind == 'provider' else service.Plan
         if kind not in ('provider', 'allocations'):
             raise ValueError(kind)
         return cls(**data)
@@ -186,37 +186,37 @@ def unsign(request, kind, text):
 
 
 ROW_TEXTS = {
-    service.DONE: _('%(action)s of %(what)s: done.'),
-    service.SKIPPED: _('%(action)s of %(what)s skipped: %(reason)s'),
-    service.FAILED: _('%(action)s of %(what)s failed: %(reason)s'),
-    service.UNKNOWN: _('%(action)s of %(what)s: outcome unknown: %(reason)s'),
+    repairs.DONE: _('%(action)s of %(what)s: done.'),
+    repairs.SKIPPED: _('%(action)s of %(what)s skipped: %(reason)s'),
+    repairs.FAILED: _('%(action)s of %(what)s failed: %(reason)s'),
+    repairs.UNKNOWN: _('%(action)s of %(what)s: outcome unknown: %(reason)s'),
 }
 
 PROVIDER_TEXTS = {
-    service.DONE: _('%(action)s %(what)s: done.'),
-    service.SKIPPED: _('%(action)s %(what)s skipped: %(reason)s'),
-    service.FAILED: _('%(action)s %(what)s failed: %(reason)s'),
-    service.UNKNOWN: _('%(action)s %(what)s: outcome unknown: %(reason)s'),
+    repairs.DONE: _('%(action)s %(what)s: done.'),
+    repairs.SKIPPED: _('%(action)s %(what)s skipped: %(reason)s'),
+    repairs.FAILED: _('%(action)s %(what)s failed: %(reason)s'),
+    repairs.UNKNOWN: _('%(action)s %(what)s: outcome unknown: %(reason)s'),
 }
 """A provider's or a compute service's row: its action names what it
 acts on, the name follows."""
 
-WORST_FIRST = (service.FAILED, service.UNKNOWN, service.SKIPPED,
-               service.DONE)
+WORST_FIRST = (repairs.FAILED, repairs.UNKNOWN, repairs.SKIPPED,
+               repairs.DONE)
 """The order a batch's rows are named in, and the message's level: its
 worst row's."""
 
-LEVELS = {service.FAILED: messages.error, service.UNKNOWN: messages.error,
-          service.SKIPPED: messages.warning, service.DONE: messages.success}
+LEVELS = {repairs.FAILED: messages.error, repairs.UNKNOWN: messages.error,
+          repairs.SKIPPED: messages.warning, repairs.DONE: messages.success}
 
 COUNTS = {
-    service.FAILED: ngettext_lazy('%(count)d failed', '%(count)d failed',
+    repairs.FAILED: ngettext_lazy('%(count)d failed', '%(count)d failed',
                                   'count'),
-    service.UNKNOWN: ngettext_lazy(
+    repairs.UNKNOWN: ngettext_lazy(
         '%(count)d of unknown outcome (it may have been written)',
         '%(count)d of unknown outcome (they may have been written)',
         'count'),
-    service.SKIPPED: ngettext_lazy('%(count)d skipped', '%(count)d skipped',
+    repairs.SKIPPED: ngettext_lazy('%(count)d skipped', '%(count)d skipped',
                                    'count'),
 }
 """How many rows failed, are of unknown outcome and were skipped, after
@@ -235,7 +235,7 @@ for."""
 
 def _status(outcome):
     return (outcome.status if outcome.status in ROW_TEXTS
-            else service.FAILED)
+            else repairs.FAILED)
 
 
 def _row_text(outcome, names):
@@ -305,11 +305,11 @@ def report_outcomes(request, outcomes, names, done):
     by_status = {status: [] for status in WORST_FIRST}
     for outcome in outcomes:
         by_status[_status(outcome)].append(outcome)
-    parts = [done % {'count': len(by_status[service.DONE])}] + [
+    parts = [done % {'count': len(by_status[repairs.DONE])}] + [
         COUNTS[status] % {'count': len(by_status[status])}
         for status in WORST_FIRST[:-1] if by_status[status]]
     named = [o for status in WORST_FIRST for o in by_status[status]
-             if status != service.DONE or len(outcomes) <= NAMED][:NAMED]
+             if status != repairs.DONE or len(outcomes) <= NAMED][:NAMED]
     # A batch that journaled nothing still has its rows, under an id
     # no journal entry has.
     batch = _journal_batch(request, outcomes) or secrets.token_hex(16)
@@ -317,7 +317,7 @@ def report_outcomes(request, outcomes, names, done):
                  if o.entry_id is None]
     if unwritten:
         keep_result(request, batch, unwritten)
-    worst = next((s for s in WORST_FIRST if by_status[s]), service.DONE)
+    worst = next((s for s in WORST_FIRST if by_status[s]), repairs.DONE)
     LEVELS[worst](request, format_html(
         '{}.{}<br>{}', ', '.join(str(p) for p in parts),
         format_html_join('', '<br>{}', ((_row_text(o, names),)
@@ -386,8 +386,8 @@ class _SignedRowsForm(forms.SelfHandlingForm):
     def report(self, request, outcomes, signed):
         """The batch's one message: its outcomes, then the rows its
         preview could not plan, as skipped."""
-        refused = [service.Outcome(repairs.Selection(*row[:3]),
-                                   service.SKIPPED, row[3])
+        refused = [repairs.Outcome(repairs.Selection(*row[:3]),
+                                   repairs.SKIPPED, row[3])
                    for row in _refused(signed)]
         report_outcomes(request, outcomes + refused,
                         signed.get('names') or {}, self.done)
@@ -565,8 +565,8 @@ class DecommissionForm(_SignedRowsForm):
         why, and a link to the batch in History."""
         names = signed.get('names') or {}
         host = names.get(signed['provider']) or signed['provider']
-        done = sum(1 for o in outcomes if o.status == service.DONE)
-        stopped = next((o for o in outcomes if o.status != service.DONE),
+        done = sum(1 for o in outcomes if o.status == repairs.DONE)
+        stopped = next((o for o in outcomes if o.status != repairs.DONE),
                        None)
         if stopped is None:
             add = messages.success

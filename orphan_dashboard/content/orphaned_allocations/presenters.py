@@ -17,6 +17,9 @@ from django.utils.translation import gettext_lazy as _
 
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import capacity as capacity_ops
+from orphan_dashboard.operations import decommission as decommission_ops
+from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
 
 
@@ -155,7 +158,7 @@ def decommission_preview(plan, names, owner_names):
     ``owner_names`` as ``service.names`` gives them), providers and other
     nodes, named, with the equivalent commands of each delete."""
     service_commands, provider_commands = (
-        service.decommission_commands(plan) if plan else ([], []))
+        decommission_ops.delete_commands(plan) if plan else ([], []))
     return {
         'steps': [dict(
             step=step, action=labels.action(step.plan.action)
@@ -168,7 +171,7 @@ def decommission_preview(plan, names, owner_names):
             after=side(step.plan.after, names) if step.plan else [],
             kept=kept(step.plan, names),
             bindings=labels.bindings(step.plan, names),
-            commands=service.plan_commands(step.plan))
+            commands=repairs.commands(step.plan))
             for step in (plan.steps if plan else [])],
         'providers': [(names.get(p) or plan.names.get(p, p), p)
                       for p in (plan.providers if plan else [])],
@@ -257,7 +260,7 @@ def project_bars(row, names):
     one, else against its usage)."""
     classes = []
     for rc in sorted(set(row.held) | set(row.usage) | set(row.needed) |
-                     set(row.freed), key=service.class_order):
+                     set(row.freed), key=capacity_ops.class_order):
         held, usage = row.held.get(rc, 0), row.usage.get(rc, 0)
         limit = row.limits.get(rc)
         whole = max(limit or 0, usage, held)

@@ -210,11 +210,7 @@ def charged_projects(request):
                                  conf.run_settings())
 
 
-NoSuchFlavor = capacity_ops.NoSuchFlavor
 CannotJudgeFlavor = server_needs.CannotHeal
-FIT_STATES = capacity_ops.FIT_STATES
-class_order = capacity_ops.class_order
-repair_subject = capacity_ops.repair_subject
 
 
 def flavors(request):
@@ -245,9 +241,6 @@ def names(request):
     last sweep read them from Keystone and Nova: a page never waits for
     them."""
     return snapshot.names(_store(request), _names)
-
-
-FINDING_FIELDS = report_ops.FINDING_FIELDS
 
 
 def findings_export(request, provider_uuid=None):
@@ -435,9 +428,6 @@ def preview_decommission(request, provider_uuid, whole_service=False):
         whole_service=whole_service)
 
 
-decommission_commands = decommission_ops.delete_commands
-
-
 def decommission_apply(request, provider_uuid, plans, chosen, bound=None,
                        children=()):
     """Carry a previewed decommission out, if its compute service and
@@ -461,16 +451,10 @@ def _hints_for_tree(request, provider_uuid):
 
 
 # -- the engine's names and formats, for the panel ---------------------------
-# The panel's views, tables, tabs and forms import this module and labels,
-# never the layers below: what they need of the engine passes through here.
+# The panel's views, tables, tabs and forms import operations/, this module
+# and labels, never the engine: what they need of it passes through here.
 
-ProviderPlan = repairs.ProviderPlan
-Outcome = repairs.Outcome
 Plan = m.Plan
-DONE = repairs.DONE
-SKIPPED = repairs.SKIPPED
-FAILED = repairs.FAILED
-UNKNOWN = repairs.UNKNOWN
 REPAIRS = m.ACTIONS
 """The repairs of one consumer, in the order the tables offer them."""
 VERDICTS = m.VERDICTS
@@ -481,7 +465,6 @@ format_resources = reasons.format_resources
 format_allocations = reasons.format_allocations
 down_cells = reasons.down_cells
 report_notes = reasons.report_notes
-plan_commands = repairs.commands
 restorable_entry = restore_rules.restorable
 """Whether a journal entry's *before* can be put back, given the entries
 of its subject still in effect."""

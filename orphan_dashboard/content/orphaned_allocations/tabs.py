@@ -27,6 +27,7 @@ from orphan_dashboard.content.orphaned_allocations import pages
 from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import provider_tables
 from orphan_dashboard.content.orphaned_allocations import service
+from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import repairs
 
 TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
@@ -199,7 +200,7 @@ class CapacityTab(tabs.Tab):
         try:
             fit = service.flavor_fit(request, context['flavors'],
                                      context['chosen'])
-        except service.NoSuchFlavor:
+        except capacity_ops.NoSuchFlavor:
             context['error'] = _('No flavor has the id "%s": choose one of '
                                  'the list.') % context['chosen'][:64]
             return context
@@ -213,7 +214,7 @@ class CapacityTab(tabs.Tab):
                 for repair in row['repairs']:
                     repair['label'] = labels.action(repair['action'])
                     repair['subject'] = labels.reason(
-                        service.repair_subject(repair))
+                        capacity_ops.repair_subject(repair))
                     repair['url'] = actions.panel_url(
                         'repair', request, sel=forms.encode_selection(
                             repairs.Selection(repair['consumer'],
