@@ -58,3 +58,12 @@ def json_array(rows):
     for i, row in enumerate(rows):
         yield (',\n' if i else '\n') + json.dumps(row, sort_keys=True)
     yield '\n]\n'
+
+
+def pieces(fmt, fields, rows):
+    """``rows`` as :func:`csv_lines` of ``fields`` (``fmt`` ``csv``) or
+    as the pieces of one :func:`json_array`: the choice every download
+    makes."""
+    if fmt == 'csv':
+        return csv_lines(fields, rows)
+    return json_array(rows)

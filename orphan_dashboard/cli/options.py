@@ -330,7 +330,8 @@ def normalize(argv):
     ``orphan-audit [--json]`` is ``report``, ``orphan-audit --apply`` is
     ``apply``."""
     argv = list(argv)
-    if any(arg in subcommands() for arg in argv) or any(
+    names = subcommands()
+    if any(arg in names for arg in argv) or any(
             arg in ('-h', '--help') for arg in argv):
         return argv
     if '--apply' in argv:

@@ -133,9 +133,7 @@ def exported(found, fmt, names=None):
     """Journal entries as CSV lines (``fmt`` ``csv``) or as the pieces of
     one JSON array; with ``names`` (:func:`entry_names`) the consumer's
     and the provider's names beside their ids."""
-    rows = (journal.as_dict(entry, names) for entry in found)
-    if fmt == 'csv':
-        return export.csv_lines(journal.FIELDS + journal.NAME_FIELDS
-                                if names is not None else journal.FIELDS,
-                                rows)
-    return export.json_array(rows)
+    fields = journal.FIELDS + (journal.NAME_FIELDS if names is not None
+                               else ())
+    return export.pieces(fmt, fields, (journal.as_dict(entry, names)
+                                       for entry in found))

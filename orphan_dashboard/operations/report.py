@@ -108,9 +108,7 @@ def server_names(findings):
 def findings_exported(rows, fmt):
     """:func:`finding_rows` as CSV lines (``fmt`` ``csv``) or as the
     pieces of one JSON array."""
-    if fmt == 'csv':
-        return export.csv_lines(FINDING_FIELDS, rows)
-    return export.json_array(rows)
+    return export.pieces(fmt, FINDING_FIELDS, rows)
 
 
 def inventories(clients, provider_uuid):
