@@ -17,7 +17,7 @@ clear it.
 Pure, like the rest of the engine: :func:`plan` takes a snapshot holding
 the host's topology, every consumer on its provider trees and the servers
 Nova still places on it, read just before (see
-:mod:`orphan_dashboard.writing.decommission`).
+:mod:`orphan_dashboard.operations.decommission`).
 """
 
 import dataclasses

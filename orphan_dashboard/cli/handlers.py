@@ -88,7 +88,7 @@ def cmd_report(args, clients, out):
                                          'cloud: without --provider'))
         return cmd_report_by_project(args, clients, out)
     report = audit(args, clients)
-    owners = report_ops.owner_names(clients)
+    owners = report_ops.owners(clients, report.problems)
     if args.json:
         json.dump(rendering.report_json(report, owners), out, indent=2,
                   sort_keys=True)
@@ -117,7 +117,7 @@ def cmd_apply(args, clients, out):
             options.settings(args), hints)
     names = rendering.row_names(rows, report.names)
     if args.json:
-        owners = report_ops.owner_names(clients) if report.problems else None
+        owners = report_ops.owners(clients, report.problems)
         found = dict(rendering.report_json(report, owners),
                      outcomes=rendering.outcomes_json(outcomes, names),
                      held=rendering.held_json(decision))
@@ -259,13 +259,6 @@ def known_or_close(name, clients):
                                  '%s, now or in the journal') % name)
 
 
-def unknown_owners(plan, clients):
-    """Keystone's names of a decommission's unknown consumers' owners, all
-    an operator can go on before deleting one; read only for a plan that
-    has one."""
-    return report_ops.owner_names(clients) if plan.optional else None
-
-
 def cmd_decommission(args, clients, out):
     from orphan_dashboard.operations import decommission as decommission_ops
 
@@ -297,7 +290,7 @@ def cmd_decommission(args, clients, out):
         code = (options.APPLIED if outcomes and all(
             o.status == repairs.DONE for o in outcomes) else options.ERROR)
     names = rendering.decommission_names(plan)
-    owners = unknown_owners(plan, clients)
+    owners = report_ops.owners(clients, plan.optional)
     if args.json:
         json.dump(dict(rendering.decommission_json(plan, chosen, children,
                                                    owners),

@@ -159,7 +159,7 @@ def _resources(resources):
 
 def finding_row(finding, names, owners):
     """A finding with the names of its server, provider, project and user
-    beside their ids (``owners`` as :func:`report_ops.owner_names`)."""
+    beside their ids (``owners`` as :func:`report_ops.owners`)."""
     return (finding.consumer, report_ops.server_name(finding),
             finding.provider, names.get(finding.provider), finding.verdict,
             text(reasons.owner_named(finding.reason, owners)), finding.action,
@@ -192,7 +192,7 @@ class ListOrphan(_Orphan, command.Lister):
         if report.down_cells:
             rendering.print_partial(report, sys.stderr)
         self.code = options.partial(report, options.NOTHING)
-        owners = report_ops.owner_names(self.clients)
+        owners = report_ops.owners(self.clients, found)
         return FINDING_COLUMNS, [finding_row(f, report.names, owners)
                                  for f in found]
 
@@ -460,7 +460,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
             return ROW_COLUMNS, self.steps(plan, chosen, children)
         rendering.print_decommission(
             plan, chosen, sys.stderr, children,
-            handlers.unknown_owners(plan, self.clients))
+            report_ops.owners(self.clients, plan.optional))
         handlers.setup_django()
         outcomes = ops.apply(
             self.clients, journal.Journal.for_clients(self.clients),
@@ -477,7 +477,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
         from orphan_dashboard.operations import decommission as ops
 
         names = rendering.decommission_names(plan)
-        owners = handlers.unknown_owners(plan, self.clients)
+        owners = report_ops.owners(self.clients, plan.optional)
         rows = []
         for step in plan.steps:
             if step.error:

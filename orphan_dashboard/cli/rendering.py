@@ -31,7 +31,7 @@ from orphan_dashboard.operations import report as report_ops
 def report_json(report, owners=None):
     """The report with ids and, beside them, the names of the providers,
     servers, projects and users (``owners`` as
-    :func:`report_ops.owner_names` reads them)."""
+    :func:`report_ops.owners` reads them)."""
     owners = owners or {'projects': {}, 'users': {}}
     servers = report_ops.server_names(report.findings)
     providers = [{
@@ -262,7 +262,7 @@ def print_projects(rows, names, out):
 
 def decommission_json(plan, chosen, children=(), owners=None):
     """A decommission's preview as JSON: an unknown consumer's owner
-    (``owners`` as :func:`report_ops.owner_names` reads them) and the
+    (``owners`` as :func:`report_ops.owners` reads them) and the
     deletes' commands with it, as the panel previews them."""
     service_commands, provider_commands = _delete_commands(plan)
     return {
@@ -311,7 +311,7 @@ def owner_json(finding, owners):
 
 def consumer_owner(finding, owners):
     """A consumer's project and user by Keystone's names, each id beside
-    (``owners`` as :func:`report_ops.owner_names` reads them), as the
+    (``owners`` as :func:`report_ops.owners` reads them), as the
     panel names them; an incomplete consumer has neither."""
     if finding.project_id == m.INCOMPLETE:
         return _('no project, no user')

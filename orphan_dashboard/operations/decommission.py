@@ -11,19 +11,41 @@
 # under the License.
 
 """Decommissioning a dead hypervisor (use case): its leftover
-allocations, its compute service and its providers, previewed first."""
+allocations, its compute service and its providers, previewed first.
+
+The writes go in order, each journaled, and the first failure stops the
+rest with the state said:
+
+1. the repairs of every consumer on the host's provider trees, as a batch
+   of :func:`repairs.apply` (re-read, generation-checked);
+2. the compute service and what Nova leaves of its trees
+   (:func:`writing.decommission.delete_all`).
+
+A host Nova still places servers on is not ours to empty: the flow stops
+before writing anything.
+"""
 
 import difflib
 import itertools
+import logging
 
 from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planning
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard.operations import repairs
 from orphan_dashboard.reading import collect
-from orphan_dashboard.writing import decommission
+from orphan_dashboard.reading import refresh
+from orphan_dashboard.writing import decommission as deletes
 from orphan_dashboard.writing import equivalents
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
+from orphan_dashboard.writing import write
+
+LOG = logging.getLogger(__name__)
 
 
 def tree_hints(tree):
@@ -33,14 +55,36 @@ def tree_hints(tree):
     return planning.instance_hints(findings, findings)
 
 
-def preview(clients, name, settings, whole_service=False, **hints):
+def read(clients, name, instance_hints=()):
+    """A snapshot of everything on ``name``'s provider trees (every node
+    of its compute service), read now: the consumers holding them, the
+    servers Nova places there, and their ports, as every repair reads
+    them (a server evacuated with a QoS port has its old NIC trimmed
+    like any other repair)."""
+    topology = collect.read_topology(clients.placement, clients.nova)
+    bare = m.Snapshot(consumers={}, servers={}, migrations={}, **topology)
+    host, _service, roots = decommission.resolve(bare, name)
+    tree = [p for p in bare.providers.values() if p.root_uuid in roots]
+    holders = set()
+    for provider in tree:
+        holders.update(placement.provider_allocations(clients.placement,
+                                                      provider.uuid))
+    living = {s['id'] for s in nova.server_list(clients.nova, host=host)} \
+        if host else set()
+    return refresh.consumer_snapshot(clients.placement, clients.nova,
+                                     holders | living, instance_hints,
+                                     providers=roots, topology=topology,
+                                     network_client=clients.network)
+
+
+def preview(clients, name, settings, whole_service=False,
+            instance_hints=()):
     """What decommissioning the hypervisor ``name`` (with
     ``whole_service``, every node of its compute service) takes, read
-    now; ``hints`` (``instance_hints``) come from a snapshot shown."""
-    return decommission.preview(clients.placement, clients.nova, name,
-                                min_age=settings.min_age,
-                                whole_service=whole_service,
-                                network_client=clients.network, **hints)
+    now: a :class:`~audit.decommission.Decommission`; ``instance_hints``
+    come from a snapshot shown."""
+    return decommission.plan(read(clients, name, instance_hints), name,
+                             settings.min_age, whole_service)
 
 
 def service_commands(plan):
@@ -73,14 +117,57 @@ def delete_commands(plan):
 
 def apply(clients, journal_, name, plans, chosen, settings,
           instance_hints=(), bound=None, children=()):
-    """Carry a previewed decommission out, if its compute service and
-    providers are still those ``bound`` says it showed; an outcome per
-    step.  ``children``: the foreign children ticked for deletion."""
-    return decommission.apply(clients.placement, clients.nova, journal_,
-                              name, plans, chosen, min_age=settings.min_age,
-                              instance_hints=instance_hints, bound=bound,
-                              children=children,
-                              network_client=clients.network)
+    """Carry the decommission of ``name`` out; an outcome per step.
+
+    ``plans`` are the repair plans the operator saw; ``chosen`` the
+    unknown consumers they chose to delete; ``children`` the providers of
+    other services (or of no proven owner) they ticked; ``bound`` the
+    :meth:`~audit.decommission.Decommission.binding` of the preview (the
+    compute service, the providers, the choice of the whole service):
+    checked on the fresh read and again just before the deletes.  Nothing
+    is written while anything blocks the whole flow (servers on the host,
+    a consumer nothing would clear, an unknown consumer not chosen, a
+    service or provider the preview did not show, a foreign child not
+    ticked).
+    """
+    bound = bound or {}
+    step = deletes.step_outcome
+    fresh = preview(clients, name, settings, bool(bound.get('whole_service')),
+                    instance_hints)
+    root = fresh.roots[0] if fresh.roots else ''
+    if fresh.gone:
+        return [step(root, m.DELETE_PROVIDER, write.SKIPPED,
+                     why('decommission.gone', name=name))]
+    changed = bound and fresh.changed_since(bound)
+    if changed:
+        return [step(root, m.DELETE_SERVICE, write.SKIPPED, changed)]
+    blockers = fresh.blockers(chosen, children)
+    if blockers:
+        return [step(root, m.DELETE_SERVICE, write.SKIPPED,
+                     why('decommission.blocked',
+                         blockers=reasons.sentences(blockers)))]
+    wanted = {p.consumer for p in fresh.plans(chosen)}
+    outcomes = repairs.apply(
+        clients, journal_, [p for p in plans if p.consumer in wanted],
+        settings, instance_hints) if wanted else []
+    missing = wanted - {p.consumer for p in plans}
+    outcomes += [step(root, m.DELETE, write.SKIPPED,
+                      why('decommission.appeared', consumer=c))
+                 for c in sorted(missing)]
+    if missing or any(o.status != write.DONE for o in outcomes):
+        return outcomes + [step(root, m.DELETE_SERVICE, write.SKIPPED,
+                                why('decommission.repairs_failed'))]
+    try:
+        deletes.delete_all(clients.placement, clients.nova, journal_, fresh,
+                           outcomes, bound)
+    except Exception:
+        if not outcomes:
+            raise
+        LOG.exception('decommission of %s interrupted', name)
+        outcomes.append(step(root, m.DELETE_SERVICE, write.FAILED,
+                             reasons.reason('decommission.interrupted',
+                                            host=name)))
+    return outcomes
 
 
 def close_names(clients, cloud, name):

@@ -11,12 +11,35 @@
 # under the License.
 
 """Repairs (use case): the rows to repair, a fresh preview of each, and
-applying what was previewed (re-verified, journaled, generation-checked).
+applying what was previewed, never on data older than the click.
+
+Both steps re-read the chosen consumers from Nova and Placement
+(:func:`refresh.consumer_snapshot`) and plan through the one engine call,
+:meth:`classify.Auditor.plan`.  At submit time a row is written only if the
+fresh plan is exactly the one the operator confirmed (generation, the whole
+body before, and the body after: generations restart at 1 when a consumer
+is emptied and recreated), and the write itself is generation-checked.
+Every write is journaled before it is sent (:func:`write.allocations`)
+and every row gets an outcome, whatever happens to the rows around it.
+
+Providers left behind are deleted the same way: each tree judged again as
+the audit judges it, on a fresh read (a sharing provider, another
+service's, a node Nova did not say is gone, a host not mapped to a cell
+yet is refused whatever asked for it), each provider journaled whole
+first, children before their parents.
 """
 
+from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import limits
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan as planning
+from orphan_dashboard.audit import reasons
+from orphan_dashboard.audit.reasons import reason as why
+from orphan_dashboard.audit import topology
+from orphan_dashboard.reading import collect
+from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import equivalents
 from orphan_dashboard.writing import providers
 from orphan_dashboard.writing import repair
@@ -77,11 +100,34 @@ def bounded(report, bounds):
 
 def preview(clients, selections_, settings, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection, a
-    consumer's repair once (:func:`once`)."""
-    return once(repair.preview(clients.placement, clients.nova, selections_,
-                               min_age=settings.min_age,
-                               instance_hints=instance_hints,
-                               network_client=clients.network))
+    consumer's repair once (:func:`once`).
+
+    ``instance_hints``: servers whose migrations to read as well, from the
+    snapshot the operator was shown (never from the request).
+    """
+    return once(_plan_rows(_fresh(clients, selections_, instance_hints),
+                           selections_, settings.min_age))
+
+
+def _fresh(clients, selections_, instance_hints):
+    return refresh.consumer_snapshot(
+        clients.placement, clients.nova, [s.consumer for s in selections_],
+        instance_hints, network_client=clients.network)
+
+
+def _plan_rows(snapshot, selections_, min_age):
+    auditor = classify.Auditor(snapshot, min_age=min_age)
+    rows = []
+    for selection in selections_:
+        row = repair.Row(selection, finding=auditor.finding(
+            selection.consumer, selection.provider))
+        try:
+            row.plan = auditor.plan(selection.consumer, selection.provider,
+                                    selection.action)
+        except planning.CannotRepair as exc:
+            row.error = exc.reason
+        rows.append(row)
+    return rows
 
 
 def once(rows):
@@ -98,12 +144,62 @@ def once(rows):
     return list(kept.values())
 
 
+def _differs(fresh, confirmed, names):
+    """Why a fresh plan is not the confirmed one, or None; providers by
+    their ``names`` (``{uuid: name}``) where known."""
+    if (fresh.before, fresh.generation) != (confirmed.before,
+                                            confirmed.generation):
+        return why('changed.allocations',
+                   now=reasons.format_allocations(fresh.before, names))
+    if (fresh.after, fresh.project_id, fresh.user_id) != (
+            confirmed.after, confirmed.project_id, confirmed.user_id):
+        return why('changed.after',
+                   after=reasons.format_allocations(fresh.after, names))
+    for port in sorted(set(fresh.ports) | set(confirmed.ports)):
+        if fresh.ports.get(port) != confirmed.ports.get(port):
+            return why('changed.binding', port=port)
+    return None
+
+
 def apply(clients, journal, plans, settings, instance_hints=()):
-    """Re-verify, journal and write each confirmed plan; an outcome each."""
-    return repair.apply(clients.placement, clients.nova, journal, plans,
-                        min_age=settings.min_age,
-                        instance_hints=instance_hints,
-                        network_client=clients.network)
+    """Re-read, re-plan and write each confirmed plan; an outcome per row.
+
+    A row is written only if its fresh plan is the confirmed one.  If the
+    journal fails, nothing more is written (an unjournaled write could not
+    be undone), and the rows not attempted say so.
+    """
+    selections_ = [p.selection for p in plans]
+    snapshot = _fresh(clients, selections_, instance_hints)
+    rows = _plan_rows(snapshot, selections_, settings.min_age)
+    names = {uuid: p.name for uuid, p in snapshot.providers.items()}
+    outcomes = []
+    written = set()
+    halted = None
+    for row, plan in zip(rows, plans):
+        selection = row.selection
+        if halted:
+            outcomes.append(write.Outcome(selection, write.SKIPPED, halted,
+                                          plan))
+        elif selection.consumer in written:
+            outcomes.append(write.Outcome(selection, write.SKIPPED,
+                                          why('write.repaired_by_other')))
+        elif row.error:
+            outcomes.append(write.Outcome(selection, write.SKIPPED,
+                                          row.error))
+        elif _differs(row.plan, plan, names):
+            outcomes.append(write.Outcome(selection, write.SKIPPED,
+                                          _differs(row.plan, plan, names),
+                                          row.plan))
+        else:
+            outcome = write.allocations(clients.placement, journal,
+                                        row.plan, selection,
+                                        network_client=clients.network)
+            outcomes.append(outcome)
+            if outcome.status == write.DONE:
+                written.add(selection.consumer)
+            if outcome.status == write.FAILED and outcome.entry_id is None:
+                halted = why('write.halted_journal')
+    return outcomes
 
 
 def apply_previewed(clients, journal, rows, settings, instance_hints=()):
@@ -116,12 +212,110 @@ def apply_previewed(clients, journal, rows, settings, instance_hints=()):
 
 
 def preview_provider_delete(clients, roots):
-    """A fresh plan for deleting each orphaned provider tree."""
-    return providers.preview_provider_delete(clients.placement, clients.nova,
-                                             roots)
+    """One row per provider of each tree in ``roots``, children first: its
+    record as Placement holds it now, or why it cannot be deleted."""
+    judged = _judged(clients, roots)
+    rows = []
+    for root in roots:
+        tree = judged.providers_of(root)
+        if not tree:
+            rows.append(repair.Row(
+                m.Selection('', root, m.DELETE_PROVIDER),
+                error=why('provider.gone', provider=root)))
+            continue
+        for uuid in tree:
+            rows.append(_provider_row(clients.placement, uuid, judged))
+    return rows
+
+
+class _Judged:
+    """The trees of some roots as the audit judges them from a fresh read:
+    the topology, each root's compute node asked of Nova alone
+    (:func:`collect.confirm_nodes`), and what the trees hold."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.topology = topology.Topology(snapshot)
+        self.report = classify.audit(snapshot, min_age=0)
+
+    def providers_of(self, root):
+        """The providers of ``root``'s tree, children first (none when it
+        is gone or no root)."""
+        if root not in self.snapshot.providers or \
+                self.topology.root(root) != root:
+            return []
+        return self.topology.children_first([root])
+
+    def refusal(self, uuid):
+        """Why the audit would not offer to delete ``uuid``: a child not
+        proven Nova's names its likely owner; any other provider, why its
+        tree is no provider left behind
+        (:meth:`~report.ProviderReport.not_orphaned`); None when it is."""
+        owners = self.report.child_owners or {}
+        if uuid in owners:
+            return reasons.not_ours('%s (%s)' % (self.topology.name(uuid),
+                                                 uuid), owners[uuid])
+        tree = self.report.provider(self.topology.root(uuid))
+        return tree.not_orphaned() if tree is not None else None
+
+
+def _judged(clients, roots):
+    snapshot = m.Snapshot(consumers={}, servers={}, migrations={},
+                          **collect.read_topology(clients.placement,
+                                                  clients.nova))
+    trees = {p.uuid for p in snapshot.providers.values()
+             if p.root_uuid in set(roots)}
+    snapshot.consumers = parse.consumers_from_providers({
+        uuid: collect.read_allocations(clients.placement, uuid)
+        for uuid in sorted(trees)})
+    collect.confirm_nodes(clients.nova, snapshot, len(roots) or 1,
+                          among=set(roots))
+    return _Judged(snapshot)
+
+
+def _provider_row(placement_client, uuid, judged):
+    row = repair.Row(m.Selection('', uuid, m.DELETE_PROVIDER))
+    record = placement.provider_record(placement_client, uuid)
+    if record is None:
+        row.error = why('provider.gone', provider=uuid)
+        return row
+    row.error = judged.refusal(uuid)
+    if row.error is None and placement.provider_allocations(
+            placement_client, uuid):
+        row.error = why('provider.holds', name=record['name'])
+    if row.error is None:
+        row.plan = repair.ProviderPlan(m.DELETE_PROVIDER, uuid,
+                                       record['name'], record['generation'],
+                                       record)
+    return row
 
 
 def delete_providers(clients, journal, plans):
-    """Re-verify, journal and delete each confirmed provider tree."""
-    return providers.delete_providers(clients.placement, clients.nova,
-                                      journal, plans)
+    """Judge each confirmed provider's tree again as the audit does, on a
+    fresh read, journal each provider whole, delete it.
+
+    Children come first (the preview's order); the first failure stops the
+    rest, since a parent with a child left cannot go.
+    """
+    outcomes = []
+    halted = None
+    judged = _judged(clients, sorted({
+        plan.record.get('root_provider_uuid') or plan.provider
+        for plan in plans}))
+    for plan in plans:
+        if halted:
+            outcomes.append(write.Outcome(plan.selection, write.SKIPPED,
+                                          halted, plan))
+            continue
+        row = _provider_row(clients.placement, plan.provider, judged)
+        if row.error or row.plan != plan:
+            outcomes.append(write.Outcome(
+                plan.selection, write.SKIPPED,
+                row.error or why('provider.changed', name=plan.name), plan))
+            halted = why('provider.halted')
+            continue
+        outcome = providers.delete_provider(clients.placement, journal, plan)
+        outcomes.append(outcome)
+        if outcome.status != write.DONE:
+            halted = why('provider.halted')
+    return outcomes

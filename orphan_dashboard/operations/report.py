@@ -85,10 +85,11 @@ def finding_rows(summary, owners, tree=None):
             for f in findings]
 
 
-def owner_names(clients):
-    """Keystone's project and user names, read now (empty where it will
-    not say), for the command lines that show a report."""
-    return collect.owner_names(clients.identity)
+def owners(clients, shown):
+    """Keystone's project and user names (empty where it will not say),
+    read now for a command line that shows ``shown`` (findings, plans);
+    None, and nothing read, when it shows none."""
+    return collect.owner_names(clients.identity) if shown else None
 
 
 def server_name(finding):
@@ -111,6 +112,23 @@ def findings_exported(rows, fmt):
     return export.pieces(fmt, FINDING_FIELDS, rows)
 
 
-def inventories(clients, provider_uuid):
-    """A provider's inventories, read now."""
-    return placement.provider_inventories(clients.placement, provider_uuid)
+def overview(clients, tree):
+    """:func:`overview_rows` of a provider ``tree`` (a
+    :class:`~audit.report.ProviderReport`) with its inventory read now."""
+    return overview_rows(tree, placement.provider_inventories(
+        clients.placement, tree.provider.uuid))
+
+
+def overview_rows(tree, inventories):
+    """A row per resource class of ``tree``'s provider: its inventory
+    (``-`` where ``inventories`` has none), what Placement says it uses
+    and what its servers need."""
+    def field(rc, name):
+        return inventories.get(rc, {}).get(name, '-')
+
+    return [dict(rc=rc, total=field(rc, 'total'),
+                 reserved=field(rc, 'reserved'),
+                 ratio=field(rc, 'allocation_ratio'),
+                 usage=tree.usage.get(rc, 0), needed=tree.needed.get(rc, 0))
+            for rc in sorted(set(inventories) | set(tree.usage) |
+                             set(tree.needed))]

@@ -10,10 +10,19 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Restores (use case): putting journaled changes back, previewed first."""
+"""Restores (use case): putting journaled changes back, previewed first.
 
+A restore is previewed from a fresh read and written only if the plan is
+still the one the operator confirmed, journaled like any repair
+(:func:`write.allocations`), so it can be undone too.
+"""
+
+from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.writing import journal
+from orphan_dashboard.writing import providers
+from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import restore as restore_writes
+from orphan_dashboard.writing import write
 
 
 def restorable(cloud, entries):
@@ -35,10 +44,29 @@ def preview(clients, entries, restorable_):
 
 
 def restore(clients, journal_, entries, confirmed, restorable_):
-    """Put each entry's subject back as ``confirmed`` previewed it;
-    journaled as well."""
-    return restore_writes.restore(clients.placement, journal_, entries,
-                                  confirmed, restorable_, clients.network)
+    """Put each entry's subject back as it was before; one outcome each.
+
+    ``confirmed`` maps an entry id to the plan the operator confirmed.  A
+    restore is itself journaled, so it can be undone too.
+    """
+    outcomes = []
+    for entry, row in restore_writes.preview_restore(
+            clients.placement, entries, restorable_, clients.network):
+        expected = confirmed.get(entry.id)
+        if row.error:
+            outcomes.append(write.Outcome(row.selection, write.SKIPPED,
+                                          row.error))
+        elif expected is None or row.plan != expected:
+            outcomes.append(write.Outcome(row.selection, write.SKIPPED,
+                                          why('restore.changed'), row.plan))
+        elif isinstance(row.plan, repair.ProviderPlan):
+            outcomes.append(providers.recreate_provider(
+                clients.placement, journal_, row.plan, entry))
+        else:
+            outcomes.append(write.allocations(
+                clients.placement, journal_, row.plan, row.selection,
+                restores=entry, network_client=clients.network))
+    return outcomes
 
 
 def changes_providers(entries):

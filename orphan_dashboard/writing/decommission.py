@@ -10,21 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Decommissioning a dead hypervisor (I/O): read, preview, carry out.
-
-The writes go in order, each journaled, and the first failure stops the
-rest with the state said:
-
-1. the repairs of every consumer on the host's provider trees, as a batch
-   of :func:`repair.apply` (re-read, generation-checked);
-2. the compute service delete through Nova (``DELETE /os-services/{id}``
-   at 2.53), which deletes the compute node's provider tree; each provider
-   is journaled whole first, so a restore can re-create it;
-3. whatever of the tree Nova left, children first.
-
-A host Nova still places servers on is not ours to empty: the flow stops
-before writing anything.  The compute service is never re-created by a
-restore.
+"""Decommissioning a dead hypervisor (I/O): the deletes once its repairs
+went through, the compute service through Nova (``DELETE
+/os-services/{id}`` at 2.53, which deletes the compute node's provider
+tree; each provider journaled whole first, so a restore can re-create
+it), then whatever of the trees Nova left, children first.  The first
+failure stops the rest with the state said; the compute service is never
+re-created by a restore.
 """
 
 import logging
@@ -33,13 +25,9 @@ from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
-from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit.reasons import reason as why
-from orphan_dashboard import conf
-from orphan_dashboard.reading import collect
-from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
@@ -47,111 +35,24 @@ from orphan_dashboard.writing import write
 LOG = logging.getLogger(__name__)
 
 
-def read(placement_client, nova_client, name, instance_hints=(),
-         network_client=None):
-    """A snapshot of everything on ``name``'s provider trees (every node
-    of its compute service), read now: the consumers holding them, the
-    servers Nova places there, and their ports, as every repair reads
-    them (a server evacuated with a QoS port has its old NIC trimmed
-    like any other repair)."""
-    topology = collect.read_topology(placement_client, nova_client)
-    bare = m.Snapshot(consumers={}, servers={}, migrations={}, **topology)
-    host, _service, roots = decommission.resolve(bare, name)
-    tree = [p for p in bare.providers.values() if p.root_uuid in roots]
-    holders = set()
-    for provider in tree:
-        holders.update(placement.provider_allocations(placement_client,
-                                                      provider.uuid))
-    living = {s['id'] for s in nova.server_list(nova_client, host=host)} \
-        if host else set()
-    return refresh.consumer_snapshot(placement_client, nova_client,
-                                     holders | living, instance_hints,
-                                     providers=roots, topology=topology,
-                                     network_client=network_client)
-
-
-def preview(placement_client, nova_client, name,
-            min_age=conf.MIN_AGE.default, instance_hints=(),
-            whole_service=False, network_client=None):
-    """The :class:`~audit.decommission.Decommission` of ``name`` now."""
-    return decommission.plan(read(placement_client, nova_client, name,
-                                  instance_hints, network_client),
-                             name, min_age, whole_service)
-
-
-def _outcome(provider, action, status, message, entry_id=None):
+def step_outcome(provider, action, status, message, entry_id=None):
+    """The outcome of one step of a decommission, on ``provider``."""
     return write.Outcome(m.Selection('', provider, action), status,
                          message, entry_id=entry_id)
 
 
-def apply(placement_client, nova_client, journal, name, confirmed,
-          chosen=(), min_age=conf.MIN_AGE.default, instance_hints=(),
-          bound=None, children=(), network_client=None):
-    """Carry the decommission of ``name`` out; an outcome per step.
-
-    ``confirmed`` are the repair plans the operator saw; ``chosen`` the
-    unknown consumers they chose to delete; ``children`` the providers of
-    other services (or of no proven owner) they ticked; ``bound`` the
-    :meth:`~audit.decommission.Decommission.binding` of the preview (the
-    compute service, the providers, the choice of the whole service):
-    checked on the fresh read and again just before the deletes.  Nothing
-    is written while anything blocks the whole flow (servers on the host,
-    a consumer nothing would clear, an unknown consumer not chosen, a
-    service or provider the preview did not show, a foreign child not
-    ticked).
-    """
-    bound = bound or {}
-    fresh = preview(placement_client, nova_client, name, min_age,
-                    instance_hints, bool(bound.get('whole_service')),
-                    network_client)
-    root = fresh.roots[0] if fresh.roots else ''
-    if fresh.gone:
-        return [_outcome(root, m.DELETE_PROVIDER, write.SKIPPED,
-                         why('decommission.gone', name=name))]
-    changed = bound and fresh.changed_since(bound)
-    if changed:
-        return [_outcome(root, m.DELETE_SERVICE, write.SKIPPED, changed)]
-    blockers = fresh.blockers(chosen, children)
-    if blockers:
-        return [_outcome(root, m.DELETE_SERVICE, write.SKIPPED,
-                         why('decommission.blocked',
-                             blockers=reasons.sentences(blockers)))]
-    wanted = {p.consumer for p in fresh.plans(chosen)}
-    outcomes = repair.apply(
-        placement_client, nova_client, journal,
-        [p for p in confirmed if p.consumer in wanted], min_age=min_age,
-        instance_hints=instance_hints,
-        network_client=network_client) if wanted else []
-    missing = wanted - {p.consumer for p in confirmed}
-    outcomes += [_outcome(root, m.DELETE, write.SKIPPED,
-                          why('decommission.appeared', consumer=c))
-                 for c in sorted(missing)]
-    if missing or any(o.status != write.DONE for o in outcomes):
-        return outcomes + [_outcome(
-            root, m.DELETE_SERVICE, write.SKIPPED,
-            why('decommission.repairs_failed'))]
-    try:
-        _delete_all(placement_client, nova_client, journal, fresh, outcomes,
-                    bound)
-    except Exception:
-        if not outcomes:
-            raise
-        LOG.exception('decommission of %s interrupted', name)
-        outcomes.append(_outcome(root, m.DELETE_SERVICE, write.FAILED,
-                                 reasons.reason('decommission.interrupted',
-                                                host=name)))
-    return outcomes
-
-
-def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
-                bound):
-    """Once every repair went through: the compute service, then what of
-    its trees is left.  Each step is added to ``outcomes`` as it is done,
-    so that an error after writes leaves them said."""
+def delete_all(placement_client, nova_client, journal, fresh, outcomes,
+               bound):
+    """Once every repair of ``fresh`` (a
+    :class:`~audit.decommission.Decommission`) went through: the compute
+    service, then what of its trees is left, if its service and providers
+    are still those ``bound`` says the preview showed.  Each step is
+    added to ``outcomes`` as it is done, so that an error after writes
+    leaves them said."""
     root = fresh.roots[0] if fresh.roots else ''
     held = _held(placement_client, fresh.providers)
     if held:
-        outcomes.append(_outcome(
+        outcomes.append(step_outcome(
             root, m.DELETE_SERVICE, write.SKIPPED, why(
                 'decommission.held', held=reasons.sentences(
                     why('decommission.still_holds', provider=p,
@@ -161,7 +62,7 @@ def _delete_all(placement_client, nova_client, journal, fresh, outcomes,
     changed = bound and _changed_now(placement_client, nova_client, fresh,
                                      bound)
     if changed:
-        outcomes.append(_outcome(
+        outcomes.append(step_outcome(
             root, m.DELETE_SERVICE, write.SKIPPED,
             why('decommission.changed', changes=changed)))
         return
@@ -233,9 +134,9 @@ def _delete_service(nova_client, journal, fresh, records):
     except Exception:
         LOG.exception('the journal could not record the delete of compute '
                       'service %s first', service.host)
-        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
-                        reasons.reason('service.journal_before',
-                                       host=service.host)), {}
+        return step_outcome(root, m.DELETE_SERVICE, write.FAILED,
+                            reasons.reason('service.journal_before',
+                                           host=service.host)), {}
     try:
         nova.delete_service(nova_client, service.uuid)
     except ks_exc.ClientException as exc:
@@ -250,12 +151,12 @@ def _delete_service(nova_client, journal, fresh, records):
     except Exception:
         LOG.exception('the journal could not record the delete of compute '
                       'service %s', service.host)
-        return _outcome(root, m.DELETE_SERVICE, write.DONE,
-                        reasons.reason('service.deleted_unjournaled',
-                                       host=service.host), entry.id), None
-    return _outcome(root, m.DELETE_SERVICE, write.DONE,
-                    why('service.deleted', host=service.host),
-                    entry.id), entries
+        return step_outcome(root, m.DELETE_SERVICE, write.DONE,
+                            reasons.reason('service.deleted_unjournaled',
+                                           host=service.host), entry.id), None
+    return step_outcome(root, m.DELETE_SERVICE, write.DONE,
+                        why('service.deleted', host=service.host),
+                        entry.id), entries
 
 
 def _service_read_back(nova_client, service, exc):
@@ -283,9 +184,9 @@ def _service_kept(journal, entry, entries, root, service, exc, where):
         for provider_entry in entries.values():
             journal.finish(provider_entry, status, 'kept: the compute '
                            'service delete did not go through')
-        return _outcome(root, m.DELETE_SERVICE, write.FAILED,
-                        why('service.refused', host=service.host,
-                            detail=detail), entry.id)
+        return step_outcome(root, m.DELETE_SERVICE, write.FAILED,
+                            why('service.refused', host=service.host,
+                                detail=detail), entry.id)
     unknown = why('service.unknown', host=service.host, detail=detail,
                   state=write.state(where))
     journal.finish(entry, entry.UNKNOWN, str(unknown))
@@ -293,8 +194,8 @@ def _service_kept(journal, entry, entries, root, service, exc, where):
         journal.finish(provider_entry, entry.UNKNOWN, 'may have been '
                        'deleted with the compute service, whose delete '
                        'had no clear answer')
-    return _outcome(root, m.DELETE_SERVICE, write.UNKNOWN, unknown,
-                    entry.id)
+    return step_outcome(root, m.DELETE_SERVICE, write.UNKNOWN, unknown,
+                        entry.id)
 
 
 def _nova_detail(exc):
@@ -316,9 +217,9 @@ def _delete_left(placement_client, journal, records, entries, outcomes):
                 placement_client, uuid) is None:
             journal.finish(entry, entry.APPLIED, 'deleted by Nova with the '
                            'compute service')
-            outcomes.append(_outcome(uuid, m.DELETE_PROVIDER, write.DONE,
-                                     why('provider.deleted_by_nova',
-                                         name=record['name']), entry.id))
+            outcomes.append(step_outcome(uuid, m.DELETE_PROVIDER, write.DONE,
+                                         why('provider.deleted_by_nova',
+                                             name=record['name']), entry.id))
             continue
         plan = repair.ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
                                    record['generation'], record)

@@ -10,13 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Restoring journal entries (I/O): a consumer's allocations and port
-bindings as they were before, a deleted provider re-created.
-
-A restore is previewed from a fresh read and written only if the plan is
-still the one the operator confirmed, journaled like any repair
-(:func:`write.allocations`), so it can be undone too.
-"""
+"""Restore plans of journal entries from a fresh read (I/O): a
+consumer's allocations and port bindings as they were before, a deleted
+provider re-created; with what Nova says of each consumer now."""
 
 from keystoneauth1 import exceptions as ks_exc
 
@@ -30,9 +26,7 @@ from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard.audit import topology
 from orphan_dashboard.reading import refresh
-from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import write
 
 
 def _restore_row(placement_client, entry, restorable, restored=(),
@@ -153,30 +147,3 @@ def restore_notes(placement_client, nova_client, entries,
     return ({e.id: restore_rules.notes(snapshot, e) for e in consumers},
             {e.consumer: snapshot.servers[e.consumer].name
              for e in consumers if e.consumer in snapshot.servers})
-
-
-def restore(placement_client, journal, entries, confirmed, restorable,
-            network_client=None):
-    """Put each entry's subject back as it was before; one outcome each.
-
-    ``confirmed`` maps an entry id to the plan the operator confirmed.  A
-    restore is itself journaled, so it can be undone too.
-    """
-    outcomes = []
-    for entry, row in preview_restore(placement_client, entries, restorable,
-                                      network_client):
-        expected = confirmed.get(entry.id)
-        if row.error:
-            outcomes.append(write.Outcome(row.selection, write.SKIPPED,
-                                          row.error))
-        elif expected is None or row.plan != expected:
-            outcomes.append(write.Outcome(row.selection, write.SKIPPED,
-                                          why('restore.changed'), row.plan))
-        elif isinstance(row.plan, repair.ProviderPlan):
-            outcomes.append(provider_writes.recreate_provider(
-                placement_client, journal, row.plan, entry))
-        else:
-            outcomes.append(write.allocations(
-                placement_client, journal, row.plan, row.selection,
-                restores=entry, network_client=network_client))
-    return outcomes

@@ -78,6 +78,19 @@ def orphan_audit(cloud, journal_dir, *args):
         text=True, timeout=300)
 
 
+def decommissioned(clients, journal, host):
+    """``host`` decommissioned by ``clients`` as its preview shows it now
+    (no unknown consumer chosen, every allocation judged whatever its
+    age): the outcomes."""
+    from orphan_dashboard import conf
+    from orphan_dashboard.operations import decommission
+
+    settings = conf.RunSettings(min_age=0)
+    plan = decommission.preview(clients, host, settings)
+    return decommission.apply(clients, journal, host, plan.plans(), (),
+                              settings)
+
+
 def held(clients, consumer):
     """What ``consumer`` holds in Placement now, by provider."""
     body = placement.consumer_allocations(clients.placement, consumer)

@@ -21,14 +21,16 @@ import pytest
 from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
+from orphan_dashboard import conf
+from orphan_dashboard.operations import repairs
 from orphan_dashboard.writing import journal as journal_module
-from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 from tests.e2e.conftest import module_cloud
 from tests.integration.fault_proxy import FaultProxy
 from tests.integration.fault_proxy import LOST
 
 CLOUD = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
+UNPROTECTED = conf.RunSettings(min_age=0)
 
 pytestmark = pytest.mark.django_db(databases=['orphan_journal'])
 
@@ -46,16 +48,14 @@ def _held(clients, consumer):
 
 
 def _preview(clients, selection):
-    (row,) = repair.preview(clients.placement, clients.nova, [selection],
-                            min_age=0)
+    (row,) = repairs.preview(clients, [selection], UNPROTECTED)
     assert row.plan is not None, row.error
     return row
 
 
 def _apply(clients, journal, row):
     """Confirm exactly what ``row`` previewed."""
-    (outcome,) = repair.apply(clients.placement, clients.nova, journal,
-                              [row.plan], min_age=0)
+    (outcome,) = repairs.apply(clients, journal, [row.plan], UNPROTECTED)
     return outcome
 
 
@@ -122,8 +122,7 @@ def test_consumer_of_another_provider_is_refused(cloud, journal):
     held = _held(clients, healthy)
     for rp in elsewhere + [ghost_rp]:
         selection = m.Selection(healthy, rp, m.DELETE)
-        (row,) = repair.preview(clients.placement, clients.nova,
-                                [selection], min_age=0)
+        (row,) = repairs.preview(clients, [selection], UNPROTECTED)
         assert row.plan is None
         assert str(row.error).startswith('Nothing to delete: '), row.error
     # Even a confirmed plan made up to delete it (as a forged confirm
@@ -133,8 +132,7 @@ def test_consumer_of_another_provider_is_refused(cloud, journal):
                     held['consumer_generation'], held['project_id'],
                     held['user_id'], {rp: a['resources'] for rp, a in
                                       held['allocations'].items()}, {})
-    (outcome,) = repair.apply(clients.placement, clients.nova, journal,
-                              [forged], min_age=0)
+    (outcome,) = repairs.apply(clients, journal, [forged], UNPROTECTED)
     assert outcome.status == write.SKIPPED
     assert _held(clients, healthy) == held
     assert journal_module.entries(None, consumer=healthy)[0] == []

@@ -23,7 +23,6 @@ each step."""
 
 import json
 
-from keystoneauth1 import adapter
 import pytest
 
 from orphan_dashboard.api import client as client_module
@@ -33,9 +32,9 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
-from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import write
+from tests.e2e.conftest import decommissioned
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
@@ -283,15 +282,10 @@ def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
     proxy = FaultProxy(cloud.config['nova']['url'])
     proxy.inject('DELETE', '/os-services/', 1, 409)
     try:
-        nova = adapter.Adapter(clients.nova.session,
-                               service_type='compute',
-                               endpoint_override=proxy.url)
         cloud_id = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
         journal = journal_module.Journal('test', cloud_id, user_name='t')
-        plan = decommission_writes.preview(clients.placement, nova, 'host1',
-                                           min_age=0)
-        outcomes = decommission_writes.apply(clients.placement, nova, journal,
-                                             'host1', plan.plans(), min_age=0)
+        outcomes = decommissioned(proxy.clients(clients, 'nova'), journal,
+                                  'host1')
     finally:
         proxy.close()
     assert [o.status for o in outcomes] == [write.DONE, write.FAILED]
@@ -305,8 +299,7 @@ def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
     assert entries[m.DELETE_SERVICE].status == 'refused'
     assert entries[m.DELETE_PROVIDER].status == 'refused'
     # Asked again without the fault, it carries on from where it stopped.
-    outcomes = decommission_writes.apply(clients.placement, clients.nova,
-                                         journal, 'host1', [], min_age=0)
+    outcomes = decommissioned(clients, journal, 'host1')
     assert [o.status for o in outcomes] == [write.DONE, write.DONE]
     assert services(clients, 'host1') == []
     assert api.provider_record(clients.placement, host1) is None
@@ -422,10 +415,8 @@ def test_a_listing_nova_cut_short_deletes_nothing_alive(cloud, horizon,
     proxy = FaultProxy(cloud.config['nova']['url'])
     proxy.inject('GET', '/os-hypervisors/detail', 1, EMPTIED)
     try:
-        nova = adapter.Adapter(clients.nova.session,
-                               service_type='compute',
-                               endpoint_override=proxy.url)
-        snapshot = collect.full_snapshot(clients.placement, nova)
+        snapshot = collect.full_snapshot(
+            clients.placement, proxy.clients(clients, 'nova').nova)
     finally:
         proxy.close()
     assert ('GET', '/os-hypervisors/detail') in proxy.forwarded

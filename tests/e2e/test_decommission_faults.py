@@ -16,22 +16,23 @@ lost (a read timeout: read back, it is done), the journal failing around
 that delete.  The outcome says what is known and points to History, never
 "nothing was written" nor the database's own words."""
 
-from keystoneauth1 import adapter
-from keystoneauth1 import session
 import pytest
 
 from orphan_dashboard.api import client as client_module
 from orphan_dashboard.api import microversions as mv
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
-from orphan_dashboard.writing import decommission as decommission_writes
+from orphan_dashboard import conf
+from orphan_dashboard.operations import decommission as decommission_ops
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import write
+from tests.e2e.conftest import decommissioned
 from tests.e2e.conftest import module_cloud
 from tests.integration.fault_proxy import FaultProxy
 from tests.integration.fault_proxy import LATE
 
 READ_TIMEOUT = 10
+UNPROTECTED = conf.RunSettings(min_age=0)
 
 pytestmark = pytest.mark.django_db(databases=['orphan_journal'])
 
@@ -63,14 +64,9 @@ def test_a_read_timeout_on_the_service_delete_is_read_back_done(cloud):
     try:
         # The client gives up on the held answer after READ_TIMEOUT; every
         # other call answers well within it.
-        nova = adapter.Adapter(
-            session.Session(auth=clients.nova.session.auth,
-                            timeout=READ_TIMEOUT),
-            service_type='compute', endpoint_override=proxy.url)
-        plan = decommission_writes.preview(clients.placement, nova, 'host1',
-                                           min_age=0)
-        outcomes = decommission_writes.apply(clients.placement, nova, journal,
-                                             'host1', plan.plans(), min_age=0)
+        outcomes = decommissioned(
+            proxy.clients(clients, 'nova', timeout=READ_TIMEOUT), journal,
+            'host1')
     finally:
         proxy.close()
     assert {o.status for o in outcomes} == {write.DONE}, [
@@ -130,20 +126,16 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
                e['verdict'] == 'unknown_consumer'}
     host4 = retired['hosts']['host4']
     journal = _journal('journal')
-    plan = decommission_writes.preview(clients.placement, clients.nova,
-                                       'host4', min_age=0)
+    plan = decommission_ops.preview(clients, 'host4', UNPROTECTED)
     # Placement fails the read that follows the repairs: they are written,
     # and the outcome says what was done, not "nothing was written".
     proxy = FaultProxy(cloud.config['placement']['url'])
     proxy.inject('GET', '/resource_providers/%s/allocations' % host4, 2,
                  500)
     try:
-        placement = adapter.Adapter(
-            clients.placement.session, service_type='placement',
-            endpoint_override=proxy.url)
-        outcomes = decommission_writes.apply(
-            placement, clients.nova, journal, 'host4', plan.plans(unknown),
-            chosen=unknown, min_age=0)
+        outcomes = decommission_ops.apply(
+            proxy.clients(clients, 'placement'), journal, 'host4',
+            plan.plans(unknown), unknown, UNPROTECTED)
     finally:
         proxy.close()
     assert [o.status for o in outcomes[:-1]] == [write.DONE] * (
@@ -154,19 +146,18 @@ def test_a_journal_failing_around_the_service_delete_says_what_was_done(
     assert 'injected failure' not in text, text
     assert services(clients, 'host4')
 
-    plan = decommission_writes.preview(clients.placement, clients.nova,
-                                       'host4', min_age=0)
-    outcomes = decommission_writes.apply(
-        clients.placement, clients.nova, FailingJournal(journal, 'begin'),
-        'host4', plan.plans(unknown), chosen=unknown, min_age=0)
+    plan = decommission_ops.preview(clients, 'host4', UNPROTECTED)
+    outcomes = decommission_ops.apply(
+        clients, FailingJournal(journal, 'begin'), 'host4',
+        plan.plans(unknown), unknown, UNPROTECTED)
     status, text = _service_step(outcomes)
     assert status == write.FAILED
     assert 'not attempted' in text and 'not sent' in text, text
     assert services(clients, 'host4')
 
-    outcomes = decommission_writes.apply(
-        clients.placement, clients.nova, FailingJournal(journal, 'finish'),
-        'host4', [], chosen=unknown, min_age=0)
+    outcomes = decommission_ops.apply(
+        clients, FailingJournal(journal, 'finish'), 'host4', [], unknown,
+        UNPROTECTED)
     status, text = _service_step(outcomes)
     assert status == write.DONE
     assert 'compute service host4 was deleted' in text, text

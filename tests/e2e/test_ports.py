@@ -17,8 +17,6 @@ Placement and in Neutron, and restored."""
 
 import uuid
 
-from keystoneauth1 import adapter
-from keystoneauth1 import session
 import pytest
 
 pytest.importorskip('neutron')
@@ -28,9 +26,11 @@ from orphan_dashboard.api import paging  # noqa: E402
 from orphan_dashboard.api import placement as api  # noqa: E402
 from orphan_dashboard.audit import classify  # noqa: E402
 from orphan_dashboard.audit import model as m  # noqa: E402
+from orphan_dashboard import conf  # noqa: E402
+from orphan_dashboard.operations import repairs  # noqa: E402
+from orphan_dashboard.operations import restore  # noqa: E402
 from orphan_dashboard.reading import collect  # noqa: E402
 from orphan_dashboard.writing import journal as journal_module  # noqa: E402
-from orphan_dashboard.writing import repair  # noqa: E402
 from orphan_dashboard.writing import restore as restore_writes  # noqa: E402
 from orphan_dashboard.writing import write  # noqa: E402
 from tests.e2e.conftest import audited  # noqa: E402
@@ -49,6 +49,7 @@ cloud = module_cloud(
     'qos_ports_healthy,port_deleted_in_neutron,port_allocation_removed,'
     'qos_rule_changed,port_migrated_left,routed_segment,port_binding_lost')
 JOURNAL_CLOUD = client_module.Cloud('sandbox', 'RegionOne', '', 'e2e')
+UNPROTECTED = conf.RunSettings(min_age=0)
 
 
 def audit(cloud):
@@ -238,15 +239,14 @@ def test_placement_refusing_the_heal_puts_the_binding_back(cloud):
     checks = cloud.incidents['port_binding_lost']['checks']
     port, nic = checks['port'], checks['nic']
     selection = m.Selection(vm, nic, m.HEAL)
-    (row,) = repair.preview(clients.placement, clients.nova, [selection],
-                            min_age=0, network_client=clients.network)
+    (row,) = repairs.preview(clients, [selection], UNPROTECTED)
     assert port in row.plan.ports
     before = held(clients, vm)
     journal = journal_module.Journal('test', JOURNAL_CLOUD,
                                      user_name='tester')
-    (outcome,) = repair.apply(Interloper(clients.placement, vm),
-                              clients.nova, journal, [row.plan], min_age=0,
-                              network_client=clients.network)
+    (outcome,) = repairs.apply(
+        clients._replace(placement=Interloper(clients.placement, vm)),
+        journal, [row.plan], UNPROTECTED)
     assert outcome.status == write.SKIPPED, outcome.message
     assert 'the binding of port %s was put back in Neutron' % port in str(
         outcome.message)
@@ -261,19 +261,11 @@ def _heal_plan(cloud, clients):
     ``(plan, port, group)``."""
     vm = server(cloud, 'port_binding_lost')
     checks = cloud.incidents['port_binding_lost']['checks']
-    (row,) = repair.preview(clients.placement, clients.nova,
-                            [m.Selection(vm, checks['nic'], m.HEAL)],
-                            min_age=0, network_client=clients.network)
+    (row,) = repairs.preview(clients,
+                             [m.Selection(vm, checks['nic'], m.HEAL)],
+                             UNPROTECTED)
     port = checks['port']
     return row.plan, port, row.plan.ports[port]['after']['allocation']
-
-
-def _through(proxy, client, service_type, timeout=None):
-    """``client``'s service reached through ``proxy``."""
-    auth = session.Session(auth=client.session.auth,
-                           timeout=timeout or client.session.timeout)
-    return adapter.Adapter(auth, service_type=service_type,
-                           endpoint_override=proxy.url)
 
 
 def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
@@ -288,9 +280,8 @@ def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
     proxy = FaultProxy(cloud.config['placement']['url'])
     proxy.inject('PUT', '/allocations/', 1, LOST)
     try:
-        (outcome,) = repair.apply(
-            _through(proxy, clients.placement, 'placement'), clients.nova,
-            journal, [plan], min_age=0, network_client=clients.network)
+        (outcome,) = repairs.apply(proxy.clients(clients, 'placement'),
+                                   journal, [plan], UNPROTECTED)
     finally:
         proxy.close()
     assert ('PUT', '/allocations/%s' % plan.consumer) in proxy.forwarded
@@ -300,12 +291,12 @@ def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
     entry = journal_module.get(JOURNAL_CLOUD, outcome.entry_id)
     assert entry.status == entry.APPLIED
     restorable = journal_module.restorable(JOURNAL_CLOUD, [entry.subject])
-    (restored,) = restore_writes.restore(
-        clients.placement, journal, [entry],
+    (restored,) = restore.restore(
+        clients, journal, [entry],
         {entry.id: restore_writes.preview_restore(
             clients.placement, [entry], restorable,
             network_client=clients.network)[0][1].plan},
-        restorable, network_client=clients.network)
+        restorable)
     assert restored.status == write.DONE, restored.message
     assert held(clients, plan.consumer) == before
     assert binding(clients, port) is None
@@ -324,10 +315,9 @@ def test_neutron_s_answer_lost_after_the_binding_puts_it_back(cloud):
     proxy = FaultProxy(cloud.config['neutron']['url'])
     proxy.inject('PUT', '/v2.0/ports/', 1, LATE)
     try:
-        (outcome,) = repair.apply(
-            clients.placement, clients.nova, journal, [plan], min_age=0,
-            network_client=_through(proxy, clients.network, 'network',
-                                    timeout=3))
+        (outcome,) = repairs.apply(
+            proxy.clients(clients, 'network', timeout=3), journal, [plan],
+            UNPROTECTED)
     finally:
         proxy.close()
     assert proxy.forwarded.count(('PUT', '/v2.0/ports/%s' % port)) == 2
@@ -424,16 +414,12 @@ def _stripped_binding_rewritten(cloud, clients, vm, port, nic, root, group,
     assert 'its binding in Neutron names no provider' in str(
         found[nic].reason)
     assert found[root].verdict == m.WRONG_AMOUNT
-    (row,) = repair.preview(
-        clients.placement, clients.nova,
-        [m.Selection(vm, root, m.DELETE_AND_HEAL)], min_age=0,
-        network_client=clients.network)
+    (row,) = repairs.preview(
+        clients, [m.Selection(vm, root, m.DELETE_AND_HEAL)], UNPROTECTED)
     assert row.plan.ports[port]['after']['allocation'] == group
     journal = journal_module.Journal('test', JOURNAL_CLOUD,
                                      user_name='tester')
-    (outcome,) = repair.apply(clients.placement, clients.nova, journal,
-                              [row.plan], min_age=0,
-                              network_client=clients.network)
+    (outcome,) = repairs.apply(clients, journal, [row.plan], UNPROTECTED)
     assert outcome.status == write.DONE, outcome.message
     assert binding(clients, port) == group
     grown[root]['VCPU'] -= 1

@@ -26,8 +26,9 @@ import pytest
 
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
+from orphan_dashboard import conf
+from orphan_dashboard.operations import repairs
 from orphan_dashboard.writing import journal as journal_module
-from orphan_dashboard.writing import repair
 from tests.e2e.conftest import audited
 from tests.e2e.conftest import held
 from tests.e2e.conftest import INDEX
@@ -172,8 +173,9 @@ def test_a_migration_consumer_is_what_nova_says(cloud, horizon):
         row.error
     assert 'awaiting confirm or revert' in str(row.error)
     # The engine alone, with no hint from any snapshot, says the same.
-    (row,) = repair.preview(clients.placement, clients.nova, [
-        m.Selection(migration, source, m.DELETE)], min_age=0)
+    (row,) = repairs.preview(clients, [
+        m.Selection(migration, source, m.DELETE)],
+        conf.RunSettings(min_age=0))
     assert row.finding.verdict == m.PROTECTED
     # The old fourth field naming the migration's server is refused.
     response = horizon.get(REPAIR, {'sel': '%s:%s:delete:%s' % (

@@ -132,12 +132,14 @@ def logged(**filters):
 
 def restore_entries(placement, journal, entries):
     """Preview, then confirm exactly what was previewed, as the panel does."""
+    from orphan_dashboard.api import client
+    from orphan_dashboard.operations import restore
     from orphan_dashboard.writing import journal as journal_module
     from orphan_dashboard.writing import restore as restore_writes
     restorable = journal_module.restorable(CLOUD,
                                            {e.subject for e in entries})
     pairs = restore_writes.preview_restore(placement, entries, restorable)
-    return [row for _entry, row in pairs], restore_writes.restore(
-        placement, journal, entries,
+    return [row for _entry, row in pairs], restore.restore(
+        client.Clients(placement, None), journal, entries,
         {entry.id: row.plan for entry, row in pairs if row.plan},
         restorable)

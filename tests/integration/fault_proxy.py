@@ -30,6 +30,8 @@ Neutron).
 import json
 import threading
 
+from keystoneauth1 import adapter
+from keystoneauth1 import session
 import requests
 from werkzeug import serving
 from werkzeug import wrappers
@@ -58,6 +60,18 @@ class FaultProxy:
         self.url = 'http://127.0.0.1:%d' % self.server.server_port
         threading.Thread(target=self.server.serve_forever,
                          daemon=True).start()
+
+    def clients(self, clients, service, timeout=None):
+        """``clients`` (an :class:`~api.client.Clients`) with ``service``
+        (``'nova'``, ``'placement'``, ``'network'``) reached through this
+        proxy; with ``timeout``, in a session of its own that gives up on
+        an answer after that many seconds."""
+        client = getattr(clients, service)
+        sent_by = client.session if timeout is None else session.Session(
+            auth=client.session.auth, timeout=timeout)
+        return clients._replace(**{service: adapter.Adapter(
+            sent_by, service_type=client.service_type,
+            endpoint_override=self.url)})
 
     def inject(self, method, prefix, nth, fault):
         """Answer the ``nth`` (1-based) matching request with ``fault``."""

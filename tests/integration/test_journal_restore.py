@@ -24,6 +24,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
 from orphan_dashboard.operations import history
+from orphan_dashboard.operations import restore as restore_ops
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import restore as restore_writes
 from orphan_dashboard.writing import write
@@ -144,8 +145,9 @@ def test_restore_skipped_when_changed_between_preview_and_submit(
     # Emptied and recreated: same generation (1), different body.
     api.put_allocations(placement, consumer, {}, 2, 'p', 'u')
     build.allocate({new: {'VCPU': 1}}, consumer=consumer)
-    (outcome,) = restore_writes.restore(placement, journal, [entry],
-                                        {entry.id: row.plan}, restorable)
+    (outcome,) = restore_ops.restore(client.Clients(placement, None),
+                                     journal, [entry], {entry.id: row.plan},
+                                     restorable)
     assert outcome.status == write.SKIPPED
     assert _now(placement, consumer).allocations == {new: {'VCPU': 1}}
 

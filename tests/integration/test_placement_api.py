@@ -22,13 +22,13 @@ import sys
 from keystoneauth1 import exceptions as ks_exc
 import pytest
 
+from orphan_dashboard.api import client
 from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import parse
+from orphan_dashboard.operations import repairs
 from orphan_dashboard.writing import equivalents
-from orphan_dashboard.writing import providers as provider_writes
-from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 from tests.integration.batches import write_plan
 
@@ -101,7 +101,7 @@ def test_empty_put_deletes_and_generations_restart(placement, build):
     confirmed = m.Plan(m.DELETE, consumer, rp, m.DELETED_INSTANCE, '', 1,
                        'p', 'u', {rp: SMALL}, {})
     fresh = dataclasses.replace(confirmed, before=after.allocations)
-    why = str(repair._differs(fresh, confirmed, {rp: 'node'}))
+    why = str(repairs._differs(fresh, confirmed, {rp: 'node'}))
     assert 'changed since the preview' in why
     # The provider by its name, as the preview showed it, not its uuid.
     assert 'it now holds node: VCPU=2' in why and rp not in why
@@ -259,10 +259,10 @@ def test_ownership_reads_and_the_delete_refusal(placement, build):
     with mock.patch.object(nova, 'hypervisor_list', return_value=[]), \
             mock.patch.object(nova, 'service_list', return_value=[]), \
             mock.patch.object(nova, 'hypervisor_get', return_value=None):
-        (refused,) = provider_writes.preview_provider_delete(placement, None,
-                                                             [segment])
-        (accepted,) = provider_writes.preview_provider_delete(placement, None,
-                                                              [node])
+        (refused,) = repairs.preview_provider_delete(
+            client.Clients(placement, None), [segment])
+        (accepted,) = repairs.preview_provider_delete(
+            client.Clients(placement, None), [node])
     assert refused.plan is None
     assert "is not Nova's (likely neutron's)" in str(refused.error)
     assert accepted.plan is not None and not accepted.error
@@ -279,6 +279,6 @@ def test_ownership_reads_and_the_delete_refusal(placement, build):
                 mock.patch.object(nova, 'service_list',
                                   return_value=services), \
                 mock.patch.object(nova, 'hypervisor_get', **answers):
-            (kept,) = provider_writes.preview_provider_delete(placement,
-                                                              None, [node])
+            (kept,) = repairs.preview_provider_delete(
+                client.Clients(placement, None), [node])
         assert kept.plan is None and said in str(kept.error), kept.error

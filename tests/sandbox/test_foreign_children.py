@@ -33,9 +33,10 @@ from orphan_dashboard.audit import classify  # noqa: E402
 from orphan_dashboard.audit import model as m  # noqa: E402
 from orphan_dashboard.audit import ownership  # noqa: E402
 from orphan_dashboard.audit import plan as planning  # noqa: E402
+from orphan_dashboard import conf  # noqa: E402
+from orphan_dashboard.operations import decommission as decommission_ops  # noqa: E402,E501
+from orphan_dashboard.operations import repairs  # noqa: E402
 from orphan_dashboard.reading import collect  # noqa: E402
-from orphan_dashboard.writing import decommission as decommission_writes  # noqa: E402,E501
-from orphan_dashboard.writing import providers as provider_writes  # noqa: E402
 from tests import clouds  # noqa: E402
 from tests.e2e.conftest import audited  # noqa: E402
 from tests.e2e.conftest import INDEX  # noqa: E402
@@ -102,8 +103,7 @@ def test_neutrons_providers_read_as_neutrons_and_offer_no_delete(
     # The provider delete, asked for the segment or for a NIC (a forged
     # request: the panel offers neither), refuses every row.
     nic = sb.config['neutron']['nics']['host2']
-    rows = provider_writes.preview_provider_delete(
-        clients.placement, clients.nova, [segment, nic])
+    rows = repairs.preview_provider_delete(clients, [segment, nic])
     assert len(rows) == 2 and all(row.plan is None for row in rows)
     assert "%s (%s) is not Nova's (likely neutron's)" % (
         staged['checks']['segment_name'], segment) in str(rows[0].error)
@@ -202,8 +202,8 @@ def test_blazar_and_pci_children_held_by_servers(sb, clients):
         assert 'on blazar_host2' in said
 
     kill(sb, clients, 'host2')
-    plan = decommission_writes.preview(clients.placement, clients.nova,
-                                       'host2', min_age=0)
+    plan = decommission_ops.preview(clients, 'host2',
+                                    conf.RunSettings(min_age=0))
     nic = sb.config['neutron']['nics']['host2']
     assert plan.foreign_children == {
         blazar: 'blazar', nic: 'neutron',

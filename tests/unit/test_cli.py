@@ -282,15 +282,16 @@ def decommission_of(snapshot):
     """``decommission`` run over ``snapshot``: its preview is the
     engine's plan of it; the apply (yielded) writes nothing."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import decommission as decommission_writes
+    from orphan_dashboard.operations import decommission as decommission_ops
 
-    def preview(placement, nova, name, min_age=0, whole_service=False,
-                network_client=None):
-        return decommission.plan(snapshot, name, min_age, whole_service)
+    def preview(clients, name, settings, whole_service=False,
+                instance_hints=()):
+        return decommission.plan(snapshot, name, settings.min_age,
+                                 whole_service)
 
-    with mock.patch.object(decommission_writes, 'preview',
+    with mock.patch.object(decommission_ops, 'preview',
                            side_effect=preview), \
-            mock.patch.object(decommission_writes, 'apply',
+            mock.patch.object(decommission_ops, 'apply',
                               return_value=[]) as apply, \
             mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(handlers.journal.Journal, 'for_clients'), \
@@ -419,14 +420,14 @@ def test_the_decommission_preview_names_servers_and_providers():
     """Its steps lead with the verdict's name and the evacuated server's
     name, its providers with the hypervisor's: each uuid beside it."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import decommission as decommission_writes
+    from orphan_dashboard.operations import decommission as decommission_ops
     from tests.unit.test_decommission import dead_host1
     from tests.unit.test_decommission import H1
 
     cloud, who = dead_host1()
     snapshot = cloud.snapshot()
     name = snapshot.servers[who['evacuated']].name
-    with mock.patch.object(decommission_writes, 'preview', return_value=(
+    with mock.patch.object(decommission_ops, 'preview', return_value=(
             decommission.plan(snapshot, 'host1', 0))), \
             mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
@@ -445,8 +446,8 @@ def test_the_decommission_preview_says_what_the_panels_says():
     import dataclasses
 
     from orphan_dashboard.audit import decommission
+    from orphan_dashboard.operations import decommission as decommission_ops
     from orphan_dashboard.operations import report as report_ops
-    from orphan_dashboard.writing import decommission as decommission_writes
     from tests.unit.cloud import uid
     from tests.unit.test_decommission import dead_host1
     from tests.unit.test_decommission import H1
@@ -457,9 +458,9 @@ def test_the_decommission_preview_says_what_the_panels_says():
                                                   uuid=service)
     plan = decommission.plan(cloud.snapshot(), 'host1', 0)
     owners = {'projects': {'p': 'web'}, 'users': {}}
-    with mock.patch.object(decommission_writes, 'preview',
+    with mock.patch.object(decommission_ops, 'preview',
                            return_value=plan), \
-            mock.patch.object(report_ops, 'owner_names',
+            mock.patch.object(report_ops, 'owners',
                               return_value=owners), \
             mock.patch.object(cli.client, 'for_cloud'):
         printed, exported = io.StringIO(), io.StringIO()
@@ -534,14 +535,14 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
     panel's own: the command's words and the engine's reasons in Russian,
     the ids and names as they are."""
     from orphan_dashboard.audit import decommission
-    from orphan_dashboard.writing import decommission as decommission_writes
+    from orphan_dashboard.operations import decommission as decommission_ops
     from tests.unit.test_decommission import dead_host1
     from tests.unit.test_decommission import H1
 
     cloud, who = dead_host1()
     plan = decommission.plan(cloud.snapshot(), 'host1', 0)
     monkeypatch.setenv('LANGUAGE', 'ru')
-    with mock.patch.object(decommission_writes, 'preview',
+    with mock.patch.object(decommission_ops, 'preview',
                            return_value=plan), \
             mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
@@ -554,7 +555,7 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
     assert 'удаляется только с --delete-unknown %s' % who['stranger'] in out
     assert 'then:' not in out and 'evacuated from' not in out
     monkeypatch.setenv('LANGUAGE', 'en')
-    with mock.patch.object(decommission_writes, 'preview',
+    with mock.patch.object(decommission_ops, 'preview',
                            return_value=plan), \
             mock.patch.object(cli.client, 'for_cloud'):
         printed = io.StringIO()
@@ -641,7 +642,7 @@ def applying(snapshot):
                            return_value=snapshot), \
             mock.patch.object(cli.client, 'for_cloud'), \
             mock.patch.object(cli.client, 'validate_token'), \
-            mock.patch.object(handlers.report_ops, 'owner_names',
+            mock.patch.object(handlers.report_ops, 'owners',
                               return_value={'projects': {}, 'users': {}}), \
             mock.patch.object(handlers, 'setup_django'), \
             mock.patch.object(handlers.journal.Journal,

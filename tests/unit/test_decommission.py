@@ -17,11 +17,13 @@ import io
 
 import pytest
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import handlers
 from orphan_dashboard.cli import options
 from orphan_dashboard.cli import rendering
+from orphan_dashboard import conf
 from orphan_dashboard.writing import write
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import read_topology
@@ -31,6 +33,9 @@ from tests.unit.test_ownership import cyborg_host3
 pytestmark = pytest.mark.horizon
 
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
+
+CLIENTS = client.Clients('placement', 'nova')
+UNPROTECTED = conf.RunSettings(min_age=0)
 
 
 def dead_host1():
@@ -253,8 +258,8 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
 
     from orphan_dashboard.api import nova
     from orphan_dashboard.api import placement
-    from orphan_dashboard.writing import decommission as flow
-    from orphan_dashboard.writing import repair
+    from orphan_dashboard.operations import decommission as flow
+    from orphan_dashboard.writing import decommission as deletes
 
     cloud, who = dead_host1()
     cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
@@ -267,16 +272,16 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
     done = [write.Outcome(p.selection, write.DONE, 'done')
             for p in shown.plans(chosen)]
     with mock.patch.object(flow, 'preview', return_value=shown), \
-            mock.patch.object(repair, 'apply', return_value=done), \
-            mock.patch.object(flow, '_held', return_value={}), \
+            mock.patch.object(flow.repairs, 'apply', return_value=done), \
+            mock.patch.object(deletes, '_held', return_value={}), \
             mock.patch.object(placement, 'provider_list',
                               return_value=listed), \
             mock.patch.object(nova, 'service_list', return_value=[
                 {'host': 'host1', 'id': uid('host1-svc')}]), \
             mock.patch.object(nova, 'delete_service') as delete_service, \
             mock.patch.object(placement, 'delete_provider') as delete:
-        outcomes = flow.apply(None, None, mock.Mock(), 'host1',
-                              shown.plans(chosen), chosen, min_age=0,
+        outcomes = flow.apply(CLIENTS, mock.Mock(), 'host1',
+                              shown.plans(chosen), chosen, UNPROTECTED,
                               bound=shown.binding(), children={who['nic']})
     delete_service.assert_not_called()
     delete.assert_not_called()
@@ -353,9 +358,9 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
 
     from orphan_dashboard.api import nova
     from orphan_dashboard.api import placement
-    from orphan_dashboard.writing import decommission as flow
+    from orphan_dashboard.operations import decommission as flow
+    from orphan_dashboard.writing import decommission as deletes
     from orphan_dashboard.writing import providers as provider_writes
-    from orphan_dashboard.writing import repair
 
     cloud = Cloud()
     cloud.host('host1', state='down', forced_down=True)
@@ -370,8 +375,8 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
 
     def attempt(children):
         with mock.patch.object(flow, 'preview', return_value=shown), \
-                mock.patch.object(repair, 'apply') as repairs, \
-                mock.patch.object(flow, '_held', return_value={}), \
+                mock.patch.object(flow.repairs, 'apply') as repairs, \
+                mock.patch.object(deletes, '_held', return_value={}), \
                 mock.patch.object(placement, 'provider_list',
                                   return_value=listed), \
                 mock.patch.object(placement, 'provider_record',
@@ -383,8 +388,8 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
                     provider_writes, 'delete_provider', return_value=(
                         write.Outcome(m.Selection('', blazar, 'x'),
                                       write.DONE, 'deleted'))) as delete:
-            outcomes = flow.apply(None, None, mock.Mock(), 'host1', [], (),
-                                  min_age=0, bound=shown.binding(),
+            outcomes = flow.apply(CLIENTS, mock.Mock(), 'host1', [], (),
+                                  UNPROTECTED, bound=shown.binding(),
                                   children=children)
         return outcomes, repairs, service, delete
 

@@ -87,22 +87,6 @@ def _ours(tree):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
-STILL_FORWARDING = frozenset((
-    'operations/decommission.py preview',
-    'operations/decommission.py apply',
-    'operations/repairs.py apply',
-    'operations/repairs.py preview_provider_delete',
-    'operations/repairs.py delete_providers',
-    'operations/report.py owner_names',
-    'operations/report.py inventories',
-    'operations/restore.py restore',
-))
-"""The application layer's functions that still only unpack ``clients``
-and ``settings`` into a reading or writing function that takes them one
-by one: each goes once the function below takes the ``Clients`` and the
-``RunSettings`` whole.  None may join them."""
-
-
 def forwarders(root=PACKAGE):
     """``path name`` of every function of ``root`` that only
     forwards."""
@@ -120,10 +104,7 @@ def forwarders(root=PACKAGE):
 
 
 def test_no_function_only_forwards():
-    found = set(forwarders())
-    assert found - STILL_FORWARDING == set(), 'a new floor that only forwards'
-    assert STILL_FORWARDING - found == set(), (
-        'no longer forwarding: take it off STILL_FORWARDING')
+    assert forwarders() == []
 
 
 def test_the_rule_sees_a_forwarder_and_spares_a_fact():

@@ -30,7 +30,6 @@ from orphan_dashboard.operations import restore
 from orphan_dashboard.operations import snapshot
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import snapshots
-from orphan_dashboard.writing import decommission as decommission_writes
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import restore as restore_writes
@@ -173,10 +172,11 @@ def test_a_consumer_chosen_on_two_providers_is_one_row():
     on_nic = row('vm', 'host3-nic', m.TRIM, 'p2')
     healed = row('vm', 'host3-nic', m.DELETE_AND_HEAL, 'p3')
     twice = row('other', 'host3-nic', m.DELETE, 'p4')
-    with mock.patch.object(repair, 'preview', return_value=[
-            refused, other, on_nic, healed, twice]) as preview:
+    with mock.patch.object(repairs, '_fresh'), \
+            mock.patch.object(repairs, '_plan_rows', return_value=[
+                refused, other, on_nic, healed, twice]) as planned:
         rows = repairs.preview(CLIENTS, ['chosen'], UNPROTECTED, ['vm'])
-    assert preview.call_args.args[2] == ['chosen']
+    assert planned.call_args.args[1:] == (['chosen'], 0)
     assert rows == [on_nic, other, healed]
     assert repairs.once([refused, row('vm', 'host2', m.TRIM)]) == [refused]
 
@@ -186,14 +186,13 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
     refused = repair.Row(m.Selection('b', 'rp', 'delete'),
                          error='gone')
     done = write.Outcome(planned.selection, write.DONE, 'ok')
-    with mock.patch.object(repair, 'apply', return_value=[done]) as apply:
+    settings = conf.RunSettings(min_age=60)
+    with mock.patch.object(repairs, 'apply', return_value=[done]) as apply:
         outcomes = repairs.apply_previewed(CLIENTS, 'journal',
-                                           [planned, refused],
-                                           conf.RunSettings(min_age=60),
+                                           [planned, refused], settings,
                                            ['vm'])
-    apply.assert_called_once_with('placement', 'nova', 'journal', ['plan'],
-                                  min_age=60, instance_hints=['vm'],
-                                  network_client=None)
+    apply.assert_called_once_with(CLIENTS, 'journal', ['plan'], settings,
+                                  ['vm'])
     assert outcomes == [done, write.Outcome(refused.selection,
                                             write.SKIPPED, 'gone')]
 
@@ -351,13 +350,25 @@ def test_the_bar_is_filled_to_what_its_text_says():
 
 def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
     """Its trims rebuild a QoS server's NIC share and rebind its ports
-    like any repair's: Neutron is handed on in the preview and at
-    submit."""
+    like any repair's: Neutron is read with the host's consumers, and its
+    repairs are a batch of every repair's writes."""
     clients = client.Clients('placement', 'nova', None, 'network')
-    with mock.patch.object(decommission_writes, 'preview') as preview:
-        decommission.preview(clients, 'host1', conf.RunSettings(min_age=0))
-    assert preview.call_args.kwargs['network_client'] == 'network'
-    with mock.patch.object(decommission_writes, 'apply') as apply:
-        decommission.apply(clients, 'journal', 'host1', [], (),
-                           conf.RunSettings(min_age=0))
-    assert apply.call_args.kwargs['network_client'] == 'network'
+    with mock.patch.object(collect, 'read_topology', return_value=dict(
+            providers={}, hypervisors={}, services={})), \
+            mock.patch('orphan_dashboard.api.nova.server_list',
+                       return_value=[]), \
+            mock.patch.object(decommission.refresh,
+                              'consumer_snapshot') as read:
+        decommission.read(clients, 'host1')
+    assert read.call_args.kwargs['network_client'] == 'network'
+    shown = mock.Mock(gone=False, roots=['rp'], changed_since=lambda b: None,
+                      blockers=lambda *a: [], plans=lambda c: [
+                          mock.Mock(consumer='vm')])
+    plan = mock.Mock(consumer='vm')
+    with mock.patch.object(decommission, 'preview', return_value=shown), \
+            mock.patch.object(repairs, 'apply', return_value=[]) as apply, \
+            mock.patch.object(decommission.deletes, 'delete_all'):
+        decommission.apply(clients, 'journal', 'host1', [plan], (),
+                           UNPROTECTED)
+    apply.assert_called_once_with(clients, 'journal', [plan], UNPROTECTED,
+                                  ())

@@ -74,7 +74,7 @@ def run(command_class, *argv, audited=None):
     args = cmd.get_parser('openstack placement orphan').parse_args(argv)
     with mock.patch.object(osc_commands.report_ops, 'audit',
                            return_value=audited or incidents()) as audit, \
-            mock.patch.object(osc_commands.report_ops, 'owner_names',
+            mock.patch.object(osc_commands.report_ops, 'owners',
                               return_value=OWNERS):
         code = cmd.run(args)
     assert audit.call_args.args[0] is mock.sentinel.clients
@@ -566,7 +566,7 @@ def test_decommission_names_the_unknown_consumers_owner():
     plan = decommission_plan(steps=[step], optional=[GHOST])
     owners = {'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
     with mock.patch.object(decommission, 'preview', return_value=plan), \
-            mock.patch.object(report_ops, 'owner_names',
+            mock.patch.object(report_ops, 'owners',
                               return_value=owners):
         _code, out = run_without_audit(osc_commands.DecommissionOrphan,
                                        'host2', '-f', 'json')

@@ -16,10 +16,11 @@ from str(), translated by the panel."""
 from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
+import pytest
 
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
-from orphan_dashboard.writing import decommission as decommission_writes
+from orphan_dashboard import conf
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 
@@ -53,10 +54,13 @@ def test_a_write_says_done_or_failed_in_a_reason():
         'Échec : boom'
 
 
+@pytest.mark.horizon
 def test_a_decommission_of_nothing_says_so_in_a_reason():
+    from orphan_dashboard.operations import decommission as decommission_ops
+
     gone = mock.Mock(gone=True, roots=[])
-    with mock.patch.object(decommission_writes, 'preview', return_value=gone):
-        (outcome,) = decommission_writes.apply(None, None, mock.Mock(),
-                                               'host9', [])
+    with mock.patch.object(decommission_ops, 'preview', return_value=gone):
+        (outcome,) = decommission_ops.apply(None, mock.Mock(), 'host9', [],
+                                            (), conf.RunSettings())
     assert isinstance(outcome.message, reasons.Reason)
     assert str(outcome.message) == 'host9 is already gone'

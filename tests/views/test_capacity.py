@@ -20,6 +20,7 @@ from unittest import mock
 from keystoneauth1 import exceptions as ks_exc
 import pytest
 
+from orphan_dashboard.api import placement
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
@@ -180,15 +181,15 @@ class CapacityTests(AdminViewTests):
                                 presenters.MIN_HELD_PERCENT)
         self.assertIn('title="free 255"', vcpu)
 
-    @helpers.create_mocks({service: ['report', 'capacity',
-                                     'inventories']})
+    @helpers.create_mocks({service: ['report', 'capacity'],
+                           placement: ['provider_inventories']})
     def test_bandwidth_held_by_findings_is_drawn_wide_enough_to_see(self):
         """host2's servers need 2000 kbps of the 2000 held there, 1000 of
         them held by findings: the held part is drawn, on the index as on
         the Overview, its title exact."""
         self.mock_report.return_value, self.mock_capacity.return_value = (
             wrong_amounts())
-        self.mock_inventories.return_value = {}
+        self.mock_provider_inventories.return_value = {}
         res = self.client.get(INDEX, {
             'tab': 'orphaned_allocations__providers', 'show': 'all'})
         text = re.sub(r'\s+', ' ', res.content.decode())
@@ -208,12 +209,12 @@ class CapacityTests(AdminViewTests):
         self.assertIn('needed 2000 &middot; held by findings 1000 '
                       '&middot; free 9998000', bandwidth)
 
-    @helpers.create_mocks({service: ['report', 'capacity',
-                                     'inventories']})
+    @helpers.create_mocks({service: ['report', 'capacity'],
+                           placement: ['provider_inventories']})
     def test_a_wrong_amounts_excess_is_drawn_held_not_other_use(self):
         self.mock_report.return_value, self.mock_capacity.return_value = (
             wrong_amounts())
-        self.mock_inventories.return_value = {}
+        self.mock_provider_inventories.return_value = {}
         res = self.client.get(detail(H2), {'tab': 'provider__overview'})
         text = overview_bars(res)
         memory = text[text.index('<td>MEMORY_MB</td>'):]
@@ -390,12 +391,13 @@ class CapacityTests(AdminViewTests):
                          [t.split('…')[0]
                           for t in self.messages_seen.texts('error')])
 
-    @helpers.create_mocks({service: ['report', 'capacity', 'inventories']})
+    @helpers.create_mocks({service: ['report', 'capacity'],
+                           placement: ['provider_inventories']})
     def test_the_provider_page_shows_the_numbers_and_bars(self):
         incidents, found = incidents_with_capacity()
         self.mock_report.return_value = incidents.report
         self.mock_capacity.return_value = found
-        self.mock_inventories.return_value = {}
+        self.mock_provider_inventories.return_value = {}
         res = self.client.get(detail(H4), {'tab': 'provider__overview'})
         self.assertTemplateUsed(
             res, 'orphaned_allocations/_capacity_bars.html')
@@ -409,12 +411,13 @@ class CapacityTests(AdminViewTests):
         self.assertIn('style="width: 50.0%"', text)
         self.assertEqual([], self.messages_seen)
 
-    @helpers.create_mocks({service: ['report', 'capacity', 'inventories']})
+    @helpers.create_mocks({service: ['report', 'capacity'],
+                           placement: ['provider_inventories']})
     def test_the_held_part_of_a_bar_on_a_host_with_an_orphan(self):
         incidents, found = incidents_with_capacity()
         self.mock_report.return_value = incidents.report
         self.mock_capacity.return_value = found
-        self.mock_inventories.return_value = {}
+        self.mock_provider_inventories.return_value = {}
         res = self.client.get(detail(H1), {'tab': 'provider__overview'})
         text = re.sub(r'\s+', ' ', res.content.decode())
         self.assertIn('needed 0 &middot; held by findings 1 &middot; '

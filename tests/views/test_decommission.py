@@ -26,9 +26,10 @@ from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
+from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.writing import decommission as decommission_writes
-from orphan_dashboard.writing import repair
+from orphan_dashboard.operations import decommission as decommission_ops
+from orphan_dashboard.operations import repairs
 from orphan_dashboard.writing import write
 from tests.unit.cloud import uid
 from tests.unit.test_decommission import ironic
@@ -160,16 +161,17 @@ class ForeignChildTests(Shown, AdminViewTests):
         """A forged confirm (a signed blob with no tick) reaches the
         writes, which re-plan and refuse: nothing is written."""
         incidents, plan = with_neutron_agent()
-        with mock.patch.object(decommission_writes, 'preview',
+        with mock.patch.object(decommission_ops, 'preview',
                                return_value=plan), \
-                mock.patch.object(repair, 'apply') as repairs, \
+                mock.patch.object(repairs, 'apply') as repairs_apply, \
                 mock.patch.object(nova, 'delete_service') as delete_service, \
                 mock.patch.object(placement, 'delete_provider') as delete:
-            outcomes = decommission_writes.apply(None, None, mock.Mock(), H1,
-                                                 plan.plans(), (), min_age=0,
-                                                 bound=plan.binding(),
-                                                 children={NIC})
-        repairs.assert_not_called()
+            outcomes = decommission_ops.apply(None, mock.Mock(), H1,
+                                              plan.plans(), (),
+                                              conf.RunSettings(min_age=0),
+                                              bound=plan.binding(),
+                                              children={NIC})
+        repairs_apply.assert_not_called()
         delete_service.assert_not_called()
         delete.assert_not_called()
         (outcome,) = outcomes
@@ -309,16 +311,16 @@ class BindingTests(Shown, AdminViewTests):
                                return_value=plan):
             signed = self.signed()
         journal = mock.Mock()
-        with mock.patch.object(decommission_writes, 'read',
+        with mock.patch.object(decommission_ops, 'read',
                                return_value=changed(snapshot)), \
                 mock.patch.object(service, '_journal',
                                   return_value=journal), \
-                mock.patch.object(repair, 'apply') as repairs, \
+                mock.patch.object(repairs, 'apply') as repairs_apply, \
                 mock.patch.object(nova, 'delete_service') as delete_service, \
                 mock.patch.object(placement, 'delete_provider') as delete:
             res = self.client.post(DECOMMISSION, {'rows': signed})
         self.assertNoFormErrors(res)
-        repairs.assert_not_called()
+        repairs_apply.assert_not_called()
         delete_service.assert_not_called()
         delete.assert_not_called()
         self.assertEqual([], journal.method_calls)
@@ -355,7 +357,7 @@ class BindingTests(Shown, AdminViewTests):
         cloud, (a, b, c) = ironic()
         snapshot = cloud.snapshot()
         self.mock_report.return_value = classify.audit(snapshot, min_age=600)
-        with mock.patch.object(decommission_writes, 'read',
+        with mock.patch.object(decommission_ops, 'read',
                                return_value=snapshot), \
                 mock.patch.object(service, '_clients'):
             res = self.client.get(DECOMMISSION, {'provider': b})

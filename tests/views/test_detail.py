@@ -26,6 +26,7 @@ from babel.messages import mofile
 from keystoneauth1 import exceptions as ks_exc
 import pytest
 
+from orphan_dashboard.api import placement
 from orphan_dashboard.audit import messages
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import repairs
@@ -172,27 +173,31 @@ class DetailTests(AdminViewTests):
             mock.ANY, [repairs.Selection(incidents.stranger, H3, 'delete')],
             [])
 
-    @helpers.create_mocks({service: ['report', 'inventories']})
+    @helpers.create_mocks({service: ['report'],
+                           placement: ['provider_inventories']})
     def test_overview_tab(self):
         self.mock_report.return_value = Incidents().report
-        self.mock_inventories.return_value = {
+        self.mock_provider_inventories.return_value = {
             'VCPU': {'total': 8, 'reserved': 0, 'allocation_ratio': 4.0},
             'MEMORY_MB': {'total': 4096, 'reserved': 512,
                           'allocation_ratio': 1.0}}
         res = self.client.get(detail(H2), {'tab': 'provider__overview'})
         self.assertTemplateUsed(
             res, 'orphaned_allocations/_overview.html')
-        self.mock_inventories.assert_called_once_with(mock.ANY, H2)
+        self.mock_provider_inventories.assert_called_once_with(
+            mock.ANY, H2)
         self.assertContains(res, '<td>4096</td>', html=False)
         self.assertContains(res, '<td>3</td><td>2</td>')  # VCPU used/needed
         self.assertContains(res, 'Up')
         self.assertEqual([], self.messages_seen)
 
     @pytest.mark.error_messages
-    @helpers.create_mocks({service: ['report', 'inventories']})
+    @helpers.create_mocks({service: ['report'],
+                           placement: ['provider_inventories']})
     def test_overview_without_inventory(self):
         self.mock_report.return_value = Incidents().report
-        self.mock_inventories.side_effect = ks_exc.ConnectFailure('down')
+        self.mock_provider_inventories.side_effect = ks_exc.ConnectFailure(
+            'down')
         res = self.client.get(detail(H2), {'tab': 'provider__overview'})
         self.assertEqual(200, res.status_code)
         self.assertEqual(['Unable to retrieve the inventory.'],

@@ -24,7 +24,8 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.writing import decommission as decommission_writes
+from orphan_dashboard.operations import decommission as decommission_ops
+from orphan_dashboard.operations import repairs
 from orphan_dashboard.writing import repair
 from tests.unit.cloud import Cloud
 from tests.views.base import AdminViewTests
@@ -124,9 +125,9 @@ class OwnershipTests(AdminViewTests):
         snapshot = cloud.snapshot()
         self.mock_report.return_value = classify.audit(snapshot, min_age=600)
         patches = placement_of(segment) + [
-            mock.patch.object(decommission_writes, 'read',
+            mock.patch.object(decommission_ops, 'read',
                               return_value=snapshot),
-            mock.patch.object(repair, 'apply')]
+            mock.patch.object(repairs, 'apply')]
         for patch in patches:
             patch.start()
             self.addCleanup(patch.stop)
@@ -144,7 +145,7 @@ class OwnershipTests(AdminViewTests):
         self.client.post(DECOMMISSION, {'rows': signed})
         placement.delete_provider.assert_not_called()
         nova.delete_service.assert_not_called()
-        repair.apply.assert_not_called()
+        repairs.apply.assert_not_called()
         (skipped,) = self.messages_seen.texts('warning')
         self.assertIn("nothing written: provider %s (%s) is not Nova's" % (
             SEGMENT, segment), skipped)
@@ -257,7 +258,8 @@ class OwnerProofTests(AdminViewTests):
     of a Nova older than 34 carries no ``OWNER_NOVA`` and is Nova's all
     the same, by Nova's listing; its device by its name's shape."""
 
-    @helpers.create_mocks({service: ['report', 'inventories']})
+    @helpers.create_mocks({service: ['report'],
+                           placement: ['provider_inventories']})
     def test_the_owner_says_how_it_was_proven(self):
         from tests.unit.cloud import uid
         cloud, segment = segment_cloud()
@@ -266,7 +268,7 @@ class OwnerProofTests(AdminViewTests):
         tagged = cloud.device('host1', address='0000:82:00.0', tagged=True)
         self.mock_report.return_value = classify.audit(cloud.snapshot(),
                                                        min_age=600)
-        self.mock_inventories.return_value = {}
+        self.mock_provider_inventories.return_value = {}
         res = self.client.get(INDEX, {'show': 'all'})
         self.assertContains(res, 'Not a compute node (owner: Neutron)')
         self.assertContains(res, 'proven by a name that service gives')

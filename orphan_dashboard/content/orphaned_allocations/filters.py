@@ -70,6 +70,45 @@ def finding_matches(row, text):
                     labels.reason(row.reason))
 
 
+class Toggle(tables.LinkAction):
+    """A link between two views of a table, labelled with the one it leads
+    to (:attr:`labels`, by :meth:`is_on` of the request).
+
+    Horizon makes one instance of a table action for all tables and
+    requests: the label is read from the request being rendered, never
+    stored on the instance.
+    """
+    labels = ('', '')
+    """The label while the view is off, and while it is on."""
+
+    @staticmethod
+    def is_on(request):
+        raise NotImplementedError
+
+    @property
+    def verbose_name(self):
+        request = getattr(getattr(self, 'table', None), 'request', None)
+        return self.labels[request is not None and self.is_on(request)]
+
+    @verbose_name.setter
+    def verbose_name(self, value):
+        """``LinkAction.__init__`` sets it: the label is computed instead."""
+
+
+class PagesKeepView:
+    """A table whose page links keep the view it shows (:meth:`kept`): a
+    marker alone would land on the default view."""
+
+    def kept(self, pagination):
+        raise NotImplementedError
+
+    def get_pagination_string(self):
+        return self.kept(super().get_pagination_string())
+
+    def get_prev_pagination_string(self):
+        return self.kept(super().get_prev_pagination_string())
+
+
 class ProvidersFilter(tables.FilterAction):
     """Every hypervisor (not only the page shown, nor only the mismatched)
     by name, by a verdict among its findings, or by a project owning one."""
@@ -126,30 +165,16 @@ OTHER_CLOUDS_OFF = _("Only this cloud's History can be shown: this "
                      "(ORPHAN_AUDIT_HISTORY_ALL_CLOUDS).")
 
 
-class CloudsChoice(tables.LinkAction):
+class CloudsChoice(Toggle):
     """History of this cloud, or of every cloud the journal holds (read
-    only): a Keystone rebuilt is a new cloud to the journal.
-
-    Horizon makes one instance of a table action for all tables and
-    requests: the label is read from the request being rendered, never
-    stored on the instance.
-    """
+    only): a Keystone rebuilt is a new cloud to the journal."""
     name = 'clouds'
+    labels = (_('All clouds'), _('This cloud only'))
+    is_on = staticmethod(all_clouds)
 
     def allowed(self, request, datum=None):
         """Offered only where every cloud's History may be shown."""
         return service.other_clouds_allowed()
-
-    @property
-    def verbose_name(self):
-        request = getattr(getattr(self, 'table', None), 'request', None)
-        if request is not None and all_clouds(request):
-            return _('This cloud only')
-        return _('All clouds')
-
-    @verbose_name.setter
-    def verbose_name(self, value):
-        """``LinkAction.__init__`` sets it: the label is computed instead."""
 
     def get_link_url(self, datum=None):
         query = {'tab': self.table.kwargs.get('tab', '')}

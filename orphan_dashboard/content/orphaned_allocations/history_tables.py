@@ -193,7 +193,7 @@ class HistoryRow(tables.Row):
         return _restorable(datum)
 
 
-class HistoryTable(actions.SelectableTable):
+class HistoryTable(filters.PagesKeepView, actions.SelectableTable):
     created = tables.Column(
         'created', verbose_name=_('Time'),
         filters=(lambda d: defaultfilters.date(d, 'Y-m-d H:i:s'),))
@@ -224,7 +224,7 @@ class HistoryTable(actions.SelectableTable):
             self.columns.pop('cloud', None)
         return super().get_columns()
 
-    def _keep_view(self, pagination):
+    def kept(self, pagination):
         """A page link on the same tab and the same clouds' History: a
         marker alone lands on the first tab, of this cloud only (the
         filter itself is kept in the session)."""
@@ -232,12 +232,6 @@ class HistoryTable(actions.SelectableTable):
                  if k in ('tab', 'clouds') and v}
         return '&'.join(filter(None, (urlparse.urlencode(query),
                                       pagination)))
-
-    def get_pagination_string(self):
-        return self._keep_view(super().get_pagination_string())
-
-    def get_prev_pagination_string(self):
-        return self._keep_view(super().get_prev_pagination_string())
 
     class Meta(object):
         name = 'history'

@@ -94,26 +94,12 @@ def showing_all(request):
     return request.GET.get('show') == 'all'
 
 
-class ToggleAll(tables.LinkAction):
-    """Every hypervisor, or those that need attention again.
-
-    Horizon makes one instance of a table action for all tables and
-    requests: the label is read from the request being rendered, never
-    stored on the instance.
-    """
+class ToggleAll(filters.Toggle):
+    """Every hypervisor, or those that need attention again."""
     name = 'toggle_all'
     policy_rules = policies.PANEL
-
-    @property
-    def verbose_name(self):
-        request = getattr(getattr(self, 'table', None), 'request', None)
-        if request is not None and showing_all(request):
-            return _('Show mismatched only')
-        return _('Show all hypervisors')
-
-    @verbose_name.setter
-    def verbose_name(self, value):
-        """``LinkAction.__init__`` sets it: the label is computed instead."""
+    labels = (_('Show all hypervisors'), _('Show mismatched only'))
+    is_on = staticmethod(showing_all)
 
     def get_link_url(self, datum=None):
         return '?' if showing_all(self.table.request) else '?show=all'
@@ -181,7 +167,7 @@ class ProviderRow(tables.Row):
         return any(finding.action for finding in datum.findings)
 
 
-class ProvidersTable(actions.SelectableTable):
+class ProvidersTable(filters.PagesKeepView, actions.SelectableTable):
     name = tables.WrappingColumn(
         lambda d: d.provider.name, verbose_name=_('Hypervisor'),
         link=lambda d: reverse('horizon:admin:orphaned_allocations:detail',
@@ -210,16 +196,10 @@ class ProvidersTable(actions.SelectableTable):
     def get_object_display(self, datum):
         return datum.provider.name
 
-    def _keep_show(self, pagination):
+    def kept(self, pagination):
         if showing_all(self.request):
             return pagination + '&show=all'
         return pagination
-
-    def get_pagination_string(self):
-        return self._keep_show(super().get_pagination_string())
-
-    def get_prev_pagination_string(self):
-        return self._keep_show(super().get_prev_pagination_string())
 
     class Meta(object):
         name = 'providers'

@@ -402,8 +402,8 @@ def restore(request, entries, confirmed):
                      providers_changed=restore_ops.changes_providers(entries))
 
 
-def inventories(request, provider_uuid):
-    return report_ops.inventories(_clients(request), provider_uuid)
+def overview(request, tree):
+    return report_ops.overview(_clients(request), tree)
 
 
 def preview_provider_delete(request, roots):

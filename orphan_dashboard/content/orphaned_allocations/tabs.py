@@ -29,6 +29,7 @@ from orphan_dashboard.content.orphaned_allocations import provider_tables
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import repairs
+from orphan_dashboard.operations import report as report_ops
 
 TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
 
@@ -50,6 +51,8 @@ class _PagedTab(tabs.TableTab):
     memory; a tab that reads a page itself sets them from what it read."""
 
     template_name = TABLE_TEMPLATE
+    preload = False
+    """Rendered when its tab is opened, a page read for it then."""
 
     def paged(self, name, rows):
         table = tables_of(self)[name]
@@ -76,7 +79,6 @@ class ProvidersTab(_PagedTab):
     slug = 'providers'
     table_classes = (provider_tables.ProvidersTable,)
     template_name = 'orphaned_allocations/_providers.html'
-    preload = False
 
     def get_context_data(self, request, **kwargs):
         """The table, under the legend of its capacity bars when a row
@@ -114,7 +116,6 @@ class HistoryTab(_PagedTab):
     slug = 'history'
     table_classes = (history_tables.HistoryTable,)
     template_name = 'orphaned_allocations/_history.html'
-    preload = False
 
     def get_context_data(self, request, **kwargs):
         """The table, and over it, filtered on a batch just confirmed, the
@@ -261,7 +262,6 @@ class AllocationsTab(_PagedTab):
     name = _('Allocations')
     slug = 'allocations'
     table_classes = (finding_tables.AllocationsTable,)
-    preload = False
 
     def get_allocations_data(self):
         kwargs = self.tab_group.kwargs
@@ -288,21 +288,11 @@ class OverviewTab(tabs.Tab):
     def get_context_data(self, request):
         report = self.tab_group.kwargs['provider_report']
         try:
-            inventories = service.inventories(request,
-                                              report.provider.uuid)
+            rows = service.overview(request, report)
         except Exception:
-            inventories = {}
+            rows = report_ops.overview_rows(report, {})
             exceptions.handle(request,
                               _('Unable to retrieve the inventory.'))
-        classes = sorted(set(inventories) | set(report.usage) |
-                         set(report.needed))
-        rows = [dict(rc=rc, total=inventories.get(rc, {}).get('total', '-'),
-                     reserved=inventories.get(rc, {}).get('reserved', '-'),
-                     ratio=inventories.get(rc, {}).get('allocation_ratio',
-                                                       '-'),
-                     usage=report.usage.get(rc, 0),
-                     needed=report.needed.get(rc, 0))
-                for rc in classes]
         try:
             found = service.capacity(request)
         except Exception:
