@@ -271,15 +271,24 @@ class Stager:
             'resource_providers']
         if found:
             return found[0]['uuid']
-        rp = self.api.placement('POST', '/resource_providers', {
-            'name': name, 'parent_provider_uuid': self.rps[host]},
-            mv='1.20')
-        self.api.placement(
+        self.rps[name], _ = self._provider(
+            name, {BANDWIDTH: {'total': 10000000}}, parent=host)
+        return self.rps[name]
+
+    def _provider(self, name, inventories, parent=None):
+        """A provider made through the Placement API as its owner makes
+        it, under ``parent``'s node where given, with ``inventories``:
+        ``(uuid, its generation now)``."""
+        body = {'name': name}
+        if parent:
+            body['parent_provider_uuid'] = self.rps[parent]
+        rp = self.api.placement('POST', '/resource_providers', body,
+                                mv='1.20')
+        stocked = self.api.placement(
             'PUT', '/resource_providers/%s/inventories' % rp['uuid'], {
                 'resource_provider_generation': rp['generation'],
-                'inventories': {BANDWIDTH: {'total': 10000000}}})
-        self.rps[name] = rp['uuid']
-        return rp['uuid']
+                'inventories': inventories})
+        return rp['uuid'], stocked['resource_provider_generation']
 
     def _finish(self, name, description, servers, migrations, expected,
                 fault=None, checks=None, flavor='sb-small'):
@@ -333,19 +342,7 @@ class Stager:
             raise IncidentError('evacuation is already staged (host1 is down)'
                                 '; start a fresh sandbox to stage it again')
         s = self.boot('evacuation-vm', 'sb-small', 'host1')
-        self.cloud.stop_compute('host1')
-        svc = self.api.nova('GET', '/os-services?binary=nova-compute'
-                            '&host=host1', mv='2.53')['services'][0]
-        self.api.nova('PUT', '/os-services/%s' % svc['id'],
-                      {'forced_down': True}, mv='2.53')
-        # < 2.95 so the evacuated server ends ACTIVE, not SHUTOFF.
-        self.api.nova('POST', '/servers/%s/action' % s['id'],
-                      {'evacuate': {'host': 'host2'}}, mv='2.94')
-        self.api.wait_server(
-            s['id'], lambda x: x['status'] == 'ACTIVE' and
-            x.get('OS-EXT-SRV-ATTR:host') == 'host2' and
-            not x.get('OS-EXT-STS:task_state'), what='ACTIVE on host2')
-        mig = self.api.wait_migration(s['id'], ('done',))
+        mig = self._evacuate(s['id'], 'host1', 'host2')
         return self._finish(
             'evacuation',
             'host1 crashed (compute stopped, service forced down); the '
@@ -391,10 +388,7 @@ class Stager:
         # that revert's POST /allocations loses a race (real 409), which
         # leaves the server's consumer on host3.
         a = self.boot('failed-migration-vm', 'sb-small', 'host2')
-        self.api.nova('POST', '/servers/%s/action' % a['id'],
-                      {'os-stop': None})
-        self.api.wait_server(a['id'], lambda x: x['status'] == 'SHUTOFF',
-                             what='SHUTOFF')
+        self.api.act(a['id'], {'os-stop': None}, 'SHUTOFF')
         sb_cloud.SandboxFakeDriver.MIGRATE_DISK_FAULTS[a['id']] = (
             nova_exc.InstanceFaultRollback(
                 inner_exception=nova_exc.MigrationError(
@@ -403,9 +397,7 @@ class Stager:
         self.api.nova('POST', '/servers/%s/action' % a['id'],
                       {'migrate': {'host': 'host3'}}, mv='2.56')
         mig_a = self.api.wait_migration(a['id'], ('error', 'failed'))
-        self.api.wait_server(
-            a['id'], lambda x: not x.get('OS-EXT-STS:task_state') and
-            x['status'] in ('SHUTOFF', 'ACTIVE', 'ERROR'), what='settled')
+        self.api.wait_settled(a['id'], 'SHUTOFF', 'ACTIVE', 'ERROR')
         # the revert (and its 409) runs after the migration is set to error
         self._wait_race(a['id'])
         # (b) a cold migration host3 -> host2 whose confirm fails: the
@@ -452,25 +444,33 @@ class Stager:
                   '_delete_allocation_after_move\'s PUT (409)',
             checks={'races_fired': list(self.race.fired)})
 
+    def _evacuate(self, server, dead, dest):
+        """Stop ``dead``'s compute, force its service down and evacuate
+        ``server`` to ``dest``, as an operator does; the evacuation's
+        migration once done."""
+        self.cloud.stop_compute(dead)
+        service = self.api.nova('GET', '/os-services?binary=nova-compute'
+                                '&host=%s' % dead, mv='2.53')['services'][0]
+        self.api.nova('PUT', '/os-services/%s' % service['id'],
+                      {'forced_down': True}, mv='2.53')
+        # < 2.95 so the evacuated server ends ACTIVE, not SHUTOFF.
+        self.api.act(server, {'evacuate': {'host': dest}}, 'ACTIVE',
+                     host=dest, mv='2.94')
+        return self.api.wait_migration(server, ('done',))
+
     def _confirm_losing_a_race(self, server, dest):
         """Cold-migrate ``server`` to ``dest`` and confirm, the confirm's
         PUT /allocations/<migration> {} losing a race (a real 409,
         AllocationDeleteFailed): the migration consumer leaks on the
         source.  Returns the migration."""
-        self.api.nova('POST', '/servers/%s/action' % server,
-                      {'migrate': {'host': dest}}, mv='2.56')
-        self.api.wait_server(server, lambda x: x['status'] ==
-                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
+        self.api.act(server, {'migrate': {'host': dest}}, 'VERIFY_RESIZE',
+                     mv='2.56')
         migration = self.api.wait_migration(server, ('finished',))
         self.race.arm(migration['uuid'], 'put')
-        self.api.nova('POST', '/servers/%s/action' % server,
-                      {'confirmResize': None})
         # The resource tracker sets the migration 'confirmed' before the
         # allocation delete fails; @errors_out_migration then sets 'error'.
-        self.api.wait_server(
-            server, lambda x: not x.get('OS-EXT-STS:task_state') and
-            x['status'] in ('ERROR', 'ACTIVE', 'SHUTOFF'),
-            what='confirm settled')
+        self.api.act(server, {'confirmResize': None}, 'ERROR', 'ACTIVE',
+                     'SHUTOFF')
         try:
             return self.api.wait_migration(server, ('error', 'failed'),
                                            timeout=15)
@@ -488,10 +488,8 @@ class Stager:
 
     def stage_unconfirmed_resize(self):
         s = self.boot('unconfirmed-resize-vm', 'sb-small', 'host2')
-        self.api.nova('POST', '/servers/%s/action' % s['id'],
-                      {'resize': {'flavorRef': 'sb-medium'}})
-        self.api.wait_server(s['id'], lambda x: x['status'] ==
-                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
+        self.api.act(s['id'], {'resize': {'flavorRef': 'sb-medium'}},
+                     'VERIFY_RESIZE')
         mig = self.api.wait_migration(s['id'], ('finished',))
         return self._finish(
             'unconfirmed_resize',
@@ -597,18 +595,7 @@ class Stager:
                 'VCPU': 2, 'MEMORY_MB': 2048}}},
             'consumer_generation': None, 'project_id': 'another-service',
             'user_id': 'another-service'})
-        self.cloud.stop_compute('host4')
-        service = self.api.nova('GET', '/os-services?binary=nova-compute'
-                                '&host=host4', mv='2.53')['services'][0]
-        self.api.nova('PUT', '/os-services/%s' % service['id'],
-                      {'forced_down': True}, mv='2.53')
-        self.api.nova('POST', '/servers/%s/action' % evacuated['id'],
-                      {'evacuate': {'host': 'host3'}}, mv='2.94')
-        self.api.wait_server(
-            evacuated['id'], lambda x: x['status'] == 'ACTIVE' and
-            x.get('OS-EXT-SRV-ATTR:host') == 'host3' and
-            not x.get('OS-EXT-STS:task_state'), what='ACTIVE on host3')
-        evacuation = self.api.wait_migration(evacuated['id'], ('done',))
+        evacuation = self._evacuate(evacuated['id'], 'host4', 'host3')
         servers = [self._server_entry(evacuated['id']),
                    self._server_entry(ghost['id'], ghost['name'],
                                       deleted=True),
@@ -684,29 +671,19 @@ class Stager:
         if 'foreign_providers' in self.manifest:
             raise IncidentError('foreign_providers is already staged')
         segment_id = '2c1f7d3a-6b8e-4f0a-9d5c-1e7b3a9f4c62'
-        segment = self.api.placement('POST', '/resource_providers', {
-            'name': 'Neutron segment id %s' % segment_id}, mv='1.20')
+        segment, generation = self._provider(
+            'Neutron segment id %s' % segment_id, {'IPV4_ADDRESS': {
+                'total': 253, 'reserved': 2, 'min_unit': 1, 'max_unit': 1,
+                'step_size': 1, 'allocation_ratio': 1.0}})
         self.api.placement(
-            'PUT', '/resource_providers/%s/inventories' % segment['uuid'], {
-                'resource_provider_generation': segment['generation'],
-                'inventories': {'IPV4_ADDRESS': {
-                    'total': 253, 'reserved': 2, 'min_unit': 1,
-                    'max_unit': 1, 'step_size': 1,
-                    'allocation_ratio': 1.0}}})
-        self.api.placement(
-            'PUT', '/resource_providers/%s/aggregates' % segment['uuid'], {
-                'resource_provider_generation': segment['generation'] + 1,
+            'PUT', '/resource_providers/%s/aggregates' % segment, {
+                'resource_provider_generation': generation,
                 'aggregates': [segment_id]}, mv='1.19')
         reservation = 'CUSTOM_RESERVATION_8F1D2C3B'
         self.api.placement('PUT', '/resource_classes/%s' % reservation,
                            mv='1.7')
-        blazar = self.api.placement('POST', '/resource_providers', {
-            'name': 'blazar_host3',
-            'parent_provider_uuid': self.rps['host3']}, mv='1.20')
-        self.api.placement(
-            'PUT', '/resource_providers/%s/inventories' % blazar['uuid'], {
-                'resource_provider_generation': blazar['generation'],
-                'inventories': {reservation: {'total': 2}}})
+        blazar, _ = self._provider('blazar_host3', {reservation: {'total': 2}},
+                                   parent='host3')
         return self._finish(
             'foreign_providers',
             "another service's providers: a Neutron routed network's "
@@ -715,24 +692,18 @@ class Stager:
             "(%s): neither is Nova's, neither is orphaned nor offered for "
             'deletion.' % reservation,
             [], [], [],
-            checks={'segment': segment['uuid'],
+            checks={'segment': segment,
                     'segment_name': 'Neutron segment id %s' % segment_id,
-                    'blazar': blazar['uuid']})
+                    'blazar': blazar})
 
     def _held_child(self, parent, name, resource_class):
         """A child of ``parent`` made through the Placement API as its
         owner does, with two units of ``resource_class``."""
         self.api.placement('PUT', '/resource_classes/%s' % resource_class,
                            mv='1.7')
-        child = self.api.placement('POST', '/resource_providers', {
-            'name': name, 'parent_provider_uuid': self.rps[parent]},
-            mv='1.20')
-        self.api.placement(
-            'PUT', '/resource_providers/%s/inventories' % child['uuid'], {
-                'resource_provider_generation': child['generation'],
-                'inventories': {resource_class: {'total': 2}}})
-        self.rps[name] = child['uuid']
-        return child['uuid']
+        self.rps[name], _ = self._provider(
+            name, {resource_class: {'total': 2}}, parent=parent)
+        return self.rps[name]
 
     def _hold(self, server, extra):
         """Add ``extra`` (``{provider: resources}``) to ``server``'s
@@ -792,11 +763,7 @@ class Stager:
         periodic task skips a consumer whose instance has no host."""
         s = self.boot('shelved-offloaded-vm', 'sb-small', 'host3')
         current = self.api.placement('GET', '/allocations/%s' % s['id'])
-        self.api.nova('POST', '/servers/%s/action' % s['id'],
-                      {'shelve': None})
-        self.api.wait_server(
-            s['id'], lambda x: x['status'] == 'SHELVED_OFFLOADED' and
-            not x.get('OS-EXT-STS:task_state'), what='SHELVED_OFFLOADED')
+        self.api.act(s['id'], {'shelve': None}, 'SHELVED_OFFLOADED')
         emptied = self.api.allocations(s['id'])
         self.api.placement('PUT', '/allocations/%s' % s['id'], {
             'allocations': current['allocations'],
@@ -1212,15 +1179,9 @@ class Stager:
     def _migrate_and_confirm(self, server, dest):
         """Cold-migrate ``server`` to ``dest`` and confirm, as an operator
         does; returns the confirmed migration."""
-        self.api.nova('POST', '/servers/%s/action' % server,
-                      {'migrate': {'host': dest}}, mv='2.56')
-        self.api.wait_server(server, lambda x: x['status'] ==
-                             'VERIFY_RESIZE', what='VERIFY_RESIZE')
-        self.api.nova('POST', '/servers/%s/action' % server,
-                      {'confirmResize': None})
-        self.api.wait_server(
-            server, lambda x: x['status'] == 'ACTIVE' and
-            not x.get('OS-EXT-STS:task_state'), what='ACTIVE')
+        self.api.act(server, {'migrate': {'host': dest}}, 'VERIFY_RESIZE',
+                     mv='2.56')
+        self.api.act(server, {'confirmResize': None}, 'ACTIVE')
         return self.api.wait_migration(server, ('confirmed',))
 
     def stage_pci_moved(self):
@@ -1385,21 +1346,15 @@ class Stager:
         """A child of ``host``'s node made through the Placement API as
         Nova's libvirt driver makes it: ``total`` of ``resource_class``
         (one a server), ``OWNER_NOVA`` and ``traits``."""
-        child = self.api.placement('POST', '/resource_providers', {
-            'name': name, 'parent_provider_uuid': self.rps[host]},
-            mv='1.20')
-        stocked = self.api.placement(
-            'PUT', '/resource_providers/%s/inventories' % child['uuid'], {
-                'resource_provider_generation': child['generation'],
-                'inventories': {resource_class: {'total': total,
-                                                 'max_unit': 1}}})
+        child, generation = self._provider(
+            name, {resource_class: {'total': total, 'max_unit': 1}},
+            parent=host)
         self.api.placement(
-            'PUT', '/resource_providers/%s/traits' % child['uuid'], {
-                'resource_provider_generation':
-                    stocked['resource_provider_generation'],
+            'PUT', '/resource_providers/%s/traits' % child, {
+                'resource_provider_generation': generation,
                 'traits': ['OWNER_NOVA'] + list(traits)}, mv='1.6')
-        self.rps[name] = child['uuid']
-        return child['uuid']
+        self.rps[name] = child
+        return child
 
     def stage_vgpu_and_sev_children(self):
         """No fake driver reports a physical GPU or memory encryption

@@ -127,6 +127,21 @@ class Api:
                                server and server.get('OS-EXT-STS:task_state'),
                                server and server.get('OS-EXT-SRV-ATTR:host')))
 
+    def wait_settled(self, uuid, *statuses, host=None):
+        """Wait until the server is in one of ``statuses`` with no task
+        under way (and on ``host`` where given); the server."""
+        return self.wait_server(
+            uuid, lambda x: x['status'] in statuses and
+            not x.get('OS-EXT-STS:task_state') and
+            host in (None, x.get('OS-EXT-SRV-ATTR:host')),
+            what=' or '.join(statuses) + (' on %s' % host if host else ''))
+
+    def act(self, uuid, action, *statuses, host=None, mv='2.94'):
+        """POST the server action ``action`` (its body) on ``uuid``, then
+        :meth:`wait_settled` in ``statuses``."""
+        self.nova('POST', '/servers/%s/action' % uuid, action, mv=mv)
+        return self.wait_settled(uuid, *statuses, host=host)
+
     def migrations(self, instance_uuid):
         return self.nova('GET', '/os-migrations?instance_uuid=%s'
                          % instance_uuid, mv='2.80')['migrations']

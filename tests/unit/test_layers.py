@@ -128,22 +128,22 @@ def test_every_import_points_down():
     assert wrong == []
 
 
-ADAPTERS = ('orphan_dashboard.content.orphaned_allocations.service',
-            'orphan_dashboard.content.orphaned_allocations.labels')
-"""The panel's two doors to the layers below but the application layer:
-the request's clients, cloud and journal (``service``) and the engine's
-words (``labels``)."""
+ADAPTER = 'orphan_dashboard.content.orphaned_allocations.service'
+"""The panel's one door to what a request connects with: its clients,
+cloud and journal."""
 
 
-def test_views_tables_tabs_and_forms_call_operations_service_and_labels():
+def test_views_tables_tabs_and_forms_connect_only_through_service():
+    """They call ``operations/`` and read the engine's types as the command
+    lines do; the request's clients and journal come from ``service``."""
     wrong = []
     for module, source in sources():
-        if layer_of(module) != 'panel' or module in ADAPTERS:
+        if layer_of(module) != 'panel' or module == ADAPTER:
             continue
         wrong += ['%s:%d imports %s' % (module, line, name)
                   for line, name in imported(source)
                   if name.startswith('orphan_dashboard.') and
-                  layer_of(name) not in ('panel', 'application',
+                  layer_of(name) not in ('panel', 'application', 'engine',
                                          'settings')]
     assert wrong == []
 

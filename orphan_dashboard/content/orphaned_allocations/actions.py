@@ -27,10 +27,10 @@ from django.utils.translation import gettext_lazy as _
 from horizon import messages
 from horizon import tables
 
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
-from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import repairs
 
 PROSE = ('orphan-prose',)
@@ -220,6 +220,6 @@ def repair_actions(codes):
 
 
 REPAIR_ROW_ACTIONS, REPAIR_SELECTION_ACTIONS = repair_actions(
-    service.REPAIRS)
+    m.ACTIONS)
 """Trim, delete and heal, delete, heal, set owner: on a row, and on the
 rows selected."""

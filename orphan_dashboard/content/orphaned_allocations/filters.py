@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 
 from horizon import tables
 
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
 
@@ -51,7 +52,7 @@ def server_filter(table):
 
 def provider_matches(report, field, text, names):
     """Whether a hypervisor's row matches the hypervisor table's filter."""
-    problems = [f for f in report.findings if f.verdict != service.OK]
+    problems = [f for f in report.findings if f.verdict != m.OK]
     if field == 'verdict':
         return any(_matches(text, f.verdict, labels.verdict(f.verdict))
                    for f in problems)

@@ -18,10 +18,10 @@ from django.utils.translation import gettext_lazy as _
 
 from horizon import tables
 
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import labels
-from orphan_dashboard.content.orphaned_allocations import service
 
 
 def _finding_id(finding):
@@ -92,7 +92,7 @@ class AllocationsTable(actions.SelectableTable):
     user = tables.Column(lambda r: r.user_name or r.user_id,
                          verbose_name=_('User'), empty_value='-',
                          classes=actions.WIDE_ONLY)
-    resources = tables.Column(lambda f: service.format_resources(f.resources),
+    resources = tables.Column(lambda f: reasons.format_resources(f.resources),
                               verbose_name=_('Resources here'),
                               filters=(labels.breakable_resources,))
     verdict = tables.Column(_verdict, verbose_name=_('Verdict'))

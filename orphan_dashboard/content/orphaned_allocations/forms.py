@@ -34,6 +34,7 @@ from horizon import exceptions
 from horizon import forms
 from horizon import messages
 
+from orphan_dashboard.audit import model as m
 from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
@@ -74,7 +75,7 @@ def parse_selection(text):
     if len(parts) != 3:
         raise BadSelection(_('Malformed selection "%s".') % str(text)[:120])
     consumer, provider, action = parts
-    if action not in service.REPAIRS:
+    if action not in m.ACTIONS:
         raise BadSelection(_('Unknown action "%s".') % action[:40])
     return repairs.Selection(parse_uuid(consumer), parse_uuid(provider),
                              action)
@@ -143,7 +144,7 @@ def load(data):
     try:
         data = dict(data)
         kind = data.pop('kind')
-        cls = repairs.ProviderPlan if kind == 'provider' else service.Plan
+        cls = repairs.ProviderPlan if kind == 'provider' else m.Plan
         if kind not in ('provider', 'allocations'):
             raise ValueError(kind)
         return cls(**data)

@@ -22,11 +22,11 @@ from django.utils.translation import gettext_lazy as _
 
 from horizon import tables
 
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
-from orphan_dashboard.content.orphaned_allocations import service
 
 
 class RestoreRow(tables.LinkAction):
@@ -100,7 +100,7 @@ class ExportJSON(ExportCSV):
 def _provider_summary(record):
     return _('provider %(name)s (%(inventories)s)') % {
         'name': record.get('name', ''),
-        'inventories': service.format_resources({
+        'inventories': reasons.format_resources({
             rc: inventory.get('total') for rc, inventory in
             (record.get('inventories') or {}).items()}) or _('no inventory')}
 
@@ -146,9 +146,9 @@ def _named_providers(providers):
 def _allocations(allocations, names):
     """A journaled side of a change, providers by name where known."""
     if not allocations:
-        return labels.reason(service.format_allocations(allocations))
+        return labels.reason(reasons.format_allocations(allocations))
     return format_html_join('; ', '{}: {}', (
-        (labels.named(rp, names), service.format_resources(resources))
+        (labels.named(rp, names), reasons.format_resources(resources))
         for rp, resources in sorted(
             allocations.items(),
             key=lambda item: (names.get(item[0]) or item[0]))))

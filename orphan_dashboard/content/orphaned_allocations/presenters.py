@@ -15,8 +15,9 @@ plans: names next to the ids, translated labels, sides of a change."""
 
 from django.utils.translation import gettext_lazy as _
 
+from orphan_dashboard.audit import ownership
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import labels
-from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import decommission as decommission_ops
 from orphan_dashboard.operations import repairs
@@ -71,7 +72,7 @@ def owned_names(report):
     owners = dict(report.child_owners or {})
     owners.update((p.provider.uuid, p.owner) for p in report.providers
                   if p.hypervisor is None and not p.sharing and
-                  p.owner != service.NOVA)
+                  p.owner != ownership.NOVA)
     names = dict(report.names)
     for uuid, owner in owners.items():
         names[uuid] = _('%(name)s (%(owner)s)') % {
@@ -103,7 +104,7 @@ def server_names(rows):
 
 def side(allocations, names):
     """One side of a change: ``[(provider name, uuid, resources)]``."""
-    return [(names.get(rp), rp, service.format_resources(res))
+    return [(names.get(rp), rp, reasons.format_resources(res))
             for rp, res in sorted(allocations.items())]
 
 

@@ -22,6 +22,7 @@ from horizon import exceptions
 from horizon import messages
 from horizon import tables
 
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import labels
@@ -141,8 +142,8 @@ def _capacity(datum):
 def _findings(datum):
     counts = datum.counts
     return ', '.join('%s: %d' % (labels.verdict(verdict), counts[verdict])
-                     for verdict in service.VERDICTS
-                     if verdict != service.OK and verdict in counts) or '-'
+                     for verdict in m.VERDICTS
+                     if verdict != m.OK and verdict in counts) or '-'
 
 
 def _state(datum):

@@ -20,10 +20,6 @@ below it, which the CLI calls too, never see one.
 import functools
 
 from orphan_dashboard.api import client
-from orphan_dashboard.audit import model as m
-from orphan_dashboard.audit import ownership
-from orphan_dashboard.audit import reasons
-from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard.audit import server_needs
 from orphan_dashboard import conf
 from orphan_dashboard.operations import capacity as capacity_ops
@@ -448,23 +444,3 @@ def decommission_apply(request, provider_uuid, plans, chosen, bound=None,
 def _hints_for_tree(request, provider_uuid):
     return decommission_ops.tree_hints(provider_report(request,
                                                        provider_uuid))
-
-
-# -- the engine's names and formats, for the panel ---------------------------
-# The panel's views, tables, tabs and forms import operations/, this module
-# and labels, never the engine: what they need of it passes through here.
-
-Plan = m.Plan
-REPAIRS = m.ACTIONS
-"""The repairs of one consumer, in the order the tables offer them."""
-VERDICTS = m.VERDICTS
-OK = m.OK
-NOVA = ownership.NOVA
-"""The owner a provider must be proven to have to be ours."""
-format_resources = reasons.format_resources
-format_allocations = reasons.format_allocations
-down_cells = reasons.down_cells
-report_notes = reasons.report_notes
-restorable_entry = restore_rules.restorable
-"""Whether a journal entry's *before* can be put back, given the entries
-of its subject still in effect."""

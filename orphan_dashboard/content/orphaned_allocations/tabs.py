@@ -17,6 +17,7 @@ from horizon import messages
 from horizon import tabs
 from horizon.utils import functions as utils
 
+from orphan_dashboard.audit import restore as restore_rules
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import finding_tables
@@ -165,7 +166,7 @@ class HistoryTab(_PagedTab):
         ours = service.cloud_key(self.request) if all_clouds else None
         for entry in found:
             entry.this_cloud = entry.cloud == ours
-            entry.restorable = service.restorable_entry(
+            entry.restorable = restore_rules.restorable(
                 entry, restorable.get(entry.subject, ()))
             entry.names, entry.project_names = names, projects
             entry.provider_name = names.get(entry.provider) or (

@@ -27,6 +27,7 @@ from horizon import forms
 from horizon import messages
 from horizon import tabs
 
+from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
@@ -53,8 +54,8 @@ def _report(request, provider_uuid=None):
                                      'cloud: no repair is possible now.'))
         return (None, None) if provider_uuid else None
     if report is not None and report.down_cells:
-        messages.warning(request, labels.reason(service.down_cells(report)))
-    for note in service.report_notes(report) if report is not None else ():
+        messages.warning(request, labels.reason(reasons.down_cells(report)))
+    for note in reasons.report_notes(report) if report is not None else ():
         messages.warning(request, labels.reason(note))
     return (report, provider) if provider_uuid else report
 
