@@ -43,9 +43,7 @@ def test_a_node_nova_did_not_answer_for_is_protected_not_orphaned():
     node = cloud.gone('quiet')
     cloud.tag(node)
     cloud.unanswered.add(node)
-    ghost = uid('ghost')
-    cloud.known.add(ghost)
-    cloud.allocate(ghost, node)
+    ghost = cloud.deleted('ghost', node)
     found, report = _judged(cloud)
     tree = report.provider(node)
     assert (tree.service_state, tree.node_gone, tree.orphaned_provider) == (
@@ -176,3 +174,21 @@ def test_a_consumer_nova_does_not_show_alone_stays_unresolved():
     assert vm in snapshot.unresolved and vm not in snapshot.known_instances
     (finding,) = classify.Auditor(snapshot, min_age=0).consumer_findings(vm)
     assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
+
+
+def test_a_servers_own_node_nova_did_not_answer_for_is_never_rewritten():
+    """A live server's node left out of the listing and unanswered alone:
+    what the server holds there, too much or nothing, is protected like
+    any row on that node, never rewritten on a tree nobody proved."""
+    cloud = Cloud()
+    node = cloud.gone('quiet')
+    cloud.tag(node)
+    cloud.unanswered.add(node)
+    vm = cloud.server('vm', 'quiet')
+    cloud.allocate(vm, node, {'VCPU': 4, 'MEMORY_MB': 512, 'DISK_GB': 1})
+    bare = cloud.server('bare', 'quiet')
+    found, _report = _judged(cloud)
+    for consumer in (vm, bare):
+        finding = found[(consumer, node)]
+        assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
+        assert finding.reason.code == 'protected.unproven_node'
