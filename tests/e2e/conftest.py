@@ -91,6 +91,17 @@ def decommissioned(clients, journal, host):
                               settings)
 
 
+def young_findings(cloud):
+    """A wrong amount and an incomplete consumer staged now, through the
+    Placement API: ``(the wrong amount's server, its name, its provider,
+    the incomplete consumer)``."""
+    wrong = cloud.control('POST', '/incidents/wrong_amount')
+    legacy = cloud.control('POST', '/incidents/pre_pike_consumer')
+    (server,) = wrong['servers']
+    return (server['uuid'], server['name'], wrong['expected'][0]['provider'],
+            legacy['servers'][0]['uuid'])
+
+
 def held(clients, consumer):
     """What ``consumer`` holds in Placement now, by provider."""
     body = placement.consumer_allocations(clients.placement, consumer)

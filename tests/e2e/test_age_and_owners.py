@@ -30,6 +30,7 @@ from tests.e2e.conftest import held
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
 from tests.e2e.conftest import owner
+from tests.e2e.conftest import young_findings
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 
@@ -48,11 +49,7 @@ def test_findings_written_seconds_ago_wait_for_the_minimum_age(
     Placement API are protected at 600 s: ``apply`` writes neither; at
     0 s both are repaired."""
     clients = cloud.clients()
-    wrong = cloud.control('POST', '/incidents/wrong_amount')
-    legacy = cloud.control('POST', '/incidents/pre_pike_consumer')
-    server, host3 = wrong['servers'][0]['uuid'], wrong['expected'][0][
-        'provider']
-    old_style = legacy['servers'][0]['uuid']
+    server, _name, host3, old_style = young_findings(cloud)
     before = held(clients, server), held(clients, old_style)
     assert before[0][host3]['MEMORY_MB'] == 4096
     assert owner(clients, old_style) == (m.INCOMPLETE, m.INCOMPLETE)

@@ -21,7 +21,6 @@ import json
 import os
 import pty
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -42,27 +41,18 @@ from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
 from tests.e2e.conftest import ROOT
+from tests import memcached as memcached_server
 from tests import processes
 
-MEMCACHED = shutil.which('memcached') or '/usr/bin/memcached'
-
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(MEMCACHED) and
-    os.environ.get('ORPHAN_MEMCACHED_REQUIRED') != '1',
-    reason="Debian's memcached is not installed")
+pytestmark = memcached_server.MISSING
 
 cloud = module_cloud('evacuation,deleted_behind_nova,healthy')
 
 
 @pytest.fixture(scope='module')
 def memcached():
-    port = common.choose_port(0)
-    user = ['-u', 'nobody'] if os.geteuid() == 0 else []
-    proc = subprocess.Popen([MEMCACHED, '-l', '127.0.0.1', '-p', str(port),
-                             '-U', '0', '-m', '64', *user])
-    common.wait_for_port(port, timeout=30, proc=proc)
-    yield '127.0.0.1:%d' % port
-    common.stop_process(proc, 10)
+    with memcached_server.running() as address:
+        yield address
 
 
 @pytest.fixture(scope='module')

@@ -53,6 +53,16 @@ def _preview(clients, selection):
     return row
 
 
+def _previewed(cloud, incident, host, action):
+    """``action`` of ``incident``'s first server on ``host``, previewed
+    now: ``(clients, server, provider, row)``."""
+    clients = cloud.clients()
+    staged = cloud.incidents[incident]
+    server, provider = staged['servers'][0]['uuid'], staged['hosts'][host]
+    return clients, server, provider, _preview(
+        clients, m.Selection(server, provider, action))
+
+
 def _apply(clients, journal, row):
     """Confirm exactly what ``row`` previewed."""
     (outcome,) = repairs.apply(clients, journal, [row.plan], UNPROTECTED)
@@ -60,12 +70,8 @@ def _apply(clients, journal, row):
 
 
 def test_another_write_between_preview_and_submit(cloud, journal):
-    clients = cloud.clients()
-    incident = cloud.incidents['deleted_behind_nova']
-    ghost = incident['servers'][0]['uuid']
-    rp = incident['hosts']['host2']
-    selection = m.Selection(ghost, rp, m.DELETE)
-    row = _preview(clients, selection)
+    clients, ghost, rp, row = _previewed(cloud, 'deleted_behind_nova',
+                                         'host2', m.DELETE)
     before = _held(clients, ghost)
     # Another admin rewrites it unchanged: only the generation moves.
     api.put_allocations(
@@ -85,12 +91,8 @@ def test_another_write_between_preview_and_submit(cloud, journal):
 
 
 def test_migration_started_between_preview_and_submit(cloud, journal):
-    clients = cloud.clients()
-    incident = cloud.incidents['evacuation']
-    server = incident['servers'][0]['uuid']
-    host1 = incident['hosts']['host1']
-    selection = m.Selection(server, host1, m.TRIM)
-    row = _preview(clients, selection)
+    clients, server, _host1, row = _previewed(cloud, 'evacuation',
+                                              'host1', m.TRIM)
     clients.nova.post('/servers/%s/action' % server,
                       json={'migrate': {'host': 'host3'}},
                       microversion='2.56')

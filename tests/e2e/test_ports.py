@@ -15,6 +15,7 @@ Neutron and Nova really wrote, found with the right verdicts, repaired from
 a row, by *Fix recommended* and by ``orphan-audit apply``, checked in
 Placement and in Neutron, and restored."""
 
+import types
 import uuid
 
 import pytest
@@ -268,25 +269,44 @@ def _heal_plan(cloud, clients):
     return row.plan, port, row.plan.ports[port]['after']['allocation']
 
 
+def _heal_with_a_fault(cloud, clients, service, fault, timeout=None):
+    """The heal of :func:`_heal_plan` confirmed with ``service``
+    (``placement`` or ``network``) behind a proxy answering its first
+    ``fault`` (``(method, path prefix, fault)``): its plan, port and
+    group, what the consumer held before, the journal, the outcome and
+    the proxy."""
+    plan, port, group = _heal_plan(cloud, clients)
+    healed = types.SimpleNamespace(
+        plan=plan, port=port, group=group,
+        before=held(clients, plan.consumer),
+        journal=journal_module.Journal('test', JOURNAL_CLOUD,
+                                       user_name='tester'),
+        proxy=FaultProxy(cloud.config[
+            'neutron' if service == 'network' else service]['url']))
+    method, prefix, answer = fault
+    healed.proxy.inject(method, prefix, 1, answer)
+    try:
+        (healed.outcome,) = repairs.apply(
+            healed.proxy.clients(clients, service, timeout), healed.journal,
+            [plan], UNPROTECTED)
+    finally:
+        healed.proxy.close()
+    return healed
+
+
 def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
     """Issue 32 item 4: Placement applied the heal but its answer was
     lost (a 502 after forwarding): the binding stays written, the write
     is done, and its restore puts both back."""
     clients = cloud.clients()
-    plan, port, group = _heal_plan(cloud, clients)
-    before = held(clients, plan.consumer)
-    journal = journal_module.Journal('test', JOURNAL_CLOUD,
-                                     user_name='tester')
-    proxy = FaultProxy(cloud.config['placement']['url'])
-    proxy.inject('PUT', '/allocations/', 1, LOST)
-    try:
-        (outcome,) = repairs.apply(proxy.clients(clients, 'placement'),
-                                   journal, [plan], UNPROTECTED)
-    finally:
-        proxy.close()
+    healed = _heal_with_a_fault(cloud, clients, 'placement',
+                                ('PUT', '/allocations/', LOST))
+    plan, port, outcome, journal, proxy = (
+        healed.plan, healed.port, healed.outcome, healed.journal,
+        healed.proxy)
     assert ('PUT', '/allocations/%s' % plan.consumer) in proxy.forwarded
     assert outcome.status == write.DONE, outcome.message
-    assert binding(clients, port) == group
+    assert binding(clients, port) == healed.group
     assert held(clients, plan.consumer) == plan.after
     entry = journal_module.get(JOURNAL_CLOUD, outcome.entry_id)
     assert entry.status == entry.APPLIED
@@ -298,7 +318,7 @@ def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
             network_client=clients.network)[0][1].plan},
         restorable)
     assert restored.status == write.DONE, restored.message
-    assert held(clients, plan.consumer) == before
+    assert held(clients, plan.consumer) == healed.before
     assert binding(clients, port) is None
 
 
@@ -308,18 +328,10 @@ def test_neutron_s_answer_lost_after_the_binding_puts_it_back(cloud):
     and put back, Placement is not written, and the entry failed changing
     nothing."""
     clients = cloud.clients()
-    plan, port, _group = _heal_plan(cloud, clients)
-    before = held(clients, plan.consumer)
-    journal = journal_module.Journal('test', JOURNAL_CLOUD,
-                                     user_name='tester')
-    proxy = FaultProxy(cloud.config['neutron']['url'])
-    proxy.inject('PUT', '/v2.0/ports/', 1, LATE)
-    try:
-        (outcome,) = repairs.apply(
-            proxy.clients(clients, 'network', timeout=3), journal, [plan],
-            UNPROTECTED)
-    finally:
-        proxy.close()
+    healed = _heal_with_a_fault(cloud, clients, 'network',
+                                ('PUT', '/v2.0/ports/', LATE), timeout=3)
+    plan, port, outcome, proxy = (healed.plan, healed.port, healed.outcome,
+                                  healed.proxy)
     assert proxy.forwarded.count(('PUT', '/v2.0/ports/%s' % port)) == 2
     assert outcome.status == write.FAILED, outcome.message
     message = str(outcome.message)
@@ -327,7 +339,7 @@ def test_neutron_s_answer_lost_after_the_binding_puts_it_back(cloud):
     assert 'the binding of port %s was put back in Neutron' % port in \
         message, message
     assert binding(clients, port) is None
-    assert held(clients, plan.consumer) == before
+    assert held(clients, plan.consumer) == healed.before
     entry = journal_module.get(JOURNAL_CLOUD, outcome.entry_id)
     assert entry.status == entry.FAILED and entry.changed_nothing
 

@@ -36,6 +36,7 @@ from tests.e2e.conftest import login
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
 from tests.e2e.conftest import owner
+from tests.e2e.conftest import young_findings
 
 pytestmark = pytest.mark.django_db(databases=['default', 'orphan_journal'])
 REPAIR = INDEX + 'repair/'
@@ -250,11 +251,7 @@ def test_a_provider_nova_still_has_is_not_deleted(cloud, horizon):
 
 def test_orphan_audit_apply_repairs_both_again(cloud, tmp_path):
     clients = cloud.clients()
-    wrong = cloud.control('POST', '/incidents/wrong_amount')
-    legacy = cloud.control('POST', '/incidents/pre_pike_consumer')
-    server, host3 = wrong['servers'][0]['uuid'], wrong['expected'][0][
-        'provider']
-    old_style = legacy['servers'][0]['uuid']
+    server, name, host3, old_style = young_findings(cloud)
     assert owner(clients, old_style) == (m.INCOMPLETE, m.INCOMPLETE)
     result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
                           '--json')
@@ -283,7 +280,7 @@ def test_orphan_audit_apply_repairs_both_again(cloud, tmp_path):
     assert by_name.returncode == 0, by_name.stderr
     found = {e['consumer']: e for e in json.loads(by_name.stdout)}
     entry = found[server]
-    assert entry['consumer_name'] == wrong['servers'][0]['name']
+    assert entry['consumer_name'] == name
     assert old_style not in found
     assert all('wrong-amount-vm' in e['consumer_name']
                for e in found.values())

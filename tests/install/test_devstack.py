@@ -25,15 +25,14 @@ import subprocess
 
 import pytest
 
-from sandbox import common
 from tests.install.conftest import compress
 from tests.install.conftest import local_files
 from tests.install.conftest import REGISTERED
 from tests.install.conftest import ROOT
 from tests.install.conftest import run
 from tests import mariadb
+from tests import memcached as memcached_server
 
-MEMCACHED = shutil.which('memcached') or '/usr/bin/memcached'
 # The panel's title in the Russian catalog, as Horizon's settings load it.
 RUSSIAN = '''
 import django
@@ -53,22 +52,15 @@ STATIC_ROOT = %r
 '''
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(MEMCACHED) and
-                       os.environ.get('ORPHAN_MEMCACHED_REQUIRED') != '1',
-                       reason="Debian's memcached is not installed"),
+    memcached_server.MISSING,
     pytest.mark.skipif(mariadb.MISSING,
                        reason="Debian's mariadb-server is not installed")]
 
 
 @pytest.fixture
 def memcached():
-    port = common.choose_port(0)
-    user = ['-u', 'nobody'] if os.geteuid() == 0 else []
-    proc = subprocess.Popen([MEMCACHED, '-l', '127.0.0.1', '-p', str(port),
-                             '-U', '0', '-m', '64', *user])
-    common.wait_for_port(port, timeout=30, proc=proc)
-    yield '127.0.0.1:%d' % port
-    common.stop_process(proc, 10)
+    with memcached_server.running() as address:
+        yield address
 
 
 def plugin(env, *phase):

@@ -51,16 +51,27 @@ def held(placement, consumers):
             .allocations for c in consumers]
 
 
-def shared_journal(settings, placement, placement_url, build, tmp_path):
-    """Two processes, one journal database (``settings``, a Django
-    settings module's text): a worker applies three trims against the real
+JOURNAL_SETTINGS = '''
+INSTALLED_APPS = ['orphan_dashboard']
+USE_TZ = True
+DATABASE_ROUTERS = ['orphan_dashboard.writing.journal.Router']
+DATABASES = {'default': {}, 'orphan_journal': %r}
+'''
+
+
+def shared_journal(database, placement, placement_url, build, tmp_path,
+                   preamble=''):
+    """Two processes, one journal database (``database``, Django's
+    ``DATABASES`` entry for it, after ``preamble`` in the settings
+    module): a worker applies three trims against the real
     Placement and journals them; ``orphan-audit history`` in another
     process lists them and ``orphan-audit restore --apply`` puts every
     consumer back.  The caller then reads the rows straight from its
     database."""
     consumers, plans = trim_batch(build, 3)
     initial = held(placement, consumers)
-    (tmp_path / 'shared_settings.py').write_text(settings)
+    (tmp_path / 'shared_settings.py').write_text(
+        preamble + JOURNAL_SETTINGS % (database,))
     plans_file = tmp_path / 'plans.json'
     plans_file.write_text(json.dumps([dataclasses.asdict(p) for p in plans]))
     env = dict(os.environ, DJANGO_SETTINGS_MODULE='shared_settings',

@@ -22,18 +22,9 @@ import pytest
 from tests.integration.batches import shared_journal
 from tests import mariadb as mariadb_server
 
-SETTINGS = '''
+PYMYSQL = '''
 import pymysql
 pymysql.install_as_MySQLdb()
-
-INSTALLED_APPS = ['orphan_dashboard']
-USE_TZ = True
-DATABASE_ROUTERS = ['orphan_dashboard.writing.journal.Router']
-DATABASES = {'default': {},
-             'orphan_journal': {'ENGINE': 'django.db.backends.mysql',
-                                'NAME': 'orphan_journal', 'USER': 'root',
-                                'HOST': %r,
-                                'OPTIONS': {'charset': 'utf8mb4'}}}
 '''
 
 pytestmark = pytest.mark.skipif(
@@ -65,8 +56,10 @@ def _statuses(socket):
 
 def test_two_processes_share_the_journal_on_mariadb(
         mariadb, placement, placement_url, build, tmp_path):
-    shared_journal(SETTINGS % mariadb, placement, placement_url, build,
-                   tmp_path)
+    shared_journal({'ENGINE': 'django.db.backends.mysql',
+                    'NAME': 'orphan_journal', 'USER': 'root', 'HOST': mariadb,
+                    'OPTIONS': {'charset': 'utf8mb4'}},
+                   placement, placement_url, build, tmp_path, PYMYSQL)
     rows = _statuses(mariadb)
     assert [status for status, _cloud in rows] == ['applied'] * 6
     assert len({cloud for _status, cloud in rows}) == 1

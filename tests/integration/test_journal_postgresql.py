@@ -28,15 +28,6 @@ from tests.integration.batches import shared_journal
 from tests.integration.conftest import free_port
 
 BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin'))
-SETTINGS = '''
-INSTALLED_APPS = ['orphan_dashboard']
-USE_TZ = True
-DATABASE_ROUTERS = ['orphan_dashboard.writing.journal.Router']
-DATABASES = {'default': {},
-             'orphan_journal': {'ENGINE': 'django.db.backends.postgresql',
-                                'NAME': 'orphan_journal', 'USER': 'postgres',
-                                'HOST': '127.0.0.1', 'PORT': %d}}
-'''
 
 pytestmark = pytest.mark.skipif(
     not BINARIES and os.environ.get('ORPHAN_POSTGRESQL_REQUIRED') != '1',
@@ -82,8 +73,10 @@ def postgresql():
 
 def test_two_processes_share_the_journal_on_postgresql(
         postgresql, placement, placement_url, build, tmp_path):
-    shared_journal(SETTINGS % postgresql, placement, placement_url, build,
-                   tmp_path)
+    shared_journal({'ENGINE': 'django.db.backends.postgresql',
+                    'NAME': 'orphan_journal', 'USER': 'postgres',
+                    'HOST': '127.0.0.1', 'PORT': postgresql},
+                   placement, placement_url, build, tmp_path)
     assert _statuses(postgresql) == ['applied'] * 6
 
 

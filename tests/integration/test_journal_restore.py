@@ -49,6 +49,16 @@ def _trim(placement, journal, consumer, keep, drop):
     return write_plan(placement, journal, plan)
 
 
+def _trimmed(placement, build, journal):
+    """A consumer on two providers, ``old`` and ``new``, trimmed to
+    ``new`` through the journal: ``(old, new, consumer, its entry)``."""
+    old, new = build.provider('old'), build.provider('new')
+    consumer = build.allocate({old: SMALL, new: SMALL})
+    _trim(placement, journal, consumer, new, old)
+    (entry,) = logged(consumer=consumer)
+    return old, new, consumer, entry
+
+
 def _restore(placement, journal, entry):
     (row,), outcomes = restore_entries(placement, journal, [entry])
     return row, outcomes
@@ -88,10 +98,7 @@ def test_refused_write_is_journaled_as_refused(placement, build, journal):
 
 def test_restore_puts_the_consumer_back_and_is_undoable(placement, build,
                                                         journal):
-    old, new = build.provider('old'), build.provider('new')
-    consumer = build.allocate({old: SMALL, new: SMALL})
-    _trim(placement, journal, consumer, new, old)
-    (entry,) = logged(consumer=consumer)
+    old, new, consumer, entry = _trimmed(placement, build, journal)
     row, (outcome,) = _restore(placement, journal, entry)
     assert row.plan.after == {old: SMALL, new: SMALL}
     assert outcome.status == write.DONE, outcome.message
@@ -122,10 +129,7 @@ def test_restore_of_a_delete_recreates_the_consumer(placement, build,
 
 def test_restore_refused_when_the_consumer_changed_since(placement, build,
                                                          journal):
-    old, new = build.provider('old'), build.provider('new')
-    consumer = build.allocate({old: SMALL, new: SMALL})
-    _trim(placement, journal, consumer, new, old)
-    (entry,) = logged(consumer=consumer)
+    old, new, consumer, entry = _trimmed(placement, build, journal)
     api.put_allocations(placement, consumer, {new: {'VCPU': 4}}, 2, 'p', 'u')
     row, (outcome,) = _restore(placement, journal, entry)
     assert row.plan is None and 'changed since this repair' in str(row.error)
@@ -135,10 +139,7 @@ def test_restore_refused_when_the_consumer_changed_since(placement, build,
 
 def test_restore_skipped_when_changed_between_preview_and_submit(
         placement, build, journal):
-    old, new = build.provider('old'), build.provider('new')
-    consumer = build.allocate({old: SMALL, new: SMALL})
-    _trim(placement, journal, consumer, new, old)
-    (entry,) = logged(consumer=consumer)
+    old, new, consumer, entry = _trimmed(placement, build, journal)
     restorable = journal_module.restorable(CLOUD, [consumer])
     ((_, row),) = restore_writes.preview_restore(placement, [entry],
                                                  restorable)

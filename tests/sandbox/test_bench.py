@@ -27,11 +27,12 @@ not seeded for it.
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
+
+from tests import memcached
 
 pytest.importorskip('nova')
 pytest.importorskip('placement')
@@ -39,14 +40,10 @@ pytest.importorskip('keystone')
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-MEMCACHED = shutil.which('memcached') or '/usr/bin/memcached'
 SIZE = 30
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(MEMCACHED) and
-    os.environ.get('ORPHAN_MEMCACHED_REQUIRED') != '1',
-    reason="Debian's memcached is not installed (the bench's pages and "
-    'cron share one)')
+pytestmark = memcached.MISSING
+"""The bench's pages and cron share one memcached."""
 
 TABLES = (
     ('servers', 'hyp', 'cold sweep s', 'req', 'floor s', 'cold/floor',

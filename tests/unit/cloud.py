@@ -196,6 +196,14 @@ class Cloud:
             consumer, generation, {}, owner[0], owner[1], modified))
         entry.allocations[provider] = dict(resources)
 
+    def deleted(self, name, provider, resources=None, **kwargs):
+        """A server Nova deleted (it says so when asked for it) whose
+        allocation is left on ``provider``: its uuid."""
+        consumer = uid(name)
+        self.known.add(consumer)
+        self.allocate(consumer, provider, resources, **kwargs)
+        return consumer
+
     def migration(self, name, instance, status, kind='migration',
                   source='host1', dest='host2'):
         migration = m.Migration(uid(name), instance, status, kind,

@@ -195,9 +195,8 @@ def test_busy_server_is_protected(kwargs):
 
 def test_young_allocation_is_protected_until_min_age():
     cloud = Cloud()
-    ghost = uid('ghost')
-    cloud.known.add(ghost)
-    cloud.allocate(ghost, H1, modified=NOW - datetime.timedelta(seconds=30))
+    ghost = cloud.deleted('ghost', H1,
+                          modified=NOW - datetime.timedelta(seconds=30))
     found, _ = verdicts(cloud)
     assert found[(ghost, H1)].verdict == m.PROTECTED
     reason = str(found[(ghost, H1)].reason)
@@ -555,9 +554,7 @@ def test_no_repair_changes_a_protected_row_of_its_consumer():
     cloud.allocate(moved, H2)
     cloud.allocate(moved, H1)
     cloud.allocate(moved, down, share)
-    deleted = uid('straddling-deleted')
-    cloud.known.add(deleted)
-    cloud.allocate(deleted, H1)
+    deleted = cloud.deleted('straddling-deleted', H1)
     cloud.allocate(deleted, down, share)
     auditor = classify.Auditor(cloud.snapshot(), min_age=600)
     for consumer, row, verdict in ((wrong, H2, m.WRONG_AMOUNT),

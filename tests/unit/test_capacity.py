@@ -120,9 +120,7 @@ def test_the_repairs_that_make_room_name_their_servers():
     stale = cloud.migration('stale', old, 'confirmed', source='host2',
                             dest='host3')
     cloud.allocate(stale, H2)
-    ghost = uid('ghost')
-    cloud.known.add(ghost)
-    cloud.allocate(ghost, H3)
+    ghost = cloud.deleted('ghost', H3)
     report = assess(cloud, {H1: compute(), H2: compute(), H3: compute()})
     repairs = {r.consumer: r for tree in report.trees.values()
                for r in tree.repairs}

@@ -46,9 +46,7 @@ def a_report():
     vm = cloud.server('vm', 'host2')
     cloud.allocate(vm, H1)
     cloud.allocate(vm, H2)
-    ghost = uid('ghost')
-    cloud.known.add(ghost)
-    cloud.allocate(ghost, H1, {'VCPU': 4, 'MEMORY_MB': 8})
+    cloud.deleted('ghost', H1, {'VCPU': 4, 'MEMORY_MB': 8})
     return classify.audit(cloud.snapshot(), min_age=0)
 
 

@@ -47,9 +47,7 @@ def dead_host1():
     cloud.allocate(evacuated, H1)
     cloud.allocate(evacuated, H2)
     cloud.migration('evac', evacuated, 'done', kind='evacuation')
-    ghost = uid('ghost')
-    cloud.known.add(ghost)
-    cloud.allocate(ghost, H1)
+    ghost = cloud.deleted('ghost', H1)
     owner = cloud.server('owner', 'host3')
     cloud.allocate(owner, H3)
     stale = cloud.migration('stale', owner, 'error', source='host1',
@@ -221,9 +219,7 @@ def test_naming_a_multi_node_host_needs_the_whole_service_choice():
 def test_a_node_nova_dropped_goes_alone_and_keeps_its_service():
     cloud, (a, b, c) = ironic()
     del cloud.hypervisors[a]
-    ghost = uid('ghost-on-a')
-    cloud.known.add(ghost)
-    cloud.allocate(ghost, a, {'CUSTOM_BAREMETAL_GOLD': 1})
+    ghost = cloud.deleted('ghost-on-a', a, {'CUSTOM_BAREMETAL_GOLD': 1})
     plan = decommission.plan(cloud.snapshot(), a, min_age=0)
     assert plan.roots == [a] and not plan.deletes_service
     assert plan.blockers() == []

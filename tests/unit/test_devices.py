@@ -48,9 +48,7 @@ def verdicts(cloud, consumer):
 def test_a_deleted_servers_device_goes_with_its_share_of_the_node(kind):
     cloud = Cloud()
     device = cloud.device('host1', kind)
-    gone = uid('gone')
-    cloud.known.add(gone)
-    cloud.allocate(gone, H1)
+    gone = cloud.deleted('gone', H1)
     cloud.allocate(gone, device, holds(kind))
     auditor, found = verdicts(cloud, gone)
     assert {f.verdict for f in found.values()} == {m.DELETED_INSTANCE}

@@ -127,9 +127,7 @@ def test_trim_refused_when_nothing_would_remain():
 
 def test_delete_empties_the_consumer():
     cloud = Cloud()
-    ghost = uid('ghost')
-    cloud.known.add(ghost)
-    cloud.allocate(ghost, H2, generation=4)
+    ghost = cloud.deleted('ghost', H2, generation=4)
     plan = _plan(cloud, ghost, H2, m.DELETE)
     assert plan.after == {} and plan.generation == 4
     assert equivalents.for_plan(plan) == [
@@ -148,9 +146,7 @@ def test_heal_missing_creates_the_consumer():
 
 def test_a_deleted_server_cannot_be_healed():
     cloud = Cloud()
-    ghost = uid('ghost')
-    cloud.known.add(ghost)
-    cloud.allocate(ghost, H2)
+    ghost = cloud.deleted('ghost', H2)
     with pytest.raises(CannotRepair,
                        match='Cannot delete and heal here.*: delete'):
         _plan(cloud, ghost, H2, m.DELETE_AND_HEAL)

@@ -92,8 +92,7 @@ def test_only_lets_through_the_consumers_of_those_verdicts_alone():
     moved = cloud.server('moved', 'host2')
     cloud.allocate(moved, H1)
     cloud.allocate(moved, H2)
-    cloud.known.add(uid('gone'))
-    cloud.allocate(uid('gone'), H3)
+    cloud.deleted('gone', H3)
     report = classify.audit(cloud.snapshot(), min_age=0)
     assert {(f.consumer, f.verdict) for f in report.problems} == {
         (both, m.MOVED), (both, m.MISSING), (moved, m.MOVED),

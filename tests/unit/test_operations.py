@@ -51,8 +51,7 @@ def leaky_cloud():
     cloud.server('vm', 'host1')
     cloud.allocate(uid('vm'), uid('host1'))
     cloud.allocate(uid('stranger'), uid('host2'))
-    cloud.known.add(uid('gone'))
-    cloud.allocate(uid('gone'), uid('host2'))
+    cloud.deleted('gone', uid('host2'))
     return cloud
 
 

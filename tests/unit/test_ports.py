@@ -370,9 +370,7 @@ def test_an_older_neutron_s_single_request_is_rebound_as_one_uuid():
 def test_neutron_unread_protects_port_allocations_not_the_rest():
     cloud, nics, web = qos_cloud()
     cloud.ports, cloud.neutron = None, m.NEUTRON_DOWN
-    gone = uid('gone')
-    cloud.known.add(gone)
-    cloud.allocate(gone, uid('host2'))
+    gone = cloud.deleted('gone', uid('host2'))
     _, found = findings(cloud, web)
     assert found[nics['host1']].verdict == m.PROTECTED
     assert 'Neutron did not answer' in str(found[nics['host1']].reason)
