@@ -160,6 +160,22 @@ def signed_rows(response):
     return response.context['form'].initial['rows']
 
 
+def provider_row(plan):
+    """A provider delete's preview row offering ``plan``."""
+    return repair.Row(m.Selection('', plan.provider, m.DELETE_PROVIDER),
+                      plan=plan)
+
+
+def signed_for(client, *plans):
+    """What a provider delete's preview offering ``plans`` (the first the
+    tree's root) signed, as an older preview may have: the rows a
+    confirm posts."""
+    with mock.patch.object(service, 'preview_provider_delete',
+                           return_value=[provider_row(p) for p in plans]):
+        return signed_rows(client.get(DELETE_PROVIDER,
+                                      {'provider': plans[-1].provider}))
+
+
 def hidden_ids_removed(response):
     """The page's visible text without the ids the panel shows beside a
     name (a hover or a small grey id away) and without the equivalent

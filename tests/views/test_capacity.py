@@ -116,13 +116,23 @@ def overview_bars(res):
     return text[text.index('<table class="table orphan-capacity">'):]
 
 
+def shown_with_capacity(test, *flavors):
+    """``test``'s report and capacity mocked as
+    :func:`incidents_with_capacity` finds them, its flavors ``flavors``
+    where given: ``(incidents, capacity)``."""
+    incidents, found = incidents_with_capacity()
+    test.mock_report.return_value = incidents.report
+    test.mock_capacity.return_value = found
+    if flavors:
+        test.mock_flavors.return_value = list(flavors)
+    return incidents, found
+
+
 class CapacityTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'capacity']})
     def test_the_index_sums_up_what_findings_hold(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
+        incidents, found = shown_with_capacity(self)
         res = self.client.get(INDEX)
         text = re.sub(r'\s+', ' ', res.content.decode())
         self.assertIn('Held by findings on 3 hypervisors:', text)
@@ -134,9 +144,7 @@ class CapacityTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'capacity']})
     def test_each_hypervisor_row_has_its_bars_and_numbers(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
+        incidents, found = shown_with_capacity(self)
         res = self.client.get(INDEX, {
             'tab': 'orphaned_allocations__providers', 'show': 'all'})
         text = re.sub(r'\s+', ' ', res.content.decode())
@@ -265,10 +273,7 @@ class CapacityTests(AdminViewTests):
         """Horizon's Angular ``form`` directive cancels the submit of a
         form without an ``action``: the *Check* button must name where
         it goes."""
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
-        self.mock_flavors.return_value = [SMALL]
+        incidents, found = shown_with_capacity(self, SMALL)
         res = self.client.get(INDEX, {'tab': TAB})
         self.assertContains(res, '<form method="get" action="%s" '
                                  'class="form-inline orphan-flavor-chooser">'
@@ -291,10 +296,7 @@ class CapacityTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_a_forced_down_host_fits_nothing_and_says_why(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
-        self.mock_flavors.return_value = [SMALL]
+        incidents, found = shown_with_capacity(self, SMALL)
         res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
         text = re.sub(r'\s+', ' ', res.content.decode())
         self.assertIn('<tr class="orphan-fit-does_not_fit"> <td><a href="%s">'
@@ -328,10 +330,7 @@ class CapacityTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_a_custom_class_fits_only_where_a_provider_has_it(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
-        self.mock_flavors.return_value = [FPGA, SMALL]
+        incidents, found = shown_with_capacity(self, FPGA, SMALL)
         res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-fpga'})
         text = re.sub(r'\s+', ' ', res.content.decode())
         self.assertIn('Fits now: 1 &middot; Fits after the recommended '
@@ -341,10 +340,7 @@ class CapacityTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_a_bad_flavor_id_gets_a_clear_message(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
-        self.mock_flavors.return_value = [SMALL]
+        incidents, found = shown_with_capacity(self, SMALL)
         res = self.client.get(INDEX, {'tab': TAB,
                                       'flavor': '<b>no-such</b>'})
         self.assertContains(res, 'No flavor has the id '
@@ -355,10 +351,7 @@ class CapacityTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_check_without_a_flavor_says_to_choose_one(self):
         """*Check* on the list's first line: said, not a silent reload."""
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
-        self.mock_flavors.return_value = [SMALL]
+        incidents, found = shown_with_capacity(self, SMALL)
         res = self.client.get(INDEX, {'tab': TAB})
         self.assertNotContains(res, 'orphan-flavor-error')
         res = self.client.get(INDEX, {'tab': TAB, 'flavor': ''})
@@ -370,10 +363,7 @@ class CapacityTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_a_flavor_a_flavor_alone_cannot_describe(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
-        self.mock_flavors.return_value = [VGPU]
+        incidents, found = shown_with_capacity(self, VGPU)
         res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-vgpu'})
         self.assertContains(res, 'orphan-flavor-error')
         self.assertContains(res, 'VGPU')
@@ -394,9 +384,7 @@ class CapacityTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'capacity'],
                            placement: ['provider_inventories']})
     def test_the_provider_page_shows_the_numbers_and_bars(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
+        incidents, found = shown_with_capacity(self)
         self.mock_provider_inventories.return_value = {}
         res = self.client.get(detail(H4), {'tab': 'provider__overview'})
         self.assertTemplateUsed(
@@ -414,9 +402,7 @@ class CapacityTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'capacity'],
                            placement: ['provider_inventories']})
     def test_the_held_part_of_a_bar_on_a_host_with_an_orphan(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
+        incidents, found = shown_with_capacity(self)
         self.mock_provider_inventories.return_value = {}
         res = self.client.get(detail(H1), {'tab': 'provider__overview'})
         text = re.sub(r'\s+', ' ', res.content.decode())
@@ -455,9 +441,7 @@ class ProjectsTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'capacity', 'names',
                                      '_clients']})
     def test_projects_worst_first_with_their_bars_and_limits(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
+        incidents, found = shown_with_capacity(self)
         self.mock_names.return_value = {'projects': {'p': 'demo'},
                                         'users': {}}
         usages = {'p': {'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 8}}
@@ -494,9 +478,7 @@ class ProjectsTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'capacity', 'names',
                                      '_clients']})
     def test_no_keystone_limits_is_no_error(self):
-        incidents, found = incidents_with_capacity()
-        self.mock_report.return_value = incidents.report
-        self.mock_capacity.return_value = found
+        incidents, found = shown_with_capacity(self)
         text = self.unlimited_projects({'VCPU': 3})
         self.assertIn('held by findings 4 &middot; usage 3</small>', text)
         self.assertEqual([], self.messages_seen)

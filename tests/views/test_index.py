@@ -41,6 +41,7 @@ from tests.views.base import helpers
 from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import preview_link
+from tests.views.base import provider_row
 from tests.views.base import REPAIR
 from tests.views.base import signed_rows
 from tests.views.base import uid
@@ -371,8 +372,7 @@ def blocked_tree():
         repair.Row(m.Selection('', GONE_BUSY, m.DELETE_PROVIDER),
                    error='provider gone-busy still holds allocations: '
                          'repair them first'),
-        repair.Row(m.Selection('', GONE, m.DELETE_PROVIDER),
-                   plan=provider_plan())]
+        provider_row(provider_plan())]
 
 
 class DeleteProviderTests(AdminViewTests):
@@ -390,8 +390,7 @@ class DeleteProviderTests(AdminViewTests):
     def test_preview_then_delete(self):
         self.mock_report.return_value = Incidents().report
         plan = provider_plan()
-        self.mock_preview_provider_delete.return_value = [repair.Row(
-            m.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
+        self.mock_preview_provider_delete.return_value = [provider_row(plan)]
         res = self.client.get(DELETE_PROVIDER, {'provider': GONE})
         self.mock_preview_provider_delete.assert_called_once_with(
             mock.ANY, [GONE])
@@ -416,9 +415,8 @@ class DeleteProviderTests(AdminViewTests):
         res = self.client.get(INDEX)
         self.assertContains(res, 'Delete provider')
         self.assertNotContains(res, 'Delete Provider')
-        self.mock_preview_provider_delete.return_value = [repair.Row(
-            m.Selection('', GONE, m.DELETE_PROVIDER),
-            plan=provider_plan())]
+        self.mock_preview_provider_delete.return_value = [
+            provider_row(provider_plan())]
         res = self.client.get(DELETE_PROVIDER, {'provider': GONE})
         self.assertContains(res, 'class="btn btn-danger" type="submit" '
                                  'value="Delete"')
@@ -452,8 +450,7 @@ class DeleteProviderTests(AdminViewTests):
     def test_placement_refusal_is_a_message(self):
         self.mock_report.return_value = Incidents().report
         plan = provider_plan()
-        self.mock_preview_provider_delete.return_value = [repair.Row(
-            m.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
+        self.mock_preview_provider_delete.return_value = [provider_row(plan)]
         signed = signed_rows(self.client.get(DELETE_PROVIDER,
                                              {'provider': GONE}))
         self.mock_delete_providers.return_value = [write.Outcome(

@@ -34,6 +34,7 @@ from tests.views.base import DELETE_PROVIDER
 from tests.views.base import detail
 from tests.views.base import helpers
 from tests.views.base import INDEX
+from tests.views.base import signed_for
 from tests.views.base import signed_rows
 
 DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
@@ -107,12 +108,7 @@ class OwnershipTests(AdminViewTests):
         # A confirm signed for a plan (an older preview) is refused too.
         plan = repair.ProviderPlan(m.DELETE_PROVIDER, segment, SEGMENT, 2,
                                    record(segment))
-        with mock.patch.object(service, 'preview_provider_delete',
-                               return_value=[repair.Row(m.Selection(
-                                   '', segment, m.DELETE_PROVIDER),
-                                   plan=plan)]):
-            signed = signed_rows(self.client.get(DELETE_PROVIDER,
-                                                 {'provider': segment}))
+        signed = signed_for(self.client, plan)
         self.client.post(DELETE_PROVIDER, {'rows': signed})
         placement.delete_provider.assert_not_called()
         level, lines, _batch = batch_message(self.messages_seen)
@@ -240,12 +236,7 @@ class NeutronChildTests(AdminViewTests):
         plans = [repair.ProviderPlan(m.DELETE_PROVIDER, u, records[u]['name'],
                                      3, records[u])
                  for u in (nic, agent, host1)]
-        with mock.patch.object(service, 'preview_provider_delete',
-                               return_value=[repair.Row(m.Selection(
-                                   '', p.provider, m.DELETE_PROVIDER),
-                                   plan=p) for p in plans]):
-            signed = signed_rows(self.client.get(DELETE_PROVIDER,
-                                                 {'provider': host1}))
+        signed = signed_for(self.client, *plans)
         self.client.post(DELETE_PROVIDER, {'rows': signed})
         placement.delete_provider.assert_not_called()
         level, lines, _batch = batch_message(self.messages_seen)
@@ -342,12 +333,7 @@ class DeleteJudgedAgainTests(AdminViewTests):
         self.assertNotContains(res, 'value="Delete"')
         plan = repair.ProviderPlan(m.DELETE_PROVIDER, uuid, record['name'],
                                    2, record)
-        with mock.patch.object(service, 'preview_provider_delete',
-                               return_value=[repair.Row(m.Selection(
-                                   '', uuid, m.DELETE_PROVIDER),
-                                   plan=plan)]):
-            signed = signed_rows(self.client.get(DELETE_PROVIDER,
-                                                 {'provider': uuid}))
+        signed = signed_for(self.client, plan)
         self.client.post(DELETE_PROVIDER, {'rows': signed})
         placement.delete_provider.assert_not_called()
 
