@@ -29,6 +29,7 @@ import pytest
 
 from sandbox import common
 from tests.install.conftest import compress
+from tests.install.conftest import FROZEN
 from tests.install.conftest import local_files
 from tests.install.conftest import REGISTERED
 from tests.install.conftest import ROOT
@@ -43,20 +44,6 @@ django.setup()
 from django.utils import translation
 translation.activate('ru')
 print(translation.gettext('Orphaned Allocations'))
-'''
-# The WSGI script as Apache's mod_wsgi runs it (its `application`), under
-# DevStack's WEBROOT: its class, whether the process froze anything, the
-# login page's status. (Horizon's wsgi.py sends stdout to stderr.)
-FROZEN = '''
-import gc, runpy, sys, wsgiref.util
-application = runpy.run_path(sys.argv[1])['application']
-frozen = gc.get_freeze_count()
-environ = {}
-wsgiref.util.setup_testing_defaults(environ)
-environ.update(SCRIPT_NAME='/dashboard', PATH_INFO='/auth/login/')
-status = []
-b''.join(application(environ, lambda line, headers: status.append(line)))
-print(type(application).__name__, frozen > 0, status[0], file=sys.__stdout__)
 '''
 # What DevStack's configure_horizon writes as Horizon's Apache site, from
 # its files/apache-horizon.template (the lines about the WSGI script).
@@ -192,8 +179,8 @@ def _stack_and_clean(dashboard, env, socket, memcached, tmp_path, before):
         assert site.read_text() == written_site.replace(
             '/dashboard %s/openstack_dashboard/wsgi.py' %
             devstack['HORIZON_DIR'], '/dashboard ' + script)
-        out = run([dashboard.python, '-c', FROZEN, script], env=env,
-                  cwd=str(tmp_path))
+        out = run([dashboard.python, '-c', FROZEN, script,
+                   '/dashboard', '/auth/login/'], env=env, cwd=str(tmp_path))
         assert out.split() == ['WSGIHandler', 'True', '200', 'OK']
 
         plugin(devstack, 'clean')
