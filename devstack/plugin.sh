@@ -81,8 +81,9 @@ function orphan_dashboard_configure {
 # post-config) serves the plugin's WSGI script, copied into Horizon's
 # local/, which the site's <Directory> already grants.
 function orphan_dashboard_freeze_horizon {
+    local package=$ORPHAN_DASHBOARD_DIR/orphan_dashboard
     local script=$HORIZON_DIR/openstack_dashboard/local/$ORPHAN_DASHBOARD_WSGI
-    cp "$ORPHAN_DASHBOARD_DIR/orphan_dashboard/$ORPHAN_DASHBOARD_WSGI" "$script"
+    cp "$package/$ORPHAN_DASHBOARD_WSGI" "$script"
     sudo sed -i -e "s,^\(\s*WSGIScriptAlias\s\+\S\+\s\+\).*$,\1$script," \
         "$(apache_site_config_for horizon)"
 }

@@ -46,10 +46,11 @@ translation.activate('ru')
 print(translation.gettext('Orphaned Allocations'))
 '''
 # What DevStack's configure_horizon writes as Horizon's Apache site, from
-# its files/apache-horizon.template (the lines about the WSGI script).
+# its files/apache-horizon.template: the lines about the WSGI script, the
+# daemon's user, group and display name left out.
 HORIZON_SITE = '''<VirtualHost *:80>
     WSGIScriptAlias /dashboard %(horizon)s/openstack_dashboard/wsgi.py
-    WSGIDaemonProcess horizon user=stack group=stack processes=3 threads=10 home=%(horizon)s display-name=%%{GROUP}
+    WSGIDaemonProcess horizon processes=3 threads=10 home=%(horizon)s
     WSGIApplicationGroup %%{GLOBAL}
     WSGIProcessGroup horizon
     <Directory %(horizon)s/>
