@@ -32,8 +32,9 @@ waited), the seconds of the cyclic garbage collector's passes during it
 object the process holds; ``tracked``, how many the collector tracked
 after the page), the sweep's progress then (``sweep/``'s
 ``read``: done and total per kind), and the HTTP requests it made.
-With ``--gc-freeze`` Horizon's own objects are frozen once warm, as
-``doc/source/operations.md`` shows for a deployment's WSGI script.
+With ``--gc-freeze`` Horizon's own objects are frozen once warm, by the
+call a deployment's WSGI script makes (``orphan_dashboard.wsgi.frozen``,
+``doc/source/operations.md``).
 Prints one JSON object.
 """
 import argparse
@@ -187,6 +188,7 @@ def main(argv=None):
     from sandbox import rest
 
     from orphan_dashboard.content.orphaned_allocations import service
+    from orphan_dashboard import wsgi
 
     report_times = []
     report = service.report
@@ -227,10 +229,7 @@ def main(argv=None):
     # Horizon itself warm (templates, menus), as a running one is.
     out['warm_up_s'] = _timed(lambda: client.get('/settings/'))[0]
     if args.gc_freeze:
-        from django.urls import get_resolver
-        get_resolver().reverse_dict
-        gc.collect()
-        gc.freeze()
+        wsgi.frozen(client.handler)
         out['gc_frozen'] = gc.get_freeze_count()
     # The first page of a cold cache starts the sweep in the background and
     # renders at once; pages during the sweep render at once too.

@@ -7,14 +7,19 @@
 #   stack post-config   the enabled file and the settings snippet into
 #                       Horizon's local/, the journal's database created on
 #                       DevStack's database server and migrated, the
-#                       snapshot in DevStack's memcached; DevStack's
-#                       init_horizon then runs collectstatic and compress
+#                       snapshot in DevStack's memcached, and (with
+#                       ORPHAN_DASHBOARD_GC_FREEZE) Apache's Horizon served
+#                       through the WSGI script that freezes its objects;
+#                       DevStack's init_horizon then runs collectstatic and
+#                       compress, start_horizon restarts Apache
 #   clean               removes what post-config put into Horizon's local/
+#                       (DevStack's cleanup_horizon removes Apache's site)
 
 ORPHAN_DASHBOARD_ENABLED=_2170_admin_orphaned_allocations_panel
 ORPHAN_DASHBOARD_SNIPPET=_90_orphan_dashboard
 # Sorted before the snippet, which keeps the journal it finds.
 ORPHAN_DASHBOARD_DEVSTACK_SNIPPET=_85_orphan_dashboard_devstack
+ORPHAN_DASHBOARD_WSGI=horizon_frozen.wsgi
 
 function _orphan_dashboard_python_string {
     "$PYTHON" -c 'import sys; print(repr(sys.argv[1]))' "$1"
@@ -72,12 +77,24 @@ function orphan_dashboard_configure {
         migrate orphan_dashboard --database orphan_journal --verbosity 0
 }
 
+# Horizon's site in DevStack's Apache (written by configure_horizon, before
+# post-config) serves the plugin's WSGI script, copied into Horizon's
+# local/, which the site's <Directory> already grants.
+function orphan_dashboard_freeze_horizon {
+    local package=$ORPHAN_DASHBOARD_DIR/orphan_dashboard
+    local script=$HORIZON_DIR/openstack_dashboard/local/$ORPHAN_DASHBOARD_WSGI
+    cp "$package/$ORPHAN_DASHBOARD_WSGI" "$script"
+    sudo sed -i -e "s,^\(\s*WSGIScriptAlias\s\+\S\+\s\+\).*$,\1$script," \
+        "$(apache_site_config_for horizon)"
+}
+
 function orphan_dashboard_clean {
     local local_dir=$HORIZON_DIR/openstack_dashboard/local
     rm -f "$local_dir/enabled/$ORPHAN_DASHBOARD_ENABLED".py* \
         "$local_dir/enabled/__pycache__/$ORPHAN_DASHBOARD_ENABLED".*.pyc \
         "$local_dir/local_settings.d/$ORPHAN_DASHBOARD_DEVSTACK_SNIPPET".py* \
-        "$local_dir/local_settings.d/$ORPHAN_DASHBOARD_SNIPPET".py*
+        "$local_dir/local_settings.d/$ORPHAN_DASHBOARD_SNIPPET".py* \
+        "$local_dir/$ORPHAN_DASHBOARD_WSGI"
 }
 
 if is_service_enabled horizon; then
@@ -87,6 +104,9 @@ if is_service_enabled horizon; then
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
         echo_summary "Configuring orphan-dashboard"
         orphan_dashboard_configure
+        if [[ "$ORPHAN_DASHBOARD_GC_FREEZE" == "True" ]]; then
+            orphan_dashboard_freeze_horizon
+        fi
     fi
     if [[ "$1" == "clean" ]]; then
         orphan_dashboard_clean

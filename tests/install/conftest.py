@@ -39,6 +39,7 @@ STATIC_ROOT = %(static)r
 COMPRESS_ENABLED = True
 COMPRESS_OFFLINE = True
 ORPHAN_AUDIT_JOURNAL_DIR = %(journal)r
+ALLOWED_HOSTS = ['localhost']
 '''
 REGISTERED = '''
 import django
@@ -61,6 +62,23 @@ log.finish(log.begin_service('delete', {'uuid': 'service-1'}, 'provider-1',
 found, _, _ = journal.entries(cloud)
 print(found[0].subject, found[0].status, 'entries:', len(found))
 print(settings.DATABASES['orphan_journal']['NAME'])
+'''
+
+# A WSGI script run as a WSGI server runs it (argv[1]; its `application`
+# called for the page at argv[2] and argv[3], SCRIPT_NAME and PATH_INFO):
+# the application's class, whether the process froze anything, the page's
+# status. (Horizon's wsgi.py sends stdout to stderr.)
+FROZEN = '''
+import gc, runpy, sys, wsgiref.util
+application = runpy.run_path(sys.argv[1])['application']
+frozen = gc.get_freeze_count()
+environ = {}
+wsgiref.util.setup_testing_defaults(environ)
+environ.update(HTTP_HOST='localhost', SCRIPT_NAME=sys.argv[2],
+               PATH_INFO=sys.argv[3])
+status = []
+b''.join(application(environ, lambda line, headers: status.append(line)))
+print(type(application).__name__, frozen > 0, status[0], file=sys.__stdout__)
 '''
 
 

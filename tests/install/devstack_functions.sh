@@ -32,3 +32,21 @@ function recreate_database {
 function database_connection_url {
     echo "mysql+pymysql://root@localhost/$1?charset=utf8&unix_socket=$STUB_MYSQL_SOCKET"
 }
+
+# As DevStack's: True or False from the variable named $2, else $1.
+function trueorfalse {
+    case "${!2:-}" in
+        1|[yY]es|YES|[tT]rue|TRUE) echo True ;;
+        0|[nN]o|NO|[fF]alse|FALSE) echo False ;;
+        *) echo "$1" ;;
+    esac
+}
+
+# Apache's site files are the test's ($STUB_APACHE_CONF_DIR), its own user's.
+function apache_site_config_for {
+    echo "$STUB_APACHE_CONF_DIR/$1.conf"
+}
+
+function sudo {
+    "$@"
+}

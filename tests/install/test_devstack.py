@@ -16,8 +16,10 @@ lays it out (``HORIZON_DIR/openstack_dashboard/local/``, its
 install`` and ``stack post-config``, then what DevStack's ``init_horizon``
 runs (collectstatic, compress), Django's check, the panel registered and a
 journal write in a throwaway MariaDB server, DevStack's database as the
-stub of DevStack's functions gives it; ``clean`` leaves ``local/`` as it
-found it."""
+stub of DevStack's functions gives it, and Horizon's site in Apache
+pointed at the WSGI script that freezes Horizon's objects, which serves
+the login page (``ORPHAN_DASHBOARD_GC_FREEZE=False`` leaves the site
+alone); ``clean`` leaves ``local/`` as it found it."""
 
 import os
 import shutil
@@ -26,6 +28,7 @@ import subprocess
 import pytest
 
 from tests.install.conftest import compress
+from tests.install.conftest import FROZEN
 from tests.install.conftest import local_files
 from tests.install.conftest import REGISTERED
 from tests.install.conftest import ROOT
@@ -40,6 +43,19 @@ django.setup()
 from django.utils import translation
 translation.activate('ru')
 print(translation.gettext('Orphaned Allocations'))
+'''
+# What DevStack's configure_horizon writes as Horizon's Apache site, from
+# its files/apache-horizon.template: the lines about the WSGI script, the
+# daemon's user, group and display name left out.
+HORIZON_SITE = '''<VirtualHost *:80>
+    WSGIScriptAlias /dashboard %(horizon)s/openstack_dashboard/wsgi.py
+    WSGIDaemonProcess horizon processes=3 threads=10 home=%(horizon)s
+    WSGIApplicationGroup %%{GLOBAL}
+    WSGIProcessGroup horizon
+    <Directory %(horizon)s/>
+        Require all granted
+    </Directory>
+</VirtualHost>
 '''
 STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                     'devstack_functions.sh')
@@ -104,7 +120,11 @@ def _stack_and_clean(dashboard, env, socket, memcached, tmp_path, before):
                     PYTHON=dashboard.python, STUB_MYSQL=mariadb.CLIENT,
                     STUB_MYSQL_SOCKET=socket,
                     ENABLED_SERVICES='key,n-api,placement-api,horizon',
-                    MEMCACHE_SERVERS=memcached)
+                    MEMCACHE_SERVERS=memcached,
+                    STUB_APACHE_CONF_DIR=str(tmp_path))
+    site = tmp_path / 'horizon.conf'
+    written_site = HORIZON_SITE % {'horizon': devstack['HORIZON_DIR']}
+    site.write_text(written_site)
     try:
         plugin(devstack, 'stack', 'install')
         package = run([dashboard.python, '-c', 'import orphan_dashboard; '
@@ -147,8 +167,23 @@ def _stack_and_clean(dashboard, env, socket, memcached, tmp_path, before):
         rows = mariadb.sql(socket, 'SELECT subject, status FROM '
                            'orphan_journal.orphan_dashboard_journalentry')
         assert rows.stdout.split()[-2:] == ['service-1', 'applied']
+        # Apache's Horizon: its script in local/, the site pointed at it.
+        script = os.path.join(local, 'horizon_frozen.wsgi')
+        assert site.read_text() == written_site.replace(
+            '/dashboard %s/openstack_dashboard/wsgi.py' %
+            devstack['HORIZON_DIR'], '/dashboard ' + script)
+        out = run([dashboard.python, '-c', FROZEN, script,
+                   '/dashboard', '/auth/login/'], env=env, cwd=str(tmp_path))
+        assert out.split() == ['WSGIHandler', 'True', '200', 'OK']
 
         plugin(devstack, 'clean')
         assert local_files(dashboard.dashboard) == before
+
+        site.write_text(written_site)
+        plugin(dict(devstack, ORPHAN_DASHBOARD_GC_FREEZE='False'),
+               'stack', 'post-config')
+        assert site.read_text() == written_site
+        assert not os.path.exists(script)
+        plugin(devstack, 'clean')
     finally:
         run(dashboard.pip[:-2] + ['uninstall', '-y', 'orphan-dashboard'])

@@ -13,7 +13,8 @@
 """The recipes in ``contrib/`` for OpenStack-Ansible and Kolla, checked as
 far as they can be here: on the wheel installed in a plain Horizon, what
 each installer would do to it (no container is built and no playbook
-runs; ``doc/source/install.md`` says so)."""
+runs; ``doc/source/install.md`` says so), and each one's WSGI script,
+which freezes Horizon's objects once loaded, run and serving a page."""
 
 import configparser
 import os
@@ -22,6 +23,7 @@ import subprocess
 
 import yaml
 
+from tests.install.conftest import FROZEN
 from tests.install.conftest import LOCAL_SETTINGS
 from tests.install.conftest import REGISTERED
 from tests.install.conftest import ROOT
@@ -36,6 +38,9 @@ OSA_PANELS = ('/enabled', '/conf', '/local/enabled')
 OSA_SETTINGS = ('/local_settings.d', '/local/local_settings.d')
 OSA_FILES = r'^_[0-9]{2,4}_.*.py$'
 OSA_POLICIES = r'^.*_policy.(json|yaml)$'
+# A page of Horizon's that needs no template compressed offline, nor a
+# login: its JavaScript catalog.
+CATALOG = '/i18n/js/horizon/'
 
 
 def site_packages(python):
@@ -94,6 +99,13 @@ def assert_working_panel(dashboard, tmp_path):
     assert 'Orphaned Allocations' in out
 
 
+def served(dashboard, script, tmp_path):
+    """``script`` run as a WSGI server runs it: its application's class,
+    whether the process froze anything, a page's status."""
+    return run([dashboard.python, '-c', FROZEN, script, '', CATALOG],
+               env=django_env(), cwd=str(tmp_path)).split()
+
+
 def test_openstack_ansible_finds_the_enabled_file_and_the_snippet(
         dashboard, tmp_path):
     with open(os.path.join(CONTRIB, 'openstack-ansible',
@@ -101,6 +113,10 @@ def test_openstack_ansible_finds_the_enabled_file_and_the_snippet(
         variables = yaml.safe_load(f)
     assert variables['horizon_user_pip_packages'] == ['orphan-dashboard']
     run(dashboard.pip + [str(dashboard.wheel)])
+    # horizon_lib_dir: Horizon's site-packages, where the role finds
+    # openstack_dashboard/wsgi.py.
+    script = variables['horizon_lib_wsgi_file'].replace(
+        '{{ horizon_lib_dir }}', site_packages(dashboard.python))
     links = osa_discovery(site_packages(dashboard.python))
     ours = {(os.path.relpath(src, site_packages(dashboard.python)), dest)
             for src, dest in links if '/orphan_dashboard/' in src}
@@ -124,6 +140,8 @@ def test_openstack_ansible_finds_the_enabled_file_and_the_snippet(
             made.append(target)
         write_local_settings(dashboard, tmp_path)
         assert_working_panel(dashboard, tmp_path)
+        assert served(dashboard, script, tmp_path) == [
+            'WSGIHandler', 'True', '200', 'OK']
     finally:
         for path in made:
             os.remove(path)
@@ -144,13 +162,27 @@ def test_kolla_builds_the_panel_into_the_horizon_image(dashboard, tmp_path):
     assert block.strip().startswith('RUN ') and block.count('RUN ') == 1
     command = block.strip()[len('RUN '):].replace('\\\n', '').replace(
         '/var/lib/kolla/venv/bin/python', dashboard.python)
-    # The image's pip install of plugins-archive, then the footer's RUN.
+    # The image's pip install of plugins-archive, then the footer's RUN,
+    # which adds to Horizon's own WSGI script (given back afterwards: the
+    # plain Horizon is shared).
     run(dashboard.pip + [str(dashboard.wheel)])
-    run(['/bin/sh', '-c', command], cwd=str(tmp_path))
-    local = os.path.join(dashboard.dashboard, 'local')
-    assert os.path.exists(os.path.join(
-        local, 'enabled', '_2170_admin_orphaned_allocations_panel.py'))
-    assert os.path.exists(os.path.join(
-        local, 'local_settings.d', '_90_orphan_dashboard.py'))
+    horizons = os.path.join(dashboard.dashboard, 'wsgi.py')
+    with open(horizons) as f:
+        original = f.read()
     write_local_settings(dashboard, tmp_path)
-    assert_working_panel(dashboard, tmp_path)
+    assert served(dashboard, horizons, tmp_path) == [
+        'WSGIHandler', 'False', '200', 'OK']
+    try:
+        run(['/bin/sh', '-c', command], cwd=str(tmp_path))
+        local = os.path.join(dashboard.dashboard, 'local')
+        assert os.path.exists(os.path.join(
+            local, 'enabled', '_2170_admin_orphaned_allocations_panel.py'))
+        assert os.path.exists(os.path.join(
+            local, 'local_settings.d', '_90_orphan_dashboard.py'))
+        assert_working_panel(dashboard, tmp_path)
+        # What Kolla's uWSGI serves: openstack_dashboard.wsgi:application.
+        assert served(dashboard, horizons, tmp_path) == [
+            'WSGIHandler', 'True', '200', 'OK']
+    finally:
+        with open(horizons, 'w') as f:
+            f.write(original)
