@@ -260,10 +260,14 @@ class AdminViewTests(KeystoneTestData, helpers.BaseAdminViewTests):
 
     def setUp(self):
         super().setUp()
-        patcher = mock.patch.object(service, 'provider_report',
-                                    side_effect=tree_of_report)
-        patcher.start()
-        self.addCleanup(patcher.stop)
+        self.patched(mock.patch.object(service, 'provider_report',
+                                       side_effect=tree_of_report))
+
+    def patched(self, *patches):
+        """Each of ``patches`` started for the rest of the test."""
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
 
     def _setup_test_data(self):
         super()._setup_test_data()
@@ -288,12 +292,10 @@ class JournalViewTests(AdminViewTests):
         from orphan_dashboard.api import client
         self.cloud = client.Cloud('http://keystone.test/v3', 'RegionOne',
                                   'http://placement.test', 'placement-id')
-        for patch in (mock.patch.object(service, 'cloud_for_request',
-                                        return_value=self.cloud),
-                      mock.patch.object(service, 'report',
-                                        return_value=Incidents().report)):
-            patch.start()
-            self.addCleanup(patch.stop)
+        self.patched(mock.patch.object(service, 'cloud_for_request',
+                                       return_value=self.cloud),
+                     mock.patch.object(service, 'report',
+                                       return_value=Incidents().report))
 
     def journaled(self, consumer, provider, batch, action, verdict):
         """An applied allocations entry of this cloud that took one VCPU

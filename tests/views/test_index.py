@@ -385,12 +385,17 @@ class DeleteProviderTests(AdminViewTests):
         self.assertNotContains(res, link % GONE_BUSY)
         self.assertNotContains(res, link % H1)
 
+    def previewing(self, *rows):
+        """The index's report of :class:`Incidents`, and a provider delete
+        whose preview shows ``rows``: the last row's plan."""
+        self.mock_report.return_value = Incidents().report
+        self.mock_preview_provider_delete.return_value = list(rows)
+        return rows[-1].plan
+
     @helpers.create_mocks({service: ['report', 'preview_provider_delete',
                                      'delete_providers']})
     def test_preview_then_delete(self):
-        self.mock_report.return_value = Incidents().report
-        plan = provider_plan()
-        self.mock_preview_provider_delete.return_value = [provider_row(plan)]
+        plan = self.previewing(provider_row(provider_plan()))
         res = self.client.get(DELETE_PROVIDER, {'provider': GONE})
         self.mock_preview_provider_delete.assert_called_once_with(
             mock.ANY, [GONE])
@@ -425,8 +430,7 @@ class DeleteProviderTests(AdminViewTests):
     def test_the_preview_names_each_provider_once(self):
         """By its name, its uuid one small grey id away: a refused row's
         name comes from the last audit."""
-        self.mock_report.return_value = Incidents().report
-        self.mock_preview_provider_delete.return_value = blocked_tree()
+        self.previewing(*blocked_tree())
         res = self.client.get(DELETE_PROVIDER, {'provider': GONE_BUSY})
         assert_named(res, GONE, GONE_BUSY)
         self.assertContains(res, '<span class="orphan-name">gone-busy</span>')
@@ -434,8 +438,7 @@ class DeleteProviderTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview_provider_delete',
                                      'delete_providers']})
     def test_a_tree_with_a_blocked_member_cannot_be_confirmed(self):
-        self.mock_report.return_value = Incidents().report
-        self.mock_preview_provider_delete.return_value = blocked_tree()
+        self.previewing(*blocked_tree())
         res = self.client.get(DELETE_PROVIDER, {'provider': GONE_BUSY})
         self.assertContains(res, 'still holds allocations')
         self.assertNotContains(res, 'value="Delete"')
@@ -448,9 +451,7 @@ class DeleteProviderTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview_provider_delete',
                                      'delete_providers']})
     def test_placement_refusal_is_a_message(self):
-        self.mock_report.return_value = Incidents().report
-        plan = provider_plan()
-        self.mock_preview_provider_delete.return_value = [provider_row(plan)]
+        plan = self.previewing(provider_row(provider_plan()))
         signed = signed_rows(self.client.get(DELETE_PROVIDER,
                                              {'provider': GONE}))
         self.mock_delete_providers.return_value = [write.Outcome(

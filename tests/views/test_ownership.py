@@ -99,9 +99,7 @@ class OwnershipTests(AdminViewTests):
         self.mock_report.return_value = classify.audit(cloud.snapshot(),
                                                        min_age=600)
         patches = placement_of(segment)
-        for patch in patches:
-            patch.start()
-            self.addCleanup(patch.stop)
+        self.patched(*patches)
         res = self.client.get(DELETE_PROVIDER, {'provider': segment})
         self.assertContains(res, "is not Nova&#x27;s (likely neutron&#x27;s)")
         self.assertNotContains(res, 'value="Delete"')
@@ -124,9 +122,7 @@ class OwnershipTests(AdminViewTests):
             mock.patch.object(decommission_ops, 'read',
                               return_value=snapshot),
             mock.patch.object(repairs, 'apply')]
-        for patch in patches:
-            patch.start()
-            self.addCleanup(patch.stop)
+        self.patched(*patches)
         res = self.client.get(DECOMMISSION, {'provider': segment})
         self.assertContains(res, "is not Nova&#x27;s (likely neutron&#x27;s)")
         self.assertNotContains(res, 'value="Decommission"')
@@ -222,9 +218,7 @@ class NeutronChildTests(AdminViewTests):
             mock.patch.object(nova, 'hypervisor_list', return_value=[]),
             mock.patch.object(nova, 'service_list', return_value=[]),
         ]
-        for patch in patches:
-            patch.start()
-            self.addCleanup(patch.stop)
+        self.patched(*patches)
         res = self.client.get(DELETE_PROVIDER, {'provider': host1})
         for name, uuid in ((NIC_NAME, nic), (AGENT_NAME, agent)):
             self.assertContains(res, "provider %s (%s) is not Nova&#x27;s "
@@ -320,9 +314,7 @@ class DeleteJudgedAgainTests(AdminViewTests):
                 {'side_effect': shown} if isinstance(shown, Exception)
                 else {'return_value': shown})),
         ]
-        for patch in patches:
-            patch.start()
-            self.addCleanup(patch.stop)
+        self.patched(*patches)
         self.mock_report.return_value = classify.audit(Cloud().snapshot(),
                                                        min_age=600)
         return record

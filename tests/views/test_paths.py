@@ -185,9 +185,7 @@ class PathTests(AdminViewTests):
 
     def fresh(self):
         cloud = FakeCloud(one_of_each()[0])
-        for patch in cloud.patches():
-            patch.start()
-            self.addCleanup(patch.stop)
+        self.patched(*cloud.patches())
         return cloud
 
     def confirm(self, preview):

@@ -244,9 +244,7 @@ class WritePolicyTests(AdminViewTests):
     def test_repair_preview_and_confirm(self):
         snapshot, rows = test_paths.one_of_each()
         cloud = test_paths.FakeCloud(snapshot)
-        for patch in cloud.patches():
-            patch.start()
-            self.addCleanup(patch.stop)
+        self.patched(*cloud.patches())
         vm, provider = rows[m.EVACUATED_SOURCE]
         query = {'sel': encoded(vm, provider, m.TRIM)}
         signed = signed_rows(self.client.get(REPAIR, query))

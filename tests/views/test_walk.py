@@ -56,9 +56,7 @@ class WalkTests(AdminViewTests):
     def test_a_repair_goes_down_to_placement_once_through_each_module(self):
         snapshot, rows = one_of_each()
         cloud = FakeCloud(snapshot)
-        for patch in cloud.patches():
-            patch.start()
-            self.addCleanup(patch.stop)
+        self.patched(*cloud.patches())
         stacks = []
 
         def put(*args):
