@@ -263,6 +263,14 @@ class AdminViewTests(KeystoneTestData, helpers.BaseAdminViewTests):
         self.patched(mock.patch.object(service, 'provider_report',
                                        side_effect=tree_of_report))
 
+    def reported(self, incidents=None):
+        """The panel's last audit (a ``report`` mock) that of ``incidents``
+        (an :class:`Incidents`, a new one where not given): the
+        incidents."""
+        incidents = incidents or Incidents()
+        self.mock_report.return_value = incidents.report
+        return incidents
+
     def patched(self, *patches):
         """Each of ``patches`` started for the rest of the test."""
         for patch in patches:

@@ -234,7 +234,7 @@ class CapacityTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'capacity']})
     def test_no_summary_without_inventories(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_capacity.return_value = None
         res = self.client.get(INDEX)
         self.assertNotContains(res, 'Held by findings')
@@ -372,7 +372,7 @@ class CapacityTests(AdminViewTests):
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'capacity', 'flavors']})
     def test_nova_not_listing_flavors_says_so(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_capacity.return_value = None
         self.mock_flavors.side_effect = ks_exc.ConnectFailure('down')
         res = self.client.get(INDEX, {'tab': TAB})
@@ -498,7 +498,7 @@ class ProjectsTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_a_projects_link_filters_the_hypervisors_by_it(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(INDEX, {'project': 'p'})
         self.assertRedirectsNoFollow(
             res, INDEX + '?tab=orphaned_allocations__providers')

@@ -183,7 +183,7 @@ class ForeignChildTests(Shown, AdminViewTests):
 class DecommissionTests(Shown, AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_offered_on_dead_hypervisors_only(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         link = 'href="%s?provider=%%s"' % DECOMMISSION
         res = self.client.get(INDEX)
         self.assertContains(res, link % H1)      # forced down
@@ -281,7 +281,7 @@ class DecommissionTests(Shown, AdminViewTests):
     @pytest.mark.error_messages
     @PREVIEW
     def test_a_malformed_provider_is_refused(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(DECOMMISSION, {'provider': 'x'})
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_preview_decommission.assert_not_called()
@@ -508,7 +508,7 @@ class DialogTests(Shown, AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_the_history_link_shows_that_batch(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_history.return_value = ([], False, False, {})
         res = self.client.get(INDEX, {'batch': 'abcdef0123'})
         self.assertRedirectsNoFollow(

@@ -60,8 +60,7 @@ def ticked(res):
 class DetailTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_verdict_reason_and_only_allowed_actions(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         res = self.client.get(detail(H1))
         self.assertTemplateUsed(res, 'orphaned_allocations/detail.html')
         self.assertContains(res, 'data-verdict="evacuated_source"')
@@ -81,7 +80,7 @@ class DetailTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'sweep_state']})
     def test_the_page_says_why_the_last_sweep_failed(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_sweep_state.return_value = {
             'version': 'v', 'age': 300, 'sweeping': False,
             'progress': None, 'failure': {
@@ -118,7 +117,7 @@ class DetailTests(AdminViewTests):
         with open(os.path.join(locale, 'de', 'LC_MESSAGES', 'django.mo'),
                   'wb') as f:
             mofile.write_mo(f, german)
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         with self.settings(LOCALE_PATHS=[locale]):
             res = self.client.get(detail(H1), HTTP_ACCEPT_LANGUAGE='de')
             english = self.client.get(detail(H1), HTTP_ACCEPT_LANGUAGE='en')
@@ -129,8 +128,7 @@ class DetailTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_protected_rows_have_no_action(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         res = self.client.get(detail(H2))
         table = res.context['allocations_table']
         protected = [r for r in table.get_rows()
@@ -151,8 +149,7 @@ class DetailTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_missing_allocation_offers_heal_unknown_offers_delete(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         res = self.client.get(detail(H3))
         self.assertContains(res, sel_link(incidents.bare, H3, 'heal'))
         self.assertContains(res, sel_link(incidents.stranger, H3, 'delete'))
@@ -160,8 +157,7 @@ class DetailTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_batch_action_goes_to_the_preview(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_preview.return_value = []
         res = self.client.post(detail(H3), {
             'action': 'allocations__delete_selected',
@@ -176,7 +172,7 @@ class DetailTests(AdminViewTests):
     @helpers.create_mocks({service: ['report'],
                            placement: ['provider_inventories']})
     def test_overview_tab(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_provider_inventories.return_value = {
             'VCPU': {'total': 8, 'reserved': 0, 'allocation_ratio': 4.0},
             'MEMORY_MB': {'total': 4096, 'reserved': 512,
@@ -195,7 +191,7 @@ class DetailTests(AdminViewTests):
     @helpers.create_mocks({service: ['report'],
                            placement: ['provider_inventories']})
     def test_overview_without_inventory(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_provider_inventories.side_effect = ks_exc.ConnectFailure(
             'down')
         res = self.client.get(detail(H2), {'tab': 'provider__overview'})
@@ -220,7 +216,7 @@ class DetailTests(AdminViewTests):
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report']})
     def test_unknown_provider_redirects_with_error(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(detail('00000000-0000-0000-0000-000000000000'))
         self.assertRedirectsNoFollow(res, INDEX)
         self.assertEqual(['No such resource provider.'],
@@ -236,7 +232,7 @@ class DetailTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_upper_case_uuid_in_the_url(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(detail(H1.upper()))
         self.assertEqual(200, res.status_code)
         self.assertContains(res, 'data-verdict="evacuated_source"')
@@ -264,8 +260,7 @@ class DetailTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_incomplete_consumer_offers_set_owner(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         res = self.client.get(detail(H3))
         self.assertContains(res, 'data-verdict="incomplete_consumer"')
         self.assertContains(res, sel_link(incidents.legacy, H3, 'set_owner'))
@@ -275,7 +270,7 @@ class DetailTests(AdminViewTests):
     def test_incomplete_consumer_names_its_servers_owner(self):
         """The reason names the project and user Keystone knows, not
         their ids."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_names.return_value = {'projects': {'p': 'web'},
                                         'users': {'u': 'alice'}}
         res = self.client.get(detail(H3))

@@ -113,7 +113,7 @@ class EmptyTableTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_batch_buttons_stay_on_a_table_with_rows(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.assertContains(self.client.get(INDEX),
                             'providers__fix_recommended')
 
@@ -122,7 +122,7 @@ class DecommissionLinkTests(AdminViewTests):
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'preview_decommission']})
     def test_no_hypervisor_chosen_is_said_so(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(DECOMMISSION)
         self.assertRedirectsNoFollow(res, INDEX)
         (said,) = self.messages_seen.texts('error')
@@ -136,8 +136,7 @@ class PreviewPageTests(AdminViewTests):
     def test_a_batch_preview_page_has_its_title_once(self):
         """A batch action leads to the preview as a page, not a modal:
         Horizon's page header has the title, the modal's is left out."""
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_preview.return_value = [plan_row(incidents.vm)]
         res = self.client.get(REPAIR, {'provider': H1})
         self.assertEqual(200, res.status_code)
@@ -161,8 +160,7 @@ def readme_repair(verdict):
 class RecommendedFirstTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_a_missing_row_offers_the_readme_repair_first(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         res = self.client.get(detail(H3))
         page = res.content.decode()
         row = page[page.index('id="allocations__row__%s:%s"' %
@@ -192,7 +190,7 @@ class TreeRowTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_no_provider_column_for_a_single_provider(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(detail(H3))
         self.assertNotIn('provider', [
             c.name for c in res.context['allocations_table'].get_columns()])

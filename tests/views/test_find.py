@@ -29,7 +29,6 @@ from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import H3
 from tests.views.base import helpers
-from tests.views.base import Incidents
 from tests.views.base import INDEX
 
 NAMES = {'projects': {'p': 'web-shop'}, 'users': {'u': 'alice'}}
@@ -39,8 +38,7 @@ EXPORT = INDEX + 'findings/export/%s/'
 class NamesAndLinksTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'names']})
     def test_rows_name_their_project_user_server_and_hypervisor(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_names.return_value = NAMES
         res = self.client.get(detail(H1))
         (row,) = res.context['allocations_table'].get_rows()
@@ -54,8 +52,7 @@ class NamesAndLinksTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'names']})
     def test_a_migration_links_its_server_and_ids_stay_without_names(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_names.return_value = {'projects': {}, 'users': {}}
         res = self.client.get(detail(H2))
         rows = {r.datum.consumer: r
@@ -68,7 +65,7 @@ class NamesAndLinksTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_hypervisor_rows_link_to_admin_hypervisors(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(INDEX)
         self.assertContains(res, 'href="/admin/hypervisors/%s_host1/"' % H1)
         # A provider Nova has no compute node for has no such page.
@@ -88,7 +85,7 @@ class FilterTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'names']})
     def test_the_hypervisor_filter_searches_every_hypervisor(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_names.return_value = NAMES
         # A healthy hypervisor is found by name too.
         self.assertEqual(['host4'], self.filter_providers('name', 'HOST4'))
@@ -105,8 +102,7 @@ class FilterTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'names']})
     def test_the_allocation_filter_matches_what_a_row_shows(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_names.return_value = NAMES
         res = self.client.get(detail(H3))
         rows = res.context['allocations_table'].get_rows()
@@ -141,8 +137,7 @@ class FilterTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'names']})
     def test_a_trees_allocations_a_page_at_a_time_problems_first(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_names.return_value = NAMES
         findings = incidents.report.provider(H3).findings
         self.assertGreater(len(findings), 2)
@@ -165,8 +160,7 @@ class FilterTests(AdminViewTests):
 class ExportTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'names']})
     def test_the_clouds_problems_as_csv_and_json(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_names.return_value = NAMES
         res = self.client.get(EXPORT % 'csv')
         self.assertEqual('text/csv', res['Content-Type'])
@@ -197,7 +191,7 @@ class ExportTests(AdminViewTests):
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report']})
     def test_the_export_links_and_what_cannot_be_exported(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(INDEX)
         self.assertContains(res, 'href="%s"' % (EXPORT % 'csv'))
         res = self.client.get(detail(H1))

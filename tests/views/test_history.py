@@ -40,7 +40,6 @@ from tests.views.base import H2
 from tests.views.base import H3
 from tests.views.base import helpers
 from tests.views.base import hidden_ids_removed
-from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import JournalViewTests
 from tests.views.base import RESTORE
@@ -73,7 +72,7 @@ def host_record(uuid, name):
 class HistoryTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'history']})
     def test_history_tab_restores_only_the_latest_change(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         newer, older = entry(8), entry(7)
         self.mock_history.return_value = ([newer, older], False, False,
                                           {newer.subject: {8}})
@@ -92,7 +91,7 @@ class HistoryTests(AdminViewTests):
         offers its restore (the preview then reads what it finds)."""
         lost = entry(8, status='unknown',
                      message='Placement gave no clear answer')
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_history.return_value = ([lost], False, False,
                                           {lost.subject: {8}})
         res = self.client.get(INDEX, HISTORY_TAB)
@@ -105,7 +104,7 @@ class HistoryTests(AdminViewTests):
         """Its compute service entry: shown, never restorable itself, and
         the way to restore the whole decommission."""
         from orphan_dashboard.models import JournalEntry
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         record = host_record(H1, 'host1')
         gone = entry(9, consumer='', kind=JournalEntry.PROVIDER,
                      action=m.DELETE_PROVIDER, subject=H1, before=record,
@@ -130,7 +129,7 @@ class HistoryTests(AdminViewTests):
         """*Before → after* says host1, not host1's uuid, as the Provider
         column does (the uuid one hover away), and an owner change names
         the projects."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_names.return_value = {
             'projects': {'p-old': 'legacy-project', 'p': 'web'},
             'users': {}}
@@ -150,7 +149,7 @@ class HistoryTests(AdminViewTests):
         """The Consumer column says the server's name as the last sweep
         read it (``orphan-audit history`` names it), its uuid one hover
         away; a consumer no server names stays its uuid."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_names.return_value = {
             'projects': {}, 'users': {},
             'servers': {uid('vm'): 'failed-confirm-vm'}}
@@ -165,7 +164,7 @@ class HistoryTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_a_heal_that_wrote_a_binding_shows_it_under_its_change(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         healed = entry(8, action=m.HEAL, verdict=m.MISSING,
                        before={H1: {'VCPU': 1}},
                        after={H1: {'VCPU': 1}, H2: {'VCPU': 1}},
@@ -184,7 +183,7 @@ class HistoryTests(AdminViewTests):
         """Its host's provider is gone from the audit: every entry of the
         decommission names it as the journaled provider record does."""
         from orphan_dashboard.models import JournalEntry
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         host9 = uid('host9')
         record = host_record(host9, 'host9')
         service_entry = entry(
@@ -210,7 +209,7 @@ class HistoryTests(AdminViewTests):
     def test_the_filter_is_kept_and_used(self):
         """Horizon keeps a server-side filter only for a DataTableView:
         the tab's filter is posted, stored and read back by our view."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_history.return_value = ([], False, False, {})
         res = self.client.post(INDEX + '?tab=orphaned_allocations__history', {
             'history__filter__q_field': 'consumer',
@@ -234,7 +233,7 @@ class HistoryTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_pages(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         page = [entry(i, consumer=uid('vm%d' % i)) for i in (9, 8)]
         self.mock_history.return_value = (page, True, True, {})
         with self.settings(API_RESULT_PAGE_SIZE=2):
@@ -287,7 +286,7 @@ class RestoreTests(AdminViewTests):
     @helpers.create_mocks({service: ['journal_entries', 'preview_restore',
                                      'restore', 'report']})
     def test_preview_and_confirm(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         journaled = entry()
         self.mock_journal_entries.return_value = [journaled]
         plan = m.Plan(m.RESTORE, journaled.consumer, H1, m.MOVED, '', None,
@@ -323,7 +322,7 @@ class RestoreTests(AdminViewTests):
         """The host's provider is gone from the audit: the restore preview
         and its messages name it as its journaled record does."""
         from orphan_dashboard.models import JournalEntry
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         host9 = uid('host9')
         record = host_record(host9, 'host9')
         gone = entry(9, consumer='', kind=JournalEntry.PROVIDER,

@@ -50,8 +50,7 @@ from tests.views.base import uid
 class IndexTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_lists_mismatched_providers_worst_first(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         res = self.client.get(INDEX)
         self.assertTemplateUsed(res, 'orphaned_allocations/index.html')
         rows = res.context['providers_table'].data
@@ -96,7 +95,7 @@ class IndexTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'refresh']})
     def test_show_all_and_refresh(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(INDEX, {'show': 'all'})
         names = [r.provider.name for r in res.context['providers_table'].data]
         self.assertEqual('host4', names[-1])
@@ -120,7 +119,7 @@ class IndexTests(AdminViewTests):
         """Horizon keeps one instance of a table action for every table
         and request: a label written on it by one request would stay for
         the next user."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.assertContains(self.client.get(INDEX, {'show': 'all'}),
                             'Show mismatched only')
         res = self.client.get(INDEX)
@@ -145,7 +144,7 @@ class IndexTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'refresh']})
     def test_a_get_never_starts_a_sweep(self):
         """A link (a cross-site one too) cannot make the panel sweep."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         for query in ({'refresh': '1'}, {'show': 'all', 'refresh': 'yes'},
                       {'action': 'providers__refresh'},
                       {'table': 'providers', 'action': 'refresh'}):
@@ -156,7 +155,7 @@ class IndexTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'refresh']})
     def test_a_refresh_without_the_csrf_token_is_refused(self):
         from django.test import Client
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         client = Client(enforce_csrf_checks=True)
         client.cookies = self.client.cookies
         res = client.post(INDEX, {'action': 'providers__refresh'})
@@ -166,7 +165,7 @@ class IndexTests(AdminViewTests):
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'refresh']})
     def test_a_refresh_that_cannot_start_says_so(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_refresh.side_effect = ks_exc.ConnectFailure('down')
         res = self.client.post(INDEX, {'action': 'providers__refresh'})
         self.assertRedirectsNoFollow(res, INDEX)
@@ -175,7 +174,7 @@ class IndexTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'refresh']})
     def test_a_refresh_behind_a_running_sweep_says_it_waits(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_refresh.return_value = False
         res = self.client.post(INDEX, {'action': 'providers__refresh'})
         self.assertRedirectsNoFollow(res, INDEX)
@@ -267,7 +266,7 @@ class IndexTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_pages_worst_first_with_the_users_page_size(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         names = lambda res: [  # noqa: E731
             r.provider.name for r in res.context['providers_table'].data]
         with self.settings(API_RESULT_PAGE_SIZE=2):
@@ -336,7 +335,7 @@ class IndexTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_fix_recommended_goes_to_the_preview(self):
         """The preview of the hypervisors ticked, as their link shows it."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_preview.return_value = []
         res = self.client.post(INDEX, {
             'action': 'providers__fix_recommended',
@@ -350,7 +349,7 @@ class IndexTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_fix_recommended_needs_a_selection(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.post(INDEX, {'action': 'providers__fix_recommended'})
         self.assertEqual(200, res.status_code)
         self.assertEqual(['Please select a row before taking that action.'],
@@ -378,7 +377,7 @@ def blocked_tree():
 class DeleteProviderTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_offered_only_for_an_empty_orphaned_provider(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(INDEX)
         link = 'href="%s?provider=%%s"' % DELETE_PROVIDER
         self.assertContains(res, link % GONE)
@@ -388,7 +387,7 @@ class DeleteProviderTests(AdminViewTests):
     def previewing(self, *rows):
         """The index's report of :class:`Incidents`, and a provider delete
         whose preview shows ``rows``: the last row's plan."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_preview_provider_delete.return_value = list(rows)
         return rows[-1].plan
 
@@ -416,7 +415,7 @@ class DeleteProviderTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'preview_provider_delete']})
     def test_the_delete_is_a_danger_button_in_sentence_case(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(INDEX)
         self.assertContains(res, 'Delete provider')
         self.assertNotContains(res, 'Delete Provider')

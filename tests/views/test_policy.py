@@ -39,7 +39,6 @@ from tests.views.base import GONE
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import helpers
-from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import MemberViewTests
 from tests.views.base import REPAIR
@@ -75,7 +74,7 @@ class AdminPolicyTests(AdminViewTests):
     @override_settings(POLICY_CHECK_FUNCTION=POLICY)
     @helpers.create_mocks({service: ['report']})
     def test_admin_gets_the_page_and_its_actions_with_policy(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(INDEX)
         self.assertEqual(200, res.status_code)
         self.assertContains(res, 'providers__fix_recommended')
@@ -149,7 +148,7 @@ class PlacementPolicyTests(AdminViewTests):
         import os
 
         import orphan_dashboard
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         shipped = open(os.path.join(os.path.dirname(
             orphan_dashboard.__file__), 'conf',
             'placement_policy.yaml')).read()
@@ -269,7 +268,7 @@ class WritePolicyTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'journal_entries',
                                      'preview_restore', 'restore']})
     def test_restore_preview_and_confirm(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         journaled = test_history.entry()
         self.mock_journal_entries.return_value = [journaled]
         plan = m.Plan(m.RESTORE, journaled.consumer, H1, m.MOVED, '', None,
@@ -305,7 +304,7 @@ class WritePolicyTests(AdminViewTests):
         inventories, traits and aggregates: a user allowed allocations
         only is refused it, on the confirm too, and still restores
         allocations."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         gone, trimmed = provider_and_consumer_entries()
         journaled = {e.id: e for e in (gone, trimmed)}
         self.mock_journal_entries.side_effect = (
@@ -335,7 +334,7 @@ class WritePolicyTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'history']})
     def test_a_provider_restore_button_follows_the_provider_rules(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         gone, trimmed = provider_and_consumer_entries()
         self.mock_history.return_value = ([gone, trimmed], False, False, {
             gone.subject: {9}, trimmed.subject: {8}})
@@ -352,7 +351,7 @@ class WritePolicyTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview_provider_delete',
                                      'delete_providers']})
     def test_delete_provider_preview_and_confirm(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         plan = test_index.provider_plan()
         self.mock_preview_provider_delete.return_value = [repair.Row(
             m.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
@@ -413,7 +412,7 @@ class WritePolicyTests(AdminViewTests):
     def test_the_buttons_follow_the_same_rules(self):
         """*Fix recommended* leads to a repair: hidden when allocations
         cannot be changed, like the other repair buttons."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         with with_policy(self):
             res = self.client.get(INDEX)
         self.assertContains(res, 'providers__fix_recommended')

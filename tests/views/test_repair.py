@@ -59,8 +59,7 @@ NOT_OURS = 'does not come from a preview of yours'
 class PreviewTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_a_protected_row_kept_by_the_repair_is_named(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         row = plan_row(incidents.vm, after={H1: {'VCPU': 1},
                                             H2: {'VCPU': 1}})
         row.plan = dataclasses.replace(
@@ -74,8 +73,7 @@ class PreviewTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_before_after_commands_and_signed_rows(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         row = plan_row(incidents.vm)
         self.mock_preview.return_value = [row]
         res = self.client.get(REPAIR, {'sel': '%s:%s:trim' % (
@@ -106,8 +104,7 @@ class PreviewTests(AdminViewTests):
         """A heal that names the port's new provider in Neutron first:
         the preview shows that write above Placement's, by name, its
         command first, and the confirm carries it."""
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         row = plan_row(incidents.vm, H2, m.HEAL, before={H2: {'VCPU': 1}},
                        after={H2: {'VCPU': 1}, H3: {'VCPU': 1}})
         port = uid('port')
@@ -133,8 +130,7 @@ class PreviewTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_modal(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_preview.return_value = [plan_row(incidents.vm)]
         res = self.client.get(
             REPAIR, {'sel': encoded(incidents.vm, H1, m.TRIM)},
@@ -145,8 +141,7 @@ class PreviewTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_html_in_a_plan_is_escaped(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_preview.return_value = [
             plan_row(incidents.vm, reason='server %s moved' % EVIL,
                      nova='server %s (ACTIVE)' % EVIL),
@@ -161,8 +156,7 @@ class PreviewTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_rows_that_cannot_be_done_are_not_signed(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         good = plan_row(incidents.vm)
         self.mock_preview.return_value = [
             good, repair.Row(m.Selection(incidents.bare, H3, m.HEAL),
@@ -179,8 +173,7 @@ class PreviewTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_nothing_possible_means_no_confirm_button(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_preview.return_value = [repair.Row(
             m.Selection(incidents.bare, H3, m.HEAL),
             error='Nothing to heal.')]
@@ -194,8 +187,7 @@ class PreviewTests(AdminViewTests):
     def test_set_owner_shows_the_owner_change_by_name(self):
         """*Set project and user* writes the same allocations under a new
         owner: Before and After differ by the owner, named."""
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_names.return_value = {
             'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
         held = {H3: {'VCPU': 1}}
@@ -218,8 +210,7 @@ class PreviewTests(AdminViewTests):
     def test_the_set_owner_reason_names_the_owner(self):
         """The incomplete consumer's reason, as the engine words it, names
         its server's project and user rather than their ids."""
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_names.return_value = {
             'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
         (finding,) = [f for f in incidents.report.findings
@@ -242,8 +233,7 @@ class PreviewTests(AdminViewTests):
         """*Fix recommended* re-reads the migration consumer alone, so the
         engine's reason has only the server's uuid: the preview names it
         as its row did, from the last sweep's server names."""
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_names.return_value = {
             'projects': {}, 'users': {},
             'servers': {incidents.old: 'failed-confirm-vm'}}
@@ -267,8 +257,7 @@ class PreviewTests(AdminViewTests):
         """The Consumer column leads with the server's name, its uuid in
         small grey beside it, as a provider's (and in the equivalent
         command, where it belongs)."""
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         web = reasons.reason('nova.server', name='web-1', status='ACTIVE')
         self.mock_preview.return_value = [plan_row(incidents.vm, nova=web)]
         res = self.client.get(REPAIR, {'sel': encoded(incidents.vm, H1,
@@ -285,8 +274,7 @@ class PreviewTests(AdminViewTests):
         and the incomplete consumer; not the unknown consumer, not
         protected.  The stale migration's server comes from the report
         shown, not the request."""
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_preview.return_value = []
         self.client.get(REPAIR, {'provider': [H2, H3]})
         self.mock_preview.assert_called_once_with(mock.ANY, [
@@ -298,7 +286,7 @@ class PreviewTests(AdminViewTests):
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_forged_selection_is_refused(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         vm = uid('vm')
         for query in ({'sel': 'x:y:trim'},
                       {'sel': '%s:%s:drop_table' % (vm, H1)},
@@ -328,8 +316,7 @@ class PreviewTests(AdminViewTests):
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_preview_failure_is_a_message(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_preview.side_effect = ks_exc.ConnectFailure('down')
         res = self.client.get(REPAIR, {'sel': encoded(incidents.vm, H1,
                                                       m.TRIM)})
@@ -338,8 +325,7 @@ class PreviewTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_next_must_stay_on_this_site(self):
-        incidents = Incidents()
-        self.mock_report.return_value = incidents.report
+        incidents = self.reported()
         self.mock_preview.return_value = [plan_row(incidents.vm)]
         sel = encoded(incidents.vm, H1, m.TRIM)
         res = self.client.get(REPAIR, {'sel': sel,
@@ -365,7 +351,7 @@ class BatchSizeTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report', 'preview', 'apply']})
     def test_one_to_max_rows_are_previewed_and_confirmed(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_preview.side_effect = lambda request, chosen, hints: [
             plan_row(s.consumer, H3, m.DELETE, before={H3: {'VCPU': 1}},
                      after={}) for s in chosen]
@@ -393,7 +379,7 @@ class BatchSizeTests(AdminViewTests):
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_one_row_over_max_rows_is_refused_with_the_limit(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         _consumers, res = self.batch(201)
         self.assertRedirectsNoFollow(res, detail(H3))
         self.assertEqual(
@@ -407,7 +393,7 @@ class BatchSizeTests(AdminViewTests):
     def test_a_selection_is_this_sessions_only(self):
         """The preview's link carries no selection, only what finds this
         session's: another session, or a forged link, finds nothing."""
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         _consumers, res = self.batch(2)
         session = self.client.session
         session[forms.SESSION_KEY] = 'another session'
@@ -556,7 +542,7 @@ class ConfirmTests(AdminViewTests):
             write.Outcome(rows[1].selection, write.SKIPPED,
                           'its allocations changed since the preview')]
         self.mock_batch_of.return_value = 'f' * 32
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         self.mock_history.return_value = ([], False, False, {})
         self.client.post(REPAIR, {'rows': signed})
         ((_level, text),) = self.messages_seen

@@ -30,7 +30,6 @@ from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import H1
 from tests.views.base import helpers
-from tests.views.base import Incidents
 from tests.views.base import INDEX
 
 HORIZON = int(metadata.version('horizon').split('.')[0])
@@ -88,7 +87,7 @@ class RussianTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_the_index_in_russian(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(INDEX)
         self.assertContains(res, 'Осиротевшие выделения')
         self.assertContains(res, 'Источник эвакуации: 1')
@@ -100,7 +99,7 @@ class RussianTests(AdminViewTests):
 
     @helpers.create_mocks({service: ['report']})
     def test_a_provider_in_russian(self):
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(detail(H1))
         self.assertContains(res, 'Источник эвакуации')
         self.assertContains(res, 'эвакуирован с host1 на host2')
@@ -113,6 +112,6 @@ class RussianTests(AdminViewTests):
     @helpers.create_mocks({service: ['report']})
     def test_the_browser_language_alone_is_enough(self):
         self.client.cookies.clear()
-        self.mock_report.return_value = Incidents().report
+        self.reported()
         res = self.client.get(INDEX, HTTP_ACCEPT_LANGUAGE='ru')
         self.assertContains(res, 'Осиротевшие выделения')
