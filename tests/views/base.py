@@ -155,6 +155,11 @@ def preview_link(response):
     return url.path, query['next'][0]
 
 
+def flat(response):
+    """A page's HTML with each run of white space one space."""
+    return re.sub(r'\s+', ' ', response.content.decode())
+
+
 def signed_rows(response):
     """The signed rows a preview page hands its confirm."""
     return response.context['form'].initial['rows']
@@ -270,6 +275,12 @@ class AdminViewTests(KeystoneTestData, helpers.BaseAdminViewTests):
         incidents = incidents or Incidents()
         self.mock_report.return_value = incidents.report
         return incidents
+
+    def rendered(self, response, template):
+        """:func:`flat` text of ``response``, which rendered the panel's
+        ``template``."""
+        self.assertTemplateUsed(response, 'orphaned_allocations/' + template)
+        return flat(response)
 
     def patched(self, *patches):
         """Each of ``patches`` started for the rest of the test."""

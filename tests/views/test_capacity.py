@@ -31,6 +31,7 @@ from orphan_dashboard.reading import capacity as capacity_reads
 from tests.unit.cloud import Cloud
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
+from tests.views.base import flat
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import H3
@@ -112,7 +113,7 @@ def held_width(html, title):
 
 def overview_bars(res):
     """The capacity table of a provider's Overview, its blanks squeezed."""
-    text = re.sub(r'\s+', ' ', res.content.decode())
+    text = flat(res)
     return text[text.index('<table class="table orphan-capacity">'):]
 
 
@@ -134,7 +135,7 @@ class CapacityTests(AdminViewTests):
     def test_the_index_sums_up_what_findings_hold(self):
         incidents, found = shown_with_capacity(self)
         res = self.client.get(INDEX)
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = flat(res)
         self.assertIn('Held by findings on 3 hypervisors:', text)
         # host1's orphan, host2's stale migration, host3's stranger.
         self.assertIn('<span class="orphan-held-class">VCPU 3</span>', text)
@@ -147,7 +148,7 @@ class CapacityTests(AdminViewTests):
         incidents, found = shown_with_capacity(self)
         res = self.client.get(INDEX, {
             'tab': 'orphaned_allocations__providers', 'show': 'all'})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = flat(res)
         row = text[text.index('id="providers__row__%s"' % H1):]
         row = row[:row.index('</tr>')]
         self.assertIn('<span class="orphan-capacity-class" title="VCPU">'
@@ -175,7 +176,7 @@ class CapacityTests(AdminViewTests):
             incidents.snapshot, incidents.report)
         res = self.client.get(INDEX, {
             'tab': 'orphaned_allocations__providers', 'show': 'all'})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = flat(res)
         self.assertEqual(1, text.count('class="orphan-capacity-legend"'))
         row = text[text.index('id="providers__row__%s"' % H1):]
         row = row[:row.index('</tr>')]
@@ -200,7 +201,7 @@ class CapacityTests(AdminViewTests):
         self.mock_provider_inventories.return_value = {}
         res = self.client.get(INDEX, {
             'tab': 'orphaned_allocations__providers', 'show': 'all'})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = flat(res)
         row = text[text.index('id="providers__row__%s"' % H2):]
         bandwidth = row[row.index('>%s<' % BW):row.index('</tr>')]
         self.assertGreaterEqual(
@@ -246,8 +247,7 @@ class CapacityTests(AdminViewTests):
         self.mock_capacity.return_value = found
         self.mock_flavors.return_value = [FPGA, SMALL, VGPU]
         res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
-        self.assertTemplateUsed(res, 'orphaned_allocations/_capacity.html')
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = self.rendered(res, '_capacity.html')
         self.assertIn('<option value="f-small" selected>m1.small</option>',
                       text)
         self.assertIn('Fits now: 1 &middot; Fits after the recommended '
@@ -290,7 +290,7 @@ class CapacityTests(AdminViewTests):
         self.mock_capacity.return_value = found
         self.mock_flavors.return_value = [SMALL]
         res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = flat(res)
         self.assertIn('<p class="text-muted orphan-fit-age">Audit snapshot '
                       'taken ', text)
 
@@ -298,7 +298,7 @@ class CapacityTests(AdminViewTests):
     def test_a_forced_down_host_fits_nothing_and_says_why(self):
         incidents, found = shown_with_capacity(self, SMALL)
         res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = flat(res)
         self.assertIn('<tr class="orphan-fit-does_not_fit"> <td><a href="%s">'
                       'host1</a></td> <td>Does not fit: <span class='
                       '"orphan-fit-why">its compute service is forced down: '
@@ -315,7 +315,7 @@ class CapacityTests(AdminViewTests):
         self.mock_capacity.return_value = found
         self.mock_flavors.return_value = [SMALL]
         res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-small'})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = flat(res)
         repairs = dict(re.findall(
             r'<tr class="orphan-fit-\w+"> <td><a [^>]*>([^<]+)</a></td> '
             r'<td>[^<]*</td> <td>(.*?)</td> </tr>', text))
@@ -332,7 +332,7 @@ class CapacityTests(AdminViewTests):
     def test_a_custom_class_fits_only_where_a_provider_has_it(self):
         incidents, found = shown_with_capacity(self, FPGA, SMALL)
         res = self.client.get(INDEX, {'tab': TAB, 'flavor': 'f-fpga'})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = flat(res)
         self.assertIn('Fits now: 1 &middot; Fits after the recommended '
                       'repairs: 0 &middot; Does not fit: 3', text)
         self.assertIn('<tr class="orphan-fit-fits_now"> <td><a href="%s">'
@@ -387,9 +387,7 @@ class CapacityTests(AdminViewTests):
         incidents, found = shown_with_capacity(self)
         self.mock_provider_inventories.return_value = {}
         res = self.client.get(detail(H4), {'tab': 'provider__overview'})
-        self.assertTemplateUsed(
-            res, 'orphaned_allocations/_capacity_bars.html')
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = self.rendered(res, '_capacity_bars.html')
         # VCPU: capacity 2, used 1, needed 1, held 0, free 1, after 1.
         self.assertIn('needed 1 &middot; held by findings 0 &middot; '
                       'free 1', text)
@@ -405,7 +403,7 @@ class CapacityTests(AdminViewTests):
         incidents, found = shown_with_capacity(self)
         self.mock_provider_inventories.return_value = {}
         res = self.client.get(detail(H1), {'tab': 'provider__overview'})
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = flat(res)
         self.assertIn('needed 0 &middot; held by findings 1 &middot; '
                       'free 0', text)
         self.assertIn('class="progress-bar progress-bar-danger" '
@@ -436,7 +434,7 @@ class ProjectsTests(AdminViewTests):
                 mock.patch.object(capacity_reads.keystone, 'class_limits',
                                   side_effect=ks_exc.NotFound()):
             res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
-        return re.sub(r'\s+', ' ', res.content.decode())
+        return flat(res)
 
     @helpers.create_mocks({service: ['report', 'capacity', 'names',
                                      '_clients']})
@@ -453,8 +451,7 @@ class ProjectsTests(AdminViewTests):
                 mock.patch.object(capacity_reads.keystone, 'class_limits',
                                   return_value=({'VCPU': 16}, {})):
             res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
-        self.assertTemplateUsed(res, 'orphaned_allocations/_projects.html')
-        text = re.sub(r'\s+', ' ', res.content.decode())
+        text = self.rendered(res, '_projects.html')
         self.assertIn('<a href="?project=p" title="Its hypervisors, with '
                       'the findings to repair">demo</a>', text)
         # p's findings holding what nothing needs: host1's orphan, host2's

@@ -206,33 +206,32 @@ class FuzzTests(AdminViewTests):
                 self.assertEqual(400, res.status_code, (url, action))
         self.mocks['refresh'].assert_not_called()
 
+    def assert_junk_offers_nothing(self, key, field, junk):
+        """A signed decommission blob whose ``key`` is each of ``junk``
+        offers no choice in ``field``, and nothing is written."""
+        salt = forms._salt(self.session_request, 'decommission')
+        for value in junk:
+            rows = signing.dumps({'plans': [], key: value}, salt=salt,
+                                 compress=True)
+            res = self.client.post(DECOMMISSION, {'rows': rows,
+                                                  field: ['a']})
+            self.assertEqual(200, res.status_code, value)
+            self.assertEqual([], res.context['form'].fields[field].choices)
+        self.mocks['decommission_apply'].assert_not_called()
+
     @pytest.mark.error_messages
     def test_a_decommission_blob_offering_junk_offers_nothing(self):
         """Found by the above: the consumers a signed blob offers to
         delete were trusted to be a list of strings."""
-        salt = forms._salt(self.session_request, 'decommission')
-        for optional in (None, [[None]], 7, [1, 2], {'a': 'b'}):
-            rows = signing.dumps({'plans': [], 'optional': optional},
-                                 salt=salt, compress=True)
-            res = self.client.post(DECOMMISSION, {
-                'rows': rows, 'delete_unknown': ['a']})
-            self.assertEqual(200, res.status_code, optional)
-            self.assertEqual([], res.context['form'].fields[
-                'delete_unknown'].choices)
-        self.mocks['decommission_apply'].assert_not_called()
+        self.assert_junk_offers_nothing(
+            'optional', 'delete_unknown',
+            (None, [[None]], 7, [1, 2], {'a': 'b'}))
 
     @pytest.mark.error_messages
     def test_a_decommission_blob_offering_junk_children_offers_none(self):
         """The foreign children a signed blob offers to tick are checked
         as the unknown consumers are: ``[[uuid, label], ...]`` or none."""
-        salt = forms._salt(self.session_request, 'decommission')
-        for foreign in (None, [[None, 'x']], 7, ['a'], [['a']],
-                        [['a', 'b', 'c']], {'a': 'b'}):
-            rows = signing.dumps({'plans': [], 'foreign': foreign},
-                                 salt=salt, compress=True)
-            res = self.client.post(DECOMMISSION, {
-                'rows': rows, 'delete_foreign': ['a']})
-            self.assertEqual(200, res.status_code, foreign)
-            self.assertEqual([], res.context['form'].fields[
-                'delete_foreign'].choices)
-        self.mocks['decommission_apply'].assert_not_called()
+        self.assert_junk_offers_nothing(
+            'foreign', 'delete_foreign',
+            (None, [[None, 'x']], 7, ['a'], [['a']], [['a', 'b', 'c']],
+             {'a': 'b'}))
