@@ -290,6 +290,15 @@ class Stager:
                 'inventories': inventories})
         return rp['uuid'], stocked['resource_provider_generation']
 
+    def _finish_server(self, name, description, server, verdicts, **kwargs):
+        """:meth:`_finish` of an incident of one server and no migration:
+        ``verdicts`` the verdict each host (or provider name) of its rows
+        should get, in order."""
+        return self._finish(
+            name, description, [self._server_entry(server)], [],
+            [self._exp(server, 'instance', where, verdict)
+             for where, verdict in verdicts.items()], **kwargs)
+
     def _finish(self, name, description, servers, migrations, expected,
                 fault=None, checks=None, flavor='sb-small'):
         consumers = ([s['uuid'] for s in servers] +
@@ -505,13 +514,12 @@ class Stager:
     def stage_healed_away(self):
         s = self.boot('healed-away-vm', 'sb-small', 'host3')
         self.api.placement('DELETE', '/allocations/%s' % s['id'], mv='1.28')
-        return self._finish(
+        return self._finish_server(
             'healed_away',
             'allocations deleted through the public Placement API '
             '(openstack resource provider allocation delete) and never '
             'healed.',
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host3', 'missing')],
+            s['id'], {'host3': 'missing'},
             fault='DELETE /allocations/<server> via the Placement API')
 
     def stage_wrong_amount(self):
@@ -520,12 +528,11 @@ class Stager:
         rp = self.rps['host3']
         held = dict(current['allocations'][rp]['resources'], MEMORY_MB=4096)
         self._put(s['id'], {rp: held}, current)
-        return self._finish(
+        return self._finish_server(
             'wrong_amount',
             'its allocation on host3 rewritten by hand with MEMORY_MB=4096 '
             '(an allocation set typo) where sb.small needs 1024.',
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host3', 'wrong_amount')],
+            s['id'], {'host3': 'wrong_amount'},
             fault='PUT /allocations/<server> with MEMORY_MB=4096')
 
     def stage_port_bandwidth_left(self):
@@ -537,17 +544,15 @@ class Stager:
         small = held[self.rps['host2']]
         self._put(s['id'], dict(held, **{self.rps['host3']: small,
                                          nic3: {BANDWIDTH: 1000}}), current)
-        return self._finish(
+        return self._finish_server(
             'port_bandwidth_left',
             "moved from host3 to host2 with a QoS port whose bandwidth "
             "stayed on host3's NIC provider (host3:br-phys) along with the "
             "server's leftover on host3, and none on host2:br-phys: no "
             "flavor can rebuild the bandwidth, so trim and delete-and-heal "
             "refuse and name the heal_allocations command.",
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host2', 'ok'),
-             self._exp(s['id'], 'instance', 'host3', 'moved'),
-             self._exp(s['id'], 'instance', 'host3:br-phys', 'moved')],
+            s['id'], {'host2': 'ok', 'host3': 'moved',
+                      'host3:br-phys': 'moved'},
             fault='PUT /allocations/<server> holding host3 and '
                   'host3:br-phys %s=1000' % BANDWIDTH,
             checks={'nics': {'host2:br-phys': nic2, 'host3:br-phys': nic3}})
@@ -565,13 +570,12 @@ class Stager:
                 for rp, a in current['allocations'].items()]},
             mv=None)
         now = self.api.placement('GET', '/allocations/%s' % s['id'])
-        return self._finish(
+        return self._finish_server(
             'pre_pike_consumer',
             'its allocation written again without a microversion (as before '
             'Placement 1.8): project and user are the incomplete-consumer '
             'placeholders, so quota counted from Placement charges nobody.',
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host2', 'incomplete_consumer')],
+            s['id'], {'host2': 'incomplete_consumer'},
             fault='DELETE, then PUT /allocations/<server> at microversion 1.0',
             checks={'project_id': now['project_id'],
                     'user_id': now['user_id']})
@@ -742,7 +746,7 @@ class Stager:
         held = dict(current['allocations'][rp]['resources'])
         held['PCPU'] = held.pop('VCPU')
         self._put(s['id'], {rp: held}, current)
-        return self._finish(
+        return self._finish_server(
             'image_pinned',
             'its allocation on host1 holds PCPU=%d where sb.small says '
             'VCPU=%d, as Nova allocates for an image with '
@@ -750,8 +754,7 @@ class Stager:
             'no longer shows (written through the Placement API, with a '
             'PCPU inventory on host1: the fake driver reports none).'
             % (held['PCPU'], held['PCPU']),
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host1', 'ok')],
+            s['id'], {'host1': 'ok'},
             fault='PUT /allocations/<server> with PCPU for VCPU',
             checks={'held': held})
 
@@ -770,14 +773,13 @@ class Stager:
             'consumer_generation': None,
             'project_id': current['project_id'],
             'user_id': current['user_id']})
-        return self._finish(
+        return self._finish_server(
             'shelved_offloaded',
             'shelved and offloaded through the compute API, which removed '
             "its allocation on host3; that allocation then written back "
             'through the Placement API, as a shelve offload whose cleanup '
             'failed leaves it (Nova allocates again when it unshelves).',
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host3', 'shelved_offloaded')],
+            s['id'], {'host3': 'shelved_offloaded'},
             fault='shelve (offloaded at once), then PUT /allocations/<server> '
                   'writing back what the offload removed',
             checks={'emptied_by_offload': emptied,
@@ -961,16 +963,13 @@ class Stager:
         self._need_neutron('port_deleted_in_neutron')
         s, port = self.boot_on_qos_port('port-deleted-vm', 'host2')
         self.api.neutron('DELETE', '/ports/%s' % port)
-        return self._finish(
+        return self._finish_server(
             'port_deleted_in_neutron',
             'booted on host2 with a QoS port, then the port deleted through '
             "Neutron's API while bound: the server keeps its %d kbps on "
             'host2\'s br-phys provider with no port requesting it (Nova bug '
             '1820588).' % PORT_KBPS,
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host2', 'ok'),
-             self._exp(s['id'], 'instance', NIC_NAME % 'host2',
-                       'leaked_port')],
+            s['id'], {'host2': 'ok', NIC_NAME % 'host2': 'leaked_port'},
             fault='DELETE /v2.0/ports/<bound port>',
             checks={'port': port, 'nic': self.nics['host2'],
                     'kbps': PORT_KBPS})
@@ -989,15 +988,13 @@ class Stager:
         self._need_neutron('port_allocation_removed')
         s, port = self.boot_on_qos_port('port-unallocated-vm', 'host3')
         nic = self._drop_nic(s['id'], 'host3')
-        return self._finish(
+        return self._finish_server(
             'port_allocation_removed',
             'booted on host3 with a QoS port, then its consumer rewritten '
             "without the br-phys part: the port's binding:profile.allocation "
             'still names host3\'s br-phys provider, which holds nothing for '
             'the server.',
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host3', 'ok'),
-             self._exp(s['id'], 'instance', NIC_NAME % 'host3', 'missing')],
+            s['id'], {'host3': 'ok', NIC_NAME % 'host3': 'missing'},
             fault='PUT /allocations/<server> without the NIC provider',
             checks={'port': port, 'nic': nic, 'kbps': PORT_KBPS})
 
@@ -1017,7 +1014,7 @@ class Stager:
         self.api.neutron('PUT', '/ports/%s' % port,
                          {'port': {'binding:profile': profile}})
         nic = self._drop_nic(s['id'], 'host3')
-        return self._finish(
+        return self._finish_server(
             'port_binding_lost',
             "booted on host3 with a QoS port, then the allocation key "
             "removed from the port's binding:profile in Neutron and the "
@@ -1025,9 +1022,7 @@ class Stager:
             "allocation candidate in host3's tree is host3's br-phys "
             'provider, which a heal names in the binding first, then '
             'allocates.',
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host3', 'ok'),
-             self._exp(s['id'], 'instance', NIC_NAME % 'host3', 'missing')],
+            s['id'], {'host3': 'ok', NIC_NAME % 'host3': 'missing'},
             fault='PUT /v2.0/ports/<port> without binding:profile.'
                   'allocation, then PUT /allocations/<server> without the '
                   'NIC provider',
@@ -1056,16 +1051,13 @@ class Stager:
                 for rp, a in current['allocations'].items()}
         held[nic][BANDWIDTH] = PORT_KBPS
         self._put(s['id'], held, current)
-        return self._finish(
+        return self._finish_server(
             'qos_rule_changed',
             'booted on host2 with a port whose policy asks %d kbps; the '
             "allocation on host2's br-phys provider says %d (the rule "
             'changed under the bound port, Placement not): a wrong amount.'
             % (CHANGED_KBPS, PORT_KBPS),
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host2', 'ok'),
-             self._exp(s['id'], 'instance', NIC_NAME % 'host2',
-                       'wrong_amount')],
+            s['id'], {'host2': 'ok', NIC_NAME % 'host2': 'wrong_amount'},
             fault='PUT of the minimum bandwidth rule (Neutron answers %d), '
                   'then PUT /allocations/<server> with %s=%d on the NIC'
                   % (refused, BANDWIDTH, PORT_KBPS),
@@ -1376,7 +1368,7 @@ class Stager:
         devices = {pgpu: {'VGPU': 1}, sev: {'MEM_ENCRYPTION_CONTEXT': 1}}
         self._put(s['id'], dict(devices, **{
             root: dict(node, MEMORY_MB=node['MEMORY_MB'] * 2)}), current)
-        return self._finish(
+        return self._finish_server(
             'vgpu_and_sev_children',
             "a server on host2 holding a vGPU on host2's physical GPU (%s, "
             'VGPU) and a slot of its AMD SEV memory encryption (%s, '
@@ -1384,10 +1376,8 @@ class Stager:
             "as Nova's libvirt driver writes them (OWNER_NOVA), then its "
             'host2 memory doubled by hand: the heal keeps both as read.'
             % (PGPU_NAME % 'host2', SEV_NAME % 'host2'),
-            [self._server_entry(s['id'])], [],
-            [self._exp(s['id'], 'instance', 'host2', 'wrong_amount'),
-             self._exp(s['id'], 'instance', PGPU_NAME % 'host2', 'ok'),
-             self._exp(s['id'], 'instance', SEV_NAME % 'host2', 'ok')],
+            s['id'], {'host2': 'wrong_amount', PGPU_NAME % 'host2': 'ok',
+                      SEV_NAME % 'host2': 'ok'},
             fault='POST /resource_providers of both children, then PUT '
                   '/allocations/<server> adding them and doubling '
                   'MEMORY_MB on host2',

@@ -30,15 +30,14 @@ settings_utils.update_dashboards([enabled, orphan_enabled],
 INSTALLED_APPS = list(dict.fromkeys(INSTALLED_APPS))
 
 ORPHAN_AUDIT_MIN_AGE = 0
-# The panel's snapshot in chunks: more than the 300 default entries.
-CACHES = {'default': {
-    'BACKEND': 'django.core.cache.backends.locmem.LocMemCache',
-    'OPTIONS': {'MAX_ENTRIES': 100000}}}
-if os.environ.get('ORPHAN_TEST_CACHE_DIR'):
-    # A sweeper process a test starts shares the test's file-based cache.
-    CACHES = {'default': {
-        'BACKEND': 'django.core.cache.backends.filebased.FileBasedCache',
-        'LOCATION': os.environ['ORPHAN_TEST_CACHE_DIR']}}
+# The panel's snapshot in chunks: more than the 300 default entries; a
+# sweeper process a test starts shares the test's file-based cache.
+CACHES = {'default': dict(
+    BACKEND='django.core.cache.backends.filebased.FileBasedCache',
+    LOCATION=os.environ['ORPHAN_TEST_CACHE_DIR'],
+) if os.environ.get('ORPHAN_TEST_CACHE_DIR') else dict(
+    BACKEND='django.core.cache.backends.locmem.LocMemCache',
+    OPTIONS={'MAX_ENTRIES': 100000})}
 DATABASES = dict(DATABASES)  # noqa: F405
 ORPHAN_AUDIT_JOURNAL_DIR = tempfile.gettempdir()
 # The shipped local_settings.d snippet, run as Horizon runs its snippets.
