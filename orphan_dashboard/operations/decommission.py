@@ -71,10 +71,9 @@ def read(clients, name, instance_hints=()):
                                                       provider.uuid))
     living = {s['id'] for s in nova.server_list(clients.nova, host=host)} \
         if host else set()
-    return refresh.consumer_snapshot(clients.placement, clients.nova,
-                                     holders | living, instance_hints,
-                                     providers=roots, topology=topology,
-                                     network_client=clients.network)
+    return refresh.consumer_snapshot(clients, holders | living,
+                                     instance_hints, providers=roots,
+                                     topology=topology)
 
 
 def preview(clients, name, settings, whole_service=False,
@@ -158,8 +157,7 @@ def apply(clients, journal_, name, plans, chosen, settings,
         return outcomes + [step(root, m.DELETE_SERVICE, write.SKIPPED,
                                 why('decommission.repairs_failed'))]
     try:
-        deletes.delete_all(clients.placement, clients.nova, journal_, fresh,
-                           outcomes, bound)
+        deletes.delete_all(clients, journal_, fresh, outcomes, bound)
     except Exception:
         if not outcomes:
             raise

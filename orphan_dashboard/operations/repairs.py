@@ -111,8 +111,7 @@ def preview(clients, selections_, settings, instance_hints=()):
 
 def _fresh(clients, selections_, instance_hints):
     return refresh.consumer_snapshot(
-        clients.placement, clients.nova, [s.consumer for s in selections_],
-        instance_hints, network_client=clients.network)
+        clients, [s.consumer for s in selections_], instance_hints)
 
 
 def _plan_rows(snapshot, selections_, min_age):

@@ -33,10 +33,8 @@ def restorable(cloud, entries):
 def preview(clients, entries, restorable_):
     """``[(entry, row)]``: a fresh restore plan per entry, with what Nova
     says of its consumer now in the row's notes and its server's name."""
-    rows = restore_writes.preview_restore(clients.placement, entries,
-                                          restorable_, clients.network)
-    notes, servers = restore_writes.restore_notes(
-        clients.placement, clients.nova, entries, clients.network)
+    rows = restore_writes.preview_restore(clients, entries, restorable_)
+    notes, servers = restore_writes.restore_notes(clients, entries)
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
         row.server = servers.get(entry.consumer)
@@ -50,8 +48,8 @@ def restore(clients, journal_, entries, confirmed, restorable_):
     restore is itself journaled, so it can be undone too.
     """
     outcomes = []
-    for entry, row in restore_writes.preview_restore(
-            clients.placement, entries, restorable_, clients.network):
+    for entry, row in restore_writes.preview_restore(clients, entries,
+                                                     restorable_):
         expected = confirmed.get(entry.id)
         if row.error:
             outcomes.append(write.Outcome(row.selection, write.SKIPPED,

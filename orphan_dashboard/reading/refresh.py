@@ -198,11 +198,11 @@ def snapshot(placement_client, nova_client, cached=None,
                             network_client=network_client)
 
 
-def consumer_snapshot(placement_client, nova_client, consumer_uuids,
-                      instance_hints=(), providers=(), topology=None,
-                      concurrency=collect.DEFAULT_CONCURRENCY,
-                      network_client=None):
-    """Just these consumers, read now, for a preview or a submit.
+def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
+                      providers=(), topology=None,
+                      concurrency=collect.DEFAULT_CONCURRENCY):
+    """Just these consumers, read now by ``clients`` (an
+    :class:`~api.client.Clients`), for a preview or a submit.
 
     What each consumer is comes from Nova, never from the request: a server
     answers ``GET /servers/{id}``; a migration consumer is found among the
@@ -221,6 +221,8 @@ def consumer_snapshot(placement_client, nova_client, consumer_uuids,
     for alone (:func:`collect.confirm_nodes`).
     """
     taken_at = collect.now()
+    placement_client, nova_client, network_client = (
+        clients.placement, clients.nova, clients.network)
     collect.hold_connections(concurrency, placement_client, nova_client,
                              network_client)
     uuids = sorted(set(consumer_uuids))

@@ -41,8 +41,7 @@ def step_outcome(provider, action, status, message, entry_id=None):
                          message, entry_id=entry_id)
 
 
-def delete_all(placement_client, nova_client, journal, fresh, outcomes,
-               bound):
+def delete_all(clients, journal, fresh, outcomes, bound):
     """Once every repair of ``fresh`` (a
     :class:`~audit.decommission.Decommission`) went through: the compute
     service, then what of its trees is left, if its service and providers
@@ -50,6 +49,7 @@ def delete_all(placement_client, nova_client, journal, fresh, outcomes,
     added to ``outcomes`` as it is done, so that an error after writes
     leaves them said."""
     root = fresh.roots[0] if fresh.roots else ''
+    placement_client = clients.placement
     held = _held(placement_client, fresh.providers)
     if held:
         outcomes.append(step_outcome(
@@ -59,8 +59,7 @@ def delete_all(placement_client, nova_client, journal, fresh, outcomes,
                         consumers=', '.join(sorted(c)))
                     for p, c in held.items()))))
         return
-    changed = bound and _changed_now(placement_client, nova_client, fresh,
-                                     bound)
+    changed = bound and _changed_now(clients, fresh, bound)
     if changed:
         outcomes.append(step_outcome(
             root, m.DELETE_SERVICE, write.SKIPPED,
@@ -70,7 +69,8 @@ def delete_all(placement_client, nova_client, journal, fresh, outcomes,
                for p in fresh.providers]
     records = [r for r in records if r]
     if fresh.deletes_service:
-        step, entries = _delete_service(nova_client, journal, fresh, records)
+        step, entries = _delete_service(clients.nova, journal, fresh,
+                                        records)
         outcomes.append(step)
         if step.status != write.DONE or entries is None:
             return
@@ -79,13 +79,13 @@ def delete_all(placement_client, nova_client, journal, fresh, outcomes,
     _delete_left(placement_client, journal, records, entries, outcomes)
 
 
-def _changed_now(placement_client, nova_client, fresh, bound):
+def _changed_now(clients, fresh, bound):
     """What differs from ``bound`` just before the deletes (after the
     repairs): the service's uuid and the providers of the trees."""
     providers = sorted(p['uuid'] for p in placement.provider_list(
-        placement_client) if (p.get('root_provider_uuid') or p['uuid'])
+        clients.placement) if (p.get('root_provider_uuid') or p['uuid'])
         in fresh.roots)
-    service = next((s.get('id') for s in nova.service_list(nova_client)
+    service = next((s.get('id') for s in nova.service_list(clients.nova)
                     if s.get('host') == fresh.host), None) \
         if fresh.host else None
     changes = []

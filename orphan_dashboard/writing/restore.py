@@ -111,25 +111,24 @@ def _journaled_parent(entry):
     return (entry.before or {}).get('parent_provider_uuid')
 
 
-def preview_restore(placement_client, entries, restorable,
-                    network_client=None):
-    """Restore plans for journal ``entries``, from a fresh read.
+def preview_restore(clients, entries, restorable):
+    """Restore plans for journal ``entries``, from a fresh read by
+    ``clients`` (Placement, and Neutron for the bindings).
 
     ``restorable`` maps each entry's subject to the ids that may be
     restored (:func:`journal.restorable`).
     """
     rows, restored = [], set()
     for entry in _parents_first(entries):
-        row = _restore_row(placement_client, entry, restorable, restored,
-                           network_client)
+        row = _restore_row(clients.placement, entry, restorable, restored,
+                           clients.network)
         if row.plan is not None and entry.kind == entry.PROVIDER:
             restored.add(entry.provider)
         rows.append((entry, row))
     return rows
 
 
-def restore_notes(placement_client, nova_client, entries,
-                  network_client=None):
+def restore_notes(clients, entries):
     """``({entry id: notes}, {consumer: server name})``: the notes
     (:func:`audit.restore.notes`) of the consumer entries and the names
     of their servers, from a fresh read of Nova and Placement."""
@@ -138,9 +137,8 @@ def restore_notes(placement_client, nova_client, entries,
         return {}, {}
     try:
         snapshot = refresh.consumer_snapshot(
-            placement_client, nova_client, [e.consumer for e in consumers],
-            providers={p for e in consumers for p in e.before},
-            network_client=network_client)
+            clients, [e.consumer for e in consumers],
+            providers={p for e in consumers for p in e.before})
     except ks_exc.ClientException as exc:
         unknown = (restore_rules.unreadable(str(exc)),)
         return {e.id: unknown for e in consumers}, {}

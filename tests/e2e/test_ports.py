@@ -314,8 +314,7 @@ def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
     (restored,) = restore.restore(
         clients, journal, [entry],
         {entry.id: restore_writes.preview_restore(
-            clients.placement, [entry], restorable,
-            network_client=clients.network)[0][1].plan},
+            clients, [entry], restorable)[0][1].plan},
         restorable)
     assert restored.status == write.DONE, restored.message
     assert held(clients, plan.consumer) == healed.before

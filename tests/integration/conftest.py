@@ -138,8 +138,9 @@ def restore_entries(placement, journal, entries):
     from orphan_dashboard.writing import restore as restore_writes
     restorable = journal_module.restorable(CLOUD,
                                            {e.subject for e in entries})
-    pairs = restore_writes.preview_restore(placement, entries, restorable)
+    clients = client.Clients(placement, None)
+    pairs = restore_writes.preview_restore(clients, entries, restorable)
     return [row for _entry, row in pairs], restore.restore(
-        client.Clients(placement, None), journal, entries,
+        clients, journal, entries,
         {entry.id: row.plan for entry, row in pairs if row.plan},
         restorable)

@@ -141,8 +141,8 @@ def test_restore_skipped_when_changed_between_preview_and_submit(
         placement, build, journal):
     old, new, consumer, entry = _trimmed(placement, build, journal)
     restorable = journal_module.restorable(CLOUD, [consumer])
-    ((_, row),) = restore_writes.preview_restore(placement, [entry],
-                                                 restorable)
+    ((_, row),) = restore_writes.preview_restore(
+        client.Clients(placement, None), [entry], restorable)
     # Emptied and recreated: same generation (1), different body.
     api.put_allocations(placement, consumer, {}, 2, 'p', 'u')
     build.allocate({new: {'VCPU': 1}}, consumer=consumer)

@@ -23,6 +23,7 @@ from unittest import mock
 from keystoneauth1 import exceptions as ks_exc
 import pytest
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planning
 from orphan_dashboard.writing import restore as restore_writes
@@ -406,7 +407,7 @@ def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
             return super().get(path, **kwargs)
 
     ((_entry, row),) = restore_writes.preview_restore(
-        Down(), [entry], {'vm': {12}}, network_client=Down())
+        client.Clients(Down(), None, None, Down()), [entry], {'vm': {12}})
     assert row.plan is None
     # (keystoneauth's own words for the error: Horizon's test setup
     # changes them.)
@@ -414,6 +415,6 @@ def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
     assert said.startswith('Neutron could not be read (')
     assert said.endswith("the ports' bindings it also wrote cannot be "
                          'checked now')
-    ((_entry, row),) = restore_writes.preview_restore(Down(), [entry],
-                                                      {'vm': {12}})
+    ((_entry, row),) = restore_writes.preview_restore(
+        client.Clients(Down(), None), [entry], {'vm': {12}})
     assert "which is not in this catalog" in str(row.error)

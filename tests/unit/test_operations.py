@@ -207,7 +207,7 @@ def test_a_restore_preview_carries_what_nova_says_now():
                               return_value=({2: ('deleted server',)},
                                             {'c1': 'web-1'})):
         assert restore.preview(CLIENTS, entries, {'x': 1}) is rows
-    preview.assert_called_once_with('placement', entries, {'x': 1}, None)
+    preview.assert_called_once_with(CLIENTS, entries, {'x': 1})
     assert [row.notes for _e, row in rows] == [(), ('deleted server',)]
     # The consumer's server by name, where Nova still has it.
     assert [row.server for _e, row in rows] == ['web-1', None]
@@ -359,7 +359,7 @@ def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
             mock.patch.object(decommission.refresh,
                               'consumer_snapshot') as read:
         decommission.read(clients, 'host1')
-    assert read.call_args.kwargs['network_client'] == 'network'
+    assert read.call_args.args[0].network == 'network'
     shown = mock.Mock(gone=False, roots=['rp'], changed_since=lambda b: None,
                       blockers=lambda *a: [], plans=lambda c: [
                           mock.Mock(consumer='vm')])
