@@ -280,8 +280,11 @@ class Stage:
 # -- one held allocation ------------------------------------------------------
 
 def _unreachable(case, p):
+    """``p``'s tree out of reach: what the consumer holds there, too much
+    or nothing (its server's own node, in the server-root stage), is not
+    judged."""
     reach = case.auditor.out_of_reach(p)
-    return None if reach is None else (reach, case.held[p])
+    return None if reach is None else (reach, case.held.get(p, {}))
 
 
 def _server_protected(case, p):
@@ -393,13 +396,6 @@ def _unknown_consumer(case, p):
 
 
 # -- its server's whole picture, on the server's root -------------------------
-
-def _root_unreachable(case, root):
-    """Its server's own node out of reach: what it holds there, too much or
-    nothing, is no more judged than any other row on that tree."""
-    reach = case.auditor.out_of_reach(root)
-    return None if reach is None else (reach, case.held.get(root, {}))
-
 
 def _holds_nothing_protected(case, root):
     if case.in_tree or not case.protection:
@@ -555,7 +551,7 @@ STAGES = (
     # What only the server's whole tree shows, on its root: it decides that
     # row again, whatever the first stage said of it.
     Stage(Case.server_root, (
-        Rule(m.PROTECTED, _root_unreachable),
+        Rule(m.PROTECTED, _unreachable),
         Rule(m.PROTECTED, _holds_nothing_protected),
         Rule(m.MISSING, _missing),
         Rule(m.PROTECTED, _image_unread),

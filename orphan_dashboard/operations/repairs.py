@@ -185,9 +185,8 @@ def apply(clients, journal, plans, settings, instance_hints=()):
         elif row.error:
             outcomes.append(write.Outcome(selection, write.SKIPPED,
                                           row.error))
-        elif _differs(row.plan, plan, names):
-            outcomes.append(write.Outcome(selection, write.SKIPPED,
-                                          _differs(row.plan, plan, names),
+        elif changed := _differs(row.plan, plan, names):
+            outcomes.append(write.Outcome(selection, write.SKIPPED, changed,
                                           row.plan))
         else:
             outcome = write.allocations(clients.placement, journal,
