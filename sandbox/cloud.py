@@ -32,12 +32,15 @@ import nova.tests.functional  # noqa: E402,F401  (monkey_patch decision first)
 
 import contextlib  # noqa: E402
 import copy
+import inspect
 import io
 import logging
 import sys
 import threading
+import time
 from unittest import mock
 
+import fixtures
 from keystoneauth1 import loading as ks_loading
 from keystonemiddleware.auth_token import _opts as ksm_opts
 from oslo_config import cfg
@@ -76,6 +79,12 @@ SHARED = ('pci_tracker', 'provider_tree')
 """Resource tracker attributes a snapshot keeps as they are."""
 CELL2_HOSTS = ('host5',)
 """Computes of the second cell, started only with ``cells=2``."""
+SLOW_CELL_TIMEOUT = 5
+"""Seconds Nova waits for each cell of a scatter-gather while a cell is
+slow (``nova.context.CELL_TIMEOUT``, 60 in Nova, read at each call)."""
+SLOW_CELL_DELAY = 6
+"""Seconds each call to a slow cell waits first: past
+:data:`SLOW_CELL_TIMEOUT`."""
 
 
 class SandboxFakeDriver(fake_virt.FakeDriver):
@@ -212,6 +221,11 @@ class SandboxCloud(nova_test.TestCase):
         # hand (an instance marked deleted in SQL) fail it in the tenant
         # usage Project > Overview shows.
         self.flags(response_validation='warn', group='api')
+        # Nova's API, conductor and scheduler share this process's one pool
+        # of scatter-gather workers, where production gives each API worker
+        # its own: a slow cell's workers, left to finish after Nova's
+        # CELL_TIMEOUT, must not leave a healthy cell's reads without one.
+        self.flags(cell_worker_thread_pool_size=32)
         self._small_rpc_pools()
         self.useFixture(nova_fixtures.RealPolicyFixture())
         if self.NEUTRON:
@@ -352,6 +366,31 @@ class SandboxCloud(nova_test.TestCase):
         self.down_cells[name] = fixture
         return {'cell': name, 'state': 'down', 'changed': True,
                 'hosts': self._cell_hosts(name)}
+
+    def cell_slow(self, name):
+        """Cell ``name``'s database slow rather than unreachable (a long
+        lock, a failover): each call to it waits :data:`SLOW_CELL_DELAY`
+        first, past Nova's ``CELL_TIMEOUT``, shortened to
+        :data:`SLOW_CELL_TIMEOUT`.  A scatter-gather gives up
+        on the cell after that timeout (``os-services`` lists its hosts
+        UNKNOWN, a server listing leaves its servers out or, unpaged,
+        returns them partial); what targets the cell alone (one server,
+        the hypervisor listing's walk of the cells) waits for it."""
+        if name not in self.cell_mappings or name == 'cell0':
+            raise KeyError(name)
+        if name in self.down_cells:
+            return {'cell': name, 'state': 'down', 'changed': False}
+        slow = _SlowCell(self.cell_mappings[name])
+        slow.setUp()
+        self.down_cells[name] = slow
+        return {'cell': name, 'state': 'slow', 'changed': True,
+                'hosts': self._cell_hosts(name),
+                'cell_timeout': SLOW_CELL_TIMEOUT, 'delay': SLOW_CELL_DELAY}
+
+    def _cell_engine(self, name):
+        with nova_context.target_cell(self.admin_ctxt(),
+                                      self.cell_mappings[name]) as cctxt:
+            return main_db_api.get_engine(context=cctxt)
 
     def cell_up(self, name):
         if name not in self.cell_mappings:
@@ -499,13 +538,11 @@ class SandboxCloud(nova_test.TestCase):
     def databases(self):
         """label -> (engine, sqlite file) of every database the cloud
         uses: the API's, each cell's and Placement's."""
-        ctxt = self.admin_ctxt()
         engines = {'api': api_db_api.get_engine(),
                    'placement': placement_db.placement_context_manager
                    .writer.get_engine()}
-        for name, cell in self.cell_mappings.items():
-            with nova_context.target_cell(ctxt, cell) as cctxt:
-                engines[name] = main_db_api.get_engine(context=cctxt)
+        for name in self.cell_mappings:
+            engines[name] = self._cell_engine(name)
         return {label: (engine, engine.url.database)
                 for label, engine in engines.items()}
 
@@ -603,6 +640,71 @@ class SandboxCloud(nova_test.TestCase):
                 print('audit raised %r' % e)
                 rc = 255
         return {'exit_code': rc, 'output': out.getvalue()}
+
+
+class _SlowCell(fixtures.Fixture):
+    """Cell ``cell_mapping``'s database slow, as :meth:`SandboxCloud.cell_slow`
+    says; patched where Nova's ``DownCellFixture`` patches a down cell.
+
+    Not a sleep in the cell's database calls themselves: the sandbox's
+    cells share one process under Nova's ``CellDatabases`` test fixture,
+    whose lock lets one cell be worked on at a time, so a sleep inside
+    one would stall every other cell, which no real cloud does.
+    """
+
+    def __init__(self, cell_mapping):
+        self.cell_uuid = cell_mapping.uuid
+        self.scattering = threading.local()
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.context.CELL_TIMEOUT', SLOW_CELL_TIMEOUT))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.context.scatter_gather_cells',
+            self._scatter_gather(nova_context.scatter_gather_cells)))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.context.target_cell',
+            self._target_cell(nova_context.target_cell)))
+
+    def _scatter_gather(self, real):
+        """Each call of the slow cell waits first, in the worker thread (a
+        server listing's query, a generator, at its first record, in the
+        API's request thread): Nova's own timeout then applies."""
+        def scatter_gather_cells(ctxt, cell_mappings, timeout, fn, *args,
+                                 **kwargs):
+            def slowed(cctxt, *a, **kw):
+                if cctxt.cell_uuid != self.cell_uuid:
+                    return fn(cctxt, *a, **kw)
+                if inspect.isgeneratorfunction(getattr(fn, '__func__', fn)):
+                    return _after(SLOW_CELL_DELAY, fn, cctxt, *a, **kw)
+                time.sleep(SLOW_CELL_DELAY)
+                return fn(cctxt, *a, **kw)
+            self.scattering.active = True
+            try:
+                return real(ctxt, cell_mappings, timeout, slowed, *args,
+                            **kwargs)
+            finally:
+                self.scattering.active = False
+        return scatter_gather_cells
+
+    def _target_cell(self, real):
+        """What targets the slow cell alone waits before it gets there."""
+        @contextlib.contextmanager
+        def target_cell(ctxt, cell_mapping):
+            if (cell_mapping is not None and
+                    cell_mapping.uuid == self.cell_uuid and
+                    not getattr(self.scattering, 'active', False)):
+                time.sleep(SLOW_CELL_DELAY)
+            with real(ctxt, cell_mapping) as cctxt:
+                yield cctxt
+        return target_cell
+
+
+def _after(delay, fn, *args, **kwargs):
+    """``fn``'s generator, ``delay`` seconds late."""
+    time.sleep(delay)
+    yield from fn(*args, **kwargs)
 
 
 def build(cells=1, neutron=None, pci=False):

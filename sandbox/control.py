@@ -14,7 +14,8 @@
 
     POST /computes/<host>/stop | /computes/<host>/start
     POST /computes/<host>/unmap | /computes/<host>/map   (host mapping)
-    POST /cells/<name>/down | /cells/<name>/up   (up --cells 2: cell2)
+    POST /cells/<name>/down | /cells/<name>/slow | /cells/<name>/up
+                                (up --cells 2: cell2)
     POST /instances/<uuid>/soft-delete-behind-nova
     POST /incidents/<name>      GET /incidents
     POST /snapshots/<name>      (Nova's and Placement's databases now)
@@ -89,6 +90,8 @@ class ControlApp:
         if len(parts) == 3 and parts[0] == 'cells' and m == 'POST':
             if parts[2] == 'down':
                 return _json(cloud.cell_down(parts[1]))
+            if parts[2] == 'slow':
+                return _json(cloud.cell_slow(parts[1]))
             if parts[2] == 'up':
                 return _json(cloud.cell_up(parts[1]))
         if (len(parts) == 3 and parts[0] == 'instances' and

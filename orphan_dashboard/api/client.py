@@ -127,14 +127,24 @@ class ServiceAdapter(adapter.Adapter):
     """An adapter whose refused reads are sent again
     (:func:`send_read_again`)."""
 
+    listing_timeout = None
+    """Seconds one page of a listing that reaches every Nova cell may
+    take (``api.nova``'s listings); None: the session's timeout."""
+
     def request(self, url, method, **kwargs):
         return send_read_again(super().request, url, method, **kwargs)
 
 
-def service_adapter(session, service_type, **kwargs):
-    """The adapter every client of the panel and ``orphan-audit`` is."""
-    return ServiceAdapter(session, service_type=service_type,
-                          user_agent=USER_AGENT, **kwargs)
+def service_adapter(session, service_type, listing_timeout=None, **kwargs):
+    """The adapter every client of the panel and ``orphan-audit`` is;
+    its listings wait ``listing_timeout``, or the session's timeout if
+    that is longer."""
+    service = ServiceAdapter(session, service_type=service_type,
+                             user_agent=USER_AGENT, **kwargs)
+    if listing_timeout is not None:
+        service.listing_timeout = max(float(listing_timeout),
+                                      session.timeout or 0)
+    return service
 
 
 class Credentials(collections.namedtuple(
@@ -147,19 +157,21 @@ class Credentials(collections.namedtuple(
     process of its own can be handed it."""
 
 
-def for_credentials(credentials, timeout):
-    """Adapters acting with a token at fixed endpoints, one session."""
+def for_credentials(credentials, timeout, listing_timeout=None):
+    """Adapters acting with a token at fixed endpoints, one session;
+    Nova's listings wait ``listing_timeout`` (:func:`service_adapter`)."""
     session = ks_session.Session(verify=credentials.verify, timeout=timeout)
     return Clients(*(
         service_adapter(session, service_type, auth=token_endpoint.Token(
-            url, credentials.token)) if url else None
+            url, credentials.token), listing_timeout=listing_timeout
+            if service_type == 'compute' else None) if url else None
         for service_type, url in (('placement', credentials.placement),
                                   ('compute', credentials.compute),
                                   ('identity', credentials.identity),
                                   ('network', credentials.network))))
 
 
-def for_cloud(cloud=None, timeout=None, **overrides):
+def for_cloud(cloud=None, timeout=None, listing_timeout=None, **overrides):
     """Adapters from ``clouds.yaml`` / ``OS_*`` (as ``openstack`` reads);
     ``timeout`` defaults to the cloud's ``api_timeout``, else
     :data:`DEFAULT_TIMEOUT`."""
@@ -170,17 +182,21 @@ def for_cloud(cloud=None, timeout=None, **overrides):
     return for_session(region.get_session(), region.region_name,
                        region.get_interface(),
                        region.config.get('auth', {}).get('auth_url'),
-                       timeout or region.config.get('api_timeout'))
+                       timeout or region.config.get('api_timeout'),
+                       listing_timeout)
 
 
-def for_session(session, region_name, interface, auth_url, timeout=None):
+def for_session(session, region_name, interface, auth_url, timeout=None,
+                listing_timeout=None):
     """Adapters on a keystoneauth ``session`` someone else authenticated
     (``openstack``'s own, for its plugin); ``timeout`` defaults to
     :data:`DEFAULT_TIMEOUT`."""
     session.timeout = float(timeout or DEFAULT_TIMEOUT)
     kwargs = dict(region_name=region_name, interface=interface)
     return Clients(service_adapter(session, 'placement', **kwargs),
-                   service_adapter(session, 'compute', **kwargs),
+                   service_adapter(session, 'compute',
+                                   listing_timeout=listing_timeout,
+                                   **kwargs),
                    service_adapter(session, 'identity', **dict(
                        kwargs, endpoint_override=keystone_root(auth_url)))
                    if auth_url else None,
@@ -208,11 +224,12 @@ def hold_connections(client, count):
 def validate_token(clients):
     """One cheap authenticated request to each service, one after the
     other: a new token is then validated once by each service's
-    keystonemiddleware, not once per concurrent request of a sweep."""
+    keystonemiddleware, not once per concurrent request of a sweep.  Nova
+    is asked for one flavor: its API database answers, no cell's, so a
+    slow cell does not make this wait."""
     clients.placement.get('/resource_classes/VCPU',
                           microversion=mv.TOKEN_CHECK)
-    clients.nova.get('/os-services', microversion=mv.SERVICES,
-                     params={'binary': 'nova-compute', 'host': '-'})
+    clients.nova.get('/flavors', params={'limit': 1})
 
 
 def cloud_for_clients(clients):

@@ -46,9 +46,17 @@ class _SessionClient(novaclient.SessionClient):
     error status: keystoneauth reads any error body (novaclient's own
     parser fails on one it does not expect, e.g. a proxy's); its refused
     reads are sent again as every client's are
-    (:func:`api_client.send_read_again`)."""
+    (:func:`api_client.send_read_again`); each request waits ``timeout``
+    where given, else the session's timeout."""
+
+    def __init__(self, *args, timeout=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.timeout = timeout
 
     def request(self, url, method, raise_exc=True, **kwargs):
+        if self.timeout is not None:
+            kwargs.setdefault('timeout', self.timeout)
+
         def send(url, method, **kwargs):
             response, body = super(_SessionClient, self).request(
                 url, method, raise_exc=False, **kwargs)
@@ -58,20 +66,25 @@ class _SessionClient(novaclient.SessionClient):
         return api_client.send_read_again(send, url, method, **kwargs)
 
 
-def _nova(client, version):
+def _nova(client, version, listing=False):
     """A novaclient at ``version`` over the keystoneauth adapter ``client``
-    (its session, token, region, interface and endpoint), one per adapter
-    and version."""
+    (its session, token, region, interface and endpoint), one per adapter,
+    version and kind of read.  A ``listing`` reaches every cell: Nova
+    waits up to its ``CELL_TIMEOUT`` for each, and for the whole of a slow
+    cell's query when it lists servers, so it waits the adapter's
+    ``listing_timeout`` (see :class:`api_client.ServiceAdapter`)."""
     clients = client.__dict__.setdefault('_orphan_novaclients', {})
-    if version not in clients:
+    if (version, listing) not in clients:
         nova = novaclient.Client(version, session=client.session)
         nova.client = _SessionClient(
             api_version=nova.api_version, session=client.session,
             auth=client.auth, endpoint_override=client.endpoint_override,
             interface=client.interface, region_name=client.region_name,
-            service_type='compute', user_agent=client.user_agent)
-        clients[version] = nova
-    return clients[version]
+            service_type='compute', user_agent=client.user_agent,
+            timeout=getattr(client, 'listing_timeout', None)
+            if listing else None)
+        clients[version, listing] = nova
+    return clients[version, listing]
 
 
 def _paged(client, version, path, key, marker_key, query, on_page=None,
@@ -81,7 +94,7 @@ def _paged(client, version, path, key, marker_key, query, on_page=None,
     its ``[api] max_limit`` cut it, so a short page is the last and costs
     no empty read after it (not ``linked``: up to an empty page).
     ``on_page(items)`` with each page's."""
-    http = _nova(client, version).client
+    http = _nova(client, version, listing=True).client
 
     def read(query):
         return http.get('%s?%s' % (path, urllib.parse.urlencode(query)))[1]
@@ -111,7 +124,7 @@ def down_cell_servers(client):
     listing at 2.69 (``limit``, ``marker``, a sort or any filter but
     ``all_tenants`` leaves them out), first, up to its ``[api]
     max_limit``: the brief listing of that first page."""
-    _, body = _nova(client, mv.SERVERS).client.get(
+    _, body = _nova(client, mv.SERVERS, listing=True).client.get(
         '/servers?all_tenants=1')
     return [s for s in body['servers'] if s.get('status') == 'UNKNOWN']
 
@@ -207,8 +220,8 @@ def hypervisor_get(client, node_uuid):
 def service_list(client, binary='nova-compute'):
     """Compute services, a down cell's as ``{host, binary, status:
     UNKNOWN}``."""
-    return [s.to_dict() for s in
-            _nova(client, mv.SERVICE_LIST).services.list(binary=binary)]
+    return [s.to_dict() for s in _nova(
+        client, mv.SERVICE_LIST, listing=True).services.list(binary=binary)]
 
 
 @trace

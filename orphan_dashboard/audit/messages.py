@@ -391,9 +391,10 @@ MESSAGES = {
     # What a down cell hides from an audit.
     'cells.down': N_(
         'A cell is down: Nova could not reach it, so this audit is '
-        'partial. Until it is back, these are protected: the allocations on '
-        'the '
-        'compute hosts of the down cells: %(hosts)s (their servers Nova '
+        'partial. Nova answered without it after %(seconds)d s, and each of '
+        'its listings waits about as long while the cell stays down or '
+        'slow. Until it is back, these are protected: the allocations on '
+        'the compute hosts of the down cells: %(hosts)s (their servers Nova '
         'returned as partial records: %(servers)d); those on providers '
         'Nova could not confirm as compute nodes: %(providers)s; and every '
         'consumer Nova does not know.'),

@@ -433,6 +433,11 @@ class Snapshot:
     (:func:`.ports.to_place`), or None where Placement did not answer;
     only servers with such groups appear."""
 
+    services_wait: float = 0.0
+    """Seconds Nova took to list its compute services.  It waits up to
+    its ``CELL_TIMEOUT`` (60 s) for each cell: with :attr:`down_hosts`,
+    how long a listing waits while their cell stays down or slow."""
+
     @property
     def down_hosts(self):
         """Compute hosts of a cell Nova cannot reach: os-services (2.69)

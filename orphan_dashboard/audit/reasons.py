@@ -109,6 +109,7 @@ def sentences(parts):
 def down_cells(report):
     """What a down cell hid from ``report``'s audit, as one sentence."""
     return reason('cells.down', hosts=listing(report.skipped_hosts),
+                  seconds=report.cell_wait,
                   servers=report.down_cell_servers,
                   providers=listing(report.unconfirmed))
 

@@ -155,6 +155,9 @@ class Report:
     """Compute hosts of the cells Nova could not reach."""
     down_cell_servers: int = 0
     """Servers Nova returned as partial records from those cells."""
+    cell_wait: int = 0
+    """Seconds Nova listed its compute services in without those cells
+    (:attr:`~model.Snapshot.services_wait`)."""
     unconfirmed: tuple = ()
     """Names of root providers whose compute node Nova could not confirm
     (its hypervisor listing failed): they could be in a down cell."""
@@ -280,6 +283,8 @@ def report(auditor):
                          snapshot.providers.items()},
                   child_owners=child_owners,
                   skipped_hosts=tuple(sorted(snapshot.down_hosts)),
+                  cell_wait=round(snapshot.services_wait)
+                  if snapshot.down_hosts else 0,
                   down_cell_servers=sum(
                       s.down_cell
                       for s in snapshot.servers.values()),

@@ -23,6 +23,7 @@ is the pair of adapters ``orphan-audit`` uses, on ``openstack``'s session.
 import logging
 
 from orphan_dashboard.api import client
+from orphan_dashboard import conf
 
 LOG = logging.getLogger(__name__)
 
@@ -39,7 +40,8 @@ def make_client(instance):
     return client.for_session(
         instance.session, instance.region_name, instance.interface,
         getattr(instance.auth, 'auth_url', None),
-        timeout=instance.session.timeout)
+        timeout=instance.session.timeout,
+        listing_timeout=conf.NOVA_LISTING_TIMEOUT.get())
 
 
 def build_option_parser(parser):

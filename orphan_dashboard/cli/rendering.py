@@ -61,6 +61,7 @@ def skipped_cells(report):
         return None
     return {'hosts': list(report.skipped_hosts),
             'down_cell_servers': report.down_cell_servers,
+            'waited_seconds': report.cell_wait,
             'unconfirmed_providers': list(report.unconfirmed)}
 
 

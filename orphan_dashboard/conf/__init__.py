@@ -90,6 +90,12 @@ FULL_SWEEP = Setting(
 API_TIMEOUT = Setting(
     'ORPHAN_AUDIT_API_TIMEOUT', 60,
     'Seconds one Nova or Placement request of the panel may take.')
+NOVA_LISTING_TIMEOUT = Setting(
+    'ORPHAN_AUDIT_NOVA_LISTING_TIMEOUT', 90,
+    "Seconds one page of a Nova listing may take (servers, migrations, "
+    "compute services, hypervisors): above Nova's own wait for a cell "
+    "(CELL_TIMEOUT, 60 s), so that Nova leaves a slow cell out before we "
+    "give up on Nova; never less than ORPHAN_AUDIT_API_TIMEOUT.")
 MAX_ROWS = Setting(
     'ORPHAN_AUDIT_MAX_ROWS', 200,
     'Rows one preview and its confirm may carry.')
@@ -132,8 +138,9 @@ MAX_SHARE = Setting(
     'than this percentage of every consumer the audit saw (--max-share); '
     'unset: no limit.', float)
 SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
-            MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR, SWEEP_PYTHON,
-            METRIC_FLAVORS, HISTORY_ALL_CLOUDS, MAX_WRITES, MAX_SHARE)
+            NOVA_LISTING_TIMEOUT, MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR,
+            SWEEP_PYTHON, METRIC_FLAVORS, HISTORY_ALL_CLOUDS, MAX_WRITES,
+            MAX_SHARE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,11 +158,13 @@ class RunSettings:
     api_timeout: typing.Optional[float] = API_TIMEOUT.default
     """None: the cloud's ``api_timeout`` (``orphan-audit`` without
     ``--timeout``)."""
+    nova_listing_timeout: float = NOVA_LISTING_TIMEOUT.default
 
 
 _RUN_SETTINGS = {'min_age': MIN_AGE, 'concurrency': CONCURRENCY,
                  'full_sweep_interval': FULL_SWEEP, 'ttl': SNAPSHOT_TTL,
-                 'api_timeout': API_TIMEOUT}
+                 'api_timeout': API_TIMEOUT,
+                 'nova_listing_timeout': NOVA_LISTING_TIMEOUT}
 
 
 def run_settings(**chosen):

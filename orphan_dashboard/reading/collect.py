@@ -20,6 +20,7 @@ import concurrent.futures
 import dataclasses
 import datetime
 import logging
+import time
 
 from keystoneauth1 import exceptions as ks_exc
 
@@ -91,7 +92,7 @@ def read_topology(placement_client, nova_client, old=None, reads=None):
         sharing = pool.submit(placement.sharing_provider_uuids,
                               placement_client)
         owner_traits = pool.submit(placement.owner_traits, placement_client)
-        services = pool.submit(nova.service_list, nova_client)
+        services = pool.submit(_timed, nova.service_list, nova_client)
         hypervisor_list = (pool.submit(nova.hypervisor_list, nova_client)
                            if not reuse else None)
         holders = {trait: pool.submit(placement.trait_holders,
@@ -100,7 +101,8 @@ def read_topology(placement_client, nova_client, old=None, reads=None):
         providers = {p['uuid']: parse.provider(p)
                      for p in provider_list.result()}
         reads.listed(providers)
-        services = {s.host: s for s in map(parse.service, services.result())}
+        services, services_wait = services.result()
+        services = {s.host: s for s in map(parse.service, services)}
         listed = True
         if reuse and _roots(old.providers) == _roots(providers):
             hypervisors = dict(old.hypervisors)
@@ -124,11 +126,18 @@ def read_topology(placement_client, nova_client, old=None, reads=None):
             hypervisors=hypervisors,
             hypervisors_listed=listed,
             services=services,
+            services_wait=services_wait,
             owner_traits=tagged,
             inventory_classes=_inventory_classes(
                 reads, providers, hypervisors,
                 set(tagged) | sharing_providers),
         )
+
+
+def _timed(read, *args):
+    """``(read(*args), the seconds it took)``."""
+    started = time.monotonic()
+    return read(*args), time.monotonic() - started
 
 
 def _owner_traits(holders):
@@ -257,14 +266,44 @@ def read_port_candidates(placement_client, snapshot,
     return concurrently(read, sorted(asked), concurrency)
 
 
-def down_cell_servers(nova_client, topo):
+def down_cell_servers(nova_client, topo, listed):
     """``{uuid: Server}``, the partial records of a down cell's servers
-    when ``topo`` shows one (none of Nova's paged listings has them)."""
+    when ``topo`` shows one (none of Nova's paged listings has them), but
+    for the servers this sweep ``listed`` in full."""
     if topo.get('hypervisors_listed', True) and not any(
             s.status == m.DOWN_CELL_STATUS for s in topo['services'].values()):
         return {}
     return {s.uuid: s for s in map(parse.server,
-                                   nova.down_cell_servers(nova_client))}
+                                   nova.down_cell_servers(nova_client))
+            if s.uuid not in listed}
+
+
+def shown_alone(snapshot, nova_client, concurrency):
+    """``snapshot`` with each server Nova gave as a partial record (a down
+    cell's) that holds on a compute node of a cell Nova reached read
+    alone (``GET /servers/{id}``).  Nova runs one ``CELL_TIMEOUT`` for
+    every cell of a server listing (``nova.compute.multi_cell_list``):
+    after a slow cell, it gives up on the healthy cells' servers it had
+    not yet returned, and returns them partial too (from their cell
+    mappings: a server deleted by hand in its cell's database among
+    them).  Alone, a server is read from its own cell; one Nova answers
+    404 for is not live, and its consumer is judged as any other Nova
+    does not list; one Nova does not answer for stays partial, and what
+    it holds protected."""
+    topo = classify.Topology(snapshot)
+    asked = [u for u, s in snapshot.servers.items()
+             if s.down_cell and u in snapshot.consumers and any(
+                 topo.root(p) in snapshot.hypervisors and
+                 topo.cut_off(p) == (None, None)
+                 for p in snapshot.consumers[u].allocations)]
+    for uuid, body in ask_each(
+            lambda u: nova.server_get(nova_client, u), asked, concurrency,
+            'it stays a partial record').items():
+        if body is None:
+            del snapshot.servers[uuid]
+        elif body is not NOT_SHOWN:
+            snapshot.servers[uuid] = parse.server(body)
+    return snapshot
 
 
 def prove(topo, servers):
@@ -286,10 +325,10 @@ def confirm_nodes(nova_client, snapshot, concurrency, among=None):
     node of a healthy cell, a node after a page Nova cut short); answered
     404 while every cell answers, it is gone (``nodes_gone``); else it
     stays unconfirmed, and what it holds protected."""
-    shown = _ask_each(lambda u: nova.hypervisor_get(nova_client, u),
-                      [r for r in unlisted_roots(snapshot)
-                       if among is None or r in among], concurrency,
-                      'the compute node stays unconfirmed')
+    shown = ask_each(lambda u: nova.hypervisor_get(nova_client, u),
+                     [r for r in unlisted_roots(snapshot)
+                      if among is None or r in among], concurrency,
+                     'the compute node stays unconfirmed')
     snapshot.hypervisors = dict(snapshot.hypervisors, **{
         u: parse.hypervisor(body) for u, body in shown.items()
         if isinstance(body, dict)})
@@ -302,7 +341,7 @@ NOT_SHOWN = object()
 """An item Nova did not answer for: neither there nor gone."""
 
 
-def _ask_each(read, uuids, concurrency, meaning):
+def ask_each(read, uuids, concurrency, meaning):
     """``{uuid: read(uuid)}``, the one-item reads that prove a verdict,
     ``concurrency`` at a time; :data:`NOT_SHOWN` where Nova did not
     answer (logged with its ``meaning``).  Never raises."""
@@ -455,7 +494,7 @@ def _live_after_all(snapshot, nova_client, uuids, concurrency):
     out, and absence from a listing is never proof of a deletion.
     ``{uuid: None}`` of those Nova did not answer for: unresolved."""
     unanswered = {}
-    for uuid, body in _ask_each(
+    for uuid, body in ask_each(
             lambda u: nova.server_get(nova_client, u), uuids, concurrency,
             'its allocations are protected').items():
         if body is NOT_SHOWN:
@@ -518,7 +557,7 @@ def full_snapshot(placement_client, nova_client,
         allocations = reads.allocations()
         servers = {s.uuid: s for s in map(parse.server,
                                           server_list.result())}
-        servers.update(down_cell_servers(nova_client, topo))
+        servers.update(down_cell_servers(nova_client, topo, servers))
         snapshot = m.Snapshot(
             consumers=parse.consumers_from_providers(allocations),
             servers=servers,
@@ -528,6 +567,7 @@ def full_snapshot(placement_client, nova_client,
             inventories=reads.inventories(), **port_read.result(),
             **prove(topo, servers.values()))
     confirm_nodes(nova_client, snapshot, concurrency)
+    shown_alone(snapshot, nova_client, concurrency)
     snapshot.port_candidates = read_port_candidates(placement_client,
                                                     snapshot, concurrency)
     identify(snapshot, placement_client, nova_client,

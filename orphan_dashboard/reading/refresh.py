@@ -136,13 +136,15 @@ def refresh_snapshot(placement_client, nova_client, old,
         providers = topo['providers']
 
         servers = dict(old.servers)
-        for body in server_changes.result():
+        changed = server_changes.result()
+        for body in changed:
             if body.get('status') == 'DELETED':
                 servers.pop(body['id'], None)
             else:
                 servers[body['id']] = refresh.relisted(
                     old.servers.get(body['id']), parse.server(body))
-        servers.update(collect.down_cell_servers(nova_client, topo))
+        servers.update(collect.down_cell_servers(
+            nova_client, topo, {body['id'] for body in changed}))
         migrations = dict(old.migrations)
         migrations.update((g.uuid, g) for g in map(
             parse.migration, migration_changes.result()))
@@ -161,6 +163,7 @@ def refresh_snapshot(placement_client, nova_client, old,
         inventories=inventories, **port_read.result(),
         **collect.prove(topo, servers.values()))
     collect.confirm_nodes(nova_client, snapshot, concurrency)
+    collect.shown_alone(snapshot, nova_client, concurrency)
     snapshot.port_candidates = collect.read_port_candidates(
         placement_client, snapshot, concurrency)
     suspected = collect.judged_with_boot_images(
@@ -218,7 +221,10 @@ def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
     booted it from (:func:`nova.server_get`).  The compute nodes of the
     trees the consumers hold, the servers live on and ``providers`` name
     (a decommission's, a restore's) that Nova's listing left out are asked
-    for alone (:func:`collect.confirm_nodes`).
+    for alone (:func:`collect.confirm_nodes`).  A consumer Nova did not
+    answer ``GET /servers/{id}`` for (a timeout, a 5xx: its cell slow or
+    down) is unresolved: what it holds is protected, the others are read
+    and judged as usual.
     """
     taken_at = collect.now()
     placement_client, nova_client, network_client = (
@@ -229,10 +235,11 @@ def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         read = pool.submit(lambda: topology or collect.read_topology(
             placement_client, nova_client))
-        found = collect.concurrently(
-            lambda u: nova.server_get(nova_client, u), uuids, concurrency)
+        found = collect.ask_each(
+            lambda u: nova.server_get(nova_client, u), uuids, concurrency,
+            'its allocations are protected')
         servers = {u: parse.server(b) for u, b in found.items()
-                   if b is not None}
+                   if isinstance(b, dict)}
         snapshot = m.Snapshot(
             consumers={}, servers=servers, migrations={}, taken_at=taken_at,
             **collect.prove(dict(read.result()), servers.values()))
@@ -246,7 +253,9 @@ def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
             c.allocations for c in snapshot.consumers.values()))} | {
         topo.server_root(s) for s in servers.values()})
     topo = classify.Topology(snapshot)
-    strangers = [u for u in uuids if u not in snapshot.servers]
+    unshown = {u for u, b in found.items() if b is collect.NOT_SHOWN}
+    strangers = [u for u in uuids
+                 if u not in snapshot.servers and u not in unshown]
     places = set(providers) | {p for u in strangers
                                for p in snapshot.consumers[u].allocations}
     hosts = {topo.host(p) or topo.name(topo.root(p)) for p in places}
@@ -267,7 +276,8 @@ def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
     known = collect.concurrently(
         lambda u: nova.instance_known(nova_client, u), unknown, concurrency)
     snapshot.known_instances = frozenset(u for u, k in known.items() if k)
-    snapshot.unresolved = frozenset(u for u, k in known.items() if k is None)
+    snapshot.unresolved = frozenset(
+        u for u, k in known.items() if k is None) | unshown
     for field, value in collect.read_ports(
             network_client, sorted(snapshot.servers)).items():
         setattr(snapshot, field, value)

@@ -263,7 +263,8 @@ def run(store, job):
     settings = conf.RunSettings(**job['settings'])
     try:
         clients = client.for_credentials(
-            client.Credentials(**job['credentials']), settings.api_timeout)
+            client.Credentials(**job['credentials']), settings.api_timeout,
+            settings.nova_listing_timeout)
         client.validate_token(clients)
     except Exception as exc:
         store.note_failure(failure(exc, job['owner'], settings.api_timeout))

@@ -104,7 +104,15 @@ def test_nova_shows_a_healthy_cells_node_one_by_one(cloud, cell2_down):
 
 def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
                                                           tmp_path):
-    host5 = cell2_down['hosts']['host5']
+    healthy_cell_repaired(cloud, cell2_down, tmp_path)
+
+
+def healthy_cell_repaired(cloud, cell2, tmp_path, *options, waited=0):
+    """``orphan-audit report`` and ``apply`` (with ``options``) while
+    ``cell2`` (the ``second_cell`` incident) does not answer: its host5 is
+    reported, with Nova's wait for it (at least ``waited`` seconds), and
+    left as it was; cell1's findings are repaired."""
+    host5 = cell2['hosts']['host5']
     evacuation = cloud.incidents['evacuation']
     host1 = evacuation['hosts']['host1']
     evacuated = evacuation['servers'][0]['uuid']
@@ -118,10 +126,11 @@ def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
     assert len(before) == 3, before
 
     report = orphan_audit(cloud, tmp_path, 'report', '--json',
-                          '--min-age', '0')
+                          '--min-age', '0', *options)
     assert report.returncode == PARTIAL, report.stderr
     out = json.loads(report.stdout)
     assert out['partial'] is True
+    assert out['skipped_cells'].pop('waited_seconds') >= waited
     assert out['skipped_cells'] == {
         'hosts': ['host5'], 'down_cell_servers': 2,
         'unconfirmed_providers': []}
@@ -133,24 +142,26 @@ def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_down,
         {'protected'}
     assert {c for (c, p) in verdicts if p == host5} == set(before)
 
-    text = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0')
+    text = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                        *options)
     assert text.returncode == PARTIAL
     assert text.stdout.startswith('PARTIAL: A cell is down')
     assert 'compute hosts of the down cells: host5' in text.stdout
 
     # The straddler's wrong amount is repaired; its host5 share is kept.
-    server, host2 = straddler(cell2_down)
+    server, host2 = straddler(cell2)
     assert verdicts[(server, host2)] == 'wrong_amount'
     shares = api.consumer_allocations(clients.placement, server)
 
     applied = orphan_audit(cloud, tmp_path, 'apply', '--json',
-                           '--min-age', '0')
+                           '--min-age', '0', *options)
     assert applied.returncode == PARTIAL, applied.stderr
     outcomes = json.loads(applied.stdout)['outcomes']
     assert sorted((o['consumer'], o['provider'], o['status'])
-                  for o in outcomes) == sorted([(evacuated, host1, 'done'),
-                                                (server, host2, 'done'),
-                                                (ghost, ghost_host2, 'done')])
+                  for o in outcomes) == sorted([
+                      (evacuated, host1, 'done'), (server, host2, 'done'),
+                      (ghost, ghost_host2, 'done')]), \
+        [o['message'] for o in outcomes]
     assert api.consumer_allocations(clients.placement,
                                     ghost)['allocations'] == {}
     body = api.consumer_allocations(clients.placement, evacuated)

@@ -24,6 +24,7 @@ import requests
 from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import paging
+from orphan_dashboard import conf
 from tests.unit.test_neutron_read import network_client
 from tests.unit.test_neutron_read import NEUTRON
 
@@ -231,6 +232,61 @@ def test_the_cli_session_has_a_timeout(monkeypatch):
     assert client.for_cloud().placement.session.timeout == \
         client.DEFAULT_TIMEOUT
     assert client.for_cloud(timeout=3).nova.session.timeout == 3
+
+
+@pytest.mark.horizon
+def test_the_panels_nova_listings_wait_past_novas_cell_timeout(settings):
+    from orphan_dashboard.content.orphaned_allocations import service
+    settings.ORPHAN_AUDIT_API_TIMEOUT = 7
+    request = mock.Mock(spec=['user'])
+    request.user.token.id = 'token'
+    request.user.endpoint = 'http://keystone.test:5000/v3/'
+    with mock.patch('openstack_dashboard.api.base.url_for',
+                    return_value='http://placement'):
+        clients = service._clients(request)
+    assert clients.nova.listing_timeout == \
+        conf.NOVA_LISTING_TIMEOUT.default > 60
+    assert clients.placement.listing_timeout is None
+
+
+@pytest.mark.parametrize('api,listing,waits', [
+    (3, None, None), (3, 90, 90), (120, 90, 120)])
+def test_a_listing_waits_the_longer_of_both_timeouts(monkeypatch, api,
+                                                     listing, waits):
+    for name, value in (('OS_AUTH_TYPE', 'admin_token'),
+                        ('OS_ENDPOINT', 'http://placement.test'),
+                        ('OS_TOKEN', 'x')):
+        monkeypatch.setenv(name, value)
+    clients = client.for_cloud(timeout=api, listing_timeout=listing)
+    assert clients.nova.listing_timeout == waits
+    assert clients.nova.session.timeout == api
+
+
+def test_novas_listings_and_only_they_wait_the_listing_timeout(
+        requests_mock):
+    """A listing reaches every cell, and Nova waits up to 60 s for each:
+    it waits the adapter's listing timeout; a read of one item keeps the
+    session's."""
+    nova_client = nova_adapter()
+    nova_client.listing_timeout = 90
+    sent = []
+    real = requests.Session.send
+
+    def send(session, request, **kwargs):
+        sent.append((request.path_url.split('?')[0], kwargs.get('timeout')))
+        return real(session, request, **kwargs)
+
+    requests_mock.get(NOVA + '/servers/detail', json={'servers': []})
+    requests_mock.get(NOVA + '/servers', json={'servers': []})
+    requests_mock.get(NOVA + '/os-services', json={'services': []})
+    requests_mock.get(NOVA + '/servers/s1', json={'server': {'id': 's1'}})
+    with mock.patch.object(requests.Session, 'send', send):
+        nova.server_list(nova_client)
+        nova.down_cell_servers(nova_client)
+        nova.service_list(nova_client)
+        nova.server_get(nova_client, 's1')
+    assert sent == [('/v2.1/servers/detail', 90), ('/v2.1/servers', 90),
+                    ('/v2.1/os-services', 90), ('/v2.1/servers/s1', None)]
 
 
 @pytest.mark.parametrize('status,known', [

@@ -207,6 +207,7 @@ def _down_cell_snapshot():
     cloud.allocate(uid('stranger'), uid('host1'))
     snapshot = cloud.snapshot()
     snapshot.hypervisors_listed = False
+    snapshot.services_wait = 60.4
     return snapshot
 
 
@@ -225,7 +226,7 @@ def test_a_down_cell_makes_a_partial_run(command):
     assert out['partial'] is True
     assert out['skipped_cells'] == {
         'hosts': ['host5'], 'down_cell_servers': 1,
-        'unconfirmed_providers': []}
+        'unconfirmed_providers': [], 'waited_seconds': 60}
     assert {f['verdict'] for f in out['findings']} == {'protected'}
 
 
@@ -241,6 +242,7 @@ def test_a_down_cell_is_named_in_the_text_report():
     assert first.startswith('PARTIAL: ')
     assert 'host5' in first
     assert 'partial records: 1' in first
+    assert 'Nova answered without it after 60 s' in first
 
 
 def test_a_whole_run_says_nothing_was_skipped():

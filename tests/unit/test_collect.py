@@ -546,6 +546,71 @@ def test_a_down_cells_sweep_asks_nova_what_the_healthy_cells_hold():
                      m.PROTECTED}
 
 
+def test_a_slow_cells_partial_records_of_healthy_servers_are_read_alone():
+    """A slow cell makes Nova give up on every cell of a server listing:
+    healthy cells' servers come back partial too.  A partial record that
+    holds on a healthy compute node is read alone: Nova's full answer
+    replaces it, a 404 leaves a consumer Nova does not list (judged by
+    its instance actions), no answer keeps it partial; one on the slow
+    cell's host is not asked, and a server the paged listing gave in full
+    keeps its full record."""
+    live, deleted, unanswered, cell2 = (cloud.uid(n) for n in (
+        'healthy-vm', 'deleted-by-hand', 'unanswered', 'cell2-vm'))
+    vm = cloud.uid('vm')
+    host1, host5 = cloud.uid('host1'), cloud.uid('host5')
+    held = {host1: {u: {'resources': {'VCPU': 1}}
+                    for u in (live, deleted, unanswered, vm)},
+            host5: {cell2: {'resources': {'VCPU': 1}}}}
+    listed = [{'id': cloud.uid(n), 'hypervisor_hostname': n,
+               'service': {'host': n}}
+              for n in ('host1', 'host5', 'cmp7.example')]
+    full = {'id': live, 'status': 'ACTIVE', 'OS-EXT-SRV-ATTR:host': 'host1',
+            'OS-EXT-SRV-ATTR:hypervisor_hostname': 'host1'}
+    answers = {live: full, deleted: None,
+               unanswered: ks_exc.ConnectTimeout('slow')}
+
+    def server_get(client, uuid):
+        answer = answers[uuid]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    patches = _cloud_with_a_down_cell([listed]) + [
+        mock.patch.object(placement, 'provider_allocations',
+                          side_effect=lambda c, rp: held.get(rp, {})),
+        mock.patch.object(nova, 'down_cell_servers', return_value=[
+            {'id': u, 'status': 'UNKNOWN'}
+            for u in (live, deleted, unanswered, cell2, vm)]),
+        mock.patch.object(placement, 'consumer_allocations',
+                          side_effect=lambda c, u: {
+                              'allocations': {
+                                  rp: on[u] for rp, on in held.items()
+                                  if u in on},
+                              'consumer_generation': 1,
+                              'project_id': 'p', 'user_id': 'u',
+                              'last_modified': cloud.LONG_AGO}),
+        mock.patch.object(nova, 'server_get', side_effect=server_get),
+        mock.patch.object(nova, 'instance_known', return_value=True)]
+    with contextlib.ExitStack() as stack:
+        asked = [stack.enter_context(p) for p in patches][-2]
+        snapshot = collect.full_snapshot(None, None)
+    # Read alone: the three partial records on host1; then the one Nova
+    # answered 404 for, whose instance actions answer, once more as any
+    # consumer a listing left out is (``_live_after_all``).
+    assert sorted(c.args[1] for c in asked.call_args_list) == sorted(
+        [live, deleted, unanswered, deleted])
+    assert not snapshot.servers[live].down_cell
+    assert snapshot.servers[live].host == 'host1'
+    assert deleted not in snapshot.servers
+    assert snapshot.servers[unanswered].down_cell
+    assert snapshot.servers[cell2].down_cell
+    assert not snapshot.servers[vm].down_cell
+    found = {f.consumer: f.verdict
+             for f in classify.audit(snapshot, min_age=0).findings}
+    assert found[deleted] == m.DELETED_INSTANCE
+    assert found[unanswered] == found[cell2] == m.PROTECTED
+
+
 def test_a_refresh_lists_hypervisors_again_after_a_partial_sweep():
     """A refresh reuses the last hypervisor listing only if it was whole:
     the cell back up, the next refresh sees all of it."""

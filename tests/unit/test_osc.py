@@ -56,7 +56,7 @@ def report(*findings, down_cells=False):
                      names={HOST1: 'host1', HOST2: 'host2'},
                      down_cells=down_cells, providers=[],
                      skipped_hosts=('host9',), down_cell_servers=1,
-                     unconfirmed=())
+                     cell_wait=0, unconfirmed=())
 
 
 def incidents():
@@ -289,7 +289,7 @@ def test_the_client_is_orphan_audits_on_openstacks_session():
         assert osc.make_client(instance) is for_session.return_value
     for_session.assert_called_once_with(
         instance.session, 'RegionOne', 'public', 'http://keystone/v3',
-        timeout=None)
+        timeout=None, listing_timeout=osc.conf.NOVA_LISTING_TIMEOUT.default)
 
 
 def decommission_plan(**fields):

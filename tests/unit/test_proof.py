@@ -192,3 +192,60 @@ def test_a_servers_own_node_nova_did_not_answer_for_is_never_rewritten():
         finding = found[(consumer, node)]
         assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
         assert finding.reason.code == 'protected.unproven_node'
+
+
+def test_a_server_nova_did_not_answer_for_alone_is_protected_not_fatal():
+    """A preview reads each consumer's server alone: one Nova did not
+    answer for (a timeout, a 5xx: its cell slow or down) is unresolved,
+    what it holds protected; the preview goes on and judges the others."""
+    from orphan_dashboard.api import client
+    from orphan_dashboard.api import placement
+    from orphan_dashboard.reading import refresh
+
+    cloud = Cloud()
+    slow, fast = cloud.server('slow', 'host1'), cloud.server('fast', 'host1')
+    for server in (slow, fast):
+        cloud.allocate(server, H1, {'VCPU': 4, 'MEMORY_MB': 512,
+                                    'DISK_GB': 1})
+    shown = cloud.snapshot()
+    topology = {field: getattr(shown, field) for field in (
+        'providers', 'sharing_providers', 'hypervisors', 'services',
+        'owner_traits', 'inventory_classes')}
+    bodies = {fast: {'id': fast, 'name': 'fast', 'status': 'ACTIVE',
+                     'tenant_id': 'p', 'user_id': 'u', 'image': '',
+                     'OS-EXT-SRV-ATTR:host': 'host1',
+                     'OS-EXT-SRV-ATTR:hypervisor_hostname': 'host1',
+                     'flavor': {'vcpus': 1, 'ram': 512, 'disk': 1,
+                                'extra_specs': {},
+                                'original_name': 'small'}}}
+
+    def server_get(nova_client, uuid):
+        if uuid == slow:
+            raise ks_exc.ConnectTimeout('GET /servers/%s timed out' % uuid)
+        return bodies[uuid]
+
+    with mock.patch.object(nova, 'server_get', side_effect=server_get), \
+            mock.patch.object(placement, 'consumer_allocations',
+                              side_effect=lambda c, u: {
+                                  'allocations': {
+                                      rp: {'resources': held} for rp, held
+                                      in cloud.consumers[u].allocations
+                                      .items()},
+                                  'consumer_generation': 1,
+                                  'project_id': 'p', 'user_id': 'u'}), \
+            mock.patch.object(nova, 'migration_list', return_value=[]), \
+            mock.patch.object(nova, 'instance_known', return_value=True), \
+            mock.patch.object(collect, 'read_ports', return_value={}), \
+            mock.patch.object(collect, 'read_port_candidates',
+                              return_value={}):
+        snapshot = refresh.consumer_snapshot(
+            client.Clients('placement', 'nova'), [slow, fast],
+            topology=topology)
+    assert snapshot.unresolved == {slow}
+    assert slow not in snapshot.servers
+    assert slow not in snapshot.known_instances
+    found = {f.consumer: f for f in classify.audit(
+        snapshot, min_age=0).findings}
+    assert (found[slow].verdict, found[slow].reason.code) == (
+        m.PROTECTED, 'protected.unresolved')
+    assert found[fast].verdict == m.WRONG_AMOUNT

@@ -73,9 +73,10 @@ def _clients(request):
     """Adapters acting as the Horizon user, one session per request."""
     clients = getattr(request, '_orphan_clients', None)
     if clients is None:
+        settings = conf.run_settings()
         clients = request._orphan_clients = client.for_credentials(
-            credentials_for_request(request),
-            conf.run_settings().api_timeout)
+            credentials_for_request(request), settings.api_timeout,
+            settings.nova_listing_timeout)
     return clients
 
 
