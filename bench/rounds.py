@@ -18,8 +18,9 @@ with nothing changed (what every refresh costs: the token, the listings,
 judging the consumers), then ``--rounds`` times 1 % churn, a refresh (its
 requests by kind) and a full sweep that must find the same.  Each
 refresh is set beside the floor of its own requests (the same requests
-from a bare session, on the sweep's schedule: :func:`measure.floor`).
-Prints one line each and the medians.
+from a bare session, on the sweep's schedule: :func:`measure.floor`),
+and the part of it that is the report's audit of every consumer, timed
+again alone.  Prints one line each and the medians.
 """
 import argparse
 import collections
@@ -30,6 +31,7 @@ import time
 
 from bench import __main__ as bench
 from bench import measure
+from orphan_dashboard.audit import classify
 from orphan_dashboard.reading import refresh as incremental
 
 UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
@@ -62,7 +64,7 @@ def main(argv=None):
             print('refresh, nothing changed: %.3f s, %d requests (floor '
                   '%.3f s)' % (seconds, len(requests),
                                measure.floor(clients, requests)))
-        times, floors = [], []
+        times, floors, audits = [], [], []
         for i in range(args.rounds):
             sandbox.control('POST', '/bench/churn?count=%d&seed=%d' % (
                 max(1, args.size // 100), 100 + i))
@@ -70,19 +72,24 @@ def main(argv=None):
             seconds, fresh, report, requests = measure.refresh(
                 clients, snapshot)
             floors.append(measure.floor(clients, requests))
+            audits.append(measure.timed(
+                lambda: classify.audit(fresh, min_age=0))[0])
             _full_s, _full, full_report, _ = measure.cold_sweep(clients)
             same = (measure.findings(report) ==
                     measure.findings(full_report) and
                     measure.usage(report) == measure.usage(full_report))
-            print('round %d: refresh %.3f s, %d requests (floor %.3f s), '
-                  '%s full sweep; %s'
-                  % (i, seconds, len(requests), floors[-1],
+            print('round %d: refresh %.3f s (its audit of %d consumers '
+                  '%.3f s), %d requests (floor %.3f s), %s full sweep; %s'
+                  % (i, seconds, len(fresh.consumers), audits[-1],
+                     len(requests), floors[-1],
                      'same as a' if same else 'NOT the same as a',
                      kinds(requests)))
             times.append(seconds)
             snapshot = fresh
-        print('median refresh %.3f s, floor of its requests %.3f s' % (
-            statistics.median(times), statistics.median(floors)))
+        print('median refresh %.3f s, its audit %.3f s, floor of its '
+              'requests %.3f s' % (statistics.median(times),
+                                   statistics.median(audits),
+                                   statistics.median(floors)))
     finally:
         sandbox.stop()
     return 0

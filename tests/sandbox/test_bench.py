@@ -208,8 +208,10 @@ def test_where_a_refresh_goes(cache):
     for line in out[1:3]:
         assert re.fullmatch(r'refresh, nothing changed: %s s, \d+ requests '
                             r'\(floor %s s\)' % (SECONDS, SECONDS), line)
-    assert re.fullmatch(r'round 0: refresh %s s, \d+ requests \(floor %s '
-                        r's\), same as a full sweep; \{.+\}' % (
-                            SECONDS, SECONDS), out[3])
-    assert re.fullmatch(r'median refresh %s s, floor of its requests %s s'
-                        % (SECONDS, SECONDS), out[4])
+    assert re.fullmatch(r'round 0: refresh %s s \(its audit of \d+ '
+                        r'consumers %s s\), \d+ requests \(floor %s s\), '
+                        r'same as a full sweep; \{.+\}' % (
+                            SECONDS, SECONDS, SECONDS), out[3])
+    assert re.fullmatch(r'median refresh %s s, its audit %s s, floor of its '
+                        r'requests %s s' % (SECONDS, SECONDS, SECONDS),
+                        out[4])
