@@ -54,12 +54,19 @@ def host5_allocations(clients, host5):
 def test_the_index_warns_of_the_down_cell(cloud, cell2_down, horizon):
     page = audited(horizon, refresh=True)
     assert page.status_code == 200
+    cell2_warning(page)
+
+
+def cell2_warning(page):
+    """The index's one warning, of cell2 (the ``second_cell`` incident)
+    not answering: its text."""
     warnings = [str(msg) for msg in page.context['messages']
                 if 'warning' in msg.tags]
     assert len(warnings) == 1, warnings
     assert 'A cell is down' in warnings[0]
     assert 'compute hosts of the down cells: host5' in warnings[0]
     assert 'partial records: 2' in warnings[0]
+    return warnings[0]
 
 
 def straddler(incident):

@@ -247,6 +247,16 @@ def test_a_consumer_rewritten_behind_novas_back_gets_its_new_age():
     assert finding.verdict == m.WRONG_AMOUNT
 
 
+def details_of(held):
+    """Placement's ``GET /allocations/{consumer}`` of ``held`` (``{provider:
+    {consumer: allocation}}``): what each consumer holds, long ago."""
+    return lambda client, uuid: {
+        'allocations': {rp: on[uuid] for rp, on in held.items()
+                        if uuid in on},
+        'consumer_generation': 1, 'project_id': 'p', 'user_id': 'u',
+        'last_modified': cloud.LONG_AGO}
+
+
 def _cloud_with_a_down_cell(hypervisor_list):
     """Placement has host1, host5 and node cmp7.example; os-services lists
     host1 up and host5 (a down cell's) UNKNOWN; Nova lists one server, on
@@ -519,13 +529,7 @@ def test_a_down_cells_sweep_asks_nova_what_the_healthy_cells_hold():
         mock.patch.object(placement, 'provider_allocations',
                           side_effect=lambda c, rp: held.get(rp, {})),
         mock.patch.object(placement, 'consumer_allocations',
-                          side_effect=lambda c, u: {
-                              'allocations': {
-                                  rp: on[u] for rp, on in held.items()
-                                  if u in on},
-                              'consumer_generation': 1,
-                              'project_id': 'p', 'user_id': 'u',
-                              'last_modified': cloud.LONG_AGO}),
+                          side_effect=details_of(held)),
         mock.patch.object(nova, 'server_get', return_value=None),
         mock.patch.object(nova, 'hypervisor_get',
                           side_effect=lambda c, u: shown.get(u)),
@@ -582,13 +586,7 @@ def test_a_slow_cells_partial_records_of_healthy_servers_are_read_alone():
             {'id': u, 'status': 'UNKNOWN'}
             for u in (live, deleted, unanswered, cell2, vm)]),
         mock.patch.object(placement, 'consumer_allocations',
-                          side_effect=lambda c, u: {
-                              'allocations': {
-                                  rp: on[u] for rp, on in held.items()
-                                  if u in on},
-                              'consumer_generation': 1,
-                              'project_id': 'p', 'user_id': 'u',
-                              'last_modified': cloud.LONG_AGO}),
+                          side_effect=details_of(held)),
         mock.patch.object(nova, 'server_get', side_effect=server_get),
         mock.patch.object(nova, 'instance_known', return_value=True)]
     with contextlib.ExitStack() as stack:
