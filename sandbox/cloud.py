@@ -387,11 +387,6 @@ class SandboxCloud(nova_test.TestCase):
                 'hosts': self._cell_hosts(name),
                 'cell_timeout': SLOW_CELL_TIMEOUT, 'delay': SLOW_CELL_DELAY}
 
-    def _cell_engine(self, name):
-        with nova_context.target_cell(self.admin_ctxt(),
-                                      self.cell_mappings[name]) as cctxt:
-            return main_db_api.get_engine(context=cctxt)
-
     def cell_up(self, name):
         if name not in self.cell_mappings:
             raise KeyError(name)
@@ -538,11 +533,13 @@ class SandboxCloud(nova_test.TestCase):
     def databases(self):
         """label -> (engine, sqlite file) of every database the cloud
         uses: the API's, each cell's and Placement's."""
+        ctxt = self.admin_ctxt()
         engines = {'api': api_db_api.get_engine(),
                    'placement': placement_db.placement_context_manager
                    .writer.get_engine()}
-        for name in self.cell_mappings:
-            engines[name] = self._cell_engine(name)
+        for name, cell in self.cell_mappings.items():
+            with nova_context.target_cell(ctxt, cell) as cctxt:
+                engines[name] = main_db_api.get_engine(context=cctxt)
         return {label: (engine, engine.url.database)
                 for label, engine in engines.items()}
 
