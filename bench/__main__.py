@@ -205,7 +205,7 @@ def bench_size(size, repeat, cache_dir, static_ready, listings=True,
 
         log('churn, refresh, full sweep')
         churn = max(1, size // 100)
-        old = snapshot
+        old, last = snapshot, report
         rounds = []
         for i in range(repeat):
             status, counts = sandbox.control(
@@ -214,7 +214,7 @@ def bench_size(size, repeat, cache_dir, static_ready, listings=True,
             # one began: churn older than it is read by this round alone.
             time.sleep(incremental.CLOCK_MARGIN.total_seconds())
             seconds, fresh, fresh_report, requests = measure.refresh(
-                clients, old)
+                clients, old, last)
             full_s, full, full_report, _ = measure.cold_sweep(clients)
             same = (measure.findings(fresh_report) ==
                     measure.findings(full_report))
@@ -229,7 +229,7 @@ def bench_size(size, repeat, cache_dir, static_ready, listings=True,
                            'full_s': full_s, 'same_findings': same,
                            'same_usage': same_usage,
                            'differences': sorted(map(str, diff))[:10]})
-            old = fresh
+            old, last = fresh, fresh_report
         result['rounds'] = rounds
         result['refresh_s'] = [r['refresh_s'] for r in rounds]
         result['refresh_requests'] = [r['refresh_requests'] for r in rounds]

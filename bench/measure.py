@@ -30,6 +30,7 @@ from keystoneauth1 import session as ks_session
 
 from orphan_dashboard.api import client as api_client
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import refresh as reconsidering
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh as incremental
 
@@ -137,6 +138,7 @@ def snapshot_bytes(snapshot):
 
 
 KINDS = ((r'/servers/detail$', 'servers'), (r'/os-migrations$', 'migrations'),
+         (r'/servers/[^/]+$', 'server alone'),
          (r'/os-instance-actions$', 'known'),
          (r'/resource_providers/[^/]+/allocations$', 'provider allocations'),
          (r'/allocations/[^/]+$', 'details'))
@@ -158,7 +160,9 @@ def floor(clients, records, concurrency=CONCURRENCY):
     another (a client needs each page's marker) alongside the topology
     listings, then each provider's inventories and allocations without
     waiting for the listings to be in, ``concurrency`` at a time; once all
-    are in, consumer details and instance actions.  Returns seconds.
+    are in, the servers read alone (their boot images: which to read, the
+    allocations say), then consumer details and instance actions (whose,
+    the boot images say).  Returns seconds.
     """
     bare = ks_session.Session(auth=clients.auth)
     bare.get_token()
@@ -186,23 +190,48 @@ def floor(clients, records, concurrency=CONCURRENCY):
                       kinds.get('provider allocations', [])))
         for future in pages:
             future.result()
+        list(pool.map(send, kinds.get('server alone', [])))
         list(pool.map(send, kinds.get('details', []) +
                       kinds.get('known', [])))
         return time.perf_counter() - t0
 
 
-def refresh(clients, old, concurrency=CONCURRENCY):
-    """``refresh_snapshot`` + ``audit``, validation first as for
-    :func:`cold_sweep`: (seconds, snapshot, report, requests)."""
+def refresh(clients, old, last, concurrency=CONCURRENCY):
+    """``refresh_snapshot`` + its report, validation first as for
+    :func:`cold_sweep`; the report takes ``last``'s findings (``old``'s
+    report) where nothing changed, as a sweep takes them from the cache
+    (:func:`report_after`): (seconds, snapshot, report, requests)."""
     clients.session.take()
 
     def run():
         api_client.validate_token(clients)
         snapshot = incremental.refresh_snapshot(
             clients.placement, clients.nova, old, concurrency)
-        return snapshot, classify.audit(snapshot, min_age=0)
+        return snapshot, report_after(old, last, snapshot)
     seconds, (snapshot, report) = timed(run)
     return seconds, snapshot, report, clients.session.take()
+
+
+def report_after(old, last, snapshot):
+    """The report of ``snapshot``, a refresh of ``old``, whose report was
+    ``last``."""
+    return classify.audit(snapshot, min_age=0, known=reconsidering.reusable(
+        old, snapshot, lambda: last.findings))
+
+
+def findings_load(snapshot, report):
+    """Seconds a sweep takes to load ``report``'s findings from the cache
+    before it refreshes ``snapshot`` (:meth:`Store.load_findings`), from
+    a process-local cache: no network, the unpickling alone."""
+    from django.core.cache.backends import locmem
+
+    from orphan_dashboard.reading import snapshots
+    store = snapshots.Store('bench', cache=locmem.LocMemCache(
+        'bench', {'OPTIONS': {'MAX_ENTRIES': 10 ** 9}}))
+    version = store.save(snapshot, report, 0)
+    seconds, findings = timed(lambda: store.load_findings(version))
+    assert len(findings) == len(report.findings)
+    return seconds
 
 
 def findings(report):

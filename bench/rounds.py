@@ -31,7 +31,7 @@ import time
 
 from bench import __main__ as bench
 from bench import measure
-from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import refresh as reconsidering
 from orphan_dashboard.reading import refresh as incremental
 
 UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
@@ -55,41 +55,52 @@ def main(argv=None):
     sandbox.start()
     try:
         clients = measure.Clients(sandbox)
-        seconds, snapshot, _report, requests = measure.cold_sweep(clients)
+        seconds, snapshot, report, requests = measure.cold_sweep(clients)
         print('cold sweep %.2f s, %d requests' % (seconds, len(requests)))
         time.sleep(incremental.CLOCK_MARGIN.total_seconds())
         for _ in range(2):
-            seconds, snapshot, _report, requests = measure.refresh(
-                clients, snapshot)
+            seconds, snapshot, report, requests = measure.refresh(
+                clients, snapshot, report)
             print('refresh, nothing changed: %.3f s, %d requests (floor '
                   '%.3f s)' % (seconds, len(requests),
                                measure.floor(clients, requests)))
-        times, floors, audits = [], [], []
+        times, floors, audits, loads = [], [], [], []
         for i in range(args.rounds):
             sandbox.control('POST', '/bench/churn?count=%d&seed=%d' % (
                 max(1, args.size // 100), 100 + i))
             time.sleep(incremental.CLOCK_MARGIN.total_seconds())
-            seconds, fresh, report, requests = measure.refresh(
-                clients, snapshot)
+            seconds, fresh, fresh_report, requests = measure.refresh(
+                clients, snapshot, report)
             floors.append(measure.floor(clients, requests))
-            audits.append(measure.timed(
-                lambda: classify.audit(fresh, min_age=0))[0])
+            audits.append(measure.timed(lambda: measure.report_after(
+                snapshot, report, fresh))[0])
+            again = len(fresh.consumers) - len(reconsidering.reusable(
+                snapshot, fresh, lambda: report.findings))
+            loads.append(measure.findings_load(snapshot, report))
             _full_s, _full, full_report, _ = measure.cold_sweep(clients)
-            same = (measure.findings(report) ==
+            same = (measure.findings(fresh_report) ==
                     measure.findings(full_report) and
-                    measure.usage(report) == measure.usage(full_report))
-            print('round %d: refresh %.3f s (its audit of %d consumers '
-                  '%.3f s), %d requests (floor %.3f s), %s full sweep; %s'
-                  % (i, seconds, len(fresh.consumers), audits[-1],
-                     len(requests), floors[-1],
+                    measure.usage(fresh_report) ==
+                    measure.usage(full_report))
+            print('round %d: refresh %.3f s (its report %.3f s, judging '
+                  'again %d of %d consumers; the last findings loaded '
+                  '%.3f s), %d requests (floor %.3f s: %.2fx), %s full '
+                  'sweep; %s'
+                  % (i, seconds, audits[-1], again, len(fresh.consumers),
+                     loads[-1], len(requests), floors[-1],
+                     seconds / floors[-1],
                      'same as a' if same else 'NOT the same as a',
                      kinds(requests)))
             times.append(seconds)
-            snapshot = fresh
-        print('median refresh %.3f s, its audit %.3f s, floor of its '
-              'requests %.3f s' % (statistics.median(times),
-                                   statistics.median(audits),
-                                   statistics.median(floors)))
+            snapshot, report = fresh, fresh_report
+        print('median refresh %.3f s, its report %.3f s, the last findings '
+              'loaded %.3f s, floor of its requests %.3f s' % (
+                  statistics.median(times), statistics.median(audits),
+                  statistics.median(loads), statistics.median(floors)))
+        seconds, (_status, body) = measure.timed(lambda: sandbox.control(
+            'POST', '/nova-manage/placement-audit', timeout=1800))
+        print('nova-manage placement audit %.3f s (exit %d), a reference'
+              % (seconds, body['exit_code']))
     finally:
         sandbox.stop()
     return 0

@@ -60,13 +60,22 @@ def awaits_image(finding):
     return getattr(finding.reason, 'code', None) == rules.IMAGE_UNREAD
 
 
+def aged(finding):
+    """Protected only for its age: the same consumer, older at the next
+    sweep, may not be, so no refresh keeps this finding as it was."""
+    return getattr(finding.reason, 'code', None) == rules.YOUNG
+
+
 class Auditor:
     """Classifies every allocation of one snapshot.  ``min_age`` (seconds:
     allocations written more recently are protected) is always the
     caller's: the engine reads no setting, and the default is the
-    setting's (``ORPHAN_AUDIT_MIN_AGE``)."""
+    setting's (``ORPHAN_AUDIT_MIN_AGE``).  ``known`` (``{consumer:
+    findings}``, :func:`.refresh.reusable`) are the last sweep's findings
+    on the consumers nothing has changed for since: taken as they are,
+    not judged again."""
 
-    def __init__(self, snapshot, now=None, *, min_age):
+    def __init__(self, snapshot, now=None, *, min_age, known=None):
         self.snapshot = snapshot
         self.topology = Topology(snapshot)
         self.now = now or snapshot.taken_at
@@ -82,7 +91,7 @@ class Auditor:
                     migration.status in m.EVACUATION_DONE):
                 self.evacuations[(migration.instance_uuid,
                                   migration.source_node)] = migration
-        self._findings = {}
+        self._findings = dict(known or {})
 
     # -- the one source of findings -----------------------------------------
 
@@ -268,6 +277,7 @@ class Auditor:
         return candidates[0]
 
 
-def audit(snapshot, now=None, *, min_age):
+def audit(snapshot, now=None, *, min_age, known=None):
     """Classify every allocation in ``snapshot``; see :class:`Auditor`."""
-    return report.report(Auditor(snapshot, now=now, min_age=min_age))
+    return report.report(Auditor(snapshot, now=now, min_age=min_age,
+                                 known=known))

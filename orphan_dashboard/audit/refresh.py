@@ -15,7 +15,8 @@
 A refresh (:func:`orphan_dashboard.reading.refresh.refresh_snapshot`)
 reads only what changed since the last snapshot; these functions decide
 which providers it reads again whole, what the consumers hold once those
-are read, and which consumers it identifies.
+are read, which consumers it identifies and which its report judges
+again.
 """
 
 import dataclasses
@@ -101,7 +102,8 @@ def reconsidered(old, new):
     names its server's), whose ports or the candidates Placement offered
     them changed, and those Nova's answer about a deleted instance now
     differs for.  The others' verdicts are ``old``'s: a refresh judges
-    only these again to pick its suspects.
+    only these again to pick its suspects, and its report only these and
+    the consumers protected for their age (:func:`reusable`).
     """
     if _judged_against(old) != _judged_against(new):
         return set(new.consumers)
@@ -126,6 +128,28 @@ def reconsidered(old, new):
             if port is not None}
     changed |= _differing(old.port_candidates, new.port_candidates)
     return changed & set(new.consumers)
+
+
+def reusable(old, new, last_findings):
+    """The findings of ``old``'s report, by consumer, that a report of
+    ``new`` at the same minimum age takes as they are: those of the
+    consumers :func:`reconsidered` does not name, none of whose findings
+    is :func:`classify.aged`.  ``last_findings()`` gives every finding of
+    that report, or None where they are lost (nothing is taken then); it
+    is not asked when ``new`` is a full sweep, which judges every
+    consumer again: it is what sees what a refresh cannot."""
+    if new.full_sweep_at != old.full_sweep_at:
+        return {}
+    findings = last_findings()
+    if findings is None:
+        return {}
+    again = reconsidered(old, new)
+    by_consumer = {}
+    for finding in findings:
+        by_consumer.setdefault(finding.consumer, []).append(finding)
+    return {uuid: found for uuid, found in by_consumer.items()
+            if uuid in new.consumers and uuid not in again and
+            not any(map(classify.aged, found))}
 
 
 def moved(old, providers):

@@ -44,6 +44,9 @@ instance mapping to answer for it)."""
 IMAGE_UNREAD = 'protected.image_unread'
 """The reason of a server's allocation that what its boot image made Nova
 allocate could explain, while Nova has not shown that image."""
+YOUNG = 'protected.young_finding'
+"""The reason of a problem protected because a write is younger than the
+minimum age: the one verdict that the time alone changes."""
 
 
 def _add(totals, resources):
@@ -524,7 +527,7 @@ def _young(case, p):
     finding = case.judged[p]
     if not case.young or not finding.problem:
         return None
-    return why('protected.young_finding', young=case.young,
+    return why(YOUNG, young=case.young,
                reason=finding.reason), finding.resources
 
 

@@ -165,16 +165,23 @@ class Store:
         self.cache.set_many(entries, self.timeout)
 
     def _get(self, *parts):
-        count = self.cache.get(self._key(*parts))
-        if count is None:
-            return None
-        keys = [self._key(*parts, i) for i in range(count)]
-        chunks = self.cache.get_many(keys)
-        if len(chunks) != count:
-            return None
+        return self._get_many([parts])[0]
+
+    def _get_many(self, keys):
+        """The values stored under each of ``keys`` (key parts), in two
+        round trips; None for each the cache lost a chunk of."""
+        counts = self.cache.get_many([self._key(*parts) for parts in keys])
+        chunked = [[self._key(*parts, i) for i in range(
+            counts.get(self._key(*parts), 0))] for parts in keys]
+        chunks = self.cache.get_many([k for each in chunked for k in each])
+        values = []
         with _collector_paused():
-            return pickle.loads(zlib.decompress(
-                b''.join(chunks[k] for k in keys)))
+            for parts, each in zip(keys, chunked):
+                values.append(pickle.loads(zlib.decompress(
+                    b''.join(chunks[k] for k in each)))
+                    if self._key(*parts) in counts and
+                    all(k in chunks for k in each) else None)
+        return values
 
     def load_snapshot(self, version):
         return self._get('snapshot', version) if version else None
@@ -192,6 +199,16 @@ class Store:
         """One provider tree's :class:`~audit.report.ProviderReport`, every
         finding included."""
         return self._get('tree', version, provider_uuid) if version else None
+
+    def load_findings(self, version):
+        """Every finding of the version's report, ``ok`` included (each
+        tree's), or None where the cache lost any tree."""
+        summary = self.load_report(version)
+        trees = summary and self._get_many([
+            ('tree', version, p.provider.uuid) for p in summary.providers])
+        if not summary or None in trees:
+            return None
+        return [finding for tree in trees for finding in tree.findings]
 
     def save(self, snapshot, report, min_age, consumed=frozenset()):
         """Publish a new version; ``consumed`` are the touched consumers

@@ -37,6 +37,7 @@ from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import refresh as reconsidering
 from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading.progress import NO_PROGRESS
@@ -170,7 +171,9 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
     say.  The caller holds the lock (see :func:`locked_sweep`).  Its
     progress goes to the store (for the pages) and to ``progress``.
     Consumers written during the sweep are re-read before it is
-    published."""
+    published.  A refresh's report takes the last report's findings on
+    the consumers nothing has changed for (:func:`.audit.refresh.reusable`),
+    judged at the same minimum age."""
     state = store.state()
     old = None if full else store.load_snapshot(state['version'])
     touched = frozenset(state['touched'])
@@ -189,7 +192,12 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
     if late:
         refresh.reread_consumers(clients.placement, snapshot, late,
                                  settings.concurrency)
-    store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age),
+    known = {}
+    if old is not None and state['min_age'] == settings.min_age:
+        known = reconsidering.reusable(old, snapshot, lambda: (
+            store.load_findings(state['version'])))
+    store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age,
+                                        known=known),
                settings.min_age, consumed=touched | late)
     store.note_failure(None)
     store.save_names(dict(collect.owner_names(clients.identity),

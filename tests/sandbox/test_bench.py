@@ -203,15 +203,20 @@ def test_the_bench_with_neutron(cache):
 def test_where_a_refresh_goes(cache):
     out = run_bench('bench.rounds', cache, '--size', str(SIZE), '--rounds',
                     '1').splitlines()
-    assert len(out) == 5, out
+    assert len(out) == 6, out
     assert re.fullmatch(r'cold sweep %s s, \d+ requests' % SECONDS, out[0])
     for line in out[1:3]:
         assert re.fullmatch(r'refresh, nothing changed: %s s, \d+ requests '
                             r'\(floor %s s\)' % (SECONDS, SECONDS), line)
-    assert re.fullmatch(r'round 0: refresh %s s \(its audit of \d+ '
-                        r'consumers %s s\), \d+ requests \(floor %s s\), '
-                        r'same as a full sweep; \{.+\}' % (
-                            SECONDS, SECONDS, SECONDS), out[3])
-    assert re.fullmatch(r'median refresh %s s, its audit %s s, floor of its '
-                        r'requests %s s' % (SECONDS, SECONDS, SECONDS),
-                        out[4])
+    churned = re.fullmatch(
+        r'round 0: refresh %s s \(its report %s s, judging again '
+        r'(?P<again>\d+) of (?P<all>\d+) consumers; the last findings '
+        r'loaded %s s\), \d+ requests \(floor %s s: [0-9.]+x\), same as a '
+        r'full sweep; \{.+\}' % ((SECONDS,) * 4), out[3])
+    assert churned and 0 < int(churned['again']) < int(churned['all']), \
+        out[3]
+    assert re.fullmatch(r'median refresh %s s, its report %s s, the last '
+                        r'findings loaded %s s, floor of its requests %s s'
+                        % ((SECONDS,) * 4), out[4])
+    assert re.fullmatch(r'nova-manage placement audit %s s \(exit \d\), a '
+                        r'reference' % SECONDS, out[5])

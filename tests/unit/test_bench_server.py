@@ -48,3 +48,20 @@ def test_the_bench_cloud_takes_what_the_sandbox_build_takes():
 def test_the_bench_cloud_refuses_pci_devices_it_cannot_report():
     with pytest.raises(SystemExit, match='PCI'):
         bench_build()(pci=True)
+
+
+def test_the_floor_sends_what_the_allocations_decide_after_them():
+    """A sweep reads a server alone, then consumers' details and instance
+    actions, only once the allocations have shown which: the floor tells
+    them from the listings and provider reads it sends before them."""
+    from bench import measure
+    base = 'http://127.0.0.1:1/'
+    assert [measure._kind(base + path) for path in (
+        'compute/v2.1/servers/detail?changes-since=x',
+        'compute/v2.1/os-migrations', 'compute/v2.1/servers/%s' % ('a' * 36),
+        'compute/v2.1/servers/%s/os-instance-actions' % ('a' * 36),
+        'placement/resource_providers/%s/allocations' % ('b' * 36),
+        'placement/allocations/%s' % ('c' * 36),
+        'compute/v2.1/os-hypervisors/detail')] == [
+        'servers', 'migrations', 'server alone', 'known',
+        'provider allocations', 'details', 'other']

@@ -420,24 +420,53 @@ def change(snapshot, kind, draw):
 @hypothesis.settings(max_examples=300, deadline=None,
                      suppress_health_check=[hypothesis.HealthCheck.too_slow])
 @hypothesis.given(snapshots(), st.lists(st.sampled_from(CHANGES), min_size=1,
-                                        max_size=3), st.data())
+                                        max_size=3),
+                  st.sampled_from([0, 600]), st.sampled_from([0, 60, 900]),
+                  st.data())
 def test_a_verdict_changes_only_where_a_refresh_judges_again(
-        snapshot, kinds, data):
-    """A refresh looks for suspects only among
-    :func:`refresh.reconsidered`: every other consumer's findings must be
-    the last sweep's, whatever changed in between."""
+        snapshot, kinds, min_age, later, data):
+    """A refresh judges again only :func:`refresh.reconsidered` and the
+    consumers protected for their age: every other consumer's findings
+    must be the last sweep's, whatever changed in between and however
+    much later, and the report that takes them as they are
+    (:func:`refresh.reusable`) must be the report of a whole audit."""
     old, new = copy.deepcopy(snapshot), copy.deepcopy(snapshot)
     for kind in kinds:
         change(new, kind, data.draw)
-    before = classify.Auditor(old, min_age=0)
-    after = classify.Auditor(new, min_age=0)
+    new.taken_at = old.taken_at + datetime.timedelta(seconds=later)
+    before = classify.Auditor(old, min_age=min_age)
+    after = classify.Auditor(new, min_age=min_age)
     again = refresh.reconsidered(old, new)
     for uuid in new.consumers:
-        if uuid not in again:
+        if uuid not in again and not any(
+                map(classify.aged, before.consumer_findings(uuid))):
             assert sorted(before.consumer_findings(uuid),
                           key=lambda f: f.provider) == sorted(
                 after.consumer_findings(uuid),
                 key=lambda f: f.provider), (uuid, kinds)
+    last = assembly.report(before)
+    known = refresh.reusable(old, new, lambda: last.findings)
+    assert classify.audit(new, min_age=min_age, known=known) == \
+        classify.audit(new, min_age=min_age), (kinds, min_age, later)
+
+
+def test_a_refresh_takes_most_findings_as_they_were():
+    """The property above is not vacuous: a refresh after one consumer's
+    change takes the others' findings as they were, judges again those
+    protected only for their age, and a full sweep takes none."""
+    snapshot = hypothesis.find(snapshots(), lambda s: any(
+        map(classify.aged, classify.audit(s, min_age=600).findings)) and
+        len(s.consumers) > 3, settings=reach())
+    old, new = copy.deepcopy(snapshot), copy.deepcopy(snapshot)
+    changed = sorted(new.consumers)[0]
+    new.consumers[changed].generation += 1
+    last = classify.audit(old, min_age=600).findings
+    known = refresh.reusable(old, new, lambda: last)
+    aged = {f.consumer for f in last if classify.aged(f)}
+    assert aged and set(known) == set(new.consumers) - aged - {changed}
+    assert refresh.reusable(old, new, lambda: None) == {}
+    new.full_sweep_at = new.taken_at
+    assert refresh.reusable(old, new, lambda: 1 / 0) == {}
 
 
 def reach(max_examples=2000):

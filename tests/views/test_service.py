@@ -354,6 +354,53 @@ def test_an_evicted_tree_means_a_full_sweep(cloud):
     assert service.provider_report(None, H3) is not None
 
 
+def refreshed(cloud, settings):
+    """After the first report, a refresh's: ``(what the refresh's audit
+    took as it was, its snapshot, the version it published)``."""
+    settings.ORPHAN_AUDIT_SNAPSHOT_TTL = 0
+    service.report(None)
+    wait_idle()
+    assert [c['cached'] is None for c in cloud['collected']] == [True, False]
+    return (cloud['audits'].call_args.kwargs['known'],
+            cloud['collected'][1]['snapshot'], STORE.state()['version'])
+
+
+def published_as_a_whole_audit(snapshot, version):
+    whole = classify.audit(snapshot, min_age=600)
+    assert [STORE.load_tree(version, p.provider.uuid)
+            for p in whole.providers] == whole.providers
+    assert STORE.load_report(version) == whole.summary()
+
+
+def test_a_refresh_judges_again_only_what_may_have_changed(cloud, settings):
+    """A refresh's report takes the last report's findings, read from the
+    trees the cache keeps, on every consumer nothing changed for but those
+    protected for their age; what it publishes is a whole audit's."""
+    first_report(cloud)
+    known, snapshot, version = refreshed(cloud, settings)
+    aged = {f.consumer for f in classify.audit(snapshot, min_age=600).findings
+            if classify.aged(f)}
+    assert known and set(known) == set(snapshot.consumers) - aged
+    published_as_a_whole_audit(snapshot, version)
+
+
+def test_a_refresh_judges_everything_again_without_every_tree(
+        cloud, settings):
+    first_report(cloud)
+    cache.delete(STORE._key('tree', STORE.state()['version'], H3))
+    known, snapshot, version = refreshed(cloud, settings)
+    assert known == {}
+    published_as_a_whole_audit(snapshot, version)
+
+
+def test_a_refresh_at_another_minimum_age_judges_everything_again(
+        cloud, settings):
+    first_report(cloud)
+    settings.ORPHAN_AUDIT_MIN_AGE = 0
+    known, snapshot, version = refreshed(cloud, settings)
+    assert known == {} and STORE.state()['min_age'] == 0
+
+
 def test_another_worker_renders_from_the_shared_cache(cloud):
     first = first_report(cloud)
     service._shown.clear()          # a second process: nothing in memory
