@@ -171,41 +171,64 @@ def held(old, consumers):
 
 
 def carried_over(old, providers):
-    """``old``'s consumers on the ``providers`` still listed."""
+    """``old``'s consumers on the ``providers`` still listed: ``old``'s
+    own objects where they hold on nothing else (:func:`merged` copies
+    one before it changes it), copies of what is left of the others."""
     consumers = {}
+    listed = providers.keys()
     for uuid, consumer in old.consumers.items():
-        kept = {rp: dict(r) for rp, r in consumer.allocations.items()
+        if consumer.allocations.keys() <= listed:
+            consumers[uuid] = consumer
+            continue
+        kept = {rp: r for rp, r in consumer.allocations.items()
                 if rp in providers}
         if kept:
-            consumers[uuid] = m.Consumer(
-                uuid, consumer.generation, kept, consumer.project_id,
-                consumer.user_id, consumer.modified)
+            consumers[uuid] = _copied(consumer, kept)
     return consumers
+
+
+def _copied(consumer, allocations):
+    return m.Consumer(consumer.uuid, consumer.generation,
+                      {rp: dict(r) for rp, r in allocations.items()},
+                      consumer.project_id, consumer.user_id,
+                      consumer.modified)
 
 
 def merged(old, consumers, fresh):
     """``consumers`` with the providers of ``fresh`` (``{provider:
     {consumer: allocation}}``, read whole) replaced by what they hold;
-    the consumers left holding nothing dropped."""
+    the consumers left holding nothing dropped.  ``old``'s own consumers
+    are copied before they change: ``old`` stays as it was read."""
     reread = set(fresh)
-    for consumer in consumers.values():
-        for rp in reread & set(consumer.allocations):
-            del consumer.allocations[rp]
+
+    def own(uuid):
+        entry = consumers[uuid]
+        if entry is old.consumers.get(uuid):
+            entry = consumers[uuid] = _copied(entry, entry.allocations)
+        return entry
+
+    for uuid in [u for u, c in consumers.items()
+                 if not reread.isdisjoint(c.allocations)]:
+        entry = own(uuid)
+        for rp in reread & entry.allocations.keys():
+            del entry.allocations[rp]
     for rp, allocations in fresh.items():
         for uuid, alloc in allocations.items():
             generation = alloc.get('consumer_generation')
             previous = old.consumers.get(uuid)
-            entry = consumers.get(uuid)
-            if entry is None:
+            if uuid not in consumers:
                 entry = consumers[uuid] = m.Consumer(uuid, generation, {})
                 if previous is not None and previous.generation == generation:
                     entry.project_id = previous.project_id
                     entry.user_id = previous.user_id
                     entry.modified = previous.modified
-            elif entry.generation != generation:
-                # Written since it was read: its owner and age are not
-                # known any more (the refresh reads them again if needed).
-                entry.project_id = entry.user_id = entry.modified = None
+            else:
+                entry = own(uuid)
+                if entry.generation != generation:
+                    # Written since it was read: its owner and age are not
+                    # known any more (the refresh reads them again if
+                    # needed).
+                    entry.project_id = entry.user_id = entry.modified = None
             entry.generation = generation
             entry.allocations[rp] = dict(alloc['resources'])
     return {uuid: c for uuid, c in consumers.items() if c.allocations}

@@ -85,7 +85,9 @@ def test_merged_keeps_an_owner_only_while_the_generation_holds():
     cloud.allocate(written, H1, generation=3, owner=('p2', 'u2'))
     cloud.allocate(written, H2, generation=3, owner=('p2', 'u2'))
     cloud.allocate(gone, H1)
+    cloud.allocate(uid('elsewhere'), H2, owner=('p3', 'u3'))
     old = cloud.snapshot()
+    as_read = copy.deepcopy(old.consumers)
     providers = {H1: None, H2: None}
     consumers = refresh.carried_over(old, providers)
     merged = refresh.merged(old, consumers, {H1: {
@@ -95,6 +97,8 @@ def test_merged_keeps_an_owner_only_while_the_generation_holds():
     assert merged[written].project_id is None
     assert merged[written].allocations == {H1: SMALL, H2: SMALL}
     assert gone not in merged
+    assert merged[uid('elsewhere')] is old.consumers[uid('elsewhere')]
+    assert old.consumers == as_read
 
 
 # -- which consumers a refresh judges again ----------------------------------
