@@ -94,9 +94,13 @@ def main(argv=None):
             times.append(seconds)
             snapshot, report = fresh, fresh_report
         print('median refresh %.3f s, its report %.3f s, the last findings '
-              'loaded %.3f s, floor of its requests %.3f s' % (
+              'loaded %.3f s, floor of its requests %.3f s, refresh / floor '
+              '%.2fx, with the load %.2fx' % (
                   statistics.median(times), statistics.median(audits),
-                  statistics.median(loads), statistics.median(floors)))
+                  statistics.median(loads), statistics.median(floors),
+                  statistics.median(t / f for t, f in zip(times, floors)),
+                  statistics.median((t + load) / f for t, load, f in zip(
+                      times, loads, floors))))
         seconds, (_status, body) = measure.timed(lambda: sandbox.control(
             'POST', '/nova-manage/placement-audit', timeout=1800))
         print('nova-manage placement audit %.3f s (exit %d), a reference'

@@ -181,18 +181,24 @@ def refresh_snapshot(placement_client, nova_client, old,
     return snapshot
 
 
+def full_sweep_due(cached, full_sweep_interval=conf.FULL_SWEEP.default):
+    """Whether a sweep after ``cached`` reads everything again: nothing
+    cached, ``cached`` partial (a down cell's servers show in no
+    refresh), or its last full sweep as old as ``full_sweep_interval``."""
+    return cached is None or cached.full_sweep_at is None or \
+        cached.down_cells or (collect.now() - cached.full_sweep_at
+                              ).total_seconds() >= full_sweep_interval
+
+
 def snapshot(placement_client, nova_client, cached=None,
              full_sweep_interval=conf.FULL_SWEEP.default,
              concurrency=collect.DEFAULT_CONCURRENCY,
              touched=(), progress=NO_PROGRESS, full=False,
              network_client=None):
-    """A full sweep (when asked, due, or ``cached`` is partial: a down
-    cell's servers show in no refresh), or a refresh of ``cached``;
-    ``touched`` are the consumers written since ``cached`` was taken."""
-    if full or cached is None or cached.full_sweep_at is None or (
-            cached.down_cells) or (
-            collect.now() - cached.full_sweep_at).total_seconds() >= \
-            full_sweep_interval:
+    """A full sweep (when asked or :func:`full_sweep_due`), or a refresh
+    of ``cached``; ``touched`` are the consumers written since ``cached``
+    was taken."""
+    if full or full_sweep_due(cached, full_sweep_interval):
         return collect.full_snapshot(placement_client, nova_client,
                                      concurrency, progress, previous=cached,
                                      network_client=network_client)

@@ -21,6 +21,7 @@ which in a thread would stall every page its Horizon process serves
 meanwhile.  With a process-local cache it can only be a thread.
 """
 
+import concurrent.futures
 import dataclasses
 import json
 import logging
@@ -173,29 +174,31 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
     Consumers written during the sweep are re-read before it is
     published.  A refresh's report takes the last report's findings on
     the consumers nothing has changed for (:func:`.audit.refresh.reusable`),
-    judged at the same minimum age."""
+    judged at the same minimum age: they are loaded from the store while
+    the refresh reads the cloud."""
     state = store.state()
     old = None if full else store.load_snapshot(state['version'])
+    due = full or refresh.full_sweep_due(old, settings.full_sweep_interval)
     touched = frozenset(state['touched'])
-    shown = CacheProgress(store, owner or owner_id(), full or old is None,
-                          state['counts'])
-    try:
-        snapshot = refresh.snapshot(
-            clients.placement, clients.nova, cached=old, full=full,
-            full_sweep_interval=settings.full_sweep_interval,
-            concurrency=settings.concurrency, touched=touched,
-            network_client=clients.network,
-            progress=Tee(shown, progress))
-    finally:
-        shown.close()
-    late = frozenset(store.state()['touched']) - touched
-    if late:
-        refresh.reread_consumers(clients.placement, snapshot, late,
-                                 settings.concurrency)
-    known = {}
-    if old is not None and state['min_age'] == settings.min_age:
-        known = reconsidering.reusable(old, snapshot, lambda: (
-            store.load_findings(state['version'])))
+    shown = CacheProgress(store, owner or owner_id(), due, state['counts'])
+    with concurrent.futures.ThreadPoolExecutor(1) as loader:
+        # The last findings load while the refresh waits for the cloud.
+        last = None if due or state['min_age'] != settings.min_age else \
+            loader.submit(store.load_findings, state['version'])
+        try:
+            snapshot = refresh.snapshot(
+                clients.placement, clients.nova, cached=old, full=full,
+                full_sweep_interval=settings.full_sweep_interval,
+                concurrency=settings.concurrency, touched=touched,
+                network_client=clients.network,
+                progress=Tee(shown, progress))
+        finally:
+            shown.close()
+        late = frozenset(store.state()['touched']) - touched
+        if late:
+            refresh.reread_consumers(clients.placement, snapshot, late,
+                                     settings.concurrency)
+        known = last and reconsidering.reusable(old, snapshot, last.result)
     store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age,
                                         known=known),
                settings.min_age, consumed=touched | late)

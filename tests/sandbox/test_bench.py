@@ -216,7 +216,8 @@ def test_where_a_refresh_goes(cache):
     assert churned and 0 < int(churned['again']) < int(churned['all']), \
         out[3]
     assert re.fullmatch(r'median refresh %s s, its report %s s, the last '
-                        r'findings loaded %s s, floor of its requests %s s'
+                        r'findings loaded %s s, floor of its requests %s s, '
+                        r'refresh / floor [0-9.]+x, with the load [0-9.]+x'
                         % ((SECONDS,) * 4), out[4])
     assert re.fullmatch(r'nova-manage placement audit %s s \(exit \d\), a '
                         r'reference' % SECONDS, out[5])

@@ -80,6 +80,8 @@ def cloud(settings):
         if state.get('fail'):
             raise state['fail']
         snapshot = dataclasses.replace(incidents.snapshot, taken_at=_now())
+        snapshot.full_sweep_at = snapshot.taken_at \
+            if cached is None or kwargs.get('full') else cached.full_sweep_at
         state['collected'].append(dict(kwargs, cached=cached,
                                        snapshot=snapshot))
         return snapshot
@@ -398,7 +400,26 @@ def test_a_refresh_at_another_minimum_age_judges_everything_again(
     first_report(cloud)
     settings.ORPHAN_AUDIT_MIN_AGE = 0
     known, snapshot, version = refreshed(cloud, settings)
-    assert known == {} and STORE.state()['min_age'] == 0
+    assert not known and STORE.state()['min_age'] == 0
+
+
+def test_the_last_findings_load_while_the_refresh_reads(
+        cloud, settings, monkeypatch):
+    first_report(cloud)
+    loading = threading.Event()
+    load = STORE.load_findings
+
+    def load_findings(version):
+        loading.set()
+        return load(version)
+    monkeypatch.setattr(STORE, 'load_findings', load_findings)
+    cloud['gate'].clear()               # the refresh's reads wait
+    settings.ORPHAN_AUDIT_SNAPSHOT_TTL = 0
+    service.report(None)
+    assert loading.wait(5)
+    cloud['gate'].set()
+    wait_idle()
+    assert cloud['audits'].call_args.kwargs['known']
 
 
 def test_another_worker_renders_from_the_shared_cache(cloud):
