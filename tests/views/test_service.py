@@ -363,8 +363,10 @@ def refreshed(cloud, settings):
     service.report(None)
     wait_idle()
     assert [c['cached'] is None for c in cloud['collected']] == [True, False]
-    return (cloud['audits'].call_args.kwargs['known'],
-            cloud['collected'][1]['snapshot'], STORE.state()['version'])
+    swept = [c.kwargs['known'] for c in cloud['audits'].call_args_list
+             if 'known' in c.kwargs]      # a page's own audits pass none
+    return (swept[-1], cloud['collected'][1]['snapshot'],
+            STORE.state()['version'])
 
 
 def published_as_a_whole_audit(snapshot, version):
@@ -419,7 +421,8 @@ def test_the_last_findings_load_while_the_refresh_reads(
     assert loading.wait(5)
     cloud['gate'].set()
     wait_idle()
-    assert cloud['audits'].call_args.kwargs['known']
+    assert [c.kwargs['known'] for c in cloud['audits'].call_args_list
+            if 'known' in c.kwargs][-1]
 
 
 def test_another_worker_renders_from_the_shared_cache(cloud):
