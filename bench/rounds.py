@@ -19,8 +19,12 @@ judging the consumers), then ``--rounds`` times 1 % churn, a refresh (its
 requests by kind) and a full sweep that must find the same.  Each
 refresh is set beside the floor of its own requests (the same requests
 from a bare session, on the sweep's schedule: :func:`measure.floor`),
-and the part of it that is the report's audit of every consumer, timed
-again alone.  Prints one line each and the medians.
+with the part of it that is its report (which judges again only the
+consumers that may have changed: how many is printed), timed again
+alone, and the loading of the last report's findings a sweep does
+beside it (:func:`measure.findings_load`).  Prints one line each and
+the medians, then the time of ``nova-manage placement audit`` on the
+same cloud, a reference: it reads Nova's databases in its own process.
 """
 import argparse
 import collections
