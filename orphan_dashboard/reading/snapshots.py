@@ -170,17 +170,18 @@ class Store:
     def _get_many(self, keys):
         """The values stored under each of ``keys`` (key parts), in two
         round trips; None for each the cache lost a chunk of."""
-        counts = self.cache.get_many([self._key(*parts) for parts in keys])
-        chunked = [[self._key(*parts, i) for i in range(
-            counts.get(self._key(*parts), 0))] for parts in keys]
+        heads = [self._key(*parts) for parts in keys]
+        counts = self.cache.get_many(heads)
+        chunked = [[self._key(*parts, i) for i in range(counts.get(head, 0))]
+                   for parts, head in zip(keys, heads)]
         chunks = self.cache.get_many([k for each in chunked for k in each])
         values = []
         with _collector_paused():
-            for parts, each in zip(keys, chunked):
+            for head, each in zip(heads, chunked):
                 values.append(pickle.loads(zlib.decompress(
                     b''.join(chunks[k] for k in each)))
-                    if self._key(*parts) in counts and
-                    all(k in chunks for k in each) else None)
+                    if head in counts and all(k in chunks for k in each)
+                    else None)
         return values
 
     def load_snapshot(self, version):
