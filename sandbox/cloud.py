@@ -39,6 +39,7 @@ import sys
 import threading
 import time
 from unittest import mock
+import uuid as uuid_lib
 
 import fixtures
 from keystoneauth1 import loading as ks_loading
@@ -99,6 +100,19 @@ class SandboxFakeDriver(fake_virt.FakeDriver):
 
     # instance uuid -> exception to raise from migrate_disk_and_power_off
     MIGRATE_DISK_FAULTS = {}
+    # node name -> dedicated CPUs it offers (PCPU), as a libvirt node with
+    # a cpu_dedicated_set does; Nova's fake driver reports none
+    PCPUS = {}
+
+    def update_provider_tree(self, provider_tree, nodename, allocations=None):
+        super().update_provider_tree(provider_tree, nodename, allocations)
+        pcpus = self.PCPUS.get(nodename)
+        if pcpus:
+            provider_tree.update_inventory(nodename, dict(
+                provider_tree.data(nodename).inventory, PCPU={
+                    'total': pcpus, 'min_unit': 1, 'max_unit': pcpus,
+                    'step_size': 1, 'allocation_ratio': 1.0,
+                    'reserved': 0}))
 
     def migrate_disk_and_power_off(self, context, instance, dest, flavor,
                                    network_info, block_device_info=None,
@@ -234,7 +248,7 @@ class SandboxCloud(nova_test.TestCase):
             self.neutron = self.useFixture(
                 nova_fixtures.NeutronFixture(self))
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(self))
-        self.useFixture(nova_fixtures.CinderFixture(self))
+        self.cinder = self.useFixture(nova_fixtures.CinderFixture(self))
         self.placement_fixture = self.useFixture(
             func_fixtures.PlacementFixture())
         self.placement = self.placement_fixture.api
@@ -495,6 +509,26 @@ class SandboxCloud(nova_test.TestCase):
             raise RuntimeError('%s is stopped' % host)
         compute.manager.update_available_resource(self.cell_ctxt())
         return {'host': host, 'ran': 'update_available_resource'}
+
+    def offer_pcpus(self, host, count):
+        """``host``'s node offers ``count`` dedicated CPUs (PCPU) from its
+        next resource update on, reported by its driver as Nova's resource
+        tracker reports any inventory; the update runs now."""
+        SandboxFakeDriver.PCPUS[host] = count
+        return self.run_periodic(host)
+
+    def create_boot_volume(self, image_metadata):
+        """A bootable volume in Nova's ``CinderFixture`` whose
+        ``volume_image_metadata`` is ``image_metadata``: what Nova copies
+        into a server booted from it (its system metadata's ``image_*``)
+        and allocates from.  Its id."""
+        volume_id = str(uuid_lib.uuid4())
+        self.cinder.volumes[volume_id] = {
+            'id': volume_id, 'display_name': 'boot-' + volume_id[:8],
+            'size': 1, 'multiattach': False, 'bootable': True,
+            'availability_zone': self.cinder.az,
+            'volume_image_metadata': dict(image_metadata)}
+        return volume_id
 
     def copy_boot_image_properties(self, uuid, properties, host=None):
         """Write ``properties`` into the server's system metadata as Nova's

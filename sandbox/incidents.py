@@ -758,6 +758,45 @@ class Stager:
             fault='PUT /allocations/<server> with PCPU for VCPU',
             checks={'held': held})
 
+    def stage_volume_pinned(self):
+        """A server booted from a volume whose image metadata pins its
+        CPUs (``hw_cpu_policy=dedicated``), through Nova's own
+        boot-from-volume path: its ``CinderFixture`` holds the volume,
+        Nova copies the metadata into the server's system metadata and
+        allocates PCPU on host1, whose node offers dedicated CPUs (the
+        driver reports them, as a libvirt node with a
+        ``cpu_dedicated_set`` does).  Nova shows the server's image as
+        ``""`` and no properties: nothing in its answer says the PCPU is
+        right."""
+        if 'volume_pinned' in self.manifest:
+            raise IncidentError('volume_pinned is already staged')
+        self.cloud.offer_pcpus('host1', 16)
+        volume = self.cloud.create_boot_volume(
+            {'image_id': IMAGE, 'hw_cpu_policy': 'dedicated'})
+        body = {'server': {
+            'name': self._name('volume-pinned-vm'), 'flavorRef': 'sb-small',
+            'networks': 'none', 'host': 'host1',
+            'block_device_mapping_v2': [{
+                'boot_index': 0, 'uuid': volume, 'source_type': 'volume',
+                'destination_type': 'volume'}]}}
+        server = self.api.nova('POST', '/servers', body, mv='2.74')['server']
+        s = self.api.wait_server(
+            server['id'], lambda s: s['status'] in ('ACTIVE', 'ERROR'),
+            what='ACTIVE')
+        if s['status'] != 'ACTIVE':
+            raise IncidentError('the volume-backed server did not boot: %s'
+                                % s.get('fault'))
+        held = self.api.allocations(s['id'])[self.rps['host1']]
+        return self._finish_server(
+            'volume_pinned',
+            'booted from volume %s, whose image metadata says '
+            'hw_cpu_policy=dedicated: Nova allocated PCPU=%d on host1 '
+            "where sb.small alone says VCPU, and shows its image as \"\"."
+            % (volume, held.get('PCPU', 0)),
+            s['id'], {'host1': 'protected'},
+            fault='boot from a volume with hw_cpu_policy=dedicated',
+            checks={'held': held, 'volume': volume})
+
     def stage_shelved_offloaded(self):
         """A server shelved and offloaded through the compute API (Nova's
         default ``shelved_offload_time = 0`` offloads it at once, removing

@@ -23,7 +23,7 @@ PCI = ('pci_deleted_behind_nova', 'pci_moved', 'pci_stale_migration',
        'pci_one_time_use', 'pci_removed_device')
 """Servers holding PCI devices Nova's scheduler allocated in Placement: the
 sandbox started with ``--pci``."""
-OPT_IN = ('second_cell', 'held_children', 'image_pinned',
+OPT_IN = ('second_cell', 'held_children', 'image_pinned', 'volume_pinned',
           'shelved_offloaded', 'vgpu_and_sev_children') + NEUTRON + PCI
 """Staged only when named, never by ``all``: ``second_cell`` needs the
 sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``,
@@ -31,6 +31,7 @@ the ``PCI`` ones ``--pci``;
 ``held_children`` boots two servers on host2 the ``all`` tests do not
 expect; ``image_pinned`` gives host1 a PCPU inventory its fake driver
 does not report (a later boot there would try to remove it);
+``volume_pinned`` makes host1's node offer PCPU from then on;
 ``shelved_offloaded`` leaves a finding every ``all`` test would meet;
 ``vgpu_and_sev_children`` gives host2 children the ``all`` tests do not
 expect."""

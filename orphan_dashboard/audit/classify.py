@@ -222,7 +222,8 @@ class Auditor:
         root = self.topology.root(provider_uuid)
         if self.topology.unmapped(root):
             return why('protected.unmapped_node',
-                       host=self.topology.name(root))
+                       provider=self.topology.name(root),
+                       services=', '.join(self.topology.nodeless_services))
         return None
 
     def describe(self, consumer_uuid):

@@ -137,8 +137,10 @@ MESSAGES = {
         "Nova's listing left out compute node %(provider)s, and Nova did "
         'not answer for it alone: it may still be alive'),
     'protected.unmapped_node': N_(
-        'compute host %(host)s is not mapped to a cell: run nova-manage '
-        'cell_v2 discover_hosts'),
+        'Nova answers it has no compute node %(provider)s, but lists no '
+        'node for the compute services %(services)s: it may be one of '
+        'theirs, on a host not mapped to a cell yet (nova-manage cell_v2 '
+        'discover_hosts maps it)'),
     'protected.resize_awaiting_confirm': N_(
         'resize awaiting confirm or revert'),
     'protected.awaiting_confirm': N_('%(move)s awaiting confirm or revert'),
@@ -483,8 +485,10 @@ MESSAGES = {
         'Nova still has compute node %(name)s: delete its compute service '
         'instead, which deletes its provider'),
     'provider.unmapped': N_(
-        'compute host %(name)s is not mapped to a cell, not gone: run '
-        'nova-manage cell_v2 discover_hosts'),
+        'Nova answers it has no compute node %(name)s, but lists no node '
+        'for the compute services %(services)s: it may be one of theirs, '
+        'on a host not mapped to a cell yet (run nova-manage cell_v2 '
+        'discover_hosts), not gone'),
     'provider.unproven': N_(
         'Nova did not say compute node %(name)s is gone: it may still be '
         'alive'),
@@ -541,6 +545,10 @@ MESSAGES = {
     'image.unshown': N_(
         'Nova did not show the properties of image %(image)s as it booted '
         'the server from it (compute API 2.98 and later show them)'),
+    'image.volume': N_(
+        'it boots from a volume, whose image properties Nova copied at '
+        'boot and does not show (Cinder\'s volume image metadata may have '
+        'been edited since)'),
     'image.gone': N_('the server was deleted before Nova showed the '
                      'properties of its image %(image)s'),
     'image.down': N_('Nova did not answer when asked for the properties '

@@ -248,19 +248,23 @@ class Server:
     """The ``hw_*`` properties of its image as Nova copied them at boot
     (compute API 2.98's ``image.properties``): what Nova allocated from
     (:mod:`.server_needs`), whatever Glance shows since.  None where Nova
-    did not show them (``image_fault`` says why)."""
+    did not show them (``image_fault`` says why), as for every server
+    booted from a volume."""
     image_fault: typing.Optional[str] = None
     """Why its boot image's properties are not known
-    (:data:`IMAGE_UNSHOWN`, ...); None where they are, or it has none."""
+    (:data:`IMAGE_UNSHOWN`, :data:`IMAGE_VOLUME`, ...); None where they
+    are."""
     hidden: tuple = ()
     """The policy rules that hid from us fields Nova has for it (where it
     lives): what they would say is unknown, never None."""
 
     @property
     def image_unknown(self):
-        """Booted from an image whose properties we do not know: what Nova
-        allocated for it cannot be told from its flavor alone."""
-        return bool(self.image_ref) and self.image_properties is None
+        """The properties of its boot image are not known: what Nova
+        allocated for it cannot be told from its flavor alone.  A server
+        booted from a volume is such a server: Nova copied its volume's
+        image metadata at boot and shows none of it (``image: ""``)."""
+        return self.image_properties is None
 
     @property
     def down_cell(self):
@@ -345,12 +349,15 @@ class Port:
 
 
 IMAGE_UNSHOWN = 'unshown'
+IMAGE_VOLUME = 'volume'
 IMAGE_GONE = 'gone'
 IMAGE_DOWN = 'down'
 IMAGE_FORBIDDEN = 'forbidden'
 """Why the properties of a server's boot image are not known: Nova did
-not show them (a listing, or a Nova older than 2.98), the server was
-deleted before it was read, Nova did not answer, Nova refused."""
+not show them (a listing, or a Nova older than 2.98), it boots from a
+volume (Nova never shows the volume's image metadata it copied at boot;
+Cinder's can be edited since), the server was deleted before it was
+read, Nova did not answer, Nova refused."""
 
 EXTENDED_ATTRIBUTES_RULE = 'os_compute_api:os-extended-server-attributes'
 """The Nova policy rule without which a server's host and node are left

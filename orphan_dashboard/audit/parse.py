@@ -49,13 +49,16 @@ HOST_KEYS = ('OS-EXT-SRV-ATTR:host', 'OS-EXT-SRV-ATTR:hypervisor_hostname')
 def server(body):
     """A server of Nova's.  A key Nova left out is unknown, not None: the
     host and node a policy hides are named in ``hidden``, the image
-    properties a listing or an older Nova does not show in
-    ``image_fault``."""
+    properties a listing, an older Nova or a volume-backed server does
+    not show in ``image_fault``."""
     image = body.get('image')
     image_ref = image.get('id') if isinstance(image, dict) else None
     properties = image_properties(image) if image_ref else None
     partial = body.get('status') == m.DOWN_CELL_STATUS and \
         'flavor' not in body
+    fault = None
+    if properties is None and not partial:
+        fault = m.IMAGE_VOLUME if image == '' else m.IMAGE_UNSHOWN
     return m.Server(
         uuid=body['id'], name=body.get('name') or '',
         status=body.get('status') or '',
@@ -64,9 +67,7 @@ def server(body):
         vm_state=body.get('OS-EXT-STS:vm_state'),
         project_id=body.get('tenant_id'), user_id=body.get('user_id'),
         flavor=flavor(body.get('flavor')), created=body.get('created'),
-        image_ref=image_ref, image_properties=properties,
-        image_fault=m.IMAGE_UNSHOWN if image_ref and properties is None
-        else None,
+        image_ref=image_ref, image_properties=properties, image_fault=fault,
         hidden=() if partial or all(k in body for k in HOST_KEYS)
         else (m.EXTENDED_ATTRIBUTES_RULE,),
         volumes_attached=len(

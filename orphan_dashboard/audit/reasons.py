@@ -173,6 +173,8 @@ def image_unread(server):
         return reason('image.down', image=image)
     if fault == m.IMAGE_FORBIDDEN:
         return reason('image.forbidden', image=image)
+    if fault == m.IMAGE_VOLUME or not image:
+        return reason('image.volume')
     return reason('image.unshown', image=image)
 
 

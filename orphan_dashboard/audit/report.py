@@ -61,8 +61,12 @@ class ProviderReport:
     (:meth:`.Topology.node_gone`): a listing that left it out proves
     nothing."""
     unmapped: bool = False
-    """A live compute host not mapped to a cell yet
-    (:meth:`.Topology.unmapped`): never deleted."""
+    """Nova answers 404 for its node while a compute service it lists
+    has no node (:meth:`.Topology.unmapped`): maybe that service's, on a
+    host not mapped to a cell yet; never deleted."""
+    nodeless: tuple = ()
+    """The hosts of those services (:attr:`.Topology.nodeless_services`)
+    while :attr:`unmapped`."""
 
     @property
     def counts(self):
@@ -97,7 +101,8 @@ class ProviderReport:
         if self.hypervisor is not None:
             return reasons.reason('provider.compute_node', name=name)
         if self.unmapped:
-            return reasons.reason('provider.unmapped', name=name)
+            return reasons.reason('provider.unmapped', name=name,
+                                  services=', '.join(self.nodeless))
         if not self.node_gone:
             return reasons.reason('provider.unproven', name=name)
         if self.foreign_children:
@@ -344,4 +349,6 @@ def _provider_report(auditor, root, findings, servers, usage, children,
                               if c in children)),
         foreign_children=tuple(sorted(
             c for c in tree if c in child_owners)),
-        gone=topology.node_gone(root), unmapped=topology.unmapped(root))
+        gone=topology.node_gone(root), unmapped=topology.unmapped(root),
+        nodeless=topology.nodeless_services if topology.unmapped(root)
+        else ())

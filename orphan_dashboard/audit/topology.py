@@ -36,6 +36,7 @@ class Topology:
         self.down_hosts = snapshot.down_hosts
         self._owners = {}
         self._held = None
+        self._nodeless = None
         self.server_ports = ports.by_server(snapshot)
         # The providers a port's binding names.
         self.port_providers = frozenset(
@@ -136,22 +137,33 @@ class Topology:
             self.owner(root) == ownership.NOVA
 
     def unmapped(self, root):
-        """A compute node Nova answers 404 for while its host's compute
-        service is listed: a host not mapped to a cell yet (``nova-manage
-        cell_v2 discover_hosts`` maps it), alive, never deleted."""
+        """A root Nova answers 404 for while a compute service it lists
+        has no node in its listing (:attr:`nodeless_services`): that
+        service's host may be unmapped, and this its node, whatever its
+        name.  Alive as far as anyone can prove, never deleted."""
         return root in self.snapshot.nodes_gone and \
-            self.name(root) in self.live_hosts
+            bool(self.nodeless_services)
 
     @property
-    def live_hosts(self):
-        """The hosts os-services lists with a compute service in a cell
-        Nova reaches."""
-        return frozenset(s.host for s in self.snapshot.services.values()
-                         if s.status != m.DOWN_CELL_STATUS)
+    def nodeless_services(self):
+        """The hosts of the compute services os-services lists, in a cell
+        Nova reaches, with no compute node in Nova's listing: a host not
+        mapped to a cell yet, or whose nodes Nova did not answer for.  Any
+        root Nova left out may be one of their nodes, since a provider's
+        name is no host's (libvirt names a node by the hypervisor's
+        FQDN, Ironic by the node's uuid)."""
+        if self._nodeless is None:
+            with_nodes = {h.host for h in self.snapshot.hypervisors.values()}
+            self._nodeless = tuple(sorted(
+                s.host for s in self.snapshot.services.values()
+                if s.status != m.DOWN_CELL_STATUS and
+                s.host not in with_nodes))
+        return self._nodeless
 
     def node_gone(self, root):
         """Nova itself answered that ``root``'s compute node is gone, and
-        no compute service of its name is listed."""
+        every compute service it lists has a node in its listing: no live
+        service could own it."""
         return root in self.snapshot.nodes_gone and not self.unmapped(root)
 
     def children_first(self, roots):
@@ -212,11 +224,13 @@ def proven_hypervisors(providers, services, servers=(), known=()):
     hypervisor listing failed: ``{provider uuid: Hypervisor}``.
 
     A root provider is a node of a reachable host when a server of that
-    host lives on a node of its name, when it is named after a compute
-    host that os-services lists with a state (a node named after its
-    host, as libvirt's are: host names are unique across cells), or when
-    ``known`` (an earlier listing) had it under such a host.  Anything
-    else could belong to the down cell.
+    host lives on the node Nova names as the provider (a node's provider
+    carries its ``hypervisor_hostname``), or when ``known`` (an earlier
+    listing) had it under such a host.  A root merely named like a host
+    is proven nothing (libvirt names a node by the hypervisor's FQDN,
+    Ironic by the node's uuid, and another service may take any name):
+    each such root is asked about alone (:func:`unlisted_roots`), and
+    anything else could belong to the down cell.
     """
     up = {s.host for s in services.values()
           if s.status != m.DOWN_CELL_STATUS}
@@ -224,9 +238,6 @@ def proven_hypervisors(providers, services, servers=(), known=()):
              if p.uuid == p.root_uuid}
     proven = {h.uuid: h for h in known
               if h.host in up and h.uuid in providers}
-    for name, uuid in roots.items():
-        if name in up and uuid not in proven:
-            proven[uuid] = m.Hypervisor(uuid, name, host=name)
     for server in servers:
         uuid = roots.get(server.node)
         if (uuid is not None and uuid not in proven and

@@ -195,6 +195,49 @@ def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path, horizon):
     assert held(clients, server) == before
 
 
+def test_a_volume_backed_server_keeps_the_pcpu_its_volume_pinned(
+        cloud, tmp_path, horizon):
+    """Booted from a volume whose image metadata pins its CPUs, through
+    Nova's own boot-from-volume path: Nova allocated PCPU and shows the
+    image as ``""``, with no properties.  Unknown, never "no image": the
+    report protects the PCPU, ``apply`` leaves it, and the panel refuses
+    the rewrite to VCPU a forged row asks for."""
+    clients = cloud.clients()
+    staged = cloud.control('POST', '/incidents/volume_pinned')
+    server = staged['servers'][0]['uuid']
+    host1 = staged['expected'][0]['provider']
+    before = held(clients, server)
+    assert before == {host1: staged['checks']['held']}
+    assert before[host1]['PCPU'] == 1 and 'VCPU' not in before[host1]
+    shown = clients.nova.get('/servers/%s' % server, microversion='2.98',
+                             microversion_service_type='compute').json()
+    assert shown['server']['image'] == ''
+    report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                          '--json')
+    (found,) = findings_of(report, server)
+    assert (found['verdict'], found['actions'], found['reason_code']) == (
+        m.PROTECTED, [], 'protected.image_unread'), found
+    assert 'boots from a volume' in found['reason'], found
+
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                          '--provider', host1, '--json')
+    assert result.returncode in (0, 4), result.stdout + result.stderr
+    assert server not in {o['consumer'] for o in json.loads(
+        result.stdout)['outcomes']}
+    assert held(clients, server) == before
+
+    audited(horizon, refresh=True)
+    page = horizon.get('/admin/orphaned_allocations/%s/' % host1)
+    assert page.status_code == 200
+    assert b'volume-pinned-vm' in page.content
+    assert b'boots from a volume' in page.content
+    preview = horizon.get('/admin/orphaned_allocations/repair/', {
+        'sel': '%s:%s:%s' % (server, host1, m.DELETE_AND_HEAL)})
+    (row,) = preview.context['rows']
+    assert row.plan is None and row.error, row
+    assert held(clients, server) == before
+
+
 def test_a_shelved_offloaded_server_holding_resources_is_deleted(
         cloud, tmp_path):
     """A server shelved and offloaded by Nova, whose allocation was

@@ -352,13 +352,25 @@ def test_only_a_host_nova_or_the_journal_knew_is_already_gone(
     assert forgotten.returncode == 2, forgotten.stdout + forgotten.stderr
 
 
+def _rename(clients, provider, name):
+    """Rename ``provider`` in Placement (as libvirt names a node by the
+    hypervisor's FQDN while the service's host is the short name)."""
+    record = api.provider_record(clients.placement, provider)
+    clients.placement.put('/resource_providers/%s' % provider, json={
+        'name': name,
+        'parent_provider_uuid': record.get('parent_provider_uuid')},
+        microversion='1.14')
+
+
 def test_a_host_not_mapped_to_a_cell_is_said_and_never_deleted(
         cloud, horizon, journal_dir):
     """host2's host mapping deleted, as for a compute added before
-    ``nova-manage cell_v2 discover_hosts``: Nova's hypervisor listing
-    leaves its node out and answers 404 for it alone, while os-services
-    lists its service.  The report calls it not mapped, protects what it
-    holds, and neither the CLI nor the panel deletes it."""
+    ``nova-manage cell_v2 discover_hosts``, and its node's provider named
+    ``host2.example.com`` as libvirt names it by the FQDN: Nova's
+    hypervisor listing leaves its node out and answers 404 for it alone,
+    while os-services lists its service, which has no node.  No name
+    matches a host, and still the report calls it not mapped, protects
+    what it holds, and neither the CLI nor the panel deletes it."""
     clients = cloud.clients()
     host2 = next(p['uuid'] for p in api.provider_list(clients.placement)
                  if p['name'] == 'host2')
@@ -366,6 +378,7 @@ def test_a_host_not_mapped_to_a_cell_is_said_and_never_deleted(
         clients.placement, host2).items()}
     assert before, 'host2 holds nothing to protect'
     cloud.control('POST', '/computes/host2/unmap')
+    _rename(clients, host2, 'host2.example.com')
     try:
         listed = {h['id'] for h in nova_api.hypervisor_list(clients.nova)}
         assert host2 not in listed
@@ -387,7 +400,7 @@ def test_a_host_not_mapped_to_a_cell_is_said_and_never_deleted(
                             '--provider', host2, '--json')
         assert done.returncode in (0, 4), done.stdout + done.stderr
         assert json.loads(done.stdout)['outcomes'] == []
-        refused = orphan_audit(cloud, journal_dir, 'decommission', 'host2',
+        refused = orphan_audit(cloud, journal_dir, 'decommission', host2,
                                '--apply')
         assert refused.returncode == 1, refused.stdout + refused.stderr
 
@@ -397,7 +410,9 @@ def test_a_host_not_mapped_to_a_cell_is_said_and_never_deleted(
         assert api.provider_record(clients.placement, host2) is not None
         assert {c: a['resources'] for c, a in api.provider_allocations(
             clients.placement, host2).items()} == before
+        assert b'host2' in preview.content
     finally:
+        _rename(clients, host2, 'host2')
         cloud.control('POST', '/computes/host2/map')
     assert host2 in {h['id'] for h in nova_api.hypervisor_list(clients.nova)}
 

@@ -85,12 +85,15 @@ class Cloud:
         del self.services[name]
         return rp
 
-    def unmapped(self, name):
+    def unmapped(self, name, node=None):
         """A compute host not mapped to a cell yet: its service and its
-        provider are there, Nova lists no compute node for it and answers
-        404 for it alone."""
+        node's provider (named ``node``, else ``name``: libvirt names it
+        by the hypervisor's FQDN, Ironic by the node's uuid) are there,
+        Nova lists no compute node for it and answers 404 for it alone."""
         rp = self.host(name)
         del self.hypervisors[rp]
+        if node is not None:
+            self.providers[rp] = m.Provider(rp, node, 1, rp)
         return rp
 
     def foreign(self, name, classes):

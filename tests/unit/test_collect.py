@@ -270,7 +270,7 @@ def _cloud_with_a_down_cell(hypervisor_list):
                  'id': 's7'},
                 {'binary': 'nova-compute', 'host': 'host5',
                  'status': 'UNKNOWN'}]
-    server = {'id': cloud.uid('vm'), 'status': 'ACTIVE',
+    server = {'id': cloud.uid('vm'), 'status': 'ACTIVE', 'image': '',
               'OS-EXT-SRV-ATTR:host': 'host7',
               'OS-EXT-SRV-ATTR:hypervisor_hostname': 'cmp7.example'}
     return [
@@ -497,18 +497,20 @@ def test_a_down_cells_hypervisor_listing_leaves_what_is_proven():
     assert snapshot.servers[cloud.uid('lost')].down_cell
     assert not snapshot.servers[cloud.uid('vm')].down_cell
     assert snapshot.down_cells
+    # A server proves its node; a root merely named like a host proves
+    # nothing (it is asked about alone, when it holds anything).
     assert {u: (h.hostname, h.host)
             for u, h in snapshot.hypervisors.items()} == {
-        cloud.uid('host1'): ('host1', 'host1'),
         cloud.uid('cmp7.example'): ('cmp7.example', 'host7')}
 
 
 def test_a_down_cells_sweep_asks_nova_what_the_healthy_cells_hold():
     """While a cell is down, a consumer no listing shows on a healthy
-    host, and an unconfirmed node holding an allocation, are asked about
-    one by one (instance actions, ``GET /os-hypervisors/{uuid}``): Nova's
-    answers prove them a healthy cell's, and they are judged.  Nothing else
-    is asked."""
+    host, and the unconfirmed nodes holding an allocation (host1, whose
+    name proves nothing, and an Ironic node), are asked about one by one
+    (instance actions, ``GET /os-hypervisors/{uuid}``): Nova's answers
+    prove them a healthy cell's, and they are judged.  Nothing else is
+    asked."""
     node = cloud.uid('ironic-node')
     ghost, metal = cloud.uid('ghost'), cloud.uid('metal-ghost')
     held = {cloud.uid('host1'): {ghost: {'resources': {'VCPU': 1}}},
@@ -517,7 +519,11 @@ def test_a_down_cells_sweep_asks_nova_what_the_healthy_cells_hold():
                 'resources': {'VCPU': 1}}}}
     shown = {node: {'id': node, 'hypervisor_hostname': node,
                     'state': 'up', 'status': 'enabled',
-                    'service': {'host': 'ironic-1'}}}
+                    'service': {'host': 'ironic-1'}},
+             cloud.uid('host1'): {
+                 'id': cloud.uid('host1'),
+                 'hypervisor_hostname': 'host1.example.com', 'state': 'up',
+                 'status': 'enabled', 'service': {'host': 'host1'}}}
     patches = _cloud_with_a_down_cell(ks_exc.InternalServerError('down'))
     patches += [
         mock.patch.object(placement, 'provider_list', return_value=[
@@ -537,7 +543,8 @@ def test_a_down_cells_sweep_asks_nova_what_the_healthy_cells_hold():
     with contextlib.ExitStack() as stack:
         asked = [stack.enter_context(p) for p in patches][-2:]
         snapshot = collect.full_snapshot(None, None)
-    assert [c.args[1] for c in asked[0].call_args_list] == [node]
+    assert sorted(c.args[1] for c in asked[0].call_args_list) == sorted(
+        [cloud.uid('host1'), node])
     assert sorted(c.args[1] for c in asked[1].call_args_list) == sorted(
         [ghost, metal])
     assert snapshot.hypervisors[node].host == 'ironic-1'
@@ -569,7 +576,8 @@ def test_a_slow_cells_partial_records_of_healthy_servers_are_read_alone():
                'service': {'host': n}}
               for n in ('host1', 'host5', 'cmp7.example')]
     full = {'id': live, 'status': 'ACTIVE', 'OS-EXT-SRV-ATTR:host': 'host1',
-            'OS-EXT-SRV-ATTR:hypervisor_hostname': 'host1'}
+            'OS-EXT-SRV-ATTR:hypervisor_hostname': 'host1',
+            'image': {'id': 'img', 'properties': {}}}
     answers = {live: full, deleted: None,
                unanswered: ks_exc.ConnectTimeout('slow')}
 
@@ -785,7 +793,9 @@ def test_a_boot_image_is_read_from_nova_and_an_unread_one_says_why():
 
 def test_a_listing_never_shows_a_boot_image():
     """Nova's listing (2.69) has no ``image.properties``: unknown, not
-    none; a server booted from a volume has no image to know."""
+    none; nor has a server booted from a volume (``image: ""``), read
+    alone or listed: Nova never shows the volume's image metadata it
+    copied at boot."""
     from orphan_dashboard.audit import parse
     listed = parse.server({'id': 's', 'image': {'id': 'img'}})
     shown = parse.server({'id': 's', 'image': {'id': 'img', 'properties': {
@@ -796,7 +806,7 @@ def test_a_listing_never_shows_a_boot_image():
     assert (shown.image_properties, shown.image_fault) == (
         {'hw_mem_encryption': 'true', 'hw_disk_bus': 'scsi'}, None)
     assert (volume.image_ref, volume.image_fault, volume.image_unknown) == (
-        None, None, False)
+        None, m.IMAGE_VOLUME, True)
 
 
 def _pinned_cloud():

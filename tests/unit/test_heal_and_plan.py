@@ -393,11 +393,24 @@ def test_what_no_image_explains_is_repaired_though_the_image_is_unread(held):
         H1: {'VCPU': 2, **HELD}}
 
 
-def test_a_server_booted_from_a_volume_is_judged_by_its_flavor_alone():
-    cloud, vm = _pinned(held={'PCPU': 2, 'MEMORY_MB': 2048}, image='')
-    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
+def test_a_server_booted_from_a_volume_keeps_what_its_image_could_explain():
+    """``image: ""``: Nova allocated from the volume's image metadata it
+    copied at boot and shows none of it, so a pinned CPU is never
+    rewritten as VCPU; what no image explains is still repaired."""
+    cloud, vm = _pinned(held={'PCPU': 2, 'MEMORY_MB': 2048}, image='',
+                        image_fault=m.IMAGE_VOLUME)
+    snapshot = cloud.snapshot()
+    auditor = classify.Auditor(snapshot, min_age=600)
     finding = auditor.finding(vm, H1)
-    assert (finding.verdict, finding.actions) == (m.WRONG_AMOUNT,
-                                                  (m.DELETE_AND_HEAL,))
+    assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
+    assert finding.reason.code == 'protected.image_unread'
+    assert 'boots from a volume' in str(finding.reason)
+    with pytest.raises(CannotRepair) as refused:
+        target(snapshot, auditor.topology, vm, m.DELETE_AND_HEAL)
+    assert refused.value.reason.code == 'cannot.image_unread'
+    cloud, vm = _pinned(held={'VCPU': 2, 'MEMORY_MB': 4096}, image='',
+                        image_fault=m.IMAGE_VOLUME)
+    auditor = classify.Auditor(cloud.snapshot(), min_age=600)
+    assert auditor.finding(vm, H1).actions == (m.DELETE_AND_HEAL,)
     assert auditor.plan(vm, H1, m.DELETE_AND_HEAL).after == {
         H1: {'VCPU': 2, 'MEMORY_MB': 2048}}

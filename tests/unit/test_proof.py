@@ -17,6 +17,7 @@ unknown, and only Nova's answer for one item proves a destructive verdict
 from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
+import pytest
 
 from orphan_dashboard.api import neutron
 from orphan_dashboard.api import nova
@@ -69,6 +70,46 @@ def test_a_host_not_mapped_to_a_cell_is_said_and_never_deleted():
     finding = found[(uid('early'), node)]
     assert (finding.verdict, finding.reason.code) == (
         m.PROTECTED, 'protected.unmapped_node')
+
+
+@pytest.mark.parametrize('node', ['host9.example.com', uid('ironic-node')])
+def test_a_node_named_unlike_its_unmapped_host_is_never_gone(node):
+    """libvirt names a node by the hypervisor's FQDN, Ironic by the node's
+    uuid: a provider's name is no host's.  While compute service host9
+    has no node in Nova's listing, a provider Nova answers 404 for may be
+    its node, alive, whatever its name: kept, the service named."""
+    cloud = Cloud()
+    rp = cloud.unmapped('host9', node=node)
+    cloud.tag(rp)
+    early = cloud.deleted('early', rp)
+    found, report = _judged(cloud)
+    tree = report.provider(rp)
+    assert (tree.unmapped, tree.node_gone, tree.dead,
+            tree.orphaned_provider, tree.nodeless) == (
+        True, False, False, False, ('host9',))
+    assert tree.not_orphaned().code == 'provider.unmapped'
+    assert 'host9' in str(tree.not_orphaned())
+    finding = found[(early, rp)]
+    assert (finding.verdict, finding.actions) == (m.PROTECTED, ())
+    assert finding.reason.code == 'protected.unmapped_node'
+    assert 'host9' in str(finding.reason) and node in str(finding.reason)
+
+
+def test_a_service_without_a_node_keeps_every_unlisted_root_of_novas():
+    """One service with no node keeps every root Nova answers 404 for,
+    not only one named after it; once every service has its node, a
+    root Nova answers 404 for is gone."""
+    cloud = Cloud()
+    dead = cloud.gone('dead')
+    cloud.tag(dead)
+    cloud.services['fresh'] = m.Service('fresh', 'up')
+    _found, report = _judged(cloud)
+    tree = report.provider(dead)
+    assert (tree.unmapped, tree.orphaned_provider, tree.nodeless) == (
+        True, False, ('fresh',))
+    del cloud.services['fresh']
+    _found, report = _judged(cloud)
+    assert report.provider(dead).orphaned_provider
 
 
 def test_only_a_node_nova_says_is_gone_is_an_orphaned_provider():
