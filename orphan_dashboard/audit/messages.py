@@ -323,6 +323,16 @@ MESSAGES = {
         '%(outcome)s; its journal entry %(entry)d could not be updated and '
         'stays "no answer recorded": see History (the error is in the '
         'logs)'),
+    'write.done_after_conflict': N_(
+        'done: Placement answered with a conflict, but read back, the '
+        'consumer holds what this change writes (a gateway that sent the '
+        'write again after Placement applied it meets its own write)'),
+    'write.unknown_conflict': N_(
+        'Placement answered with a conflict (%(detail)s), and the consumer '
+        'now holds %(now)s: neither what it held nor what this change '
+        'writes, and this write may have landed before another changed it; '
+        'History keeps what it held: review it, and restore the entry if '
+        'the write landed'),
     'write.already_done': N_(
         'already as this change would leave it: a concurrent write (another '
         'confirm of the same preview) got there first, and this one wrote '

@@ -167,6 +167,15 @@ class Journal:
         """Forget an entry whose write changed nothing at all."""
         entry.delete()
 
+    def applied_twin(self, entry):
+        """Another entry of this cloud, applied, that wrote the same
+        consumer from the same generation to the same after."""
+        model = _model()
+        return any(twin.after == entry.after for twin in model.objects.filter(
+            cloud=entry.cloud, kind=model.ALLOCATIONS,
+            consumer=entry.consumer, generation=entry.generation,
+            status=model.APPLIED).exclude(id=entry.id))
+
     def finish(self, entry, status, message='', new_generation=None):
         entry.status = status
         entry.message = message

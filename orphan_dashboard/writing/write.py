@@ -97,8 +97,9 @@ def journaled(journal, selection, plan, begin, send):
     or raises :class:`WriteFailed`.  A write the journal could not record
     first is not sent; one whose outcome it could not record stays
     ``pending`` in the journal, and the outcome says to look there.  A
-    refusal whose subject already holds the after lost the race to an
-    identical write, whose entry says it all: this one is dropped.  A
+    conflict whose subject holds the after is done, unless an identical
+    write is journaled applied: this one lost the race to it, whose entry
+    says it all, and is dropped.  A
     failure that left the subject as it was, no binding changed, records
     its generation unchanged, so it never stands in the way of a restore;
     an unknown outcome is recorded as such, restorable.  The journal's own
@@ -115,8 +116,6 @@ def journaled(journal, selection, plan, begin, send):
     except WriteFailed as exc:
         LOG.warning('journal entry %s: %s', entry.id, exc)
         outcome = Outcome(selection, exc.status, exc.reason, plan)
-        if exc.status == SKIPPED and exc.landed == AFTER:
-            return _drop(journal, entry, outcome)
         unchanged = exc.status == FAILED and exc.landed == BEFORE and \
             not exc.bindings
         return _finish(journal, entry, {
@@ -130,14 +129,32 @@ def journaled(journal, selection, plan, begin, send):
         return _finish(journal, entry, entry.FAILED, outcome,
                        'an unexpected error interrupted it after it was '
                        'sent: it may be partly written (see the logs)')
+    if getattr(said, 'code', None) == 'write.done_after_conflict' and \
+            not plan.ports and _twin_applied(journal, entry):
+        return _drop(journal, entry, Outcome(
+            selection, SKIPPED, why('write.already_done'), plan))
     return _finish(journal, entry, entry.APPLIED,
                    Outcome(selection, DONE, said, plan),
                    new_generation=generation)
 
 
+def _twin_applied(journal, entry):
+    """The journal records as applied an identical write of the same
+    consumer (another confirm of the same preview): the one that landed,
+    whose entry says it all.  A write with port bindings has none: its
+    bindings' revision check lets one through."""
+    try:
+        return journal.applied_twin(entry)
+    except Exception:
+        LOG.exception('journal entry %s: its twins could not be read',
+                      entry.id)
+        return False
+
+
 def _drop(journal, entry, outcome):
-    """Forget the entry of a write that changed nothing (a conflict with
-    our own identical write): a refusal in History would be noise."""
+    """Forget the entry of a write that changed nothing (it met its
+    identical twin's write, already journaled): a second entry for one
+    change would be noise."""
     try:
         journal.discard(entry)
     except Exception:
@@ -270,10 +287,7 @@ def _placement_failed(placement_client, network_client, plan, written, exc):
     where, found = settle(lambda: _consumer(placement_client, plan.consumer),
                           _consumer_place(plan), lost(exc))
     if conflict:
-        if where == AFTER and not plan.ports:
-            raise WriteFailed(SKIPPED, why('write.already_done'), AFTER)
-        raise _rolled_back(network_client, plan, written, SKIPPED,
-                           _refusal(exc))
+        return _conflicted(network_client, plan, written, exc, where, found)
     if where == AFTER:
         return why('write.done_unanswered', detail=detail), found.generation
     if where == BEFORE and not lost(exc):
@@ -285,6 +299,39 @@ def _placement_failed(placement_client, network_client, plan, written, exc):
             now=reasons.format_allocations(found.allocations)), where)
     raise _left(plan, written, UNKNOWN, why(
         'write.unknown', detail=detail, state=state(where)), where)
+
+
+def _conflicted(network_client, plan, written, exc, where, found):
+    """``(reason, new generation)`` of a write Placement answered with a
+    409 whose consumer, read back, holds the plan's after: a gateway
+    that retried the PUT after Placement applied it (nginx's
+    ``proxy_next_upstream`` retries an idempotent PUT) meets its own
+    write, so this is no refusal; :func:`journaled` drops it only for an
+    identical write already journaled.  A consumer holding the before,
+    or whose generation moved exactly once to something else
+    (:func:`_other_write_only`), was refused: the bindings are put back.
+    Anything else may be this write changed again since: unknown,
+    restorable, the bindings left."""
+    if where == AFTER:
+        return why('write.done_after_conflict'), found.generation
+    if where == BEFORE or _other_write_only(plan, found):
+        raise _rolled_back(network_client, plan, written, SKIPPED,
+                           _refusal(exc))
+    now = reasons.format_allocations(found.allocations) if found else '-'
+    raise _left(plan, written, UNKNOWN, why(
+        'write.unknown_conflict', detail=placement.error_detail(exc)[0],
+        now=now), where)
+
+
+def _other_write_only(plan, found):
+    """``found`` (the consumer read back, holding neither the before nor
+    the after) is one write past the generation the plan read: that one
+    write was not this one, which would have left the after.  Only for a
+    plan that leaves the consumer holding something: emptying it deletes
+    it, and a consumer written again starts its generations anew."""
+    return (found is not None and plan.after and
+            plan.generation is not None and
+            found.generation == plan.generation + 1)
 
 
 def _consumer_place(plan):

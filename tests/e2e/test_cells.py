@@ -138,9 +138,12 @@ def healthy_cell_repaired(cloud, cell2, tmp_path, *options, waited=0):
     out = json.loads(report.stdout)
     assert out['partial'] is True
     assert out['skipped_cells'].pop('waited_seconds') >= waited
+    # host3 holds nothing and no server of cell1: no listing and no read
+    # of its own confirms its node (its name, like a host's, proves
+    # nothing), and nothing on it waits for a verdict.
     assert out['skipped_cells'] == {
         'hosts': ['host5'], 'down_cell_servers': 2,
-        'unconfirmed_providers': []}
+        'unconfirmed_providers': ['host3']}
     verdicts = {(f['consumer'], f['provider']): f['verdict']
                 for f in out['findings']}
     assert verdicts[(evacuated, host1)] == 'evacuated_source'

@@ -23,8 +23,10 @@ is not JSON, or answers a 504 at once and forwards it ``delay`` seconds
 later (a gateway gave up while the upstream still works on it), or
 forwards and answers the page of a listing emptied, with no next link
 (Nova's hypervisor listing filters a page after cutting it: every row
-of a page can go).  It works in front of any service (Placement, Nova,
-Neutron).
+of a page can go), or forwards it twice and answers the second's answer
+(a gateway that lost the upstream's first answer and sent the request
+again, as nginx's ``proxy_next_upstream`` does with an idempotent PUT).
+It works in front of any service (Placement, Nova, Neutron).
 """
 
 import json
@@ -42,6 +44,7 @@ LOST = 'lost'
 GARBAGE = 'garbage'
 EARLY = 'early'
 EMPTIED = 'emptied'
+RETRIED = 'retried'
 
 
 class FaultProxy:
@@ -128,6 +131,10 @@ class FaultProxy:
         upstream = self._forward(request.method, request.full_path,
                                  request.path, request.headers,
                                  request.get_data())
+        if fault == RETRIED:
+            upstream = self._forward(request.method, request.full_path,
+                                     request.path, request.headers,
+                                     request.get_data())
         if fault == LATE:
             self.release.wait(120)
         if fault == EMPTIED:

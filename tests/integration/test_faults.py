@@ -46,6 +46,7 @@ from tests.integration.fault_proxy import FaultProxy
 from tests.integration.fault_proxy import GARBAGE
 from tests.integration.fault_proxy import HANG
 from tests.integration.fault_proxy import LOST
+from tests.integration.fault_proxy import RETRIED
 
 
 @pytest.fixture
@@ -110,6 +111,29 @@ def test_a_write_placement_applied_but_whose_answer_was_lost_is_done(
     assert entry.status == 'applied'
     _, results = restore_entries(placement, journal, [entry])
     assert [r.status for r in results] == [write.DONE], results
+    assert held(placement, consumers) == initial
+
+
+def test_a_put_a_gateway_sent_twice_is_done_and_restorable(
+        placement, build, journal, proxy):
+    """The gateway's first PUT lands, its retry meets the consumer
+    generation it moved (409): the answer is the retry's conflict.  Read
+    back, the consumer holds the plan, so the write is done, journaled
+    with its new generation and restorable, never "wrote nothing"."""
+    consumers, (plan,) = trim_batch(build, 1)
+    initial = held(placement, consumers)
+    proxy.inject('PUT', '/allocations/', 1, RETRIED)
+    outcome = write_plan(_client(proxy.url, timeout=10), journal, plan)
+    put = ('PUT', '/allocations/%s' % consumers[0])
+    assert proxy.forwarded.count(put) == 2
+    assert outcome.status == write.DONE, outcome.message
+    assert 'conflict' in str(outcome.message)
+    assert held(placement, consumers) == [plan.after]
+    (entry,) = logged(consumer=consumers[0])
+    assert (entry.status, entry.new_generation) == (
+        'applied', plan.generation + 1)
+    _, (restored,) = restore_entries(placement, journal, [entry])
+    assert restored.status == write.DONE, restored.message
     assert held(placement, consumers) == initial
 
 

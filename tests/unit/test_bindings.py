@@ -146,6 +146,50 @@ def test_placement_s_refusal_puts_the_binding_back():
     assert journal.finish.call_args[0][1] == entry.REFUSED
 
 
+def test_a_conflict_on_a_write_that_landed_is_done_and_keeps_the_binding():
+    """A gateway sent the PUT again after Placement applied it: the
+    retry's 409 is its own write's.  Read back, the consumer holds the
+    plan: done, journaled with its new generation, the binding kept."""
+    client = Recorder(fail={('placement', '/allocations/vm'): _conflict(
+        'placement.concurrent_update')}, holds=PLAN.after)
+    outcome, journal, entry = _write(client)
+    assert outcome.status == write.DONE, str(outcome.message)
+    assert client.order() == [
+        ('neutron', '/v2.0/ports/port1', 'revision_number=7'),
+        ('placement', '/allocations/vm', None)]
+    assert 'holds what this change writes' in str(outcome.message)
+    assert journal.finish.call_args[0][1] == entry.APPLIED
+    assert journal.finish.call_args[1]['new_generation'] == 5
+    journal.discard.assert_not_called()
+
+
+@pytest.mark.parametrize('generation,status', [
+    (PLAN.generation + 1, write.SKIPPED),     # one write, not this one
+    (PLAN.generation + 3, write.UNKNOWN),     # this one, then others?
+])
+def test_a_conflict_on_a_consumer_holding_something_else(generation, status):
+    """Read back after a 409, the consumer holds neither the before nor
+    the plan.  One write past the generation the plan read is another's:
+    refused, the binding put back.  More may be this one changed again:
+    unknown, restorable, the binding left with its command."""
+    other = {'node': {'VCPU': 2}}
+    client = Recorder(fail={('placement', '/allocations/vm'): _conflict(
+        'placement.concurrent_update')}, holds=other)
+    client.generation = generation
+    outcome, journal, entry = _write(client)
+    assert outcome.status == status, str(outcome.message)
+    if status == write.SKIPPED:
+        assert client.order()[-1] == (
+            'neutron', '/v2.0/ports/port1', 'revision_number=8')
+        assert journal.finish.call_args[0][1] == entry.REFUSED
+    else:
+        assert len(client.calls) == 2
+        assert 'VCPU=2' in str(outcome.message)
+        assert 'openstack port unset --binding-profile allocation port1' \
+            in str(outcome.message)
+        assert journal.finish.call_args[0][1] == entry.UNKNOWN
+
+
 def test_a_binding_changed_since_the_read_writes_nothing():
     client = Recorder(fail={('neutron', '/v2.0/ports/port1'):
                             ks_exc.PreconditionFailed()})

@@ -269,9 +269,11 @@ class PathTests(AdminViewTests):
     def test_a_row_our_own_identical_write_beat_does_not_stop_the_batch(
             self):
         """The first row's write loses the race to an identical one
-        (another confirm of the same preview): that row is skipped in
-        words, recorded nowhere, and the batch goes on; it is no journal
-        failure."""
+        (another confirm of the same preview), journaled applied: that
+        row is skipped in words, recorded only by the twin's entry, and
+        the batch goes on; it is no journal failure."""
+        from orphan_dashboard.models import JournalEntry
+
         cloud = self.fresh()
         written = []
         real_put = cloud.put_allocations
@@ -280,6 +282,10 @@ class PathTests(AdminViewTests):
             written.append(args[1])
             real_put(*args)
             if len(written) == 1:
+                twin = JournalEntry.objects.get(consumer=args[1],
+                                                status='pending')
+                twin.pk, twin.status = None, 'applied'
+                twin.save()
                 raise ks_exc.Conflict('consumer generation conflict')
 
         with mock.patch.object(placement, 'put_allocations', put):
@@ -296,12 +302,45 @@ class PathTests(AdminViewTests):
         skipped = lines[1]
         self.assertIn(shown(cloud, written[0]), skipped)
         self.assertIn('already as this change would leave it', skipped)
-        # The journal has no entry for it: History lists it with its batch.
+        # The journal has only the twin's entry: History lists this row
+        # with its batch.
         self.assertEqual([skipped], forms.kept_result(
             res.wsgi_request, batch))
         for consumer in written:
             self.assertLessEqual(cloud.verdicts(consumer), {m.OK})
-        self.assertEqual([], journal.entries(None, consumer=written[0])[0])
+        (twin,) = journal.entries(None, consumer=written[0])[0]
+        self.assertEqual('applied', twin.status)
+
+    @pytest.mark.error_messages
+    def test_a_write_a_gateway_retried_after_it_landed_is_done(self):
+        """Placement applied the first row's PUT, and a gateway that sent
+        it again got the 409 of its own write: read back, the consumer
+        holds the plan, so the row is done and journaled applied with its
+        new generation (restorable), not "wrote nothing"."""
+        cloud = self.fresh()
+        written = []
+        real_put = cloud.put_allocations
+
+        def put(*args):
+            written.append(args[1])
+            real_put(*args)
+            if len(written) == 1:
+                raise ks_exc.Conflict('consumer generation conflict')
+
+        with mock.patch.object(placement, 'put_allocations', put):
+            res = self.client.post(INDEX, {
+                'action': 'providers__fix_recommended',
+                'object_ids': [H2]})
+            preview = self.client.get(res['location'])
+            res = self.client.post(REPAIR, {'rows': signed_rows(preview)})
+        level, lines, batch = batch_message(self.messages_seen)
+        self.assertEqual('%d repairs done.' % len(written), lines[0])
+        (entry,) = journal.entries(None, consumer=written[0])[0]
+        self.assertEqual(('applied', batch), (entry.status, entry.batch))
+        held = cloud.snapshot.consumers.get(written[0])
+        self.assertEqual(held.generation if held else None,
+                         entry.new_generation)
+        self.assertLessEqual(cloud.verdicts(written[0]), {m.OK})
 
     @pytest.mark.error_messages
     def test_a_batch_whose_journal_fails_says_the_truth_per_row(self):
