@@ -69,15 +69,19 @@ def image_unknown(snapshot, uuids):
 
 def _judged_against(snapshot):
     """What every consumer is judged against: the trees and their owners,
-    Nova's nodes and services, the providers ports' bindings name and the
-    classes held on children (a child's owner is read from them)."""
+    Nova's nodes and services, the nodes Nova answered 404 for alone (what
+    makes a node gone, unmapped or unconfirmed), the providers ports'
+    bindings name and the classes held on children (a child's owner is
+    read from them).  A server's own proofs (its hidden fields, its boot
+    image) are compared with the server."""
     providers = snapshot.providers
     return (
         {u: (p.name, p.root_uuid, p.parent_uuid)
          for u, p in providers.items()},
         snapshot.hypervisors, snapshot.services, snapshot.sharing_providers,
         snapshot.owner_traits, snapshot.inventory_classes,
-        snapshot.hypervisors_listed, snapshot.down_cells, snapshot.neutron,
+        snapshot.hypervisors_listed, snapshot.down_cells, snapshot.nodes_gone,
+        snapshot.neutron,
         frozenset(rp for port in (snapshot.ports or {}).values()
                   for rp in port.allocation.values()),
         {rp: classes

@@ -105,6 +105,12 @@ def snapshots(draw):
         down = uid('h-down')
         cloud.providers[down] = m.Provider(down, 'h-down', 1, down)
         cloud.services['h-down'] = m.Service('h-down', '', status='UNKNOWN')
+    # A compute node Nova deleted, its provider left holding a deleted
+    # server's allocation.
+    if draw(st.booleans()):
+        gone = cloud.gone('h-gone')
+        cloud.tag(gone)
+        cloud.deleted('ghost-on-gone', gone)
     serial = iter(range(1000))
 
     for kind in draw(st.lists(st.sampled_from(SERVER_KINDS), max_size=7)):
@@ -353,10 +359,13 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
 
 
 CHANGES = ('amount', 'left', 'owner', 'server', 'server_gone', 'migration',
-           'service', 'known', 'child_class', 'port', 'provider')
+           'service', 'known', 'child_class', 'port', 'provider',
+           'node_proof')
 """What can change between two sweeps: one consumer's allocations or
-owner, a server, a migration, a compute service, what Nova says of a
-deleted instance, a class held on a child, a port, a provider."""
+owner, a server (its hidden fields and boot image among them), a
+migration, a compute service, what Nova says of a deleted instance, a
+class held on a child, a port, a provider, Nova's answer for a node its
+listing left out (404, or none)."""
 
 
 def change(snapshot, kind, draw):
@@ -385,7 +394,11 @@ def change(snapshot, kind, draw):
             snapshot.servers[uuid], **draw(st.sampled_from([
                 {'status': 'VERIFY_RESIZE'}, {'task_state': 'migrating'},
                 {'node': None, 'host': None}, {'name': 'renamed'},
-                {'flavor': FLAVORS['big']}])))
+                {'flavor': FLAVORS['big']},
+                {'hidden': (m.EXTENDED_ATTRIBUTES_RULE,)},
+                {'image_properties': {'hw_cpu_policy': 'dedicated'}},
+                {'image_properties': None,
+                 'image_fault': m.IMAGE_DOWN}])))
     elif kind == 'server_gone' and snapshot.servers:
         del snapshot.servers[one(snapshot.servers)]
     elif kind == 'migration' and snapshot.migrations:
@@ -415,6 +428,11 @@ def change(snapshot, kind, draw):
         uuid = one(snapshot.providers)
         snapshot.providers[uuid] = dataclasses.replace(
             snapshot.providers[uuid], name='renamed')
+    elif kind == 'node_proof':
+        root = one({u for u, p in snapshot.providers.items()
+                    if u == p.root_uuid and u not in snapshot.hypervisors})
+        if root:
+            snapshot.nodes_gone = snapshot.nodes_gone ^ {root}
 
 
 @hypothesis.settings(max_examples=300, deadline=None,

@@ -200,3 +200,32 @@ def test_a_provider_generation_alone_judges_nobody_again():
     old, new = _two_of(cloud, lambda c: c.providers.update({
         H1: dataclasses.replace(c.providers[H1], generation=9)}))
     assert refresh.reconsidered(old, new) == set()
+
+
+def test_a_refresh_judges_again_when_nova_no_longer_proves_a_node_gone():
+    """A full sweep found a consumer Nova never knew on a provider whose
+    node Nova answered 404 for: ``unknown_consumer``, delete offered.  At
+    the refresh Nova answers that read with a 500: nothing proves the
+    node gone now, so the refresh's report protects the consumer, as a
+    whole audit does, instead of keeping the delete."""
+    from orphan_dashboard.audit import classify
+    from orphan_dashboard.audit import model as m
+    from orphan_dashboard.audit import report as assembly
+
+    cloud = Cloud()
+    node = cloud.gone('dead')
+    cloud.tag(node)
+    stranger = uid('stranger')
+    cloud.allocate(stranger, node)
+    old = cloud.snapshot()
+    new = copy.deepcopy(old)
+    new.nodes_gone = frozenset()
+    before = assembly.report(classify.Auditor(old, min_age=0))
+    (found,) = [f for f in before.findings if f.consumer == stranger]
+    assert (found.verdict, found.actions) == (m.UNKNOWN_CONSUMER, (m.DELETE,))
+    assert stranger in refresh.reconsidered(old, new)
+    known = refresh.reusable(old, new, lambda: before.findings)
+    assert stranger not in known
+    (now,) = [f for f in classify.audit(new, min_age=0, known=known).findings
+              if f.consumer == stranger]
+    assert (now.verdict, now.actions) == (m.PROTECTED, ())
