@@ -59,8 +59,9 @@ class Decommission:
     cell_down: typing.Any = ''
     """Why nothing of it may go while a cell is down: a reason."""
     foreign: dict = dataclasses.field(default_factory=dict)
-    """``{root: likely owner}`` of the roots not proven Nova's: never
-    deleted."""
+    """``{root: Ownership}`` of the roots not proven Nova's: never
+    deleted (but for the suspects Nova has no node for, which are
+    :attr:`foreign_children`)."""
     names: dict = dataclasses.field(default_factory=dict)
     """``{provider uuid: name}`` of the trees."""
     nodes: list = dataclasses.field(default_factory=list)
@@ -73,9 +74,11 @@ class Decommission:
     named_host: bool = False
     """The name was the compute host's, not one node's."""
     foreign_children: dict = dataclasses.field(default_factory=dict)
-    """``{child uuid: likely owner or None}``: the children of the trees
-    another service owns or nobody proves Nova's; each is deleted only
-    when explicitly ticked."""
+    """``{provider uuid: likely owner or None}``: the children of the
+    trees another service owns or nobody proves Nova's, and the roots
+    shaped like a compute node that nobody proves Nova's and Nova answers
+    it has no node of (:func:`ownership.suspected`); each is deleted only
+    when explicitly ticked by name."""
     child_named: typing.Any = ''
     """Why nothing is taken: the name is a child provider's, never
     decommissioned by itself nor taken for its host's tree (a reason), or
@@ -105,8 +108,9 @@ class Decommission:
         """Why none of it is ours to delete: a child provider named, roots
         not proven Nova's."""
         return ([self.child_named] if self.child_named else []) + [
-            reasons.not_ours(self._name(root), owner)
-            for root, owner in sorted(self.foreign.items())]
+            reasons.not_ours(self._name(root), found.owner,
+                             ownership.suspected(found))
+            for root, found in sorted(self.foreign.items())]
 
     def child_blocker(self, uuid):
         """Why a foreign child stops the decommission: its owner and the
@@ -276,15 +280,20 @@ def plan(snapshot, name, min_age, whole_service=False):
         if uuid in living or not set(consumer.allocations) & tree:
             continue
         steps.append(_step(auditor, uuid, tree))
-    foreign = {root: ownership.root_owner(snapshot, root) for root in roots}
+    owners = {root: ownership.root_ownership(snapshot, root)
+              for root in roots}
     children = {c: o for c, o in ownership.child_owners(snapshot).items()
                 if c in tree}
+    children.update((r, None) for r, found in owners.items()
+                    if ownership.suspected(found) and
+                    auditor.topology.node_gone(r))
     return Decommission(name=name, host=host, service=service, roots=roots,
                         providers=auditor.topology.children_first(roots),
                         servers=servers, steps=steps,
                         cell_down=_cell_down(snapshot, auditor, host, roots),
-                        foreign={r: o for r, o in foreign.items()
-                                 if o != ownership.NOVA},
+                        foreign={r: found for r, found in owners.items()
+                                 if found.owner != ownership.NOVA and
+                                 r not in children},
                         names={p.uuid: p.name
                                for p in snapshot.providers.values()
                                if p.root_uuid in roots or p.uuid in nodes},

@@ -276,6 +276,13 @@ MESSAGES = {
     'blocker.not_proven': N_(
         "provider %(provider)s is not proven Nova's (no OWNER_NOVA trait, "
         'not shaped like a compute node): only its owner may delete it'),
+    'blocker.suspect': N_(
+        "provider %(provider)s is not proven Nova's: nothing but its "
+        "inventory is a compute node's (no OWNER_NOVA trait, no compute "
+        "node or service of its name in Nova's records), and other "
+        "services register such providers too (OpenStack Zun's compute "
+        'hosts, for one): decommission it to delete it by an explicit '
+        'tick, once Nova answers it has no such node'),
     'blocker.several_nodes': N_(
         'compute service %(host)s serves %(count)d nodes (%(nodes)s): '
         'decommission one of them, or choose the whole service'),

@@ -47,7 +47,8 @@ PROOF_TITLES = {
     TRAIT: N_('its OWNER_* trait'),
     COMPUTE_NODE: N_("Nova's listing of its compute node"),
     NOVA_HOST: N_('its name, a compute host Nova lists'),
-    INVENTORY: N_("its inventory, a compute node's classes"),
+    INVENTORY: N_("nothing but its inventory, a compute node's classes, "
+                  "which another service's provider can have too"),
     SHAPE: N_("its name's shape and class, as Nova makes a node's child"),
     CLASS: N_('a resource class that service makes'),
     NAME: N_('a name that service gives'),
@@ -57,7 +58,9 @@ PROOF_TITLES = {
 is written from Nova 34 on only: a compute on an older Nova writes no
 trait, and Nova's API shows no compute service version to tell them
 apart, so an untagged provider is judged by the other signs, never
-called foreign or unproven for the trait's absence."""
+called foreign for the trait's absence.  Its inventory alone proves
+nobody (:data:`_SUSPECT`): another service can register the same
+classes; Nova's own record of the name does."""
 
 
 class Ownership(typing.NamedTuple):
@@ -69,6 +72,10 @@ class Ownership(typing.NamedTuple):
 
 
 _NOBODY = Ownership(None, UNPROVEN)
+_SUSPECT = Ownership(None, INVENTORY)
+"""A root with a compute node's classes and nothing else of Nova's:
+OpenStack Zun's compute agent registers such roots (VCPU, MEMORY_MB,
+DISK_GB, no trait), and so may anyone through the Placement API."""
 
 COMPUTE_CLASSES = frozenset({'VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB',
                              'MEM_ENCRYPTION_CONTEXT', 'VGPU'})
@@ -156,8 +163,10 @@ def likely_ownership(name, traits=(), classes=None, nova_names=frozenset(),
     """The :class:`Ownership` of a root provider.
 
     ``node``: Nova lists the provider as a compute node.  ``classes``: its
-    inventory's resource classes (None when not read).  ``nova_names``: the
-    hypervisor hostnames and compute service hosts Nova lists.
+    inventory's resource classes (None when not read).  ``nova_names``:
+    the names Nova's records give its nodes and hosts (:func:`nova_names`).
+    A root with a compute node's classes that Nova never named is a
+    suspect (:func:`suspected`), owned by nobody proven.
     """
     if node:
         return Ownership(NOVA, COMPUTE_NODE)
@@ -169,11 +178,18 @@ def likely_ownership(name, traits=(), classes=None, nova_names=frozenset(),
         return foreign
     if classes and not _shaped_like_a_compute_node(name, classes):
         return _NOBODY
-    if classes:
-        return Ownership(NOVA, INVENTORY)
     if name in nova_names:
         return Ownership(NOVA, NOVA_HOST)
+    if classes:
+        return _SUSPECT
     return _NOBODY
+
+
+def suspected(found):
+    """``found`` (an :class:`Ownership`) is nobody's but for an inventory
+    shaped like one of Nova's compute nodes: a suspect Nova's one-node
+    read may prove no node of its, never proven Nova's by itself."""
+    return found == _SUSPECT
 
 
 def _by_trait(traits):
@@ -188,9 +204,14 @@ def _by_trait(traits):
 
 
 def nova_names(snapshot):
-    """The hypervisor hostnames and compute service hosts of a snapshot."""
+    """The names Nova's own records give its compute nodes and hosts: the
+    hypervisor hostnames and compute service hosts it lists, and the
+    nodes and hosts its migrations name."""
     return frozenset(h.hostname for h in snapshot.hypervisors.values()) | \
-        frozenset(snapshot.services)
+        frozenset(snapshot.services) | frozenset(
+            name for g in snapshot.migrations.values()
+            for name in (g.source_node, g.dest_node, g.source_compute,
+                         g.dest_compute) if name)
 
 
 def provider_traits(snapshot, uuid):

@@ -155,9 +155,12 @@ def report_notes(report):
                               unproven_nodes(report)) if note]
 
 
-def not_ours(provider, owner):
+def not_ours(provider, owner, suspect=False):
     """Why ``provider`` (its name in words) is not ours to delete: its
-    ``owner`` is another service's, or nobody proved it Nova's (None)."""
+    ``owner`` is another service's, or nobody proved it Nova's (None;
+    ``suspect``: though its inventory is a compute node's)."""
+    if suspect:
+        return reason('blocker.suspect', provider=provider)
     if owner is None:
         return reason('blocker.not_proven', provider=provider)
     return reason('blocker.not_nova', provider=provider, owner=owner)

@@ -96,8 +96,10 @@ class ProviderReport:
         if self.sharing:
             return reasons.reason('provider.sharing', name=name)
         if self.owner != ownership.NOVA:
-            return reasons.not_ours('%s (%s)' % (name, self.provider.uuid),
-                                    self.owner)
+            return reasons.not_ours(
+                '%s (%s)' % (name, self.provider.uuid), self.owner,
+                ownership.suspected(ownership.Ownership(self.owner,
+                                                        self.owner_proof)))
         if self.hypervisor is not None:
             return reasons.reason('provider.compute_node', name=name)
         if self.unmapped:
@@ -237,7 +239,10 @@ def _service(snapshot, topology, root):
         if topology.is_sharing(root):
             return 'sharing provider', False
         if topology.owner(root) != ownership.NOVA:
-            return 'not a compute node', False
+            # A suspect Nova answered 404 for may be decommissioned, by a
+            # tick (:func:`.decommission.plan`).
+            return 'not a compute node', topology.node_gone(root) and \
+                ownership.suspected(topology.ownership(root))
         if topology.unmapped(root):
             return 'not mapped to a cell', False
         return 'no compute node', True

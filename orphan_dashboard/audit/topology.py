@@ -127,14 +127,16 @@ class Topology:
 
     def unconfirmed(self, root):
         """A root Nova's listing left out that may be one of its compute
-        nodes, of which Nova did not say it is gone (its one-node read
-        failed or was not made): whatever it holds is protected."""
+        nodes (proven Nova's, or shaped like one, a suspect), of which
+        Nova did not say it is gone (its one-node read failed or was not
+        made): whatever it holds is protected."""
         if root in self.snapshot.hypervisors or self.is_sharing(root):
             return False
         if not self.snapshot.hypervisors_listed:
             return True
-        return root not in self.snapshot.nodes_gone and \
-            self.owner(root) == ownership.NOVA
+        found = self.ownership(root)
+        return root not in self.snapshot.nodes_gone and (
+            found.owner == ownership.NOVA or ownership.suspected(found))
 
     def unmapped(self, root):
         """A root Nova answers 404 for while a compute service it lists

@@ -266,6 +266,7 @@ def _judged(clients, roots):
     snapshot.consumers = parse.consumers_from_providers({
         uuid: collect.read_allocations(clients.placement, uuid)
         for uuid in sorted(trees)})
+    collect.name_migrations(clients.nova, snapshot, roots, len(roots) or 1)
     collect.confirm_nodes(clients.nova, snapshot, len(roots) or 1,
                           among=set(roots))
     return _Judged(snapshot)

@@ -31,6 +31,7 @@ from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit import refresh
@@ -334,6 +335,25 @@ def confirm_nodes(nova_client, snapshot, concurrency, among=None):
         if isinstance(body, dict)})
     snapshot.nodes_gone = frozenset() if snapshot.down_cells else frozenset(
         u for u, body in shown.items() if body is None)
+    return snapshot
+
+
+def name_migrations(nova_client, snapshot, roots, concurrency):
+    """``snapshot`` with the migrations Nova lists for each of ``roots``
+    that only its inventory makes look like a compute node
+    (:func:`ownership.suspected`), by its name as a host
+    (``os-migrations?host=``): Nova's own record that a host of that name
+    was its, which a snapshot read without migrations would miss.  One
+    Nova does not answer for stays unproven."""
+    names = sorted({snapshot.providers[r].name for r in roots
+                    if r in snapshot.providers and ownership.suspected(
+                        ownership.root_ownership(snapshot, r))})
+    for listed in ask_each(lambda name: nova.migration_list(
+            nova_client, host=name), names, concurrency,
+            'its provider stays unproven').values():
+        if listed is not NOT_SHOWN:
+            snapshot.migrations.update(
+                (g.uuid, g) for g in map(parse.migration, listed))
     return snapshot
 
 

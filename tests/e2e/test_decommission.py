@@ -270,6 +270,60 @@ def test_another_services_providers_are_never_orphaned_nor_deleted(
         assert api.provider_record(clients.placement, rp) is not None
 
 
+def test_a_root_only_its_inventory_calls_a_compute_node_needs_a_tick(
+        cloud, horizon, journal_dir):
+    """A root made through the Placement API as OpenStack Zun's compute
+    agent registers its hosts (VCPU, MEMORY_MB, DISK_GB, no trait) with a
+    container's consumer: nobody proven owns it (no record of Nova's
+    names it), so it is no orphaned provider, the panel's delete refuses
+    it, and a decommission deletes it only when it and the consumer are
+    ticked by name."""
+    import uuid
+    clients = cloud.clients()
+    root, container = str(uuid.uuid4()), str(uuid.uuid4())
+    name = 'zun-container-host-1'
+    clients.placement.post('/resource_providers', json={
+        'uuid': root, 'name': name}, microversion='1.14')
+    clients.placement.put('/resource_providers/%s/inventories' % root, json={
+        'resource_provider_generation': 0, 'inventories': {
+            'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
+            'DISK_GB': {'total': 100}}})
+    clients.placement.put('/allocations/%s' % container, json={
+        'allocations': {root: {'resources': {'VCPU': 1, 'MEMORY_MB': 512}}},
+        'project_id': 'zun', 'user_id': 'zun', 'consumer_generation': None},
+        microversion='1.28')
+    try:
+        report = orphan_audit(cloud, journal_dir, 'report', '--min-age', '0',
+                              '--json')
+        tree = next(p for p in json.loads(report.stdout)['providers']
+                    if p['uuid'] == root)
+        assert (tree['owner'], tree['owner_proof'],
+                tree['orphaned_provider']) == (None, 'inventory', False), tree
+        preview = horizon.get(DELETE_PROVIDER, {'provider': root})
+        assert b'value="Delete"' not in preview.content
+        assert b'by an explicit tick' in preview.content
+        refused = orphan_audit(cloud, journal_dir, 'decommission', name,
+                               '--min-age', '0', '--apply',
+                               '--delete-unknown', container)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert 'delete it here with --delete-foreign-child' in \
+            refused.stdout, refused.stdout
+        assert api.provider_record(clients.placement, root) is not None
+        done = orphan_audit(cloud, journal_dir, 'decommission', name,
+                            '--min-age', '0', '--apply', '--json',
+                            '--delete-unknown', container,
+                            '--delete-foreign-child', name)
+        assert done.returncode == 4, done.stdout + done.stderr
+        assert [(o['provider'], o['action'], o['status']) for o in json.loads(
+            done.stdout)['outcomes']] == [(root, m.DELETE, 'done'),
+                                          (root, m.DELETE_PROVIDER, 'done')]
+        assert api.provider_record(clients.placement, root) is None
+    finally:
+        if api.provider_record(clients.placement, root) is not None:
+            clients.placement.delete('/allocations/%s' % container)
+            clients.placement.delete('/resource_providers/%s' % root)
+
+
 def test_a_service_delete_nova_refuses_is_reported_and_loses_nothing(
         cloud):
     """Through a proxy answering Nova's DELETE /os-services with 409:

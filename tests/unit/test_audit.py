@@ -270,6 +270,7 @@ def test_sharing_and_nested_providers_are_legitimate():
 def test_orphaned_provider_without_compute_node():
     cloud = Cloud()
     dead = cloud.gone('dead')
+    cloud.tag(dead)
     _, report = verdicts(cloud)
     assert report.provider(dead).orphaned_provider
     assert report.provider(dead).service_state == 'no compute node'

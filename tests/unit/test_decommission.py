@@ -219,6 +219,7 @@ def test_naming_a_multi_node_host_needs_the_whole_service_choice():
 def test_a_node_nova_dropped_goes_alone_and_keeps_its_service():
     cloud, (a, b, c) = ironic()
     del cloud.hypervisors[a]
+    cloud.tag(a)
     ghost = cloud.deleted('ghost-on-a', a, {'CUSTOM_BAREMETAL_GOLD': 1})
     plan = decommission.plan(cloud.snapshot(), a, min_age=0)
     assert plan.roots == [a] and not plan.deletes_service

@@ -168,10 +168,13 @@ def test_a_used_one_time_device_is_no_orphan():
 def test_a_gone_nodes_own_children_go_with_its_tree():
     """host1's compute node gone, its PCI device, physical GPU and memory
     encryption slots (untagged: Nova before 34) still held by a deleted
-    server: the tree is Nova's to delete, no child a stranger."""
+    server: the tree is Nova's to delete (a migration Nova lists names
+    host1), no child a stranger."""
     cloud = Cloud()
     del cloud.hypervisors[H1]
     del cloud.services['host1']
+    cloud.migration('old-move', uid('moved-vm'), 'completed',
+                    source='host1', dest='host2')
     gone = uid('gone')
     cloud.known.add(gone)
     for kind in sorted(DEVICES):

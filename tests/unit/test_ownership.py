@@ -28,22 +28,26 @@ SEGMENT = 'Neutron segment id 8a6c1d2e-3f4b-4c5d-9e6f-7a8b9c0d1e2f'
 
 
 def foreign_cloud():
-    """A dead compute node's provider beside a Neutron routed network's
-    segment provider and Blazar's reservation provider, none with a
+    """A dead compute node's provider (tagged ``OWNER_NOVA``) beside a
+    Neutron routed network's segment provider, Blazar's reservation
+    provider and a root with a compute node's classes and no trait, as
+    OpenStack Zun's compute agent registers its hosts, none with a
     compute node."""
     cloud = Cloud()
     gone = cloud.gone('gone')
+    cloud.tag(gone)
     segment = cloud.foreign(SEGMENT, ['IPV4_ADDRESS'])
     blazar = cloud.foreign('blazar_host9', ['CUSTOM_RESERVATION_ABC'])
     stranger = cloud.foreign('someones-thing', [])
+    zun = cloud.foreign('zun-container-host-1', COMPUTE)
     return cloud, dict(gone=gone, segment=segment, blazar=blazar,
-                       stranger=stranger)
+                       stranger=stranger, zun=zun)
 
 
 def test_only_a_provably_nova_provider_is_orphaned():
     cloud, rp = foreign_cloud()
     report = classify.audit(cloud.snapshot(), min_age=600)
-    for name in ('segment', 'blazar', 'stranger'):
+    for name in ('segment', 'blazar', 'stranger', 'zun'):
         assert not report.provider(rp[name]).orphaned_provider, name
     assert report.provider(rp['gone']).orphaned_provider
     assert report.provider(rp['gone']).owner == 'nova'
@@ -54,6 +58,47 @@ def test_only_a_provably_nova_provider_is_orphaned():
         assert found.owner == owner, name
         assert found.service_state == 'not a compute node', name
         assert not found.needs_attention, name
+
+
+def test_a_root_with_a_compute_nodes_classes_is_only_a_suspect():
+    """Zun's compute agent registers roots with VCPU, MEMORY_MB and
+    DISK_GB and no trait: an inventory proves nobody.  Nova answers it
+    has no such node: never an orphaned provider, no *Delete provider*;
+    a decommission deletes it only when it is ticked by name, and its
+    container's consumer only when that is ticked too."""
+    cloud, rp = foreign_cloud()
+    container = uid('container')
+    cloud.allocate(container, rp['zun'])
+    report = classify.audit(cloud.snapshot(), min_age=600)
+    tree = report.provider(rp['zun'])
+    assert (tree.owner, tree.owner_proof, tree.orphaned_provider,
+            tree.dead) == (None, ownership.INVENTORY, False, True)
+    assert tree.not_orphaned().code == 'blocker.suspect'
+    assert 'zun-container-host-1' in str(tree.not_orphaned())
+    plan = decommission.plan(cloud.snapshot(), 'zun-container-host-1',
+                             min_age=0)
+    assert (plan.roots, plan.foreign, plan.foreign_children) == (
+        [rp['zun']], {}, {rp['zun']: None})
+    assert plan.optional == [container]
+    assert [b.code for b in plan.blockers()] == [
+        'blocker.unproven_child', 'blocker.unknown_consumer']
+    assert plan.blockers([container], [rp['zun']]) == []
+    assert plan.actionable()
+
+
+def test_a_suspect_nova_does_not_answer_for_stays_protected():
+    """Nova's read of a suspect root failed: it may be one of its nodes,
+    alive; what it holds is protected and it is not decommissioned."""
+    cloud, rp = foreign_cloud()
+    cloud.unanswered.add(rp['zun'])
+    ghost = cloud.deleted('ghost', rp['zun'])
+    found = classify.Auditor(cloud.snapshot(), min_age=0).finding(
+        ghost, rp['zun'])
+    assert (found.verdict, found.reason.code) == (
+        'protected', 'protected.unproven_node')
+    plan = decommission.plan(cloud.snapshot(), rp['zun'], min_age=0)
+    assert plan.foreign_children == {}
+    assert [b.code for b in plan.refusals()] == ['blocker.suspect']
 
 
 def test_the_owner_nova_trait_proves_it_whatever_the_inventory():
@@ -68,7 +113,8 @@ def test_a_decommission_of_another_services_provider_is_blocked():
     cloud, rp = foreign_cloud()
     plan = decommission.plan(cloud.snapshot(), SEGMENT, min_age=0)
     assert plan.roots == [rp['segment']]
-    assert plan.foreign == {rp['segment']: 'neutron'}
+    assert {r: f.owner for r, f in plan.foreign.items()} == {
+        rp['segment']: 'neutron'}
     (blocker,) = plan.blockers()
     assert "is not Nova's" in str(blocker) and 'neutron' in str(blocker)
     plan = decommission.plan(cloud.snapshot(), rp['gone'], min_age=0)
@@ -83,9 +129,12 @@ def test_the_rule_for_novas_that_tag_nothing():
         ('anything', (), (), True, 'nova'),
         ('anything', ('OWNER_NOVA',), ('IPV4_ADDRESS',), False, 'nova'),
         ('dev', ('OWNER_CYBORG',), ('FPGA',), False, 'cyborg'),
-        ('host9', (), ('VCPU', 'MEMORY_MB', 'DISK_GB'), False, 'nova'),
-        ('host9', (), ('PCPU', 'MEMORY_MB'), False, 'nova'),
-        (uid('ironic-node'), (), ('CUSTOM_BAREMETAL_GOLD',), False, 'nova'),
+        # A compute node's inventory proves nobody (Zun's hosts have it).
+        ('host9', (), ('VCPU', 'MEMORY_MB', 'DISK_GB'), False, None),
+        ('host9', (), ('PCPU', 'MEMORY_MB'), False, None),
+        (uid('ironic-node'), (), ('CUSTOM_BAREMETAL_GOLD',), False, None),
+        # Nova's records name it: its.
+        ('host2', (), ('VCPU', 'MEMORY_MB', 'DISK_GB'), False, 'nova'),
         ('not-a-uuid', (), ('CUSTOM_BAREMETAL_GOLD',), False, None),
         (uid('x'), (), ('CUSTOM_A', 'CUSTOM_B'), False, None),
         ('host1', (), (), False, 'nova'),
@@ -298,10 +347,12 @@ NOVA_NAMES = frozenset({'host1', 'host2'})
     ('anything', ('OWNER_NOVA',), ('IPV4_ADDRESS',), False, 'nova',
      ownership.TRAIT),
     ('dev', ('OWNER_CYBORG',), ('VCPU',), False, 'cyborg', ownership.TRAIT),
-    ('host9', (), ('VCPU', 'MEMORY_MB', 'DISK_GB'), False, 'nova',
+    ('host9', (), ('VCPU', 'MEMORY_MB', 'DISK_GB'), False, None,
      ownership.INVENTORY),
-    (uid('ironic-node'), (), ('CUSTOM_BAREMETAL_GOLD',), False, 'nova',
+    (uid('ironic-node'), (), ('CUSTOM_BAREMETAL_GOLD',), False, None,
      ownership.INVENTORY),
+    ('host2', (), ('VCPU', 'MEMORY_MB', 'DISK_GB'), False, 'nova',
+     ownership.NOVA_HOST),
     ('host1', (), (), False, 'nova', ownership.NOVA_HOST),
     ('host1', (), None, False, 'nova', ownership.NOVA_HOST),
     (SEGMENT, (), ('IPV4_ADDRESS',), False, 'neutron', ownership.NAME),
@@ -345,7 +396,10 @@ def test_a_compute_node_without_novas_trait_is_novas_in_a_mixed_cloud():
     """Nova 34 tags what it makes ``OWNER_NOVA``; a compute still on an
     older Nova tags nothing: the trait's absence proves nothing, so
     host2's untagged node and device are Nova's as its listing and its
-    device's name say, not foreign nor unproven."""
+    device's name say, not foreign nor unproven.  An untagged provider
+    whose node and service Nova deleted is named by no record of Nova's:
+    only its inventory says compute node, which proves nobody; it is
+    decommissioned only by a tick."""
     cloud = Cloud()
     host1, host2 = uid('host1'), uid('host2')
     cloud.tag(host1)
@@ -361,8 +415,9 @@ def test_a_compute_node_without_novas_trait_is_novas_in_a_mixed_cloud():
             report.provider(host1).owner_proof) == (
         'nova', ownership.COMPUTE_NODE)
     assert (report.provider(gone).owner, report.provider(gone).owner_proof) \
-        == ('nova', ownership.INVENTORY)
-    assert report.provider(gone).orphaned_provider
+        == (None, ownership.INVENTORY)
+    assert not report.provider(gone).orphaned_provider
+    assert report.provider(gone).dead
     assert report.provider(host2).foreign_children == ()
     assert report.provider(host2).children == (
         (untagged, ('nova', ownership.SHAPE)),)

@@ -45,7 +45,7 @@ from tests.unit.test_property import snapshots
 
 LIES = ('server_unlisted', 'hypervisor_unlisted', 'page_cut', 'host_hidden',
         'image_unshown', 'resource_request_hidden', 'node_unmapped',
-        'volume_backed', 'none')
+        'volume_backed', 'owner_untagged', 'none')
 """What a service may leave out: a server or a compute node of its
 listing, the end of a listing (Nova filters a page after cutting it), the
 host a policy hides, the boot image's properties (a Nova before 2.98),
@@ -53,7 +53,9 @@ the ports' ``resource_request`` Neutron's policy hides, a compute node of
 a host not mapped to a cell (left out of the listing and answered 404
 alone, while its service is listed; its provider named by the FQDN, as
 libvirt names it, not the host), the image of a server booted from a
-volume (``image: ""`` alone and listed)."""
+volume (``image: ""`` alone and listed), a root's ``OWNER_*`` trait
+(an older Nova's node, or another service's root with a compute node's
+classes, as OpenStack Zun registers its hosts)."""
 HOST_KEYS = ('OS-EXT-SRV-ATTR:host', 'OS-EXT-SRV-ATTR:hypervisor_hostname')
 READ_PORTS = collect.read_ports
 """The real reading of Neutron's ports, before :class:`Services` stands in
@@ -73,6 +75,8 @@ def clouds(draw):
         snapshot.providers[gone] = m.Provider(gone, 'h-gone', 1, gone)
         snapshot.owner_traits = dict(snapshot.owner_traits or {},
                                      **{gone: frozenset({'OWNER_NOVA'})})
+        snapshot.inventory_classes = dict(snapshot.inventory_classes or {},
+                                          **{gone: cloud.COMPUTE})
         snapshot.nodes_gone = snapshot.nodes_gone | {gone}
         ghost = uid('ghost-on-gone')
         snapshot.consumers[ghost] = m.Consumer(
@@ -92,6 +96,18 @@ def clouds(draw):
             LONG_AGO)
     if draw(st.booleans()):
         _named_by_fqdn(snapshot, draw(st.sampled_from(hosts)))
+    if draw(st.booleans()):
+        zun = uid('zun-container-host-1')
+        snapshot.providers[zun] = m.Provider(zun, 'zun-container-host-1', 1,
+                                             zun)
+        snapshot.owner_traits = dict(snapshot.owner_traits or {},
+                                     **{zun: frozenset({'OWNER_ZUN'})})
+        snapshot.inventory_classes = dict(snapshot.inventory_classes or {},
+                                          **{zun: cloud.COMPUTE})
+        container = uid('zun-container')
+        snapshot.consumers[container] = m.Consumer(
+            container, 1, {zun: {'VCPU': 1, 'MEMORY_MB': 512}}, 'zun',
+            'zun', LONG_AGO)
     return snapshot
 
 
@@ -202,11 +218,14 @@ class Services:
                        if not (self.lie in ('hypervisor_unlisted',
                                             'node_unmapped') and
                                u == self.victim)}
+        owner_traits = {u: t for u, t in (truth.owner_traits or {}).items()
+                        if not (self.lie == 'owner_untagged' and
+                                u == self.victim)}
         return dict(providers=providers,
                     sharing_providers=truth.sharing_providers,
                     hypervisors=hypervisors, hypervisors_listed=True,
                     services=dict(truth.services),
-                    owner_traits=dict(truth.owner_traits or {}),
+                    owner_traits=owner_traits,
                     inventory_classes=dict(truth.inventory_classes or {}))
 
     def consumer_allocations(self, client, uuid):
@@ -330,6 +349,11 @@ def test_what_a_listing_leaves_out_never_adds_a_write(truth, lie, data):
         victim = data.draw(st.sampled_from(sorted(truth.hypervisors)))
     elif lie == 'volume_backed':
         victim = uid('pinned-by-image')
+    elif lie == 'owner_untagged':
+        tagged = sorted(u for u in truth.owner_traits or {}
+                        if truth.providers.get(u) and
+                        truth.providers[u].root_uuid == u)
+        victim = data.draw(st.sampled_from(tagged)) if tagged else None
     cut = data.draw(st.integers(0, len(servers))) if lie == 'page_cut' else 0
     honest = Services(truth).sweep()
     told = Services(truth, lie, victim, cut).sweep()

@@ -283,11 +283,13 @@ class DeleteJudgedAgainTests(AdminViewTests):
     """The provider delete judges its target by the audit's own rule on
     a fresh read, whatever the URL names: a sharing provider holding
     DISK_GB for its aggregate (Nova-shaped by its inventory), a node Nova
-    did not answer for, a host not mapped to a cell yet are refused with
-    the reason; only a node Nova says is gone is deleted."""
+    did not answer for, a host not mapped to a cell yet, a provider only
+    its inventory makes look like a compute node are refused with the
+    reason; only a node of Nova's (tagged ``OWNER_NOVA``) Nova says is
+    gone is deleted."""
 
     def serve(self, uuid, name, inventories, sharing=False, shown=None,
-              services=()):
+              services=(), tagged=True, migrations=()):
         record = {'uuid': uuid, 'name': name, 'generation': 2,
                   'parent_provider_uuid': None, 'root_provider_uuid': uuid,
                   'inventories': inventories, 'traits': [],
@@ -298,7 +300,10 @@ class DeleteJudgedAgainTests(AdminViewTests):
                 'root_provider_uuid': uuid, 'parent_provider_uuid': None}]),
             mock.patch.object(placement, 'sharing_provider_uuids',
                               return_value={uuid} if sharing else set()),
-            mock.patch.object(placement, 'owner_traits', return_value=[]),
+            mock.patch.object(placement, 'owner_traits', return_value=[
+                'OWNER_NOVA'] if tagged else []),
+            mock.patch.object(placement, 'trait_holders',
+                              return_value={uuid} if tagged else set()),
             mock.patch.object(placement, 'provider_inventories',
                               return_value=inventories),
             mock.patch.object(placement, 'provider_record',
@@ -310,6 +315,11 @@ class DeleteJudgedAgainTests(AdminViewTests):
             mock.patch.object(nova, 'service_list', return_value=[
                 {'host': h, 'state': 'up', 'status': 'enabled'}
                 for h in services]),
+            mock.patch.object(nova, 'migration_list',
+                              side_effect=lambda client, host=None: [
+                                  g for g in migrations
+                                  if host in (g['source_compute'],
+                                              g['dest_compute'])]),
             mock.patch.object(nova, 'hypervisor_get', **(
                 {'side_effect': shown} if isinstance(shown, Exception)
                 else {'return_value': shown})),
@@ -354,6 +364,40 @@ class DeleteJudgedAgainTests(AdminViewTests):
         record = self.serve(node, 'new-host', {'VCPU': {'total': 8}},
                             services=['new-host'])
         self.refused(node, record, 'cell_v2 discover_hosts')
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_a_provider_only_its_inventory_calls_nova_s_is_refused(self):
+        """No trait, no record of Nova's by its name: OpenStack Zun's
+        compute agent registers such providers.  Nova answers it has no
+        such node, and still it is not deleted here."""
+        from tests.unit.cloud import uid
+        node = uid('zun-container-host-1')
+        record = self.serve(node, 'zun-container-host-1',
+                            {'VCPU': {'total': 8}, 'MEMORY_MB': {
+                                'total': 1024}, 'DISK_GB': {'total': 10}},
+                            tagged=False)
+        self.refused(node, record, 'decommission it to delete it by an '
+                     'explicit tick')
+
+    @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
+    def test_an_untagged_node_a_migration_names_is_novas_and_deleted(self):
+        """An older Nova tags nothing; a migration Nova still lists from
+        host ``dead`` is its own record of the name: the provider is
+        Nova's, gone, and deleted."""
+        from tests.unit.cloud import uid
+        node = uid('dead')
+        self.serve(node, 'dead', {'VCPU': {'total': 8}}, tagged=False,
+                   migrations=[{
+                       'uuid': uid('old-move'), 'instance_uuid': uid('vm'),
+                       'status': 'completed', 'migration_type': 'migration',
+                       'source_compute': 'dead', 'dest_compute': 'host2',
+                       'source_node': 'dead', 'dest_node': 'host2'}])
+        res = self.client.get(DELETE_PROVIDER, {'provider': node})
+        self.assertContains(res, 'value="Delete"')
+        journal = mock.MagicMock()
+        with mock.patch.object(service, '_journal', return_value=journal):
+            self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
+        placement.delete_provider.assert_called_once_with(mock.ANY, node)
 
     @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
     def test_a_node_nova_says_is_gone_is_deleted(self):
