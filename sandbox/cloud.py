@@ -80,9 +80,7 @@ SHARED = ('pci_tracker', 'provider_tree')
 """Resource tracker attributes a snapshot keeps as they are."""
 CELL2_HOSTS = ('host5',)
 """Computes of the second cell, started only with ``cells=2``."""
-SLOW_CELL_TIMEOUT = 5
-"""Seconds Nova waits for each cell of a scatter-gather while a cell is
-slow (``nova.context.CELL_TIMEOUT``, 60 in Nova, read at each call)."""
+SLOW_CELL_TIMEOUT = common.SLOW_CELL_TIMEOUT
 SLOW_CELL_DELAY = 6
 """Seconds each call to a slow cell waits first: past
 :data:`SLOW_CELL_TIMEOUT`."""

@@ -25,6 +25,13 @@ import urllib.request
 
 PR_SET_PDEATHSIG = 1
 
+SLOW_CELL_TIMEOUT = 5
+"""Seconds Nova waits for each cell of a listing while a cell is slow
+(``nova.context.CELL_TIMEOUT``, 60 in Nova, read at each call): the
+sandbox's Horizon and ``openrc`` give the plugin the same
+(``ORPHAN_AUDIT_NOVA_CELL_TIMEOUT``), so that it knows a listing that took
+longer for one its timer may have cut."""
+
 
 def die_with_parent():
     """preexec_fn: have the kernel SIGTERM this child when its parent dies."""

@@ -69,6 +69,8 @@ except ImportError:
 
 from openstack_dashboard.utils import settings as _settings_utils  # noqa
 
+from sandbox import common as _common  # noqa
+
 _update_dashboards = _settings_utils.update_dashboards
 
 
@@ -147,6 +149,7 @@ if 'compressor.finders.CompressorFinder' not in STATICFILES_FINDERS:  # noqa
 # lives with this sandbox, never mixed with another cloud's.
 ORPHAN_AUDIT_MIN_AGE = 0
 ORPHAN_AUDIT_JOURNAL_DIR = _STATE_DIR
+ORPHAN_AUDIT_NOVA_CELL_TIMEOUT = _common.SLOW_CELL_TIMEOUT
 # Tests set other ORPHAN_AUDIT_* settings as JSON here.
 globals().update(json.loads(os.environ.get('SANDBOX_ORPHAN_SETTINGS', '{}')))
 # The shipped local_settings.d snippet, run as Horizon runs its snippets.

@@ -324,6 +324,7 @@ class Running:
             'image': __import__('sandbox.incidents').incidents.IMAGE,
             'clouds_yaml': os.path.join(self.state_dir, 'clouds.yaml'),
             'openrc': os.path.join(self.state_dir, 'openrc'),
+            'nova_cell_timeout': common.SLOW_CELL_TIMEOUT,
             'incidents': self.stager.manifest,
         }
         common.write_json(os.path.join(self.state_dir, 'sandbox.json'), data)
@@ -350,7 +351,9 @@ class Running:
                 # (horizon_settings.py).
                 'export ORPHAN_AUDIT_MIN_AGE=0\n'
                 'export ORPHAN_AUDIT_JOURNAL_DIR=%s\n'
-                % (self.urls['keystone'], self.password, self.state_dir))
+                'export ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=%d\n'
+                % (self.urls['keystone'], self.password, self.state_dir,
+                   common.SLOW_CELL_TIMEOUT))
         return data
 
     # ---------------------------------------------------------- lifecycle

@@ -130,20 +130,27 @@ class ServiceAdapter(adapter.Adapter):
     listing_timeout = None
     """Seconds one page of a listing that reaches every Nova cell may
     take (``api.nova``'s listings); None: the session's timeout."""
+    cell_timeout = None
+    """Seconds Nova gives the cells of one listing (its ``CELL_TIMEOUT``):
+    a listing that answered within it dropped nothing; None: Nova's
+    default."""
 
     def request(self, url, method, **kwargs):
         return send_read_again(super().request, url, method, **kwargs)
 
 
-def service_adapter(session, service_type, listing_timeout=None, **kwargs):
+def service_adapter(session, service_type, listing_timeout=None,
+                    cell_timeout=None, **kwargs):
     """The adapter every client of the panel and ``orphan-audit`` is;
     its listings wait ``listing_timeout``, or the session's timeout if
-    that is longer."""
+    that is longer; Nova's cells answer within ``cell_timeout``."""
     service = ServiceAdapter(session, service_type=service_type,
                              user_agent=USER_AGENT, **kwargs)
     if listing_timeout is not None:
         service.listing_timeout = max(float(listing_timeout),
                                       session.timeout or 0)
+    if cell_timeout is not None:
+        service.cell_timeout = float(cell_timeout)
     return service
 
 
@@ -157,21 +164,25 @@ class Credentials(collections.namedtuple(
     process of its own can be handed it."""
 
 
-def for_credentials(credentials, timeout, listing_timeout=None):
+def for_credentials(credentials, timeout, listing_timeout=None,
+                    cell_timeout=None):
     """Adapters acting with a token at fixed endpoints, one session;
-    Nova's listings wait ``listing_timeout`` (:func:`service_adapter`)."""
+    Nova's listings wait ``listing_timeout``, its cells answer within
+    ``cell_timeout`` (:func:`service_adapter`)."""
     session = ks_session.Session(verify=credentials.verify, timeout=timeout)
+    nova = dict(listing_timeout=listing_timeout, cell_timeout=cell_timeout)
     return Clients(*(
         service_adapter(session, service_type, auth=token_endpoint.Token(
-            url, credentials.token), listing_timeout=listing_timeout
-            if service_type == 'compute' else None) if url else None
+            url, credentials.token), **(
+                nova if service_type == 'compute' else {})) if url else None
         for service_type, url in (('placement', credentials.placement),
                                   ('compute', credentials.compute),
                                   ('identity', credentials.identity),
                                   ('network', credentials.network))))
 
 
-def for_cloud(cloud=None, timeout=None, listing_timeout=None, **overrides):
+def for_cloud(cloud=None, timeout=None, listing_timeout=None,
+              cell_timeout=None, **overrides):
     """Adapters from ``clouds.yaml`` / ``OS_*`` (as ``openstack`` reads);
     ``timeout`` defaults to the cloud's ``api_timeout``, else
     :data:`DEFAULT_TIMEOUT`."""
@@ -183,11 +194,11 @@ def for_cloud(cloud=None, timeout=None, listing_timeout=None, **overrides):
                        region.get_interface(),
                        region.config.get('auth', {}).get('auth_url'),
                        timeout or region.config.get('api_timeout'),
-                       listing_timeout)
+                       listing_timeout, cell_timeout)
 
 
 def for_session(session, region_name, interface, auth_url, timeout=None,
-                listing_timeout=None):
+                listing_timeout=None, cell_timeout=None):
     """Adapters on a keystoneauth ``session`` someone else authenticated
     (``openstack``'s own, for its plugin); ``timeout`` defaults to
     :data:`DEFAULT_TIMEOUT`."""
@@ -196,7 +207,7 @@ def for_session(session, region_name, interface, auth_url, timeout=None,
     return Clients(service_adapter(session, 'placement', **kwargs),
                    service_adapter(session, 'compute',
                                    listing_timeout=listing_timeout,
-                                   **kwargs),
+                                   cell_timeout=cell_timeout, **kwargs),
                    service_adapter(session, 'identity', **dict(
                        kwargs, endpoint_override=keystone_root(auth_url)))
                    if auth_url else None,

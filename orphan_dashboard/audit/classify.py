@@ -48,10 +48,13 @@ def kept_as_read(finding, before, after):
 
 
 def awaits_nova(finding):
-    """Protected only because a cell is down and Nova was not asked what
-    its consumer is: its instance actions may still answer (through the
-    instance's mapping, from a healthy cell), so the sweep asks."""
-    return getattr(finding.reason, 'code', None) == rules.DOWN_CELL_CONSUMER
+    """Protected only until Nova is asked what its consumer is: a cell is
+    down, and its instance actions may still answer (through the
+    instance's mapping, from a healthy cell); or its host's migrations
+    were not listed by host yet (:func:`collect.read_host_migrations`).
+    The sweep asks."""
+    return getattr(finding.reason, 'code', None) in (
+        rules.DOWN_CELL_CONSUMER, rules.MIGRATIONS_UNREAD)
 
 
 def awaits_image(finding):

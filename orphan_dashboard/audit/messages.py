@@ -136,6 +136,9 @@ MESSAGES = {
     'protected.unproven_node': N_(
         "Nova's listing left out compute node %(provider)s, and Nova did "
         'not answer for it alone: it may still be alive'),
+    'protected.migrations_unread': N_(
+        "Nova did not list host %(host)s's migrations within its cell "
+        'timeout: a migration Nova left out of its listing could own it'),
     'protected.unmapped_node': N_(
         'Nova answers it has no compute node %(provider)s, but lists no '
         'node for the compute services %(services)s: it may be one of '

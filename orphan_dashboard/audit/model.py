@@ -440,6 +440,14 @@ class Snapshot:
     (:func:`.ports.to_place`), or None where Placement did not answer;
     only servers with such groups appear."""
 
+    migration_hosts: frozenset = frozenset()
+    """The hosts whose migrations Nova listed by host
+    (``os-migrations?host=``) within its cell timeout, for the hosts of
+    the consumers nothing else identifies.  Nova's listings share one
+    timer across cells: after a slow cell they drop a healthy cell's later
+    records with no marker, so only such a read proves that no migration
+    of the host owns a consumer (:meth:`.Topology.migration_host`)."""
+
     services_wait: float = 0.0
     """Seconds Nova took to list its compute services.  It waits up to
     its ``CELL_TIMEOUT`` (60 s) for each cell: with :attr:`down_hosts`,

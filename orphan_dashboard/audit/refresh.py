@@ -70,7 +70,8 @@ def image_unknown(snapshot, uuids):
 def _judged_against(snapshot):
     """What every consumer is judged against: the trees and their owners,
     Nova's nodes and services, the nodes Nova answered 404 for alone (what
-    makes a node gone, unmapped or unconfirmed), the providers ports'
+    makes a node gone, unmapped or unconfirmed), the hosts whose
+    migrations were listed whole, the providers ports'
     bindings name and the classes held on children (a child's owner is
     read from them).  A server's own proofs (its hidden fields, its boot
     image) are compared with the server."""
@@ -81,7 +82,7 @@ def _judged_against(snapshot):
         snapshot.hypervisors, snapshot.services, snapshot.sharing_providers,
         snapshot.owner_traits, snapshot.inventory_classes,
         snapshot.hypervisors_listed, snapshot.down_cells, snapshot.nodes_gone,
-        snapshot.neutron,
+        snapshot.migration_hosts, snapshot.neutron,
         frozenset(rp for port in (snapshot.ports or {}).values()
                   for rp in port.allocation.values()),
         {rp: classes

@@ -41,6 +41,9 @@ DOWN_CELL_CONSUMER = 'protected.down_cell_consumer'
 """The reason of a consumer Nova did not say it knows while a cell is
 down: it could be the down cell's (a migration's, whose uuid has no
 instance mapping to answer for it)."""
+MIGRATIONS_UNREAD = 'protected.migrations_unread'
+"""The reason of a consumer nothing identifies on a host whose migrations
+Nova has not listed whole by host: a migration's could own it."""
 IMAGE_UNREAD = 'protected.image_unread'
 """The reason of a server's allocation that what its boot image made Nova
 allocate could explain, while Nova has not shown that image."""
@@ -394,6 +397,13 @@ def _cell_down(case, p):
     return why(DOWN_CELL_CONSUMER), case.held[p]
 
 
+def _migrations_unread(case, p):
+    host = case.topology.migration_host(p)
+    if host in case.snapshot.migration_hosts:
+        return None
+    return why(MIGRATIONS_UNREAD, host=host), case.held[p]
+
+
 def _unknown_consumer(case, p):
     return why('unknown_consumer'), case.held[p]
 
@@ -550,6 +560,7 @@ STAGES = (
         Rule(m.DELETED_INSTANCE, _deleted_instance),
         Rule(m.PROTECTED, _unresolved),
         Rule(m.PROTECTED, _cell_down),
+        Rule(m.PROTECTED, _migrations_unread),
         Rule(m.UNKNOWN_CONSUMER, _unknown_consumer))),
     # What only the server's whole tree shows, on its root: it decides that
     # row again, whatever the first stage said of it.

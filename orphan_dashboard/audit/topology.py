@@ -104,6 +104,12 @@ class Topology:
         hypervisor = self.snapshot.hypervisors.get(self.root(uuid))
         return hypervisor.host if hypervisor is not None else None
 
+    def migration_host(self, uuid):
+        """The host whose migrations could hold ``uuid``: its tree's
+        compute service host, else its root's name (a node Nova no longer
+        lists, which its migrations name as their host)."""
+        return self.host(uuid) or self.name(self.root(uuid))
+
     def cut_off(self, uuid):
         """``(host, None)`` when ``uuid``'s tree is a compute node of a
         host in a cell Nova cannot reach, ``(None, provider name)`` when

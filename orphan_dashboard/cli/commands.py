@@ -46,9 +46,11 @@ def execute(args, out=sys.stdout):
             handlers.setup_django()
         clients = None
         if not (command == 'history' and args.all_clouds):
+            settings = options.settings(args)
             clients = client.for_cloud(
                 args.os_cloud, timeout=args.timeout,
-                listing_timeout=options.settings(args).nova_listing_timeout)
+                listing_timeout=settings.nova_listing_timeout,
+                cell_timeout=settings.nova_cell_timeout)
         return chosen.handler(args, clients, out)
     except options.BadArguments as exc:
         print('orphan-audit: %s' % exc, file=sys.stderr)

@@ -41,7 +41,8 @@ def make_client(instance):
         instance.session, instance.region_name, instance.interface,
         getattr(instance.auth, 'auth_url', None),
         timeout=instance.session.timeout,
-        listing_timeout=conf.NOVA_LISTING_TIMEOUT.get())
+        listing_timeout=conf.NOVA_LISTING_TIMEOUT.get(),
+        cell_timeout=conf.NOVA_CELL_TIMEOUT.get())
 
 
 def build_option_parser(parser):

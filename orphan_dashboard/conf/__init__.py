@@ -96,6 +96,12 @@ NOVA_LISTING_TIMEOUT = Setting(
     "compute services, hypervisors): above Nova's own wait for a cell "
     "(CELL_TIMEOUT, 60 s), so that Nova leaves a slow cell out before we "
     "give up on Nova; never less than ORPHAN_AUDIT_API_TIMEOUT.")
+NOVA_CELL_TIMEOUT = Setting(
+    'ORPHAN_AUDIT_NOVA_CELL_TIMEOUT', 60,
+    "Seconds Nova gives the cells of a listing (nova.context.CELL_TIMEOUT, "
+    "60): one timer for all of them, so a migration listing that took "
+    "longer may have dropped a healthy cell's records with no marker, and "
+    "what it leaves out proves nothing.", float)
 MAX_ROWS = Setting(
     'ORPHAN_AUDIT_MAX_ROWS', 200,
     'Rows one preview and its confirm may carry.')
@@ -138,7 +144,8 @@ MAX_SHARE = Setting(
     'than this percentage of every consumer the audit saw (--max-share); '
     'unset: no limit.', float)
 SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
-            NOVA_LISTING_TIMEOUT, MAX_ROWS, PREVIEW_MAX_AGE, JOURNAL_DIR,
+            NOVA_LISTING_TIMEOUT, NOVA_CELL_TIMEOUT, MAX_ROWS,
+            PREVIEW_MAX_AGE, JOURNAL_DIR,
             SWEEP_PYTHON, METRIC_FLAVORS, HISTORY_ALL_CLOUDS, MAX_WRITES,
             MAX_SHARE)
 
@@ -159,12 +166,14 @@ class RunSettings:
     """None: the cloud's ``api_timeout`` (``orphan-audit`` without
     ``--timeout``)."""
     nova_listing_timeout: float = NOVA_LISTING_TIMEOUT.default
+    nova_cell_timeout: float = NOVA_CELL_TIMEOUT.default
 
 
 _RUN_SETTINGS = {'min_age': MIN_AGE, 'concurrency': CONCURRENCY,
                  'full_sweep_interval': FULL_SWEEP, 'ttl': SNAPSHOT_TTL,
                  'api_timeout': API_TIMEOUT,
-                 'nova_listing_timeout': NOVA_LISTING_TIMEOUT}
+                 'nova_listing_timeout': NOVA_LISTING_TIMEOUT,
+                 'nova_cell_timeout': NOVA_CELL_TIMEOUT}
 
 
 def run_settings(**chosen):

@@ -93,7 +93,7 @@ def read_topology(placement_client, nova_client, old=None, reads=None):
         sharing = pool.submit(placement.sharing_provider_uuids,
                               placement_client)
         owner_traits = pool.submit(placement.owner_traits, placement_client)
-        services = pool.submit(_timed, nova.service_list, nova_client)
+        services = pool.submit(timed, nova.service_list, nova_client)
         hypervisor_list = (pool.submit(nova.hypervisor_list, nova_client)
                            if not reuse else None)
         holders = {trait: pool.submit(placement.trait_holders,
@@ -135,10 +135,58 @@ def read_topology(placement_client, nova_client, old=None, reads=None):
         )
 
 
-def _timed(read, *args):
-    """``(read(*args), the seconds it took)``."""
+def timed(read, *args, **kwargs):
+    """``(read(*args, **kwargs), the seconds it took)``."""
     started = time.monotonic()
-    return read(*args), time.monotonic() - started
+    return read(*args, **kwargs), time.monotonic() - started
+
+
+def within_cell_timeout(nova_client, seconds):
+    """A Nova listing that took ``seconds`` answered before its cells'
+    timer ran out (``nova.compute.multi_cell_list`` checks one timer for
+    every cell between records): it dropped none of a healthy cell's
+    records."""
+    limit = getattr(nova_client, 'cell_timeout', None)
+    return seconds < (conf.NOVA_CELL_TIMEOUT.default if limit is None
+                      else limit)
+
+
+def read_host_migrations(nova_client, snapshot, concurrency,
+                         complete=frozenset()):
+    """``snapshot`` with the migrations of each host holding a consumer
+    nothing identifies (no server, migration or instance Nova knows),
+    listed by host (``os-migrations?host=``), concurrently, once: what
+    a listing cut short left out is found, and
+    ``snapshot.migration_hosts`` are the hosts whose listing answered
+    within Nova's cell timeout (:func:`within_cell_timeout`), ``complete``
+    (hosts read so already) with them.  One Nova does not answer for stays
+    unread, and what it may own protected."""
+    topo = classify.Topology(snapshot)
+    hosts = sorted({
+        topo.migration_host(p) for u in strangers(snapshot)
+        for p in snapshot.consumers[u].allocations} - set(complete))
+    read = set(complete)
+    for host, answer in ask_each(
+            lambda h: timed(nova.migration_list, nova_client, host=h),
+            hosts, concurrency, 'its consumers stay protected').items():
+        if answer is NOT_SHOWN:
+            continue
+        listed, seconds = answer
+        snapshot.migrations.update(
+            (g.uuid, g) for g in map(parse.migration, listed))
+        if within_cell_timeout(nova_client, seconds):
+            read.add(host)
+    snapshot.migration_hosts = frozenset(read)
+    return snapshot
+
+
+def strangers(snapshot):
+    """The consumers holding allocations that no server, migration or
+    instance Nova knows of identifies."""
+    return [u for u, c in snapshot.consumers.items()
+            if c.allocations and u not in snapshot.servers and
+            u not in snapshot.migrations and
+            u not in snapshot.known_instances]
 
 
 def _owner_traits(holders):
@@ -595,6 +643,7 @@ def full_snapshot(placement_client, nova_client,
                  snapshot, nova_client,
                  set(snapshot.consumers) | set(snapshot.servers),
                  concurrency), concurrency)
+    read_host_migrations(nova_client, snapshot, concurrency)
     identify_owners(snapshot, placement_client, concurrency,
                     incomplete.result())
     return snapshot

@@ -122,7 +122,7 @@ def refresh_snapshot(placement_client, nova_client, old,
                 reads.consumers(s['id'] for s in page))),
             **{'changes-since': since})
         migration_changes = pool.submit(
-            nova.migration_list, nova_client,
+            collect.timed, nova.migration_list, nova_client,
             on_page=collect.on_page(progress, 'migrations', lambda page: (
                 reads.consumers(u for g in page for u in (
                     g['uuid'], g['instance_uuid'])))),
@@ -146,8 +146,9 @@ def refresh_snapshot(placement_client, nova_client, old,
         servers.update(collect.down_cell_servers(
             nova_client, topo, {body['id'] for body in changed}))
         migrations = dict(old.migrations)
+        migration_changes, seconds = migration_changes.result()
         migrations.update((g.uuid, g) for g in map(
-            parse.migration, migration_changes.result()))
+            parse.migration, migration_changes))
         fresh = reads.allocations()
         inventories = reads.inventories()
 
@@ -176,6 +177,11 @@ def refresh_snapshot(placement_client, nova_client, old,
                     consumers[u].modified is None]
     collect.identify(snapshot, placement_client, nova_client, unidentified,
                      concurrency, keep_known=True)
+    # A host read whole before stays so while the changes since are whole.
+    collect.read_host_migrations(
+        nova_client, snapshot, concurrency,
+        old.migration_hosts if collect.within_cell_timeout(
+            nova_client, seconds) else ())
     collect.identify_owners(snapshot, placement_client, concurrency,
                             incomplete.result())
     return snapshot
@@ -217,7 +223,9 @@ def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
     answers ``GET /servers/{id}``; a migration consumer is found among the
     migrations of the compute hosts its allocations are on (Nova lists
     migrations by host or instance, not by uuid), or those of ``providers``
-    (where a restore would put it).  ``instance_hints`` are server uuids
+    (where a restore would put it); a host whose listing answered within
+    Nova's cell timeout is one whose migrations own none of the other
+    consumers (``migration_hosts``).  ``instance_hints`` are server uuids
     from the snapshot the operator was shown (server side) whose
     migrations are read too.  Where a provider's host is unknown (no
     compute node left), every migration is read, as a sweep does.
@@ -264,15 +272,20 @@ def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
                  if u not in snapshot.servers and u not in unshown]
     places = set(providers) | {p for u in strangers
                                for p in snapshot.consumers[u].allocations}
-    hosts = {topo.host(p) or topo.name(topo.root(p)) for p in places}
+    hosts = {topo.migration_host(p) for p in places}
     hostless = any(topo.host(p) is None for p in places)
     queries = [('instance_uuid', u) for u in
                sorted(set(snapshot.servers) | set(instance_hints))]
     queries += [('host', h) for h in sorted(hosts)]
     migrations = {}
-    for listed in collect.concurrently(lambda q: nova.migration_list(
-            nova_client, **{q[0]: q[1]}), queries, concurrency).values():
+    for query, (listed, seconds) in collect.concurrently(
+            lambda q: collect.timed(nova.migration_list, nova_client,
+                                    **{q[0]: q[1]}),
+            queries, concurrency).items():
         migrations.update((g.uuid, g) for g in map(parse.migration, listed))
+        if query[0] == 'host' and collect.within_cell_timeout(nova_client,
+                                                              seconds):
+            snapshot.migration_hosts |= {query[1]}
     if hostless and not all(u in migrations for u in strangers):
         migrations.update((g.uuid, g) for g in map(
             parse.migration, nova.migration_list(nova_client)))

@@ -275,7 +275,7 @@ def run(store, job):
     try:
         clients = client.for_credentials(
             client.Credentials(**job['credentials']), settings.api_timeout,
-            settings.nova_listing_timeout)
+            settings.nova_listing_timeout, settings.nova_cell_timeout)
         client.validate_token(clients)
     except Exception as exc:
         store.note_failure(failure(exc, job['owner'], settings.api_timeout))

@@ -70,7 +70,9 @@ def orphan_audit(cloud, journal_dir, *args):
     """``orphan-audit --os-cloud sandbox ARGS`` in its own process, with
     its journal in ``journal_dir``."""
     env = dict(os.environ, OS_CLIENT_CONFIG_FILE=cloud.config['clouds_yaml'],
-               ORPHAN_AUDIT_JOURNAL_DIR=str(journal_dir))
+               ORPHAN_AUDIT_JOURNAL_DIR=str(journal_dir),
+               ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=str(
+                   cloud.config['nova_cell_timeout']))
     env.pop('DJANGO_SETTINGS_MODULE', None)
     return subprocess.run(
         [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',
@@ -139,7 +141,8 @@ def keystone(cloud):
             OPENSTACK_KEYSTONE_URL=cloud.config['auth_url'],
             AVAILABLE_REGIONS=[], OPENSTACK_KEYSTONE_DEFAULT_DOMAIN='Default',
             OPENSTACK_KEYSTONE_MULTIDOMAIN_SUPPORT=False,
-            ORPHAN_AUDIT_MIN_AGE=0):
+            ORPHAN_AUDIT_MIN_AGE=0,
+            ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=cloud.config['nova_cell_timeout']):
         yield
 
 

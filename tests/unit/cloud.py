@@ -61,6 +61,9 @@ class Cloud:
         self.candidates = {}
         """``{server: ({group: provider}, ...)}``: Placement's allocation
         candidates for the groups its ports place nowhere in its tree."""
+        self.unread_hosts = set()
+        """Hosts whose migrations Nova did not list whole by host (a slow
+        cell's timer ran out): every other host's it did."""
         self.unanswered = set()
         """Root providers Nova did not answer for alone (``GET
         /os-hypervisors/{uuid}`` failed): every other root it has no
@@ -229,6 +232,10 @@ class Cloud:
             neutron=self.neutron, port_candidates=dict(self.candidates),
             inventories=None if self.inventories is None else
             dict(self.inventories),
+            migration_hosts=frozenset(
+                {h.host for h in self.hypervisors.values()} |
+                {p.name for u, p in self.providers.items()
+                 if u == p.root_uuid}) - self.unread_hosts,
             nodes_gone=frozenset() if any(
                 s.status == m.DOWN_CELL_STATUS
                 for s in self.services.values()) else frozenset(

@@ -223,6 +223,14 @@ def test_the_panel_session_has_a_timeout(settings):
     assert clients.nova.listing_timeout == \
         conf.NOVA_LISTING_TIMEOUT.default > 60
     assert clients.placement.listing_timeout is None
+    # Nova's cells answer within its CELL_TIMEOUT, the setting says.
+    settings.ORPHAN_AUDIT_NOVA_CELL_TIMEOUT = 4
+    del request._orphan_clients
+    with mock.patch('openstack_dashboard.api.base.url_for',
+                    return_value='http://placement'):
+        clients = service._clients(request)
+    assert (clients.nova.cell_timeout, clients.placement.cell_timeout) == (
+        4, None)
     # Keystone (for names) at its unversioned root: paths name /v3.
     assert clients.identity.session is clients.placement.session
     assert clients.identity.auth.endpoint == 'http://keystone.test:5000'

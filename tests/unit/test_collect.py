@@ -26,6 +26,7 @@ from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
+from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh
 from tests.unit import cloud
@@ -933,3 +934,81 @@ def test_a_server_listed_again_unchanged_keeps_its_boot_image():
             assert fresh.servers[pinned.uuid] == pinned
             assert pinned.uuid not in booted.call_args.args[2]
     assert fake.read == []
+
+
+def _migration_body(uuid, instance, status, source, dest):
+    return {'uuid': uuid, 'instance_uuid': instance, 'status': status,
+            'migration_type': 'resize', 'source_compute': source,
+            'dest_compute': dest, 'source_node': source, 'dest_node': dest}
+
+
+def _dropped_tail(c, bodies, slow_hosts=()):
+    """Nova answering for ``c`` whose listing of every migration comes
+    back empty (a slow cell's timer dropped the healthy cells' records,
+    with no marker), while a listing by host gives that host's
+    ``bodies``, after Nova's cell timeout for ``slow_hosts``."""
+    def migration_list(client, on_page=None, **filters):
+        host = filters.get('host')
+        return [b for b in bodies if host in (
+            b['source_compute'], b['dest_compute'])] if host else []
+
+    def timed(read, *args, **kwargs):
+        late = kwargs.get('host') in slow_hosts
+        return read(*args, **kwargs), (
+            conf.NOVA_CELL_TIMEOUT.default + 1 if late else 0.1)
+
+    stack = _nova_of(c)
+    stack.enter_context(mock.patch.object(nova, 'migration_list',
+                                          side_effect=migration_list))
+    stack.enter_context(mock.patch.object(collect, 'timed', timed))
+    return stack
+
+
+def test_a_migration_a_cut_listing_dropped_is_found_by_its_host():
+    """The source side of a resize awaiting confirmation, its migration
+    dropped from Nova's listing: read by host, the migration protects it
+    (never "unknown consumer", offered *Delete*); a stale one found so is
+    repaired."""
+    c = cloud.Cloud()
+    vm = c.server('resized', 'host2', status='VERIFY_RESIZE')
+    c.allocate(vm, cloud.uid('host2'))
+    waiting, stale = cloud.uid('waiting'), cloud.uid('stale')
+    c.allocate(waiting, cloud.uid('host1'))
+    c.allocate(stale, cloud.uid('host3'))
+    bodies = [_migration_body(waiting, vm, 'finished', 'host1', 'host2'),
+              _migration_body(stale, cloud.uid('gone-vm'), 'error', 'host3',
+                              'host2')]
+    fake = cloud.Placement(c)
+    with _dropped_tail(c, bodies):
+        snapshot = collect.full_snapshot(fake, None)
+    assert {waiting, stale} <= set(snapshot.migrations)
+    assert {'host1', 'host3'} <= snapshot.migration_hosts
+    found = {f.consumer: f for f in
+             classify.audit(snapshot, min_age=0).findings}
+    assert (found[waiting].verdict, found[waiting].actions) == (
+        m.PROTECTED, ())
+    assert found[waiting].reason.code == 'protected.source_awaiting_confirm'
+    assert found[stale].verdict == m.STALE_MIGRATION
+
+
+def test_a_consumer_is_unknown_only_after_its_hosts_migrations_answer_whole():
+    """A consumer nothing identifies is ``unknown_consumer`` (delete
+    offered) only once its host's migrations were listed within Nova's
+    cell timeout; a listing that took longer may have dropped the very
+    migration that owns it: protected, the host named."""
+    c = cloud.Cloud()
+    ghost, other = cloud.uid('nobody'), cloud.uid('nobody-either')
+    c.allocate(ghost, cloud.uid('host1'))
+    c.allocate(other, cloud.uid('host3'))
+    fake = cloud.Placement(c)
+    with _dropped_tail(c, [], slow_hosts={'host3'}):
+        snapshot = collect.full_snapshot(fake, None)
+    assert 'host1' in snapshot.migration_hosts
+    assert 'host3' not in snapshot.migration_hosts
+    found = {f.consumer: f for f in
+             classify.audit(snapshot, min_age=0).findings}
+    assert (found[ghost].verdict, found[ghost].actions) == (
+        m.UNKNOWN_CONSUMER, (m.DELETE,))
+    assert (found[other].verdict, found[other].actions) == (m.PROTECTED, ())
+    assert found[other].reason.code == 'protected.migrations_unread'
+    assert 'host3' in str(found[other].reason)

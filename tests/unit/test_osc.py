@@ -289,7 +289,8 @@ def test_the_client_is_orphan_audits_on_openstacks_session():
         assert osc.make_client(instance) is for_session.return_value
     for_session.assert_called_once_with(
         instance.session, 'RegionOne', 'public', 'http://keystone/v3',
-        timeout=None, listing_timeout=osc.conf.NOVA_LISTING_TIMEOUT.default)
+        timeout=None, listing_timeout=osc.conf.NOVA_LISTING_TIMEOUT.default,
+        cell_timeout=osc.conf.NOVA_CELL_TIMEOUT.default)
 
 
 def decommission_plan(**fields):

@@ -209,7 +209,11 @@ def snapshots(draw):
             status = draw(st.sampled_from(sorted(
                 m.MIGRATION_FINAL if kind == 'stale_migration'
                 else m.MIGRATION_IN_PROGRESS)))
-            consumer = cloud.migration(name, instance, status, kind='resize')
+            # Its consumer holds the source, as Nova's do.
+            source = cloud.providers[cloud.providers[provider].root_uuid]
+            consumer = cloud.migration(
+                name, instance, status, kind='resize', source=source.name,
+                dest=cloud.providers[hosts[0]].name)
         else:
             consumer = uid(name)
             if kind == 'deleted':

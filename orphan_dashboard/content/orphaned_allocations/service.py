@@ -76,7 +76,7 @@ def _clients(request):
         settings = conf.run_settings()
         clients = request._orphan_clients = client.for_credentials(
             credentials_for_request(request), settings.api_timeout,
-            settings.nova_listing_timeout)
+            settings.nova_listing_timeout, settings.nova_cell_timeout)
     return clients
 
 
