@@ -183,8 +183,9 @@ def for_credentials(credentials, timeout, listing_timeout=None,
 
 def for_cloud(cloud=None, timeout=None, listing_timeout=None,
               cell_timeout=None, **overrides):
-    """Adapters from ``clouds.yaml`` / ``OS_*`` (as ``openstack`` reads);
-    ``timeout`` defaults to the cloud's ``api_timeout``, else
+    """Adapters from ``clouds.yaml`` / ``OS_*`` (as ``openstack`` reads,
+    a service's ``<type>_endpoint_override`` included: a gateway of its
+    own); ``timeout`` defaults to the cloud's ``api_timeout``, else
     :data:`DEFAULT_TIMEOUT`."""
     import openstack.config
 
@@ -194,24 +195,34 @@ def for_cloud(cloud=None, timeout=None, listing_timeout=None,
                        region.get_interface(),
                        region.config.get('auth', {}).get('auth_url'),
                        timeout or region.config.get('api_timeout'),
-                       listing_timeout, cell_timeout)
+                       listing_timeout, cell_timeout, endpoints={
+                           service: region.config.get(
+                               '%s_endpoint_override' % service)
+                           for service in ('placement', 'compute',
+                                           'network')})
 
 
 def for_session(session, region_name, interface, auth_url, timeout=None,
-                listing_timeout=None, cell_timeout=None):
+                listing_timeout=None, cell_timeout=None, endpoints=None):
     """Adapters on a keystoneauth ``session`` someone else authenticated
     (``openstack``'s own, for its plugin); ``timeout`` defaults to
-    :data:`DEFAULT_TIMEOUT`."""
+    :data:`DEFAULT_TIMEOUT`; ``endpoints``: ``{service type: URL}`` that
+    override the catalog's."""
     session.timeout = float(timeout or DEFAULT_TIMEOUT)
     kwargs = dict(region_name=region_name, interface=interface)
-    return Clients(service_adapter(session, 'placement', **kwargs),
+    endpoints = endpoints or {}
+
+    def at(service):
+        return dict(kwargs, endpoint_override=endpoints.get(service))
+    return Clients(service_adapter(session, 'placement', **at('placement')),
                    service_adapter(session, 'compute',
                                    listing_timeout=listing_timeout,
-                                   cell_timeout=cell_timeout, **kwargs),
+                                   cell_timeout=cell_timeout,
+                                   **at('compute')),
                    service_adapter(session, 'identity', **dict(
                        kwargs, endpoint_override=keystone_root(auth_url)))
                    if auth_url else None,
-                   service_adapter(session, 'network', **kwargs))
+                   service_adapter(session, 'network', **at('network')))
 
 
 def hold_connections(client, count):

@@ -66,10 +66,13 @@ def module_cloud(incidents):
 cloud = module_cloud('all')
 
 
-def orphan_audit(cloud, journal_dir, *args):
+def orphan_audit(cloud, journal_dir, *args, clouds_yaml=None):
     """``orphan-audit --os-cloud sandbox ARGS`` in its own process, with
-    its journal in ``journal_dir``."""
-    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=cloud.config['clouds_yaml'],
+    its journal in ``journal_dir`` (and its cloud in ``clouds_yaml``,
+    else the sandbox's)."""
+    env = dict(os.environ,
+               OS_CLIENT_CONFIG_FILE=str(clouds_yaml or
+                                         cloud.config['clouds_yaml']),
                ORPHAN_AUDIT_JOURNAL_DIR=str(journal_dir),
                ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=str(
                    cloud.config['nova_cell_timeout']))

@@ -285,6 +285,51 @@ def test_a_provider_deleted_while_a_sweep_reads_it(cloud, monkeypatch):
     assert consumer not in refreshed.consumers
 
 
+def test_orphan_audit_takes_a_put_a_gateway_sent_twice_for_done(
+        cloud, tmp_path):
+    """``orphan-audit apply`` behind a gateway in front of Placement that
+    lost Placement's first answer to a PUT and sent it again: the retry
+    meets the generation its own first copy moved (409).  Read back, the
+    consumer holds the repair: done, and History has it, applied and
+    restorable (it was "wrote nothing", its entry dropped)."""
+    import json
+
+    import yaml
+
+    from tests.e2e.conftest import orphan_audit
+    from tests.e2e.conftest import young_findings
+    from tests.integration.fault_proxy import RETRIED
+
+    server, _name, host3, _legacy = young_findings(cloud)
+    clients = cloud.clients()
+    with open(cloud.config['clouds_yaml']) as f:
+        config = yaml.safe_load(f)
+    proxy = FaultProxy(cloud.config['placement']['url'])
+    proxy.inject('PUT', '/allocations/', 1, RETRIED)
+    config['clouds']['sandbox']['placement_endpoint_override'] = proxy.url
+    clouds_yaml = tmp_path / 'clouds.yaml'
+    clouds_yaml.write_text(yaml.safe_dump(config))
+    try:
+        done = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                            '--provider', host3, '--only', m.WRONG_AMOUNT,
+                            '--json', clouds_yaml=clouds_yaml)
+    finally:
+        proxy.close()
+    assert done.returncode in (0, 4), done.stdout + done.stderr
+    (outcome,) = [o for o in json.loads(done.stdout)['outcomes']
+                  if o['consumer'] == server]
+    assert outcome['status'] == write.DONE, outcome
+    assert 'conflict' in outcome['message'], outcome
+    assert proxy.forwarded.count(('PUT', '/allocations/%s' % server)) == 2
+    assert _held(clients, server)['allocations'][host3]['resources'][
+        'MEMORY_MB'] == 1024
+    history = json.loads(orphan_audit(
+        cloud, tmp_path, 'history', '--consumer', server, '--json',
+        clouds_yaml=clouds_yaml).stdout)
+    assert [(e['action'], e['status']) for e in history] == [
+        (m.DELETE_AND_HEAL, 'applied')], history
+
+
 def test_a_sweep_sends_again_the_reads_a_restarting_service_refused(cloud):
     """A load balancer answers 503 while Placement restarts, a gateway
     502 while Nova does: the sweep sends each refused read again (the same

@@ -186,9 +186,10 @@ def test_a_migration_consumer_is_what_nova_says(cloud, horizon):
 
 
 def _tree(clients):
-    """A provider tree Nova does not know: a retired node and a PCI device
-    Nova reported under it (a child proven Nova's by its name: a NIC
-    would be Neutron's, never deleted)."""
+    """A provider tree Nova does not know: a retired node (Nova 34 tagged
+    it ``OWNER_NOVA``: its inventory alone would prove nobody's) and a PCI
+    device Nova reported under it (a child proven Nova's by its name: a
+    NIC would be Neutron's, never deleted)."""
     placement = clients.placement
     root, child = str(uuid.uuid4()), str(uuid.uuid4())
     placement.post('/resource_providers', json={
@@ -202,7 +203,7 @@ def _tree(clients):
     placement.put('/traits/CUSTOM_RACK_9', microversion='1.6')
     placement.put('/resource_providers/%s/traits' % root, json={
         'resource_provider_generation': 1,
-        'traits': ['CUSTOM_RACK_9']}, microversion='1.6')
+        'traits': ['CUSTOM_RACK_9', 'OWNER_NOVA']}, microversion='1.6')
     placement.put('/resource_providers/%s/aggregates' % child, json={
         'resource_provider_generation': 0,
         'aggregates': [str(uuid.uuid4())]}, microversion='1.19')

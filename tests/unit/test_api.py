@@ -246,6 +246,21 @@ def test_the_cli_session_has_a_timeout(monkeypatch):
     assert client.for_cloud(timeout=3).nova.session.timeout == 3
 
 
+def test_a_clouds_yaml_endpoint_override_is_taken(monkeypatch, tmp_path):
+    """``placement_endpoint_override`` (a gateway of Placement's own, as
+    ``openstack`` takes it): the adapter goes there, the others to their
+    catalog's."""
+    config = tmp_path / 'clouds.yaml'
+    config.write_text(
+        'clouds:\n  gw:\n    auth_type: admin_token\n    auth:\n'
+        '      endpoint: http://nova.test\n      token: x\n'
+        '    placement_endpoint_override: http://gateway.test:8780\n')
+    monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(config))
+    clients = client.for_cloud('gw')
+    assert clients.placement.endpoint_override == 'http://gateway.test:8780'
+    assert clients.nova.endpoint_override is None
+
+
 @pytest.mark.parametrize('api,listing,waits', [
     (3, None, None), (3, 90, 90), (120, 90, 120)])
 def test_a_listing_waits_the_longer_of_both_timeouts(monkeypatch, api,
