@@ -43,6 +43,53 @@ def findings_of(result, consumer):
             if f['consumer'] == consumer]
 
 
+def test_a_resize_a_cut_migration_listing_dropped_stays_protected(
+        cloud, tmp_path):
+    """``orphan-audit`` with Nova behind a gateway that empties the
+    listing of every migration, as Nova's one timer drops a healthy cell's
+    records after a slow cell, with no marker: the source side of the
+    resize awaiting confirmation is no consumer Nova does not know.  Its
+    host's migrations, listed by host, name it: protected, nothing
+    written."""
+    import yaml
+
+    from tests.integration.fault_proxy import EMPTIED
+    from tests.integration.fault_proxy import FaultProxy
+
+    resize = cloud.incidents['unconfirmed_resize']
+    (migration,) = resize['migrations']
+    source = next(e['provider'] for e in resize['expected']
+                  if e['consumer'] == migration['uuid'])
+    clients = cloud.clients()
+    before = held(clients, migration['uuid'])
+    assert before, 'the resize holds nothing on its source'
+    with open(cloud.config['clouds_yaml']) as f:
+        config = yaml.safe_load(f)
+    nova = cloud.config['nova']['url']
+    proxy = FaultProxy(nova[:-len('/v2.1')])
+    proxy.inject('GET', '/v2.1/os-migrations', 1, EMPTIED)
+    config['clouds']['sandbox']['compute_endpoint_override'] = \
+        proxy.url + '/v2.1'
+    clouds_yaml = tmp_path / 'clouds.yaml'
+    clouds_yaml.write_text(yaml.safe_dump(config))
+    try:
+        report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                              '--json', clouds_yaml=clouds_yaml)
+        applied = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                               '--json', '--provider', source,
+                               clouds_yaml=clouds_yaml)
+    finally:
+        proxy.close()
+    assert ('GET', '/v2.1/os-migrations') in proxy.forwarded
+    (found,) = findings_of(report, migration['uuid'])
+    assert (found['verdict'], found['actions'], found['reason_code']) == (
+        m.PROTECTED, [], 'protected.source_awaiting_confirm'), found
+    assert applied.returncode in (0, 4), applied.stdout + applied.stderr
+    assert migration['uuid'] not in {o['consumer'] for o in json.loads(
+        applied.stdout)['outcomes']}
+    assert held(clients, migration['uuid']) == before
+
+
 def test_findings_written_seconds_ago_wait_for_the_minimum_age(
         cloud, tmp_path):
     """A wrong amount and an incomplete consumer just written through the
