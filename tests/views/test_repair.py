@@ -429,6 +429,7 @@ class ConfirmTests(AdminViewTests):
                                        r.selection.action)))
                     for r in rows]})
         self.salt = forms._salt(res.wsgi_request, 'repair')
+        self.previewed_by = res.wsgi_request
         return signed_rows(res)
 
     def confirm(self, rows, outcomes):
@@ -635,6 +636,22 @@ class ConfirmTests(AdminViewTests):
         self.assertNotIn('Traceback', ' '.join(errors))
         self.assertContains(res, 'alert-danger')
         self.assertNotContains(res, 'value="Confirm"')
+
+    @helpers.create_mocks({service: ['apply']})
+    def test_a_preview_of_another_cloud_or_region_writes_nothing(self):
+        """Signed while the user was in one region (or logged in to one
+        Keystone), confirmed in another: it names nothing of this one."""
+        from orphan_dashboard.api import client
+
+        vm = uid('vm')
+        signed = self.preview([plan_row(vm)])
+        here = service.cloud_for_request(self.previewed_by)
+        for there in (here._replace(region='RegionTwo'),
+                      here._replace(auth_url='http://other.test/v3')):
+            with mock.patch.object(service, 'cloud_for_request',
+                                   return_value=client.Cloud(*there)):
+                self.assert_refused({'rows': signed}, NOT_OURS)
+        self.mock_apply.assert_not_called()
 
     @helpers.create_mocks({service: ['apply']})
     def test_forged_altered_foreign_and_stale_posts_write_nothing(self):

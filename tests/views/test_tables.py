@@ -20,6 +20,7 @@ from urllib import parse
 from django.test import RequestFactory
 from django.urls import reverse
 
+from orphan_dashboard.api import client
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
@@ -28,6 +29,7 @@ from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import history_tables
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import provider_tables
+from orphan_dashboard.content.orphaned_allocations import service
 
 
 class RepairActionsTests(unittest.TestCase):
@@ -72,6 +74,13 @@ class SelectionActionsTests(unittest.TestCase):
         self.request = RequestFactory().get('/page/?tab=x')
         self.request.session = {}
         self.request.user = mock.Mock(id='admin')
+        # A request of no login: the cloud its selection is bound to.
+        patch = mock.patch.object(service, 'cloud_for_request',
+                                  return_value=client.Cloud(
+                                      'http://keystone.test/v3', 'RegionOne',
+                                      'http://placement.test', 'p'))
+        patch.start()
+        self.addCleanup(patch.stop)
 
     def kept(self, action, obj_ids):
         """``(preview path, next, the selection kept for it)``."""

@@ -153,11 +153,14 @@ def load(data):
 
 
 def _salt(request, kind):
-    """Binds a signed preview to this user's session and to its form."""
+    """Binds a signed preview to this user's session, to its form and to
+    the cloud and region it was read from: a user who switched region (or
+    logged in to another Keystone) in between confirms nothing of it."""
     key = request.session.get(SESSION_KEY)
     if not key:
         key = request.session[SESSION_KEY] = secrets.token_hex(16)
-    return 'orphan_dashboard:%s:%s:%s' % (kind, request.user.id, key)
+    return 'orphan_dashboard:%s:%s:%s:%s' % (
+        kind, request.user.id, service.cloud_for_request(request).key, key)
 
 
 def sign(request, kind, data):
