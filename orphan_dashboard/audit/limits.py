@@ -26,6 +26,7 @@ import dataclasses
 import typing
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import reasons
 
 MAX_WRITES = 'max_writes'
 MAX_SHARE = 'max_share'
@@ -85,17 +86,19 @@ def eligible(problems, only):
     return [f for f in problems if f.consumer not in elsewhere]
 
 
-def decide(limits, writes, findings):
+def decide(limits, writes, findings, consumers=None):
     """Whether a run that would write ``writes`` (one selection per
     consumer: anything with a ``consumer`` and a ``provider``) may write
     them under ``limits``; ``findings``, every finding of its audit, give
-    each write its verdict and the consumers its share is of."""
+    each write its verdict, and the consumers its share is of where
+    ``consumers`` (their count) is not given."""
     verdicts = {(f.consumer, f.provider): f.verdict for f in findings}
     counted = collections.Counter(verdicts.get((w.consumer, w.provider))
                                   for w in writes)
     decision = Decision(
         {v: counted[v] for v in m.VERDICTS if counted[v]},
-        len({f.consumer for f in findings}))
+        len({f.consumer for f in findings}) if consumers is None
+        else consumers)
     if limits.max_writes is not None and \
             decision.total > limits.max_writes:
         return dataclasses.replace(decision, exceeded=MAX_WRITES,
@@ -105,3 +108,15 @@ def decide(limits, writes, findings):
         return dataclasses.replace(decision, exceeded=MAX_SHARE,
                                    limit=limits.max_share)
     return decision
+
+
+def refusal(decision):
+    """Why a held run wrote nothing (:class:`~reasons.Reason`): what it
+    would have written, and the limit it went past."""
+    values = dict(writes=decision.total, limit=decision.limit,
+                  share='%.1f' % decision.share,
+                  verdicts=', '.join('%s %d' % item
+                                     for item in decision.writes.items()))
+    if decision.exceeded == MAX_WRITES:
+        return reasons.reason('held.max_writes', **values)
+    return reasons.reason('held.max_share', **values)

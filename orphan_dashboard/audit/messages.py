@@ -333,6 +333,15 @@ MESSAGES = {
         '%(outcome)s; its journal entry %(entry)d could not be updated and '
         'stays "no answer recorded": see History (the error is in the '
         'logs)'),
+    'held.max_writes': N_(
+        'held, nothing written: it would write %(writes)d consumers '
+        '(%(verdicts)s), more than the limit of %(limit)d '
+        '(ORPHAN_AUDIT_MAX_WRITES, --max-writes)'),
+    'held.max_share': N_(
+        'held, nothing written: it would write %(writes)d consumers '
+        '(%(verdicts)s), %(share)s %% of every consumer the audit saw, more '
+        'than the limit of %(limit)s %% (ORPHAN_AUDIT_MAX_SHARE, '
+        '--max-share)'),
     'write.done_after_conflict': N_(
         'done: Placement answered with a conflict, but read back, the '
         'consumer holds what this change writes (a gateway that sent the '

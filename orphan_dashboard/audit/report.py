@@ -173,6 +173,9 @@ class Report:
     ports_unjudged: int = 0
     """Port allocations protected because Neutron could not be read: the
     pages and the CLI say so only then."""
+    consumers: int = 0
+    """Every consumer holding allocations the audit saw: what a run's
+    share of writes is of (:func:`.limits.decide`)."""
     hidden: tuple = ()
     """``((policy rule, servers), ...)``: the rules the user lacks that
     hid where these servers live (:attr:`~model.Server.hidden`); their
@@ -291,6 +294,8 @@ def report(auditor):
                   taken_at=snapshot.taken_at,
                   names={u: p.name for u, p in
                          snapshot.providers.items()},
+                  consumers=sum(1 for c in snapshot.consumers.values()
+                                if c.allocations),
                   child_owners=child_owners,
                   skipped_hosts=tuple(sorted(snapshot.down_hosts)),
                   cell_wait=round(snapshot.services_wait)

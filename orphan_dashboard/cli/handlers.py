@@ -283,12 +283,19 @@ def cmd_decommission(args, clients, out):
         code = options.ERROR
     elif args.apply:
         setup_django()
-        outcomes = decommission_ops.apply(
-            clients, journal.Journal.for_clients(clients), args.host,
-            plan.plans(chosen), chosen, options.settings(args),
-            bound=plan.binding(), children=children)
-        code = (options.APPLIED if outcomes and all(
-            o.status == repairs.DONE for o in outcomes) else options.ERROR)
+        try:
+            outcomes = decommission_ops.apply(
+                clients, journal.Journal.for_clients(clients), args.host,
+                plan.plans(chosen), chosen, options.settings(args),
+                bound=plan.binding(), children=children,
+                bounds=options.limits(args))
+        except repairs.Held as exc:
+            print('orphan-audit: %s' % text(exc.reason), file=sys.stderr)
+            code = options.HELD
+        else:
+            code = (options.APPLIED if outcomes and all(
+                o.status == repairs.DONE for o in outcomes)
+                else options.ERROR)
     names = rendering.decommission_names(plan)
     owners = report_ops.owners(clients, plan.optional)
     if args.json:

@@ -183,10 +183,13 @@ def limit_options(parser, held='write nothing and exit 6',
                         help='%s when the consumers the run would write '
                              'are more than this percentage of every '
                              'consumer the audit saw (default %s, unset: '
-                             'no limit)' % (held, conf.MAX_SHARE.name))
+                             '%g; 100: no limit)' % (
+                                 held, conf.MAX_SHARE.name,
+                                 conf.UNATTENDED_MAX_SHARE))
 
 
-def decommission_arguments(parser, host='HOST', consumer='CONSUMER'):
+def decommission_arguments(parser, host='HOST', consumer='CONSUMER',
+                           count='N'):
     """What a decommission is asked with, in both command lines."""
     parser.add_argument('host', metavar=host,
                         help='compute host or hypervisor name (or '
@@ -206,6 +209,11 @@ def decommission_arguments(parser, host='HOST', consumer='CONSUMER'):
                         help='delete the compute service with every '
                              'node it serves (needed when it serves '
                              'several, e.g. an Ironic conductor)')
+    parser.add_argument('--max-writes', metavar=count, type=_count,
+                        help='write nothing and exit 6 when its repairs '
+                             'would write more consumers than this '
+                             '(default %s, unset: no limit)'
+                             % conf.MAX_WRITES.name)
 
 
 def build_parser(parser=None):
@@ -376,17 +384,20 @@ def settings(args):
 def limits(args):
     """The run's :class:`~.audit.limits.Limits`: ``--only``,
     ``--max-writes`` and ``--max-share`` where ``args`` name them, else
-    the settings (:class:`BadArguments` for one no limit could be)."""
+    the settings (:class:`BadArguments` for one no limit could be); a
+    command line runs unattended, so its share is
+    :data:`conf.UNATTENDED_MAX_SHARE` where nothing sets one."""
     only = getattr(args, 'only', None)
     max_writes = getattr(args, 'max_writes', None)
     max_share = getattr(args, 'max_share', None)
+    if max_share is None:
+        max_share = _setting(conf.MAX_SHARE, _percent)
     return bounds.Limits(
         frozenset(name for names in only for name in names) if only
         else None,
         _setting(conf.MAX_WRITES, _count) if max_writes is None
         else max_writes,
-        _setting(conf.MAX_SHARE, _percent) if max_share is None
-        else max_share)
+        conf.UNATTENDED_MAX_SHARE if max_share is None else max_share)
 
 
 def _setting(setting, check):

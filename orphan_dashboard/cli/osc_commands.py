@@ -431,7 +431,7 @@ class DecommissionOrphan(_Orphan, command.Lister):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         options.decommission_arguments(parser, host='<host>',
-                                       consumer='<consumer>')
+                                       consumer='<consumer>', count='<n>')
         _yes_option(parser, 'carry it out')
         options.min_age_option(parser, metavar='<seconds>')
         return parser
@@ -462,10 +462,16 @@ class DecommissionOrphan(_Orphan, command.Lister):
             plan, chosen, sys.stderr, children,
             report_ops.owners(self.clients, plan.optional))
         handlers.setup_django()
-        outcomes = ops.apply(
-            self.clients, journal.Journal.for_clients(self.clients),
-            parsed_args.host, plan.plans(chosen), chosen, settings,
-            bound=plan.binding(), children=children)
+        try:
+            outcomes = ops.apply(
+                self.clients, journal.Journal.for_clients(self.clients),
+                parsed_args.host, plan.plans(chosen), chosen, settings,
+                bound=plan.binding(), children=children,
+                bounds=options.limits(parsed_args))
+        except repairs.Held as exc:
+            print(text(exc.reason), file=sys.stderr)
+            self.code = options.HELD
+            return ROW_COLUMNS, []
         self.code = (options.APPLIED if outcomes and all(
             o.status == repairs.DONE for o in outcomes) else options.ERROR)
         return ROW_COLUMNS, outcome_rows(outcomes,

@@ -136,13 +136,23 @@ MAX_WRITES = Setting(
     'ORPHAN_AUDIT_MAX_WRITES', None,
     'orphan-audit apply (and openstack placement orphan repair --all) '
     'writes nothing and exits 6 when it would write more consumers than '
-    'this (--max-writes); unset: no limit.', int)
+    'this (--max-writes); so does a decommission whose repairs would '
+    "(orphan-audit decommission --apply, the panel's), and a confirm of "
+    "the panel's rows; unset: no limit.", int)
 MAX_SHARE = Setting(
     'ORPHAN_AUDIT_MAX_SHARE', None,
     'orphan-audit apply (and openstack placement orphan repair --all) '
     'writes nothing and exits 6 when the consumers it would write are more '
     'than this percentage of every consumer the audit saw (--max-share); '
-    'unset: no limit.', float)
+    'unset: 50 there (UNATTENDED_MAX_SHARE), 100 turns it off. A confirm '
+    "of the panel's rows past it writes nothing either; unset: no limit "
+    'there.', float)
+UNATTENDED_MAX_SHARE = 50.0
+"""The share of every consumer the audit saw that a command line run
+writes at most where neither ``--max-share`` nor ORPHAN_AUDIT_MAX_SHARE
+says: a run from cron that would rewrite half of them is far likelier a
+listing gone wrong (a cell emptied, a Nova bug) than a cloud half
+orphaned, and no one is there to look."""
 SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
             NOVA_LISTING_TIMEOUT, NOVA_CELL_TIMEOUT, MAX_ROWS,
             PREVIEW_MAX_AGE, JOURNAL_DIR,

@@ -32,6 +32,7 @@ import logging
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import decommission
+from orphan_dashboard.audit import limits
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planning
 from orphan_dashboard.audit import reasons
@@ -115,7 +116,7 @@ def delete_commands(plan):
 
 
 def apply(clients, journal_, name, plans, chosen, settings,
-          instance_hints=(), bound=None, children=()):
+          instance_hints=(), bound=None, children=(), bounds=limits.NO_LIMITS):
     """Carry the decommission of ``name`` out; an outcome per step.
 
     ``plans`` are the repair plans the operator saw; ``chosen`` the
@@ -127,7 +128,10 @@ def apply(clients, journal_, name, plans, chosen, settings,
     is written while anything blocks the whole flow (servers on the host,
     a consumer nothing would clear, an unknown consumer not chosen, a
     service or provider the preview did not show, a foreign child not
-    ticked).
+    ticked).  Repairs of more consumers than ``bounds``' ``max_writes``
+    (a :class:`~audit.limits.Limits`; its share is of a whole cloud's
+    audit, which a decommission does not read) raise
+    :class:`~repairs.Held`: nothing is written.
     """
     bound = bound or {}
     step = deletes.step_outcome
@@ -145,6 +149,8 @@ def apply(clients, journal_, name, plans, chosen, settings,
         return [step(root, m.DELETE_SERVICE, write.SKIPPED,
                      why('decommission.blocked',
                          blockers=reasons.sentences(blockers)))]
+    repairs.check_limits(limits.Limits(max_writes=bounds.max_writes),
+                         fresh.plans(chosen), [s.finding for s in fresh.steps])
     wanted = {p.consumer for p in fresh.plans(chosen)}
     outcomes = repairs.apply(
         clients, journal_, [p for p in plans if p.consumer in wanted],

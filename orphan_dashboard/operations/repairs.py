@@ -95,7 +95,26 @@ def bounded(report, bounds):
     ``bounds.only``, their instance hints, and the
     :class:`~.audit.limits.Decision` whether it may write them."""
     found, hints = recommended(report, bounds.only)
-    return found, hints, limits.decide(bounds, found, report.findings)
+    return found, hints, limits.decide(bounds, found, report.findings,
+                                       report.consumers)
+
+
+class Held(Exception):
+    """A confirmed batch past the run's limits: nothing was written."""
+
+    def __init__(self, decision):
+        self.decision = decision
+        self.reason = limits.refusal(decision)
+        super().__init__(str(self.reason))
+
+
+def check_limits(bounds, plans, findings, consumers=None):
+    """Raise :class:`Held` where writing ``plans`` (a batch an operator
+    confirmed, a decommission's repairs) goes past ``bounds``:
+    :func:`~.audit.limits.decide` with ``findings`` and ``consumers``."""
+    decision = limits.decide(bounds, plans, findings, consumers)
+    if decision.held:
+        raise Held(decision)
 
 
 def preview(clients, selections_, settings, instance_hints=()):

@@ -368,6 +368,28 @@ def test_decommission_deletes_a_foreign_child_only_when_named(capsys):
     assert call.kwargs['children'] == {agent, blazar}
 
 
+def test_a_decommission_past_max_writes_exits_6_and_says_why(capsys):
+    """``--max-writes`` (else ORPHAN_AUDIT_MAX_WRITES) bounds the repairs
+    a decommission writes: held, it exits 6 with the reason on stderr."""
+    from orphan_dashboard.audit import limits
+    from orphan_dashboard.operations import repairs
+    from tests.unit.cloud import Cloud
+
+    cloud = Cloud()
+    cloud.host('host4', state='down', forced_down=True)
+    decision = limits.Decision({m.DELETED_INSTANCE: 2}, 9, limits.MAX_WRITES,
+                               1)
+    with decommission_of(cloud.snapshot()) as apply:
+        apply.side_effect = repairs.Held(decision)
+        assert cli.execute(parse('decommission', 'host4', '--apply',
+                                 '--max-writes', '1'),
+                           io.StringIO()) == options.HELD
+    assert apply.call_args.kwargs['bounds'].max_writes == 1
+    err = capsys.readouterr().err
+    assert 'held, nothing written: it would write 2 consumers ' \
+        '(deleted_instance 2), more than the limit of 1' in err, err
+
+
 def test_a_foreign_child_refusal_names_the_option_not_a_tick():
     """The panel's "tick it" is a checkbox; on the command line the
     refusal names ``--delete-foreign-child``, in text and in JSON."""
@@ -708,16 +730,24 @@ def test_apply_within_its_limits_writes_as_before():
 
 def test_the_limits_come_from_the_settings_unless_given(monkeypatch):
     """ORPHAN_AUDIT_MAX_WRITES holds a run from cron; --max-writes given
-    on the command line wins; unset, nothing limits a run."""
+    on the command line wins; unset, a command line, unattended, writes
+    at most half of every consumer (this cloud's leftovers are 80 % of
+    them: held), and a share of 100 turns that off."""
     monkeypatch.setenv('ORPHAN_AUDIT_MAX_WRITES', '2')
     code, _out, (preview, write, journal) = run_apply()
     assert code == options.HELD
     write.assert_not_called()
-    assert run_apply('--max-writes', '10')[0] == options.APPLIED
+    assert run_apply('--max-writes', '10', *ALL_OF_THEM)[0] == \
+        options.APPLIED
     monkeypatch.setenv('ORPHAN_AUDIT_MAX_SHARE', '79.5')
     monkeypatch.delenv('ORPHAN_AUDIT_MAX_WRITES')
     assert run_apply()[0] == options.HELD
     monkeypatch.delenv('ORPHAN_AUDIT_MAX_SHARE')
+    code, out, _mocks = run_apply()
+    assert code == options.HELD
+    assert 'more than --max-share 50 %' in out
+    assert run_apply('--max-share', '100')[0] == options.APPLIED
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_SHARE', '100')
     assert run_apply()[0] == options.APPLIED
 
 
@@ -771,8 +801,13 @@ def test_only_takes_several_verdicts_at_once_or_repeated():
     assert options.limits(parse('apply')).only is None
 
 
+ALL_OF_THEM = ('--max-share', '100')
+"""Past the unattended share: :func:`leftovers` is mostly leftovers."""
+
+
 def test_dry_run_prints_the_commands_and_writes_nothing():
-    code, out, (preview, write, journal) = run_apply('--dry-run')
+    code, out, (preview, write, journal) = run_apply('--dry-run',
+                                                     *ALL_OF_THEM)
     assert code == options.FOUND
     assert len(preview.call_args.args[1]) == 4
     write.assert_not_called()
@@ -785,7 +820,8 @@ def test_dry_run_prints_the_commands_and_writes_nothing():
 
 
 def test_dry_run_json_has_the_plans_and_no_outcomes():
-    code, out, (preview, write, journal) = run_apply('--dry-run', '--json')
+    code, out, (preview, write, journal) = run_apply('--dry-run', '--json',
+                                                     *ALL_OF_THEM)
     assert code == options.FOUND
     found = json.loads(out)
     assert found['outcomes'] == [] and found['held'] is None

@@ -195,7 +195,7 @@ def test_a_held_apply_is_a_series_with_its_writes_by_verdict():
     assert found[('orphan_audit_apply_writes', (('verdict', m.MOVED),))] == 1
     assert {dict(labels)['verdict'] for name, labels in found
             if name == 'orphan_audit_apply_writes'} == set(m.RECOMMENDED)
-    assert metrics_of('--max-writes', '2')[
+    assert metrics_of('--max-writes', '2', '--max-share', '100')[
         ('orphan_audit_apply_held', ())] == 0
     only = metrics_of('--only', m.MOVED, '--max-writes', '1')
     assert only[('orphan_audit_apply_held', ())] == 0
@@ -204,7 +204,11 @@ def test_a_held_apply_is_a_series_with_its_writes_by_verdict():
 
 
 def test_the_held_series_follows_the_settings(monkeypatch):
+    """Two writes of three consumers: past a share of 50 set, or unset (a
+    command line's unattended share); not past 100."""
     monkeypatch.setenv('ORPHAN_AUDIT_MAX_SHARE', '50')
     assert metrics_of()[('orphan_audit_apply_held', ())] == 1
     monkeypatch.delenv('ORPHAN_AUDIT_MAX_SHARE')
+    assert metrics_of()[('orphan_audit_apply_held', ())] == 1
+    monkeypatch.setenv('ORPHAN_AUDIT_MAX_SHARE', '100')
     assert metrics_of()[('orphan_audit_apply_held', ())] == 0

@@ -361,7 +361,7 @@ def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
         decommission.read(clients, 'host1')
     assert read.call_args.args[0].network == 'network'
     shown = mock.Mock(gone=False, roots=['rp'], changed_since=lambda b: None,
-                      blockers=lambda *a: [], plans=lambda c: [
+                      blockers=lambda *a: [], steps=[], plans=lambda c: [
                           mock.Mock(consumer='vm')])
     plan = mock.Mock(consumer='vm')
     with mock.patch.object(decommission, 'preview', return_value=shown), \
@@ -371,3 +371,31 @@ def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
                            UNPROTECTED)
     apply.assert_called_once_with(clients, 'journal', [plan], UNPROTECTED,
                                   ())
+
+
+def test_a_decommission_past_its_writes_limit_writes_nothing():
+    """More repairs than ``max_writes``: held before anything is written
+    (the share is a whole cloud's, which a decommission does not read)."""
+    from orphan_dashboard.audit import limits
+
+    finding = m.Finding('vm', 'rp', m.DELETED_INSTANCE, 'gone', {})
+    plans = [mock.Mock(consumer='vm', provider='rp')]
+    shown = mock.Mock(gone=False, roots=['rp'], changed_since=lambda b: None,
+                      blockers=lambda *a: [], steps=[mock.Mock(
+                          finding=finding)], plans=lambda c: plans)
+    clients = client.Clients('placement', 'nova', None, 'network')
+    with mock.patch.object(decommission, 'preview', return_value=shown), \
+            mock.patch.object(repairs, 'apply') as apply, \
+            mock.patch.object(decommission.deletes, 'delete_all') as delete:
+        with pytest.raises(repairs.Held) as held:
+            decommission.apply(clients, 'journal', 'host1', plans, (),
+                               UNPROTECTED, bounds=limits.Limits(
+                                   max_writes=0, max_share=1))
+        apply.assert_not_called()
+        decommission.apply(clients, 'journal', 'host1', plans, (),
+                           UNPROTECTED, bounds=limits.Limits(
+                               max_writes=1, max_share=1))
+    assert held.value.decision.exceeded == limits.MAX_WRITES
+    assert 'more than the limit of 0' in str(held.value)
+    apply.assert_called_once()
+    delete.assert_called_once()

@@ -52,6 +52,7 @@ def report(*findings, down_cells=False):
     every = list(findings) + [finding('cccccccc-0000-0000-0000-000000000001',
                                       HOST1, m.OK)]
     return mock.Mock(findings=every,
+                     consumers=len({f.consumer for f in every}),
                      problems=[f for f in findings if f.problem],
                      names={HOST1: 'host1', HOST2: 'host2'},
                      down_cells=down_cells, providers=[],
@@ -590,7 +591,9 @@ def test_show_a_provider_says_how_its_owner_was_proven():
 
 def test_repair_all_previews_every_recommended_repair(writes):
     preview, apply = writes
-    code, out = run(osc_commands.RepairOrphan, '--all', '-f', 'json')
+    # Two of three consumers: past the unattended share of half.
+    code, out = run(osc_commands.RepairOrphan, '--all', '--max-share', '100',
+                    '-f', 'json')
     assert code == options.FOUND
     assert preview.call_args.args[1] == [
         repairs.Selection(GHOST, HOST2, m.DELETE),

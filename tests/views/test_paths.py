@@ -252,7 +252,10 @@ class PathTests(AdminViewTests):
                                'get_project_id.return_value': 'pid',
                                'auth.get_access.side_effect': KeyError})
         clients = client.Clients(adapter, adapter)
-        args = options.build_parser().parse_args(['apply', '--min-age', '0'])
+        # One row of each verdict: mostly leftovers, past the unattended
+        # share a command line takes unless told.
+        args = options.build_parser().parse_args(
+            ['apply', '--min-age', '0', '--max-share', '100'])
         with mock.patch.object(client, 'for_cloud', return_value=clients), \
                 mock.patch.object(client, 'cloud_for_clients',
                                   return_value=client.Cloud('k', 'r', 'p',
@@ -310,6 +313,37 @@ class PathTests(AdminViewTests):
             self.assertLessEqual(cloud.verdicts(consumer), {m.OK})
         (twin,) = journal.entries(None, consumer=written[0])[0]
         self.assertEqual('applied', twin.status)
+
+    @pytest.mark.error_messages
+    def test_a_batch_past_the_writes_limit_writes_nothing(self):
+        """ORPHAN_AUDIT_MAX_WRITES bounds a confirm of the panel's rows as
+        it bounds an unattended run: past it, one error says what the
+        batch would have written, and nothing is."""
+        from django.test.utils import override_settings
+
+        cloud = self.fresh()
+        written = []
+        real_put = cloud.put_allocations
+
+        def put(*args):
+            written.append(args[1])
+            real_put(*args)
+
+        with mock.patch.object(placement, 'put_allocations', put), \
+                override_settings(ORPHAN_AUDIT_MAX_WRITES=1):
+            res = self.client.post(INDEX, {
+                'action': 'providers__fix_recommended',
+                'object_ids': [H2]})
+            preview = self.client.get(res['location'])
+            rows = signed_rows(preview)
+            self.assertGreater(len(preview.context['rows']), 1)
+            self.client.post(REPAIR, {'rows': rows})
+        self.assertEqual([], written)
+        (error,) = self.messages_seen.texts('error')
+        self.assertIn('held, nothing written: it would write %d consumers'
+                      % len(preview.context['rows']), error)
+        self.assertIn('more than the limit of 1', error)
+        self.assertEqual([], list(journal.entries(None)[0]))
 
     @pytest.mark.error_messages
     def test_a_write_a_gateway_retried_after_it_landed_is_done(self):

@@ -381,6 +381,9 @@ class _SignedRowsForm(forms.SelfHandlingForm):
             # written.
             messages.error(request, exc)
             return True
+        except repairs.Held as exc:
+            messages.error(request, labels.reason(exc.reason))
+            return True
         except Exception:
             exceptions.handle(request, self.failure)
             return False

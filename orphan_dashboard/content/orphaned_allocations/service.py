@@ -20,6 +20,7 @@ below it, which the CLI calls too, never see one.
 import functools
 
 from orphan_dashboard.api import client
+from orphan_dashboard.audit import limits as bounds
 from orphan_dashboard.audit import server_needs
 from orphan_dashboard import conf
 from orphan_dashboard.operations import capacity as capacity_ops
@@ -286,8 +287,20 @@ def preview(request, selections_, instance_hints=()):
                            conf.run_settings(), instance_hints)
 
 
+def limits():
+    """The limits a confirm of many rows writes within: the settings an
+    unattended run takes (``ORPHAN_AUDIT_MAX_WRITES``,
+    ``ORPHAN_AUDIT_MAX_SHARE``), none where they are unset."""
+    return bounds.Limits(max_writes=conf.MAX_WRITES.get(),
+                         max_share=conf.MAX_SHARE.get())
+
+
 def apply(request, plans, instance_hints=()):
-    """Re-verify, journal and write each confirmed plan; an outcome each."""
+    """Re-verify, journal and write each confirmed plan; an outcome each.
+    A batch past :func:`limits` writes nothing (:class:`repairs.Held`)."""
+    shown = report(request)
+    repairs.check_limits(limits(), plans, shown.findings if shown else (),
+                         shown.consumers if shown else 0)
     clients = _clients(request)
     try:
         return repairs.apply(clients, _journal(request), plans,
@@ -436,7 +449,7 @@ def decommission_apply(request, provider_uuid, plans, chosen, bound=None,
             clients, _journal(request), provider_uuid, plans,
             chosen, conf.run_settings(),
             instance_hints=_hints_for_tree(request, provider_uuid),
-            bound=bound, children=children)
+            bound=bound, children=children, bounds=limits())
     finally:
         note_written(request, {p.consumer for p in plans},
                      providers_changed=True)
