@@ -20,7 +20,10 @@ once truthfully and once with one lie in what they list or show; the
 one-item reads that prove a destructive verdict always tell the truth, as
 Nova's do.  Each write the audit offers under the lie must be one it
 offers under the truth, or change only allocations one such write
-changes, each alike (what the lie leaves unproven, it keeps).
+changes, each alike (what the lie leaves unproven, it keeps).  A write's
+own answer may lie too (a gateway's retry answers 409 for a write that
+landed): every write the truth offers must then still be done and
+journaled.
 """
 
 import contextlib
@@ -29,6 +32,7 @@ from unittest import mock
 
 import hypothesis
 from hypothesis import strategies as st
+from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import neutron
 from orphan_dashboard.api import nova
@@ -37,6 +41,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import report as assembly
 from orphan_dashboard.reading import collect
+from orphan_dashboard.writing import write
 from tests.unit import cloud
 from tests.unit.cloud import LONG_AGO
 from tests.unit.cloud import uid
@@ -404,3 +409,67 @@ def test_the_lies_are_not_vacuous():
                         ('hypervisor_unlisted', host.uuid)):
         told = Services(truth, lie, victim).sweep()
         assert offered_writes(told) == set(), lie
+
+
+class Retried:
+    """Placement behind a gateway that sends every PUT again after its
+    first copy landed: the answer is the copy's 409 (the generation the
+    first moved).  Consumers as ``truth`` holds them."""
+
+    def __init__(self, truth):
+        self.held = {u: (c.generation, dict(c.allocations), c.project_id,
+                         c.user_id) for u, c in truth.consumers.items()}
+
+    def put_allocations(self, client, consumer, allocations, generation,
+                        project_id, user_id):
+        now = self.held.get(consumer, (None, {}, None, None))
+        assert now[0] == generation, (consumer, now, generation)
+        self.held[consumer] = ((generation or 0) + 1, dict(allocations),
+                               project_id, user_id) if allocations else (
+            None, {}, None, None)
+        body = mock.Mock(json=lambda: {'errors': [{
+            'detail': 'consumer generation conflict',
+            'code': placement.CONCURRENT_UPDATE}]})
+        raise ks_exc.Conflict(response=body)
+
+    def consumer_allocations(self, client, consumer):
+        generation, allocations, project_id, user_id = self.held.get(
+            consumer, (None, {}, None, None))
+        if not allocations:
+            return {'allocations': {}}
+        return {'allocations': {rp: {'resources': dict(r)}
+                                for rp, r in allocations.items()},
+                'consumer_generation': generation, 'project_id': project_id,
+                'user_id': user_id}
+
+
+@hypothesis.settings(max_examples=100, deadline=None, derandomize=True,
+                     suppress_health_check=[hypothesis.HealthCheck.too_slow])
+@hypothesis.given(clouds())
+def test_a_retried_write_is_a_write_done(truth):
+    """The lie is in the answer, not a listing: every write the truth
+    offers, sent through a gateway that retried it after it landed, is
+    done and journaled applied with the consumer's new generation (never
+    dropped as "wrote nothing", never rolled back), as it would be had
+    its first answer arrived."""
+    honest = Services(truth).sweep()
+    auditor = classify.Auditor(honest, min_age=0)
+    for finding in assembly.report(auditor).findings:
+        for action in finding.actions:
+            plan = auditor.plan(finding.consumer, finding.provider, action)
+            if plan.ports:
+                continue
+            gateway = Retried(truth)
+            journal = mock.Mock(**{'applied_twin.return_value': False})
+            with mock.patch.object(placement, 'put_allocations',
+                                   gateway.put_allocations), \
+                    mock.patch.object(placement, 'consumer_allocations',
+                                      gateway.consumer_allocations):
+                outcome = write.allocations('placement', journal, plan,
+                                            plan.selection)
+            assert outcome.status == write.DONE, (plan, outcome.message)
+            entry = journal.begin.return_value
+            assert journal.finish.call_args.args[1] == entry.APPLIED
+            assert journal.finish.call_args.kwargs['new_generation'] == \
+                gateway.held[plan.consumer][0]
+            journal.discard.assert_not_called()
