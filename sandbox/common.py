@@ -32,6 +32,11 @@ sandbox's Horizon and ``openrc`` give the plugin the same
 (``ORPHAN_AUDIT_NOVA_CELL_TIMEOUT``), so that it knows a listing that took
 longer for one its timer may have cut."""
 
+MAX_SHARE = 100
+"""``ORPHAN_AUDIT_MAX_SHARE`` of ``orphan-audit`` against the sandbox
+(its ``openrc``): the sandbox's consumers are mostly staged leftovers, far
+past the share a command line takes unattended where none is set."""
+
 
 def die_with_parent():
     """preexec_fn: have the kernel SIGTERM this child when its parent dies."""

@@ -325,6 +325,7 @@ class Running:
             'clouds_yaml': os.path.join(self.state_dir, 'clouds.yaml'),
             'openrc': os.path.join(self.state_dir, 'openrc'),
             'nova_cell_timeout': common.SLOW_CELL_TIMEOUT,
+            'max_share': common.MAX_SHARE,
             'incidents': self.stager.manifest,
         }
         common.write_json(os.path.join(self.state_dir, 'sandbox.json'), data)
@@ -352,8 +353,9 @@ class Running:
                 'export ORPHAN_AUDIT_MIN_AGE=0\n'
                 'export ORPHAN_AUDIT_JOURNAL_DIR=%s\n'
                 'export ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=%d\n'
+                'export ORPHAN_AUDIT_MAX_SHARE=%d\n'
                 % (self.urls['keystone'], self.password, self.state_dir,
-                   common.SLOW_CELL_TIMEOUT))
+                   common.SLOW_CELL_TIMEOUT, common.MAX_SHARE))
         return data
 
     # ---------------------------------------------------------- lifecycle

@@ -69,13 +69,15 @@ cloud = module_cloud('all')
 def orphan_audit(cloud, journal_dir, *args, clouds_yaml=None):
     """``orphan-audit --os-cloud sandbox ARGS`` in its own process, with
     its journal in ``journal_dir`` (and its cloud in ``clouds_yaml``,
-    else the sandbox's)."""
+    else the sandbox's), the sandbox's share limit unless a test set
+    one."""
     env = dict(os.environ,
                OS_CLIENT_CONFIG_FILE=str(clouds_yaml or
                                          cloud.config['clouds_yaml']),
                ORPHAN_AUDIT_JOURNAL_DIR=str(journal_dir),
                ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=str(
                    cloud.config['nova_cell_timeout']))
+    env.setdefault('ORPHAN_AUDIT_MAX_SHARE', str(cloud.config['max_share']))
     env.pop('DJANGO_SETTINGS_MODULE', None)
     return subprocess.run(
         [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',
