@@ -773,19 +773,11 @@ class Stager:
         self.cloud.offer_pcpus('host1', 16)
         volume = self.cloud.create_boot_volume(
             {'image_id': IMAGE, 'hw_cpu_policy': 'dedicated'})
-        body = {'server': {
-            'name': self._name('volume-pinned-vm'), 'flavorRef': 'sb-small',
-            'networks': 'none', 'host': 'host1',
+        s = self._active('volume-pinned-vm', {
+            'flavorRef': 'sb-small', 'networks': 'none', 'host': 'host1',
             'block_device_mapping_v2': [{
                 'boot_index': 0, 'uuid': volume, 'source_type': 'volume',
-                'destination_type': 'volume'}]}}
-        server = self.api.nova('POST', '/servers', body, mv='2.74')['server']
-        s = self.api.wait_server(
-            server['id'], lambda s: s['status'] in ('ACTIVE', 'ERROR'),
-            what='ACTIVE')
-        if s['status'] != 'ACTIVE':
-            raise IncidentError('the volume-backed server did not boot: %s'
-                                % s.get('fault'))
+                'destination_type': 'volume'}]})
         held = self.api.allocations(s['id'])[self.rps['host1']]
         return self._finish_server(
             'volume_pinned',
@@ -921,17 +913,22 @@ class Stager:
         port = self.api.neutron('POST', '/ports', {'port': {
             'network_id': qos['network'], 'name': name + '-port',
             'qos_policy_id': policy or qos['policy']}})['port']
-        body = {'server': {'name': self._name(name), 'imageRef': IMAGE,
-                           'flavorRef': 'sb-small', 'host': host,
-                           'networks': [{'port': port['id']}]}}
-        server = self.api.nova('POST', '/servers', body, mv='2.74')['server']
-        server = self.api.wait_server(
-            server['id'], lambda s: s['status'] in ('ACTIVE', 'ERROR'),
+        return self._active(name, {
+            'imageRef': IMAGE, 'flavorRef': 'sb-small', 'host': host,
+            'networks': [{'port': port['id']}]}), port['id']
+
+    def _active(self, name, server):
+        """A server ``name`` made through Nova's API with the fields
+        ``server``, once ACTIVE; :class:`IncidentError` if it is not."""
+        body = {'server': dict(server, name=self._name(name))}
+        made = self.api.nova('POST', '/servers', body, mv='2.74')['server']
+        made = self.api.wait_server(
+            made['id'], lambda s: s['status'] in ('ACTIVE', 'ERROR'),
             what='ACTIVE')
-        if server['status'] != 'ACTIVE':
+        if made['status'] != 'ACTIVE':
             raise IncidentError('%s did not boot: %s'
-                                % (name, server.get('fault')))
-        return server, port['id']
+                                % (name, made.get('fault')))
+        return made
 
     def _port(self, port_id):
         return self.api.neutron('GET', '/ports/%s' % port_id)['port']

@@ -145,10 +145,11 @@ def within_cell_timeout(nova_client, seconds):
     """A Nova listing that took ``seconds`` answered before its cells'
     timer ran out (``nova.compute.multi_cell_list`` checks one timer for
     every cell between records): it dropped none of a healthy cell's
-    records."""
+    records.  A client that names no timeout waits Nova's default."""
     limit = getattr(nova_client, 'cell_timeout', None)
-    return seconds < (conf.NOVA_CELL_TIMEOUT.default if limit is None
-                      else limit)
+    if not isinstance(limit, (int, float)):
+        limit = conf.NOVA_CELL_TIMEOUT.default
+    return seconds < limit
 
 
 def read_host_migrations(nova_client, snapshot, concurrency,
@@ -162,22 +163,31 @@ def read_host_migrations(nova_client, snapshot, concurrency,
     (hosts read so already) with them.  One Nova does not answer for stays
     unread, and what it may own protected."""
     topo = classify.Topology(snapshot)
-    hosts = sorted({
-        topo.migration_host(p) for u in strangers(snapshot)
-        for p in snapshot.consumers[u].allocations} - set(complete))
-    read = set(complete)
+    hosts = {topo.migration_host(p) for u in strangers(snapshot)
+             for p in snapshot.consumers[u].allocations} - set(complete)
+    snapshot.migration_hosts = frozenset(complete) | by_host(
+        nova_client, snapshot, hosts, concurrency,
+        'its consumers stay protected')
+    return snapshot
+
+
+def by_host(nova_client, snapshot, hosts, concurrency, meaning):
+    """``snapshot``'s migrations with those Nova lists for each of
+    ``hosts`` (``os-migrations?host=``), concurrently; the hosts whose
+    listing answered within Nova's cell timeout.  One Nova does not
+    answer for is not read (logged with its ``meaning``)."""
+    whole = set()
     for host, answer in ask_each(
             lambda h: timed(nova.migration_list, nova_client, host=h),
-            hosts, concurrency, 'its consumers stay protected').items():
+            sorted(hosts), concurrency, meaning).items():
         if answer is NOT_SHOWN:
             continue
         listed, seconds = answer
         snapshot.migrations.update(
             (g.uuid, g) for g in map(parse.migration, listed))
         if within_cell_timeout(nova_client, seconds):
-            read.add(host)
-    snapshot.migration_hosts = frozenset(read)
-    return snapshot
+            whole.add(host)
+    return whole
 
 
 def strangers(snapshot):
@@ -393,15 +403,11 @@ def name_migrations(nova_client, snapshot, roots, concurrency):
     (``os-migrations?host=``): Nova's own record that a host of that name
     was its, which a snapshot read without migrations would miss.  One
     Nova does not answer for stays unproven."""
-    names = sorted({snapshot.providers[r].name for r in roots
-                    if r in snapshot.providers and ownership.suspected(
-                        ownership.root_ownership(snapshot, r))})
-    for listed in ask_each(lambda name: nova.migration_list(
-            nova_client, host=name), names, concurrency,
-            'its provider stays unproven').values():
-        if listed is not NOT_SHOWN:
-            snapshot.migrations.update(
-                (g.uuid, g) for g in map(parse.migration, listed))
+    suspects = {snapshot.providers[r].name for r in roots
+                if r in snapshot.providers and ownership.suspected(
+                    ownership.root_ownership(snapshot, r))}
+    by_host(nova_client, snapshot, suspects, concurrency,
+            'its provider stays unproven')
     return snapshot
 
 

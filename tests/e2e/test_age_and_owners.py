@@ -222,19 +222,27 @@ def test_an_image_pinned_server_keeps_its_pcpu(cloud, tmp_path, horizon):
                           '--json')
     assert findings_of(report, server) == [], findings_of(report, server)
 
+    never_rewritten(cloud, tmp_path, horizon, server, host1, before,
+                    b'image-pinned-vm')
+
+
+def never_rewritten(cloud, tmp_path, horizon, server, host1, before,
+                    *shown):
+    """``apply`` leaves ``server``'s PCPU on ``host1`` as ``before``; the
+    panel's hypervisor page shows ``shown`` of it, and refuses the rewrite
+    to VCPU a forged row asks for."""
+    clients = cloud.clients()
     result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
                           '--provider', host1, '--json')
     assert result.returncode in (0, 4), result.stdout + result.stderr
     assert server not in {o['consumer'] for o in json.loads(
         result.stdout)['outcomes']}
     assert held(clients, server) == before
-
-    # The panel says the same on the hypervisor's page, and refuses the
-    # rewrite a forged row would ask for.
     audited(horizon, refresh=True)
     page = horizon.get('/admin/orphaned_allocations/%s/' % host1)
     assert page.status_code == 200
-    assert b'image-pinned-vm' in page.content
+    for text in shown:
+        assert text in page.content, text
     preview = horizon.get('/admin/orphaned_allocations/repair/', {
         'sel': '%s:%s:%s' % (server, host1, m.DELETE_AND_HEAL)})
     (row,) = preview.context['rows']
@@ -265,24 +273,8 @@ def test_a_volume_backed_server_keeps_the_pcpu_its_volume_pinned(
     assert (found['verdict'], found['actions'], found['reason_code']) == (
         m.PROTECTED, [], 'protected.image_unread'), found
     assert 'boots from a volume' in found['reason'], found
-
-    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
-                          '--provider', host1, '--json')
-    assert result.returncode in (0, 4), result.stdout + result.stderr
-    assert server not in {o['consumer'] for o in json.loads(
-        result.stdout)['outcomes']}
-    assert held(clients, server) == before
-
-    audited(horizon, refresh=True)
-    page = horizon.get('/admin/orphaned_allocations/%s/' % host1)
-    assert page.status_code == 200
-    assert b'volume-pinned-vm' in page.content
-    assert b'boots from a volume' in page.content
-    preview = horizon.get('/admin/orphaned_allocations/repair/', {
-        'sel': '%s:%s:%s' % (server, host1, m.DELETE_AND_HEAL)})
-    (row,) = preview.context['rows']
-    assert row.plan is None and row.error, row
-    assert held(clients, server) == before
+    never_rewritten(cloud, tmp_path, horizon, server, host1, before,
+                    b'volume-pinned-vm', b'boots from a volume')
 
 
 def test_a_shelved_offloaded_server_holding_resources_is_deleted(

@@ -329,6 +329,16 @@ class DeleteJudgedAgainTests(AdminViewTests):
                                                        min_age=600)
         return record
 
+    def deleted(self, uuid):
+        """The delete previewed, offered and confirmed: Placement asked to
+        delete ``uuid``."""
+        res = self.client.get(DELETE_PROVIDER, {'provider': uuid})
+        self.assertContains(res, 'value="Delete"')
+        journal = mock.MagicMock()
+        with mock.patch.object(service, '_journal', return_value=journal):
+            self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
+        placement.delete_provider.assert_called_once_with(mock.ANY, uuid)
+
     def refused(self, uuid, record, reason):
         res = self.client.get(DELETE_PROVIDER, {'provider': uuid})
         self.assertContains(res, reason)
@@ -392,21 +402,11 @@ class DeleteJudgedAgainTests(AdminViewTests):
                        'status': 'completed', 'migration_type': 'migration',
                        'source_compute': 'dead', 'dest_compute': 'host2',
                        'source_node': 'dead', 'dest_node': 'host2'}])
-        res = self.client.get(DELETE_PROVIDER, {'provider': node})
-        self.assertContains(res, 'value="Delete"')
-        journal = mock.MagicMock()
-        with mock.patch.object(service, '_journal', return_value=journal):
-            self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
-        placement.delete_provider.assert_called_once_with(mock.ANY, node)
+        self.deleted(node)
 
     @helpers.create_mocks({service: ['report', '_clients', 'note_written']})
     def test_a_node_nova_says_is_gone_is_deleted(self):
         from tests.unit.cloud import uid
         node = uid('dead')
         self.serve(node, 'dead', {'VCPU': {'total': 8}})
-        res = self.client.get(DELETE_PROVIDER, {'provider': node})
-        self.assertContains(res, 'value="Delete"')
-        journal = mock.MagicMock()
-        with mock.patch.object(service, '_journal', return_value=journal):
-            self.client.post(DELETE_PROVIDER, {'rows': signed_rows(res)})
-        placement.delete_provider.assert_called_once_with(mock.ANY, node)
+        self.deleted(node)

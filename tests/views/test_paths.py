@@ -268,6 +268,28 @@ class PathTests(AdminViewTests):
             else:
                 self.assert_repaired(cloud, verdict)
 
+    def fixed_on_host2(self, cloud, then=None):
+        """*Fix recommended* on host2, previewed and confirmed, each PUT
+        written to ``cloud`` and then handed to ``then(consumer, written)``
+        (which may raise as Placement or a gateway would): ``(the
+        confirm's response, the preview, the consumers written in
+        order)``."""
+        written = []
+
+        def put(*args):
+            written.append(args[1])
+            cloud.put_allocations(*args)
+            if then is not None:
+                then(args[1], written)
+
+        with mock.patch.object(placement, 'put_allocations', put):
+            res = self.client.post(INDEX, {
+                'action': 'providers__fix_recommended',
+                'object_ids': [H2]})
+            preview = self.client.get(res['location'])
+            res = self.client.post(REPAIR, {'rows': signed_rows(preview)})
+        return res, preview, written
+
     @pytest.mark.error_messages
     def test_a_row_our_own_identical_write_beat_does_not_stop_the_batch(
             self):
@@ -277,26 +299,16 @@ class PathTests(AdminViewTests):
         the batch goes on; it is no journal failure."""
         from orphan_dashboard.models import JournalEntry
 
-        cloud = self.fresh()
-        written = []
-        real_put = cloud.put_allocations
-
-        def put(*args):
-            written.append(args[1])
-            real_put(*args)
+        def twin_first(consumer, written):
             if len(written) == 1:
-                twin = JournalEntry.objects.get(consumer=args[1],
+                twin = JournalEntry.objects.get(consumer=consumer,
                                                 status='pending')
                 twin.pk, twin.status = None, 'applied'
                 twin.save()
                 raise ks_exc.Conflict('consumer generation conflict')
 
-        with mock.patch.object(placement, 'put_allocations', put):
-            res = self.client.post(INDEX, {
-                'action': 'providers__fix_recommended',
-                'object_ids': [H2]})
-            preview = self.client.get(res['location'])
-            res = self.client.post(REPAIR, {'rows': signed_rows(preview)})
+        cloud = self.fresh()
+        res, _preview, written = self.fixed_on_host2(cloud, twin_first)
         self.assertGreater(len(written), 1)
         level, lines, batch = batch_message(self.messages_seen)
         self.assertEqual('warning', level)
@@ -321,27 +333,14 @@ class PathTests(AdminViewTests):
         batch would have written, and nothing is."""
         from django.test.utils import override_settings
 
-        cloud = self.fresh()
-        written = []
-        real_put = cloud.put_allocations
-
-        def put(*args):
-            written.append(args[1])
-            real_put(*args)
-
-        with mock.patch.object(placement, 'put_allocations', put), \
-                override_settings(ORPHAN_AUDIT_MAX_WRITES=1):
-            res = self.client.post(INDEX, {
-                'action': 'providers__fix_recommended',
-                'object_ids': [H2]})
-            preview = self.client.get(res['location'])
-            rows = signed_rows(preview)
-            self.assertGreater(len(preview.context['rows']), 1)
-            self.client.post(REPAIR, {'rows': rows})
+        with override_settings(ORPHAN_AUDIT_MAX_WRITES=1):
+            _res, preview, written = self.fixed_on_host2(self.fresh())
+        rows = len(preview.context['rows'])
+        self.assertGreater(rows, 1)
         self.assertEqual([], written)
         (error,) = self.messages_seen.texts('error')
         self.assertIn('held, nothing written: it would write %d consumers'
-                      % len(preview.context['rows']), error)
+                      % rows, error)
         self.assertIn('more than the limit of 1', error)
         self.assertEqual([], list(journal.entries(None)[0]))
 
@@ -351,22 +350,12 @@ class PathTests(AdminViewTests):
         it again got the 409 of its own write: read back, the consumer
         holds the plan, so the row is done and journaled applied with its
         new generation (restorable), not "wrote nothing"."""
-        cloud = self.fresh()
-        written = []
-        real_put = cloud.put_allocations
-
-        def put(*args):
-            written.append(args[1])
-            real_put(*args)
+        def retried(consumer, written):
             if len(written) == 1:
                 raise ks_exc.Conflict('consumer generation conflict')
 
-        with mock.patch.object(placement, 'put_allocations', put):
-            res = self.client.post(INDEX, {
-                'action': 'providers__fix_recommended',
-                'object_ids': [H2]})
-            preview = self.client.get(res['location'])
-            res = self.client.post(REPAIR, {'rows': signed_rows(preview)})
+        cloud = self.fresh()
+        _res, _preview, written = self.fixed_on_host2(cloud, retried)
         level, lines, batch = batch_message(self.messages_seen)
         self.assertEqual('%d repairs done.' % len(written), lines[0])
         (entry,) = journal.entries(None, consumer=written[0])[0]
