@@ -12,10 +12,12 @@
 
 """The sandbox cloud (real Keystone, Nova and Placement) for e2e tests."""
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
+from unittest import mock
 
 from django.test import Client
 from django.test.utils import override_settings
@@ -157,6 +159,48 @@ def horizon(cloud, keystone):
 
 
 INDEX = '/admin/orphaned_allocations/'
+
+
+@contextlib.contextmanager
+def behind_gateway(cloud, service, fault, prefix, method='GET'):
+    """The panel's and ``orphan-audit``'s ``service`` (``'compute'`` or
+    ``'placement'``) behind a gateway (:class:`FaultProxy`) answering its
+    first ``method`` to ``prefix`` with ``fault``: for the panel Horizon's
+    catalog names the gateway, for ``orphan-audit`` its ``clouds.yaml``
+    (``<service>_endpoint_override``).  Yields ``(proxy, clouds.yaml)``;
+    the panel's cached snapshot is dropped first, so its next sweep is a
+    cold one through the gateway."""
+    import tempfile
+
+    from django.core.cache import caches
+    import yaml
+
+    from orphan_dashboard.content.orphaned_allocations import service as svc
+    from tests.integration.fault_proxy import FaultProxy
+
+    url = cloud.config['nova' if service == 'compute' else service]['url']
+    path = '/v2.1' if url.endswith('/v2.1') else ''
+    proxy = FaultProxy(url[:len(url) - len(path)])
+    proxy.inject(method, prefix, 1, fault)
+    with open(cloud.config['clouds_yaml']) as f:
+        config = yaml.safe_load(f)
+    config['clouds']['sandbox']['%s_endpoint_override' % service] = \
+        proxy.url + path
+    real = svc.credentials_for_request
+    for cache in caches.all():
+        cache.clear()
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(
+            svc, 'credentials_for_request', lambda request: real(
+                request)._replace(**{service: proxy.url + path})):
+        clouds_yaml = os.path.join(tmp, 'clouds.yaml')
+        with open(clouds_yaml, 'w') as f:
+            yaml.safe_dump(config, f)
+        try:
+            yield proxy, clouds_yaml
+        finally:
+            proxy.close()
+            for cache in caches.all():
+                cache.clear()
 
 
 def audited(client, refresh=False, timeout=180):

@@ -44,17 +44,16 @@ def findings_of(result, consumer):
 
 
 def test_a_resize_a_cut_migration_listing_dropped_stays_protected(
-        cloud, tmp_path):
-    """``orphan-audit`` with Nova behind a gateway that empties the
-    listing of every migration, as Nova's one timer drops a healthy cell's
-    records after a slow cell, with no marker: the source side of the
-    resize awaiting confirmation is no consumer Nova does not know.  Its
-    host's migrations, listed by host, name it: protected, nothing
-    written."""
-    import yaml
-
+        cloud, tmp_path, horizon):
+    """Nova behind a gateway that empties the listing of every migration,
+    as Nova's one timer drops a healthy cell's records after a slow cell,
+    with no marker: the source side of the resize awaiting confirmation
+    is no consumer Nova does not know, for ``orphan-audit`` and for the
+    panel alike.  Its host's migrations, listed by host, name it:
+    protected, and neither ``apply`` nor a forged delete writes it."""
+    from tests.e2e.conftest import behind_gateway
+    from tests.e2e.conftest import INDEX
     from tests.integration.fault_proxy import EMPTIED
-    from tests.integration.fault_proxy import FaultProxy
 
     resize = cloud.incidents['unconfirmed_resize']
     (migration,) = resize['migrations']
@@ -63,30 +62,32 @@ def test_a_resize_a_cut_migration_listing_dropped_stays_protected(
     clients = cloud.clients()
     before = held(clients, migration['uuid'])
     assert before, 'the resize holds nothing on its source'
-    with open(cloud.config['clouds_yaml']) as f:
-        config = yaml.safe_load(f)
-    nova = cloud.config['nova']['url']
-    proxy = FaultProxy(nova[:-len('/v2.1')])
-    proxy.inject('GET', '/v2.1/os-migrations', 1, EMPTIED)
-    config['clouds']['sandbox']['compute_endpoint_override'] = \
-        proxy.url + '/v2.1'
-    clouds_yaml = tmp_path / 'clouds.yaml'
-    clouds_yaml.write_text(yaml.safe_dump(config))
-    try:
+    listing = '/v2.1/os-migrations'
+    with behind_gateway(cloud, 'compute', EMPTIED, listing) as (
+            proxy, clouds_yaml):
         report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
                               '--json', clouds_yaml=clouds_yaml)
         applied = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
                                '--json', '--provider', source,
                                clouds_yaml=clouds_yaml)
-    finally:
-        proxy.close()
-    assert ('GET', '/v2.1/os-migrations') in proxy.forwarded
+    assert ('GET', listing) in proxy.forwarded
     (found,) = findings_of(report, migration['uuid'])
     assert (found['verdict'], found['actions'], found['reason_code']) == (
         m.PROTECTED, [], 'protected.source_awaiting_confirm'), found
     assert applied.returncode in (0, 4), applied.stdout + applied.stderr
     assert migration['uuid'] not in {o['consumer'] for o in json.loads(
         applied.stdout)['outcomes']}
+
+    with behind_gateway(cloud, 'compute', EMPTIED, listing) as (proxy, _):
+        audited(horizon)
+        page = horizon.get('%s%s/' % (INDEX, source))
+        preview = horizon.get(INDEX + 'repair/', {'sel': '%s:%s:%s' % (
+            migration['uuid'], source, m.DELETE)})
+    assert ('GET', listing) in proxy.forwarded
+    assert page.status_code == 200
+    assert b'awaiting confirm or revert' in page.content
+    (row,) = preview.context['rows']
+    assert row.plan is None and row.error, row
     assert held(clients, migration['uuid']) == before
 
 

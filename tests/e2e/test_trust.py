@@ -62,6 +62,32 @@ def confirm(horizon, url, preview):
     return response
 
 
+def test_the_panel_takes_a_put_a_gateway_sent_twice_for_done(cloud,
+                                                             horizon):
+    """The panel's confirm of a row, Placement behind a gateway that lost
+    Placement's first answer to the PUT and sent it again (its copy meets
+    the generation the first moved: 409): read back, done, and History
+    has it applied with the consumer's new generation."""
+    from tests.e2e.conftest import behind_gateway
+    from tests.integration.fault_proxy import RETRIED
+
+    clients = cloud.clients()
+    server, _name, host3, _legacy = young_findings(cloud)
+    with behind_gateway(cloud, 'placement', RETRIED, '/allocations/',
+                        method='PUT') as (proxy, _clouds_yaml):
+        preview = horizon.get(REPAIR, {'sel': '%s:%s:%s' % (
+            server, host3, m.DELETE_AND_HEAL)})
+        (row,) = preview.context['rows']
+        assert row.plan is not None, row.error
+        confirm(horizon, REPAIR, preview)
+    assert proxy.forwarded.count(('PUT', '/allocations/%s' % server)) == 2
+    now = api.consumer_allocations(clients.placement, server)
+    assert now['allocations'][host3]['resources']['MEMORY_MB'] == 1024
+    (entry,) = journal_module.all_entries(None, consumer=server)
+    assert (entry.action, entry.status, entry.new_generation) == (
+        m.DELETE_AND_HEAL, 'applied', now['consumer_generation'])
+
+
 def test_a_wrong_amount_is_repaired_from_its_row(cloud, horizon):
     clients = cloud.clients()
     server, host3 = server_of(cloud, 'wrong_amount')
