@@ -153,6 +153,18 @@ def put_allocations(client, consumer_uuid, allocations, generation,
 
 
 @trace
+def post_allocations(client, consumers):
+    """Replace several consumers' allocations at once, each only if its
+    generation still matches: all are written, or none.
+
+    ``consumers``: ``{consumer: (allocations, generation, project_id,
+    user_id)}``; ``allocations == {}`` empties that consumer.
+    """
+    client.post('/allocations', microversion=mv.WRITE, json={
+        uuid: _body(*values) for uuid, values in consumers.items()})
+
+
+@trace
 def project_usages(client, project_id):
     """``{resource class: amount}`` a project's consumers hold, zeros left
     out: what Nova counts against its quota where it counts from

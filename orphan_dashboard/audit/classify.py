@@ -64,9 +64,10 @@ def awaits_image(finding):
 
 
 def aged(finding):
-    """Protected only for its age: the same consumer, older at the next
+    """Protected only for its age, or for a move's, which stalls into a
+    stuck migration once old enough: the same consumer, older at the next
     sweep, may not be, so no refresh keeps this finding as it was."""
-    return getattr(finding.reason, 'code', None) == rules.YOUNG
+    return getattr(finding.reason, 'code', None) in rules.TIMED
 
 
 class Auditor:
@@ -78,11 +79,13 @@ class Auditor:
     on the consumers nothing has changed for since: taken as they are,
     not judged again."""
 
-    def __init__(self, snapshot, now=None, *, min_age, known=None):
+    def __init__(self, snapshot, now=None, *, min_age, known=None,
+                 stuck_after=m.STUCK_AFTER):
         self.snapshot = snapshot
         self.topology = Topology(snapshot)
         self.now = now or snapshot.taken_at
         self.min_age = min_age
+        self.stuck_after = stuck_after
         self.down_cells = snapshot.down_cells
         self.in_progress = {}
         self.evacuations = {}
@@ -172,11 +175,23 @@ class Auditor:
                 continue
             consumer = self.snapshot.consumers.get(finding.consumer)
             before = consumer.allocations if consumer else {}
-            left = [f for f in self._judge(
+            judge = self._judge
+            if target.partner is not None:
+                protected = self._partner_protected(target.partner[0])
+                if protected is not None:
+                    refused.append(protected)
+                    continue
+                judge = self._as_after(finding.consumer, target)._judge
+            left = [f for f in judge(
                 finding.consumer, target.after,
                 (target.project_id, target.user_id), judge_age=False)
                 if f.verdict != m.OK and
                 not kept_as_read(f, before, target.after)]
+            if target.partner is not None and not left:
+                uuid, after, project, user = target.partner
+                left = [f for f in judge(uuid, after, (project, user),
+                                         judge_age=False)
+                        if f.verdict != m.OK]
             if left:
                 refused.append(why(
                     'cannot.still_wrong', action=action_name(action),
@@ -186,6 +201,34 @@ class Auditor:
                 offered.append(action)
         return dataclasses.replace(finding, actions=tuple(offered),
                                    blocked='' if offered else refused[0])
+
+    def _partner_protected(self, consumer_uuid):
+        """Why the other consumer a write changes may not be written now
+        (one of its rows protected, its age included), or None: a
+        protection covers every allocation a write changes."""
+        consumer = self.snapshot.consumers.get(consumer_uuid)
+        for found in self._judge(
+                consumer_uuid, consumer.allocations if consumer else {},
+                (consumer.project_id, consumer.user_id) if consumer
+                else (None, None)):
+            if found.verdict == m.PROTECTED:
+                return why('cannot.partner_protected',
+                           consumer=consumer_uuid, reason=found.reason)
+        return None
+
+    def _as_after(self, consumer_uuid, target):
+        """An auditor of this snapshot as ``target``'s write would leave
+        it, both its consumers, to judge what the write leaves."""
+        consumers = dict(self.snapshot.consumers)
+        for uuid, after, project, user in (
+                (consumer_uuid, target.after, target.project_id,
+                 target.user_id), target.partner):
+            now = consumers.get(uuid) or m.Consumer(uuid, None, {})
+            consumers[uuid] = dataclasses.replace(
+                now, allocations=after, project_id=project, user_id=user)
+        return Auditor(dataclasses.replace(self.snapshot, consumers=consumers),
+                       self.now, min_age=self.min_age,
+                       stuck_after=self.stuck_after)
 
     def _judge(self, consumer_uuid, held, owner, judge_age=True):
         """The verdicts on ``consumer_uuid`` holding ``held`` in the name of
@@ -281,7 +324,8 @@ class Auditor:
         return candidates[0]
 
 
-def audit(snapshot, now=None, *, min_age, known=None):
+def audit(snapshot, now=None, *, min_age, known=None,
+          stuck_after=m.STUCK_AFTER):
     """Classify every allocation in ``snapshot``; see :class:`Auditor`."""
     return report.report(Auditor(snapshot, now=now, min_age=min_age,
-                                 known=known))
+                                 known=known, stuck_after=stuck_after))

@@ -251,7 +251,8 @@ def _resolve(snapshot, name):
     return host, roots, named_host, child
 
 
-def plan(snapshot, name, min_age, whole_service=False):
+def plan(snapshot, name, min_age, whole_service=False, *,
+         stuck_after=m.STUCK_AFTER):
     """What decommissioning ``name`` takes, from a fresh snapshot.
 
     A node of a service with several (an Ironic conductor's) is handled
@@ -260,7 +261,8 @@ def plan(snapshot, name, min_age, whole_service=False):
     """
     host, roots, named_host, child = _resolve(snapshot, name)
     service = snapshot.services.get(host)
-    auditor = classify.Auditor(snapshot, min_age=min_age)
+    auditor = classify.Auditor(snapshot, min_age=min_age,
+                               stuck_after=stuck_after)
     nodes = sorted({auditor.topology.root(h.uuid)
                     for h in snapshot.hypervisors.values()
                     if host is not None and h.host == host})

@@ -63,6 +63,27 @@ MESSAGES = {
     'stale_migration': N_(
         '%(move)s of server %(server)s ended (%(status)s) but its '
         'allocation was left behind'),
+    'stuck_migration.back': N_(
+        '%(move)s of server %(server)s has been %(status)s for %(age)d s '
+        '(a move idle for %(after)d s is stuck) while the server runs on '
+        '%(host)s with no task: its compute restarted during the move, and '
+        'Nova will never move this migration on (it will keep showing '
+        '%(status)s). The migration holds what the server uses on %(host)s '
+        'and the server holds %(here)s: moving back gives the server the '
+        "migration's allocation and frees the destination, as Nova's "
+        'revert would have'),
+    'stuck_migration.arrived': N_(
+        '%(move)s of server %(server)s has been %(status)s for %(age)d s '
+        '(a move idle for %(after)d s is stuck) while the server runs on '
+        'its destination %(host)s with no task: Nova will never move this '
+        'migration on (it will keep showing %(status)s), and what the '
+        'migration holds on %(here)s is its source, left behind'),
+    'stuck_migration.evacuation': N_(
+        '%(move)s of server %(server)s has been %(status)s for %(age)d s '
+        '(a move idle for %(after)d s is stuck) while the server runs on '
+        '%(host)s with no task: Nova will never move this evacuation on (it '
+        'will keep showing %(status)s), and what the server holds on '
+        '%(here)s is the side it does not run on'),
     'missing': N_('server lives on %(host)s but holds no allocation there'),
     'missing.elsewhere': N_(
         'server lives on %(host)s but holds no allocation there; its '
@@ -234,6 +255,17 @@ MESSAGES = {
     'cannot.nothing_to_change': N_('nothing to change'),
     'cannot.unknown_owner': N_(
         'the project and user of consumer %(consumer)s are unknown'),
+    'cannot.stall_takes': N_(
+        'a stuck migration is put right by %(action)s, which writes both '
+        "of its consumers, not by this repair"),
+    'cannot.not_stuck': N_(
+        'no stuck migration of this consumer says where its server runs'),
+    'cannot.stuck_kept': N_(
+        'moving back rewrites all this consumer holds, and what it holds on '
+        '%(providers)s is protected'),
+    'cannot.partner_protected': N_(
+        'this repair writes consumer %(consumer)s too, which is protected: '
+        '%(reason)s'),
     'cannot.still_wrong': N_(
         'after %(action)s it would still be %(verdict)s: %(reason)s'),
     'restore.would_be': N_(
@@ -506,6 +538,9 @@ MESSAGES = {
     'changed.after': N_(
         'the repair would now write %(after)s, not what you confirmed: '
         'review it again'),
+    'changed.partner': N_(
+        'consumer %(consumer)s, which this repair writes too, changed '
+        'since the preview: it now holds %(now)s'),
     'changed.binding': N_(
         'the binding of port %(port)s changed since the preview: review it '
         'again'),

@@ -43,6 +43,7 @@ MOVED = 'moved'
 DELETED_INSTANCE = 'deleted_instance'
 SHELVED_OFFLOADED = 'shelved_offloaded'
 STALE_MIGRATION = 'stale_migration'
+STUCK_MIGRATION = 'stuck_migration'
 MISSING = 'missing'
 WRONG_AMOUNT = 'wrong_amount'
 INCOMPLETE_CONSUMER = 'incomplete_consumer'
@@ -58,6 +59,10 @@ HEAL = 'heal'
 SET_OWNER = 'set_owner'
 RELEASE = 'release'
 """Remove what no port requests from a NIC provider, nothing else."""
+MOVE_BACK = 'move_back'
+"""Give a server back the allocation its stuck migration's consumer holds
+on the host it runs on, and empty that consumer, in one write: what Nova's
+``revert_allocation_for_migration`` would have written."""
 RESTORE = 'restore'
 """Put a journaled consumer (or provider) back as it was before."""
 DELETE_PROVIDER = 'delete_provider'
@@ -129,6 +134,9 @@ VERDICT_KINDS = {kind.code: kind for kind in (
                 N_('shelved offloaded'), (DELETE,)),
     VerdictKind(STALE_MIGRATION, N_('Stale migration'),
                 N_('stale migration'), (DELETE,)),
+    VerdictKind(STUCK_MIGRATION, N_('Stuck migration'),
+                N_('stuck migration'),
+                (MOVE_BACK, TRIM, DELETE, DELETE_AND_HEAL)),
     VerdictKind(LEAKED_PORT, N_('Leaked port resources'),
                 N_('leaked port resources'), (RELEASE, DELETE_AND_HEAL),
                 needed=FROM_PORTS),
@@ -158,6 +166,8 @@ ACTION_KINDS = {kind.code: kind for kind in (
                N_('set project and user'), priority=4),
     ActionKind(RELEASE, N_('Release leaked resources'),
                N_('release leaked resources'), priority=2),
+    ActionKind(MOVE_BACK, N_('Move back to current host'),
+               N_('move back to current host'), priority=7),
     ActionKind(RESTORE, N_('Restore'), N_('restore')),
     ActionKind(DELETE_PROVIDER, N_('Delete provider'), N_('delete provider')),
     ActionKind(DELETE_SERVICE, N_('Delete compute service'),
@@ -199,6 +209,20 @@ MIGRATION_IN_PROGRESS = frozenset({
     'accepted', 'queued', 'preparing', 'running', 'pre-migrating',
     'migrating', 'post-migrating', 'finished', 'confirming', 'reverting'})
 EVACUATION_DONE = frozenset({'done', 'completed'})
+MIGRATION_STUCK_CAN_BE = frozenset({
+    'pre-migrating', 'migrating', 'post-migrating', 'preparing', 'running',
+    'queued'})
+"""The statuses a move a compute crash interrupted is left in for ever
+(Nova bug 1836369), besides ``accepted`` for an evacuation: never
+``finished`` (a resize awaiting confirmation) nor ``confirming`` or
+``reverting``."""
+EVACUATION_STUCK_CAN_BE = MIGRATION_STUCK_CAN_BE | {'accepted'}
+BUSY_STATUSES = frozenset({'VERIFY_RESIZE', 'MIGRATING', 'RESIZE', 'REBUILD',
+                           'BUILD'})
+"""A server's statuses while a live operation moves it."""
+STUCK_AFTER = 3600
+"""Seconds a move must have gone without an update before it is taken for
+stuck: ``ORPHAN_AUDIT_STUCK_MIGRATION_AGE``'s default."""
 DOWN_CELL_STATUS = 'UNKNOWN'
 """A server's or compute service's status in a cell Nova cannot reach."""
 SHELVED_OFFLOADED_STATUS = 'SHELVED_OFFLOADED'
@@ -283,6 +307,8 @@ class Migration:
     dest_node: typing.Optional[str] = None
     source_compute: typing.Optional[str] = None
     dest_compute: typing.Optional[str] = None
+    updated_at: typing.Optional[str] = None
+    """When Nova last wrote it (ISO text); None where it did not say."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -557,11 +583,22 @@ class Plan:
     kept: list = dataclasses.field(default_factory=list)
     """The providers whose rows are protected, which the plan holds exactly
     as read (:func:`~plan.protected_rows`); the preview says so."""
+    partner: typing.Optional[dict] = None
+    """The other consumer the same write changes (``{'consumer',
+    'generation', 'project_id', 'user_id', 'before', 'after'}``), where
+    there is one (:data:`MOVE_BACK`): both are sent in one ``POST
+    /allocations``, each generation-checked, and journaled each."""
 
     @property
     def selection(self):
         """The row this plan was made for."""
         return Selection(self.consumer, self.provider, self.action)
+
+    @property
+    def consumers(self):
+        """Every consumer the write changes."""
+        return (self.consumer,) + (
+            (self.partner['consumer'],) if self.partner else ())
 
     @property
     def changes_owner(self):

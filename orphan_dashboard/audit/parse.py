@@ -92,7 +92,8 @@ def migration(body):
                        source_node=body.get('source_node'),
                        dest_node=body.get('dest_node'),
                        source_compute=body.get('source_compute'),
-                       dest_compute=body.get('dest_compute'))
+                       dest_compute=body.get('dest_compute'),
+                       updated_at=body.get('updated_at'))
 
 
 def hypervisor(body):

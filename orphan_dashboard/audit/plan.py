@@ -31,6 +31,7 @@ from orphan_dashboard.audit.reasons import format_allocations
 from orphan_dashboard.audit.reasons import format_resources
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit import server_needs
+from orphan_dashboard.audit import stalls
 
 
 class CannotRepair(reasons.Refusal):
@@ -47,6 +48,9 @@ class Target(typing.NamedTuple):
     name before Placement is written (:attr:`~model.Plan.ports`)."""
     kept: tuple = ()
     """The protected providers the target holds exactly as read."""
+    partner: typing.Optional[tuple] = None
+    """``(consumer, after, project, user)``: the other consumer the same
+    write leaves holding ``after`` (:func:`_moved_back`)."""
 
 
 def owner(snapshot, consumer_uuid):
@@ -259,6 +263,14 @@ def target(snapshot, topology, consumer_uuid, action, kept=frozenset()):
     server = snapshot.servers.get(consumer_uuid)
     root = topology.server_root(server) if server is not None else None
     bindings = {}
+    stall = stalls.of(snapshot, topology, consumer_uuid)
+    if action == m.MOVE_BACK:
+        return _moved_back(snapshot, consumer_uuid, stall, kept)
+    if stall is not None and consumer_uuid in stall.consumers and \
+            action in stalls.WRITES and \
+            action not in stalls.WRITES[stall.action]:
+        raise CannotRepair(why('cannot.stall_takes',
+                               action=action_name(stall.action)))
     if action == m.DELETE:
         after = {}
     elif action == m.TRIM:
@@ -305,6 +317,30 @@ def target(snapshot, topology, consumer_uuid, action, kept=frozenset()):
                   tuple(sorted(p for p in kept if p in before)))
 
 
+def _moved_back(snapshot, consumer_uuid, stall, kept):
+    """The one write that puts a stuck move's allocations where its server
+    runs, as Nova's ``revert_allocation_for_migration`` does: the server's
+    consumer holds what the migration's holds, the migration's holds
+    nothing, nothing is left on the destination."""
+    if stall is None or stall.action != m.MOVE_BACK:
+        raise CannotRepair(why('cannot.not_stuck'))
+    if kept:
+        raise CannotRepair(why('cannot.stuck_kept', providers=', '.join(
+            sorted(kept))))
+    server, migration = stall.server.uuid, stall.migration.uuid
+    moving = snapshot.consumers[migration]
+    after = {server: {p: dict(r) for p, r in moving.allocations.items()},
+             migration: {}}
+    owners = {server: owner(snapshot, server),
+              migration: owner(snapshot, migration)}
+    project, user = owners[server]
+    if not (project and user):
+        raise CannotRepair(why('cannot.unknown_owner', consumer=server))
+    other = migration if consumer_uuid == server else server
+    return Target(after[consumer_uuid], *owners[consumer_uuid],
+                  partner=(other, after[other]) + owners[other])
+
+
 def port_writes(snapshot, bindings):
     """:attr:`~model.Plan.ports` of a target's ``bindings``: each port's
     ``binding:profile`` as read and as it must be written."""
@@ -336,7 +372,22 @@ def plan(snapshot, finding, action, target_):
         before_project=before_owner[0] if changed else None,
         before_user=before_owner[1] if changed else None,
         ports=port_writes(snapshot, target_.bindings),
-        kept=list(target_.kept))
+        kept=list(target_.kept), partner=_partner(snapshot, target_))
+
+
+def _partner(snapshot, target_):
+    """:attr:`~model.Plan.partner` of ``target_``, from the snapshot."""
+    if target_.partner is None:
+        return None
+    uuid, after, project, user = target_.partner
+    consumer = snapshot.consumers.get(uuid)
+    return {'consumer': uuid,
+            'generation': consumer.generation if consumer and
+            consumer.allocations else None,
+            'project_id': project, 'user_id': user,
+            'before': {p: dict(r) for p, r in (
+                consumer.allocations if consumer else {}).items()},
+            'after': after}
 
 
 def refusal(finding, action, provider_name):

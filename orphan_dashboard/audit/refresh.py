@@ -104,11 +104,13 @@ def reconsidered(old, new):
     Every one when anything all are judged against changed
     (:func:`_judged_against`); else those whose allocations or owner
     changed, whose server or migrations changed (a migration's verdict
-    names its server's), whose ports or the candidates Placement offered
-    them changed, and those Nova's answer about a deleted instance now
-    differs for.  The others' verdicts are ``old``'s: a refresh judges
-    only these again to pick its suspects, and its report only these and
-    the consumers protected for their age (:func:`reusable`).
+    names its server's), a migration's and its server's where either's
+    allocations changed (a stuck move is judged from both), whose ports or
+    the candidates Placement offered them changed, and those Nova's answer
+    about a deleted instance now differs for. The others' verdicts are
+    ``old``'s: a refresh judges only these again to pick its suspects, and
+    its report only these and the consumers protected for their age
+    (:func:`reusable`).
     """
     if _judged_against(old) != _judged_against(new):
         return set(new.consumers)
@@ -125,6 +127,11 @@ def reconsidered(old, new):
                 instances.add(migration.instance_uuid)
     changed |= instances | {g.uuid for g in new.migrations.values()
                             if g.instance_uuid in instances}
+    # A stuck move's verdicts read both its consumers (audit/stalls.py).
+    changed |= {g.instance_uuid for g in new.migrations.values()
+                if g.uuid in changed}
+    changed |= {g.uuid for g in new.migrations.values()
+                if g.instance_uuid in changed}
     changed |= old.known_instances ^ new.known_instances
     changed |= old.unresolved ^ new.unresolved
     for port_id in _differing(old.ports or {}, new.ports or {}):

@@ -34,6 +34,7 @@ from orphan_dashboard.audit.reasons import image_unread
 from orphan_dashboard.audit.reasons import named
 from orphan_dashboard.audit.reasons import reason as why
 from orphan_dashboard.audit import server_needs
+from orphan_dashboard.audit import stalls
 
 MOVE_AWAITING_CONFIRM = 'finished'
 """A resize or cold migration in VERIFY_RESIZE."""
@@ -49,7 +50,16 @@ IMAGE_UNREAD = 'protected.image_unread'
 allocate could explain, while Nova has not shown that image."""
 YOUNG = 'protected.young_finding'
 """The reason of a problem protected because a write is younger than the
-minimum age: the one verdict that the time alone changes."""
+minimum age."""
+STUCK_BACK = 'stuck_migration.back'
+STUCK_ARRIVED = 'stuck_migration.arrived'
+STUCK_EVACUATION = 'stuck_migration.evacuation'
+"""The reasons of a stuck move's rows, by the write its side takes."""
+TIMED = frozenset({YOUNG, 'protected.moving', 'protected.migration',
+                   STUCK_BACK, STUCK_ARRIVED, STUCK_EVACUATION})
+"""The reasons the time alone changes: a write younger than the minimum
+age, a move that stalls into a stuck migration once old enough, a stuck
+move's (they say its age)."""
 
 
 def _add(totals, resources):
@@ -123,15 +133,21 @@ class Case:
         return tuple(self.held)
 
     def server_root(self):
-        """Its server's root provider, where it has one."""
-        return () if self.root is None else (self.root,)
+        """Its server's root provider, where it has one and holds
+        something there or should: a server whose stuck migration's
+        consumer holds its node in its stead is judged by that move's
+        rule."""
+        if self.root is None or (self.stall is not None and
+                                 self.stall.action == m.MOVE_BACK):
+            return ()
+        return (self.root,)
 
     def port_rows(self):
         """The port providers of its server's tree, then its root (where
         ports placed nowhere are missing); none while the server or its
         root is protected."""
         root = self.judged.get(self.root)
-        if self.root is None or self.protection or (
+        if self.root is None or self.protection or self.stall or (
                 root is not None and root.verdict == m.PROTECTED):
             return ()
         if self.request is None:
@@ -169,10 +185,22 @@ class Case:
             return why('protected.task', task=server.task_state)
         if server.status == 'BUILD' or server.vm_state == 'building':
             return why('protected.building')
-        if migration is not None:
+        if migration is not None and self.stall is None:
             return why('protected.moving', move=_move(migration),
                        status=migration.status)
         return None
+
+    @functools.cached_property
+    def stall(self):
+        """The :class:`~stalls.Stall` of the move this consumer is a side
+        of, where that move is stuck: idle past the auditor's
+        ``stuck_after``."""
+        stall = stalls.of(self.snapshot, self.topology, self.uuid,
+                          {self.uuid: self.held})
+        if stall is None or not stalls.stalled(
+                stall.migration, self.auditor.now, self.auditor.stuck_after):
+            return None
+        return stall
 
     @functools.cached_property
     def in_tree(self):
@@ -304,6 +332,24 @@ def _lives_here(case, p):
         return None
     return why('ok.lives_here', server=case.server.name or case.server.uuid,
                host=case.server.node), case.held[p]
+
+
+def _stuck(case, p):
+    """A side of a stuck move that its write changes: the migration's
+    consumer, or what the server holds off the node it runs on."""
+    stall = case.stall
+    if stall is None or case.uuid not in stall.consumers or (
+            case.server is not None and
+            case.topology.legitimate(case.root, p)):
+        return None
+    migration, server = stall.migration, stall.server
+    seconds = int(stalls.age(migration, case.auditor.now))
+    return why({m.MOVE_BACK: STUCK_BACK, m.DELETE: STUCK_ARRIVED,
+                m.TRIM: STUCK_EVACUATION}[stall.action],
+               move=_move(migration), status=migration.status,
+               server=_server_named(case, server.uuid), host=server.node,
+               age=seconds, after=case.auditor.stuck_after,
+               here=case.topology.name(case.topology.root(p))), case.held[p]
 
 
 def _node_unknown(case, p):
@@ -550,6 +596,7 @@ STAGES = (
         Rule(m.PROTECTED, _unreachable),
         Rule(m.PROTECTED, _server_protected),
         Rule(m.OK, _lives_here),
+        Rule(m.STUCK_MIGRATION, _stuck),
         Rule(m.PROTECTED, _node_unknown),
         Rule(m.SHELVED_OFFLOADED, _shelved_offloaded),
         Rule(m.MOVED, _on_no_node),

@@ -102,6 +102,11 @@ NOVA_CELL_TIMEOUT = Setting(
     "60): one timer for all of them, so a migration listing that took "
     "longer may have dropped a healthy cell's records with no marker, and "
     "what it leaves out proves nothing.", float)
+STUCK_MIGRATION_AGE = Setting(
+    'ORPHAN_AUDIT_STUCK_MIGRATION_AGE', 3600,
+    'Seconds a move in progress must go without an update, its server '
+    'idle, before it is taken for stuck (a compute that restarted during '
+    'it): Nova never moves such a migration on.')
 MAX_ROWS = Setting(
     'ORPHAN_AUDIT_MAX_ROWS', 200,
     'Rows one preview and its confirm may carry.')
@@ -154,7 +159,8 @@ says: a run from cron that would rewrite half of them is far likelier a
 listing gone wrong (a cell emptied, a Nova bug) than a cloud half
 orphaned, and no one is there to look."""
 SETTINGS = (MIN_AGE, CONCURRENCY, SNAPSHOT_TTL, FULL_SWEEP, API_TIMEOUT,
-            NOVA_LISTING_TIMEOUT, NOVA_CELL_TIMEOUT, MAX_ROWS,
+            NOVA_LISTING_TIMEOUT, NOVA_CELL_TIMEOUT, STUCK_MIGRATION_AGE,
+            MAX_ROWS,
             PREVIEW_MAX_AGE, JOURNAL_DIR,
             SWEEP_PYTHON, METRIC_FLAVORS, HISTORY_ALL_CLOUDS, MAX_WRITES,
             MAX_SHARE)
@@ -177,13 +183,15 @@ class RunSettings:
     ``--timeout``)."""
     nova_listing_timeout: float = NOVA_LISTING_TIMEOUT.default
     nova_cell_timeout: float = NOVA_CELL_TIMEOUT.default
+    stuck_after: int = STUCK_MIGRATION_AGE.default
 
 
 _RUN_SETTINGS = {'min_age': MIN_AGE, 'concurrency': CONCURRENCY,
                  'full_sweep_interval': FULL_SWEEP, 'ttl': SNAPSHOT_TTL,
                  'api_timeout': API_TIMEOUT,
                  'nova_listing_timeout': NOVA_LISTING_TIMEOUT,
-                 'nova_cell_timeout': NOVA_CELL_TIMEOUT}
+                 'nova_cell_timeout': NOVA_CELL_TIMEOUT,
+                 'stuck_after': STUCK_MIGRATION_AGE}
 
 
 def run_settings(**chosen):

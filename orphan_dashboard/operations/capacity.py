@@ -93,7 +93,8 @@ def audit(clients, settings, progress=NO_PROGRESS, provider=None):
     ``provider``'s tree only when named (see
     :func:`operations.report.narrowed`)."""
     snapshot = report_ops.read(clients, settings, progress)
-    report = classify.audit(snapshot, min_age=settings.min_age)
+    report = classify.audit(snapshot, min_age=settings.min_age,
+                            stuck_after=settings.stuck_after)
     found = capacity.assess(snapshot, report)
     return report_ops.narrowed(report, provider), found
 

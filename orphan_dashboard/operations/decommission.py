@@ -84,7 +84,8 @@ def preview(clients, name, settings, whole_service=False,
     now: a :class:`~audit.decommission.Decommission`; ``instance_hints``
     come from a snapshot shown."""
     return decommission.plan(read(clients, name, instance_hints), name,
-                             settings.min_age, whole_service)
+                             settings.min_age, whole_service,
+                             stuck_after=settings.stuck_after)
 
 
 def service_commands(plan):

@@ -125,7 +125,7 @@ def preview(clients, selections_, settings, instance_hints=()):
     snapshot the operator was shown (never from the request).
     """
     return once(_plan_rows(_fresh(clients, selections_, instance_hints),
-                           selections_, settings.min_age))
+                           selections_, settings))
 
 
 def _fresh(clients, selections_, instance_hints):
@@ -133,8 +133,9 @@ def _fresh(clients, selections_, instance_hints):
         clients, [s.consumer for s in selections_], instance_hints)
 
 
-def _plan_rows(snapshot, selections_, min_age):
-    auditor = classify.Auditor(snapshot, min_age=min_age)
+def _plan_rows(snapshot, selections_, settings):
+    auditor = classify.Auditor(snapshot, min_age=settings.min_age,
+                               stuck_after=settings.stuck_after)
     rows = []
     for selection in selections_:
         row = repair.Row(selection, finding=auditor.finding(
@@ -156,7 +157,8 @@ def once(rows):
     row kept is the first with a plan, else the first."""
     kept = {}
     for row in rows:
-        key = (row.selection.consumer, row.selection.action)
+        consumers = getattr(row.plan, 'consumers', (row.selection.consumer,))
+        key = (frozenset(consumers), row.selection.action)
         if key not in kept or (row.plan and not kept[key].plan):
             kept[key] = row     # (a key replaced keeps its place)
     return list(kept.values())
@@ -176,6 +178,11 @@ def _differs(fresh, confirmed, names):
     for port in sorted(set(fresh.ports) | set(confirmed.ports)):
         if fresh.ports.get(port) != confirmed.ports.get(port):
             return why('changed.binding', port=port)
+    if fresh.partner != confirmed.partner:
+        now = (fresh.partner or {}).get('before', {})
+        return why('changed.partner', consumer=(
+            confirmed.partner or fresh.partner)['consumer'],
+            now=reasons.format_allocations(now, names))
     return None
 
 
@@ -188,7 +195,7 @@ def apply(clients, journal, plans, settings, instance_hints=()):
     """
     selections_ = [p.selection for p in plans]
     snapshot = _fresh(clients, selections_, instance_hints)
-    rows = _plan_rows(snapshot, selections_, settings.min_age)
+    rows = _plan_rows(snapshot, selections_, settings)
     names = {uuid: p.name for uuid, p in snapshot.providers.items()}
     outcomes = []
     written = set()
@@ -198,7 +205,7 @@ def apply(clients, journal, plans, settings, instance_hints=()):
         if halted:
             outcomes.append(write.Outcome(selection, write.SKIPPED, halted,
                                           plan))
-        elif selection.consumer in written:
+        elif written.intersection(plan.consumers):
             outcomes.append(write.Outcome(selection, write.SKIPPED,
                                           why('write.repaired_by_other')))
         elif row.error:
@@ -213,7 +220,7 @@ def apply(clients, journal, plans, settings, instance_hints=()):
                                         network_client=clients.network)
             outcomes.append(outcome)
             if outcome.status == write.DONE:
-                written.add(selection.consumer)
+                written.update(row.plan.consumers)
             if outcome.status == write.FAILED and outcome.entry_id is None:
                 halted = why('write.halted_journal')
     return outcomes

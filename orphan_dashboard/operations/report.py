@@ -46,7 +46,8 @@ def audit(clients, settings, progress=NO_PROGRESS, provider=None):
     (a uuid or a name; :class:`NoSuchProvider` where it has none).
     ``progress`` follows the reading and is closed when it ends."""
     snapshot = read(clients, settings, progress)
-    return narrowed(classify.audit(snapshot, min_age=settings.min_age),
+    return narrowed(classify.audit(snapshot, min_age=settings.min_age,
+                                   stuck_after=settings.stuck_after),
                     provider)
 
 

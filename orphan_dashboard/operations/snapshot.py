@@ -102,7 +102,8 @@ def current(store_, shown, settings, sweep):
             state['version'], min_age):
         if state['min_age'] != min_age:
             snapshot = store_.load_snapshot(state['version'])
-            audited = snapshot and classify.audit(snapshot, min_age=min_age)
+            audited = snapshot and classify.audit(
+                snapshot, min_age=min_age, stuck_after=settings.stuck_after)
             last = audited and Shown(state['version'], min_age,
                                      audited.summary(), audited)
         else:

@@ -213,6 +213,30 @@ def snapshot(placement_client, nova_client, cached=None,
                             network_client=network_client)
 
 
+def _read_other_sides(clients, snapshot, uuids, concurrency):
+    """The other consumer of each move in progress that one of ``uuids``
+    is a side of (the migration's, or its server and the server's): a
+    stuck move is put right by one write of both
+    (:data:`~audit.model.MOVE_BACK`), which is judged from both as read
+    now."""
+    moving = [g for g in snapshot.migrations.values()
+              if g.status in m.MIGRATION_IN_PROGRESS and
+              (g.uuid in uuids or g.instance_uuid in uuids)]
+    servers = sorted({g.instance_uuid for g in moving} -
+                     set(snapshot.servers))
+    for uuid, body in collect.ask_each(
+            lambda u: nova.server_get(clients.nova, u), servers, concurrency,
+            'its allocations are protected').items():
+        if isinstance(body, dict):
+            snapshot.servers[uuid] = parse.server(body)
+    sides = sorted({u for g in moving for u in (g.uuid, g.instance_uuid)} -
+                   set(snapshot.consumers))
+    snapshot.consumers.update(
+        (u, parse.consumer(u, body)) for u, body in collect.concurrently(
+            lambda u: placement.consumer_allocations(clients.placement, u),
+            sides, concurrency).items())
+
+
 def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
                       providers=(), topology=None,
                       concurrency=collect.DEFAULT_CONCURRENCY):
@@ -290,6 +314,7 @@ def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
         migrations.update((g.uuid, g) for g in map(
             parse.migration, nova.migration_list(nova_client)))
     snapshot.migrations = migrations
+    _read_other_sides(clients, snapshot, uuids, concurrency)
 
     unknown = [u for u in strangers if u not in migrations]
     known = collect.concurrently(

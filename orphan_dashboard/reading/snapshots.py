@@ -325,5 +325,6 @@ def patch(store, clients, consumers, settings):
         return
     refresh.reread_consumers(clients.placement, snapshot, consumers,
                              settings.concurrency)
-    store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age),
+    store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age,
+                                        stuck_after=settings.stuck_after),
                settings.min_age)

@@ -200,7 +200,8 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
                                      settings.concurrency)
         known = last and reconsidering.reusable(old, snapshot, last.result)
     store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age,
-                                        known=known),
+                                        known=known,
+                                        stuck_after=settings.stuck_after),
                settings.min_age, consumed=touched | late)
     store.note_failure(None)
     store.save_names(dict(collect.owner_names(clients.identity),

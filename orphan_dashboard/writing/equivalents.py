@@ -15,6 +15,7 @@
 operator to type.  Built here alone, at the microversions our own writes use
 (:mod:`~api.microversions`)."""
 
+import dataclasses
 import json
 import shlex
 
@@ -57,7 +58,20 @@ def _consumer_commands(plan):
     """
     return [binding(port, change['after'])
             for port, change in sorted(plan.ports.items())] + \
-        _placement_commands(plan)
+        _placement_commands(plan) + _partner_commands(plan)
+
+
+def _partner_commands(plan):
+    """The other consumer's command of a write of two (osc-placement has
+    no ``POST /allocations``: by hand, the two are not one write)."""
+    partner = plan.partner
+    if not partner:
+        return []
+    return _placement_commands(dataclasses.replace(
+        plan, consumer=partner['consumer'], before=partner['before'],
+        after=partner['after'], generation=partner['generation'],
+        project_id=partner['project_id'], user_id=partner['user_id'],
+        before_project=None, before_user=None, ports={}, partner=None))
 
 
 def _placement_commands(plan):

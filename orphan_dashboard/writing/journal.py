@@ -125,10 +125,13 @@ class Journal:
                    project_name=project_name or '')
 
     def begin(self, plan, restores=None):
-        """Durably record a consumer write about to happen; its entry."""
+        """Durably record a consumer write about to happen; its entry.
+        The other consumer the same write changes (its ``partner``) gets
+        an entry of its own, recorded with it, restorable on its own:
+        :meth:`finish` and :meth:`discard` take both."""
         model = _model()
         with transaction.atomic(using=DATABASE):
-            return model.objects.create(
+            entry = model.objects.create(
                 kind=model.ALLOCATIONS, subject=plan.consumer,
                 touched=' '.join(sorted(set(plan.before) | set(plan.after) |
                                         {plan.provider})),
@@ -140,6 +143,20 @@ class Journal:
                 generation=plan.generation, before=plan.before,
                 after=plan.after, ports=plan.ports, restores=restores,
                 **self.actor)
+            partner = plan.partner
+            entry.partner = partner and model.objects.create(
+                kind=model.ALLOCATIONS, subject=partner['consumer'],
+                touched=' '.join(sorted(set(partner['before']) |
+                                        set(partner['after']))),
+                action=plan.action, verdict=plan.verdict, reason=plan.reason,
+                provider=sorted(partner['before'] or partner['after'] or
+                                [plan.provider])[0],
+                consumer=partner['consumer'],
+                consumer_project=partner['project_id'],
+                consumer_user=partner['user_id'],
+                generation=partner['generation'], before=partner['before'],
+                after=partner['after'], ports={}, **self.actor)
+        return entry
 
     def begin_provider(self, action, record, after, reason, restores=None):
         """Durably record a provider delete (``after`` empty) or re-create
@@ -165,6 +182,8 @@ class Journal:
 
     def discard(self, entry):
         """Forget an entry whose write changed nothing at all."""
+        if getattr(entry, 'partner', None):
+            entry.partner.delete()
         entry.delete()
 
     def applied_twin(self, entry):
@@ -177,6 +196,12 @@ class Journal:
             status=model.APPLIED).exclude(id=entry.id))
 
     def finish(self, entry, status, message='', new_generation=None):
+        partner = getattr(entry, 'partner', None)
+        if partner:
+            unchanged = new_generation is not None and \
+                new_generation == entry.generation
+            self.finish(partner, status, message, new_generation=(
+                partner.generation if unchanged else None))
         entry.status = status
         entry.message = message
         entry.new_generation = new_generation

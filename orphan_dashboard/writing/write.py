@@ -257,9 +257,18 @@ def _send(placement_client, network_client, plan):
     known to hold the plan's before (:func:`_placement_failed`)."""
     written = _write_bindings(network_client, plan)
     try:
-        placement.put_allocations(
-            placement_client, plan.consumer, plan.after, plan.generation,
-            plan.project_id, plan.user_id)
+        if plan.partner:
+            partner = plan.partner
+            placement.post_allocations(placement_client, {
+                plan.consumer: (plan.after, plan.generation, plan.project_id,
+                                plan.user_id),
+                partner['consumer']: (partner['after'], partner['generation'],
+                                      partner['project_id'],
+                                      partner['user_id'])})
+        else:
+            placement.put_allocations(
+                placement_client, plan.consumer, plan.after, plan.generation,
+                plan.project_id, plan.user_id)
     except ks_exc.ClientException as exc:
         return _placement_failed(placement_client, network_client, plan,
                                  written, exc)
@@ -284,7 +293,7 @@ def _placement_failed(placement_client, network_client, plan, written, exc):
     if refused(exc) and not conflict:
         raise _rolled_back(network_client, plan, written, FAILED,
                            why('write.failed', detail=detail))
-    where, found = settle(lambda: _consumer(placement_client, plan.consumer),
+    where, found = settle(lambda: _subject(placement_client, plan),
                           _consumer_place(plan), lost(exc))
     if conflict:
         return _conflicted(network_client, plan, written, exc, where, found)
@@ -329,21 +338,61 @@ def _other_write_only(plan, found):
     write was not this one, which would have left the after.  Only for a
     plan that leaves the consumer holding something: emptying it deletes
     it, and a consumer written again starts its generations anew."""
-    return (found is not None and plan.after and
+    return (found is not None and plan.after and not plan.partner and
             plan.generation is not None and
             found.generation == plan.generation + 1)
 
 
+class _Pair(typing.NamedTuple):
+    """The two consumers of a plan with a partner, read back: the plan's
+    own first, as a single consumer's read back is."""
+
+    own: typing.Any
+    partner: typing.Any
+
+    @property
+    def generation(self):
+        return self.own.generation
+
+    @property
+    def allocations(self):
+        return self.own.allocations
+
+
+def _subject(placement_client, plan):
+    """What a write of ``plan`` changes, as Placement holds it now."""
+    own = _consumer(placement_client, plan.consumer)
+    if not plan.partner:
+        return own
+    return _Pair(own, _consumer(placement_client,
+                                plan.partner['consumer']))
+
+
 def _consumer_place(plan):
-    """Where a consumer read back stands against ``plan``."""
+    """Where a consumer (with its partner's, :class:`_Pair`) read back
+    stands against ``plan``: the after or the before only where both
+    stand there."""
     before = (plan.before, plan.before_project or plan.project_id,
               plan.before_user or plan.user_id)
     after = (plan.after, plan.project_id, plan.user_id)
+    partner = plan.partner
+    if partner:
+        owner = (partner['project_id'], partner['user_id'])
+        partner_after = (partner['after'],) + owner
+        partner_before = (partner['before'],) + owner
 
-    def place(consumer):
-        if _holds(consumer, *after):
+    def place(found):
+        if not partner:
+            if _holds(found, *after):
+                return AFTER
+            return BEFORE if _holds(found, *before) else OTHER
+        if _holds(found.own, *after) and _holds(found.partner,
+                                                *partner_after):
             return AFTER
-        return BEFORE if _holds(consumer, *before) else OTHER
+        if _holds(found.own, *before) and _holds(found.partner,
+                                                 *partner_before):
+            return BEFORE
+        return OTHER
     return place
 
 

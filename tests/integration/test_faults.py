@@ -36,6 +36,7 @@ from orphan_dashboard.writing import providers as provider_writes
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 from tests.integration.batches import held
+from tests.integration.batches import SMALL
 from tests.integration.batches import trim_batch
 from tests.integration.batches import write_plan
 from tests.integration.conftest import CLOUD
@@ -395,3 +396,58 @@ def test_an_unexpected_error_re_creating_a_provider_says_what_happened(
     assert recreated.restores_id == deleted.id
     assert recreated.status == recreated.FAILED
     assert api.provider_record(placement, rp)['inventories'] == {}
+
+
+def _moved_back(build):
+    """A stuck move on real Placement: the migration's consumer holds the
+    source, the server's the destination; the plan of one write that
+    gives the server the source and empties the migration's consumer."""
+    source, dest = build.provider('source'), build.provider('dest')
+    server = build.allocate({dest: SMALL})
+    migration = build.allocate({source: SMALL})
+    plan = m.Plan(m.MOVE_BACK, server, dest, m.STUCK_MIGRATION, 'stuck', 1,
+                  'p', 'u', {dest: SMALL}, {source: SMALL},
+                  partner={'consumer': migration, 'generation': 1,
+                           'project_id': 'p', 'user_id': 'u',
+                           'before': {source: SMALL}, 'after': {}})
+    return (server, migration), plan
+
+
+@pytest.mark.parametrize('fault', [None, RETRIED])
+def test_a_stuck_move_is_moved_back_in_one_write_and_restorable(
+        placement, build, journal, proxy, fault):
+    """One ``POST /allocations`` of both consumers, each generation
+    checked; a gateway's retry of it meets its own write (409), which
+    read back is done.  Each consumer is journaled, and restored."""
+    consumers, plan = _moved_back(build)
+    initial = held(placement, consumers)
+    if fault:
+        proxy.inject('POST', '/allocations', 1, fault)
+    outcome = write_plan(_client(proxy.url, timeout=10), journal, plan)
+    assert outcome.status == write.DONE, outcome.message
+    posts = [f for f in proxy.forwarded if f == ('POST', '/allocations')]
+    assert len(posts) == (2 if fault else 1)
+    assert not [f for f in proxy.forwarded if f[0] == 'PUT']
+    assert held(placement, consumers) == [plan.after, {}]
+    entries = [logged(consumer=c)[0] for c in consumers]
+    assert [(e.status, e.action) for e in entries] == [
+        ('applied', m.MOVE_BACK)] * 2
+    assert entries[0].new_generation == 2
+    _, results = restore_entries(placement, journal, entries)
+    assert [r.status for r in results] == [write.DONE] * 2, results
+    assert held(placement, consumers) == initial
+
+
+def test_a_move_back_one_consumer_of_which_changed_writes_neither(
+        placement, build, journal):
+    """The migration's consumer written since the preview: Placement
+    refuses the whole POST, and neither consumer is changed."""
+    consumers, plan = _moved_back(build)
+    plan = dataclasses.replace(plan, partner=dict(plan.partner,
+                                                  generation=7))
+    initial = held(placement, consumers)
+    outcome = write_plan(placement, journal, plan)
+    assert outcome.status == write.SKIPPED, outcome.message
+    assert held(placement, consumers) == initial
+    assert [logged(consumer=c)[0].status for c in consumers] == [
+        'refused'] * 2

@@ -211,10 +211,11 @@ class Cloud:
         return consumer
 
     def migration(self, name, instance, status, kind='migration',
-                  source='host1', dest='host2'):
+                  source='host1', dest='host2', updated=None):
         migration = m.Migration(uid(name), instance, status, kind,
                                 source_node=source, dest_node=dest,
-                                source_compute=source, dest_compute=dest)
+                                source_compute=source, dest_compute=dest,
+                                updated_at=updated and updated.isoformat())
         self.migrations[migration.uuid] = migration
         return migration.uuid
 

@@ -111,7 +111,7 @@ class Cloud:
             'status': g.status, 'migration_type': g.migration_type,
             'source_node': g.source_node, 'dest_node': g.dest_node,
             'source_compute': g.source_compute,
-            'dest_compute': g.dest_compute}
+            'dest_compute': g.dest_compute, 'updated_at': g.updated_at}
             for g in snapshot.migrations.values()]
         self.consumers = {u: dataclasses.replace(c) for u, c in
                           snapshot.consumers.items()}

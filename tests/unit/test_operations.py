@@ -175,7 +175,7 @@ def test_a_consumer_chosen_on_two_providers_is_one_row():
             mock.patch.object(repairs, '_plan_rows', return_value=[
                 refused, other, on_nic, healed, twice]) as planned:
         rows = repairs.preview(CLIENTS, ['chosen'], UNPROTECTED, ['vm'])
-    assert planned.call_args.args[1:] == (['chosen'], 0)
+    assert planned.call_args.args[1:] == (['chosen'], UNPROTECTED)
     assert rows == [on_nic, other, healed]
     assert repairs.once([refused, row('vm', 'host2', m.TRIM)]) == [refused]
 

@@ -198,7 +198,7 @@ class Services:
                    'status': g.status, 'migration_type': g.migration_type,
                    'source_node': g.source_node, 'dest_node': g.dest_node,
                    'source_compute': g.source_compute,
-                   'dest_compute': g.dest_compute}
+                   'dest_compute': g.dest_compute, 'updated_at': g.updated_at}
                   for g in self.truth.migrations.values()
                   if host in (None, g.source_compute, g.dest_compute)]
         if self.lie == 'migration_tail_dropped' and host is None:
@@ -412,9 +412,9 @@ def test_the_lies_are_not_vacuous():
 
 
 class Retried:
-    """Placement behind a gateway that sends every PUT again after its
-    first copy landed: the answer is the copy's 409 (the generation the
-    first moved).  Consumers as ``truth`` holds them."""
+    """Placement behind a gateway that sends every PUT (and POST) again
+    after its first copy landed: the answer is the copy's 409 (the
+    generation the first moved).  Consumers as ``truth`` holds them."""
 
     def __init__(self, truth):
         self.held = {u: (c.generation, dict(c.allocations), c.project_id,
@@ -422,11 +422,18 @@ class Retried:
 
     def put_allocations(self, client, consumer, allocations, generation,
                         project_id, user_id):
-        now = self.held.get(consumer, (None, {}, None, None))
-        assert now[0] == generation, (consumer, now, generation)
-        self.held[consumer] = ((generation or 0) + 1, dict(allocations),
-                               project_id, user_id) if allocations else (
-            None, {}, None, None)
+        self.post_allocations(client, {consumer: (
+            allocations, generation, project_id, user_id)})
+
+    def post_allocations(self, client, consumers):
+        for consumer, (_, generation, _, _) in consumers.items():
+            now = self.held.get(consumer, (None, {}, None, None))
+            assert now[0] == generation, (consumer, now, generation)
+        for consumer, (allocations, generation, project_id,
+                       user_id) in consumers.items():
+            self.held[consumer] = ((generation or 0) + 1, dict(allocations),
+                                   project_id, user_id) if allocations else (
+                None, {}, None, None)
         body = mock.Mock(json=lambda: {'errors': [{
             'detail': 'consumer generation conflict',
             'code': placement.CONCURRENT_UPDATE}]})
@@ -463,6 +470,8 @@ def test_a_retried_write_is_a_write_done(truth):
             journal = mock.Mock(**{'applied_twin.return_value': False})
             with mock.patch.object(placement, 'put_allocations',
                                    gateway.put_allocations), \
+                    mock.patch.object(placement, 'post_allocations',
+                                      gateway.post_allocations), \
                     mock.patch.object(placement, 'consumer_allocations',
                                       gateway.consumer_allocations):
                 outcome = write.allocations('placement', journal, plan,

@@ -54,7 +54,8 @@ SERVER_KINDS = ('correct', 'missing', 'wrong', 'extra_class', 'moved',
                 'young_wrong', 'young_incomplete', 'young_elsewhere',
                 'qos_ok', 'port_deleted', 'port_missing', 'qos_changed',
                 'port_moved_left', 'port_unplaced', 'port_elsewhere',
-                'port_unnamed')
+                'port_unnamed', 'crashed', 'crashed_recently',
+                'crashed_evacuation')
 PORT_KINDS = ('qos_ok', 'port_deleted', 'port_missing', 'qos_changed',
               'port_moved_left', 'port_unplaced', 'port_elsewhere',
               'port_unnamed')
@@ -155,6 +156,9 @@ def snapshots(draw):
                 continue
         if kind == 'missing':
             continue
+        if kind in ('crashed', 'crashed_recently', 'crashed_evacuation'):
+            _crashed(cloud, kind, name, vm, here, there, full, give, draw)
+            continue
         if kind in ('moved_only', 'young_elsewhere') + NO_NODE:
             give(there, full)
             continue
@@ -230,6 +234,31 @@ def snapshots(draw):
                                unresolved=frozenset(unresolved))
 
 
+def _crashed(cloud, kind, name, vm, here, there, full, give, draw):
+    """A move a compute crash left in progress (Nova bug 1836369), its
+    server idle on ``here``: a cold or live migration or a resize whose
+    consumer holds ``here`` while the server's holds ``there`` (its
+    migration updated two hours ago, or ten minutes ago: not stuck yet),
+    or an evacuation whose server holds both."""
+    source, dest = cloud.providers[here].name, cloud.providers[there].name
+    long_ago = NOW - datetime.timedelta(hours=2)
+    if kind == 'crashed_evacuation':
+        cloud.migration('evac-%s' % name, vm, draw(st.sampled_from(sorted(
+            m.EVACUATION_STUCK_CAN_BE))), kind='evacuation', source=dest,
+            dest=source, updated=long_ago)
+        give(here, full)
+        give(there, full)
+        return
+    mig = cloud.migration(
+        'mig-%s' % name, vm, draw(st.sampled_from(sorted(
+            m.MIGRATION_STUCK_CAN_BE))),
+        kind=draw(st.sampled_from(['migration', 'resize', 'live-migration'])),
+        source=source, dest=dest, updated=long_ago if kind == 'crashed'
+        else NOW - datetime.timedelta(minutes=10))
+    cloud.allocate(mig, here, dict(full), modified=LONG_AGO)
+    give(there, full)
+
+
 def _device(cloud, device):
     """What a server holds on Nova's ``device`` child: one of its class."""
     kind = 'pgpu' if '_pci_' in cloud.providers[device].name else 'pci'
@@ -287,12 +316,18 @@ def applied(snapshot, plan):
     if plan.ports:
         snapshot = dataclasses.replace(snapshot, ports=found)
     consumers = dict(snapshot.consumers)
-    old = consumers.pop(plan.consumer, None)
-    if plan.after:
-        consumers[plan.consumer] = m.Consumer(
-            plan.consumer, (plan.generation or 0) + 1,
-            {p: dict(r) for p, r in plan.after.items()}, plan.project_id,
-            plan.user_id, old.modified if old else None)
+    partner = plan.partner or {}
+    for uuid, generation, after, project, user in [
+            (plan.consumer, plan.generation, plan.after, plan.project_id,
+             plan.user_id)] + ([(partner['consumer'], partner['generation'],
+                                 partner['after'], partner['project_id'],
+                                 partner['user_id'])] if partner else []):
+        old = consumers.pop(uuid, None)
+        if after:
+            consumers[uuid] = m.Consumer(
+                uuid, (generation or 0) + 1,
+                {p: dict(r) for p, r in after.items()}, project, user,
+                old.modified if old else None)
     return dataclasses.replace(snapshot, consumers=consumers)
 
 
@@ -335,6 +370,14 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
                     if f.verdict != m.OK and
                     not classify.kept_as_read(f, plan.before, plan.after)]
             assert left == [], (finding, action, plan)
+            # The other consumer a write changes was not protected, and
+            # is put right too.
+            if plan.partner:
+                other = plan.partner['consumer']
+                assert {f.verdict for f in auditor.consumer_findings(
+                    other)} <= {m.STUCK_MIGRATION}, plan
+                assert {f.verdict for f in after.consumer_findings(
+                    other)} <= {m.OK}, plan
             # A server loses nothing a flavor cannot rebuild.
             if plan.consumer not in snapshot.servers:
                 continue

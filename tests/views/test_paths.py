@@ -19,6 +19,7 @@ against the real services in ``tests/e2e``)."""
 
 import copy
 import dataclasses
+import datetime
 import html
 import re
 from unittest import mock
@@ -38,6 +39,7 @@ from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import journal
 import pytest
 from tests.unit.cloud import Cloud
+from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
 from tests.views.base import AdminViewTests
 from tests.views.base import batch_message
@@ -87,6 +89,13 @@ def one_of_each():
     stranger = uid('stranger')
     cloud.allocate(stranger, H3)
     rows[m.UNKNOWN_CONSUMER] = (stranger, H3)
+    crashed = cloud.server('crashed', 'host2')
+    stuck = cloud.migration('stuck', crashed, 'migrating', source='host2',
+                            dest='host3', updated=NOW - datetime.timedelta(
+                                hours=2))
+    cloud.allocate(stuck, H2)
+    cloud.allocate(crashed, H3)
+    rows[m.STUCK_MIGRATION] = (crashed, H3)
     return cloud.snapshot(), rows
 
 
@@ -125,6 +134,16 @@ class FakeCloud:
         self.snapshot = dataclasses.replace(self.snapshot,
                                             consumers=consumers)
 
+    def post_allocations(self, _client, consumers):
+        """Every consumer's generation checked first, then all written,
+        as Placement's ``POST /allocations`` does."""
+        for uuid, (_, generation, _, _) in consumers.items():
+            consumer = self.snapshot.consumers.get(uuid)
+            if (consumer.generation if consumer else None) != generation:
+                raise ks_exc.Conflict('consumer generation conflict')
+        for uuid, values in consumers.items():
+            self.put_allocations(_client, uuid, *values)
+
     def verdicts(self, consumer):
         return {f.verdict for f in classify.Auditor(
             self.snapshot, min_age=0).consumer_findings(consumer)}
@@ -137,6 +156,8 @@ class FakeCloud:
                               self.consumer_allocations),
             mock.patch.object(placement, 'put_allocations',
                               self.put_allocations),
+            mock.patch.object(placement, 'post_allocations',
+                              self.post_allocations),
             mock.patch.object(service, 'report', lambda request, **kw:
                               classify.audit(self.snapshot, min_age=0)),
             mock.patch.object(service, '_clients',
@@ -270,7 +291,8 @@ class PathTests(AdminViewTests):
 
     def fixed_on_host2(self, cloud, then=None):
         """*Fix recommended* on host2, previewed and confirmed, each PUT
-        written to ``cloud`` and then handed to ``then(consumer, written)``
+        (or POST, its first consumer) written to ``cloud`` and then handed
+        to ``then(consumer, written)``
         (which may raise as Placement or a gateway would): ``(the
         confirm's response, the preview, the consumers written in
         order)``."""
@@ -282,7 +304,14 @@ class PathTests(AdminViewTests):
             if then is not None:
                 then(args[1], written)
 
-        with mock.patch.object(placement, 'put_allocations', put):
+        def post(client, consumers):
+            cloud.post_allocations(client, consumers)
+            written.append(next(iter(consumers)))
+            if then is not None:
+                then(written[-1], written)
+
+        with mock.patch.object(placement, 'put_allocations', put), \
+                mock.patch.object(placement, 'post_allocations', post):
             res = self.client.post(INDEX, {
                 'action': 'providers__fix_recommended',
                 'object_ids': [H2]})

@@ -440,7 +440,8 @@ def test_a_new_minimum_age_re_audits_the_same_snapshot(cloud, settings):
     settings.ORPHAN_AUDIT_MIN_AGE = 0
     service.report(None)
     assert len(cloud['collected']) == 1
-    assert cloud['audits'].call_args.kwargs == {'min_age': 0}
+    assert cloud['audits'].call_args.kwargs == {
+        'min_age': 0, 'stuck_after': m.STUCK_AFTER}
 
 
 def test_a_lost_snapshot_means_a_full_sweep(cloud):

@@ -36,10 +36,12 @@ class RepairActionsTests(unittest.TestCase):
     def test_one_row_and_one_selection_action_per_repair(self):
         rows, selected = actions.repair_actions(m.ACTIONS)
         self.assertEqual(['TrimRow', 'DeleteAndHealRow', 'DeleteRow',
-                          'HealRow', 'SetOwnerRow', 'ReleaseRow'],
+                          'HealRow', 'SetOwnerRow', 'ReleaseRow',
+                          'MoveBackRow'],
                          [cls.__name__ for cls in rows])
         self.assertEqual(['TrimRows', 'DeleteAndHealRows', 'DeleteRows',
-                          'HealRows', 'SetOwnerRows', 'ReleaseRows'],
+                          'HealRows', 'SetOwnerRows', 'ReleaseRows',
+                          'MoveBackRows'],
                          [cls.__name__ for cls in selected])
         for code, row, rows_ in zip(m.ACTIONS, rows, selected):
             self.assertTrue(issubclass(row, actions.RepairRow))
@@ -57,10 +59,10 @@ class RepairActionsTests(unittest.TestCase):
             ['filter', 'export_findings_csv', 'export_findings_json',
              'trim_selected', 'delete_and_heal_selected', 'delete_selected',
              'heal_selected', 'set_owner_selected', 'release_selected',
-             'decommission'],
+             'move_back_selected', 'decommission'],
             [action.name for action in meta.table_actions])
         self.assertEqual(['trim', 'delete_and_heal', 'delete', 'heal',
-                          'set_owner', 'release'],
+                          'set_owner', 'release', 'move_back'],
                          [action.name for action in meta.row_actions])
 
     def test_class_name(self):

@@ -127,9 +127,21 @@ def repair_previews(rows, names, owner_names, owners):
         before=side(row.plan.before, names) if row.plan else [],
         after=side(row.plan.after, names) if row.plan else [],
         kept=kept(row.plan, names),
+        partner=partner(row.plan, names),
         bindings=labels.bindings(row.plan, names),
         owners=owners(row.plan))
         for row in rows]
+
+
+def partner(plan, names):
+    """The other consumer a plan's one write changes, with its sides, or
+    None."""
+    other = getattr(plan, 'partner', None)
+    if not other:
+        return None
+    return dict(consumer=other['consumer'],
+                before=side(other['before'], names),
+                after=side(other['after'], names))
 
 
 def restore_previews(rows, names, owners):
