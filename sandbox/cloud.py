@@ -86,11 +86,18 @@ SLOW_CELL_DELAY = 6
 :data:`SLOW_CELL_TIMEOUT`."""
 
 
+class ComputeGone(BaseException):
+    """A hung driver call let go as the cloud shuts down.  Its compute
+    crashed long before: no ``except Exception`` of Nova's runs (nothing
+    reverts the move it was part of)."""
+
+
 class SandboxFakeDriver(fake_virt.FakeDriver):
     """Nova's fake virt driver with a plausible hypervisor size.
 
-    ``FAULTS`` lets the incident stager make one operation fail the way the
-    seed incidents did (e.g. a disk copy that times out on the source).
+    ``MIGRATE_DISK_FAULTS`` lets the incident stager make one operation
+    fail the way the seed incidents did (e.g. a disk copy that times out
+    on the source), ``MIGRATE_DISK_HANGS`` one never end.
     """
     vcpus = 64
     memory_mb = 262144
@@ -98,6 +105,12 @@ class SandboxFakeDriver(fake_virt.FakeDriver):
 
     # instance uuid -> exception to raise from migrate_disk_and_power_off
     MIGRATE_DISK_FAULTS = {}
+    # instance uuid -> callable(instance) run by migrate_disk_and_power_off,
+    # which then never returns: a disk copy under way when its compute
+    # crashed (the callable restarts it), until the cloud shuts down
+    MIGRATE_DISK_HANGS = {}
+    HANGS_RELEASED = threading.Event()
+    """Set by :meth:`SandboxCloud.shutdown`: what hangs gives up."""
     # node name -> dedicated CPUs it offers (PCPU), as a libvirt node with
     # a cpu_dedicated_set does; Nova's fake driver reports none
     PCPUS = {}
@@ -115,6 +128,12 @@ class SandboxFakeDriver(fake_virt.FakeDriver):
     def migrate_disk_and_power_off(self, context, instance, dest, flavor,
                                    network_info, block_device_info=None,
                                    timeout=0, retry_interval=0):
+        hang = self.MIGRATE_DISK_HANGS.pop(instance.uuid, None)
+        if hang is not None:
+            LOG.info('migrate_disk_and_power_off of %s hangs', instance.uuid)
+            hang(instance)
+            self.HANGS_RELEASED.wait()
+            raise ComputeGone(instance.uuid)
         exc = self.MIGRATE_DISK_FAULTS.pop(instance.uuid, None)
         if exc is not None:
             raise exc
@@ -263,6 +282,7 @@ class SandboxCloud(nova_test.TestCase):
         self.down_cells = {}
         self.stopped = set()
         self.servers = []
+        SandboxFakeDriver.HANGS_RELEASED.clear()
 
     def _report_pci(self):
         """Nova's PCI in Placement, before any service starts (``CONF`` is
@@ -343,6 +363,7 @@ class SandboxCloud(nova_test.TestCase):
                                    'placement'))
 
     def shutdown(self):
+        SandboxFakeDriver.HANGS_RELEASED.set()
         for s in self.servers:
             try:
                 s.shutdown()
@@ -478,6 +499,33 @@ class SandboxCloud(nova_test.TestCase):
         self.stopped.discard(host)
         self._heartbeat(host, "'+0 seconds'")   # it reports in at once
         return {'host': host, 'state': 'running', 'changed': True}
+
+    def restart_compute(self, host):
+        """``host``'s nova-compute crashed and started again, as Nova's
+        ``restart_compute_service`` does it: the service stopped, a new
+        one (a new ComputeManager, through its start-up: ``init_host``)
+        started with the same driver, whose guests survive.  A crash does
+        not wait for what it was doing: the stop leaves the requests under
+        way on its ``compute-alt`` RPC server (a hung
+        ``migrate_disk_and_power_off``, maybe the caller itself) as they
+        are, where oslo.messaging's ``wait()`` would wait for them."""
+        if host not in self.computes:
+            raise KeyError(host)
+        if host in self.stopped:
+            raise RuntimeError('%s is stopped' % host)
+        old = self.computes[host]
+        if old.rpcserver_alt is not None:
+            with mock.patch.object(old.rpcserver_alt, 'wait'):
+                old.stop()
+        else:
+            old.stop()
+        cell = self.host_mappings[host].cell_mapping.name
+        with mock.patch('nova.virt.driver.load_compute_driver') as load:
+            load.return_value = old.manager.driver
+            self.computes[host] = self.start_service(
+                'compute', host=host, cell_name=cell)
+        self._heartbeat(host, "'+0 seconds'")   # it reports in at once
+        return {'host': host, 'state': 'running', 'restarted': True}
 
     def restart_with_pci_devices(self, host, buses):
         """``host``'s nova-compute restarted with a ``[pci] device_spec``

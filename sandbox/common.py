@@ -32,6 +32,12 @@ sandbox's Horizon and ``openrc`` give the plugin the same
 (``ORPHAN_AUDIT_NOVA_CELL_TIMEOUT``), so that it knows a listing that took
 longer for one its timer may have cut."""
 
+STUCK_MIGRATION_AGE = 1
+"""``ORPHAN_AUDIT_STUCK_MIGRATION_AGE`` of the sandbox's Horizon and
+``openrc``: its stuck migration is staged seconds before it is audited,
+where a cloud waits an hour (no move under way in the sandbox goes a
+second without its server's task set)."""
+
 MAX_SHARE = 100
 """``ORPHAN_AUDIT_MAX_SHARE`` of ``orphan-audit`` against the sandbox
 (its ``openrc``): the sandbox's consumers are mostly staged leftovers, far

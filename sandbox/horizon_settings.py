@@ -150,6 +150,7 @@ if 'compressor.finders.CompressorFinder' not in STATICFILES_FINDERS:  # noqa
 ORPHAN_AUDIT_MIN_AGE = 0
 ORPHAN_AUDIT_JOURNAL_DIR = _STATE_DIR
 ORPHAN_AUDIT_NOVA_CELL_TIMEOUT = _common.SLOW_CELL_TIMEOUT
+ORPHAN_AUDIT_STUCK_MIGRATION_AGE = _common.STUCK_MIGRATION_AGE
 # Tests set other ORPHAN_AUDIT_* settings as JSON here.
 globals().update(json.loads(os.environ.get('SANDBOX_ORPHAN_SETTINGS', '{}')))
 # The shipped local_settings.d snippet, run as Horizon runs its snippets.

@@ -789,6 +789,80 @@ class Stager:
             fault='boot from a volume with hw_cpu_policy=dedicated',
             checks={'held': held, 'volume': volume})
 
+    def stage_stuck_migration(self):
+        """Nova bug 1836369, staged as Nova's own functional test does
+        (``test_migrate_disk_and_power_off_crash_finish_revert_migration``):
+        a server on host1 cold-migrated to host2, whose disk copy on the
+        source (the driver's ``migrate_disk_and_power_off``) never ends;
+        while it runs, host1's nova-compute restarts (a new ComputeManager
+        with the same driver), whose ``_init_instance`` reverts the
+        crashed migration on the hypervisor and resets the server's task.
+        The server is ACTIVE on host1 with no task, its migration stays
+        ``migrating`` for ever: the migration consumer holds what the
+        server holds on host1, the server's own consumer the scheduler's
+        claim on host2."""
+        if 'stuck_migration' in self.manifest:
+            raise IncidentError('stuck_migration is already staged')
+        s = self.boot('stuck-migration-vm', 'sb-small', 'host1')
+        if s['status'] != 'ACTIVE' or s.get('OS-EXT-SRV-ATTR:host') != 'host1':
+            raise IncidentError('stuck_migration: the server did not boot '
+                                'on host1: %s' % s['status'])
+        restarted = threading.Event()
+        failed = []
+
+        def crash(instance):
+            # In the source compute's RPC worker, as Nova's test does it:
+            # the call under way survives the restart.
+            try:
+                self.cloud.restart_compute('host1')
+            except Exception as e:
+                failed.append(e)
+                raise
+            finally:
+                restarted.set()
+        hangs = sb_cloud.SandboxFakeDriver.MIGRATE_DISK_HANGS
+        hangs[s['id']] = crash
+        try:
+            self.api.nova('POST', '/servers/%s/action' % s['id'],
+                          {'migrate': {'host': 'host2'}}, mv='2.56')
+            if not restarted.wait(60):
+                raise IncidentError('stuck_migration: the migration never '
+                                    'reached migrate_disk_and_power_off: %s'
+                                    % self.api.migrations(s['id']))
+        finally:
+            hangs.pop(s['id'], None)
+        if failed:
+            raise IncidentError('stuck_migration: restarting host1 failed: '
+                                '%r' % failed[0])
+        self.api.wait_settled(s['id'], 'ACTIVE', host='host1')
+        mig = self.api.migrations(s['id'])[0]
+        if mig['status'] != 'migrating':
+            raise IncidentError('stuck_migration: the migration is %s, not '
+                                'migrating' % mig['status'])
+        held = {'migration': self.api.allocations(mig['uuid']),
+                'server': self.api.allocations(s['id'])}
+        if (list(held['migration']) != [self.rps['host1']] or
+                list(held['server']) != [self.rps['host2']]):
+            raise IncidentError('stuck_migration: unexpected allocations %s'
+                                % held)
+        return self._finish(
+            'stuck_migration',
+            'cold migration host1->host2 whose migrate_disk_and_power_off '
+            'never returns; host1 nova-compute restarted meanwhile, and its '
+            '_init_instance reset the task: the server is ACTIVE on host1, '
+            'its migration migrating for ever (Nova bug 1836369); the '
+            'migration consumer holds host1, the server host2.',
+            [self._server_entry(s['id'])], [self._mig_entry(mig)],
+            [self._exp(mig['uuid'], 'migration', 'host1', 'stuck_migration'),
+             self._exp(s['id'], 'instance', 'host2', 'stuck_migration')],
+            fault='SandboxFakeDriver.migrate_disk_and_power_off hangs after '
+                  'restarting host1 nova-compute (a new ComputeManager, the '
+                  'same driver)',
+            checks={'migration': mig['uuid'],
+                    'migration_status': mig['status'],
+                    'migration_updated_at': mig.get('updated_at'),
+                    'held': held})
+
     def stage_shelved_offloaded(self):
         """A server shelved and offloaded through the compute API (Nova's
         default ``shelved_offload_time = 0`` offloads it at once, removing

@@ -24,7 +24,8 @@ PCI = ('pci_deleted_behind_nova', 'pci_moved', 'pci_stale_migration',
 """Servers holding PCI devices Nova's scheduler allocated in Placement: the
 sandbox started with ``--pci``."""
 OPT_IN = ('second_cell', 'held_children', 'image_pinned', 'volume_pinned',
-          'shelved_offloaded', 'vgpu_and_sev_children') + NEUTRON + PCI
+          'shelved_offloaded', 'vgpu_and_sev_children',
+          'stuck_migration') + NEUTRON + PCI
 """Staged only when named, never by ``all``: ``second_cell`` needs the
 sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``,
 the ``PCI`` ones ``--pci``;
@@ -34,7 +35,9 @@ does not report (a later boot there would try to remove it);
 ``volume_pinned`` makes host1's node offer PCPU from then on;
 ``shelved_offloaded`` leaves a finding every ``all`` test would meet;
 ``vgpu_and_sev_children`` gives host2 children the ``all`` tests do not
-expect."""
+expect;
+``stuck_migration`` restarts host1's compute and leaves a driver call
+hung on it, and a migration ``migrating`` for ever."""
 
 
 def parse(value):

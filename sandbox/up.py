@@ -326,6 +326,7 @@ class Running:
             'openrc': os.path.join(self.state_dir, 'openrc'),
             'nova_cell_timeout': common.SLOW_CELL_TIMEOUT,
             'max_share': common.MAX_SHARE,
+            'stuck_migration_age': common.STUCK_MIGRATION_AGE,
             'incidents': self.stager.manifest,
         }
         common.write_json(os.path.join(self.state_dir, 'sandbox.json'), data)
@@ -354,8 +355,10 @@ class Running:
                 'export ORPHAN_AUDIT_JOURNAL_DIR=%s\n'
                 'export ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=%d\n'
                 'export ORPHAN_AUDIT_MAX_SHARE=%d\n'
+                'export ORPHAN_AUDIT_STUCK_MIGRATION_AGE=%d\n'
                 % (self.urls['keystone'], self.password, self.state_dir,
-                   common.SLOW_CELL_TIMEOUT, common.MAX_SHARE))
+                   common.SLOW_CELL_TIMEOUT, common.MAX_SHARE,
+                   common.STUCK_MIGRATION_AGE))
         return data
 
     # ---------------------------------------------------------- lifecycle

@@ -80,6 +80,8 @@ def orphan_audit(cloud, journal_dir, *args, clouds_yaml=None):
                ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=str(
                    cloud.config['nova_cell_timeout']))
     env.setdefault('ORPHAN_AUDIT_MAX_SHARE', str(cloud.config['max_share']))
+    env.setdefault('ORPHAN_AUDIT_STUCK_MIGRATION_AGE',
+                   str(cloud.config['stuck_migration_age']))
     env.pop('DJANGO_SETTINGS_MODULE', None)
     return subprocess.run(
         [sys.executable, '-m', 'orphan_dashboard.cli', '--os-cloud',
@@ -149,7 +151,9 @@ def keystone(cloud):
             AVAILABLE_REGIONS=[], OPENSTACK_KEYSTONE_DEFAULT_DOMAIN='Default',
             OPENSTACK_KEYSTONE_MULTIDOMAIN_SUPPORT=False,
             ORPHAN_AUDIT_MIN_AGE=0,
-            ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=cloud.config['nova_cell_timeout']):
+            ORPHAN_AUDIT_NOVA_CELL_TIMEOUT=cloud.config['nova_cell_timeout'],
+            ORPHAN_AUDIT_STUCK_MIGRATION_AGE=cloud.config[
+                'stuck_migration_age']):
         yield
 
 

@@ -305,3 +305,67 @@ def test_a_shelved_offloaded_server_holding_resources_is_deleted(
                 for o in json.loads(result.stdout)['outcomes']}
     assert outcomes[server] == (m.DELETE, 'done')
     assert held(clients, server) == {}
+
+
+def test_a_migration_a_compute_crash_left_is_moved_back(
+        cloud, tmp_path, horizon):
+    """Nova's own crash: host1's compute restarts while its driver's
+    ``migrate_disk_and_power_off`` never returns; ``_init_instance``
+    leaves the server ACTIVE on host1, the migration ``migrating`` for
+    ever, its consumer holding host1 and the server's holding host2.
+    ``orphan-audit`` finds both rows stuck and moves them back in one
+    write, journaled twice; restored, the panel previews both consumers
+    and moves them back again."""
+    from tests.e2e.conftest import INDEX
+
+    clients = cloud.clients()
+    staged = cloud.control('POST', '/incidents/stuck_migration')
+    server = staged['servers'][0]['uuid']
+    migration = staged['checks']['migration']
+    assert staged['checks']['migration_status'] == 'migrating'
+    rows = {e['consumer']: e['provider'] for e in staged['expected']}
+    host1, host2 = rows[migration], rows[server]
+    before = {migration: held(clients, migration),
+              server: held(clients, server)}
+    assert set(before[migration]) == {host1}
+    assert set(before[server]) == {host2}
+    report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                          '--json')
+    for consumer in (server, migration):
+        (found,) = findings_of(report, consumer)
+        assert (found['verdict'], found['actions'], found['reason_code']) \
+            == (m.STUCK_MIGRATION, [m.MOVE_BACK],
+                'stuck_migration.back'), found
+        assert 'will never move this migration on' in found['reason']
+
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                          '--only', m.STUCK_MIGRATION, '--json')
+    assert result.returncode == 4, result.stdout + result.stderr
+    (outcome,) = json.loads(result.stdout)['outcomes']
+    assert (outcome['action'], outcome['status']) == (m.MOVE_BACK, 'done')
+    assert held(clients, server) == before[migration]
+    assert held(clients, migration) == {}
+    history = json.loads(orphan_audit(cloud, tmp_path, 'history',
+                                      '--json').stdout)
+    entries = [e for e in history if e['consumer'] in (server, migration)]
+    assert sorted((e['consumer'], e['action'], e['status'])
+                  for e in entries) == sorted(
+        (c, m.MOVE_BACK, 'applied') for c in (server, migration))
+    restored = orphan_audit(cloud, tmp_path, 'restore', '--apply',
+                            *[str(e['id']) for e in entries])
+    assert restored.returncode == 4, restored.stdout + restored.stderr
+    assert {c: held(clients, c) for c in before} == before
+
+    audited(horizon, refresh=True)
+    preview = horizon.get(INDEX + 'repair/', {
+        'sel': '%s:%s:%s' % (migration, host1, m.MOVE_BACK)})
+    (row,) = preview.context['rows']
+    assert row.plan is not None, row.error
+    assert row.plan.partner['consumer'] == server
+    assert server.encode() in preview.content
+    assert b'In the same write, consumer' in preview.content
+    done = horizon.post(INDEX + 'repair/', {
+        'rows': preview.context['form'].initial['rows']})
+    assert done.status_code == 302
+    assert held(clients, server) == before[migration]
+    assert held(clients, migration) == {}
