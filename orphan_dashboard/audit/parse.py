@@ -12,7 +12,26 @@
 
 """API JSON to engine data: pure, so recorded responses test it."""
 
+import datetime
+
 from orphan_dashboard.audit import model as m
+
+
+def seconds_since(when, now):
+    """Seconds from ``when`` (a time, or ISO text as Nova and Placement
+    give it; naive is UTC) to ``now``; None where either is unknown or
+    ``when`` is not a time."""
+    if not when or now is None:
+        return None
+    if isinstance(when, str):
+        try:
+            when = datetime.datetime.fromisoformat(
+                when.replace('Z', '+00:00'))
+        except ValueError:
+            return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return (now - when).total_seconds()
 
 
 def provider(body):

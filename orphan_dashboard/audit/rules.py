@@ -22,11 +22,11 @@ own, and ``tests/unit/test_registry.py`` holds the two to each other.
 """
 
 import dataclasses
-import datetime
 import functools
 import typing
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import plan
 from orphan_dashboard.audit import ports
 from orphan_dashboard.audit.reasons import format_resources
@@ -70,18 +70,8 @@ def _add(totals, resources):
 def _younger(since, auditor):
     """Seconds since ``since`` (a time, or ISO text) if fewer than the
     auditor's minimum age."""
-    if since is None or auditor.now is None:
-        return None
-    if isinstance(since, str):
-        try:
-            since = datetime.datetime.fromisoformat(
-                since.replace('Z', '+00:00'))
-        except ValueError:
-            return None
-    if since.tzinfo is None:
-        since = since.replace(tzinfo=datetime.timezone.utc)
-    age = (auditor.now - since).total_seconds()
-    if auditor.min_age and age < auditor.min_age:
+    age = parse.seconds_since(since, auditor.now)
+    if age is not None and auditor.min_age and age < auditor.min_age:
         return int(max(age, 0))
     return None
 
@@ -343,7 +333,8 @@ def _stuck(case, p):
             case.topology.legitimate(case.root, p)):
         return None
     migration, server = stall.migration, stall.server
-    seconds = int(stalls.age(migration, case.auditor.now))
+    seconds = int(parse.seconds_since(migration.updated_at,
+                                      case.auditor.now))
     return why({m.MOVE_BACK: STUCK_BACK, m.DELETE: STUCK_ARRIVED,
                 m.TRIM: STUCK_EVACUATION}[stall.action],
                move=_move(migration), status=migration.status,

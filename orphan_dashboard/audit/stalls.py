@@ -24,10 +24,10 @@ and says which write their side takes, by Placement's trees (the
 server's node's tree holding a consumer), never by a host's name.
 """
 
-import datetime
 import typing
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import parse
 
 MOVES = ('resize', 'migration', 'live-migration')
 """The moves whose migration consumer holds the source while they run."""
@@ -86,17 +86,11 @@ def of(snapshot, topology, consumer_uuid, held=None):
     snapshot holds (a write judged before it is made)."""
     held = held or {}
     migration = snapshot.migrations.get(consumer_uuid)
-    if migration is None:
-        moving = [g for g in snapshot.migrations.values()
-                  if g.instance_uuid == consumer_uuid and
-                  g.status in m.MIGRATION_IN_PROGRESS]
-        if len(moving) != 1:
-            return None
-        migration = moving[0]
-    elif [g for g in snapshot.migrations.values()
-          if g.instance_uuid == migration.instance_uuid and
-          g.status in m.MIGRATION_IN_PROGRESS] != [migration]:
+    moving = topology.moving.get(
+        migration.instance_uuid if migration else consumer_uuid, [])
+    if len(moving) != 1 or migration not in (None, moving[0]):
         return None
+    migration = moving[0]
     server = snapshot.servers.get(migration.instance_uuid)
     if server is None or not _idle(server):
         return None
@@ -139,22 +133,8 @@ def _side(topology, root, migration, server, moving, own):
     return False
 
 
-def age(migration, now):
-    """Seconds since Nova last wrote ``migration``; None where unknown."""
-    since = migration.updated_at
-    if not since or now is None:
-        return None
-    try:
-        since = datetime.datetime.fromisoformat(since.replace('Z', '+00:00'))
-    except ValueError:
-        return None
-    if since.tzinfo is None:
-        since = since.replace(tzinfo=datetime.timezone.utc)
-    return (now - since).total_seconds()
-
-
 def stalled(migration, now, after):
     """``migration`` has gone ``after`` seconds or more without an update:
     no move under way goes that long without one."""
-    seconds = age(migration, now)
+    seconds = parse.seconds_since(migration.updated_at, now)
     return seconds is not None and seconds >= after

@@ -37,6 +37,7 @@ class Topology:
         self._owners = {}
         self._held = None
         self._nodeless = None
+        self._moving = None
         self.server_ports = ports.by_server(snapshot)
         # The providers a port's binding names.
         self.port_providers = frozenset(
@@ -49,6 +50,19 @@ class Topology:
         if self._held is None:
             self._held = ownership.held_classes(self.snapshot)
         return self._held
+
+    @property
+    def moving(self):
+        """``{server: [its migrations in progress]}``, gathered once: what
+        a stuck move is told by (:mod:`.stalls`), asked of every
+        consumer."""
+        if self._moving is None:
+            self._moving = {}
+            for migration in self.snapshot.migrations.values():
+                if migration.status in m.MIGRATION_IN_PROGRESS:
+                    self._moving.setdefault(migration.instance_uuid,
+                                            []).append(migration)
+        return self._moving
 
     def owner(self, uuid):
         """Who owns ``uuid`` (its :meth:`ownership`'s owner)."""
