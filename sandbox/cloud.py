@@ -58,6 +58,7 @@ from nova.db.api import api as api_db_api
 from nova.db.main import api as main_db_api
 from nova import exception
 from nova import objects
+from nova.objects import host_mapping
 from nova import test as nova_test
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import fixtures as func_fixtures
@@ -114,6 +115,20 @@ class SandboxFakeDriver(fake_virt.FakeDriver):
     # node name -> dedicated CPUs it offers (PCPU), as a libvirt node with
     # a cpu_dedicated_set does; Nova's fake driver reports none
     PCPUS = {}
+    NODE_IDENTITIES = {}
+    """node name -> its compute node uuid where that is not the fake
+    driver's own: a reinstalled host's new ``compute_id`` file (kept in
+    a snapshot's memory)."""
+
+    def get_available_resource(self, nodename):
+        resources = super().get_available_resource(nodename)
+        resources['uuid'] = self.NODE_IDENTITIES.get(nodename,
+                                                     resources['uuid'])
+        return resources
+
+    def get_nodenames_by_uuid(self, refresh=False):
+        return {self.NODE_IDENTITIES.get(name, uuid): name for uuid, name in
+                super().get_nodenames_by_uuid(refresh).items()}
 
     def update_provider_tree(self, provider_tree, nodename, allocations=None):
         super().update_provider_tree(provider_tree, nodename, allocations)
@@ -452,6 +467,25 @@ class SandboxCloud(nova_test.TestCase):
         self.host_mappings[host] = mapping
         return {'host': host, 'mapped': True}
 
+    def reinstall(self, host):
+        """``host`` reprovisioned under its old name (Nova bug 1817833):
+        its stopped nova-compute starts again with a fresh node identity
+        (the ``compute_id`` file a reinstall loses), so Nova's resource
+        tracker creates a compute node of a new uuid and fails to create
+        its provider while the old one keeps the name; then ``nova-manage
+        cell_v2 discover_hosts`` maps the host again (a compute service
+        delete unmapped it).  A reinstalled hypervisor runs no guests
+        (nova-compute refuses to start as a new service on one that
+        does)."""
+        node = str(uuid_lib.uuid4())
+        SandboxFakeDriver.NODE_IDENTITIES[host] = node
+        self.computes[host].manager.driver.instances.clear()
+        self.start_compute(host)
+        ctxt = self.admin_ctxt()
+        host_mapping.discover_hosts(ctxt)
+        self.host_mappings[host] = objects.HostMapping.get_by_host(ctxt, host)
+        return {'host': host, 'node': node}
+
     def add_compute(self, host):
         """One more fake compute, for an incident that retires it."""
         if host not in self.computes:
@@ -636,6 +670,7 @@ class SandboxCloud(nova_test.TestCase):
         return {'stopped': set(self.stopped),
                 'services': dict(self.computes),
                 'mappings': dict(self.host_mappings),
+                'identities': dict(SandboxFakeDriver.NODE_IDENTITIES),
                 'computes': {host: self._compute_memory(service)
                              for host, service in self.computes.items()}}
 
@@ -668,6 +703,8 @@ class SandboxCloud(nova_test.TestCase):
         # must find its own, not create another.
         self.host_mappings.clear()
         self.host_mappings.update(memory['mappings'])
+        SandboxFakeDriver.NODE_IDENTITIES.clear()
+        SandboxFakeDriver.NODE_IDENTITIES.update(memory['identities'])
         services = {}
         for host, service in memory['services'].items():
             if host in memory['stopped']:

@@ -52,9 +52,10 @@ def main(args):
     port = common.choose_port(args.port)
     if port != args.port:
         common.log('port %d is busy; Horizon will use %d' % (args.port, port))
-    incidents = 'all'
+    incidents = incidents_names.DEMO
     if args.neutron:
-        incidents = ','.join(incidents_names.NAMES + incidents_names.NEUTRON)
+        incidents += incidents_names.NEUTRON
+    incidents = ','.join(incidents)
     cmd = [sys.executable, '-m', 'sandbox', 'up', '--incidents', incidents,
            '--state-dir', state_dir,
            '--keystone-port', str(args.keystone_port),

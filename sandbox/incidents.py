@@ -863,6 +863,56 @@ class Stager:
                     'migration_updated_at': mig.get('updated_at'),
                     'held': held})
 
+    def stage_reinstalled_host(self):
+        """Nova bug 1817833, staged through Nova's own paths: host6 holds
+        the allocation of a server deleted behind Nova's back when its
+        compute service is deleted (``DELETE /os-services/{id}``, which
+        deletes its compute node and host mapping and swallows the
+        provider delete's 409: the provider stays, seed 001); the host is
+        then reinstalled under its old name (:meth:`~sandbox.cloud.
+        SandboxCloud.reinstall`): a compute node of a new uuid, whose
+        provider nova-compute cannot create ("Conflicting resource
+        provider name"), and the host mapped again."""
+        host = 'host6'
+        if 'reinstalled_host' in self.manifest:
+            raise IncidentError('reinstalled_host is already staged')
+        sb_cloud.SandboxFakeDriver.NODE_IDENTITIES.pop(host, None)
+        self.cloud.add_compute(host)
+        self.rps = self.cloud.provider_uuids()
+        old = self.rps[host]
+        ghost = self.boot('reinstalled-deleted-vm', 'sb-small', host)
+        self.cloud.soft_delete_behind_nova(ghost['id'])
+        self.cloud.stop_compute(host)
+        service = self.api.nova(
+            'GET', '/os-services?binary=nova-compute&host=%s' % host,
+            mv='2.53')['services'][0]
+        self.api.nova('DELETE', '/os-services/%s' % service['id'],
+                      mv='2.53')
+        self.api.placement('GET', '/resource_providers/%s' % old)
+        new = self.cloud.reinstall(host)['node']
+        providers = self.api.placement(
+            'GET', '/resource_providers?name=%s' % host)['resource_providers']
+        if [p['uuid'] for p in providers] != [old]:
+            raise IncidentError('reinstalled_host: providers named %s: %s'
+                                % (host, providers))
+        node = self.api.nova('GET', '/os-hypervisors/%s' % new,
+                             mv='2.53')['hypervisor']
+        self.rps = dict(self.cloud.provider_uuids(), **{host: old})
+        return self._finish(
+            'reinstalled_host',
+            "host6's compute service was deleted while its provider held a "
+            "server deleted behind Nova's back (Nova kept the provider), "
+            'and host6 was reinstalled under its old name: Nova has a new '
+            'compute node for it, whose provider nova-compute cannot '
+            'create while the old one keeps the name (Nova bug 1817833).',
+            [self._deleted_entry(ghost)], [],
+            [self._exp(ghost['id'], 'instance', host, 'deleted_instance')],
+            fault="server deleted with hand-written SQL; DELETE "
+                  '/os-services/{id}; nova-compute started with a new '
+                  'compute node uuid; discover_hosts',
+            checks={'old_provider': old, 'new_node': new,
+                    'new_node_state': node.get('state')})
+
     def stage_shelved_offloaded(self):
         """A server shelved and offloaded through the compute API (Nova's
         default ``shelved_offload_time = 0`` offloads it at once, removing

@@ -25,7 +25,7 @@ PCI = ('pci_deleted_behind_nova', 'pci_moved', 'pci_stale_migration',
 sandbox started with ``--pci``."""
 OPT_IN = ('second_cell', 'held_children', 'image_pinned', 'volume_pinned',
           'shelved_offloaded', 'vgpu_and_sev_children',
-          'stuck_migration') + NEUTRON + PCI
+          'stuck_migration', 'reinstalled_host') + NEUTRON + PCI
 """Staged only when named, never by ``all``: ``second_cell`` needs the
 sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``,
 the ``PCI`` ones ``--pci``;
@@ -37,7 +37,12 @@ does not report (a later boot there would try to remove it);
 ``vgpu_and_sev_children`` gives host2 children the ``all`` tests do not
 expect;
 ``stuck_migration`` restarts host1's compute and leaves a driver call
-hung on it, and a migration ``migrating`` for ever."""
+hung on it, and a migration ``migrating`` for ever;
+``reinstalled_host`` adds host6, a compute node with no provider."""
+DEMO = NAMES + ('reinstalled_host',)
+"""What ``python -m sandbox demo`` stages (with ``NEUTRON`` unless
+``--no-neutron``): ``all`` and the opt-in incidents that leave every
+other one as it is."""
 
 
 def parse(value):

@@ -83,6 +83,15 @@ class Decommission:
     """Why nothing is taken: the name is a child provider's, never
     decommissioned by itself nor taken for its host's tree (a reason), or
     ''."""
+    replaced: dict = dataclasses.field(default_factory=dict)
+    """``{root: Hypervisor}``: the roots Nova created a new compute node
+    in place of (:meth:`.Topology.replaced_by`), taken alone, the host's
+    service and new node kept."""
+
+    def replacements(self):
+        """What the operator is told of each replaced root: a reason."""
+        return [reasons.replaced(self.names.get(r, r), h)
+                for r, h in sorted(self.replaced.items())]
 
     @property
     def gone(self):
@@ -258,6 +267,9 @@ def plan(snapshot, name, min_age, whole_service=False, *,
     A node of a service with several (an Ironic conductor's) is handled
     alone, its service kept, unless ``whole_service``: deleting the service
     deletes every node's provider, never the side effect of naming one.
+    So is a provider Nova created a new compute node in place of
+    (:meth:`.Topology.replaced_by`), named by the host or itself: the
+    host's service and new node are alive.
     """
     host, roots, named_host, child = _resolve(snapshot, name)
     service = snapshot.services.get(host)
@@ -269,6 +281,18 @@ def plan(snapshot, name, min_age, whole_service=False, *,
     keeps_service = len(nodes) > 1 and not whole_service
     if named_host or not keeps_service:
         roots |= set(nodes)
+    replaced = {
+        root: node for root, node in auditor.topology.replacements().items()
+        if root in roots or node.uuid in roots}
+    if whole_service:
+        roots |= set(replaced)
+        replaced = {}
+    elif replaced:
+        # The old provider alone: the host's service and its new node
+        # are alive.
+        roots, keeps_service, named_host = set(replaced), True, False
+        host = host or next(iter(replaced.values())).host
+        service = snapshot.services.get(host)
     roots = sorted(roots)
     tree = set(auditor.topology.children_first(roots))
     servers = sorted((s for s in snapshot.servers.values()
@@ -301,7 +325,7 @@ def plan(snapshot, name, min_age, whole_service=False, *,
                                if p.root_uuid in roots or p.uuid in nodes},
                         nodes=nodes, whole_service=whole_service,
                         keeps_service=keeps_service, named_host=named_host,
-                        foreign_children=children,
+                        foreign_children=children, replaced=replaced,
                         child_named=child and _child_named(snapshot, child))
 
 

@@ -553,6 +553,13 @@ MESSAGES = {
         'for the compute services %(services)s: it may be one of theirs, '
         'on a host not mapped to a cell yet (run nova-manage cell_v2 '
         'discover_hosts), not gone'),
+    'provider.replaced': N_(
+        "Nova has a new compute node %(node)s named %(name)s on host "
+        "%(host)s (the host was reinstalled, or its compute service "
+        "deleted and started again), and nova-compute cannot create its "
+        "provider while this one keeps the name: once this one holds "
+        "nothing, delete it, and nova-compute creates the new one on its "
+        "next periodic update (or restart)"),
     'provider.unproven': N_(
         'Nova did not say compute node %(name)s is gone: it may still be '
         'alive'),

@@ -166,6 +166,14 @@ def not_ours(provider, owner, suspect=False):
     return reason('blocker.not_nova', provider=provider, owner=owner)
 
 
+def replaced(name, node):
+    """What an operator is told of the provider ``name`` whose compute
+    node Nova created anew as ``node`` (a :class:`~model.Hypervisor`):
+    delete it once empty, and nova-compute makes the new one."""
+    return reason('provider.replaced', name=name, node=node.uuid,
+                  host=node.host or '-')
+
+
 def image_unread(server):
     """Why the properties of the image Nova booted ``server`` from are not
     known, as a clause."""

@@ -67,6 +67,18 @@ class ProviderReport:
     nodeless: tuple = ()
     """The hosts of those services (:attr:`.Topology.nodeless_services`)
     while :attr:`unmapped`."""
+    replaced_by: typing.Optional[m.Hypervisor] = None
+    """The compute node Nova created anew in its place, whose provider
+    nova-compute cannot create while this one keeps the name
+    (:meth:`.Topology.replaced_by`)."""
+
+    @property
+    def replacement(self):
+        """What an operator is told of a replaced provider (a
+        :class:`~reasons.Reason`), or None."""
+        if self.replaced_by is None:
+            return None
+        return reasons.replaced(self.provider.name, self.replaced_by)
 
     @property
     def counts(self):
@@ -241,6 +253,8 @@ def _service(snapshot, topology, root):
     if hypervisor is None:
         if topology.is_sharing(root):
             return 'sharing provider', False
+        if topology.replaced_by(root):
+            return 'replaced', True
         if topology.owner(root) != ownership.NOVA:
             # A suspect Nova answered 404 for may be decommissioned, by a
             # tick (:func:`.decommission.plan`).
@@ -361,4 +375,4 @@ def _provider_report(auditor, root, findings, servers, usage, children,
             c for c in tree if c in child_owners)),
         gone=topology.node_gone(root), unmapped=topology.unmapped(root),
         nodeless=topology.nodeless_services if topology.unmapped(root)
-        else ())
+        else (), replaced_by=topology.replaced_by(root))

@@ -38,6 +38,7 @@ class Topology:
         self._held = None
         self._nodeless = None
         self._moving = None
+        self._providerless = None
         self.server_ports = ports.by_server(snapshot)
         # The providers a port's binding names.
         self.port_providers = frozenset(
@@ -90,10 +91,13 @@ class Topology:
         return self.trees.get(root_uuid, {root_uuid})
 
     def server_root(self, server):
-        """Root provider of the compute node ``server`` lives on, or None."""
+        """Root provider of the compute node ``server`` lives on, or None
+        (also for a node Nova lists that has no provider yet: nothing can
+        be healed onto it)."""
         if not server.node:
             return None
-        return self.node_roots.get(server.node)
+        root = self.node_roots.get(server.node)
+        return root if root in self.providers else None
 
     def is_sharing(self, uuid):
         return uuid in self.snapshot.sharing_providers
@@ -164,7 +168,31 @@ class Topology:
         service's host may be unmapped, and this its node, whatever its
         name.  Alive as far as anyone can prove, never deleted."""
         return root in self.snapshot.nodes_gone and \
-            bool(self.nodeless_services)
+            bool(self.nodeless_services) and not self.replaced_by(root)
+
+    def replaced_by(self, root):
+        """The compute node Nova created anew in ``root``'s place, or None
+        (Nova bug 1817833: a host reinstalled, or its compute service
+        deleted and started again, with a new node uuid): Nova answers
+        404 for ``root`` alone, and lists a node of ``root``'s name that
+        has no provider, which nova-compute cannot create while ``root``
+        keeps the name (Placement's names are unique).  Placement's
+        refusal, not the name, ties them: ``root`` stays judged as a node
+        Nova deleted, whose ownership is proven as any other's."""
+        if root not in self.snapshot.nodes_gone:
+            return None
+        if self._providerless is None:
+            self._providerless = {
+                h.hostname: h for h in self.snapshot.hypervisors.values()
+                if h.uuid not in self.providers}
+        return self._providerless.get(self.name(root))
+
+    def replacements(self):
+        """``{root: the node Nova created in its place}``
+        (:meth:`replaced_by`) of every replaced root."""
+        return {root: self.replaced_by(root)
+                for root in self.snapshot.nodes_gone
+                if self.replaced_by(root)}
 
     @property
     def nodeless_services(self):

@@ -40,6 +40,7 @@ def report_json(report, owners=None):
         'consumers': p.consumers, 'usage': p.usage, 'needed': p.needed,
         'mismatched': p.mismatched, 'orphaned_provider': p.orphaned_provider,
         'owner': p.owner, 'owner_proof': p.owner_proof,
+        'replaced_by': p.replaced_by and p.replaced_by.uuid,
         'children': [{'uuid': c, 'name': report.names.get(c, c),
                       'owner': found.owner, 'owner_proof': found.proof}
                      for c, found in p.children],
@@ -86,6 +87,8 @@ def print_text(report, out, owners=None):
                                 p.service_state,
                                 ' ' + _('orphaned provider')
                                 if p.orphaned_provider else ''), file=out)
+        if p.replacement:
+            print('  ' + _('NOTE: %s') % text(p.replacement), file=out)
         for rc in sorted(set(p.usage) | set(p.needed)):
             print('  ' + _('%(class)-10s usage %(usage)-8s needed '
                            '%(needed)s') % {
@@ -276,6 +279,8 @@ def decommission_json(plan, chosen, children=(), owners=None):
         'deletes_service': plan.deletes_service,
         'whole_service': plan.whole_service,
         'other_nodes': plan.other_nodes,
+        'replaced': [{'provider': r, 'node': node.uuid, 'host': node.host}
+                     for r, node in sorted(plan.replaced.items())],
         'provider_names': {p: plan.names.get(p) for p in plan.providers},
         'servers': [{'uuid': s.uuid, 'name': s.name, 'status': s.status}
                     for s in plan.servers],
@@ -336,7 +341,9 @@ def print_decommission(plan, chosen, out, children=(), owners=None):
             '%(providers)s') % {
         'name': plan.name, 'service': shown if service else _('none'),
         'providers': providers_named(plan) or _('none')}, file=out)
-    if plan.keeps_service:
+    for note in plan.replacements():
+        print(_('NOTE: %s') % text(note), file=out)
+    if plan.keeps_service and not plan.replaced:
         nodes = ', '.join(reasons.named(n, plan.names)
                           for n in plan.other_nodes)
         print(_('compute service %(host)s also serves %(nodes)s: kept '

@@ -514,3 +514,56 @@ def test_a_listing_nova_cut_short_deletes_nothing_alive(cloud, horizon,
         assert api.provider_record(clients.placement, ceph) is not None
     finally:
         clients.placement.delete('/resource_providers/%s' % ceph)
+
+
+@pytest.mark.django_db(databases=['default', 'orphan_journal'])
+def test_a_host_reinstalled_under_its_old_name_gets_its_provider_back(
+        cloud, horizon, journal_dir):
+    """Nova bug 1817833 staged through Nova (``reinstalled_host``): host6's
+    compute service deleted while its provider held a leftover, then
+    started again with a new compute node uuid, whose provider
+    nova-compute fails to create.  The report calls the old provider
+    replaced, not a host to map; the CLI's preview takes the old tree
+    alone and keeps the live service; the panel's decommission repairs
+    the leftover and deletes the old provider; host6's next periodic
+    update creates its new provider."""
+    staged = cloud.control('POST', '/incidents/reinstalled_host')
+    old = staged['checks']['old_provider']
+    new = staged['checks']['new_node']
+    ghost = staged['servers'][0]['uuid']
+    clients = cloud.clients()
+    assert api.provider_record(clients.placement, new) is None
+    report = orphan_audit(cloud, journal_dir, 'report', '--min-age', '0',
+                          '--json')
+    assert report.returncode in (0, 3), report.stdout + report.stderr
+    body = json.loads(report.stdout)
+    tree = next(p for p in body['providers'] if p['uuid'] == old)
+    assert (tree['service_state'], tree['replaced_by'],
+            tree['orphaned_provider']) == ('replaced', new, True), tree
+    assert [(f['verdict'], f['action']) for f in body['findings']
+            if f['provider'] == old] == [(m.DELETED_INSTANCE, m.DELETE)]
+
+    preview = orphan_audit(cloud, journal_dir, 'decommission', 'host6',
+                           '--min-age', '0')
+    assert preview.returncode == 3, preview.stdout + preview.stderr
+    assert 'next periodic update' in preview.stdout, preview.stdout
+    assert 'compute service delete' not in preview.stdout.replace(
+        'compute service deleted', '')
+
+    page = horizon.get(DECOMMISSION, {'provider': old})
+    assert b'value="Decommission"' in page.content, page.content
+    assert b'its new node are kept' in page.content
+    response = horizon.post(DECOMMISSION, {
+        'rows': page.context['form'].initial['rows']}, follow=True)
+    said = [str(s) for s in response.context['messages']]
+    assert api.provider_record(clients.placement, old) is None, said
+    assert held(clients, ghost) == {}
+    assert services(clients, 'host6'), 'the live service was deleted'
+
+    cloud.control('POST', '/periodic/host6')
+    record = api.provider_record(clients.placement, new)
+    assert record is not None and record['name'] == 'host6', record
+    after = classify.audit(collect.full_snapshot(clients.placement,
+                                                 clients.nova), min_age=0)
+    assert after.provider(new).service_state == 'up'
+    assert old not in {p.provider.uuid for p in after.providers}

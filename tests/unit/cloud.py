@@ -88,6 +88,22 @@ class Cloud:
         del self.services[name]
         return rp
 
+    def replaced(self, name, node=None):
+        """A host reinstalled under its old name (Nova bug 1817833): Nova
+        deleted its compute node (its service deleted and started again,
+        or its ``compute_id`` file lost), whose provider stayed, and lists
+        a new node of the same name (``node``, else ``name``) under
+        another uuid with no provider: nova-compute cannot create one
+        while the old keeps the name.  ``(old provider, new node)``."""
+        old = self.gone(name)
+        if node is not None:
+            self.providers[old] = m.Provider(old, node, 1, old)
+        new = uid(name + '-reinstalled')
+        self.hypervisors[new] = m.Hypervisor(new, node or name, host=name,
+                                             state='up')
+        self.services[name] = m.Service(name, 'up')
+        return old, new
+
     def unmapped(self, name, node=None):
         """A compute host not mapped to a cell yet: its service and its
         node's provider (named ``node``, else ``name``: libvirt names it

@@ -77,7 +77,8 @@ def clouds(draw):
     pinned its CPUs and a node named by its host's FQDN, each where
     drawn."""
     snapshot = draw(snapshots())
-    hosts = sorted(u for u, h in snapshot.hypervisors.items())
+    # The nodes that have a provider (a replaced node's new one has none).
+    hosts = sorted(u for u in snapshot.hypervisors if u in snapshot.providers)
     if draw(st.booleans()):
         gone = uid('h-gone')
         snapshot.providers[gone] = m.Provider(gone, 'h-gone', 1, gone)

@@ -107,9 +107,18 @@ def snapshots(draw):
         cloud.providers[down] = m.Provider(down, 'h-down', 1, down)
         cloud.services['h-down'] = m.Service('h-down', '', status='UNKNOWN')
     # A compute node Nova deleted, its provider left holding a deleted
-    # server's allocation.
-    if draw(st.booleans()):
+    # server's allocation; or so replaced by a new node of its name (a
+    # host reinstalled, Nova bug 1817833) that has no provider, maybe with
+    # a server Nova placed there holding the old one.
+    node = draw(st.sampled_from([None, 'gone', 'replaced']))
+    if node == 'gone':
         gone = cloud.gone('h-gone')
+    elif node == 'replaced':
+        gone, _new = cloud.replaced('h-gone')
+        if draw(st.booleans()):
+            cloud.allocate(cloud.server('on-new-node', 'h-gone'), gone,
+                           modified=LONG_AGO)
+    if node:
         cloud.tag(gone)
         cloud.deleted('ghost-on-gone', gone)
     serial = iter(range(1000))
@@ -356,6 +365,9 @@ def test_every_offered_repair_plans_and_puts_its_consumer_right(snapshot,
             plan = auditor.plan(finding.consumer, finding.provider, action)
             assert (plan.consumer, plan.provider, plan.action) == (
                 finding.consumer, finding.provider, action)
+            # Nothing is written onto a provider Placement does not have
+            # (a node Nova lists without one: a replaced node's new one).
+            assert set(plan.after) <= set(snapshot.providers), plan
             after = classify.Auditor(applied(snapshot, plan),
                                      min_age=min_age)
             # No write changes a row the audit protected, whichever row
@@ -567,6 +579,20 @@ def test_the_generator_reaches_every_repairable_verdict():
         'OTHER_KINDS of snapshots() in tests/unit/test_property.py')
     hypothesis.find(snapshots(), has(m.MOVED, offered=False),
                     settings=reach())
+
+
+def test_the_generator_reaches_replaced_nodes():
+    """Replaced providers occur, deletable leftovers on them, and servers
+    on their new nodes kept."""
+    def replaced(snapshot):
+        report = classify.audit(snapshot, min_age=600)
+        old = [t.provider.uuid for t in report.providers
+               if t.replaced_by is not None]
+        found = {(f.verdict, bool(f.actions)) for f in report.findings
+                 if f.provider in old}
+        return {(m.DELETED_INSTANCE, True), (m.PROTECTED, False)} <= found
+
+    hypothesis.find(snapshots(), replaced, settings=reach())
 
 
 def test_the_generator_writes_young_server_level_findings():

@@ -27,9 +27,11 @@ from keystoneauth1 import exceptions as ks_exc
 import pytest
 
 from orphan_dashboard.api import placement
+from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import messages
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import repairs
+from tests.unit import test_replaced
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import encoded
@@ -100,6 +102,24 @@ class DetailTests(AdminViewTests):
         res = self.client.get(detail(H1))
         self.assertEqual(200, res.status_code)
         self.assertNotContains(res, 'orphan-sweep-failed')
+
+    @helpers.create_mocks({service: ['report']})
+    def test_a_replaced_providers_page_says_what_nova_compute_does_next(self):
+        """A host reinstalled under its old name: its old provider's page
+        says it is replaced, by which node, and what happens once it is
+        deleted; a live node's page says nothing of it."""
+        cloud, old, new, _ghost = test_replaced.reinstalled()
+        self.mock_report.return_value = classify.audit(cloud.snapshot(),
+                                                       min_age=0)
+        res = self.client.get(detail(old))
+        self.assertContains(res, 'Replaced by a new compute node')
+        self.assertContains(res, 'orphan-replaced alert alert-info')
+        self.assertIn('Nova has a new compute node %s named '
+                      'host6.example.com on host host6' % new,
+                      ' '.join(res.content.decode().split()))
+        self.assertContains(res, 'on its next periodic update')
+        self.assertNotContains(self.client.get(detail(H1)),
+                               'orphan-replaced')
 
     @helpers.create_mocks({service: ['report']})
     def test_reasons_are_shown_in_the_users_language(self):

@@ -84,6 +84,7 @@ class PresentersTests(unittest.TestCase):
 
     def test_no_decommission_plan_shows_nothing(self):
         self.assertEqual({'steps': [], 'providers': [], 'other_nodes': [],
+                          'replacements': [],
                           'foreign_children': [], 'service_commands': [],
                           'provider_commands': []},
                          presenters.decommission_preview(None, {}, {}))

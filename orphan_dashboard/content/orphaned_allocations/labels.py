@@ -157,6 +157,7 @@ SERVICE_STATES = {
     'cell down': _('Cell down'),
     'not a compute node': _('Not a compute node'),
     'not mapped to a cell': _('Not mapped to a cell'),
+    'replaced': _('Replaced by a new compute node'),
     'unconfirmed': _('Not confirmed by Nova'),
     'unknown': _('Unknown'),
 }

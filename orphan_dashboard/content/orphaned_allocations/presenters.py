@@ -192,6 +192,7 @@ def decommission_preview(plan, names, owner_names):
         'provider_commands': provider_commands,
         'other_nodes': [(plan.names.get(n, n), n)
                         for n in (plan.other_nodes if plan else [])],
+        'replacements': plan.replacements() if plan else [],
         'foreign_children': foreign_children(plan),
     }
 
