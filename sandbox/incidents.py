@@ -913,6 +913,47 @@ class Stager:
             checks={'old_provider': old, 'new_node': new,
                     'new_node_state': node.get('state')})
 
+    def stage_buried_in_cell0(self):
+        """Nova's ``_bury_in_cell0`` after the scheduler's claim: host7, a
+        compute started and not mapped to a cell yet (its host mapping
+        deleted, as before ``discover_hosts``), is forced as a server's
+        host (``availability_zone`` ``nova:host7``, which the API does not
+        check against host mappings); the scheduler claims on its node,
+        the conductor finds no host mapping for it and buries the server
+        in cell0, ERROR with no host, and never deletes the claim."""
+        host = 'host7'
+        if 'buried_in_cell0' in self.manifest:
+            raise IncidentError('buried_in_cell0 is already staged')
+        self.cloud.add_compute(host)
+        self.rps = self.cloud.provider_uuids()
+        self.cloud.unmap_host(host)
+        body = {'server': {'name': self._name('buried-in-cell0-vm'),
+                           'imageRef': IMAGE, 'flavorRef': 'sb-small',
+                           'networks': 'none',
+                           'availability_zone': 'nova:%s' % host}}
+        created = self.api.nova('POST', '/servers', body, mv='2.74')['server']
+        s = self.api.wait_server(created['id'],
+                                 lambda s: s['status'] == 'ERROR',
+                                 what='ERROR')
+        if s.get('OS-EXT-SRV-ATTR:host') is not None:
+            raise IncidentError('buried_in_cell0: the server is on %s'
+                                % s.get('OS-EXT-SRV-ATTR:host'))
+        held = self.api.allocations(s['id'])
+        if list(held) != [self.rps[host]]:
+            raise IncidentError('buried_in_cell0: unexpected allocations %s'
+                                % held)
+        return self._finish(
+            'buried_in_cell0',
+            'a server forced onto host7, a compute not mapped to a cell '
+            'yet: the scheduler claimed on its node, the conductor found no '
+            'host mapping and buried the server in cell0 (ERROR, no host), '
+            'leaving the claim.',
+            [self._server_entry(s['id'])], [],
+            [self._exp(s['id'], 'instance', host, 'moved')],
+            fault='host7 host mapping deleted; availability_zone nova:host7',
+            checks={'held': held, 'fault': (s.get('fault') or {}).get(
+                'message')})
+
     def stage_shelved_offloaded(self):
         """A server shelved and offloaded through the compute API (Nova's
         default ``shelved_offload_time = 0`` offloads it at once, removing

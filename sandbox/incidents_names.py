@@ -25,7 +25,8 @@ PCI = ('pci_deleted_behind_nova', 'pci_moved', 'pci_stale_migration',
 sandbox started with ``--pci``."""
 OPT_IN = ('second_cell', 'held_children', 'image_pinned', 'volume_pinned',
           'shelved_offloaded', 'vgpu_and_sev_children',
-          'stuck_migration', 'reinstalled_host') + NEUTRON + PCI
+          'stuck_migration', 'reinstalled_host',
+          'buried_in_cell0') + NEUTRON + PCI
 """Staged only when named, never by ``all``: ``second_cell`` needs the
 sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``,
 the ``PCI`` ones ``--pci``;
@@ -38,7 +39,9 @@ does not report (a later boot there would try to remove it);
 expect;
 ``stuck_migration`` restarts host1's compute and leaves a driver call
 hung on it, and a migration ``migrating`` for ever;
-``reinstalled_host`` adds host6, a compute node with no provider."""
+``reinstalled_host`` adds host6, a compute node with no provider;
+``buried_in_cell0`` adds host7, not mapped to a cell (every root
+Nova answers 404 for is then possibly its node)."""
 DEMO = NAMES + ('reinstalled_host',)
 """What ``python -m sandbox demo`` stages (with ``NEUTRON`` unless
 ``--no-neutron``): ``all`` and the opt-in incidents that leave every

@@ -267,7 +267,7 @@ class Auditor:
             return why('protected.unproven_node', provider=unconfirmed)
         root = self.topology.root(provider_uuid)
         if self.topology.unmapped(root):
-            return why('protected.unmapped_node',
+            return why(rules.UNMAPPED,
                        provider=self.topology.name(root),
                        services=', '.join(self.topology.nodeless_services))
         return None

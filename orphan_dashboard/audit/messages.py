@@ -57,6 +57,14 @@ MESSAGES = {
         'server is shelved and offloaded (Nova removed its allocations '
         'when it offloaded it and allocates again when it unshelves it) '
         'yet holds resources here'),
+    'moved.buried': N_(
+        'server has no compute node (status %(status)s), as Nova leaves '
+        'one it buried in cell0 when the host the scheduler chose had no '
+        'host mapping, yet holds resources on %(here)s: 1. run nova-manage '
+        'cell_v2 discover_hosts to map the compute services %(services)s '
+        'that have no node in Nova\'s listing; 2. this allocation is a '
+        'leftover whichever host that node is, since Nova shows the server '
+        'alone with no host: deleting it is offered now'),
     'moved.no_node': N_(
         'server has no compute node (status %(status)s) yet holds '
         'resources here'),

@@ -228,6 +228,8 @@ DOWN_CELL_STATUS = 'UNKNOWN'
 SHELVED_OFFLOADED_STATUS = 'SHELVED_OFFLOADED'
 """A server Nova removed from its host, its allocations with it (the
 compute manager's ``_shelve_offload_instance``)."""
+ERROR_STATUS = 'ERROR'
+"""A server Nova gave up on: one it buried in cell0 shows it."""
 SERVICE_DOWN = 'down'
 """The state os-services and os-hypervisors give a dead compute."""
 

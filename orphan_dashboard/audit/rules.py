@@ -51,6 +51,8 @@ allocate could explain, while Nova has not shown that image."""
 YOUNG = 'protected.young_finding'
 """The reason of a problem protected because a write is younger than the
 minimum age."""
+UNMAPPED = 'protected.unmapped_node'
+"""The reason of what a node of a host not mapped to a cell yet holds."""
 STUCK_BACK = 'stuck_migration.back'
 STUCK_ARRIVED = 'stuck_migration.arrived'
 STUCK_EVACUATION = 'stuck_migration.evacuation'
@@ -308,7 +310,22 @@ def _unreachable(case, p):
     or nothing (its server's own node, in the server-root stage), is not
     judged."""
     reach = case.auditor.out_of_reach(p)
-    return None if reach is None else (reach, case.held.get(p, {}))
+    if reach is None or _buried(case, reach):
+        return None
+    return reach, case.held.get(p, {})
+
+
+def _buried(case, reach):
+    """A server Nova shows alone in ``ERROR`` with no host and no task, as
+    the conductor's ``_bury_in_cell0`` leaves one whose chosen host had no
+    host mapping (it never deletes the scheduler's claim), holding a node
+    ``reach`` keeps as a host not mapped to a cell yet: whatever that node
+    is, the server runs nowhere, so its allocation is a leftover, judged
+    now (:func:`_on_no_node` names both steps)."""
+    server = case.server
+    return (reach.code == UNMAPPED and server is not None and
+            not case.protection and not server.host and not server.node and
+            server.status == m.ERROR_STATUS)
 
 
 def _server_protected(case, p):
@@ -359,6 +376,12 @@ def _shelved_offloaded(case, p):
 def _on_no_node(case, p):
     if case.server is None or case.root is not None:
         return None
+    reach = case.auditor.out_of_reach(p)
+    if reach is not None and _buried(case, reach):
+        return why('moved.buried', status=case.server.status,
+                   here=case.topology.name(case.topology.root(p)),
+                   services=', '.join(case.topology.nodeless_services)), \
+            case.held[p]
     return why('moved.no_node', status=case.server.status), case.held[p]
 
 

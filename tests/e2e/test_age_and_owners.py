@@ -369,3 +369,68 @@ def test_a_migration_a_compute_crash_left_is_moved_back(
     assert done.status_code == 302
     assert held(clients, server) == before[migration]
     assert held(clients, migration) == {}
+
+
+def test_a_server_buried_in_cell0_on_an_unmapped_host_is_deleted_now(
+        cloud, tmp_path, horizon):
+    """Nova's ``_bury_in_cell0`` after the scheduler's claim
+    (``buried_in_cell0``): host7 not mapped to a cell, a server forced
+    there is buried in cell0, ERROR with no host, its claim left on
+    host7's node.  The finding names both steps (map the host; the
+    allocation is a leftover whatever the node) and ``orphan-audit``
+    deletes it; restored, the panel previews and deletes it again.  What
+    else host7 holds stays protected while it is unmapped."""
+    from tests.e2e.conftest import INDEX
+
+    clients = cloud.clients()
+    staged = cloud.control('POST', '/incidents/buried_in_cell0')
+    server = staged['servers'][0]['uuid']
+    (host7,) = {e['provider'] for e in staged['expected']}
+    before = held(clients, server)
+    assert list(before) == [host7]
+    stranger = '9b7f6a52-0c3e-4d1b-8f2a-6e5d4c3b2a17'
+    clients.placement.put('/allocations/%s' % stranger, json={
+        'allocations': {host7: {'resources': {'VCPU': 1}}},
+        'consumer_generation': None, 'project_id': 'p', 'user_id': 'u'},
+        microversion='1.28')
+    report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                          '--json')
+    (found,) = findings_of(report, server)
+    assert (found['verdict'], found['reason_code'], found['actions']) == (
+        m.MOVED, 'moved.buried', [m.DELETE_AND_HEAL]), found
+    assert 'discover_hosts' in found['reason'] and \
+        'host7' in found['reason'], found['reason']
+    (kept,) = findings_of(report, stranger)
+    assert (kept['verdict'], kept['reason_code']) == (
+        m.PROTECTED, 'protected.unmapped_node'), kept
+
+    result = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                          '--provider', host7, '--json')
+    assert result.returncode == 4, result.stdout + result.stderr
+    (outcome,) = json.loads(result.stdout)['outcomes']
+    assert (outcome['consumer'], outcome['status']) == (server, 'done')
+    assert held(clients, server) == {}
+    assert held(clients, stranger) == {host7: {'VCPU': 1}}
+    history = json.loads(orphan_audit(cloud, tmp_path, 'history',
+                                      '--json').stdout)
+    (entry,) = [e for e in history if e['consumer'] == server]
+    restored = orphan_audit(cloud, tmp_path, 'restore', '--apply',
+                            str(entry['id']))
+    assert restored.returncode == 4, restored.stdout + restored.stderr
+    assert held(clients, server) == before
+
+    audited(horizon, refresh=True)
+    preview = horizon.get(INDEX + 'repair/', {
+        'sel': '%s:%s:%s' % (server, host7, m.DELETE_AND_HEAL)})
+    (row,) = preview.context['rows']
+    assert row.plan is not None and row.plan.after == {}, row.error
+    assert b'discover_hosts' in preview.content
+    done = horizon.post(INDEX + 'repair/', {
+        'rows': preview.context['form'].initial['rows']})
+    assert done.status_code == 302
+    assert held(clients, server) == {}
+    refused = horizon.get(INDEX + 'repair/', {
+        'sel': '%s:%s:%s' % (stranger, host7, m.DELETE)})
+    (row,) = refused.context['rows']
+    assert row.plan is None and held(clients, stranger) == {
+        host7: {'VCPU': 1}}

@@ -14,6 +14,7 @@
 unknown, and only Nova's answer for one item proves a destructive verdict
 (a node gone, a server deleted)."""
 
+import dataclasses
 from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
@@ -290,3 +291,50 @@ def test_a_server_nova_did_not_answer_for_alone_is_protected_not_fatal():
     assert (found[slow].verdict, found[slow].reason.code) == (
         m.PROTECTED, 'protected.unresolved')
     assert found[fast].verdict == m.WRONG_AMOUNT
+
+
+def buried_on_unmapped():
+    """host9 not mapped to a cell yet (its node's provider named by its
+    FQDN): a server the conductor buried in cell0 holds the scheduler's
+    claim there, beside a server of host9's own."""
+    cloud = Cloud()
+    rp = cloud.unmapped('host9', node='host9.example.com')
+    cloud.tag(rp)
+    buried = cloud.server('buried', None, status=m.ERROR_STATUS)
+    cloud.allocate(buried, rp)
+    early = cloud.deleted('early', rp)
+    return cloud, rp, buried, early
+
+
+def test_a_server_buried_in_cell0_on_an_unmapped_host_is_a_leftover():
+    """Nova shows the buried server alone in ERROR with no host: its
+    claim on a node of a host not mapped yet is deleted now, the finding
+    naming both steps; the rest of that node stays protected."""
+    cloud, rp, buried, early = buried_on_unmapped()
+    found, report = _judged(cloud)
+    finding = found[(buried, rp)]
+    assert (finding.verdict, finding.actions, finding.reason.code) == (
+        m.MOVED, (m.DELETE_AND_HEAL,), 'moved.buried')
+    plan = classify.Auditor(cloud.snapshot(), min_age=0).plan(
+        buried, rp, m.DELETE_AND_HEAL)
+    assert plan.after == {}     # nowhere to heal it onto
+    text = str(finding.reason)
+    assert 'discover_hosts' in text and 'host9' in text and \
+        'host9.example.com' in text and 'offered now' in text
+    assert found[(early, rp)].reason.code == 'protected.unmapped_node'
+    assert report.provider(rp).unmapped
+
+
+@pytest.mark.parametrize('change', [
+    {'status': 'ACTIVE'}, {'task_state': 'spawning'}, {'host': 'host9'},
+    {'status': m.ERROR_STATUS, 'hidden': ('host', 'node')}])
+def test_only_a_hostless_idle_error_server_is_taken_off_an_unmapped_host(
+        change):
+    """A server with a status, a task or a host, or one whose host a
+    policy hides, is no proof: protected as the node is."""
+    cloud, rp, buried, _early = buried_on_unmapped()
+    cloud.servers[buried] = dataclasses.replace(cloud.servers[buried],
+                                                **change)
+    found, _report = _judged(cloud)
+    assert found[(buried, rp)].verdict == m.PROTECTED, found[(buried, rp)]
+    assert not found[(buried, rp)].actions
