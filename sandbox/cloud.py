@@ -742,6 +742,19 @@ class SandboxCloud(nova_test.TestCase):
             cell = self.host_mappings[host].cell_mapping.name
             return self.start_service('compute', host=host, cell_name=cell)
 
+    def archive_deleted_rows(self):
+        """``nova-manage db archive_deleted_rows --until-complete --purge
+        --all-cells``, Nova's own: the rows of deleted servers moved to
+        the shadow tables and purged, their instance mappings and request
+        specs deleted from the API database."""
+        from nova.cmd import manage
+        out = io.StringIO()
+        with self._audit_lock, contextlib.redirect_stdout(out):
+            rc = manage.DbCommands().archive_deleted_rows(
+                max_rows=1000, until_complete=True, purge=True,
+                all_cells=True, verbose=True)
+        return {'exit_code': rc, 'output': out.getvalue()}
+
     _audit_lock = threading.Lock()
 
     def placement_audit(self):

@@ -913,6 +913,43 @@ class Stager:
             checks={'old_provider': old, 'new_node': new,
                     'new_node_state': node.get('state')})
 
+    def stage_archived_instances(self):
+        """Three servers on host2 deleted behind Nova's back (their
+        allocations left), then Nova's own ``archive_deleted_rows
+        --purge``: their rows and instance mappings gone, their instance
+        actions answer 404 as for a consumer Nova never knew, and each
+        leftover is an unknown consumer."""
+        if 'archived_instances' in self.manifest:
+            raise IncidentError('archived_instances is already staged')
+        servers = [self.boot('archived-vm-%d' % i, 'sb-small', 'host2')
+                   for i in range(3)]
+        for s in servers:
+            self.cloud.soft_delete_behind_nova(s['id'])
+        archived = self.cloud.archive_deleted_rows()
+        if archived['exit_code'] not in (0, 1):
+            raise IncidentError('archived_instances: archive_deleted_rows '
+                                'exited %s: %s' % (archived['exit_code'],
+                                                   archived['output']))
+        for s in servers:
+            status = self.api.nova_raw(
+                'GET', '/servers/%s/os-instance-actions' % s['id'])
+            if status.status_code != 404:
+                raise IncidentError('archived_instances: %s still has its '
+                                    'instance actions' % s['id'])
+        return self._finish(
+            'archived_instances',
+            "three servers on host2 deleted behind Nova's back, then "
+            "archived with Nova's archive_deleted_rows --purge: Nova "
+            'no longer knows them, and their leftovers are unknown '
+            'consumers.',
+            [self._deleted_entry(s) for s in servers], [],
+            [self._exp(s['id'], 'unknown', 'host2', 'unknown_consumer')
+             for s in servers],
+            fault="servers deleted with hand-written SQL; nova-manage db "
+                  'archive_deleted_rows --until-complete --purge '
+                  '--all-cells',
+            checks={'archive_exit_code': archived['exit_code']})
+
     def stage_buried_in_cell0(self):
         """Nova's ``_bury_in_cell0`` after the scheduler's claim: host7, a
         compute started and not mapped to a cell yet (its host mapping

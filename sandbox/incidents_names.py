@@ -26,7 +26,7 @@ sandbox started with ``--pci``."""
 OPT_IN = ('second_cell', 'held_children', 'image_pinned', 'volume_pinned',
           'shelved_offloaded', 'vgpu_and_sev_children',
           'stuck_migration', 'reinstalled_host',
-          'buried_in_cell0') + NEUTRON + PCI
+          'buried_in_cell0', 'archived_instances') + NEUTRON + PCI
 """Staged only when named, never by ``all``: ``second_cell`` needs the
 sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``,
 the ``PCI`` ones ``--pci``;
@@ -41,8 +41,9 @@ expect;
 hung on it, and a migration ``migrating`` for ever;
 ``reinstalled_host`` adds host6, a compute node with no provider;
 ``buried_in_cell0`` adds host7, not mapped to a cell (every root
-Nova answers 404 for is then possibly its node)."""
-DEMO = NAMES + ('reinstalled_host',)
+Nova answers 404 for is then possibly its node);
+``archived_instances`` leaves three unknown consumers on host2."""
+DEMO = NAMES + ('reinstalled_host', 'archived_instances')
 """What ``python -m sandbox demo`` stages (with ``NEUTRON`` unless
 ``--no-neutron``): ``all`` and the opt-in incidents that leave every
 other one as it is."""

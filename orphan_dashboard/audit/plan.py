@@ -493,6 +493,22 @@ def recommended_selections(findings):
             for f, action in recommended(findings)]
 
 
+def unknown_deletes(findings):
+    """The delete of every unknown consumer among ``findings`` that may be
+    deleted, one per consumer: never recommended (Zun's containers,
+    Blazar's reservations or a consumer written by hand look the same,
+    as do the leftovers of servers ``archive_deleted_rows`` purged), taken
+    only when an operator chooses them all (``orphan-audit apply
+    --yes-unknown``, the panel's *Delete unknown consumers*)."""
+    chosen = {}
+    for finding in findings:
+        if finding.verdict == m.UNKNOWN_CONSUMER and \
+                m.DELETE in finding.actions:
+            chosen.setdefault(finding.consumer, m.Selection(
+                finding.consumer, finding.provider, m.DELETE))
+    return list(chosen.values())
+
+
 def instance_hints(findings, selections):
     """The servers behind the selected migration consumers, as the
     snapshot the operator saw knew them: a repair reads their migrations

@@ -105,7 +105,8 @@ def cmd_apply(args, clients, out):
     prints the plans and writes nothing."""
     bounds = options.limits(args)
     report = audit(args, clients)
-    selections, hints, decision = repairs.bounded(report, bounds)
+    selections, hints, decision = repairs.bounded(
+        report, bounds, unknown=args.yes_unknown)
     rows, outcomes = [], []
     if selections and not decision.held:
         rows = repairs.preview(clients, selections, options.settings(args),

@@ -131,14 +131,19 @@ def _verdicts(value):
     """``--only``'s value: names of verdicts a recommended repair puts
     right, comma-separated."""
     names = [name.strip() for name in value.split(',') if name.strip()]
-    unknown = [name for name in names if name not in m.RECOMMENDED]
+    unknown = [name for name in names if name not in ONLY]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             _('no verdict a recommended repair puts right: %(names)s '
               '(choose from %(verdicts)s)') % {
                 'names': ', '.join(unknown) or repr(value),
-                'verdicts': ', '.join(m.RECOMMENDED)})
+                'verdicts': ', '.join(ONLY)})
     return names
+
+
+ONLY = tuple(m.RECOMMENDED) + (m.UNKNOWN_CONSUMER,)
+"""What ``--only`` names: the verdicts a recommended repair puts right,
+and unknown consumers, deleted only with ``--yes-unknown``."""
 
 
 def _count(value):
@@ -174,7 +179,7 @@ def limit_options(parser, held='write nothing and exit 6',
                         help='only the findings of these verdicts are '
                              'repaired (comma-separated, or repeat): %s; a '
                              'consumer with a finding of another verdict '
-                             'too is left whole' % ', '.join(m.RECOMMENDED))
+                             'too is left whole' % ', '.join(ONLY))
     parser.add_argument('--max-writes', metavar=count, type=_count,
                         help='%s when the run would write more consumers '
                              'than this (default %s, unset: no limit)' % (
@@ -242,6 +247,13 @@ def build_parser(parser=None):
                         'generation-checked (at once: see --dry-run)')
     _audit_options(apply)
     limit_options(apply)
+    apply.add_argument('--yes-unknown', action='store_true',
+                       help='also delete every consumer Nova does not know '
+                            '(unknown_consumer: the leftovers of servers '
+                            'archive_deleted_rows purged, but also Zun\'s '
+                            'containers, Blazar\'s reservations or a '
+                            'consumer written by hand), within --only and '
+                            'the limits; never without this')
     apply.add_argument('--dry-run', action='store_true',
                        help='read and plan, print the writes as the '
                             'openstack commands that make them, and '
@@ -418,6 +430,12 @@ def partial(report, code):
 def check_arguments(args):
     """Values the parser takes that nothing could use, refused before
     anything is read."""
+    only = {name for names in getattr(args, 'only', None) or ()
+            for name in names}
+    if m.UNKNOWN_CONSUMER in only and not getattr(args, 'yes_unknown',
+                                                  False):
+        raise BadArguments(_('--only %s: unknown consumers are deleted only '
+                             'with --yes-unknown') % m.UNKNOWN_CONSUMER)
     timeout = getattr(args, 'timeout', None)
     if timeout is not None and not 0 < timeout < math.inf:
         raise BadArguments(_('--timeout %g: give a positive number of '

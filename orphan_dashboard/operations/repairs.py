@@ -80,21 +80,43 @@ def selections(summary, chosen, provider_uuids):
         summary.findings if summary else [], found)
 
 
-def recommended(report, only=None):
+def unknown_selections(summary, provider_uuids=()):
+    """The delete of every unknown consumer the ``summary`` the operator
+    was shown offers one for, on ``provider_uuids``' trees (every tree
+    when none): what the panel's *Delete unknown consumers* previews.
+    Raises ``LookupError`` for a provider the report does not have."""
+    if summary is None:
+        return []
+    findings = [] if provider_uuids else summary.findings
+    for provider_uuid in provider_uuids:
+        provider = summary.provider(provider_uuid)
+        if provider is None:
+            raise LookupError(provider_uuid)
+        findings = findings + provider.findings
+    return planning.unknown_deletes(findings)
+
+
+def recommended(report, only=None, unknown=False):
     """Every recommended repair of ``report``, with its instance hints;
     of the verdicts ``only`` alone where given
-    (:func:`~.audit.limits.eligible`)."""
-    found = planning.recommended_selections(
-        limits.eligible(report.problems, only))
+    (:func:`~.audit.limits.eligible`); with ``unknown``, the delete of
+    every unknown consumer too (:func:`~.audit.plan.unknown_deletes`)."""
+    problems = limits.eligible(report.problems, only)
+    found = planning.recommended_selections(problems)
+    if unknown:
+        taken = {s.consumer for s in found}
+        found += [s for s in planning.unknown_deletes(problems)
+                  if s.consumer not in taken]
     return found, planning.instance_hints(report.findings, found)
 
 
-def bounded(report, bounds):
+def bounded(report, bounds, unknown=False):
     """A run of every recommended repair of ``report`` within ``bounds``
     (a :class:`~.audit.limits.Limits`): its selections of the verdicts
-    ``bounds.only``, their instance hints, and the
+    ``bounds.only`` (and every unknown consumer's delete, with
+    ``unknown``), their instance hints, and the
     :class:`~.audit.limits.Decision` whether it may write them."""
-    found, hints = recommended(report, bounds.only)
+    found, hints = recommended(report, bounds.only, unknown)
     return found, hints, limits.decide(bounds, found, report.findings,
                                        report.consumers)
 

@@ -14,6 +14,7 @@
 reaching its own code, the old flags kept as aliases."""
 
 import contextlib
+import dataclasses
 import datetime
 import io
 import json
@@ -777,7 +778,7 @@ def test_apply_only_repairs_those_verdicts():
 
 
 @pytest.mark.parametrize('argv', [
-    ('--only', 'bogus'), ('--only', 'unknown_consumer'), ('--only', ','),
+    ('--only', 'bogus'), ('--only', ','),
     ('--max-writes', '-1'), ('--max-writes', 'x'), ('--max-share', '101'),
     ('--max-share', 'nan')])
 def test_limits_no_run_could_have_are_bad_arguments(capsys, argv):
@@ -789,6 +790,69 @@ def test_limits_no_run_could_have_are_bad_arguments(capsys, argv):
         assert "argument --only: no verdict a recommended repair puts " \
             "right" in err
         assert 'choose from evacuated_source, moved, deleted_instance' in err
+
+
+def archived(count=3):
+    """:func:`leftovers` and ``count`` consumers Nova answers 404 for, as
+    the leftovers of servers ``archive_deleted_rows --purge`` removed."""
+    from tests.unit.cloud import uid
+
+    snapshot = leftovers()
+    host1 = sorted(snapshot.providers)[0]
+    consumers = dict(snapshot.consumers)
+    for i in range(count):
+        uuid = uid('archived-%d' % i)
+        consumers[uuid] = dataclasses.replace(
+            next(iter(snapshot.consumers.values())), uuid=uuid,
+            allocations={host1: {'VCPU': 1, 'MEMORY_MB': 512}})
+    return dataclasses.replace(snapshot, consumers=consumers)
+
+
+def run_apply_on(snapshot, *argv):
+    out = io.StringIO()
+    with applying(snapshot) as mocks:
+        code = cli.execute(parse('apply', '--min-age', '0', *argv), out)
+    return code, out.getvalue(), mocks
+
+
+def test_yes_unknown_deletes_every_unknown_consumer_within_the_limits():
+    """Never without it; with it and ``--only unknown_consumer``, the
+    delete of each unknown consumer, and nothing else; the limits hold."""
+    from orphan_dashboard.audit import model as m
+
+    snapshot = archived()
+    code, _out, (preview, write, journal) = run_apply_on(snapshot,
+                                                         *ALL_OF_THEM)
+    assert code == options.APPLIED
+    unknown = {c for c in snapshot.consumers
+               if c not in snapshot.known_instances | set(snapshot.servers)}
+    assert len(unknown) == 3
+    assert {s.consumer for s in preview.call_args.args[1]}.isdisjoint(
+        unknown)
+    code, _out, (preview, write, journal) = run_apply_on(
+        snapshot, '--only', m.UNKNOWN_CONSUMER, '--yes-unknown',
+        *ALL_OF_THEM)
+    assert code == options.APPLIED
+    chosen = preview.call_args.args[1]
+    assert len(chosen) == 3 and {s.action for s in chosen} == {m.DELETE}
+    assert len(write.call_args.args[2]) == 3
+    code, out, (preview, write, journal) = run_apply_on(
+        snapshot, '--only', m.UNKNOWN_CONSUMER, '--yes-unknown',
+        '--max-writes', '2', *ALL_OF_THEM)
+    assert code == options.HELD and 'unknown_consumer 3' in out, out
+    write.assert_not_called()
+
+
+def test_only_unknown_consumers_without_yes_unknown_is_refused(capsys):
+    from orphan_dashboard.audit import model as m
+
+    code, _out, (preview, write, journal) = run_apply_on(
+        archived(), '--only', m.UNKNOWN_CONSUMER)
+    assert code == options.BAD_ARGUMENTS
+    assert 'unknown consumers are deleted only with --yes-unknown' in \
+        capsys.readouterr().err
+    preview.assert_not_called()
+    write.assert_not_called()
 
 
 def test_only_takes_several_verdicts_at_once_or_repeated():

@@ -59,7 +59,7 @@ class RepairActionsTests(unittest.TestCase):
             ['filter', 'export_findings_csv', 'export_findings_json',
              'trim_selected', 'delete_and_heal_selected', 'delete_selected',
              'heal_selected', 'set_owner_selected', 'release_selected',
-             'move_back_selected', 'decommission'],
+             'move_back_selected', 'delete_unknown', 'decommission'],
             [action.name for action in meta.table_actions])
         self.assertEqual(['trim', 'delete_and_heal', 'delete', 'heal',
                           'set_owner', 'release', 'move_back'],

@@ -28,6 +28,7 @@ from horizon import messages
 from horizon import tables
 
 from orphan_dashboard.audit import model as m
+from orphan_dashboard.audit import plan as planning
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
@@ -142,6 +143,31 @@ class Decommission(tables.LinkAction):
     def get_link_url(self, datum=None):
         return panel_url('decommission',
                          provider=self.provider_report(datum).provider.uuid)
+
+
+class DeleteUnknown(tables.LinkAction):
+    """Every unknown consumer of the provider's tree (on its page) or of
+    the cloud (on the index) at once: never recommended, previewed with
+    their count and what they hold, deleted once the count is typed."""
+    name = 'delete_unknown'
+    verbose_name = _('Delete unknown consumers')
+    classes = ('ajax-modal', 'btn-danger')
+    icon = 'trash'
+    policy_rules = policies.WRITE_ALLOCATIONS
+
+    def provider_report(self):
+        return self.table.kwargs.get('provider_report')
+
+    def allowed(self, request, datum=None):
+        tree = self.provider_report()
+        trees = [tree] if tree is not None else (self.table.data or [])
+        return any(planning.unknown_deletes(t.findings)
+                   for t in trees)
+
+    def get_link_url(self, datum=None):
+        tree = self.provider_report()
+        query = {'provider': tree.provider.uuid} if tree is not None else {}
+        return panel_url('delete_unknown', self.table.request, **query)
 
 
 class SelectionAction(tables.Action):

@@ -126,7 +126,7 @@ class AllocationsTable(actions.SelectableTable):
                           actions.ExportFindingsCSV,
                           actions.ExportFindingsJSON) +
                          actions.REPAIR_SELECTION_ACTIONS +
-                         (actions.Decommission,))
+                         (actions.DeleteUnknown, actions.Decommission))
         row_actions = actions.REPAIR_ROW_ACTIONS
         row_class = AllocationRow
         multi_select = True

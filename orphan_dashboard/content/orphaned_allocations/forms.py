@@ -425,6 +425,28 @@ class RepairForm(_SignedRowsForm):
                              data['signed'].get('hints', ()))
 
 
+class DeleteUnknownForm(RepairForm):
+    """Every unknown consumer chosen at once: written only when the count
+    the preview showed is typed back."""
+    kind = 'delete_unknown'
+    count = forms.IntegerField(
+        label=_('Number of consumers to delete'), min_value=0,
+        help_text=_('Type the number of unknown consumers shown above to '
+                    'confirm that none of them is another service\'s.'))
+    done = ngettext_lazy('%(count)d unknown consumer deleted',
+                         '%(count)d unknown consumers deleted', 'count')
+    nothing = _('No unknown consumer to delete.')
+
+    def clean(self):
+        data = super().clean()
+        rows = data.get('rows')
+        if isinstance(rows, list) and data.get('count') != len(rows):
+            raise forms.ValidationError(_(
+                'Type %(count)d, the number of unknown consumers shown, to '
+                'confirm: nothing was written.') % {'count': len(rows)})
+        return data
+
+
 class RestoreForm(_SignedRowsForm):
     kind = 'restore'
     done = ngettext_lazy('%(count)d restore done',

@@ -166,6 +166,21 @@ def provider_delete_previews(rows, names):
                  names.get(row.selection.provider)) for row in rows]
 
 
+def freed(rows):
+    """``{resource class: amount}`` the plans of ``rows`` take off their
+    providers, summed."""
+    total = {}
+    for row in rows:
+        for provider, resources in row.plan.before.items():
+            after = row.plan.after.get(provider, {})
+            for resource_class, amount in resources.items():
+                taken = amount - after.get(resource_class, 0)
+                if taken:
+                    total[resource_class] = total.get(resource_class,
+                                                      0) + taken
+    return total
+
+
 def decommission_preview(plan, names, owner_names):
     """A decommission's steps (an unknown consumer's with its owner,
     ``owner_names`` as ``service.names`` gives them), providers and other

@@ -208,7 +208,8 @@ class ProvidersTable(filters.PagesKeepView, actions.SelectableTable):
         verbose_name = _('Hypervisors')
         table_actions = (filters.ProvidersFilter, Refresh, ToggleAll,
                          actions.ExportFindingsCSV,
-                         actions.ExportFindingsJSON, FixRecommended)
+                         actions.ExportFindingsJSON, FixRecommended,
+                         actions.DeleteUnknown)
         row_actions = (ViewAllocations, ViewHypervisor, actions.Decommission,
                        DeleteProvider)
         row_class = ProviderRow

@@ -21,6 +21,8 @@ urlpatterns = [
     re_path(r'^$', views.IndexView.as_view(), name='index'),
     re_path(r'^repair/$', views.RepairView.as_view(), name='repair'),
     re_path(r'^restore/$', views.RestoreView.as_view(), name='restore'),
+    re_path(r'^unknown/delete/$', views.DeleteUnknownView.as_view(),
+            name='delete_unknown'),
     re_path(r'^providers/delete/$', views.DeleteProviderView.as_view(),
             name='delete_provider'),
     re_path(r'^decommission/$', views.DecommissionView.as_view(),

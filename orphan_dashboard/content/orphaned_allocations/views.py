@@ -36,6 +36,7 @@ from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.content.orphaned_allocations import tabs as panel_tabs
 from orphan_dashboard.operations import history as history_ops
+from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
@@ -369,6 +370,41 @@ class RepairView(_PreviewView):
             row.finding for row in self.rows) else {}
         context['previews'] = presenters.repair_previews(
             self.rows, names, owners, self.owners)
+        return context
+
+
+class DeleteUnknownView(RepairView):
+    """Every unknown consumer of a provider's tree (``?provider=``) or of
+    the last audit, previewed with their count, what they free and who
+    else could own them."""
+    form_class = repair_forms.DeleteUnknownForm
+    modal_header = _('Delete unknown consumers')
+    submit_label = _('Delete')
+    submit_class = 'btn-danger'
+
+    def preview_rows(self):
+        query = self.selection()
+        providers = [repair_forms.parse_uuid(p)
+                     for p in query.getlist('provider')]
+        try:
+            selections = repairs.unknown_selections(
+                service.report(self.request), providers)
+        except LookupError:
+            raise repair_forms.BadSelection(_(
+                'No such resource provider in the last audit.'))
+        if not selections:
+            raise repair_forms.BadSelection(
+                _('No unknown consumer to delete.'))
+        repair_forms.check_count(len(selections))
+        self.hints = ()
+        return service.preview(self.request, selections)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        planned = [row for row in self.rows if row.plan]
+        context['unknown_count'] = len(planned)
+        context['unknown_frees'] = reasons.format_resources(
+            presenters.freed(planned))
         return context
 
 
