@@ -434,3 +434,66 @@ def test_a_server_buried_in_cell0_on_an_unmapped_host_is_deleted_now(
     (row,) = refused.context['rows']
     assert row.plan is None and held(clients, stranger) == {
         host7: {'VCPU': 1}}
+
+
+def test_archived_instances_are_deleted_all_at_once_when_counted(
+        cloud, tmp_path, horizon):
+    """Nova's own ``archive_deleted_rows --purge`` (``archived_instances``):
+    three servers' leftovers on host2 become unknown consumers.  ``apply``
+    leaves them alone, refuses ``--only unknown_consumer`` without
+    ``--yes-unknown``, holds them past ``--max-writes`` and deletes them
+    with it; restored, the panel previews the three, counted and summed,
+    refuses a wrong count and deletes them on the right one."""
+    from tests.e2e.conftest import INDEX
+
+    clients = cloud.clients()
+    staged = cloud.control('POST', '/incidents/archived_instances')
+    consumers = sorted(e['consumer'] for e in staged['expected'])
+    (host2,) = {e['provider'] for e in staged['expected']}
+    before = {c: held(clients, c) for c in consumers}
+    assert all(list(b) == [host2] for b in before.values()), before
+    report = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                          '--json')
+    for consumer in consumers:
+        (found,) = findings_of(report, consumer)
+        assert (found['verdict'], found['action']) == (
+            m.UNKNOWN_CONSUMER, None), found
+
+    refused = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                           '--only', m.UNKNOWN_CONSUMER)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    held_back = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                             '--only', m.UNKNOWN_CONSUMER, '--yes-unknown',
+                             '--max-writes', '2')
+    assert held_back.returncode == 6, held_back.stdout + held_back.stderr
+    assert {c: held(clients, c) for c in consumers} == before
+    done = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
+                        '--only', m.UNKNOWN_CONSUMER, '--yes-unknown',
+                        '--json')
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert sorted(o['consumer'] for o in json.loads(done.stdout)[
+        'outcomes'] if o['status'] == 'done') == consumers
+    assert all(held(clients, c) == {} for c in consumers)
+    history = json.loads(orphan_audit(cloud, tmp_path, 'history',
+                                      '--json').stdout)
+    entries = [str(e['id']) for e in history if e['consumer'] in consumers]
+    assert len(entries) == 3
+    restored = orphan_audit(cloud, tmp_path, 'restore', '--apply', *entries)
+    assert restored.returncode == 4, restored.stdout + restored.stderr
+    assert {c: held(clients, c) for c in consumers} == before
+
+    audited(horizon, refresh=True)
+    url = INDEX + 'unknown/delete/?provider=' + host2
+    preview = horizon.get(url)
+    assert preview.status_code == 200
+    assert sorted(r.selection.consumer for r in preview.context['rows']
+                  if r.plan) == consumers
+    assert b'3 unknown consumers are deleted, freeing' in \
+        b' '.join(preview.content.split())
+    rows = preview.context['form'].initial['rows']
+    wrong = horizon.post(url, {'rows': rows, 'count': '30'})
+    assert b'Type 3, the number of unknown consumers shown' in wrong.content
+    assert {c: held(clients, c) for c in consumers} == before
+    confirmed = horizon.post(url, {'rows': rows, 'count': '3'})
+    assert confirmed.status_code == 302
+    assert all(held(clients, c) == {} for c in consumers)
