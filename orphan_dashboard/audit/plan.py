@@ -493,6 +493,24 @@ def recommended_selections(findings):
             for f, action in recommended(findings)]
 
 
+def frees_first(plans):
+    """``plans`` in the order a batch writes them: those that only take
+    resources off their providers first, then those that add any (a heal,
+    a move), each group as given.  Placement before 14.0.0 (bug 2104040)
+    refuses any write onto a provider over its capacity, even one that
+    makes it no worse: a batch's deletes on a provider must come before
+    its heals there."""
+    return sorted(plans, key=_adds)
+
+
+def _adds(plan):
+    """Whether ``plan`` leaves any provider holding more of a class than
+    its consumer held there before."""
+    return any(amount > plan.before.get(provider, {}).get(rc, 0)
+               for provider, resources in plan.after.items()
+               for rc, amount in resources.items())
+
+
 def unknown_deletes(findings):
     """The delete of every unknown consumer among ``findings`` that may be
     deleted, one per consumer: never recommended (Zun's containers,

@@ -213,8 +213,10 @@ def apply(clients, journal, plans, settings, instance_hints=()):
 
     A row is written only if its fresh plan is the confirmed one.  If the
     journal fails, nothing more is written (an unjournaled write could not
-    be undone), and the rows not attempted say so.
+    be undone), and the rows not attempted say so.  The writes that only
+    free resources go first (:func:`~.audit.plan.frees_first`).
     """
+    plans = planning.frees_first(plans)
     selections_ = [p.selection for p in plans]
     snapshot = _fresh(clients, selections_, instance_hints)
     rows = _plan_rows(snapshot, selections_, settings)

@@ -196,6 +196,50 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
                                             write.SKIPPED, 'gone')]
 
 
+def _plan(consumer, before, after, action=m.DELETE_AND_HEAL):
+    return m.Plan(action, consumer, 'rp-old', m.MOVED, '', 1, 'p', 'u',
+                  before, after)
+
+
+def test_a_batch_frees_before_it_adds():
+    """Placement before 14.0.0 refuses a write onto a provider over its
+    capacity: the writes that only free go first, each group as given."""
+    from orphan_dashboard.audit import plan as planning
+
+    heal = _plan('heal', {}, {'rp': {'VCPU': 1}}, m.HEAL)
+    move = _plan('move', {'rp-old': {'VCPU': 1}}, {'rp': {'VCPU': 1}})
+    delete = _plan('delete', {'rp': {'VCPU': 1}}, {}, m.DELETE)
+    trim = _plan('trim', {'rp': {'VCPU': 1}, 'rp-old': {'VCPU': 1}},
+                 {'rp': {'VCPU': 1}}, m.TRIM)
+    grown = _plan('grown', {'rp': {'VCPU': 1}}, {'rp': {'VCPU': 2}})
+    assert [p.consumer for p in planning.frees_first(
+        [heal, move, delete, grown, trim])] == [
+        'delete', 'trim', 'heal', 'move', 'grown']
+
+
+def test_applying_writes_the_frees_first():
+    heal = _plan('heal', {}, {'rp': {'VCPU': 1}}, m.HEAL)
+    delete = _plan('delete', {'rp': {'VCPU': 1}}, {}, m.DELETE)
+    rows = {p.consumer: repair.Row(p.selection, plan=p)
+            for p in (heal, delete)}
+    written = []
+
+    def allocations(placement, journal, plan, selection, **kwargs):
+        written.append(plan.consumer)
+        return write.Outcome(selection, write.DONE, 'ok', plan)
+
+    with mock.patch.object(repairs, '_fresh'), \
+            mock.patch.object(repairs, '_plan_rows', side_effect=lambda
+                              snapshot, selections, settings: [
+                                  rows[s.consumer] for s in selections]), \
+            mock.patch.object(repairs.write, 'allocations',
+                              side_effect=allocations):
+        outcomes = repairs.apply(CLIENTS, 'journal', [heal, delete],
+                                 conf.RunSettings(min_age=0))
+    assert written == ['delete', 'heal']
+    assert [o.selection.consumer for o in outcomes] == ['delete', 'heal']
+
+
 def test_a_restore_preview_carries_what_nova_says_now():
     entries = [mock.Mock(id=1, consumer='c1'), mock.Mock(id=2,
                                                          consumer='c2')]
