@@ -104,7 +104,7 @@ def provider_option(parser, metavar='UUID_OR_NAME'):
 def min_age_option(parser, metavar='SECONDS'):
     """``--min-age``, as ``orphan-audit`` and the ``openstack`` plugin
     take it (``metavar`` in each one's style)."""
-    parser.add_argument('--min-age', type=int, metavar=metavar,
+    parser.add_argument('--min-age', type=_count, metavar=metavar,
                         help='protect allocations younger than this '
                              '(default %s: %d)' % (conf.MIN_AGE.name,
                                                    conf.MIN_AGE.default))
@@ -113,7 +113,7 @@ def min_age_option(parser, metavar='SECONDS'):
 def concurrency_option(parser, metavar=None):
     """``--concurrency``, as ``orphan-audit`` and the ``openstack`` plugin
     take it."""
-    parser.add_argument('--concurrency', type=int, metavar=metavar,
+    parser.add_argument('--concurrency', type=_positive, metavar=metavar,
                         help='Placement requests in flight (default %s: %d)'
                         % (conf.CONCURRENCY.name, conf.CONCURRENCY.default))
 
@@ -154,6 +154,17 @@ def _count(value):
     if count < 0:
         raise argparse.ArgumentTypeError(
             _('%s: give a whole number, 0 or more') % value)
+    return count
+
+
+def _positive(value):
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(
+            _('%s: give a whole number, 1 or more') % value)
     return count
 
 
@@ -295,7 +306,7 @@ def build_parser(parser=None):
                          help='write the restore (default: preview only)')
     restore.add_argument('--json', action='store_true',
                          help='print the plans and outcomes as JSON')
-    restore.add_argument('--min-age', type=int, metavar='SECONDS',
+    restore.add_argument('--min-age', type=_count, metavar='SECONDS',
                          help=argparse.SUPPRESS)
 
     decommission = _subcommand(

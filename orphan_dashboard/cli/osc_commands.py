@@ -218,8 +218,8 @@ class ShowOrphan(_Orphan, command.ShowOne):
         if not findings:
             raise options.BadArguments(
                 _('no consumer or provider %s') % parsed_args.subject)
-        if any(f.problem for f in findings):
-            self.code = options.partial(report, options.FOUND)
+        self.code = options.partial(report, options.FOUND if any(
+            f.problem for f in findings) else options.NOTHING)
         first = findings[0]
         return (('consumer', 'server_name', 'nova', 'instance',
                  'project_id', 'user_id', 'allocations'),
@@ -230,8 +230,8 @@ class ShowOrphan(_Orphan, command.ShowOne):
                      f.provider)) for f in findings])))
 
     def provider(self, report, tree):
-        if tree.needs_attention:
-            self.code = options.partial(report, options.FOUND)
+        self.code = options.partial(report, options.FOUND if
+                                    tree.needs_attention else options.NOTHING)
         names = report.names
         return (('uuid', 'name', 'service_state', 'owner', 'owner_proof',
                  'servers', 'consumers', 'usage', 'needed', 'mismatched',
@@ -306,9 +306,18 @@ class RepairOrphan(_Orphan, command.Lister):
     def selections(self, report, consumer, action):
         problems = [f for f in report.problems if f.consumer == consumer]
         if not problems:
-            if not any(f.consumer == consumer for f in report.findings):
+            found = [f for f in report.findings if f.consumer == consumer]
+            if not found:
                 raise options.BadArguments(_('no consumer %s in '
                                              'Placement') % consumer)
+            print(_('consumer %(consumer)s has nothing to repair: '
+                    '%(why)s') % {'consumer': consumer, 'why': '; '.join(
+                        '%s %s: %s' % (
+                            report.names.get(f.provider, f.provider),
+                            text(reasons.verdict_name(f.verdict)),
+                            text(f.reason)) for f in found)},
+                  file=sys.stderr)
+            self.code = options.partial(report, options.NOTHING)
             return [], ()
         if action is None:
             chosen = [s for s in repairs.recommended(report)[0]

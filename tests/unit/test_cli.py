@@ -855,6 +855,17 @@ def test_only_unknown_consumers_without_yes_unknown_is_refused(capsys):
     write.assert_not_called()
 
 
+@pytest.mark.parametrize('argv', [
+    ('report', '--min-age', '-5'), ('apply', '--min-age', 'soon'),
+    ('restore', '1', '--min-age', '-1'), ('refresh', '--concurrency', '0'),
+    ('report', '--concurrency', '-3')])
+def test_an_option_out_of_range_is_refused(capsys, argv):
+    with pytest.raises(SystemExit) as exit_:
+        parse(*argv)
+    assert exit_.value.code == options.BAD_ARGUMENTS
+    assert 'give a whole number' in capsys.readouterr().err
+
+
 def test_only_takes_several_verdicts_at_once_or_repeated():
     from orphan_dashboard.audit import model as m
 

@@ -376,6 +376,33 @@ def test_a_consumer_with_no_recommended_repair_asks_for_one(writes, capsys):
     apply.assert_not_called()
 
 
+@pytest.mark.parametrize('down_cells,code', [
+    (False, options.NOTHING), (True, options.PARTIAL)])
+def test_repairing_a_protected_consumer_says_why_nothing_is_done(
+        writes, capsys, down_cells, code):
+    preview, apply = writes
+    kept = m.Finding(GHOST, HOST2, m.PROTECTED,
+                     reasons.reason('protected.task', task='migrating'),
+                     {'VCPU': 1})
+    found, _out = run(osc_commands.RepairOrphan, GHOST, '-f', 'json',
+                      audited=report(kept, down_cells=down_cells))
+    assert found == code
+    assert 'consumer %s has nothing to repair: host2 protected: task ' \
+        'migrating in progress' % GHOST in capsys.readouterr().err
+    preview.assert_not_called()
+    apply.assert_not_called()
+
+
+def test_show_exits_partial_when_a_cell_was_down():
+    ok = 'cccccccc-0000-0000-0000-000000000001'
+    assert run(osc_commands.ShowOrphan, ok, '-f', 'json',
+               audited=report())[0] == options.NOTHING
+    assert run(osc_commands.ShowOrphan, ok, '-f', 'json',
+               audited=report(down_cells=True))[0] == options.PARTIAL
+    assert run(osc_commands.ShowOrphan, GHOST, '-f', 'json',
+               audited=incidents())[0] == options.FOUND
+
+
 def test_tables_print_the_plan_one_command_a_line(writes):
     with mock.patch.object(repairs.repair.Row, 'commands',
                            ['openstack one', 'openstack two']):
