@@ -105,6 +105,29 @@ class DeleteUnknownTests(AdminViewTests):
         self.assertNotIn(uid('ghost'), chosen)
         self.assertContains(preview, '4 unknown consumers are deleted')
 
+    @helpers.create_mocks({service: ['report', 'preview', 'apply']})
+    def test_more_than_one_confirm_carries_are_taken_a_confirm_at_a_time(
+            self):
+        """Hundreds of them: the first ``ORPHAN_AUDIT_MAX_ROWS``, saying
+        how many are left for the next confirm."""
+        unknown = self.audited()
+        with self.settings(ORPHAN_AUDIT_MAX_ROWS=2):
+            preview = self.client.get(UNKNOWN, {'provider': H2})
+            self.assertEqual(2, len(self.mock_preview.call_args.args[1]))
+            text = ' '.join(preview.content.decode().split())
+            self.assertIn('The first of 3 unknown consumers', text)
+            self.assertIn('open this again for the other 1 once these are '
+                          'deleted', text)
+            self.assertIn('2 unknown consumers are deleted', text)
+            self.mock_apply.return_value = []
+            done = self.client.post(UNKNOWN + '?provider=' + H2, {
+                'rows': signed_rows(preview), 'count': '2'})
+            self.assertNoFormErrors(done)
+        self.assertEqual(2, len(self.mock_apply.call_args.args[1]))
+        self.assertEqual(3, len(unknown[H2]))
+        everything = self.client.get(UNKNOWN, {'provider': H2})
+        self.assertNotContains(everything, 'The first of')
+
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'preview']})
     def test_nothing_unknown_or_a_forged_provider_previews_nothing(self):

@@ -28,6 +28,7 @@ from horizon import messages
 from horizon import tabs
 
 from orphan_dashboard.audit import reasons
+from orphan_dashboard import conf
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import forms as repair_forms
 from orphan_dashboard.content.orphaned_allocations import labels
@@ -395,7 +396,8 @@ class DeleteUnknownView(RepairView):
         if not selections:
             raise repair_forms.BadSelection(
                 _('No unknown consumer to delete.'))
-        repair_forms.check_count(len(selections))
+        self.unknown_total = len(selections)
+        selections = selections[:conf.MAX_ROWS.get()]
         self.hints = ()
         return service.preview(self.request, selections)
 
@@ -403,6 +405,8 @@ class DeleteUnknownView(RepairView):
         context = super().get_context_data(**kwargs)
         planned = [row for row in self.rows if row.plan]
         context['unknown_count'] = len(planned)
+        context['unknown_total'] = getattr(self, 'unknown_total', 0)
+        context['unknown_more'] = context['unknown_total'] - len(self.rows)
         context['unknown_frees'] = reasons.format_resources(
             presenters.freed(planned))
         return context
