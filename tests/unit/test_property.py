@@ -121,6 +121,16 @@ def snapshots(draw):
     if node:
         cloud.tag(gone)
         cloud.deleted('ghost-on-gone', gone)
+    # A host not mapped to a cell yet (its node maybe named by its FQDN),
+    # holding the claim of a server the conductor buried in cell0 and a
+    # deleted server's leftover.
+    if draw(st.integers(0, 3)) == 0:
+        unmapped = cloud.unmapped('h-new', node=draw(st.sampled_from(
+            [None, 'h-new.example.com'])))
+        cloud.tag(unmapped)
+        cloud.allocate(cloud.server('buried', None, status=m.ERROR_STATUS),
+                       unmapped)
+        cloud.deleted('ghost-on-new', unmapped)
     serial = iter(range(1000))
 
     for kind in draw(st.lists(st.sampled_from(SERVER_KINDS), max_size=7)):
@@ -579,6 +589,17 @@ def test_the_generator_reaches_every_repairable_verdict():
         'OTHER_KINDS of snapshots() in tests/unit/test_property.py')
     hypothesis.find(snapshots(), has(m.MOVED, offered=False),
                     settings=reach())
+
+
+def test_the_generator_reaches_a_server_buried_on_an_unmapped_host():
+    """Its claim offered a write, the rest of that node protected."""
+    def buried(snapshot):
+        found = {(f.consumer, f.verdict, bool(f.actions))
+                 for f in classify.audit(snapshot, min_age=600).findings}
+        return {(uid('buried'), m.MOVED, True),
+                (uid('ghost-on-new'), m.PROTECTED, False)} <= found
+
+    hypothesis.find(snapshots(), buried, settings=reach())
 
 
 def test_the_generator_reaches_replaced_nodes():
