@@ -341,15 +341,22 @@ def repair_changes(snapshot, findings, topo=None):
                 plan.protected_rows(by_consumer[finding.consumer])).after
         except plan.CannotRepair:
             continue
-        freed = {}
-        for provider in set(before) | set(after):
-            delta = dict(before.get(provider, {}))
-            _add(delta, after.get(provider, {}), -1)
-            delta = {rc: n for rc, n in delta.items() if n}
-            if delta:
-                freed[provider] = delta
-        changes.append((finding, action, freed))
+        changes.append((finding, action, freed(before, after)))
     return changes
+
+
+def freed(before, after):
+    """``{provider: {class: amount}}`` a write from ``before`` to
+    ``after`` (a consumer's allocations) takes off each provider it
+    changes; negative where it adds."""
+    found = {}
+    for provider in set(before) | set(after):
+        delta = dict(before.get(provider, {}))
+        _add(delta, after.get(provider, {}), -1)
+        delta = {rc: n for rc, n in delta.items() if n}
+        if delta:
+            found[provider] = delta
+    return found
 
 
 def project_costs(snapshot, findings, topo, changes):

@@ -15,6 +15,7 @@ plans: names next to the ids, translated labels, sides of a change."""
 
 from django.utils.translation import gettext_lazy as _
 
+from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import labels
@@ -168,16 +169,14 @@ def provider_delete_previews(rows, names):
 
 def freed(rows):
     """``{resource class: amount}`` the plans of ``rows`` take off their
-    providers, summed."""
+    providers (:func:`~.audit.capacity.freed`), summed."""
     total = {}
     for row in rows:
-        for provider, resources in row.plan.before.items():
-            after = row.plan.after.get(provider, {})
+        for resources in capacity.freed(row.plan.before,
+                                        row.plan.after).values():
             for resource_class, amount in resources.items():
-                taken = amount - after.get(resource_class, 0)
-                if taken:
-                    total[resource_class] = total.get(resource_class,
-                                                      0) + taken
+                total[resource_class] = total.get(resource_class,
+                                                  0) + amount
     return total
 
 
