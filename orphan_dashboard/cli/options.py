@@ -147,24 +147,22 @@ and unknown consumers, deleted only with ``--yes-unknown``."""
 
 
 def _count(value):
-    try:
-        count = int(value)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise argparse.ArgumentTypeError(
-            _('%s: give a whole number, 0 or more') % value)
-    return count
+    return _whole(value, 0, _('%s: give a whole number, 0 or more'))
 
 
 def _positive(value):
+    return _whole(value, 1, _('%s: give a whole number, 1 or more'))
+
+
+def _whole(value, least, refusal):
+    """``value`` as a whole number of at least ``least``, else
+    ``refusal`` (naming the value) as argparse reports it."""
     try:
         count = int(value)
     except ValueError:
-        count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(
-            _('%s: give a whole number, 1 or more') % value)
+        count = least - 1
+    if count < least:
+        raise argparse.ArgumentTypeError(refusal % value)
     return count
 
 
