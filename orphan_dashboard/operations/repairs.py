@@ -68,12 +68,8 @@ def selections(summary, chosen, provider_uuids):
     the engine reads too.  Raises ``LookupError`` for a provider the
     report does not have.
     """
-    problems = []
-    for provider_uuid in provider_uuids:
-        provider = summary and summary.provider(provider_uuid)
-        if provider is None:
-            raise LookupError(provider_uuid)
-        problems.extend(provider.problems)
+    problems = [f for tree in _trees(summary, provider_uuids)
+                for f in tree.problems]
     found = list(dict.fromkeys(
         list(chosen) + planning.recommended_selections(problems)))
     return found, planning.instance_hints(
@@ -87,13 +83,22 @@ def unknown_selections(summary, provider_uuids=()):
     Raises ``LookupError`` for a provider the report does not have."""
     if summary is None:
         return []
-    findings = [] if provider_uuids else summary.findings
+    if not provider_uuids:
+        return planning.unknown_deletes(summary.findings)
+    return planning.unknown_deletes([f for tree in _trees(
+        summary, provider_uuids) for f in tree.findings])
+
+
+def _trees(summary, provider_uuids):
+    """The provider trees ``provider_uuids`` name in ``summary`` (None
+    before the first audit); ``LookupError`` for one it does not have."""
+    trees = []
     for provider_uuid in provider_uuids:
-        provider = summary.provider(provider_uuid)
-        if provider is None:
+        tree = summary and summary.provider(provider_uuid)
+        if tree is None:
             raise LookupError(provider_uuid)
-        findings = findings + provider.findings
-    return planning.unknown_deletes(findings)
+        trees.append(tree)
+    return trees
 
 
 def recommended(report, only=None, unknown=False):
