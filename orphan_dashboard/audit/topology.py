@@ -190,9 +190,8 @@ class Topology:
     def replacements(self):
         """``{root: the node Nova created in its place}``
         (:meth:`replaced_by`) of every replaced root."""
-        return {root: self.replaced_by(root)
-                for root in self.snapshot.nodes_gone
-                if self.replaced_by(root)}
+        return {root: node for root in self.snapshot.nodes_gone
+                if (node := self.replaced_by(root))}
 
     @property
     def nodeless_services(self):
