@@ -524,15 +524,20 @@ class SandboxCloud(nova_test.TestCase):
             raise KeyError(host)
         if host not in self.stopped:
             return {'host': host, 'state': 'running', 'changed': False}
-        old = self.computes[host]
-        old_driver = old.manager.driver
-        with mock.patch('nova.virt.driver.load_compute_driver') as load:
-            load.return_value = old_driver
-            new = self.start_service('compute', host=host, cell_name='cell1')
-        self.computes[host] = new
+        self._start_again(host, 'cell1')
         self.stopped.discard(host)
-        self._heartbeat(host, "'+0 seconds'")   # it reports in at once
         return {'host': host, 'state': 'running', 'changed': True}
+
+    def _start_again(self, host, cell):
+        """A new compute service for ``host`` in ``cell``, through its
+        start-up, with the driver (and so the guests) its last one had;
+        it reports in at once."""
+        driver = self.computes[host].manager.driver
+        with mock.patch('nova.virt.driver.load_compute_driver') as load:
+            load.return_value = driver
+            self.computes[host] = self.start_service(
+                'compute', host=host, cell_name=cell)
+        self._heartbeat(host, "'+0 seconds'")
 
     def restart_compute(self, host):
         """``host``'s nova-compute crashed and started again, as Nova's
@@ -553,12 +558,7 @@ class SandboxCloud(nova_test.TestCase):
                 old.stop()
         else:
             old.stop()
-        cell = self.host_mappings[host].cell_mapping.name
-        with mock.patch('nova.virt.driver.load_compute_driver') as load:
-            load.return_value = old.manager.driver
-            self.computes[host] = self.start_service(
-                'compute', host=host, cell_name=cell)
-        self._heartbeat(host, "'+0 seconds'")   # it reports in at once
+        self._start_again(host, self.host_mappings[host].cell_mapping.name)
         return {'host': host, 'state': 'running', 'restarted': True}
 
     def restart_with_pci_devices(self, host, buses):
@@ -748,25 +748,32 @@ class SandboxCloud(nova_test.TestCase):
         the shadow tables and purged, their instance mappings and request
         specs deleted from the API database."""
         from nova.cmd import manage
-        out = io.StringIO()
-        with self._audit_lock, contextlib.redirect_stdout(out):
-            rc = manage.DbCommands().archive_deleted_rows(
+        return self._nova_manage(
+            lambda: manage.DbCommands().archive_deleted_rows(
                 max_rows=1000, until_complete=True, purge=True,
-                all_cells=True, verbose=True)
-        return {'exit_code': rc, 'output': out.getvalue()}
+                all_cells=True, verbose=True))
 
-    _audit_lock = threading.Lock()
+    _manage_lock = threading.Lock()
+
+    def _nova_manage(self, command):
+        """``{'exit_code', 'output'}`` of a ``nova-manage`` command run
+        in process (``command``, a callable), one at a time: what it
+        prints is its output."""
+        out = io.StringIO()
+        with self._manage_lock, contextlib.redirect_stdout(out):
+            rc = command()
+        return {'exit_code': rc, 'output': out.getvalue()}
 
     def placement_audit(self):
         from nova.cmd import manage
-        out = io.StringIO()
-        with self._audit_lock, contextlib.redirect_stdout(out):
+
+        def audit():
             try:
-                rc = manage.PlacementCommands().audit(verbose=True)
+                return manage.PlacementCommands().audit(verbose=True)
             except Exception as e:  # report, don't crash the control API
                 print('audit raised %r' % e)
-                rc = 255
-        return {'exit_code': rc, 'output': out.getvalue()}
+                return 255
+        return self._nova_manage(audit)
 
 
 class _SlowCell(fixtures.Fixture):
