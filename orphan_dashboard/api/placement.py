@@ -100,6 +100,21 @@ def provider_inventories(client, provider_uuid):
 
 
 @trace
+def provider_usages(client, provider_uuid):
+    """``{class: amount}`` every consumer holds of the provider."""
+    return _provider_part(client, provider_uuid, 'usages')
+
+
+@trace
+def max_microversion(client):
+    """The newest microversion ``GET /`` names, as ``(1, 39)``: all
+    Placement says of its release."""
+    versions = client.get('/').json()['versions']
+    return max(tuple(int(n) for n in v['max_version'].split('.'))
+               for v in versions)
+
+
+@trace
 def port_candidates(client, groups, root):
     """Placement's allocation candidates in ``root``'s tree for
     ``groups`` (``{group id: (resources, required traits)}``), each group

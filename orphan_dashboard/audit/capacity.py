@@ -493,3 +493,108 @@ def _tree(snapshot, provider_report, tree, usage, after, repairs):
         hypervisor=provider_report.hypervisor is not None,
         compute_node=provider_report.compute_node,
         closed=closed(snapshot, provider_report.hypervisor))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Excess:
+    """A class a write leaves over its provider's capacity."""
+
+    provider: str
+    resource_class: str
+    after: int
+    """What every consumer holds of it once the write is done."""
+    now: int
+    capacity: int
+
+    @property
+    def worse(self):
+        """The write adds to the excess: every Placement refuses it."""
+        return self.after > self.now
+
+
+def excesses(plan, inventories, usages):
+    """:class:`Excess` of each class ``plan``'s write (every consumer it
+    changes) leaves over capacity, on the providers it writes onto.
+
+    Placement checks, for each provider and class the write allocates,
+    what every consumer holds once it is done against the capacity (a
+    trim's remainder included); what the write no longer allocates there
+    is not checked, and a delete never is.  ``inventories`` and ``usages``
+    are ``{provider: {class: ...}}`` as read just now (``GET
+    .../inventories``' body, an amount); a provider without them is not
+    judged."""
+    sides = [(plan.before, plan.after)]
+    if plan.partner:
+        sides.append((plan.partner['before'], plan.partner['after']))
+    written = {}
+    for before, after in sides:
+        for provider, resources in after.items():
+            written.setdefault(provider, set()).update(resources)
+    found = []
+    for provider, classes in sorted(written.items()):
+        inventory = inventories.get(provider)
+        used = usages.get(provider)
+        if inventory is None or used is None:
+            continue
+        for rc in sorted(classes, key=class_order):
+            if rc not in inventory:
+                continue
+            now = used.get(rc, 0)
+            after = now + sum(a.get(provider, {}).get(rc, 0) -
+                              b.get(provider, {}).get(rc, 0)
+                              for b, a in sides)
+            whole = Inventory.from_placement(inventory[rc]).capacity
+            if after > whole:
+                found.append(Excess(provider, rc, after, now, whole))
+    return tuple(found)
+
+
+NOT_WORSE_RELEASE = (14,)
+"""Placement 14.0.0 (2025.2) takes a write onto a provider over capacity
+that does not make it worse (bug 2104040); older ones refuse any."""
+NOT_WORSE_SERIES = (2025, 2)
+LAST_MICROVERSION = (1, 39)
+"""The newest microversion (Placement 7.0.0, Yoga, and every release
+since): a Placement whose newest is older predates 14.0.0."""
+
+
+def release_refuses_excess(release, max_microversion=None):
+    """Whether this Placement refuses a write that leaves a provider over
+    capacity but no worse: True, False, or None (unknown).
+
+    ``release`` is a setting's ``14.0.0`` or ``2025.2`` (Placement's API
+    says neither); ``max_microversion`` what ``GET /`` answered, which
+    tells only releases before Yoga apart."""
+    if release:
+        try:
+            numbers = tuple(int(part) for part in str(release).split('.'))
+        except ValueError:
+            numbers = ()
+        if numbers:
+            if numbers[0] >= 2000:
+                return numbers < NOT_WORSE_SERIES
+            return numbers < NOT_WORSE_RELEASE
+    if max_microversion is not None and max_microversion < LAST_MICROVERSION:
+        return True
+    return None
+
+
+def excess_notes(found, refuses, names):
+    """What a preview says of a write's :func:`excesses`: that every
+    Placement refuses it where it adds to an excess; that this one does,
+    or may (``refuses`` None), where it leaves one no worse; nothing when
+    this Placement takes it (14.0.0 and newer).  ``names``: ``{provider
+    uuid: name}``."""
+    notes = []
+    for excess in found:
+        params = dict(provider=reasons.named(excess.provider, names),
+                      resource_class=excess.resource_class,
+                      after=excess.after, now=excess.now,
+                      capacity=excess.capacity)
+        if excess.worse:
+            notes.append(reasons.reason('capacity.excess_worse', **params))
+        elif refuses:
+            notes.append(reasons.reason('capacity.excess_refused', **params))
+        elif refuses is None:
+            notes.append(reasons.reason('capacity.excess_unknown', **params))
+    return tuple(notes)

@@ -606,6 +606,24 @@ MESSAGES = {
     'provider.deleted_by_nova': N_('provider %(name)s deleted by Nova'),
 
     # What a repair that makes room acts on (audit/capacity.py).
+    'capacity.excess_worse': N_(
+        'Placement refuses this write: it leaves %(provider)s holding '
+        '%(after)d %(resource_class)s of a capacity of %(capacity)d, more '
+        'than the %(now)d it holds now'),
+    'capacity.excess_refused': N_(
+        'this Placement (older than 14.0.0) refuses this write with 400 '
+        '(bug 2104040): %(provider)s is over capacity in %(resource_class)s '
+        '(it holds %(now)d of a capacity of %(capacity)d, and %(after)d '
+        'after this write), and it refuses any write onto a provider over '
+        'capacity, even one that makes it no worse; raise its allocation '
+        'ratio or lower its reserved first'),
+    'capacity.excess_unknown': N_(
+        'Placement older than 14.0.0 (2025.2) refuses this write with 400 '
+        '(bug 2104040): %(provider)s is over capacity in %(resource_class)s '
+        '(it holds %(now)d of a capacity of %(capacity)d, and %(after)d '
+        'after this write); 14.0.0 and newer take it, since it makes it no '
+        'worse (set ORPHAN_AUDIT_PLACEMENT_RELEASE to say which this cloud '
+        'runs)'),
     'capacity.server': N_('server %(server)s'),
     'capacity.migration': N_('migration %(migration)s of server %(server)s'),
     # Why a compute node takes no new server, whatever its capacity.

@@ -107,6 +107,12 @@ STUCK_MIGRATION_AGE = Setting(
     'Seconds a move in progress must go without an update, its server '
     'idle, before it is taken for stuck (a compute that restarted during '
     'it): Nova never moves such a migration on.')
+PLACEMENT_RELEASE = Setting(
+    'ORPHAN_AUDIT_PLACEMENT_RELEASE', None,
+    "Placement's release (14.0.0) or series (2025.2), which its API does "
+    'not say: before 14.0.0 Placement refuses any write onto a provider '
+    'over capacity (bug 2104040). Unset, a preview of such a write warns '
+    'that an older Placement refuses it.')
 MAX_ROWS = Setting(
     'ORPHAN_AUDIT_MAX_ROWS', 200,
     'Rows one preview and its confirm may carry.')
@@ -184,6 +190,7 @@ class RunSettings:
     nova_listing_timeout: float = NOVA_LISTING_TIMEOUT.default
     nova_cell_timeout: float = NOVA_CELL_TIMEOUT.default
     stuck_after: int = STUCK_MIGRATION_AGE.default
+    placement_release: typing.Optional[str] = PLACEMENT_RELEASE.default
 
 
 _RUN_SETTINGS = {'min_age': MIN_AGE, 'concurrency': CONCURRENCY,
@@ -191,7 +198,8 @@ _RUN_SETTINGS = {'min_age': MIN_AGE, 'concurrency': CONCURRENCY,
                  'api_timeout': API_TIMEOUT,
                  'nova_listing_timeout': NOVA_LISTING_TIMEOUT,
                  'nova_cell_timeout': NOVA_CELL_TIMEOUT,
-                 'stuck_after': STUCK_MIGRATION_AGE}
+                 'stuck_after': STUCK_MIGRATION_AGE,
+                 'placement_release': PLACEMENT_RELEASE}
 
 
 def run_settings(**chosen):

@@ -29,7 +29,10 @@ yet is refused whatever asked for it), each provider journaled whole
 first, children before their parents.
 """
 
+from keystoneauth1 import exceptions as ks_exc
+
 from orphan_dashboard.api import placement
+from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import limits
 from orphan_dashboard.audit import model as m
@@ -146,13 +149,45 @@ def check_limits(bounds, plans, findings, consumers=None):
 
 def preview(clients, selections_, settings, instance_hints=()):
     """A fresh plan (or the reason there is none) for each selection, a
-    consumer's repair once (:func:`once`).
+    consumer's repair once (:func:`once`), with a note where Placement may
+    refuse the write for a provider's capacity (:func:`capacity_notes`).
 
     ``instance_hints``: servers whose migrations to read as well, from the
     snapshot the operator was shown (never from the request).
     """
-    return once(_plan_rows(_fresh(clients, selections_, instance_hints),
-                           selections_, settings))
+    snapshot = _fresh(clients, selections_, instance_hints)
+    rows = once(_plan_rows(snapshot, selections_, settings))
+    notes = capacity_notes(clients, [r.plan for r in rows if r.plan],
+                           settings, snapshot.providers)
+    for row in rows:
+        if row.plan:
+            row.notes += notes.get(row.selection.consumer, ())
+    return rows
+
+
+def capacity_notes(clients, plans, settings, providers):
+    """``{consumer: notes}``: what each plan's write leaves over capacity
+    where Placement may refuse it (:func:`~.audit.capacity.excess_notes`),
+    from the inventories and usages of the providers it writes onto, read
+    now; Placement's newest microversion is asked only if one does and
+    the release setting does not say.  ``providers``: the snapshot's, for
+    their names."""
+    onto = {p for plan in plans for side in (plan.after, (
+        plan.partner or {}).get('after', {})) for p in side}
+    inventories, usages = collect.read_capacity(
+        clients.placement, onto, settings.concurrency)
+    found = {plan.consumer: capacity.excesses(plan, inventories, usages)
+             for plan in plans}
+    refuses = capacity.release_refuses_excess(settings.placement_release)
+    if refuses is None and any(found.values()):
+        try:
+            newest = placement.max_microversion(clients.placement)
+        except ks_exc.ClientException:
+            newest = None
+        refuses = capacity.release_refuses_excess(None, newest)
+    names = {uuid: p.name for uuid, p in providers.items()}
+    return {consumer: capacity.excess_notes(each, refuses, names)
+            for consumer, each in found.items() if each}
 
 
 def _fresh(clients, selections_, instance_hints):

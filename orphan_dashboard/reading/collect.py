@@ -63,6 +63,27 @@ def concurrently(func, items, concurrency):
         return dict(zip(items, pool.map(func, items)))
 
 
+def read_capacity(placement_client, providers, concurrency):
+    """``({provider: inventories}, {provider: usages})`` of ``providers``
+    read now, as ``GET .../inventories`` and ``.../usages`` give them; a
+    provider deleted meanwhile, or that Placement did not answer for, is
+    in neither (what it takes is then known from the write's answer
+    only)."""
+    def read(uuid):
+        try:
+            return (placement.provider_inventories(placement_client, uuid),
+                    placement.provider_usages(placement_client, uuid))
+        except ks_exc.NotFound:
+            return None
+        except ks_exc.ClientException as exc:
+            LOG.warning('capacity of provider %s not read: %s', uuid, exc)
+            return None
+    found = {u: r for u, r in concurrently(
+        read, sorted(providers), concurrency).items() if r is not None}
+    return ({u: r[0] for u, r in found.items()},
+            {u: r[1] for u, r in found.items()})
+
+
 def now():
     return datetime.datetime.now(datetime.timezone.utc)
 

@@ -18,10 +18,12 @@ a provider deletion is previewed, journaled whole and restorable; restore
 says what Nova says of a consumer now.  The journal database rolls back
 after each test; Placement and Nova do not."""
 
+import contextlib
 import json
 import uuid
 
 from django.core import signing
+from django.test.utils import override_settings
 import pytest
 
 from orphan_dashboard.api import placement as api
@@ -111,6 +113,58 @@ def test_a_wrong_amount_is_repaired_from_its_row(cloud, horizon):
     history = horizon.get(tab)
     assert ('<span title="%s">%s</span>' % (server, name)).encode() in \
         history.content
+
+
+@contextlib.contextmanager
+def over_capacity(clients, provider, resource_class):
+    """``provider``'s ``resource_class`` reserved whole (a capacity of 0),
+    as an operator who reserves a host's memory leaves it; its inventory
+    put back after."""
+    path = '/resource_providers/%s/inventories/%s' % (provider,
+                                                      resource_class)
+    kept = clients.placement.get(path, microversion='1.28').json()
+    clients.placement.put(path, microversion='1.28', json=dict(
+        kept, reserved=kept['total'], allocation_ratio=1.0))
+    try:
+        yield
+    finally:
+        now = clients.placement.get(path, microversion='1.28').json()
+        clients.placement.put(path, microversion='1.28', json=dict(
+            kept, resource_provider_generation=now[
+                'resource_provider_generation']))
+
+
+def test_a_write_left_over_capacity_is_previewed_as_placement_takes_it(
+        cloud, horizon, tmp_path):
+    """host3's memory reserved whole: the wrong amount's heal leaves it
+    over capacity, no worse.  A Placement older than 14.0.0 refuses that
+    (bug 2104040): both previews say so before the click, unless the
+    release setting names 14.0.0 or newer, or name it refused where it
+    names an older one.  This Placement (newer) takes the write."""
+    clients = cloud.clients()
+    server, _name, host3, _legacy = young_findings(cloud)
+    link = {'sel': '%s:%s:%s' % (server, host3, m.DELETE_AND_HEAL)}
+    with over_capacity(clients, host3, 'MEMORY_MB'):
+        dry = orphan_audit(cloud, tmp_path, 'apply', '--dry-run',
+                           '--provider', host3, '--min-age', '0')
+        assert dry.returncode == 3, dry.stdout + dry.stderr
+        assert 'note: Placement older than 14.0.0 (2025.2) refuses this ' \
+            'write with 400 (bug 2104040): host3' in dry.stdout, dry.stdout
+        assert 'in MEMORY_MB (it holds ' in dry.stdout
+        with override_settings(ORPHAN_AUDIT_PLACEMENT_RELEASE='2025.2'):
+            (row,) = horizon.get(REPAIR, link).context['rows']
+            assert row.plan is not None and row.notes == (), row
+        with override_settings(ORPHAN_AUDIT_PLACEMENT_RELEASE='13.0.0'):
+            (row,) = horizon.get(REPAIR, link).context['rows']
+            assert [n.code for n in row.notes] == [
+                'capacity.excess_refused'], row.notes
+        preview = horizon.get(REPAIR, link)
+        assert b'class="text-warning orphan-note"' in preview.content
+        assert b'bug 2104040' in preview.content
+        confirm(horizon, REPAIR, preview)
+        assert held(clients, server)[host3]['MEMORY_MB'] == 1024
+    (entry,) = journal_module.entries(None, consumer=server)[0]
+    assert (entry.status, entry.action) == ('applied', m.DELETE_AND_HEAL)
 
 
 def test_an_incomplete_consumer_gets_its_owner_from_the_batch_action(

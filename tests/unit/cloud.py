@@ -264,7 +264,8 @@ class Cloud:
 class Placement:
     """A keystoneauth adapter answering a sweep's reads from ``cloud``, as
     Placement would: providers (filtered by one ``required`` trait), the
-    traits it knows (``name=startswith:``), each provider's inventory,
+    traits it knows (``name=startswith:``), its versions (``GET /``),
+    each provider's inventory,
     allocations and usages, each consumer's allocations and a project's
     usages.  ``asked`` keeps every (path, params)."""
 
@@ -307,6 +308,9 @@ class Placement:
             return _Answer()
         if path == '/usages':
             return _Answer(usages={})
+        if path == '/':
+            return _Answer(versions=[{'id': 'v1.0', 'max_version': '1.39',
+                                      'min_version': '1.0'}])
         kind, uuid = path.split('/')[1:3]
         consumers = self.cloud.consumers
         if kind == 'allocations':

@@ -375,3 +375,71 @@ def test_what_port_findings_hold_beyond_their_ports_request_is_held():
     assert found.trees[H2].held == {BW: 3000}
     assert found.held() == {BW: 3000}
     assert found.projects['p'].held == {BW: 3000}
+
+
+def write(before, after, partner=None):
+    return m.Plan(m.DELETE_AND_HEAL, 'c', 'rp1', m.WRONG_AMOUNT, '', 1,
+                  'p', 'u', before, after, partner=partner)
+
+
+def test_a_write_that_leaves_a_provider_over_capacity_names_its_excess():
+    """Placement checks every class the write allocates, a trim's
+    remainder included, against what all consumers hold afterwards."""
+    inventories = {'rp1': {'MEMORY_MB': inventory(4096, reserved=4096),
+                           'VCPU': inventory(8)}}
+    usages = {'rp1': {'MEMORY_MB': 4096, 'VCPU': 2}}
+    trim = write({'rp1': {'MEMORY_MB': 4096, 'VCPU': 2}},
+                 {'rp1': {'MEMORY_MB': 1024, 'VCPU': 2}})
+    assert c.excesses(trim, inventories, usages) == (
+        c.Excess('rp1', 'MEMORY_MB', 1024, 4096, 0),)
+    assert not c.excesses(trim, inventories, usages)[0].worse
+    # A delete allocates nothing: never checked; an unknown provider is
+    # not judged.
+    assert c.excesses(write(trim.before, {}), inventories, usages) == ()
+    assert c.excesses(trim, {}, usages) == ()
+    # A move that adds onto the provider makes it worse.
+    move = write({'rp2': {'MEMORY_MB': 512}}, {'rp1': {'MEMORY_MB': 512}})
+    assert [e.worse for e in c.excesses(move, inventories, usages)] == [True]
+
+
+def test_both_consumers_of_one_write_count_together():
+    """A move put back is one write of the server and its migration: what
+    one frees on a provider the other may take, and only the sum
+    counts."""
+    inventories = {'rp1': {'VCPU': inventory(2)}}
+    usages = {'rp1': {'VCPU': 2}}
+    back = write({}, {'rp1': {'VCPU': 2}}, partner={
+        'consumer': 'g', 'before': {'rp1': {'VCPU': 2}}, 'after': {}})
+    assert c.excesses(back, inventories, usages) == ()
+    usages = {'rp1': {'VCPU': 3}}
+    assert c.excesses(back, inventories, usages) == (
+        c.Excess('rp1', 'VCPU', 3, 3, 2),)
+
+
+@pytest.mark.parametrize('release, microversion, refuses', [
+    ('14.0.0', None, False), ('15.1', (1, 39), False),
+    ('13.0.2', None, True), ('2025.2', None, False),
+    ('2025.1', (1, 39), True), ('2026.1', None, False),
+    (None, (1, 39), None), (None, None, None), (None, (1, 36), True),
+    ('', (1, 39), None), ('epoxy', (1, 39), None),
+])
+def test_which_placement_refuses_a_write_no_worse(release, microversion,
+                                                  refuses):
+    assert c.release_refuses_excess(release, microversion) is refuses
+
+
+def test_the_preview_says_what_this_placement_does_with_an_excess():
+    names = {'rp1': 'host3'}
+    no_worse = c.Excess('rp1', 'MEMORY_MB', 1024, 4096, 0)
+    worse = c.Excess('rp1', 'VCPU', 3, 2, 2)
+    codes = {refuses: [n.code for n in c.excess_notes(
+        (no_worse, worse), refuses, names)] for refuses in (True, None,
+                                                            False)}
+    assert codes == {
+        True: ['capacity.excess_refused', 'capacity.excess_worse'],
+        None: ['capacity.excess_unknown', 'capacity.excess_worse'],
+        False: ['capacity.excess_worse']}
+    text = str(c.excess_notes((no_worse,), None, names)[0])
+    assert 'host3 (rp1) is over capacity in MEMORY_MB (it holds 4096 of a ' \
+        'capacity of 0, and 1024 after this write)' in text, text
+    assert 'ORPHAN_AUDIT_PLACEMENT_RELEASE' in text

@@ -1012,3 +1012,20 @@ def test_a_consumer_is_unknown_only_after_its_hosts_migrations_answer_whole():
     assert (found[other].verdict, found[other].actions) == (m.PROTECTED, ())
     assert found[other].reason.code == 'protected.migrations_unread'
     assert 'host3' in str(found[other].reason)
+
+
+def test_a_providers_capacity_not_read_leaves_it_unjudged_not_the_rest():
+    """A preview's capacity reads: a provider gone (404) or not answered
+    (5xx) is left out, the others are read; nothing raises."""
+    def inventories(_client, uuid):
+        if uuid == 'gone':
+            raise ks_exc.NotFound()
+        if uuid == 'slow':
+            raise ks_exc.InternalServerError()
+        return {'VCPU': {'total': 4}}
+
+    with mock.patch.object(placement, 'provider_inventories', inventories), \
+            mock.patch.object(placement, 'provider_usages',
+                              return_value={'VCPU': 2}):
+        assert collect.read_capacity(None, ['gone', 'ok', 'slow'], 2) == (
+            {'ok': {'VCPU': {'total': 4}}}, {'ok': {'VCPU': 2}})

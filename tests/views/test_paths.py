@@ -162,6 +162,8 @@ class FakeCloud:
                               classify.audit(self.snapshot, min_age=0)),
             mock.patch.object(service, '_clients',
                               return_value=client.Clients(None, None)),
+            mock.patch.object(collect, 'read_capacity',
+                              return_value=({}, {})),
         ]
 
 
