@@ -21,5 +21,6 @@ ADD_INSTALLED_APPS = ['orphan_dashboard']
 # The index's progress bar of the background sweep, the keyboard on the
 # panel's tabs, and the panel's styles.
 ADD_JS_FILES = ['orphan_dashboard/js/sweep.js',
-                'orphan_dashboard/js/keyboard.js']
+                'orphan_dashboard/js/keyboard.js',
+                'orphan_dashboard/js/filters.js']
 ADD_SCSS_FILES = ['orphan_dashboard/scss/orphan_dashboard.scss']

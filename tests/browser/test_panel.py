@@ -15,6 +15,7 @@ batch repairs, protected rows, history and restore, and a member who must
 not see the panel.  The tests share one sandbox and run in file order, each
 starting from what the previous one left, as an operator's night would."""
 
+import contextlib
 import os
 
 from keystoneauth1 import adapter
@@ -351,9 +352,47 @@ def test_history_shows_the_changes_and_restore_puts_one_back(site, browser,
         'VCPU': 12, 'MEMORY_MB': 32768, 'DISK_GB': 80}}
 
 
-def test_the_history_filter_finds_one_consumer(site, browser):
-    """Horizon keeps a tab's server-side filter nowhere by itself: ours
-    is stored by the view, applied to the journal, and shown again."""
+def history_filtered(browser, field, text):
+    """The rows History lists once ``field`` is chosen in its filter and
+    ``text`` searched, from the index with History clicked: the tab is
+    loaded after the page, as a person reaches it (Horizon would open
+    History at once, the tab last shown)."""
+    browser.open(INDEX + '?tab=orphaned_allocations__providers')
+    browser.find('#providers')
+    browser.click('a[data-target="#orphaned_allocations__history"]')
+    browser.find('#history')
+    browser.click('#history .themable-select button.dropdown-toggle')
+    browser.click('#history .themable-select a[data-select-value="%s"]'
+                  % field)
+    browser.wait(lambda d: d.find_element(
+        'css selector', '#history select[name="history__filter__q_field"]'
+    ).get_attribute('value') == field)
+    query = browser.find('#history input[name="history__filter__q"]')
+    query.clear()
+    query.send_keys(text)
+    browser.click('#history .table_search button[type="submit"]')
+    browser.wait(lambda d: d.execute_script(
+        'return document.readyState === "complete";'))
+    browser.find('#history')
+    chosen = browser.find('#history .themable-select .dropdown-title').text
+    return chosen, browser.all('#history tbody tr[data-object-id]')
+
+
+def journal_rows(site, sql, *args):
+    """What the demo's journal (its Horizon's sqlite) answers ``sql``."""
+    import sqlite3
+    path = os.path.join(site.sandbox.state_dir, 'journal.sqlite3')
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return db.execute(sql, args).fetchall()
+
+
+def test_the_history_filter_finds_by_each_field_from_its_tab(site, browser):
+    """History's filter, its tab clicked from the index (Horizon sets up
+    the field dropdown only of what the page held when it loaded): each
+    field chosen there finds its entries, by consumer, by the host's name,
+    by the project's name and by the start of a batch's id.  Horizon keeps
+    a tab's server-side filter nowhere by itself: ours is stored by the
+    view, applied to the journal, and shown again."""
     (leftover,) = expected_rows(site, 'deleted_behind_nova',
                                 'deleted_instance')
     consumer = leftover['consumer']
@@ -361,17 +400,9 @@ def test_the_history_filter_finds_one_consumer(site, browser):
     browser.find('#history')
     everything = browser.all('#history tbody tr[data-object-id]')
     assert len({r.text for r in everything if not names(r, consumer)}) > 0
-    browser.click('#history .themable-select button.dropdown-toggle')
-    browser.click('#history .themable-select a[data-select-value='
-                  '"consumer"]')
-    field = browser.find('#history input[name="history__filter__q"]')
-    field.clear()
-    field.send_keys(consumer)
-    browser.click('#history .table_search button[type="submit"]')
-    browser.wait(lambda d: d.execute_script(
-        'return document.readyState === "complete";'))
-    browser.find('#history')
-    rows = browser.all('#history tbody tr[data-object-id]')
+
+    chosen, rows = history_filtered(browser, 'consumer', consumer)
+    assert chosen == 'Consumer ='
     assert rows and all(names(r, consumer) for r in rows), \
         [r.text for r in rows]
     assert len(rows) == 2   # the delete, and its restore
@@ -380,6 +411,41 @@ def test_the_history_filter_finds_one_consumer(site, browser):
     export = browser.find('#history a[href*="export/csv/"]')
     assert 'consumer=%s' % consumer in export.get_attribute('href')
     browser.save('history-filtered')
+
+    (host,) = [n for n, u in site.config['hosts'].items()
+               if u == leftover['provider']]
+    on_host = {c for (c,) in journal_rows(
+        site, 'SELECT DISTINCT consumer FROM orphan_dashboard_journalentry '
+        'WHERE provider = ?', leftover['provider'])}
+    chosen, rows = history_filtered(browser, 'provider', host)
+    assert chosen == 'Provider ='
+    assert len(rows) == len(journal_rows(
+        site, 'SELECT id FROM orphan_dashboard_journalentry WHERE '
+        'provider = ?', leftover['provider'])), [r.text for r in rows]
+    assert all(any(names(r, c) for c in on_host) for r in rows)
+    assert any(names(r, consumer) for r in rows)
+
+    ((project, batch),) = journal_rows(
+        site, 'SELECT consumer_project, batch FROM '
+        'orphan_dashboard_journalentry WHERE consumer = ? AND restores_id '
+        'IS NULL', consumer)
+    project_name = site.sandbox.admin_session().get(
+        '/projects/%s' % project, endpoint_filter={
+            'service_type': 'identity', 'interface': 'public'}
+    ).json()['project']['name']
+    chosen, rows = history_filtered(browser, 'project', project_name)
+    assert chosen == 'Project ='
+    assert any(names(r, consumer) for r in rows), [r.text for r in rows]
+    _chosen, rows = history_filtered(browser, 'project', 'no-such-project')
+    assert rows == []
+
+    batch_of = journal_rows(
+        site, 'SELECT DISTINCT consumer FROM orphan_dashboard_journalentry '
+        'WHERE batch = ?', batch)
+    chosen, rows = history_filtered(browser, 'batch', batch[:8])
+    assert chosen == 'Batch ='
+    assert rows and {c for (c,) in batch_of} == {
+        c for (c,) in batch_of if any(names(r, c) for r in rows)}
     # Clearing it shows everything again.
     field = browser.find('#history input[name="history__filter__q"]')
     field.clear()

@@ -35,6 +35,7 @@ SHIPPED = (
     'orphan_dashboard/templates/orphaned_allocations/_preview_modal.html',
     'orphan_dashboard/static/orphan_dashboard/js/sweep.js',
     'orphan_dashboard/static/orphan_dashboard/js/keyboard.js',
+    'orphan_dashboard/static/orphan_dashboard/js/filters.js',
     'orphan_dashboard/static/orphan_dashboard/scss/orphan_dashboard.scss',
     'orphan_dashboard/migrations/0001_initial.py',
     'orphan_dashboard/management/commands/orphan_audit.py',
