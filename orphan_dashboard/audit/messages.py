@@ -469,6 +469,15 @@ MESSAGES = {
         'returned as partial records: %(servers)d); those on providers '
         'Nova could not confirm as compute nodes: %(providers)s; and every '
         'consumer Nova does not know.'),
+    'cells.slow': N_(
+        'A cell is slow: Nova waited its whole cell timeout for it and '
+        'answered without it after %(seconds)d s, so this audit is '
+        'partial, and each of its listings waits as long while the cell '
+        'stays slow. Until it answers in time, these are protected: the '
+        'allocations on the compute hosts of the slow cells: %(hosts)s '
+        '(their servers Nova returned as partial records: %(servers)d); '
+        'those on providers Nova could not confirm as compute nodes: '
+        '%(providers)s; and every consumer Nova does not know.'),
 
     # Restores: what may be restored, and what a restore brings back.
     'restore.service': N_(

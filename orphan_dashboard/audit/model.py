@@ -480,6 +480,10 @@ class Snapshot:
     """Seconds Nova took to list its compute services.  It waits up to
     its ``CELL_TIMEOUT`` (60 s) for each cell: with :attr:`down_hosts`,
     how long a listing waits while their cell stays down or slow."""
+    services_timed_out: bool = False
+    """That listing ran Nova's cell timer out: with :attr:`down_hosts`,
+    their cell is slow (Nova waited for it), not down (refused at
+    once)."""
 
     @property
     def down_hosts(self):

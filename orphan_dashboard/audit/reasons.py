@@ -107,11 +107,15 @@ def sentences(parts):
 
 
 def down_cells(report):
-    """What a down cell hid from ``report``'s audit, as one sentence."""
-    return reason('cells.down', hosts=listing(report.skipped_hosts),
-                  seconds=report.cell_wait,
-                  servers=report.down_cell_servers,
-                  providers=listing(report.unconfirmed))
+    """What a down (or slow) cell hid from ``report``'s audit, as one
+    sentence: slow where Nova waited its cell timer out for it, as
+    measured."""
+    said = dict(hosts=listing(report.skipped_hosts),
+                seconds=report.cell_wait, servers=report.down_cell_servers,
+                providers=listing(report.unconfirmed))
+    if getattr(report, 'cell_slow', False):
+        return reason('cells.slow', **said)
+    return reason('cells.down', **said)
 
 
 def neutron_unread(report):

@@ -144,11 +144,20 @@ class ProviderReport:
         return bool(self.problems) or self.usage != self.needed
 
     @property
+    def unjudged(self):
+        """A tree Nova could not answer for (a compute node of a cell it
+        cannot reach, or no compute node confirmed while its listing
+        fails) holding something: all of it protected, a partial audit's
+        blind spot."""
+        return self.cell_down and bool(self.findings)
+
+    @property
     def needs_attention(self):
         """Listed on the index: mismatched, a compute node gone (a tree
-        to delete, or to decommission once its blockers are cleared), or a
-        host to map to a cell."""
-        return self.mismatched or self.node_gone or self.unmapped
+        to delete, or to decommission once its blockers are cleared), a
+        host to map to a cell, or a tree the audit could not judge."""
+        return (self.mismatched or self.node_gone or self.unmapped or
+                self.unjudged)
 
     @property
     def severity(self):
@@ -177,9 +186,16 @@ class Report:
     cell_wait: int = 0
     """Seconds Nova listed its compute services in without those cells
     (:attr:`~model.Snapshot.services_wait`)."""
+    cell_slow: bool = False
+    """Those cells are slow, not down: Nova waited its cell timer out for
+    them (:attr:`~model.Snapshot.services_timed_out`)."""
     unconfirmed: tuple = ()
     """Names of root providers whose compute node Nova could not confirm
-    (its hypervisor listing failed): they could be in a down cell."""
+    (its hypervisor listing failed): they could be in a down cell.  Only
+    those holding something (which is protected) or likely Nova's (never
+    offered for deletion): another service's provider holding nothing (a
+    routed network's segment) has nothing to protect, and naming it among
+    possible compute nodes would mislead."""
     neutron: typing.Optional[str] = None
     """Whether Neutron's ports were read (:attr:`~model.Snapshot.neutron`)."""
     ports_unjudged: int = 0
@@ -314,12 +330,15 @@ def report(auditor):
                   skipped_hosts=tuple(sorted(snapshot.down_hosts)),
                   cell_wait=round(snapshot.services_wait)
                   if snapshot.down_hosts else 0,
+                  cell_slow=bool(snapshot.down_hosts) and
+                  snapshot.services_timed_out,
                   down_cell_servers=sum(
                       s.down_cell
                       for s in snapshot.servers.values()),
                   unconfirmed=tuple(sorted(
                       r.provider.name for r in reports
-                      if topology.cut_off(r.provider.uuid)[1])),
+                      if (r.findings or r.owner == ownership.NOVA) and
+                      topology.cut_off(r.provider.uuid)[1])),
                   neutron=snapshot.neutron,
                   hidden=_hidden(snapshot),
                   ports_unjudged=_ports_unjudged(

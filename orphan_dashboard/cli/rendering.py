@@ -63,6 +63,7 @@ def skipped_cells(report):
     return {'hosts': list(report.skipped_hosts),
             'down_cell_servers': report.down_cell_servers,
             'waited_seconds': report.cell_wait,
+            'slow': report.cell_slow,
             'unconfirmed_providers': list(report.unconfirmed)}
 
 

@@ -149,6 +149,8 @@ def read_topology(placement_client, nova_client, old=None, reads=None):
             hypervisors_listed=listed,
             services=services,
             services_wait=services_wait,
+            services_timed_out=not within_cell_timeout(nova_client,
+                                                       services_wait),
             owner_traits=tagged,
             inventory_classes=_inventory_classes(
                 reads, providers, hypervisors,

@@ -227,7 +227,7 @@ def test_a_down_cell_makes_a_partial_run(command):
     assert out['partial'] is True
     assert out['skipped_cells'] == {
         'hosts': ['host5'], 'down_cell_servers': 1,
-        'unconfirmed_providers': [], 'waited_seconds': 60}
+        'unconfirmed_providers': [], 'waited_seconds': 60, 'slow': False}
     assert {f['verdict'] for f in out['findings']} == {'protected'}
 
 
@@ -244,6 +244,31 @@ def test_a_down_cell_is_named_in_the_text_report():
     assert 'host5' in first
     assert 'partial records: 1' in first
     assert 'Nova answered without it after 60 s' in first
+    assert first.startswith('PARTIAL: A cell is down')
+
+
+def test_a_slow_cell_is_called_slow_with_the_seconds_it_cost():
+    """Slow or down as measured: a compute service listing that ran
+    Nova's cell timer out was waiting for a slow cell; the JSON says it
+    too."""
+    snapshot = _down_cell_snapshot()
+    snapshot.services_timed_out = True
+    for flag in ((), ('--json',)):
+        out = io.StringIO()
+        with mock.patch.object(collect, 'full_snapshot',
+                               return_value=snapshot), \
+                mock.patch.object(cli.client, 'for_cloud'), \
+                mock.patch.object(cli.client, 'validate_token'):
+            assert cli.execute(parse('report', '--min-age', '0', *flag),
+                               out) == options.PARTIAL
+        said = out.getvalue()
+        if flag:
+            assert json.loads(said)['skipped_cells']['slow'] is True
+        else:
+            assert said.startswith('PARTIAL: A cell is slow: Nova waited '
+                                   'its whole cell timeout for it and '
+                                   'answered without it after 60 s'), said
+            assert 'compute hosts of the slow cells: host5' in said
 
 
 def test_a_whole_run_says_nothing_was_skipped():

@@ -1029,3 +1029,12 @@ def test_a_providers_capacity_not_read_leaves_it_unjudged_not_the_rest():
                               return_value={'VCPU': 2}):
         assert collect.read_capacity(None, ['gone', 'ok', 'slow'], 2) == (
             {'ok': {'VCPU': {'total': 4}}}, {'ok': {'VCPU': 2}})
+
+
+def test_a_service_listing_that_ran_the_cell_timer_out_says_so():
+    """What makes a cell slow, not down: the compute service listing
+    took Nova's cell timeout (the client's, else Nova's default)."""
+    nova_client = mock.Mock(cell_timeout=4.0)
+    assert not collect.within_cell_timeout(nova_client, 4.2)
+    assert collect.within_cell_timeout(nova_client, 0.3)
+    assert not collect.within_cell_timeout(object(), 61)

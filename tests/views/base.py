@@ -160,6 +160,15 @@ def flat(response):
     return re.sub(r'\s+', ' ', response.content.decode())
 
 
+def alerts(response):
+    """The warnings a page says above its tables of its one report (a
+    partial audit, what Nova hid or did not answer), as text."""
+    return [re.sub(r'\s+', ' ', html.unescape(text)).strip()
+            for text in re.findall(
+                r'<p class="orphan-partial alert alert-warning" '
+                r'role="alert">(.*?)</p>', response.content.decode(), re.S)]
+
+
 def signed_rows(response):
     """The signed rows a preview page hands its confirm."""
     return response.context['form'].initial['rows']

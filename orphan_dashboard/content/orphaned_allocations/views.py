@@ -45,8 +45,8 @@ PROVIDERS_TAB = 'orphaned_allocations__providers'
 
 
 def _report(request, provider_uuid=None):
-    """The last report (None before the first), its warnings or error on
-    the page; with ``provider_uuid``, ``(report, its tree's or None)``."""
+    """The last report (None before the first), or its error on the page;
+    with ``provider_uuid``, ``(report, its tree's or None)``."""
     try:
         report = service.report(request)
         provider = provider_uuid and service.provider_report(
@@ -55,11 +55,19 @@ def _report(request, provider_uuid=None):
         exceptions.handle(request, _('Unable to read the audit of this '
                                      'cloud: no repair is possible now.'))
         return (None, None) if provider_uuid else None
-    if report is not None and report.down_cells:
-        messages.warning(request, labels.reason(reasons.down_cells(report)))
-    for note in reasons.report_notes(report) if report is not None else ():
-        messages.warning(request, labels.reason(note))
     return (report, provider) if provider_uuid else report
+
+
+def report_alerts(report):
+    """What the page says above its tables of ``report``: that the audit
+    is partial (a cell down or slow) and each of its notes, translated.
+    Part of the page's one report, not messages: a message would be kept
+    for the next page (a Refresh's, the one sweep.js fetches) and shown
+    again after the cell is back."""
+    if report is None:
+        return []
+    alerts = [reasons.down_cells(report)] if report.down_cells else []
+    return [labels.reason(a) for a in alerts + reasons.report_notes(report)]
 
 
 def _sweep_state(request):
@@ -142,10 +150,13 @@ class IndexView(_FilteredTabsView):
             self.request, unread=state['version'])
         context['sweeping'] = state['sweeping']
         context['sweep_failure'] = labels.sweep_failure(state.get('failure'))
+        context['report_alerts'] = report_alerts(self.report)
         if self.report is not None:
             nodes = [p for p in self.report.providers if p.compute_node]
             context['attention'] = sum(1 for p in nodes if p.needs_attention)
             context['hypervisors'] = len(nodes)
+            context['unjudged'] = sum(1 for p in self.report.providers
+                                      if p.unjudged)
             try:
                 found = service.capacity(self.request)
             except Exception:
@@ -195,6 +206,7 @@ class DetailView(_FilteredTabsView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context['provider_report'] = self.provider_report
+        context['report_alerts'] = report_alerts(self.report)
         context['service_state'] = labels.service_state(
             self.provider_report.service_state)
         context['owner'] = labels.owner_proven(
