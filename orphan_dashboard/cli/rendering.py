@@ -98,9 +98,12 @@ def print_text(report, out, owners=None):
         for f in p.findings:
             if f.verdict == m.OK:
                 continue
-            print('  %-19s %s %s: %s%s' % (
+            where = '' if f.provider == p.provider.uuid else ' ' + _(
+                'on %s') % report.names.get(f.provider, f.provider)
+            print('  %-19s %s %s%s: %s%s' % (
                 text(reasons.verdict_name(f.verdict)), f.consumer,
-                text(f.nova), text(reasons.owner_named(f.reason, owners)),
+                text(f.nova), where,
+                text(reasons.owner_named(f.reason, owners)),
                 ' -> %s' % text(reasons.action_name(f.action)) if f.action
                 else ''), file=out)
             if f.blocked:
@@ -121,9 +124,11 @@ def row_names(rows, names):
     return dict(names, **{u: n for u, n in servers.items() if n})
 
 
-def subject(selection, names):
+def subject(selection, names, kind=None):
     """What a row is about, by name with its uuid beside it: ``server
-    web-1 (uuid) on host1 (uuid)``, ``consumer uuid on host1 (uuid)``."""
+    web-1 (uuid) on host1 (uuid)``, ``consumer uuid on host1 (uuid)``, or
+    with what Nova says the consumer is (``kind``, where it names no
+    server) ``consumer uuid (deleted server) on host1 (uuid)``."""
     provider = reasons.named(selection.provider, names)
     if not selection.consumer:
         return _('provider %s') % provider
@@ -131,7 +136,25 @@ def subject(selection, names):
               'provider': provider}
     if names.get(selection.consumer):
         return _('server %(consumer)s on %(provider)s') % values
+    if kind is not None:
+        values['kind'] = text(kind)
+        return _('consumer %(consumer)s (%(kind)s) on %(provider)s') % values
     return _('consumer %(consumer)s on %(provider)s') % values
+
+
+def heading(row, names):
+    """The line that names a planned row before its commands: its
+    action, what it acts on by name, and its verdict where it has one
+    (``delete_and_heal server web-1 (uuid) on host3 (uuid): wrong
+    amount``)."""
+    finding = row.finding
+    said = {'action': text(reasons.action_name(row.selection.action)),
+            'subject': subject(row.selection, names,
+                               finding.nova if finding else None)}
+    if finding is None:
+        return _('%(action)s %(subject)s') % said
+    said['verdict'] = text(reasons.verdict_name(finding.verdict))
+    return _('%(action)s %(subject)s: %(verdict)s') % said
 
 
 def no_entries(all_clouds, filtered):
@@ -146,6 +169,8 @@ def no_entries(all_clouds, filtered):
 def print_rows(rows, out, names=None):
     names = names or {}
     for row in rows:
+        if row.plan is not None:
+            print(_('repair: %s') % heading(row, names), file=out)
         for note in row.notes:
             print(_('note: %s') % text(note), file=out)
         if row.plan is None:

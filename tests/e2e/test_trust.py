@@ -142,7 +142,7 @@ def test_a_write_left_over_capacity_is_previewed_as_placement_takes_it(
     release setting names 14.0.0 or newer, or name it refused where it
     names an older one.  This Placement (newer) takes the write."""
     clients = cloud.clients()
-    server, _name, host3, _legacy = young_findings(cloud)
+    server, name, host3, _legacy = young_findings(cloud)
     link = {'sel': '%s:%s:%s' % (server, host3, m.DELETE_AND_HEAL)}
     with over_capacity(clients, host3, 'MEMORY_MB'):
         dry = orphan_audit(cloud, tmp_path, 'apply', '--dry-run',
@@ -151,6 +151,10 @@ def test_a_write_left_over_capacity_is_previewed_as_placement_takes_it(
         assert 'note: Placement older than 14.0.0 (2025.2) refuses this ' \
             'write with 400 (bug 2104040): host3' in dry.stdout, dry.stdout
         assert 'in MEMORY_MB (it holds ' in dry.stdout
+        # Each plan named as report names it: server, host, verdict.
+        assert 'repair: delete and heal server %s (%s) on host3 (%s): ' \
+            'wrong amount\n' % (name, server, host3) in dry.stdout, \
+            dry.stdout
         with override_settings(ORPHAN_AUDIT_PLACEMENT_RELEASE='2025.2'):
             (row,) = horizon.get(REPAIR, link).context['rows']
             assert row.plan is not None and row.notes == (), row

@@ -628,8 +628,9 @@ def test_a_plan_that_keeps_a_protected_row_says_so():
     rendering.print_rows([repair.Row(m.Selection('vm', 'h2', plan.action),
                                      plan)], out, {'h5': 'host5'})
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith('plan: openstack ')
-    assert lines[1] == 'kept as read, its row is protected: host5'
+    assert lines[0] == 'repair: delete and heal consumer vm on h2'
+    assert lines[1].startswith('plan: openstack ')
+    assert lines[2] == 'kept as read, its row is protected: host5'
 
 
 def test_the_json_report_says_how_each_owner_was_proven():
@@ -913,10 +914,13 @@ def test_dry_run_prints_the_commands_and_writes_nothing():
     write.assert_not_called()
     journal.assert_not_called()
     lines = out.splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 8
+    # Each plan named first, by the provider's name as report does.
+    assert all(line.startswith('repair: ') and ' on host' in line
+               for line in lines[::2]), lines
     assert all(line.startswith(
         'plan: openstack --os-placement-api-version 1.28 resource provider '
-        'allocation unset ') for line in lines)
+        'allocation unset ') for line in lines[1::2])
 
 
 def test_dry_run_json_has_the_plans_and_no_outcomes():
@@ -956,3 +960,50 @@ def test_each_subcommand_has_one_entry_in_the_command_table():
     assert tuple(handlers.COMMANDS) == tuple(options.subcommands())
     assert {name for name, command in handlers.COMMANDS.items()
             if command.needs_django} == {'history', 'restore', 'refresh'}
+
+
+def test_a_planned_row_is_named_by_its_server_or_what_nova_says_it_is():
+    """``apply --dry-run``'s line before each plan: the action, the
+    server's name (else what Nova says the consumer is), the provider's
+    name and the verdict, as ``report`` names them."""
+    from orphan_dashboard.audit import model as m
+    from orphan_dashboard.audit import reasons
+    from orphan_dashboard.writing import repair
+
+    def row(consumer, verdict, nova):
+        selection = m.Selection(consumer, 'h3', m.DELETE)
+        finding = m.Finding(consumer, 'h3', verdict, '', {'VCPU': 1},
+                            (m.DELETE,), nova=nova)
+        return repair.Row(selection, plan='a plan', finding=finding)
+
+    names = {'h3': 'host3', 'vm': 'web-1'}
+    assert rendering.heading(row('vm', m.MOVED, reasons.reason(
+        'nova.server', name='web-1', status='ACTIVE')), names) == (
+        'delete server web-1 (vm) on host3 (h3): moved')
+    assert rendering.heading(row('ghost', m.DELETED_INSTANCE, reasons.reason(
+        'nova.deleted_server')), names) == (
+        'delete consumer ghost (deleted server) on host3 (h3): deleted '
+        'instance')
+
+
+def test_the_text_report_says_which_provider_of_a_tree_a_row_is_on():
+    """A server moved off host3 leaves a row on host3 and one on its NIC:
+    each line says where (the NIC's row names the NIC), not the same line
+    twice."""
+    from orphan_dashboard.audit import classify
+    from tests.unit.cloud import Cloud
+    from tests.unit.cloud import uid
+
+    cloud = Cloud()
+    nic = cloud.nic('host3')
+    vm = cloud.server('bandwidth-vm', 'host2')
+    cloud.allocate(vm, uid('host2'))
+    cloud.allocate(vm, uid('host3'))
+    cloud.allocate(vm, nic, {'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+    out = io.StringIO()
+    rendering.print_text(classify.audit(cloud.snapshot(), min_age=0), out)
+    rows = [line for line in out.getvalue().splitlines()
+            if line.split()[:2] == ['moved', vm]]
+    assert len(rows) == 2 and len(set(rows)) == 2, rows
+    assert [r for r in rows if ' on host3:Open vSwitch agent:br-phys: '
+            in r], rows
