@@ -34,6 +34,7 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import journal as journal_module
 from orphan_dashboard.writing import write
+from tests.e2e.conftest import audited
 from tests.e2e.conftest import decommissioned
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import module_cloud
@@ -550,6 +551,9 @@ def test_a_host_reinstalled_under_its_old_name_gets_its_provider_back(
     assert 'compute service delete' not in preview.stdout.replace(
         'compute service deleted', '')
 
+    # From the index, as an operator reaches it: the audit shown names
+    # the old provider (a uuid no audit saw is "no such provider").
+    audited(horizon, refresh=True)
     page = horizon.get(DECOMMISSION, {'provider': old})
     assert b'value="Decommission"' in page.content, page.content
     assert b'its new node are kept' in page.content

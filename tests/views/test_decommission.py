@@ -286,6 +286,18 @@ class DecommissionTests(Shown, AdminViewTests):
         self.assertRedirectsNoFollow(res, INDEX)
         self.mock_preview_decommission.assert_not_called()
 
+    @pytest.mark.error_messages
+    @PREVIEW
+    def test_an_unknown_provider_is_no_such_provider(self):
+        """A uuid no audit saw is said to be none, as its detail page
+        says, never "already gone"; nothing is read or written."""
+        self.reported()
+        res = self.client.get(DECOMMISSION, {'provider': uid('nowhere')})
+        self.assertRedirectsNoFollow(res, INDEX)
+        self.assertEqual(['No such resource provider in the last audit.'],
+                         self.messages_seen.texts('error'))
+        self.mock_preview_decommission.assert_not_called()
+
 
 SERVICE, AGAIN = uid('host1-service'), uid('host1-service-again')
 

@@ -523,9 +523,14 @@ class DecommissionView(_DeletingView):
             raise repair_forms.BadSelection(_(
                 'No hypervisor chosen: decommission one from its row in '
                 'the Hypervisors tab.'))
+        provider = repair_forms.parse_uuid(self.request.GET.get('provider'))
+        report = service.report(self.request)
+        if report is not None and provider not in report.names:
+            # A uuid no audit saw: "already gone" would pass it for done.
+            raise repair_forms.BadSelection(_(
+                'No such resource provider in the last audit.'))
         return self.preview_of(
-            repair_forms.parse_uuid(self.request.GET.get('provider')),
-            self.request.GET.get('whole_service') == '1')
+            provider, self.request.GET.get('whole_service') == '1')
 
     def preview_of(self, provider, whole_service):
         """The steps of decommissioning ``provider``, read now."""
