@@ -523,13 +523,12 @@ def excesses(plan, inventories, usages):
     are ``{provider: {class: ...}}`` as read just now (``GET
     .../inventories``' body, an amount); a provider without them is not
     judged."""
-    sides = [(plan.before, plan.after)]
-    if plan.partner:
-        sides.append((plan.partner['before'], plan.partner['after']))
-    written = {}
-    for before, after in sides:
+    written, taken_off = {}, {}
+    for before, after in plan.sides:
         for provider, resources in after.items():
             written.setdefault(provider, set()).update(resources)
+        for provider, delta in freed(before, after).items():
+            _add(taken_off.setdefault(provider, {}), delta)
     found = []
     for provider, classes in sorted(written.items()):
         inventory = inventories.get(provider)
@@ -540,9 +539,7 @@ def excesses(plan, inventories, usages):
             if rc not in inventory:
                 continue
             now = used.get(rc, 0)
-            after = now + sum(a.get(provider, {}).get(rc, 0) -
-                              b.get(provider, {}).get(rc, 0)
-                              for b, a in sides)
+            after = now - taken_off.get(provider, {}).get(rc, 0)
             whole = Inventory.from_placement(inventory[rc]).capacity
             if after > whole:
                 found.append(Excess(provider, rc, after, now, whole))

@@ -607,6 +607,14 @@ class Plan:
             (self.partner['consumer'],) if self.partner else ())
 
     @property
+    def sides(self):
+        """``(before, after)`` of every consumer the write changes, in
+        the order of :attr:`consumers`."""
+        return ((self.before, self.after),) + (
+            ((self.partner['before'], self.partner['after']),)
+            if self.partner else ())
+
+    @property
     def changes_owner(self):
         return (self.before_project is not None and
                 (self.before_project, self.before_user) !=

@@ -172,8 +172,8 @@ def capacity_notes(clients, plans, settings, providers):
     now; Placement's newest microversion is asked only if one does and
     the release setting does not say.  ``providers``: the snapshot's, for
     their names."""
-    onto = {p for plan in plans for side in (plan.after, (
-        plan.partner or {}).get('after', {})) for p in side}
+    onto = {p for plan in plans for _before, after in plan.sides
+            for p in after}
     inventories, usages = collect.read_capacity(
         clients.placement, onto, settings.concurrency)
     found = {plan.consumer: capacity.excesses(plan, inventories, usages)
