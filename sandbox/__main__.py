@@ -77,6 +77,10 @@ def main(argv=None):
     demo.add_argument('--no-neutron', dest='neutron', action='store_false',
                       help='without the real Neutron (see up --neutron) '
                            'and its port incidents')
+    demo.add_argument('--cells', type=int, choices=(1, 2), default=1,
+                      help='Nova cells; 2 adds host5 in cell2 with the '
+                           'second_cell incident, and prints the control '
+                           'calls that take it down, slow or up (default 1)')
     demo.add_argument('--port', type=int, default=8000,
                       help='Horizon port (default 8000)')
     args = parser.parse_args(argv)

@@ -12,7 +12,10 @@
 
 """``python -m sandbox demo``: the sandbox with every incident, then Horizon.
 
-With a real Neutron and its port incidents unless ``--no-neutron``.
+With a real Neutron and its port incidents unless ``--no-neutron``; with
+``--cells 2``, Nova's second cell (host5, the ``second_cell`` incident) and
+the control calls that take it down or slow, to see a partial audit beside
+a healthy cell.
 
 Horizon runs as ``django-admin runserver --insecure --noreload`` with
 DJANGO_SETTINGS_MODULE=sandbox.horizon_settings in a child process.
@@ -47,16 +50,17 @@ def horizon_env(sandbox_json):
     return env
 
 
-def main(args):
-    state_dir = os.path.abspath(args.state_dir)
-    port = common.choose_port(args.port)
-    if port != args.port:
-        common.log('port %d is busy; Horizon will use %d' % (args.port, port))
+def up_command(args, state_dir):
+    """The ``python -m sandbox up`` the demo runs: every demo incident,
+    Neutron's unless ``--no-neutron``, and with ``--cells 2`` the second
+    cell and its incident."""
     incidents = incidents_names.DEMO
     if args.neutron:
         incidents += incidents_names.NEUTRON
-    incidents = ','.join(incidents)
-    cmd = [sys.executable, '-m', 'sandbox', 'up', '--incidents', incidents,
+    if args.cells == 2:
+        incidents += ('second_cell',)
+    cmd = [sys.executable, '-m', 'sandbox', 'up',
+           '--incidents', ','.join(incidents),
            '--state-dir', state_dir,
            '--keystone-port', str(args.keystone_port),
            '--nova-port', str(args.nova_port),
@@ -65,6 +69,29 @@ def main(args):
            '--password', args.password]
     if args.neutron:
         cmd += ['--neutron', '--neutron-port', str(args.neutron_port)]
+    if args.cells == 2:
+        cmd += ['--cells', '2']
+    return cmd
+
+
+def cell_controls(args):
+    """What takes cell2 down, slow and up again, as the demo prints it."""
+    if args.cells != 2:
+        return []
+    return ['  cell2 (host5): curl -X POST http://127.0.0.1:%d/cells/cell2/%s'
+            % (args.control_port, state) + note
+            for state, note in (('down', '   (Nova cannot reach it)'),
+                                ('slow', "   (it answers after Nova's cell "
+                                         'timeout)'),
+                                ('up', '     (back)'))]
+
+
+def main(args):
+    state_dir = os.path.abspath(args.state_dir)
+    port = common.choose_port(args.port)
+    if port != args.port:
+        common.log('port %d is busy; Horizon will use %d' % (args.port, port))
+    cmd = up_command(args, state_dir)
     env = dict(os.environ)
     env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
     env['PYTHONUNBUFFERED'] = '1'
@@ -124,6 +151,8 @@ def main(args):
         print('  log in as admin / %s (domain Default)'
               % cfg['admin']['password'])
         print('  panel: http://127.0.0.1:%d%s' % (port, PANEL))
+        for line in cell_controls(args):
+            print(line)
         print('  Ctrl-C stops everything')
         sys.stdout.flush()
         while True:

@@ -203,7 +203,39 @@ class TreeCapacity:
             return Fit(self.root, self.name, FITS_AFTER_REPAIR, tuple(
                 r for r in self.repairs
                 if any(r.freed.get(rc, 0) > 0 for rc in request)))
-        return Fit(self.root, self.name, DOES_NOT_FIT)
+        return Fit(self.root, self.name, DOES_NOT_FIT,
+                   why=self.shortfall(request))
+
+    def shortfall(self, request):
+        """Why ``request`` fits no provider here even after the
+        recommended repairs, class by class (the standard classes first):
+        a class the tree has no inventory of, an amount outside every
+        provider's unit limits, or how much is missing on the provider
+        with the most free."""
+        short = []
+        for rc in sorted(request, key=class_order):
+            amount = request[rc]
+            offered = [slots[rc] for slots in self.slots.values()
+                       if rc in slots]
+            if not offered:
+                short.append(reasons.reason(
+                    'capacity.no_class', resource_class=rc))
+                continue
+            admitting = [free for inventory, _now, free in offered
+                         if inventory.admits(amount)]
+            if not admitting:
+                inventory = offered[0][0]
+                short.append(reasons.reason(
+                    'capacity.unit', resource_class=rc, amount=amount,
+                    min=inventory.min_unit, max=inventory.max_unit,
+                    step=inventory.step_size))
+                continue
+            most = max(admitting)
+            if most < amount:
+                short.append(reasons.reason(
+                    'capacity.short', resource_class=rc, amount=amount,
+                    short=amount - max(most, 0), free=max(most, 0)))
+        return reasons.sentences(short) if short else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -42,6 +42,9 @@ class Step:
     """Why no write clears it: a :class:`~reasons.Reason`."""
     optional: bool = False
     """An unknown consumer: deleted only by an explicit choice."""
+    notes: tuple = ()
+    """What the preview adds: where Placement may refuse the write for a
+    provider's capacity (reasons)."""
 
 
 @dataclasses.dataclass

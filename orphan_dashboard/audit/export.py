@@ -14,7 +14,9 @@
 piece at a time so a long one streams."""
 
 import csv
+import datetime
 import json
+import re
 import unicodedata
 
 FORMULA_START = ('=', '+', '-', '@', '\t', '\r')
@@ -67,3 +69,17 @@ def pieces(fmt, fields, rows):
     if fmt == 'csv':
         return csv_lines(fields, rows)
     return json_array(rows)
+
+
+def file_name(taken_at, host=None):
+    """A findings download's name, without its extension: what it holds
+    (the cloud's findings, or one hypervisor's allocations by its name)
+    and its audit's time in UTC, so that two downloads never share one;
+    only letters, digits, dots, hyphens and underscores."""
+    stamp = taken_at.astimezone(datetime.timezone.utc).strftime(
+        '%Y%m%dT%H%M%SZ') if taken_at else 'unaudited'
+    if host is None:
+        return 'orphan-findings-%s' % stamp
+    return 'orphan-allocations-%s-%s' % (
+        re.sub(r'[^A-Za-z0-9._-]+', '_', host).strip('._') or 'provider',
+        stamp)

@@ -24,6 +24,10 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit.model import N_
 
 
+IDENTIFIERS = ('entry',)
+"""Whole-number parameters that name something (a journal entry's id):
+never written as amounts (``Reason.render``'s ``number``)."""
+
 MESSAGES = {
     # What Nova says of a consumer.
     'nova.server': N_('server %(name)s (%(status)s)'),
@@ -459,25 +463,32 @@ MESSAGES = {
     'list.semicolon': N_('%(first)s; %(rest)s'),
     'nothing': N_('nothing'),
 
-    # What a down cell hides from an audit.
+    # What a down cell hides from an audit (reasons.down_cells).
     'cells.down': N_(
         'A cell is down: Nova could not reach it, so this audit is '
         'partial. Nova answered without it after %(seconds)d s, and each of '
         'its listings waits about as long while the cell stays down or '
-        'slow. Until it is back, these are protected: the allocations on '
-        'the compute hosts of the down cells: %(hosts)s (their servers Nova '
-        'returned as partial records: %(servers)d); those on providers '
-        'Nova could not confirm as compute nodes: %(providers)s; and every '
-        'consumer Nova does not know.'),
+        'slow. Until it is back, these are protected: %(protected)s.'),
+    'cells.down_at_once': N_(
+        'A cell is down: Nova could not reach it and answered at once '
+        'without it, so this audit is partial. Until it is back, these are '
+        'protected: %(protected)s.'),
     'cells.slow': N_(
         'A cell is slow: Nova waited its whole cell timeout for it and '
         'answered without it after %(seconds)d s, so this audit is '
         'partial, and each of its listings waits as long while the cell '
-        'stays slow. Until it answers in time, these are protected: the '
-        'allocations on the compute hosts of the slow cells: %(hosts)s '
-        '(their servers Nova returned as partial records: %(servers)d); '
+        'stays slow. Until it answers in time, these are protected: '
+        '%(protected)s.'),
+    'cells.down_hosts': N_(
+        'the allocations on the compute hosts of the down cells: %(hosts)s '
+        '(their servers Nova returned as partial records: %(servers)d)'),
+    'cells.slow_hosts': N_(
+        'the allocations on the compute hosts of the slow cells: %(hosts)s '
+        '(their servers Nova returned as partial records: %(servers)d)'),
+    'cells.unconfirmed': N_(
         'those on providers Nova could not confirm as compute nodes: '
-        '%(providers)s; and every consumer Nova does not know.'),
+        '%(providers)s'),
+    'cells.unknown': N_('and every consumer Nova does not know'),
 
     # Restores: what may be restored, and what a restore brings back.
     'restore.service': N_(
@@ -505,6 +516,10 @@ MESSAGES = {
         'provider to undo it'),
     'restore.exists_again': N_(
         'provider %(name)s (%(provider)s) exists again'),
+    'restore.name_taken': N_(
+        'its name %(name)s is provider %(provider)s\'s now (a host '
+        'reinstalled under its old name: nova-compute created it for its '
+        'new node), and Placement refuses a second provider of one name'),
     'restore.parent_gone': N_(
         'its parent provider %(parent)s is gone: restore that one first'),
     'restore.changed': N_('changed since the preview: review it again'),
@@ -635,6 +650,14 @@ MESSAGES = {
         'runs)'),
     'capacity.server': N_('server %(server)s'),
     'capacity.migration': N_('migration %(migration)s of server %(server)s'),
+    # Why a flavor fits no provider of a tree, even after the repairs.
+    'capacity.short': N_(
+        '%(resource_class)s %(short)d short (it needs %(amount)d; at most '
+        '%(free)d free on one provider, the recommended repairs done)'),
+    'capacity.no_class': N_('it has no %(resource_class)s'),
+    'capacity.unit': N_(
+        'one allocation of %(amount)d %(resource_class)s is outside its '
+        'unit limits (from %(min)d to %(max)d in steps of %(step)d)'),
     # Why a compute node takes no new server, whatever its capacity.
     'capacity.forced_down': N_('its compute service is forced down: Nova '
                                'schedules no server there'),

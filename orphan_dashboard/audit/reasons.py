@@ -21,6 +21,7 @@ The engine has no Django, so it cannot translate; it says why in a
 
 import dataclasses
 
+from orphan_dashboard.audit.messages import IDENTIFIERS
 from orphan_dashboard.audit.messages import MESSAGES
 from orphan_dashboard.audit import model as m
 
@@ -37,14 +38,25 @@ class Reason:
     params: tuple = ()
     """``((name, value), ...)``, sorted, so a reason can be hashed."""
 
-    def render(self, gettext=_english):
-        """The sentence, each part translated by ``gettext``."""
+    def render(self, gettext=_english, number=None):
+        """The sentence, each part translated by ``gettext``; with
+        ``number``, each amount written by it (the panel groups thousands
+        as the user's locale does), never an identifier
+        (:data:`~.messages.IDENTIFIERS`)."""
         if self.code in _LISTS and self.params[0][0] == 'parts':
             # (A nested listing from a cache written before renders below.)
-            return _joined(self.params[0][1], gettext, self.code)
-        params = {name: value.render(gettext) if isinstance(value, Reason)
-                  else value for name, value in self.params}
-        return gettext(MESSAGES[self.code]) % params
+            return _joined(self.params[0][1], gettext, self.code, number)
+        message = gettext(MESSAGES[self.code])
+        params = {}
+        for name, value in self.params:
+            if isinstance(value, Reason):
+                value = value.render(gettext, number)
+            elif (number is not None and type(value) is int and
+                  name not in IDENTIFIERS):
+                message = message.replace('%%(%s)d' % name, '%%(%s)s' % name)
+                value = number(value)
+            params[name] = value
+        return message % params
 
     def __str__(self):
         return self.render()
@@ -75,14 +87,15 @@ def verdict_name(verdict):
 _LISTS = ('list', 'list.semicolon')
 
 
-def _joined(parts, gettext, code='list'):
+def _joined(parts, gettext, code='list', number=None):
     """The "list" message applied from the last part back, in a loop: a
     reason nesting one level per part recursed as deep as the list is long
     (a host's thousands of servers)."""
     pattern = gettext(MESSAGES[code])
-    joined = render(parts[-1], gettext)
+    joined = render(parts[-1], gettext, number)
     for part in reversed(parts[:-1]):
-        joined = pattern % {'first': render(part, gettext), 'rest': joined}
+        joined = pattern % {'first': render(part, gettext, number),
+                            'rest': joined}
     return joined
 
 
@@ -109,13 +122,25 @@ def sentences(parts):
 def down_cells(report):
     """What a down (or slow) cell hid from ``report``'s audit, as one
     sentence: slow where Nova waited its cell timer out for it, as
-    measured."""
-    said = dict(hosts=listing(report.skipped_hosts),
-                seconds=report.cell_wait, servers=report.down_cell_servers,
-                providers=listing(report.unconfirmed))
-    if getattr(report, 'cell_slow', False):
-        return reason('cells.slow', **said)
-    return reason('cells.down', **said)
+    measured, with the seconds it cost (a down cell Nova answers without
+    at once costs none); the providers Nova could not confirm only where
+    there are any."""
+    slow = getattr(report, 'cell_slow', False)
+    hosts = dict(hosts=listing(report.skipped_hosts),
+                 servers=report.down_cell_servers)
+    protected = [reason('cells.slow_hosts', **hosts) if slow else
+                 reason('cells.down_hosts', **hosts)]
+    if report.unconfirmed:
+        protected.append(reason('cells.unconfirmed',
+                                providers=listing(report.unconfirmed)))
+    protected = sentences(protected + [reason('cells.unknown')])
+    if slow:
+        return reason('cells.slow', seconds=report.cell_wait,
+                      protected=protected)
+    if not report.cell_wait:
+        return reason('cells.down_at_once', protected=protected)
+    return reason('cells.down', seconds=report.cell_wait,
+                  protected=protected)
 
 
 def neutron_unread(report):
@@ -193,9 +218,10 @@ def image_unread(server):
     return reason('image.unshown', image=image)
 
 
-def render(value, gettext=_english):
+def render(value, gettext=_english, number=None):
     """``value`` as text: a :class:`Reason` rendered, anything else as is."""
-    return value.render(gettext) if isinstance(value, Reason) else value
+    return value.render(gettext, number) if isinstance(value, Reason) \
+        else value
 
 
 class Refusal(Exception):

@@ -502,7 +502,9 @@ class DecommissionOrphan(_Orphan, command.Lister):
                     _('deleted only with --delete-unknown %s') %
                     step.consumer)
             else:
-                status, message = 'preview', text(step.finding.reason)
+                status, message = 'preview', '; '.join(
+                    [text(step.finding.reason)] +
+                    [text(n) for n in step.notes])
             if step.optional:
                 message = '%s; %s' % (message, rendering.consumer_owner(
                     step.finding, owners))

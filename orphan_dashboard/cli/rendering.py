@@ -318,6 +318,7 @@ def decommission_json(plan, chosen, children=(), owners=None):
                    if s.optional else None,
                    'action': s.plan.action if s.plan else None,
                    'commands': repairs.commands(s.plan),
+                   'notes': [str(note) for note in s.notes],
                    'error': str(s.error)} for s in plan.steps],
         'foreign_children': [
             {'uuid': c, 'name': plan.names.get(c, c),
@@ -395,6 +396,8 @@ def print_decommission(plan, chosen, out, children=(), owners=None):
                   file=out)
         if step.error or unchosen:
             continue
+        for note in step.notes:
+            print(_('note: %s') % text(note), file=out)
         for command in repairs.commands(step.plan):
             print(_('plan: %s') % command, file=out)
     for child in sorted(plan.foreign_children):

@@ -82,10 +82,19 @@ def preview(clients, name, settings, whole_service=False,
     """What decommissioning the hypervisor ``name`` (with
     ``whole_service``, every node of its compute service) takes, read
     now: a :class:`~audit.decommission.Decommission`; ``instance_hints``
-    come from a snapshot shown."""
-    return decommission.plan(read(clients, name, instance_hints), name,
-                             settings.min_age, whole_service,
+    come from a snapshot shown.  A step whose write Placement may refuse
+    for a provider's capacity says so, as a repair's preview does
+    (:func:`repairs.capacity_notes`)."""
+    snapshot = read(clients, name, instance_hints)
+    plan = decommission.plan(snapshot, name, settings.min_age, whole_service,
                              stuck_after=settings.stuck_after)
+    notes = repairs.capacity_notes(
+        clients, [s.plan for s in plan.steps if s.plan], settings,
+        snapshot.providers)
+    for step in plan.steps:
+        if step.plan:
+            step.notes = notes.get(step.consumer, ())
+    return plan
 
 
 def service_commands(plan):

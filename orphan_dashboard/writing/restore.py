@@ -79,6 +79,13 @@ def _provider_restore_plan(placement_client, entry, restored):
         raise CannotRepair(why('restore.exists_again',
                                name=record['name'],
                                provider=entry.provider))
+    # Placement refuses a second provider of a name (409): a host
+    # reinstalled under its old name has its new node's provider by now.
+    taken = [p['uuid'] for p in placement.provider_list(
+        placement_client, name=record['name'])]
+    if taken:
+        raise CannotRepair(why('restore.name_taken', name=record['name'],
+                               provider=taken[0]))
     parent = record.get('parent_provider_uuid')
     if parent and parent not in restored and not placement.provider_record(
             placement_client, parent):

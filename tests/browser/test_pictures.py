@@ -45,8 +45,8 @@ def nova(site):
 def held_memory(text):
     """What findings hold of MEMORY_MB, as a provider's Overview writes
     it beside its bar."""
-    return int(re.search(r'MEMORY_MB:?\s+needed \d+ \S held by findings '
-                         r'(\d+)', text).group(1))
+    return int(re.search(r'MEMORY_MB:?\s+needed [\d,]+ \S held by findings '
+                         r'([\d,]+)', text).group(1).replace(',', ''))
 
 
 INDEX_BARS = '#providers tr[data-object-id="%s"] .orphan-capacity-cell'
@@ -58,21 +58,36 @@ OVERVIEW_BARS = 'table.orphan-capacity tbody tr'
 def held_part(browser, bars, resource_class):
     """The title and the drawn width in pixels of the part that findings
     hold of one class, in ``bars`` (:data:`INDEX_BARS` of a hypervisor,
-    :data:`OVERVIEW_BARS`), each led by its class (read in one script: a
-    sweep published meanwhile swaps the tables)."""
+    :data:`OVERVIEW_BARS`), each led by its class, named whole in the
+    label's title on the index (read in one script: a sweep published
+    meanwhile swaps the tables)."""
+    found = bar_of(browser, bars, resource_class)
+    return found['title'], found['drawn']
+
+
+def bar_of(browser, bars, resource_class):
+    """One class's bar in ``bars``, as :func:`held_part` finds it: the
+    held part's ``title`` and ``drawn`` width, and on the index the
+    ``label`` shown, whether it is ``cut`` (wider than its room) and the
+    ``figure`` written after the bar."""
     found = browser.driver.execute_script(
         'var bars = document.querySelectorAll(arguments[0]);'
         'for (var i = 0; i < bars.length; i++) {'
         '  var label = bars[i].firstElementChild;'
-        '  if (label && label.textContent.trim() === arguments[1]) {'
+        '  if (label && (label.getAttribute("title") || '
+        '                label.textContent.trim()) === arguments[1]) {'
         '    var part = bars[i].querySelector(".progress-bar-danger");'
-        '    return [part.getAttribute("title"),'
-        '            part.getBoundingClientRect().width];'
+        '    var figure = bars[i].querySelector(".orphan-capacity-figure");'
+        '    return {title: part.getAttribute("title"),'
+        '            drawn: part.getBoundingClientRect().width,'
+        '            label: label.textContent.trim(),'
+        '            cut: label.scrollWidth > label.clientWidth,'
+        '            figure: figure && figure.textContent.trim()};'
         '  }'
         '}'
         'return null;', bars, resource_class)
     assert found, 'no %s bar in %s' % (resource_class, bars)
-    return found[0], found[1]
+    return found
 
 
 def texts(browser, selector):
@@ -140,10 +155,14 @@ def test_bars_on_the_index_and_a_flavor_that_fits_after_repair(
             assert 'held by findings' not in cell, cell
             (legend,) = texts(browser, '.orphan-capacity-legend')
             assert legend
-            title, drawn = held_part(browser, INDEX_BARS % host2,
-                                     'MEMORY_MB')
-            assert int(title.split()[-1]) >= 32768, title
-            assert drawn > 0, (width, title)
+            bar = bar_of(browser, INDEX_BARS % host2, 'MEMORY_MB')
+            # The exact figure after the bar, grouped by thousands; the
+            # label whole.
+            held = int(bar['title'].split()[-1].replace(',', ''))
+            assert held >= 32768, bar
+            assert bar['figure'] == '{:,}'.format(held), bar
+            assert (bar['label'], bar['cut']) == ('MEMORY_MB', False), bar
+            assert bar['drawn'] >= 6, (width, bar)
             browser.save(picture, readme=width == 1400)
     finally:
         browser.driver.set_window_size(size['width'], size['height'])
@@ -181,6 +200,25 @@ def test_bars_on_the_index_and_a_flavor_that_fits_after_repair(
     assert 'Traits, aggregates' in browser.find(
         '#orphaned_allocations__capacity .orphan-scope').text
     browser.save('capacity-flavor', readme=True)
+
+
+def test_a_flavor_that_fits_nowhere_says_what_is_short(site, browser, nova):
+    """All of a hypervisor's memory (its max_unit), while servers use some:
+    each one Nova would schedule on says by how much it is short, of what
+    it needs, grouped by thousands."""
+    name = 'pictures-huge-%s' % uuid.uuid4().hex[:6]
+    flavor = nova.post('/flavors', json={'flavor': {
+        'name': name, 'vcpus': 1, 'ram': 262144, 'disk': 1}}).json()
+    browser.open(INDEX + '?tab=orphaned_allocations__capacity&flavor=%s'
+                 % flavor['flavor']['id'])
+    browser.find('#orphaned_allocations__capacity '
+                 'tr.orphan-fit-does_not_fit', timeout=60)
+    rows = {row.text.split()[0]: row.text for row in browser.all(
+        '#orphaned_allocations__capacity tr.orphan-fit-does_not_fit')}
+    assert 'host3' in rows, rows
+    assert rows['host3'].startswith(
+        'host3 Does not fit: MEMORY_MB '), rows['host3']
+    assert 'short (it needs 262,144; at most ' in rows['host3'], rows
 
 
 def test_a_providers_overview_and_the_projects_tab(site, browser, staged):

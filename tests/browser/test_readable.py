@@ -309,12 +309,49 @@ def test_fix_recommended_with_the_keyboard_alone(site, browser, placement):
         'allocations'] == {}
 
 
+HEADERS = """
+// Each header of a table: its text, and whether it is shown.
+return Array.prototype.map.call(
+  document.querySelectorAll(arguments[0] + ' thead th'), function (th) {
+    return [th.textContent.trim(), th.offsetParent !== null];
+  });
+"""
+
+REASONS = """
+// Each folded reason of the allocations: its summary's height in lines,
+// and the height of the whole details.
+return Array.prototype.map.call(
+  document.querySelectorAll('#allocations details.orphan-reason'),
+  function (details) {
+    var summary = details.querySelector('summary');
+    var line = parseFloat(getComputedStyle(summary).lineHeight);
+    return [summary.getBoundingClientRect().height / line,
+            details.getBoundingClientRect().height];
+  });
+"""
+
+
+def headers(browser, table):
+    """``{header: shown}`` of ``table`` (a css selector)."""
+    return dict(browser.driver.execute_script(HEADERS, table))
+
+
 def test_the_index_and_a_provider_page_at_1024_px(site, narrow):
     """Readable on a laptop: no page wider than the window, provider
-    names wrapped only at their spaces, colons and hyphens."""
+    names wrapped only at their spaces, colons and hyphens; the columns
+    left out are chosen and said, a consumer's project and user under it,
+    each reason on one line, the rest on a click."""
     browser = narrow
     audited(browser)
     assert overflow(browser) <= 0
+    shown = headers(browser, '#providers')
+    assert not any(shown[h] for h in ('VCPU used / needed',
+                                      'RAM (MB) used / needed',
+                                      'Disk (GB) used / needed')), shown
+    assert shown['Needed, held by findings, free'], shown
+    said = browser.find('.orphan-narrow')
+    assert said.is_displayed()
+    assert 'used / needed columns are left out' in said.text
     browser.save('index-1024', readme=True)
     host3 = incident(site, 'wrong_amount')['hosts']['host3']
     browser.open(INDEX + host3 + '/' + ALLOCATIONS)
@@ -322,4 +359,30 @@ def test_the_index_and_a_provider_page_at_1024_px(site, narrow):
     assert overflow(browser) <= 0
     names = browser.all('.orphan-name')
     assert browser.driver.execute_script(MID_WORD, names) == []
+    shown = headers(browser, '#allocations')
+    assert (shown['Project'], shown['User']) == (False, False), shown
+    # Under each consumer instead (the sandbox's servers are the admin's).
+    owner = browser.find('#allocations tbody .orphan-owner')
+    assert owner.is_displayed()
+    assert owner.text == 'admin / admin', owner.text
+    folded = browser.driver.execute_script(REASONS)
+    assert folded, 'no long reason on host3'
+    assert all(lines < 1.5 for lines, _ in folded), folded
     browser.save('detail-1024', readme=True)
+    # A click opens the rest: the whole reason, and what follows it.
+    summary = browser.find('#allocations details.orphan-reason summary')
+    summary.click()
+    browser.wait(lambda d: d.execute_script(
+        'return document.querySelector("#allocations '
+        'details.orphan-reason").open;'))
+    opened = browser.driver.execute_script(REASONS)
+    assert opened[0][1] > folded[0][1], (opened, folded)
+
+    # Wide, Project and User have their own columns again.
+    browser.driver.set_window_size(1400, 768)
+    browser.open(INDEX + host3 + '/' + ALLOCATIONS)
+    browser.find('#allocations tbody tr[data-object-id]')
+    shown = headers(browser, '#allocations')
+    assert (shown['Project'], shown['User']) == (True, True), shown
+    owners = browser.all('#allocations tbody .orphan-owner')
+    assert owners and not any(o.is_displayed() for o in owners)

@@ -109,6 +109,47 @@ def test_the_preview_names_every_blocker(cloud, journal_dir):
     assert 'plan: %s\n' % delete_provider in text.stdout
 
 
+def test_a_step_placement_may_refuse_for_capacity_is_noted(
+        cloud, horizon, journal_dir):
+    """host4's evacuated leftover is trimmed: its server's share on the
+    host it runs on stays as it is, and that host's memory reserved whole
+    leaves it over capacity.  A Placement older than 14.0.0 refuses any
+    write onto it (bug 2104040): the decommission's previews, the
+    command line's and the panel's, say so on that step, as a repair's
+    does."""
+    from tests.e2e.test_trust import over_capacity
+
+    retired, on_host4 = leftovers(cloud)
+    evacuated = on_host4['evacuated_source']
+    clients = cloud.clients()
+    host4 = retired['hosts']['host4']
+    (runs_on,) = [rp for rp in held(clients, evacuated) if rp != host4]
+    with over_capacity(clients, runs_on, 'MEMORY_MB'):
+        result = orphan_audit(cloud, journal_dir, 'decommission', 'host4',
+                              '--min-age', '0', '--json')
+        steps = {s['consumer']: s for s in json.loads(result.stdout)[
+            'steps']}
+        (note,) = steps[evacuated]['notes']
+        assert note.startswith('Placement older than 14.0.0 (2025.2) '
+                               'refuses this write with 400 (bug 2104040)'), \
+            note
+        assert 'in MEMORY_MB' in note
+        assert steps[on_host4['deleted_instance']]['notes'] == []
+        text = orphan_audit(cloud, journal_dir, 'decommission', 'host4',
+                            '--min-age', '0')
+        assert 'note: %s\n' % note in text.stdout, text.stdout
+        audited(horizon)
+        page = horizon.get(DECOMMISSION, {'provider': host4})
+        assert page.status_code == 200
+        assert b'class="text-warning orphan-note"' in page.content, \
+            page.content
+        assert b'bug 2104040' in page.content
+    # The inventory back: no note.
+    result = orphan_audit(cloud, journal_dir, 'decommission', 'host4',
+                          '--min-age', '0', '--json')
+    assert all(s['notes'] == [] for s in json.loads(result.stdout)['steps'])
+
+
 def test_a_host_still_running_servers_is_refused(cloud, journal_dir):
     clients = cloud.clients()
     healthy = [s for s in cloud.incidents['healthy']['servers']
@@ -571,3 +612,18 @@ def test_a_host_reinstalled_under_its_old_name_gets_its_provider_back(
                                                  clients.nova), min_age=0)
     assert after.provider(new).service_state == 'up'
     assert old not in {p.provider.uuid for p in after.providers}
+
+    # Its restore cannot bring the old provider back: the name is the new
+    # node's provider's now, and Placement refuses a second provider of
+    # one name (409).  The preview says so; the leftover's restore (onto
+    # the provider not restored) is refused too, and nothing is written.
+    entries = journal_module.entries(None, provider=old)[0]
+    (deleted,) = [e for e in entries if e.action == m.DELETE_PROVIDER]
+    preview = horizon.get(INDEX + 'restore/', {'batch': deleted.batch})
+    assert preview.status_code == 200
+    refused = {entry.action: str(row.error)
+               for entry, row in preview.context['rows'] if not row.plan}
+    assert "its name host6 is provider %s's now" % new in refused[
+        m.DELETE_PROVIDER], refused
+    assert api.provider_record(clients.placement, old) is None
+    assert held(clients, ghost) == {}

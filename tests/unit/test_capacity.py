@@ -143,9 +143,16 @@ def test_the_step_size_and_max_unit_refuse_what_capacity_would_take():
     report = assess(cloud, {H1: compute(vcpu=8, step_size=2),
                             H2: compute(vcpu=8, max_unit=2),
                             H3: compute(vcpu=8)})
-    fits = {f.name: f.state for f in report.fit({'VCPU': 3})}
-    assert fits == {'host1': c.DOES_NOT_FIT, 'host2': c.DOES_NOT_FIT,
-                    'host3': c.FITS_NOW}
+    fits = {f.name: f for f in report.fit({'VCPU': 3})}
+    assert {name: f.state for name, f in fits.items()} == {
+        'host1': c.DOES_NOT_FIT, 'host2': c.DOES_NOT_FIT,
+        'host3': c.FITS_NOW}
+    assert str(fits['host1'].why) == (
+        'one allocation of 3 VCPU is outside its unit limits (from 1 to 8 '
+        'in steps of 2)')
+    assert str(fits['host2'].why) == (
+        'one allocation of 3 VCPU is outside its unit limits (from 1 to 2 '
+        'in steps of 1)')
 
 
 def test_reserved_and_ratio_decide_the_fit():
@@ -154,9 +161,17 @@ def test_reserved_and_ratio_decide_the_fit():
                             H2: compute(vcpu=4, allocation_ratio=0.5),
                             H3: compute(vcpu=2, allocation_ratio=1.5,
                                         max_unit=4)})
-    fits = {f.name: f.state for f in report.fit({'VCPU': 3})}
-    assert fits == {'host1': c.DOES_NOT_FIT, 'host2': c.DOES_NOT_FIT,
-                    'host3': c.FITS_NOW}
+    fits = {f.name: f for f in report.fit({'VCPU': 3})}
+    assert {name: f.state for name, f in fits.items()} == {
+        'host1': c.DOES_NOT_FIT, 'host2': c.DOES_NOT_FIT,
+        'host3': c.FITS_NOW}
+    # Does not fit names what is short, by how much, of what is free.
+    assert str(fits['host1'].why) == (
+        'VCPU 1 short (it needs 3; at most 2 free on one provider, the '
+        'recommended repairs done)')
+    assert str(fits['host2'].why) == (
+        'VCPU 1 short (it needs 3; at most 2 free on one provider, the '
+        'recommended repairs done)')
 
 
 def test_a_custom_class_on_a_child_provider_counts_for_its_tree():
@@ -175,6 +190,11 @@ def test_a_custom_class_on_a_child_provider_counts_for_its_tree():
     request = {'VCPU': 1, 'CUSTOM_FPGA_X': 1}
     fits = {f.name: f.state for f in report.fit(request)}
     assert fits['host1'] == c.DOES_NOT_FIT
+    assert str(report.trees[H1].fit(request).why) == (
+        'it has no CUSTOM_FPGA_X')
+    assert str(report.trees[H2].fit(request).why) == (
+        'CUSTOM_FPGA_X 1 short (it needs 1; at most 0 free on one '
+        'provider, the recommended repairs done)')
     # The deleted instance's allocation is unknown to Nova: an unknown
     # consumer is never a recommended repair.
     assert fits['host2'] == c.DOES_NOT_FIT
@@ -190,6 +210,10 @@ def test_a_class_must_fit_one_provider_not_the_sum_of_the_tree():
     assert report.trees[H1].classes[0].capacity == 4
     assert report.trees[H1].fit({'VCPU': 2}).state == c.FITS_NOW
     assert report.trees[H1].fit({'VCPU': 3}).state == c.DOES_NOT_FIT
+    # Each NUMA node's max_unit is its total: no one allocation of 3.
+    assert str(report.trees[H1].fit({'VCPU': 3, 'CUSTOM_X': 1}).why) == (
+        'one allocation of 3 VCPU is outside its unit limits (from 1 to 2 '
+        'in steps of 1); it has no CUSTOM_X')
 
 
 def test_a_repair_that_adds_leaves_less_free():

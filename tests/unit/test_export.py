@@ -13,6 +13,7 @@
 """The CSV downloads never hand a spreadsheet a formula."""
 
 import csv
+import datetime
 import io
 
 import pytest
@@ -51,3 +52,17 @@ def test_nested_values_and_none():
     assert cells({'b': 1}) == '{"b": 1}'
     assert cells(None) == ''
     assert cells(-3) == "'-3"
+
+
+def test_a_downloads_name_says_what_it_holds_and_when():
+    taken = datetime.datetime(2026, 12, 2, 15, 4, 5,
+                              tzinfo=datetime.timezone(
+                                  datetime.timedelta(hours=3)))
+    assert export.file_name(taken) == 'orphan-findings-20261202T120405Z'
+    assert export.file_name(taken, 'host3.example.org') == (
+        'orphan-allocations-host3.example.org-20261202T120405Z')
+    # A name is no header's end nor a path: nothing but a file's letters.
+    assert export.file_name(taken, 'a"b;\r\nc/../d') == (
+        'orphan-allocations-a_b_c_.._d-20261202T120405Z')
+    assert export.file_name(None, '...') == (
+        'orphan-allocations-provider-unaudited')

@@ -297,7 +297,7 @@ def test_the_client_is_orphan_audits_on_openstacks_session():
 def decommission_plan(**fields):
     step = mock.Mock(consumer=GHOST, error=None, optional=False,
                      finding=finding(GHOST, HOST2, m.DELETED_INSTANCE),
-                     plan=None)
+                     plan=None, notes=())
     values = dict(gone=False, foreign={}, servers=[], steps=[step],
                   deletes_service=False, providers=[HOST2], service=None,
                   keeps_service=False, name='host2',
@@ -519,8 +519,11 @@ def test_capacity_takes_the_audit_options():
                                  '--provider', 'host1', '-f', 'json')
     assert json.loads(out) == [{'Hypervisor': 'host1',
                                 'Provider': mock.ANY,
-                                'State': 'does_not_fit', 'Why': None,
+                                'State': 'does_not_fit', 'Why': mock.ANY,
                                 'Repairs': []}]
+    # What is short, by how much: host1 has nothing free.
+    assert json.loads(out)[0]['Why'].startswith(
+        'VCPU 1 short (it needs 1; at most 0 free on one provider')
 
 
 def test_capacity_without_a_flavor_the_numbers_per_class():
@@ -591,7 +594,7 @@ def test_decommission_names_the_unknown_consumers_owner():
 
     step = mock.Mock(consumer=GHOST, error=None, optional=True,
                      finding=finding(GHOST, HOST2, m.UNKNOWN_CONSUMER),
-                     plan=None)
+                     plan=None, notes=())
     plan = decommission_plan(steps=[step], optional=[GHOST])
     owners = {'projects': {'p': 'web'}, 'users': {'u': 'alice'}}
     with mock.patch.object(decommission, 'preview', return_value=plan), \

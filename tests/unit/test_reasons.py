@@ -136,3 +136,34 @@ def test_a_nested_listing_cached_before_still_renders():
     nested = reasons.Reason('list', (('first', 'a'), ('rest', reasons.Reason(
         'list', (('first', 'b'), ('rest', 'c'))))))
     assert str(nested) == str(reasons.listing('abc')) == 'a, b, c'
+
+
+def _cell_report(**fields):
+    import types
+    return types.SimpleNamespace(**dict(dict(
+        skipped_hosts=('host5',), down_cell_servers=2, unconfirmed=(),
+        cell_wait=0, cell_slow=False), **fields))
+
+
+def test_a_down_cell_says_what_it_cost_and_only_what_it_hides():
+    """Nova answers at once without a cell it cannot reach: no "after 0
+    s"; the providers Nova could not confirm are named only where there
+    are some."""
+    at_once = str(reasons.down_cells(_cell_report()))
+    assert at_once == (
+        'A cell is down: Nova could not reach it and answered at once '
+        'without it, so this audit is partial. Until it is back, these are '
+        'protected: the allocations on the compute hosts of the down cells: '
+        'host5 (their servers Nova returned as partial records: 2); and '
+        'every consumer Nova does not know.')
+    waited = str(reasons.down_cells(_cell_report(
+        cell_wait=12, unconfirmed=('node9',))))
+    assert 'Nova answered without it after 12 s' in waited
+    assert ('could not confirm as compute nodes: node9; and every '
+            'consumer') in waited
+    slow = str(reasons.down_cells(_cell_report(cell_wait=5, cell_slow=True)))
+    assert slow.startswith('A cell is slow: Nova waited its whole cell '
+                           'timeout for it and answered without it after '
+                           '5 s')
+    assert 'compute hosts of the slow cells: host5' in slow
+    assert 'could not confirm' not in slow

@@ -105,7 +105,7 @@ def wrong_amounts():
 def held_width(html, title):
     """The width in percent of the part held by findings whose title is
     ``title`` in ``html``."""
-    found = re.search(r'class="progress-bar progress-bar-danger" '
+    found = re.search(r'class="progress-bar progress-bar-danger orphan-held" '
                       r'style="width: ([\d.]+)%%" title="%s"' % title, html)
     assert found, html
     return float(found.group(1))
@@ -139,7 +139,7 @@ class CapacityTests(AdminViewTests):
         self.assertIn('Held by findings on 3 hypervisors:', text)
         # host1's orphan, host2's stale migration, host3's stranger.
         self.assertIn('<span class="orphan-held-class">VCPU 3</span>', text)
-        self.assertIn('<span class="orphan-held-class">MEMORY_MB 1536'
+        self.assertIn('<span class="orphan-held-class">MEMORY_MB 1,536'
                       '</span>', text)
         self.assertEqual([], self.messages_seen)
 
@@ -153,7 +153,7 @@ class CapacityTests(AdminViewTests):
         row = row[:row.index('</tr>')]
         self.assertIn('<span class="orphan-capacity-class" title="VCPU">'
                       'VCPU</span>', row)
-        self.assertIn('class="progress-bar progress-bar-danger" '
+        self.assertIn('class="progress-bar progress-bar-danger orphan-held" '
                       'style="width: 100.0%" title="held by findings 1"', row)
         self.assertIn('aria-label="0 needed, 1 held by findings, 0 free of '
                       '1"', row)
@@ -161,7 +161,9 @@ class CapacityTests(AdminViewTests):
         row = row[:row.index('</tr>')]
         fpga = row[row.index('>CUSTOM_FPGA_X<'):]
         self.assertIn('title="needed 0"', fpga)
-        self.assertIn('title="held by findings 0"', fpga)
+        # Only a part that holds something is drawn at its minimum width.
+        self.assertIn('class="progress-bar progress-bar-danger" style="width: '
+                      '0.0%" title="held by findings 0"', fpga)
         self.assertIn('title="free 2"', fpga)
 
     @helpers.create_mocks({service: ['report', 'capacity']})
@@ -182,8 +184,8 @@ class CapacityTests(AdminViewTests):
         row = row[:row.index('</tr>')]
         self.assertNotIn('held by findings 1 &middot;', row)
         vcpu = row[row.index('>VCPU<'):row.index('>MEMORY_MB<')]
-        held = re.search(r'class="progress-bar progress-bar-danger" '
-                         r'style="width: ([\d.]+)%" '
+        held = re.search(r'class="progress-bar progress-bar-danger '
+                         r'orphan-held" style="width: ([\d.]+)%" '
                          r'title="held by findings 1"', vcpu)
         self.assertIsNotNone(held, vcpu)
         self.assertGreaterEqual(float(held.group(1)),
@@ -203,20 +205,25 @@ class CapacityTests(AdminViewTests):
             'tab': 'orphaned_allocations__providers', 'show': 'all'})
         text = flat(res)
         row = text[text.index('id="providers__row__%s"' % H2):]
-        bandwidth = row[row.index('>%s<' % BW):row.index('</tr>')]
+        bandwidth = row[row.index('title="%s">' % BW):row.index('</tr>')]
         self.assertGreaterEqual(
-            held_width(bandwidth, 'held by findings 1000'),
+            held_width(bandwidth, 'held by findings 1,000'),
             presenters.MIN_HELD_PERCENT)
-        self.assertIn('title="needed 2000"', bandwidth)
+        self.assertIn('title="needed 2,000"', bandwidth)
+        # Its label short, its name whole on hover, and what findings
+        # hold written after the bar, however thin its part.
+        self.assertIn('title="%s">NET_BW_EGR</span>' % BW, row)
+        self.assertIn('<span class="orphan-capacity-figure text-danger" '
+                      'title="%s">1,000</span>' % BW, row)
         res = self.client.get(detail(H2), {'tab': 'provider__overview'})
         text = overview_bars(res)
         bandwidth = text[text.index('<td>%s</td>' % BW):]
         bandwidth = bandwidth[:bandwidth.index('</tr>')]
         self.assertGreaterEqual(
-            held_width(bandwidth, 'held by findings 1000'),
+            held_width(bandwidth, 'held by findings 1,000'),
             presenters.MIN_HELD_PERCENT)
-        self.assertIn('needed 2000 &middot; held by findings 1000 '
-                      '&middot; free 9998000', bandwidth)
+        self.assertIn('needed 2,000 &middot; held by findings 1,000 '
+                      '&middot; free 9,998,000', bandwidth)
 
     @helpers.create_mocks({service: ['report', 'capacity'],
                            placement: ['provider_inventories']})
@@ -228,10 +235,11 @@ class CapacityTests(AdminViewTests):
         text = overview_bars(res)
         memory = text[text.index('<td>MEMORY_MB</td>'):]
         memory = memory[:memory.index('</tr>')]
-        self.assertIn('needed 1536 &middot; held by findings 1536 '
-                      '&middot; free 5120</small>', memory)
+        # Grouped as the locale groups thousands.
+        self.assertIn('needed 1,536 &middot; held by findings 1,536 '
+                      '&middot; free 5,120</small>', memory)
         self.assertNotIn('other use', memory)
-        self.assertEqual(18.8, held_width(memory, 'held by findings 1536'))
+        self.assertEqual(18.8, held_width(memory, 'held by findings 1,536'))
 
     @helpers.create_mocks({service: ['report', 'capacity']})
     def test_no_summary_without_inventories(self):
@@ -406,7 +414,7 @@ class CapacityTests(AdminViewTests):
         text = flat(res)
         self.assertIn('needed 0 &middot; held by findings 1 &middot; '
                       'free 0', text)
-        self.assertIn('class="progress-bar progress-bar-danger" '
+        self.assertIn('class="progress-bar progress-bar-danger orphan-held" '
                       'style="width: 100.0%"', text)
 
 
@@ -464,11 +472,11 @@ class ProjectsTests(AdminViewTests):
         # take some back): under a limit of 16 its headroom goes 8 -> 10.
         self.assertIn('<td>2</td> <td>16</td> <td class="orphan-headroom">'
                       '8 now, 10 after</td>', text)
-        self.assertIn('<td>1024</td> <td>&ndash;</td> '
+        self.assertIn('<td>1,024</td> <td>&ndash;</td> '
                       '<td class="orphan-headroom">&ndash;</td>', text)
         self.assertIn('style="width: 25.0%"', text)    # 4 of 16
         # Registered limits only name VCPU: the other classes have none.
-        self.assertIn('held by findings 2048 &middot; usage 4096</small>',
+        self.assertIn('held by findings 2,048 &middot; usage 4,096</small>',
                       text)
         self.assertEqual([], self.messages_seen)
 
@@ -489,8 +497,8 @@ class ProjectsTests(AdminViewTests):
             wrong_amounts())
         text = self.unlimited_projects({'MEMORY_MB': 3072})
         memory = text[text.index('<td>MEMORY_MB</td>'):]
-        self.assertIn('<td>1536</td><td>3072</td><td>1536</td> '
-                      '<td>1536</td>', memory[:memory.index('</tr>')])
+        self.assertIn('<td>1,536</td><td>3,072</td><td>1,536</td> '
+                      '<td>1,536</td>', memory[:memory.index('</tr>')])
         self.assertEqual([], self.messages_seen)
 
     @helpers.create_mocks({service: ['report']})

@@ -202,7 +202,7 @@ class DetailTests(AdminViewTests):
             res, 'orphaned_allocations/_overview.html')
         self.mock_provider_inventories.assert_called_once_with(
             mock.ANY, H2)
-        self.assertContains(res, '<td>4096</td>', html=False)
+        self.assertContains(res, '<td>4,096</td>', html=False)
         self.assertContains(res, '<td>3</td><td>2</td>')  # VCPU used/needed
         self.assertContains(res, 'Up')
         self.assertEqual([], self.messages_seen)

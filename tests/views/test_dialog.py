@@ -204,11 +204,13 @@ class TreeRowTests(AdminViewTests):
         page = self.client.get(detail(H1)).content.decode()
         at = page.index('No repair here')
         cell = page[page.rindex('<td', 0, at):page.index('</td>', at)]
-        self.assertIn('<details', cell)
-        visible, folded = cell.split('<details', 1)
-        self.assertIn('evacuated from host1 to host2', visible)
-        self.assertNotIn('heal_allocations', visible)
-        self.assertIn('<summary>', folded)
+        # The reason is the summary (one line, the panel's SCSS), the rest
+        # under it.
+        self.assertIn('<details class="orphan-reason">', cell)
+        summary, folded = cell.split('</summary>', 1)
+        self.assertIn('<summary title=', summary)
+        self.assertIn('evacuated from host1 to host2', summary)
+        self.assertNotIn('heal_allocations', summary)
         self.assertIn('No repair here: it holds NET_BW_EGR_KILOBIT_PER_SEC'
                       '=1000 on host1-nic', folded)
         self.assertIn('heal_allocations --instance %s' % incidents.vm,

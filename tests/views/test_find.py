@@ -14,6 +14,7 @@
 Horizon's own pages, the filters, and the findings as CSV and JSON."""
 
 import csv
+import datetime
 import html
 import io
 import json
@@ -164,7 +165,12 @@ class ExportTests(AdminViewTests):
         self.mock_names.return_value = NAMES
         res = self.client.get(EXPORT % 'csv')
         self.assertEqual('text/csv', res['Content-Type'])
-        self.assertIn('orphan-findings.csv', res['Content-Disposition'])
+        # Named by what it holds and its audit's time (one hypervisor's by
+        # its name): two downloads never share a name.
+        taken = incidents.report.taken_at.astimezone(
+            datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')
+        self.assertEqual('attachment; filename="orphan-findings-%s.csv"'
+                         % taken, res['Content-Disposition'])
         rows = list(csv.DictReader(io.StringIO(
             b''.join(res.streaming_content).decode())))
         problems = [f for f in incidents.report.findings
@@ -182,6 +188,9 @@ class ExportTests(AdminViewTests):
         self.assertIn('ended (confirmed)', stale['reason'])
         # One provider: every row the table shows, ok ones included.
         res = self.client.get(EXPORT % 'json', {'provider': H3.upper()})
+        self.assertEqual(
+            'attachment; filename="orphan-allocations-host3-%s.json"'
+            % taken, res['Content-Disposition'])
         found = json.loads(b''.join(res.streaming_content))
         self.assertEqual(
             sorted(f.consumer for f in incidents.report.provider(H3).findings),

@@ -120,7 +120,8 @@ class FuzzTests(AdminViewTests):
                               return_value=[]),
             mock.patch.object(service, 'preview_decommission',
                               return_value=decommission),
-            mock.patch.object(service, 'findings_export', return_value=[]),
+            mock.patch.object(service, 'findings_export',
+                              return_value=([], 'orphan-findings')),
         ] + [mock.patch.object(service, name, wraps=getattr(service, name))
              for name in WRITES]
         self.mocks = {}

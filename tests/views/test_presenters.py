@@ -41,11 +41,32 @@ def _nova(code, **params):
 
 
 class PresentersTests(unittest.TestCase):
+    def test_a_bars_label_is_the_class_shortened_where_it_ends(self):
+        """Cut where classes differ, their ends (CUSTOM_..., NET_...
+        share their starts), the unit ending dropped first; the full name
+        is the label's title (the template's)."""
+        for name, label in (
+                ('MEMORY_MB', 'MEMORY_MB'),
+                ('NET_BW_EGR_KILOBIT_PER_SEC', 'NET_BW_EGR'),
+                ('NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC', '\u2026_RATE_EGR'),
+                ('CUSTOM_RESERVATION_8F1D2C3B', '\u2026_8F1D2C3B'),
+                ('CUSTOM_GPU_A100', '\u2026_GPU_A100'),
+                ('CUSTOM_FPGA_X', 'CUSTOM_FPGA_X'),
+                ('VERYLONGSINGLEWORDCLASS', '\u2026LEWORDCLASS')):
+            with self.subTest(name=name):
+                self.assertEqual(label, labels.short_class(name))
+                self.assertLessEqual(len(label), labels.SHORT_CLASS)
+
     def test_side_names_each_provider_in_uuid_order(self):
         self.assertEqual(
-            [('host1', 'rp1', 'VCPU=1'), (None, 'rp2', 'DISK_GB=1, VCPU=2')],
+            [('host1', 'rp1', {'VCPU': 1}),
+             (None, 'rp2', {'VCPU': 2, 'DISK_GB': 1})],
             presenters.side({'rp2': {'VCPU': 2, 'DISK_GB': 1},
                              'rp1': {'VCPU': 1}}, NAMES))
+        # Its template groups the amounts in the user's locale.
+        self.assertEqual(
+            'DISK_<wbr>GB=1, MEMORY_<wbr>MB=32,768',
+            labels.breakable_resources({'MEMORY_MB': 32768, 'DISK_GB': 1}))
 
     def test_server_names_only_of_rows_naming_a_server(self):
         rows = [_row('c1', _nova('nova.server', name='vm1', status='ACTIVE')),
@@ -65,9 +86,9 @@ class PresentersTests(unittest.TestCase):
         self.assertEqual(('vm1', 'host1', labels.action(m.TRIM)),
                          (first['server'], first['provider'],
                           first['action']))
-        self.assertEqual([('host1', 'rp1', 'VCPU=1'), (None, 'rp2', 'VCPU=1')],
-                         first['before'])
-        self.assertEqual([(None, 'rp2', 'VCPU=1')], first['after'])
+        self.assertEqual([('host1', 'rp1', {'VCPU': 1}),
+                          (None, 'rp2', {'VCPU': 1})], first['before'])
+        self.assertEqual([(None, 'rp2', {'VCPU': 1})], first['after'])
         self.assertEqual((None, None, [], []),
                          (second['server'], second['reason'],
                           second['before'], second['after']))
@@ -125,3 +146,20 @@ class NamesWrapTests(unittest.TestCase):
         rule = open(scss).read().split('.orphan-name {', 1)[1].split('}')[0]
         self.assertIn('word-break: normal;', rule)
         self.assertIn('overflow-wrap: normal;', rule)
+
+
+class ReasonAmountsTests(unittest.TestCase):
+    def test_the_panel_groups_a_reasons_amounts_not_its_ids(self):
+        """An amount in a reason is grouped as the locale groups
+        thousands; a journal entry's id is an id."""
+        from orphan_dashboard.audit import reasons
+        short = reasons.reason('capacity.short', resource_class='MEMORY_MB',
+                               amount=4096, short=1024, free=3072)
+        self.assertEqual('MEMORY_MB 1,024 short (it needs 4,096; at most '
+                         '3,072 free on one provider, the recommended '
+                         'repairs done)', labels.reason(short))
+        self.assertIn('1024 short', str(short))
+        listed = reasons.listing([short, reasons.reason(
+            'restore.recreated', entry=12345, provider='rp')])
+        self.assertIn('entry 12345', labels.reason(listed))
+        self.assertIn('1,024 short', labels.reason(listed))

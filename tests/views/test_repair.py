@@ -84,9 +84,9 @@ class PreviewTests(AdminViewTests):
             mock.ANY, [m.Selection(incidents.vm, H1, m.TRIM)], [])
         # Before on host1 and host2, after on host2 only, by name.
         previews = res.context['previews']
-        self.assertEqual([('host1', H1, 'VCPU=1'), ('host2', H2, 'VCPU=1')],
-                         previews[0]['before'])
-        self.assertEqual([('host2', H2, 'VCPU=1')], previews[0]['after'])
+        self.assertEqual([('host1', H1, {'VCPU': 1}),
+                          ('host2', H2, {'VCPU': 1})], previews[0]['before'])
+        self.assertEqual([('host2', H2, {'VCPU': 1})], previews[0]['after'])
         self.assertContains(res, 'Trim to current host')
         self.assertEqual(1, len(row.commands))
         self.assertIn('resource provider allocation unset', row.commands[0])
@@ -387,6 +387,59 @@ class BatchSizeTests(AdminViewTests):
              '(ORPHAN_AUDIT_MAX_ROWS). Select fewer: nothing was written.'],
             self.messages_seen.texts('error'))
         self.mock_preview.assert_not_called()
+
+    @pytest.mark.error_messages
+    @helpers.create_mocks({service: ['report', 'preview', 'apply']})
+    def test_more_rows_than_django_reads_get_the_panels_answer(self):
+        """10,001 ticked rows are more fields than Django reads
+        (``DATA_UPLOAD_MAX_NUMBER_FIELDS``, in its CSRF middleware before
+        any view): the panel's answer, back on the page, a warning and no
+        traceback in the log, nothing previewed or written; a dialog's
+        POST as large, the same."""
+        self.reported()
+        with self.assertLogs(level='WARNING') as logged:
+            _consumers, res = self.batch(10001)
+            self.assertRedirectsNoFollow(res, detail(H3))
+            dialog = self.client.post(
+                INDEX + 'repair/', {'rows': ['x'] * 10001},
+                HTTP_X_REQUESTED_WITH='XMLHttpRequest',
+                HTTP_REFERER='http://testserver' + detail(H3))
+        self.assertEqual(200, dialog.status_code)
+        self.assertEqual('http://testserver' + detail(H3),
+                         dialog['X-Horizon-Location'])
+        refused = ('Too many rows: more than this dashboard reads in one '
+                   'request, and at most 200 at once (ORPHAN_AUDIT_MAX_ROWS)'
+                   '. Select fewer: nothing was written.')
+        self.assertEqual({refused}, set(self.messages_seen.texts('error')))
+        self.assertEqual(2, len(logged.records), logged.output)
+        for record in logged.records:
+            self.assertEqual('WARNING', record.levelname)
+            self.assertIsNone(record.exc_info)
+            self.assertIn('Refused a POST to', record.getMessage())
+        self.mock_preview.assert_not_called()
+        self.mock_apply.assert_not_called()
+
+    @helpers.create_mocks({service: ['report', 'preview']})
+    def test_a_post_still_needs_its_csrf_token(self):
+        """The CSRF middleware does not read the panel's POSTs
+        (:func:`views.post_checked`): the views check the token
+        themselves."""
+        from django import test
+        self.reported()
+        client = test.Client(enforce_csrf_checks=True)
+        client.cookies = self.client.cookies
+        refused = client.post(detail(H3), {
+            'action': 'allocations__delete_selected',
+            'object_ids': ['%s:%s' % (uid('stranger-0'), H3)]})
+        self.assertEqual(403, refused.status_code)
+        page = client.get(detail(H3))
+        token = page.cookies.get('csrftoken') or client.cookies['csrftoken']
+        taken = client.post(detail(H3), {
+            'action': 'allocations__delete_selected',
+            'csrfmiddlewaretoken': token.value,
+            'object_ids': ['%s:%s' % (uid('stranger-0'), H3)]})
+        self.assertEqual(302, taken.status_code)
+        self.assertIn('repair/', taken['location'])
 
     @pytest.mark.error_messages
     @helpers.create_mocks({service: ['report', 'preview']})

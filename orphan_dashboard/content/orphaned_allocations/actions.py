@@ -37,9 +37,10 @@ from orphan_dashboard.operations import repairs
 PROSE = ('orphan-prose',)
 """Columns of sentences: wrapped between words (the panel's SCSS), not
 anywhere as Horizon's ``WrappingColumn`` does."""
-WIDE_ONLY = ('orphan-wide-only',)
-"""Columns left out below 1200 px (the panel's SCSS): what another column
-or the preview shows too."""
+WIDE_ONLY = ('hidden-xs', 'hidden-sm', 'hidden-md')
+"""Columns left out below 1200 px (Bootstrap's responsive classes), where
+choosing a repair needs the room: what another column shows too there, as
+the page says."""
 ON_SELECTION = {'data-batch-action': 'true'}
 """Horizon's table script keeps such buttons disabled until a row is
 ticked."""

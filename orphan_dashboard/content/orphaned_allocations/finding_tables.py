@@ -18,7 +18,6 @@ from django.utils.translation import gettext_lazy as _
 
 from horizon import tables
 
-from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import labels
@@ -49,20 +48,43 @@ def _verdict(finding):
                        labels.verdict(finding.verdict))
 
 
+def _consumer(row):
+    """The consumer (a server links to it), and below 1200 px, where the
+    Project and User columns are left out, its project and user under it."""
+    url = _server_link(row)
+    consumer = format_html('<a href="{}">{}</a>', url, row.consumer) \
+        if url else row.consumer
+    project = row.project_name or row.project_id
+    user = row.user_name or row.user_id
+    if not (project or user):
+        return consumer
+    return format_html(
+        '{}<small class="hidden-lg orphan-owner"><br>{} / {}</small>',
+        consumer, project or '-', user or '-')
+
+
+ONE_LINE = 40
+"""A reason this short, with nothing more to say, is shown as it is."""
+
+
 def _reason(finding):
+    """The reason on one line, the rest on demand: a row is as tall as
+    its names, not as a paragraph.  Folded under it, why no repair is
+    offered, or why the one recommended is."""
+    reason = labels.reason(finding.reason)
     if finding.blocked:
-        # Why nothing is offered runs to a paragraph: folded, on demand.
-        return format_html(
-            '{}. <details class="orphan-details"><summary>{}</summary>{}'
-            '</details>', labels.reason(finding.reason),
-            _('Why no repair is offered'),
-            _('No repair here: %s') % labels.reason(finding.blocked))
-    if finding.action and len(finding.actions) > 1:
-        return _('%(reason)s. %(action)s is recommended: of the repairs '
-                 'that put this consumer right, it rewrites the least.') % {
-            'reason': labels.reason(finding.reason),
-            'action': labels.action(finding.action)}
-    return labels.reason(finding.reason)
+        more = _('No repair here: %s') % labels.reason(finding.blocked)
+    elif finding.action and len(finding.actions) > 1:
+        more = _('%s is recommended: of the repairs that put this consumer '
+                 'right, it rewrites the least.') % labels.action(
+                     finding.action)
+    else:
+        more = None
+    if more is None and len(reason) <= ONE_LINE:
+        return reason
+    return format_html('<details class="orphan-reason"><summary title="{}">'
+                       '{}</summary>{}</details>', reason, reason,
+                       more or '')
 
 
 class AllocationRow(tables.Row):
@@ -72,8 +94,7 @@ class AllocationRow(tables.Row):
 
 
 class AllocationsTable(actions.SelectableTable):
-    consumer = tables.Column('consumer', verbose_name=_('Consumer'),
-                             link=_server_link)
+    consumer = tables.Column(_consumer, verbose_name=_('Consumer'))
     nova = tables.Column(lambda f: labels.reason(f.nova),
                          verbose_name=_('In Nova'), classes=actions.PROSE,
                          link=_migrated_server_link)
@@ -84,15 +105,14 @@ class AllocationsTable(actions.SelectableTable):
                          empty_value='-', link=lambda r: (
                              actions.hypervisor_url(r.hypervisor)
                              if r.hypervisor else None))
-    # Left out below 1200 px, where choosing a repair needs the room (the
-    # exports keep them).
+    # Below 1200 px, under the consumer (_consumer).
     project = tables.Column(lambda r: r.project_name or r.project_id,
                             verbose_name=_('Project'), empty_value='-',
                             classes=actions.WIDE_ONLY)
     user = tables.Column(lambda r: r.user_name or r.user_id,
                          verbose_name=_('User'), empty_value='-',
                          classes=actions.WIDE_ONLY)
-    resources = tables.Column(lambda f: reasons.format_resources(f.resources),
+    resources = tables.Column('resources',
                               verbose_name=_('Resources here'),
                               filters=(labels.breakable_resources,))
     verdict = tables.Column(_verdict, verbose_name=_('Verdict'))

@@ -14,6 +14,7 @@
 
 import datetime
 
+from django.contrib.humanize.templatetags import humanize
 from django.utils.html import conditional_escape
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
@@ -52,9 +53,38 @@ def action(code):
 
 
 def reason(value):
-    """The engine's :class:`~reasons.Reason` in the user's language (any
-    other value as it is)."""
-    return reasons.render(value, gettext)
+    """The engine's :class:`~reasons.Reason` in the user's language, its
+    amounts grouped as the user's locale groups thousands (any other value
+    as it is)."""
+    return reasons.render(value, gettext, humanize.intcomma)
+
+
+UNIT_ENDINGS = ('_KILOBIT_PER_SEC', '_KILOPACKET_PER_SEC')
+"""Standard classes' unit endings: what a narrow label drops first."""
+SHORT_CLASS = 13
+"""The most characters a narrow label (a bar's, on the index) shows."""
+
+
+def short_class(resource_class):
+    """A resource class as a narrow label: its unit ending dropped
+    (NET_BW_EGR_KILOBIT_PER_SEC: NET_BW_EGR); a name still too long is
+    shortened to where it ends, as many of its last words as fit after an
+    ellipsis (CUSTOM_RESERVATION_8F1D2C3B: …_8F1D2C3B), since classes
+    differ at their ends and share their starts (CUSTOM_, NET_).  Its
+    full name is the label's title."""
+    name = resource_class
+    for ending in UNIT_ENDINGS:
+        if name.endswith(ending):
+            name = name[:-len(ending)]
+    if len(name) <= SHORT_CLASS:
+        return name
+    words = name.split('_')
+    tail = words[-1][-(SHORT_CLASS - 2):]
+    for word in reversed(words[:-1]):
+        if len(word) + 1 + len(tail) + 2 > SHORT_CLASS:
+            break
+        tail = word + '_' + tail
+    return '\u2026' + ('_' if len(words) > 1 else '') + tail
 
 
 def html_format(text, **values):
@@ -77,8 +107,13 @@ def breakable(name, after=':'):
 
 
 def breakable_resources(resources):
-    """``DISK_GB=10, NET_BW_EGR_KILOBIT_PER_SEC=1000`` wrapping after its
+    """``{class: amount}`` as ``DISK_GB=10, NET_BW_EGR_KILOBIT_PER_SEC=1,000``
+    (grouped in the user's locale; a text as it is), wrapping after its
     underscores too: a resource class is as wide as a column at 1024 px."""
+    if isinstance(resources, dict):
+        resources = ', '.join(
+            '%s=%s' % (rc, humanize.intcomma(resources[rc]))
+            for rc in sorted(resources))
     return breakable(resources, after='_')
 
 

@@ -17,7 +17,6 @@ from django.utils.translation import gettext_lazy as _
 
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import ownership
-from orphan_dashboard.audit import reasons
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import decommission as decommission_ops
@@ -104,8 +103,9 @@ def server_names(rows):
 
 
 def side(allocations, names):
-    """One side of a change: ``[(provider name, uuid, resources)]``."""
-    return [(names.get(rp), rp, reasons.format_resources(res))
+    """One side of a change: ``[(provider name, uuid, {class: amount})]``
+    (its template groups the amounts)."""
+    return [(names.get(rp), rp, res)
             for rp, res in sorted(allocations.items())]
 
 
@@ -272,7 +272,9 @@ def capacity_bars(classes):
         widths = _bar_widths(needed, held, other, c.free,
                              max(c.capacity, c.used))
         rows.append({
-            'resource_class': c.resource_class, 'capacity': c.capacity,
+            'resource_class': c.resource_class,
+            'label': labels.short_class(c.resource_class),
+            'capacity': c.capacity,
             'used': c.used, 'needed': c.needed, 'held': c.held,
             'other': other, 'free': c.free, 'free_after': c.free_after,
             'needed_width': widths['needed'], 'held_width': widths['held'],

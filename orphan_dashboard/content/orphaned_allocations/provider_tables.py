@@ -12,6 +12,7 @@
 
 """The hypervisors table: one row per provider tree, from the index."""
 
+from django.contrib.humanize.templatetags import humanize
 from django import shortcuts
 from django import template
 from django.urls import reverse
@@ -126,7 +127,8 @@ class DeleteProvider(tables.LinkAction):
 
 def _usage(rc):
     def value(datum):
-        return '%s / %s' % (datum.usage.get(rc, 0), datum.needed.get(rc, 0))
+        return '%s / %s' % (humanize.intcomma(datum.usage.get(rc, 0)),
+                            humanize.intcomma(datum.needed.get(rc, 0)))
     return value
 
 

@@ -20,6 +20,7 @@ below it, which the CLI calls too, never see one.
 import functools
 
 from orphan_dashboard.api import client
+from orphan_dashboard.audit import export
 from orphan_dashboard.audit import limits as bounds
 from orphan_dashboard.audit import server_needs
 from orphan_dashboard import conf
@@ -242,10 +243,11 @@ def names(request):
 
 
 def findings_export(request, provider_uuid=None):
-    """The findings as the panel lists them, as dicts of
-    :data:`FINDING_FIELDS`: every problem of the cloud, or every row of one
-    provider tree.  None before the first audit; ``LookupError`` for a
-    provider it does not have."""
+    """``(rows, file name)``: the findings as the panel lists them, as
+    dicts of :data:`FINDING_FIELDS`, every problem of the cloud or every
+    row of one provider tree, and the name of their download
+    (:func:`export.file_name`).  None before the first audit;
+    ``LookupError`` for a provider it does not have."""
     shown = report(request)
     if shown is None:
         return None
@@ -254,7 +256,9 @@ def findings_export(request, provider_uuid=None):
         tree = provider_report(request, provider_uuid.lower())
         if tree is None:
             raise LookupError(provider_uuid)
-    return report_ops.finding_rows(shown, names(request), tree)
+    return (report_ops.finding_rows(shown, names(request), tree),
+            export.file_name(shown.taken_at,
+                             tree and tree.provider.name))
 
 
 def provider_names(request):

@@ -17,21 +17,28 @@ from orphan_dashboard.content.orphaned_allocations import views
 UUID = r'[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-' \
        r'[0-9a-fA-F]{12}'
 
+# Every view that takes a POST reads it through views.post_checked.
 urlpatterns = [
-    re_path(r'^$', views.IndexView.as_view(), name='index'),
-    re_path(r'^repair/$', views.RepairView.as_view(), name='repair'),
-    re_path(r'^restore/$', views.RestoreView.as_view(), name='restore'),
-    re_path(r'^unknown/delete/$', views.DeleteUnknownView.as_view(),
-            name='delete_unknown'),
-    re_path(r'^providers/delete/$', views.DeleteProviderView.as_view(),
-            name='delete_provider'),
-    re_path(r'^decommission/$', views.DecommissionView.as_view(),
-            name='decommission'),
+    re_path(r'^$', views.post_checked(views.IndexView.as_view()),
+            name='index'),
+    re_path(r'^repair/$', views.post_checked(
+        views.RepairView.as_view(), views.INDEX_URL), name='repair'),
+    re_path(r'^restore/$', views.post_checked(
+        views.RestoreView.as_view(), views.INDEX_URL), name='restore'),
+    re_path(r'^unknown/delete/$', views.post_checked(
+        views.DeleteUnknownView.as_view(), views.INDEX_URL),
+        name='delete_unknown'),
+    re_path(r'^providers/delete/$', views.post_checked(
+        views.DeleteProviderView.as_view(), views.INDEX_URL),
+        name='delete_provider'),
+    re_path(r'^decommission/$', views.post_checked(
+        views.DecommissionView.as_view(), views.INDEX_URL),
+        name='decommission'),
     re_path(r'^sweep/$', views.SweepView.as_view(), name='sweep'),
     re_path(r'^history/export/(?P<fmt>csv|json)/$',
             views.ExportHistoryView.as_view(), name='export'),
     re_path(r'^findings/export/(?P<fmt>csv|json)/$',
             views.ExportFindingsView.as_view(), name='export_findings'),
-    re_path(r'^(?P<provider_uuid>%s)/$' % UUID, views.DetailView.as_view(),
-            name='detail'),
+    re_path(r'^(?P<provider_uuid>%s)/$' % UUID, views.post_checked(
+        views.DetailView.as_view()), name='detail'),
 ]

@@ -12,14 +12,18 @@
 
 """Thin views: read the report, render tables, preview and confirm."""
 
+import functools
+import logging
 from urllib import parse as urlparse
 
+from django.core import exceptions as django_exceptions
 from django.core.exceptions import ObjectDoesNotExist
 from django import http
 from django.urls import reverse
 from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext_lazy as _
+from django.views.decorators import csrf
 from django.views import generic
 
 from horizon import exceptions
@@ -42,6 +46,61 @@ from orphan_dashboard.operations import report as report_ops
 
 INDEX_URL = reverse_lazy('horizon:admin:orphaned_allocations:index')
 PROVIDERS_TAB = 'orphaned_allocations__providers'
+LOG = logging.getLogger(__name__)
+
+OVERSIZED = (django_exceptions.TooManyFieldsSent,
+             django_exceptions.RequestDataTooBig)
+"""What Django raises where a POST first is read, past its
+``DATA_UPLOAD_MAX_NUMBER_FIELDS`` or ``DATA_UPLOAD_MAX_MEMORY_SIZE``."""
+
+
+def post_checked(view, back=None):
+    """``view`` answering a POST too large for Django to read (a batch of
+    thousands of ticked rows, or a forged one) as the panel answers too
+    many rows: an error, nothing written, back to the page posted from
+    (``back``, else the view's own page, when it is not this site's), a
+    warning in the log, not a traceback and a bare 400.
+
+    Django reads a POST first in its CSRF middleware, before any view, so
+    the view is exempt from the middleware and protected by the same check
+    (``csrf_protect``) once its POST has been read."""
+    protected = csrf.csrf_protect(view)
+
+    @functools.wraps(view)
+    def checked(request, *args, **kwargs):
+        if request.method == 'POST':
+            try:
+                request.POST
+            except OVERSIZED as exc:
+                LOG.warning('Refused a POST to %s: %s', request.path, exc)
+                return _too_large(request, _posted_from(
+                    request, back or request.path))
+        return protected(request, *args, **kwargs)
+    return csrf.csrf_exempt(checked)
+
+
+def _posted_from(request, default):
+    """The page a dialog was posted from, when it is this site's."""
+    referer = request.headers.get('referer')
+    if referer and url_has_allowed_host_and_scheme(
+            referer, allowed_hosts={request.get_host()},
+            require_https=request.is_secure()):
+        return referer
+    return default
+
+
+def _too_large(request, back):
+    messages.error(request, _(
+        'Too many rows: more than this dashboard reads in one request, and '
+        'at most %(limit)d at once (ORPHAN_AUDIT_MAX_ROWS). Select fewer: '
+        'nothing was written.') % {'limit': conf.MAX_ROWS.get()})
+    back = str(back)
+    if request.headers.get('x-requested-with') == 'XMLHttpRequest':
+        # A dialog's POST: Horizon's modal script follows this header.
+        response = http.HttpResponse()
+        response['X-Horizon-Location'] = back
+        return response
+    return http.HttpResponseRedirect(back)
 
 
 def _report(request, provider_uuid=None):
@@ -624,7 +683,7 @@ class ExportFindingsView(generic.View):
     def get(self, request, fmt):
         provider = request.GET.get('provider') or None
         try:
-            rows = service.findings_export(request, provider)
+            found = service.findings_export(request, provider)
         except LookupError:
             messages.error(request, _('No such resource provider.'))
             return http.HttpResponseRedirect(INDEX_URL)
@@ -632,9 +691,10 @@ class ExportFindingsView(generic.View):
             exceptions.handle(request, _('Unable to read the audit of this '
                                          'cloud.'))
             return http.HttpResponseRedirect(INDEX_URL)
-        if rows is not None:
+        if found is not None:
+            rows, name = found
             return _download(report_ops.findings_exported(rows, fmt), fmt,
-                             'orphan-findings')
+                             name)
         messages.info(request, _('The first audit of this cloud is still '
                                  'running.'))
         return http.HttpResponseRedirect(INDEX_URL)
