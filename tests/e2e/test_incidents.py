@@ -198,8 +198,13 @@ def test_names_links_and_exports_on_the_real_cloud(cloud, horizon):
               if r.datum.consumer == server]
     assert (row.cells['project'].data, row.cells['user'].data) == (
         'admin', 'admin')
-    assert row.cells['consumer'].url == '/admin/instances/%s/detail' % server
-    assert horizon.get(row.cells['consumer'].url).status_code == 200
+    # The consumer links to its server, its owner under it (read at
+    # 1024 px, where the Project and User columns are left out).
+    link = re.search(r'<a href="([^"]+)">%s</a>' % server,
+                     str(row.cells['consumer'].data))
+    assert link and link.group(1) == '/admin/instances/%s/detail' % server
+    assert 'admin / admin' in str(row.cells['consumer'].data)
+    assert horizon.get(link.group(1)).status_code == 200
     assert horizon.get(row.cells['host'].url).status_code == 200
     exported = json.loads(b''.join(horizon.get(
         INDEX + 'findings/export/json/').streaming_content))
