@@ -230,11 +230,11 @@ class TreeCapacity:
                     min=inventory.min_unit, max=inventory.max_unit,
                     step=inventory.step_size))
                 continue
-            most = max(admitting)
-            if most < amount:
+            free = max(max(admitting), 0)
+            if free < amount:
                 short.append(reasons.reason(
                     'capacity.short', resource_class=rc, amount=amount,
-                    short=amount - max(most, 0), free=max(most, 0)))
+                    short=amount - free, free=free))
         return reasons.sentences(short) if short else None
 
 

@@ -270,9 +270,11 @@ def named(uuid, names):
     return '%s (%s)' % (name, uuid)
 
 
-def format_resources(resources):
-    """``{class: amount}`` as ``DISK_GB=10, MEMORY_MB=512, VCPU=1``."""
-    return ', '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
+def format_resources(resources, number=str):
+    """``{class: amount}`` as ``DISK_GB=10, MEMORY_MB=512, VCPU=1``, each
+    amount written by ``number``."""
+    return ', '.join('%s=%s' % (rc, number(resources[rc]))
+                     for rc in sorted(resources))
 
 
 def format_allocations(allocations, names=None):

@@ -48,14 +48,21 @@ def _verdict(finding):
                        labels.verdict(finding.verdict))
 
 
+def _project(row):
+    return row.project_name or row.project_id
+
+
+def _user(row):
+    return row.user_name or row.user_id
+
+
 def _consumer(row):
     """The consumer (a server links to it), and below 1200 px, where the
     Project and User columns are left out, its project and user under it."""
     url = _server_link(row)
     consumer = format_html('<a href="{}">{}</a>', url, row.consumer) \
         if url else row.consumer
-    project = row.project_name or row.project_id
-    user = row.user_name or row.user_id
+    project, user = _project(row), _user(row)
     if not (project or user):
         return consumer
     return format_html(
@@ -106,11 +113,10 @@ class AllocationsTable(actions.SelectableTable):
                              actions.hypervisor_url(r.hypervisor)
                              if r.hypervisor else None))
     # Below 1200 px, under the consumer (_consumer).
-    project = tables.Column(lambda r: r.project_name or r.project_id,
-                            verbose_name=_('Project'), empty_value='-',
+    project = tables.Column(_project, verbose_name=_('Project'),
+                            empty_value='-',
                             classes=actions.WIDE_ONLY)
-    user = tables.Column(lambda r: r.user_name or r.user_id,
-                         verbose_name=_('User'), empty_value='-',
+    user = tables.Column(_user, verbose_name=_('User'), empty_value='-',
                          classes=actions.WIDE_ONLY)
     resources = tables.Column('resources',
                               verbose_name=_('Resources here'),

@@ -111,9 +111,7 @@ def breakable_resources(resources):
     (grouped in the user's locale; a text as it is), wrapping after its
     underscores too: a resource class is as wide as a column at 1024 px."""
     if isinstance(resources, dict):
-        resources = ', '.join(
-            '%s=%s' % (rc, humanize.intcomma(resources[rc]))
-            for rc in sorted(resources))
+        resources = reasons.format_resources(resources, humanize.intcomma)
     return breakable(resources, after='_')
 
 
