@@ -134,13 +134,20 @@ def sweeping(store_):
     return store_.sweeper() is not None
 
 
-def sweep_state(store_):
+def sweep_state(store_, sweep=None):
     """What the page's progress bar shows: the snapshot's version and age,
     the running sweep's progress, if one runs, and why the last sweep
     failed, if it did (:func:`sweeps.failure`; kept until one
-    publishes)."""
+    publishes).
+
+    A sweep asked for while another ran (the operator's *Refresh*) is
+    started here with ``sweep(full)`` once none runs: the page it was
+    asked from polls this, so it follows the other without a reload, and
+    the state returned already shows it."""
     state = store_.state()
     running = sweeping(store_)
+    if sweep is not None and state['wanted'] and not running:
+        running = bool(sweep(state['wanted'] == 'full')) or sweeping(store_)
     progress = (store_.progress() if running else None) or {
         'full': None, 'started': time.time(), 'done': {}, 'totals': {}}
     return {

@@ -105,10 +105,17 @@ def sweep_state(browser):
 
 
 def refreshed(browser):
-    """The index once the operator's Refresh has swept again."""
+    """The index once the operator's Refresh has swept again: its POST
+    answered first (the page it comes back to replaces this one), so the
+    sweep it asked for is running or asked for; then no sweep runs and a
+    newer snapshot is published.  A sweep asked for behind another starts
+    at the first poll after it, which then says it runs, so the wait
+    covers it too and no sweep publishes during the caller's test."""
+    from selenium.webdriver.support import expected_conditions as ec
     browser.open(PROVIDERS)
     before = sweep_state(browser)['version']
-    browser.click('#providers__action_refresh')
+    button = browser.click('#providers__action_refresh')
+    browser.wait(ec.staleness_of(button), timeout=180)
     browser.wait(lambda d: (lambda s: s['version'] not in (None, before) and
                             not s['sweeping'])(sweep_state(browser)),
                  timeout=180)

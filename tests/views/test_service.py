@@ -259,6 +259,28 @@ def test_refresh_behind_a_running_sweep_starts_after_it(cloud, settings):
     assert [c['full'] for c in cloud['collected']] == [False, False, True]
 
 
+def test_refresh_behind_a_running_sweep_starts_at_the_next_poll(cloud):
+    """The page the *Refresh* was clicked on only polls: its first poll
+    once the other sweep has ended starts the full one, and already says
+    it runs.  A poll while the other runs starts nothing more."""
+    first_report(cloud)
+    cloud['gate'].clear()
+    assert service.refresh(None) is True            # this one runs
+    assert service.refresh(None) is False           # this one waits
+    assert service.sweep_state(None)['sweeping']
+    cloud['gate'].set()
+    wait_idle()
+    assert [c['full'] for c in cloud['collected']] == [False, True]
+    cloud['gate'].clear()
+    assert service.sweep_state(None)['sweeping']
+    assert STORE.state()['wanted'] is None
+    cloud['gate'].set()
+    wait_idle()
+    assert [c['full'] for c in cloud['collected']] == [False, True, True]
+    assert not service.sweep_state(None)['sweeping']
+    assert len(cloud['collected']) == 3
+
+
 def test_a_refresh_that_could_not_start_raises(cloud):
     first_report(cloud)
     with mock.patch.object(operations_snapshot, 'start_sweep',

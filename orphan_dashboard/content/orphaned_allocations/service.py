@@ -164,8 +164,9 @@ class SweepNotStarted(Exception):
 def refresh(request):
     """The operator's *Refresh*: a full sweep, in the background.  True
     when it starts now; False when another sweep runs: the full one is
-    asked for, and the first page after that sweep starts it
-    (:func:`operations.snapshot.current`)."""
+    asked for, and the first page or poll of the page's bar after that
+    sweep starts it (:func:`operations.snapshot.current`,
+    :func:`sweep_state`)."""
     store = _store(request)
     snapshot.want_full(store)
     for _attempt in range(2):      # again if the other ended meanwhile
@@ -178,8 +179,11 @@ def refresh(request):
 
 def sweep_state(request):
     """What the page's progress bar shows: the snapshot's version and age,
-    and the running sweep's progress, if one runs."""
-    return snapshot.sweep_state(_store(request))
+    and the running sweep's progress, if one runs; the sweep a *Refresh*
+    asked for behind another starts here once that one has ended."""
+    store = _store(request)
+    return snapshot.sweep_state(store,
+                                functools.partial(_sweep, request, store))
 
 
 _names = {}
