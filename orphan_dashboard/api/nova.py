@@ -88,11 +88,12 @@ def _nova(client, version, listing=False):
 
 
 def _paged(client, version, path, key, marker_key, query, on_page=None,
-           limit=PAGE, linked=True):
+           limit=PAGE, linked=True, short_ends=lambda: False):
     """Every item of a Nova listing, as plain dicts, page by page while Nova
     links a next one: it does whenever a page is full, whether ``limit`` or
     its ``[api] max_limit`` cut it, so a short page is the last and costs
-    no empty read after it (not ``linked``: up to an empty page).
+    no empty read after it (not ``linked``: up to an empty page, or a
+    short page where ``short_ends()``; see :func:`paging.pages`).
     ``on_page(items)`` with each page's."""
     http = _nova(client, version, listing=True).client
 
@@ -101,7 +102,7 @@ def _paged(client, version, path, key, marker_key, query, on_page=None,
 
     items = []
     for page in paging.pages(read, dict(query, limit=limit), key, 'Nova',
-                             marker_key, linked):
+                             marker_key, linked, short_ends):
         items.extend(page)
         if on_page is not None:
             on_page(page)
@@ -189,16 +190,20 @@ def flavor_list(client):
 
 
 @trace
-def hypervisor_list(client):
+def hypervisor_list(client, cell_missing=lambda: False):
     """Hypervisors with their service host; id is the provider uuid.  Nova
     answers 500 when any cell is down (it walks every cell's database).
 
     Paged (:data:`HYPERVISOR_PAGE`) up to an empty page, whatever Nova
     links: it leaves out a node whose service is gone, and then links no
-    next page after the page that node shortened."""
+    next page after the page that node shortened.  But a short page is
+    the last where ``cell_missing()`` (Nova's services show a cell it did
+    not reach): every page then waits for the slow cell's database, and
+    the nodes a shortened page would hide are roots it does not list,
+    each asked about alone (:func:`collect.confirm_nodes`)."""
     return _paged(client, mv.HYPERVISORS, '/os-hypervisors/detail',
                   'hypervisors', 'id', {}, limit=HYPERVISOR_PAGE,
-                  linked=False)
+                  linked=False, short_ends=cell_missing)
 
 
 @trace

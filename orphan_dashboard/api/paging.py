@@ -28,11 +28,14 @@ instance archived) and Neutron (404: a port deleted) answer a page asked
 after an item gone since it ended the page before."""
 
 
-def pages(read, query, key, service, marker_key='id', linked=True):
+def pages(read, query, key, service, marker_key='id', linked=True,
+          short_ends=lambda: False):
     """Each page of a listing, ``read(query)`` with the ``marker`` of the
     last item read set in ``query``, while the body links a next page
     (``<key>_links``), or, not ``linked``, whatever the links say; an
-    empty page is the last.  ``service`` names the service in the
+    empty page is the last, and so is a page shorter than ``query``'s
+    ``limit`` that the body links no next page after when
+    ``short_ends()`` says so.  ``service`` names the service in the
     :class:`PagingError` of a page that comes round again.
 
     Where the item a page ended with is gone (:data:`MARKER_GONE`), the
@@ -61,9 +64,10 @@ def pages(read, query, key, service, marker_key='id', linked=True):
         read_before.update(item[marker_key] for item in new)
         if new:
             yield new
-        if not page or linked and not any(
-                link.get('rel') == 'next'
-                for link in body.get(key + '_links') or ()):
+        if not page or not any(link.get('rel') == 'next'
+                               for link in body.get(key + '_links') or ()) \
+                and (linked or len(page) < query.get('limit', 0) and
+                     short_ends()):
             return
         marker = page[-1][marker_key]
         if marker in markers:

@@ -341,6 +341,14 @@ class Service:
         return self.forced_down or self.state == SERVICE_DOWN
 
 
+def down_hosts(services):
+    """The compute hosts among ``services`` of a cell Nova cannot reach:
+    os-services (2.69) lists them from the host mappings with status
+    ``UNKNOWN``."""
+    return frozenset(s.host for s in services
+                     if s.status == DOWN_CELL_STATUS)
+
+
 @dataclasses.dataclass(frozen=True)
 class Port:
     """A Neutron port whose QoS policy makes it request resources."""
@@ -487,10 +495,8 @@ class Snapshot:
 
     @property
     def down_hosts(self):
-        """Compute hosts of a cell Nova cannot reach: os-services (2.69)
-        lists them from the host mappings with status ``UNKNOWN``."""
-        return frozenset(s.host for s in self.services.values()
-                         if s.status == DOWN_CELL_STATUS)
+        """Compute hosts of a cell Nova cannot reach (:func:`down_hosts`)."""
+        return down_hosts(self.services.values())
 
     @property
     def down_cells(self):

@@ -92,14 +92,17 @@ def _roots(providers):
     return {p.root_uuid for p in providers.values()}
 
 
-def read_topology(placement_client, nova_client, old=None, reads=None):
+def read_topology(placement_client, nova_client, old=None, reads=None,
+                  down_cell=None):
     """Providers, sharing providers, hypervisors, compute services and
     the ``OWNER_*`` traits of the providers.
 
     The five listings are independent: they go out together; the listing
     of the providers carrying each ``OWNER_*`` trait follows as soon as
-    Placement has said which exist, and the sweep's ``reads`` of each
-    provider (:class:`ProviderReads`) as soon as it has listed them.  The
+    Placement has said which exist, the sweep's ``reads`` of each
+    provider (:class:`ProviderReads`) as soon as it has listed them, and
+    its ``down_cell`` listing (:class:`DownCellListing`) as soon as Nova's
+    services show a cell it did not reach.  The
     hypervisor listing is the costly one: it is reused from ``old`` while
     the set of root providers stays the same and ``old`` had it whole.
     Nova fails it (500) while any cell is down: then ``hypervisors`` are
@@ -114,25 +117,37 @@ def read_topology(placement_client, nova_client, old=None, reads=None):
         sharing = pool.submit(placement.sharing_provider_uuids,
                               placement_client)
         owner_traits = pool.submit(placement.owner_traits, placement_client)
-        services = pool.submit(timed, nova.service_list, nova_client)
-        hypervisor_list = (pool.submit(nova.hypervisor_list, nova_client)
-                           if not reuse else None)
+        service_list = pool.submit(timed, nova.service_list, nova_client)
+
+        def cell_missing():
+            try:
+                listed, _seconds = service_list.result()
+            except Exception:
+                return False
+            return bool(m.down_hosts(map(parse.service, listed)))
+
+        def list_hypervisors():
+            return pool.submit(nova.hypervisor_list, nova_client,
+                               cell_missing)
+        hypervisor_list = list_hypervisors() if not reuse else None
         holders = {trait: pool.submit(placement.trait_holders,
                                       placement_client, trait)
                    for trait in owner_traits.result()}
         providers = {p['uuid']: parse.provider(p)
                      for p in provider_list.result()}
         reads.listed(providers)
-        services, services_wait = services.result()
+        services, services_wait = service_list.result()
         services = {s.host: s for s in map(parse.service, services)}
+        if down_cell is not None and m.down_hosts(services.values()):
+            down_cell.start()
         listed = True
         if reuse and _roots(old.providers) == _roots(providers):
             hypervisors = dict(old.hypervisors)
         else:
             try:
                 hypervisors = {h.uuid: h for h in map(
-                    parse.hypervisor, (hypervisor_list or pool.submit(
-                        nova.hypervisor_list, nova_client)).result())}
+                    parse.hypervisor,
+                    (hypervisor_list or list_hypervisors()).result())}
             except ks_exc.InternalServerError as exc:
                 LOG.warning('Nova could not list its hypervisors (%s): a '
                             'cell is down, the audit is partial', exc)
@@ -348,16 +363,36 @@ def read_port_candidates(placement_client, snapshot,
     return concurrently(read, sorted(asked), concurrency)
 
 
-def down_cell_servers(nova_client, topo, listed):
-    """``{uuid: Server}``, the partial records of a down cell's servers
-    when ``topo`` shows one (none of Nova's paged listings has them), but
-    for the servers this sweep ``listed`` in full."""
-    if topo.get('hypervisors_listed', True) and not any(
-            s.status == m.DOWN_CELL_STATUS for s in topo['services'].values()):
-        return {}
-    return {s.uuid: s for s in map(parse.server,
-                                   nova.down_cell_servers(nova_client))
-            if s.uuid not in listed}
+class DownCellListing:
+    """The partial records of a down cell's servers
+    (:func:`nova.down_cell_servers`: none of Nova's paged listings has
+    them), asked for in a thread of its own (behind no provider read) as
+    soon as :func:`read_topology` has Nova's services showing a cell it
+    did not reach (:meth:`start`), beside the sweep's other listings: a
+    slow cell, which each of them waits for, then costs the sweep one
+    wait, not one more."""
+
+    def __init__(self, nova_client):
+        self._client = nova_client
+        self._listing = None
+
+    def start(self):
+        if self._listing is None:
+            thread = concurrent.futures.ThreadPoolExecutor(1)
+            self._listing = thread.submit(nova.down_cell_servers,
+                                          self._client)
+            thread.shutdown(wait=False)
+
+    def servers(self, topo, listed):
+        """``{uuid: Server}``, the partial records when ``topo`` shows a
+        down cell (its listing asked for now if :meth:`start` was not
+        called), but for the servers this sweep ``listed`` in full."""
+        if topo.get('hypervisors_listed', True) and \
+                not m.down_hosts(topo['services'].values()):
+            return {}
+        self.start()
+        return {s.uuid: s for s in map(parse.server, self._listing.result())
+                if s.uuid not in listed}
 
 
 def shown_alone(snapshot, nova_client, concurrency):
@@ -650,11 +685,13 @@ def full_snapshot(placement_client, nova_client,
                                  placement_client, m.INCOMPLETE)
         port_read = pool.submit(read_ports, network_client)
         reads = _SweepReads(placement_client, per_provider, progress)
-        topo = read_topology(placement_client, nova_client, reads=reads)
+        down_cell = DownCellListing(nova_client)
+        topo = read_topology(placement_client, nova_client, reads=reads,
+                             down_cell=down_cell)
         allocations = reads.allocations()
         servers = {s.uuid: s for s in map(parse.server,
                                           server_list.result())}
-        servers.update(down_cell_servers(nova_client, topo, servers))
+        servers.update(down_cell.servers(topo, servers))
         snapshot = m.Snapshot(
             consumers=parse.consumers_from_providers(allocations),
             servers=servers,

@@ -131,8 +131,9 @@ def refresh_snapshot(placement_client, nova_client, old,
                                  placement_client, m.INCOMPLETE)
         port_read = pool.submit(collect.read_ports, network_client)
         reads.consumers(touched)
+        down_cell = collect.DownCellListing(nova_client)
         topo = collect.read_topology(placement_client, nova_client, old,
-                                     reads)
+                                     reads, down_cell)
         providers = topo['providers']
 
         servers = dict(old.servers)
@@ -143,8 +144,8 @@ def refresh_snapshot(placement_client, nova_client, old,
             else:
                 servers[body['id']] = refresh.relisted(
                     old.servers.get(body['id']), parse.server(body))
-        servers.update(collect.down_cell_servers(
-            nova_client, topo, {body['id'] for body in changed}))
+        servers.update(down_cell.servers(
+            topo, {body['id'] for body in changed}))
         migrations = dict(old.migrations)
         migration_changes, seconds = migration_changes.result()
         migrations.update((g.uuid, g) for g in map(

@@ -102,6 +102,35 @@ def test_hypervisors_are_read_past_a_page_nova_shortened(requests_mock):
         'OpenStack-API-Version'] == 'compute 2.53'
 
 
+def test_with_a_cell_missing_a_short_page_of_hypervisors_is_the_last(
+        requests_mock, monkeypatch):
+    """Each page waits for a slow cell's database: with Nova's services
+    showing a cell it did not reach, a page shorter than the limit ends
+    the listing (the nodes it may hide are asked about alone), while a
+    full one is still read past, and the services are asked only at a
+    short page."""
+    monkeypatch.setattr(nova, 'HYPERVISOR_PAGE', 2)
+    pages = [['n1', 'n2'], ['n4'], []]
+    asked, told = [], []
+
+    def page(request, context):
+        asked.append(request.qs.get('marker', [None])[0])
+        return {'hypervisors': [{'id': n} for n in pages.pop(0)]}
+    requests_mock.get(NOVA + '/os-hypervisors/detail', json=page)
+
+    def cell_missing():
+        told.append(asked[-1])
+        return True
+    assert [h['id'] for h in nova.hypervisor_list(
+        nova_adapter(), cell_missing)] == ['n1', 'n2', 'n4']
+    assert asked == [None, 'n2'] and told == ['n2']
+    # Every cell answering: up to the empty page, as before.
+    pages[:] = [['n1', 'n2'], ['n4'], []]
+    del asked[:]
+    assert len(nova.hypervisor_list(nova_adapter(), lambda: False)) == 3
+    assert asked == [None, 'n2', 'n4']
+
+
 def test_migrations_filter_by_novas_query_names(requests_mock):
     requests_mock.get(NOVA + '/os-migrations', json={'migrations': []})
     assert nova.migration_list(nova_adapter(), host='host1', **{

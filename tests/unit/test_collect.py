@@ -59,7 +59,8 @@ def test_a_listed_consumer_is_read_while_nova_still_lists():
     now = dict(old.providers, **{host2: dataclasses.replace(
         old.providers[host2], generation=2)})
 
-    def read_topology(placement_client, nova_client, old=None, reads=None):
+    def read_topology(placement_client, nova_client, old=None, reads=None,
+                      down_cell=None):
         reads.listed(now)
         return dict(providers=now, hypervisors=old.hypervisors,
                     services=old.services,
@@ -132,7 +133,7 @@ class Cloud:
             rp, generation=rp.generation + 1)
 
     def read_topology(self, placement_client, nova_client, old=None,
-                      reads=None):
+                      reads=None, down_cell=None):
         providers = dict(self.topology['providers'])
         if reads is not None:
             reads.listed(providers)
@@ -416,7 +417,7 @@ def test_providers_are_read_while_nova_still_lists_its_hypervisors():
             read.set()
         return answer(path, microversion, params)
 
-    def hypervisor_list(client):
+    def hypervisor_list(client, cell_missing):
         assert read.wait(5), "the providers' reads waited for Nova's " \
             'hypervisor listing'
         return cloud.hypervisor_bodies(c)
@@ -476,6 +477,34 @@ def test_a_refresh_reads_only_the_providers_whose_generation_moved():
     assert _per_provider(fake.asked) == [
         (host3, 'allocations'), (host3, 'inventories')]
     assert host3 in moved.consumers[cloud.uid('stranger')].allocations
+
+
+def test_a_missing_cells_servers_are_listed_beside_the_hypervisors():
+    """A slow cell holds each of Nova's listings: the down cell's partial
+    records are asked for as soon as the services show it, while the
+    hypervisors are still listed, not after them, and the hypervisor
+    listing is told that a cell is missing."""
+    asked = threading.Event()
+    told = []
+
+    def hypervisor_list(client, cell_missing):
+        assert asked.wait(5), "the down cell's servers waited for the " \
+            'hypervisor listing'
+        told.append(cell_missing())
+        return []
+
+    def down_cell_servers(client):
+        asked.set()
+        return [{'id': cloud.uid('lost'), 'status': 'UNKNOWN'}]
+    patches = _cloud_with_a_down_cell(hypervisor_list) + [
+        mock.patch.object(nova, 'down_cell_servers',
+                          side_effect=down_cell_servers)]
+    with contextlib.ExitStack() as stack:
+        listing = [stack.enter_context(p) for p in patches][-1]
+        snapshot = collect.full_snapshot(None, None)
+    assert told == [True]
+    assert listing.call_count == 1
+    assert snapshot.servers[cloud.uid('lost')].down_cell
 
 
 def test_a_down_cells_hypervisor_listing_leaves_what_is_proven():

@@ -222,7 +222,7 @@ class Services:
         return cloud.hypervisor_body(hypervisor)
 
     def read_topology(self, placement_client, nova_client, old=None,
-                      reads=None):
+                      reads=None, down_cell=None):
         truth = self.truth
         providers = dict(truth.providers)
         if reads is not None:
