@@ -84,16 +84,11 @@ def preview(clients, name, settings, whole_service=False,
     now: a :class:`~audit.decommission.Decommission`; ``instance_hints``
     come from a snapshot shown.  A step whose write Placement may refuse
     for a provider's capacity says so, as a repair's preview does
-    (:func:`repairs.capacity_notes`)."""
+    (:func:`repairs.note_capacity`)."""
     snapshot = read(clients, name, instance_hints)
     plan = decommission.plan(snapshot, name, settings.min_age, whole_service,
                              stuck_after=settings.stuck_after)
-    notes = repairs.capacity_notes(
-        clients, [s.plan for s in plan.steps if s.plan], settings,
-        snapshot.providers)
-    for step in plan.steps:
-        if step.plan:
-            step.notes = notes.get(step.consumer, ())
+    repairs.note_capacity(clients, plan.steps, settings, snapshot.providers)
     return plan
 
 

@@ -157,12 +157,20 @@ def preview(clients, selections_, settings, instance_hints=()):
     """
     snapshot = _fresh(clients, selections_, instance_hints)
     rows = once(_plan_rows(snapshot, selections_, settings))
-    notes = capacity_notes(clients, [r.plan for r in rows if r.plan],
-                           settings, snapshot.providers)
-    for row in rows:
-        if row.plan:
-            row.notes += notes.get(row.selection.consumer, ())
+    note_capacity(clients, rows, settings, snapshot.providers)
     return rows
+
+
+def note_capacity(clients, items, settings, providers):
+    """Each of ``items`` with a ``plan`` (a preview's rows, a
+    decommission's steps) noted, after its own notes, with what its
+    write leaves over capacity where Placement may refuse it
+    (:func:`capacity_notes`)."""
+    planned = [item for item in items if item.plan]
+    notes = capacity_notes(clients, [item.plan for item in planned],
+                           settings, providers)
+    for item in planned:
+        item.notes = tuple(item.notes) + notes.get(item.plan.consumer, ())
 
 
 def capacity_notes(clients, plans, settings, providers):

@@ -172,7 +172,7 @@ def test_a_consumer_chosen_on_two_providers_is_one_row():
     healed = row('vm', 'host3-nic', m.DELETE_AND_HEAL, 'p3')
     twice = row('other', 'host3-nic', m.DELETE, 'p4')
     with mock.patch.object(repairs, '_fresh'), \
-            mock.patch.object(repairs, 'capacity_notes', return_value={}), \
+            mock.patch.object(repairs, 'note_capacity'), \
             mock.patch.object(repairs, '_plan_rows', return_value=[
                 refused, other, on_nic, healed, twice]) as planned:
         rows = repairs.preview(CLIENTS, ['chosen'], UNPROTECTED, ['vm'])
