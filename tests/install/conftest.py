@@ -187,9 +187,7 @@ class PristineHorizon:
             return
         shutil.rmtree(self.venv, ignore_errors=True)
         run([sys.executable, '-m', 'venv', self.venv])
-        # Horizon as the base the tests install onto, not byte-compiled
-        # whole: the tests import a small part of it.
-        run(self.pip + ['--no-compile'] + installs)
+        run(self.pip + installs)
         pathlib.Path(self.manifest).write_text(
             '\n'.join(sorted(local_files(self.dashboard))))
         pathlib.Path(self.stamp).write_text(key)
