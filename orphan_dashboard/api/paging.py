@@ -64,10 +64,11 @@ def pages(read, query, key, service, marker_key='id', linked=True,
         read_before.update(item[marker_key] for item in new)
         if new:
             yield new
-        if not page or not any(link.get('rel') == 'next'
-                               for link in body.get(key + '_links') or ()) \
-                and (linked or len(page) < query.get('limit', 0) and
-                     short_ends()):
+        next_linked = any(link.get('rel') == 'next'
+                          for link in body.get(key + '_links') or ())
+        short = len(page) < query.get('limit', 0)
+        if not page or not next_linked and (
+                linked or short and short_ends()):
             return
         marker = page[-1][marker_key]
         if marker in markers:

@@ -170,7 +170,7 @@ def note_capacity(clients, items, settings, providers):
     notes = capacity_notes(clients, [item.plan for item in planned],
                            settings, providers)
     for item in planned:
-        item.notes = tuple(item.notes) + notes.get(item.plan.consumer, ())
+        item.notes += notes.get(item.plan.consumer, ())
 
 
 def capacity_notes(clients, plans, settings, providers):

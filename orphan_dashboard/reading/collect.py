@@ -117,14 +117,14 @@ def read_topology(placement_client, nova_client, old=None, reads=None,
         sharing = pool.submit(placement.sharing_provider_uuids,
                               placement_client)
         owner_traits = pool.submit(placement.owner_traits, placement_client)
-        service_list = pool.submit(timed, nova.service_list, nova_client)
+        service_list = pool.submit(_services, nova_client)
 
         def cell_missing():
             try:
                 listed, _seconds = service_list.result()
             except Exception:
                 return False
-            return bool(m.down_hosts(map(parse.service, listed)))
+            return bool(m.down_hosts(listed.values()))
 
         def list_hypervisors():
             return pool.submit(nova.hypervisor_list, nova_client,
@@ -137,8 +137,7 @@ def read_topology(placement_client, nova_client, old=None, reads=None,
                      for p in provider_list.result()}
         reads.listed(providers)
         services, services_wait = service_list.result()
-        services = {s.host: s for s in map(parse.service, services)}
-        if down_cell is not None and m.down_hosts(services.values()):
+        if down_cell is not None and cell_missing():
             down_cell.start()
         listed = True
         if reuse and _roots(old.providers) == _roots(providers):
@@ -171,6 +170,12 @@ def read_topology(placement_client, nova_client, old=None, reads=None,
                 reads, providers, hypervisors,
                 set(tagged) | sharing_providers),
         )
+
+
+def _services(nova_client):
+    """``({host: Service}, the seconds Nova took to list them)``."""
+    listed, seconds = timed(nova.service_list, nova_client)
+    return {s.host: s for s in map(parse.service, listed)}, seconds
 
 
 def timed(read, *args, **kwargs):
