@@ -51,9 +51,10 @@ def setup_django():
 
 
 def audit(args, clients):
-    """The report of the whole cloud, or of ``--provider``'s tree."""
+    """The :class:`~.operations.report.Swept` report of the whole cloud,
+    or of ``--provider``'s tree."""
     try:
-        return report_ops.audit(clients, options.settings(args),
+        return report_ops.swept(clients, options.settings(args),
                                 progress_bar.for_args(args),
                                 provider=args.provider)
     except report_ops.NoSuchProvider:
@@ -87,7 +88,7 @@ def cmd_report(args, clients, out):
             raise options.BadArguments(_('--by project covers the whole '
                                          'cloud: without --provider'))
         return cmd_report_by_project(args, clients, out)
-    report = audit(args, clients)
+    report = audit(args, clients).report
     owners = report_ops.owners(clients, report.problems)
     if args.json:
         json.dump(rendering.report_json(report, owners), out, indent=2,
@@ -104,18 +105,18 @@ def cmd_apply(args, clients, out):
     run would go past its limits: then none, and exit 6.  ``--dry-run``
     prints the plans and writes nothing."""
     bounds = options.limits(args)
-    report = audit(args, clients)
+    swept, report = audit(args, clients)
     selections, hints, decision = repairs.bounded(
         report, bounds, unknown=args.yes_unknown)
     rows, outcomes = [], []
     if selections and not decision.held:
         rows = repairs.preview(clients, selections, options.settings(args),
-                               hints)
+                               hints, swept=swept)
     if rows and not args.dry_run:
         setup_django()
         outcomes = repairs.apply_previewed(
             clients, journal.Journal.for_clients(clients), rows,
-            options.settings(args), hints)
+            options.settings(args), hints, swept=swept)
     names = rendering.row_names(rows, report.names)
     if args.json:
         owners = report_ops.owners(clients, report.problems)

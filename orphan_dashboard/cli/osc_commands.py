@@ -141,10 +141,11 @@ class _Orphan:
         return progress_bar.for_args(argparse.Namespace(json=not table))
 
     def audit(self, parsed_args, provider=None):
-        """The report of the whole cloud read now (of ``provider``'s tree
-        if given), as ``orphan-audit report`` reads it."""
+        """The :class:`~.operations.report.Swept` report of the whole
+        cloud read now (of ``provider``'s tree if given), as
+        ``orphan-audit report`` reads it."""
         try:
-            return report_ops.audit(self.clients,
+            return report_ops.swept(self.clients,
                                     options.settings(parsed_args),
                                     self.progress(parsed_args),
                                     provider=provider)
@@ -185,7 +186,7 @@ class ListOrphan(_Orphan, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        report = self.audit(parsed_args, parsed_args.provider)
+        report = self.audit(parsed_args, parsed_args.provider).report
         verdicts = set(parsed_args.verdict or ()) or (
             set(m.VERDICTS) - {m.OK})
         found = [f for f in report.findings if f.verdict in verdicts]
@@ -209,7 +210,7 @@ class ShowOrphan(_Orphan, command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        report = self.audit(parsed_args)
+        report = self.audit(parsed_args).report
         wanted = parsed_args.subject.lower()
         for tree in report.providers:
             if wanted in (tree.provider.uuid, tree.provider.name.lower()):
@@ -369,7 +370,7 @@ class RepairOrphan(_Orphan, command.Lister):
                                          '--max-share bound --all: one '
                                          "consumer's repair is one write"))
         bounds = options.limits(parsed_args) if parsed_args.all else None
-        report = self.audit(parsed_args)
+        swept, report = self.audit(parsed_args)
         if parsed_args.all:
             chosen, hints = self.every_recommended(report, bounds)
         else:
@@ -378,7 +379,8 @@ class RepairOrphan(_Orphan, command.Lister):
         if not chosen:
             return ROW_COLUMNS, []
         settings = options.settings(parsed_args)
-        rows = repairs.preview(self.clients, chosen, settings, hints)
+        rows = repairs.preview(self.clients, chosen, settings, hints,
+                               swept=swept)
         names = rendering.row_names(rows, report.names)
         if not parsed_args.yes:
             self.code = options.partial(report, options.FOUND if any(
@@ -388,7 +390,7 @@ class RepairOrphan(_Orphan, command.Lister):
         handlers.setup_django()
         outcomes = repairs.apply_previewed(
             self.clients, journal.Journal.for_clients(self.clients), rows,
-            settings, hints)
+            settings, hints, swept=swept)
         self.code = options.partial(report, options.outcome_code(outcomes))
         return ROW_COLUMNS, outcome_rows(outcomes, names)
 

@@ -15,10 +15,13 @@ applying what was previewed, never on data older than the click.
 
 Both steps re-read the chosen consumers from Nova and Placement
 (:func:`refresh.consumer_snapshot`) and plan through the one engine call,
-:meth:`classify.Auditor.plan`.  At submit time a row is written only if the
-fresh plan is exactly the one the operator confirmed (generation, the whole
-body before, and the body after: generations restart at 1 when a consumer
-is emptied and recreated), and the write itself is generation-checked.
+:meth:`classify.Auditor.plan`; the command line, whose own sweep was read
+after its start, previews from that sweep and re-reads only the consumers
+it writes, their servers and migrations.  At submit time a row is
+written only if the fresh plan is exactly the one the operator confirmed
+(generation, the whole body before, and the body after: generations
+restart at 1 when a consumer is emptied and recreated), and the write
+itself is generation-checked.
 Every write is journaled before it is sent (:func:`write.allocations`)
 and every row gets an outcome, whatever happens to the rows around it.
 
@@ -147,15 +150,17 @@ def check_limits(bounds, plans, findings, consumers=None):
         raise Held(decision)
 
 
-def preview(clients, selections_, settings, instance_hints=()):
+def preview(clients, selections_, settings, instance_hints=(), swept=None):
     """A fresh plan (or the reason there is none) for each selection, a
     consumer's repair once (:func:`once`), with a note where Placement may
     refuse the write for a provider's capacity (:func:`capacity_notes`).
 
     ``instance_hints``: servers whose migrations to read as well, from the
-    snapshot the operator was shown (never from the request).
+    snapshot the operator was shown (never from the request).  ``swept``:
+    the whole cloud's snapshot read after the click (the command line's
+    own sweep): the rows are planned from it, with nothing read again.
     """
-    snapshot = _fresh(clients, selections_, instance_hints)
+    snapshot = swept or _fresh(clients, selections_, instance_hints)
     rows = once(_plan_rows(snapshot, selections_, settings))
     note_capacity(clients, rows, settings, snapshot.providers)
     return rows
@@ -198,9 +203,12 @@ def capacity_notes(clients, plans, settings, providers):
             for consumer, each in found.items() if each}
 
 
-def _fresh(clients, selections_, instance_hints):
+def _fresh(clients, selections_, instance_hints, swept=None):
+    """The chosen consumers read now; the topology ``swept`` read (a
+    snapshot read after the click), if given, is not read again."""
     return refresh.consumer_snapshot(
-        clients, [s.consumer for s in selections_], instance_hints)
+        clients, [s.consumer for s in selections_], instance_hints,
+        topology=swept and collect.topology_of(swept))
 
 
 def _plan_rows(snapshot, selections_, settings):
@@ -256,17 +264,20 @@ def _differs(fresh, confirmed, names):
     return None
 
 
-def apply(clients, journal, plans, settings, instance_hints=()):
+def apply(clients, journal, plans, settings, instance_hints=(),
+          swept=None):
     """Re-read, re-plan and write each confirmed plan; an outcome per row.
 
     A row is written only if its fresh plan is the confirmed one.  If the
     journal fails, nothing more is written (an unjournaled write could not
     be undone), and the rows not attempted say so.  The writes that only
-    free resources go first (:func:`~.audit.plan.frees_first`).
+    free resources go first (:func:`~.audit.plan.frees_first`).  Where
+    ``swept`` (read after the click) gives the topology, only the
+    consumers, their servers and migrations are read again.
     """
     plans = planning.frees_first(plans)
     selections_ = [p.selection for p in plans]
-    snapshot = _fresh(clients, selections_, instance_hints)
+    snapshot = _fresh(clients, selections_, instance_hints, swept)
     rows = _plan_rows(snapshot, selections_, settings)
     names = {uuid: p.name for uuid, p in snapshot.providers.items()}
     outcomes = []
@@ -298,11 +309,12 @@ def apply(clients, journal, plans, settings, instance_hints=()):
     return outcomes
 
 
-def apply_previewed(clients, journal, rows, settings, instance_hints=()):
+def apply_previewed(clients, journal, rows, settings, instance_hints=(),
+                    swept=None):
     """Apply every plan of the previewed ``rows``; the rows with none are
     skipped, with the reason their preview gave."""
     outcomes = apply(clients, journal, [r.plan for r in rows if r.plan],
-                     settings, instance_hints)
+                     settings, instance_hints, swept)
     return outcomes + [write.Outcome(r.selection, write.SKIPPED, r.error)
                        for r in rows if r.plan is None]
 

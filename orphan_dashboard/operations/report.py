@@ -13,6 +13,8 @@
 """The audit report of a cloud read now (the CLI), and the findings as
 both front ends export them (use case)."""
 
+import typing
+
 from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
@@ -41,14 +43,28 @@ def read(clients, settings, progress=NO_PROGRESS):
         progress.close()
 
 
-def audit(clients, settings, progress=NO_PROGRESS, provider=None):
-    """The report of the whole cloud read now, or of ``provider``'s tree
-    (a uuid or a name; :class:`NoSuchProvider` where it has none).
-    ``progress`` follows the reading and is closed when it ends."""
+class Swept(typing.NamedTuple):
+    """A report and the snapshot it judged, read after the click: a
+    repair plans from that snapshot and re-reads only what it writes."""
+
+    snapshot: m.Snapshot
+    report: object
+
+
+def swept(clients, settings, progress=NO_PROGRESS, provider=None):
+    """The :class:`Swept` report of the whole cloud read now, or of
+    ``provider``'s tree (a uuid or a name; :class:`NoSuchProvider` where
+    it has none).  ``progress`` follows the reading and is closed when it
+    ends."""
     snapshot = read(clients, settings, progress)
-    return narrowed(classify.audit(snapshot, min_age=settings.min_age,
-                                   stuck_after=settings.stuck_after),
-                    provider)
+    return Swept(snapshot, narrowed(classify.audit(
+        snapshot, min_age=settings.min_age,
+        stuck_after=settings.stuck_after), provider))
+
+
+def audit(clients, settings, progress=NO_PROGRESS, provider=None):
+    """:func:`swept`'s report."""
+    return swept(clients, settings, progress, provider).report
 
 
 def narrowed(report, provider):

@@ -172,6 +172,19 @@ def read_topology(placement_client, nova_client, old=None, reads=None,
         )
 
 
+TOPOLOGY = ('providers', 'sharing_providers', 'hypervisors',
+            'hypervisors_listed', 'services', 'services_wait',
+            'services_timed_out', 'owner_traits', 'inventory_classes')
+"""What :func:`read_topology` reads, as a snapshot keeps it."""
+
+
+def topology_of(snapshot):
+    """``snapshot``'s topology, as :func:`read_topology` returned it: a
+    snapshot read after the click (the command line's own sweep) spares
+    the consumers' re-read its listings."""
+    return {field: getattr(snapshot, field) for field in TOPOLOGY}
+
+
 def _services(nova_client):
     """``({host: Service}, the seconds Nova took to list them)``."""
     listed, seconds = timed(nova.service_list, nova_client)

@@ -254,8 +254,9 @@ def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
     from the snapshot the operator was shown (server side) whose
     migrations are read too.  Where a provider's host is unknown (no
     compute node left), every migration is read, as a sweep does.
-    ``topology`` is :func:`collect.read_topology`'s, if the caller just
-    read it.  The servers' ports that request resources are read from
+    ``topology`` is :func:`collect.read_topology`'s, if the caller read it
+    after the click (:func:`collect.topology_of` a sweep's).  The
+    servers' ports that request resources are read from
     Neutron; each server's answer carries the properties of the image Nova
     booted it from (:func:`nova.server_get`).  The compute nodes of the
     trees the consumers hold, the servers live on and ``providers`` name
@@ -271,47 +272,65 @@ def consumer_snapshot(clients, consumer_uuids, instance_hints=(),
     collect.hold_connections(concurrency, placement_client, nova_client,
                              network_client)
     uuids = sorted(set(consumer_uuids))
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+
+    def read_migrations(queries):
+        """``({uuid: Migration}, hosts)`` of ``queries`` (``(field,
+        value)``) of Nova's migrations, concurrently: ``hosts`` are those
+        whose listing answered within Nova's cell timeout, all of whose
+        migrations are then known."""
+        migrations, hosts = {}, set()
+        for query, (listed, seconds) in collect.concurrently(
+                lambda q: collect.timed(nova.migration_list, nova_client,
+                                        **{q[0]: q[1]}),
+                queries, concurrency).items():
+            migrations.update((g.uuid, g) for g in map(
+                parse.migration, listed))
+            if query[0] == 'host' and collect.within_cell_timeout(
+                    nova_client, seconds):
+                hosts.add(query[1])
+        return migrations, hosts
+
+    # With a cell slow, each of Nova's listings waits for it: the
+    # servers' migrations are listed as soon as the servers answered,
+    # beside the topology and the hosts' migrations.
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
         read = pool.submit(lambda: topology or collect.read_topology(
             placement_client, nova_client))
+        details = pool.submit(collect.concurrently, lambda u: (
+            placement.consumer_allocations(placement_client, u)), uuids,
+            concurrency)
         found = collect.ask_each(
             lambda u: nova.server_get(nova_client, u), uuids, concurrency,
             'its allocations are protected')
         servers = {u: parse.server(b) for u, b in found.items()
                    if isinstance(b, dict)}
+        of_servers = pool.submit(read_migrations, [
+            ('instance_uuid', u)
+            for u in sorted(set(servers) | set(instance_hints))])
         snapshot = m.Snapshot(
             consumers={}, servers=servers, migrations={}, taken_at=taken_at,
             **collect.prove(dict(read.result()), servers.values()))
-    details = collect.concurrently(lambda u: placement.consumer_allocations(
-        placement_client, u), uuids, concurrency)
-    snapshot.consumers.update(
-        (u, parse.consumer(u, body)) for u, body in details.items())
-    topo = classify.Topology(snapshot)
-    collect.confirm_nodes(nova_client, snapshot, concurrency, among={
-        topo.root(p) for p in set(providers).union(*(
-            c.allocations for c in snapshot.consumers.values()))} | {
-        topo.server_root(s) for s in servers.values()})
-    topo = classify.Topology(snapshot)
-    unshown = {u for u, b in found.items() if b is collect.NOT_SHOWN}
-    strangers = [u for u in uuids
-                 if u not in snapshot.servers and u not in unshown]
-    places = set(providers) | {p for u in strangers
-                               for p in snapshot.consumers[u].allocations}
-    hosts = {topo.migration_host(p) for p in places}
-    hostless = any(topo.host(p) is None for p in places)
-    queries = [('instance_uuid', u) for u in
-               sorted(set(snapshot.servers) | set(instance_hints))]
-    queries += [('host', h) for h in sorted(hosts)]
-    migrations = {}
-    for query, (listed, seconds) in collect.concurrently(
-            lambda q: collect.timed(nova.migration_list, nova_client,
-                                    **{q[0]: q[1]}),
-            queries, concurrency).items():
-        migrations.update((g.uuid, g) for g in map(parse.migration, listed))
-        if query[0] == 'host' and collect.within_cell_timeout(nova_client,
-                                                              seconds):
-            snapshot.migration_hosts |= {query[1]}
-    if hostless and not all(u in migrations for u in strangers):
+        snapshot.consumers.update(
+            (u, parse.consumer(u, body)) for u, body in
+            details.result().items())
+        topo = classify.Topology(snapshot)
+        collect.confirm_nodes(nova_client, snapshot, concurrency, among={
+            topo.root(p) for p in set(providers).union(*(
+                c.allocations for c in snapshot.consumers.values()))} | {
+            topo.server_root(s) for s in servers.values()})
+        topo = classify.Topology(snapshot)
+        unshown = {u for u, b in found.items() if b is collect.NOT_SHOWN}
+        strangers = [u for u in uuids
+                     if u not in snapshot.servers and u not in unshown]
+        places = set(providers) | {
+            p for u in strangers for p in snapshot.consumers[u].allocations}
+        migrations, listed_hosts = read_migrations(
+            [('host', h) for h in
+             sorted({topo.migration_host(p) for p in places})])
+        migrations.update(of_servers.result()[0])
+    snapshot.migration_hosts |= listed_hosts
+    if any(topo.host(p) is None for p in places) and \
+            not all(u in migrations for u in strangers):
         migrations.update((g.uuid, g) for g in map(
             parse.migration, nova.migration_list(nova_client)))
     snapshot.migrations = migrations

@@ -685,7 +685,7 @@ def applying(snapshot):
     from orphan_dashboard.operations import repairs
     from orphan_dashboard.writing import write as written
 
-    def apply_previewed(clients, journal, rows, *args):
+    def apply_previewed(clients, journal, rows, *args, **kwargs):
         return [written.Outcome(r.selection, written.DONE, 'ok')
                 for r in rows]
 
@@ -699,7 +699,7 @@ def applying(snapshot):
             mock.patch.object(handlers.journal.Journal,
                               'for_clients') as journal, \
             mock.patch.object(repairs, 'preview', side_effect=lambda c, s,
-                              *a: [a_plan(x) for x in s]) as preview, \
+                              *a, **k: [a_plan(x) for x in s]) as preview, \
             mock.patch.object(repairs, 'apply_previewed',
                               side_effect=apply_previewed) as write:
         yield preview, write, journal
@@ -753,6 +753,9 @@ def test_apply_within_its_limits_writes_as_before():
     assert found['held'] is None
     assert len(found['outcomes']) == 4
     assert len(write.call_args.args[2]) == 4
+    # Planned from the run's own sweep, re-read only where written.
+    assert preview.call_args.kwargs['swept'] is \
+        write.call_args.kwargs['swept'] is not None
 
 
 def test_the_limits_come_from_the_settings_unless_given(monkeypatch):

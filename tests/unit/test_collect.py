@@ -747,6 +747,10 @@ def test_ownership_is_read_cheaply_and_survives_an_older_os_traits():
         [gone, segment])
     assert topology['inventory_classes'] == {
         gone: ('MEMORY_MB', 'VCPU'), segment: ('IPV4_ADDRESS',)}
+    # A snapshot keeps all of it: the command line's repairs reuse it.
+    assert set(topology) == set(collect.TOPOLOGY)
+    kept = m.Snapshot(consumers={}, servers={}, migrations={}, **topology)
+    assert collect.topology_of(kept) == topology
 
 
 def test_a_400_for_a_trait_placement_knows_is_asked_again():

@@ -192,7 +192,7 @@ def test_applying_a_preview_skips_the_rows_it_could_not_plan():
                                            [planned, refused], settings,
                                            ['vm'])
     apply.assert_called_once_with(CLIENTS, 'journal', ['plan'], settings,
-                                  ['vm'])
+                                  ['vm'], None)
     assert outcomes == [done, write.Outcome(refused.selection,
                                             write.SKIPPED, 'gone')]
 

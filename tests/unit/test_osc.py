@@ -66,6 +66,10 @@ def incidents():
                   finding(MOVED, HOST1, m.EVACUATED_SOURCE, (m.TRIM,)))
 
 
+SWEPT = mock.sentinel.swept
+"""The snapshot the mocked audit judged: a repair plans from it."""
+
+
 def run(command_class, *argv, audited=None):
     """The command run as ``openstack`` runs it: its exit code and what
     it printed on stdout."""
@@ -73,8 +77,9 @@ def run(command_class, *argv, audited=None):
     app.client_manager.placement_orphan = mock.sentinel.clients
     cmd = command_class(app, None)
     args = cmd.get_parser('openstack placement orphan').parse_args(argv)
-    with mock.patch.object(osc_commands.report_ops, 'audit',
-                           return_value=audited or incidents()) as audit, \
+    with mock.patch.object(osc_commands.report_ops, 'swept',
+                           return_value=osc_commands.report_ops.Swept(
+                               SWEPT, audited or incidents())) as audit, \
             mock.patch.object(osc_commands.report_ops, 'owners',
                               return_value=OWNERS):
         code = cmd.run(args)
@@ -147,11 +152,11 @@ def preview_row(selection):
 def writes():
     """The use cases that read fresh and write, mocked."""
     with mock.patch.object(osc_commands.repairs, 'preview',
-                           side_effect=lambda clients, chosen, *a: [
+                           side_effect=lambda clients, chosen, *a, **k: [
                                preview_row(s) for s in chosen]) as preview, \
             mock.patch.object(osc_commands.repairs, 'apply_previewed',
                               side_effect=lambda clients, journal, rows,
-                              *a: [write.Outcome(
+                              *a, **k: [write.Outcome(
                                   r.selection, repairs.DONE, 'deleted',
                                   entry_id=7) for r in rows]) as apply, \
             mock.patch.object(osc_commands.journal.Journal, 'for_clients',
@@ -167,6 +172,7 @@ def test_repair_without_yes_previews_and_writes_nothing(writes):
     assert code == options.FOUND
     (selection,) = preview.call_args.args[1]
     assert selection == repairs.Selection(GHOST, HOST2, m.DELETE)
+    assert preview.call_args.kwargs == {'swept': SWEPT}
     apply.assert_not_called()
     assert [(r['Action'], r['Status'], r['Journal Entry'])
             for r in json.loads(out)] == [(m.DELETE, 'preview', None)]
@@ -183,6 +189,7 @@ def test_repair_with_yes_applies_what_was_previewed(writes, capsys):
     assert (clients, journal) == (mock.sentinel.clients,
                                   mock.sentinel.journal)
     assert [r.selection for r in rows] == [selection]
+    assert apply.call_args.kwargs == {'swept': SWEPT}
     assert 'plan: plan' in capsys.readouterr().err
     assert [(r['Status'], r['Journal Entry']) for r in json.loads(out)] == \
         [(repairs.DONE, 7)]
@@ -666,7 +673,7 @@ def test_repair_all_past_its_limits_is_held(writes, capsys, argv):
 def test_repair_refuses_limits_of_one_consumer(writes, capsys, argv):
     """Refused before anything is read."""
     preview, apply = writes
-    with mock.patch.object(osc_commands.report_ops, 'audit') as audit:
+    with mock.patch.object(osc_commands.report_ops, 'swept') as audit:
         assert run_without_audit(osc_commands.RepairOrphan, *argv)[0] == \
             options.BAD_ARGUMENTS
     audit.assert_not_called()

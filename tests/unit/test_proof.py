@@ -249,10 +249,7 @@ def test_a_server_nova_did_not_answer_for_alone_is_protected_not_fatal():
     for server in (slow, fast):
         cloud.allocate(server, H1, {'VCPU': 4, 'MEMORY_MB': 512,
                                     'DISK_GB': 1})
-    shown = cloud.snapshot()
-    topology = {field: getattr(shown, field) for field in (
-        'providers', 'sharing_providers', 'hypervisors', 'services',
-        'owner_traits', 'inventory_classes')}
+    topology = collect.topology_of(cloud.snapshot())
     bodies = {fast: {'id': fast, 'name': 'fast', 'status': 'ACTIVE',
                      'tenant_id': 'p', 'user_id': 'u', 'image': '',
                      'OS-EXT-SRV-ATTR:host': 'host1',
@@ -291,6 +288,59 @@ def test_a_server_nova_did_not_answer_for_alone_is_protected_not_fatal():
     assert (found[slow].verdict, found[slow].reason.code) == (
         m.PROTECTED, 'protected.unresolved')
     assert found[fast].verdict == m.WRONG_AMOUNT
+
+
+def test_a_preview_lists_its_servers_migrations_beside_the_topology():
+    """With a cell slow, each of Nova's listings waits for it: the
+    migrations of the servers a preview reads are listed while the
+    topology is read, not after it (the topology's read here ends only
+    once they were asked for)."""
+    import threading
+
+    from orphan_dashboard.api import client
+    from orphan_dashboard.api import placement
+    from orphan_dashboard.reading import refresh
+
+    cloud = Cloud()
+    vm = cloud.server('vm', 'host1')
+    cloud.allocate(vm, H1, {'VCPU': 4, 'MEMORY_MB': 512, 'DISK_GB': 1})
+    topology = collect.topology_of(cloud.snapshot())
+    asked = threading.Event()
+
+    def read_topology(placement_client, nova_client):
+        assert asked.wait(10), 'the migrations waited for the topology'
+        return topology
+
+    def migration_list(nova_client, **query):
+        assert query == {'instance_uuid': vm}
+        asked.set()
+        return []
+
+    with mock.patch.object(collect, 'read_topology',
+                           side_effect=read_topology), \
+            mock.patch.object(nova, 'server_get', return_value={
+                'id': vm, 'name': 'vm', 'status': 'ACTIVE',
+                'tenant_id': 'p', 'user_id': 'u', 'image': '',
+                'OS-EXT-SRV-ATTR:host': 'host1',
+                'OS-EXT-SRV-ATTR:hypervisor_hostname': 'host1',
+                'flavor': {'vcpus': 4, 'ram': 512, 'disk': 1,
+                           'extra_specs': {}, 'original_name': 'big'}}), \
+            mock.patch.object(placement, 'consumer_allocations',
+                              return_value={
+                                  'allocations': {H1: {'resources': {
+                                      'VCPU': 4, 'MEMORY_MB': 512,
+                                      'DISK_GB': 1}}},
+                                  'consumer_generation': 1,
+                                  'project_id': 'p', 'user_id': 'u'}), \
+            mock.patch.object(nova, 'migration_list',
+                              side_effect=migration_list), \
+            mock.patch.object(collect, 'read_ports', return_value={}), \
+            mock.patch.object(collect, 'read_port_candidates',
+                              return_value={}):
+        snapshot = refresh.consumer_snapshot(
+            client.Clients('placement', 'nova'), [vm])
+    assert asked.is_set() and set(snapshot.servers) == {vm}
+    assert snapshot.consumers[vm].generation == 1
 
 
 def buried_on_unmapped():
