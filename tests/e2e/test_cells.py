@@ -144,10 +144,22 @@ def healthy_cell_repaired(cloud, cell2, tmp_path, *options, waited=0,
     before = host5_allocations(clients, host5)
     assert len(before) == 3, before
 
-    report = orphan_audit(cloud, tmp_path, 'report', '--json',
-                          '--min-age', '0', *options)
-    assert report.returncode == PARTIAL, report.stderr
-    out = json.loads(report.stdout)
+    text = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
+                        *options)
+    assert text.returncode == PARTIAL, text.stderr
+    # Slow where Nova waited its cell timer out, as measured.
+    state = 'slow' if waited else 'down'
+    assert text.stdout.startswith('PARTIAL: A cell is %s' % state)
+    assert 'compute hosts of the %s cells: host5' % state in text.stdout
+
+    server, host2 = straddler(cell2)
+    shares = api.consumer_allocations(clients.placement, server)
+    # The apply's JSON is its audit's report (as ``report --json``
+    # prints it) with the outcomes of its writes.
+    applied = orphan_audit(cloud, tmp_path, 'apply', '--json',
+                           '--min-age', '0', *options)
+    assert applied.returncode == PARTIAL, applied.stderr
+    out = json.loads(applied.stdout)
     assert out['partial'] is True
     assert out['skipped_cells'].pop('waited_seconds') >= waited
     assert out['skipped_cells'].pop('slow') is bool(waited)
@@ -161,24 +173,9 @@ def healthy_cell_repaired(cloud, cell2, tmp_path, *options, waited=0,
     assert {v for (c, p), v in verdicts.items() if p == host5} == \
         {'protected'}
     assert {c for (c, p) in verdicts if p == host5} == set(before)
-
-    text = orphan_audit(cloud, tmp_path, 'report', '--min-age', '0',
-                        *options)
-    assert text.returncode == PARTIAL
-    # Slow where Nova waited its cell timer out, as measured.
-    state = 'slow' if waited else 'down'
-    assert text.stdout.startswith('PARTIAL: A cell is %s' % state)
-    assert 'compute hosts of the %s cells: host5' % state in text.stdout
-
     # The straddler's wrong amount is repaired; its host5 share is kept.
-    server, host2 = straddler(cell2)
     assert verdicts[(server, host2)] == 'wrong_amount'
-    shares = api.consumer_allocations(clients.placement, server)
-
-    applied = orphan_audit(cloud, tmp_path, 'apply', '--json',
-                           '--min-age', '0', *options)
-    assert applied.returncode == PARTIAL, applied.stderr
-    outcomes = json.loads(applied.stdout)['outcomes']
+    outcomes = out['outcomes']
     assert sorted((o['consumer'], o['provider'], o['status'])
                   for o in outcomes) == sorted([
                       (evacuated, host1, 'done'), (server, host2, 'done'),
