@@ -62,11 +62,6 @@ def swept(clients, settings, progress=NO_PROGRESS, provider=None):
         stuck_after=settings.stuck_after), provider))
 
 
-def audit(clients, settings, progress=NO_PROGRESS, provider=None):
-    """:func:`swept`'s report."""
-    return swept(clients, settings, progress, provider).report
-
-
 def narrowed(report, provider):
     """``report`` of ``provider``'s tree only (a uuid or a name;
     :class:`NoSuchProvider` where it has none), or whole without one."""

@@ -102,7 +102,7 @@ def test_each_device_is_judged_with_its_consumers_share_of_the_node(
     every device held is Nova's, proven by its trait."""
     # Nova allocated one device of the flavor on the moved server's node.
     assert len(incidents['pci_moved']['checks']['current']) == 2
-    report = report_ops.audit(clients, SETTINGS)
+    report = report_ops.swept(clients, SETTINGS).report
     want = expected(incidents)
     found = {(f.consumer, f.provider): f.verdict for f in report.findings}
     assert {k: found.get(k) for k in want} == want
@@ -128,7 +128,7 @@ def test_a_used_one_time_device_is_reserved_whole_and_no_orphan(
     assert checks['allocations_after_delete'] == {}
     for seen in (checks['while_used'], checks['after_delete']):
         assert seen['reserved'] == seen['total'] == 1
-    report = report_ops.audit(clients, SETTINGS)
+    report = report_ops.swept(clients, SETTINGS).report
     assert [f for f in report.findings if f.provider == device] == []
     assert device not in {f.provider for f in report.problems}
 
@@ -151,7 +151,7 @@ def test_a_device_removed_from_device_spec_is_held_by_a_deleted_server(
         assert checks[seen]['total'] == checks[seen]['used'] == 1, seen
     gone = server(incidents, 'pci_removed_device')
     assert device in held(clients, gone)
-    report = report_ops.audit(clients, SETTINGS)
+    report = report_ops.swept(clients, SETTINGS).report
     found = {f.provider: f for f in report.findings if f.consumer == gone}
     assert {f.verdict for f in found.values()} == {m.DELETED_INSTANCE}
     assert found[device].actions == (m.DELETE,)
@@ -166,7 +166,7 @@ def test_every_offered_repair_keeps_the_current_nodes_devices_as_read(
     """Each repair a row offers, previewed as the panel previews it:
     what stays on the server's current node, root and devices, is what
     was read; an orphan's devices go with its share."""
-    report = report_ops.audit(clients, SETTINGS)
+    report = report_ops.swept(clients, SETTINGS).report
     moved = server(incidents, 'pci_moved')
     children = server(incidents, 'vgpu_and_sev_children')
     kept = {moved: incidents['pci_moved']['checks']['current'],
@@ -228,7 +228,7 @@ def test_orphan_audit_apply_removes_only_the_orphans_devices(
     inventory = get(clients, '/resource_providers/%s/inventories' % otu)[
         'inventories'][OTU]
     assert inventory['reserved'] == inventory['total'] == 1
-    assert report_ops.audit(clients, SETTINGS).problems == []
+    assert report_ops.swept(clients, SETTINGS).report.problems == []
     assert held(clients, server(incidents, 'pci_removed_device')) == {}
     sb.run_periodic('host3')
     assert clients.placement.get(

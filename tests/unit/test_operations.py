@@ -59,7 +59,7 @@ def audited(cloud):
     with mock.patch.object(client, 'validate_token'), \
             mock.patch.object(collect, 'full_snapshot',
                               return_value=cloud.snapshot()):
-        return report.audit(CLIENTS, UNPROTECTED)
+        return report.swept(CLIENTS, UNPROTECTED).report
 
 
 def test_the_audit_reads_now_and_closes_its_progress():
@@ -67,13 +67,15 @@ def test_the_audit_reads_now_and_closes_its_progress():
     with mock.patch.object(client, 'validate_token') as validate, \
             mock.patch.object(collect, 'full_snapshot',
                               return_value=leaky_cloud().snapshot()) as read:
-        found = report.audit(CLIENTS, conf.RunSettings(
+        found = report.swept(CLIENTS, conf.RunSettings(
             min_age=0, concurrency=3), progress)
     validate.assert_called_once_with(CLIENTS)
     assert read.call_args.kwargs == {'concurrency': 3, 'progress': progress,
                                      'network_client': None}
     progress.close.assert_called_once_with()
-    assert {p.provider.name for p in found.providers} == {
+    # The snapshot it judged comes with it: a repair plans from it.
+    assert found.snapshot is read.return_value
+    assert {p.provider.name for p in found.report.providers} == {
         'host1', 'host2', 'host3'}
 
 
@@ -82,8 +84,8 @@ def test_the_audit_keeps_one_tree_by_name_or_uuid(wanted):
     with mock.patch.object(client, 'validate_token'), \
             mock.patch.object(collect, 'full_snapshot',
                               return_value=leaky_cloud().snapshot()):
-        found = report.audit(CLIENTS, UNPROTECTED, provider=wanted)
-    assert [p.provider.name for p in found.providers] == ['host2']
+        found = report.swept(CLIENTS, UNPROTECTED, provider=wanted)
+    assert [p.provider.name for p in found.report.providers] == ['host2']
 
 
 def test_an_unknown_provider_is_its_own_lookup_error():
@@ -91,7 +93,7 @@ def test_an_unknown_provider_is_its_own_lookup_error():
             mock.patch.object(collect, 'full_snapshot',
                               return_value=leaky_cloud().snapshot()), \
             pytest.raises(report.NoSuchProvider):
-        report.audit(CLIENTS, UNPROTECTED, provider='nowhere')
+        report.swept(CLIENTS, UNPROTECTED, provider='nowhere')
 
 
 def test_a_failed_read_still_closes_the_progress():
@@ -100,7 +102,7 @@ def test_a_failed_read_still_closes_the_progress():
             mock.patch.object(collect, 'full_snapshot',
                               side_effect=RuntimeError), \
             pytest.raises(RuntimeError):
-        report.audit(CLIENTS, UNPROTECTED, progress)
+        report.swept(CLIENTS, UNPROTECTED, progress)
     progress.close.assert_called_once_with()
 
 
