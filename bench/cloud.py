@@ -47,7 +47,6 @@ from nova.db.api import models as api_models
 from nova.db.main import api as main_db_api
 from nova.db.main import models as main_models
 from nova import objects
-from nova import test as nova_test
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import fixtures as func_fixtures
 
@@ -113,7 +112,7 @@ class BenchCloud(sb_cloud.SandboxCloud):
 
     def setUp(self):
         self.flags(compute_driver=self.compute_driver)
-        nova_test.TestCase.setUp(self)
+        sb_cloud.lasting_test_setup(self)
         self.useFixture(nova_fixtures.RealPolicyFixture())
         self.useFixture(nova_fixtures.NeutronFixture(self))
         self.useFixture(nova_fixtures.GlanceFixture(self))

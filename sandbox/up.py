@@ -395,6 +395,7 @@ class Running:
         handler.setFormatter(logging.Formatter(
             '%(asctime)s %(levelname)s %(name)s %(message)s'))
         logging.getLogger().addHandler(handler)
+        logging.getLogger().setLevel(handler.level)
         t_nova = time.monotonic() - t0
 
         common.wait_for_port(self.ports['keystone'], timeout=120,

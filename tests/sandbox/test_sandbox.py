@@ -14,10 +14,12 @@
 (``tests/clouds.py``) as it started, then each incident staged and what
 Nova really left behind checked against the manifest.
 """
+import concurrent.futures
 import os
 import re
 import subprocess
 import sys
+import time
 import urllib.request
 
 import pytest
@@ -118,6 +120,40 @@ def test_second_up_on_same_state_dir_refused(sb):
         cwd=harness.REPO, capture_output=True, text=True, timeout=60)
     assert res.returncode != 0
     assert 'already running' in res.stderr
+
+
+def _switches(pid):
+    """How often every thread of ``pid`` has slept so far (its voluntary
+    context switches)."""
+    total = 0
+    for task in os.listdir('/proc/%d/task' % pid):
+        try:
+            with open('/proc/%d/task/%s/status' % (pid, task)) as f:
+                total += sum(int(line.split()[1]) for line in f
+                             if line.startswith('voluntary_ctxt_switches'))
+        except OSError:
+            pass
+    return total
+
+
+def test_an_idle_cloud_lets_its_threads_sleep(sb):
+    """Nova's test base wakes every idle pool worker each 10 ms, undone by
+    ``sandbox.cloud.lasting_test_setup``: once a few listings at once have
+    started its workers, an idle cloud's threads sleep, where with the
+    10 ms wake-up they switched thousands of times a second and took the
+    CPU the tests that ran beside it needed."""
+    sess = sb.admin_session()
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(
+            lambda path: nova(sess, sb, path).status_code,
+            ['/servers/detail', '/os-hypervisors/detail',
+             '/os-migrations', '/os-services'] * 8))
+    assert answers == [200] * 32
+    time.sleep(1)
+    before = _switches(sb.proc.pid)
+    time.sleep(2)
+    per_second = (_switches(sb.proc.pid) - before) / 2
+    assert per_second < 3000, per_second
 
 
 def test_unknown_incident_is_404(sb):
