@@ -20,6 +20,7 @@ that use it.
 """
 
 import os
+import pathlib
 
 import pytest
 
@@ -31,11 +32,35 @@ TOPOLOGIES = {
 }
 """Topology -> ``sandbox.harness.Sandbox`` options."""
 
+STREAMS = ('plain', 'beside')
+"""The tiers on the clouds in two pytest processes side by side
+(``./run test``), each with clouds of its own: ``plain`` runs the plain
+cloud's modules outside the browser tier; ``beside`` runs the modules of
+:data:`BESIDE` and of every other topology.  Only the plain cloud is
+started in both, and the browser tier's Horizon and Chromium once."""
+
+BESIDE = ('tests/browser', 'tests/sandbox/test_bench.py')
+"""Modules (or folders of them) of the plain topology that run in the
+``beside`` stream: the browser tier, and the bench, whose clouds are its
+own (``bench.server``)."""
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
 
 def topology(request):
     """The topology the requesting module's ``topology`` marker names."""
     marker = request.node.get_closest_marker('topology')
     return marker.args[0] if marker else 'plain'
+
+
+def stream(item):
+    """The stream (:data:`STREAMS`) the test ``item`` runs in."""
+    path = pathlib.Path(str(item.fspath)).resolve()
+    marker = item.get_closest_marker('topology')
+    beside = marker is not None and marker.args[0] != 'plain'
+    for name in BESIDE:
+        beside = beside or ROOT / name == path or ROOT / name in path.parents
+    return STREAMS[beside]
 
 
 def staged(request, incidents):

@@ -17,6 +17,25 @@ import pytest
 from tests import clouds as clouds_module
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        '--clouds-stream', choices=clouds_module.STREAMS,
+        help="only the tests of this stream of the clouds' tiers "
+        '(tests/clouds.py STREAMS), the others deselected')
+
+
+def pytest_collection_modifyitems(config, items):
+    wanted = config.getoption('clouds_stream')
+    if wanted is None:
+        return
+    kept, other = [], []
+    for item in items:
+        (kept if clouds_module.stream(item) == wanted else other).append(item)
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = kept
+
+
 @pytest.fixture(scope='session')
 def sandbox_clouds():
     """The run's sandbox clouds, one per topology (``tests/clouds.py``)."""
