@@ -58,3 +58,10 @@ def test_no_cloud_test_starts_a_cloud_of_its_own():
     assert found - ALLOWED == set(), (
         'join the shared cloud of the topology (tests/clouds.py: '
         'module_cloud, module_sandbox or a topology marker) instead')
+
+
+def test_what_runs_beside_the_plain_cloud_exists():
+    from tests import clouds
+    # A renamed module would run in the plain stream unseen.
+    for name in clouds.BESIDE:
+        assert os.path.exists(os.path.join(ROOT, name)), name
