@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""One sandbox cloud per topology for a whole test run.
+"""One sandbox cloud per topology for a whole test run (for each of
+its :data:`STREAMS`, when ``./run test`` runs them side by side).
 
 A module names its topology with ``@pytest.mark.topology('two_cells')``
 (none: ``plain``); the cloud starts the first time a module asks for it,
