@@ -110,15 +110,27 @@ def refreshed(browser):
     sweep it asked for is running or asked for; then no sweep runs and a
     newer snapshot is published.  A sweep asked for behind another starts
     at the first poll after it, which then says it runs, so the wait
-    covers it too and no sweep publishes during the caller's test."""
+    covers it too and no sweep publishes during the caller's test.  Last,
+    the page shows that snapshot: one rendered before it swaps its tables
+    in at its next poll (``sweep.js``), and an element the caller found
+    before the swap would be gone."""
     from selenium.webdriver.support import expected_conditions as ec
     browser.open(PROVIDERS)
     before = sweep_state(browser)['version']
     button = browser.click('#providers__action_refresh')
     browser.wait(ec.staleness_of(button), timeout=180)
-    browser.wait(lambda d: (lambda s: s['version'] not in (None, before) and
-                            not s['sweeping'])(sweep_state(browser)),
-                 timeout=180)
+    published = []
+
+    def swept(driver):
+        state = sweep_state(browser)
+        if state['version'] in (None, before) or state['sweeping']:
+            return False
+        published.append(state['version'])
+        return True
+    browser.wait(swept, timeout=180)
+    browser.wait(lambda d: d.execute_script(
+        'return $(".orphan-sweep").data("version") === arguments[0];',
+        published[-1]), timeout=180)
 
 
 @pytest.fixture(scope='module')
