@@ -14,6 +14,7 @@
 import ctypes
 import json
 import os
+import random
 import signal
 import socket
 import sqlite3
@@ -65,7 +66,29 @@ def port_free(port, host='127.0.0.1'):
         s.close()
 
 
+EPHEMERAL = '/proc/sys/net/ipv4/ip_local_port_range'
+OWN_PORTS = 20000
+"""How many ports below the kernel's ephemeral range ours are drawn from."""
+
+
 def free_port(host='127.0.0.1'):
+    """A port free now, drawn at random below the kernel's ephemeral
+    range: the caller's server binds it seconds later (a sandbox cloud
+    after its imports), and a port the kernel gives out itself (to a
+    server binding port 0, to a connection's own end) could be given to
+    another process meanwhile, as it was when two test streams started
+    their services at once."""
+    try:
+        with open(EPHEMERAL) as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    draw = random.SystemRandom()
+    if low - OWN_PORTS > 1024:
+        for _ in range(100):
+            port = draw.randrange(low - OWN_PORTS, low)
+            if port_free(port, host):
+                return port
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind((host, 0))
     port = s.getsockname()[1]

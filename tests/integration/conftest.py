@@ -22,12 +22,7 @@ from keystoneauth1 import token_endpoint
 import pytest
 
 from orphan_dashboard.api import client
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+from sandbox.common import free_port
 
 
 @pytest.fixture(scope='session')

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from tests.integration.conftest import free_port
+from sandbox.common import free_port
 
 
 def audit(*args, **env):

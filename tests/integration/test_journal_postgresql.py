@@ -24,8 +24,8 @@ import tempfile
 
 import pytest
 
+from sandbox.common import free_port
 from tests.integration.batches import shared_journal
-from tests.integration.conftest import free_port
 
 BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin'))
 

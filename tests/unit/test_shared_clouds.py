@@ -65,3 +65,17 @@ def test_what_runs_beside_the_plain_cloud_exists():
     # A renamed module would run in the plain stream unseen.
     for name in clouds.BESIDE:
         assert os.path.exists(os.path.join(ROOT, name)), name
+
+
+def test_a_port_chosen_for_a_service_is_one_the_kernel_never_gives_out():
+    # Two streams start services at once: a port the kernel hands out
+    # itself could go to another process before the service binds it.
+    import socket
+
+    from sandbox import common
+    with open(common.EPHEMERAL) as f:
+        low = int(f.read().split()[0])
+    port = common.free_port()
+    assert low - common.OWN_PORTS <= port < low
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', port))
