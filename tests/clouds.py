@@ -48,19 +48,19 @@ own (``bench.server``)."""
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def topology(request):
-    """The topology the requesting module's ``topology`` marker names."""
-    marker = request.node.get_closest_marker('topology')
+def topology(node):
+    """The topology the ``topology`` marker of a test or of its module
+    names (a pytest node)."""
+    marker = node.get_closest_marker('topology')
     return marker.args[0] if marker else 'plain'
 
 
 def stream(item):
     """The stream (:data:`STREAMS`) the test ``item`` runs in."""
     path = pathlib.Path(str(item.fspath)).resolve()
-    marker = item.get_closest_marker('topology')
-    beside = marker is not None and marker.args[0] != 'plain'
-    for name in BESIDE:
-        beside = beside or ROOT / name == path or ROOT / name in path.parents
+    beside = topology(item) != 'plain' or any(
+        ROOT / name == path or ROOT / name in path.parents
+        for name in BESIDE)
     return STREAMS[beside]
 
 
@@ -69,7 +69,7 @@ def staged(request, incidents):
     ``incidents`` staged (a ``sandbox.harness.Sandbox``), paused again
     when the requesting fixture ends."""
     clouds = request.getfixturevalue('sandbox_clouds')
-    name = topology(request)
+    name = topology(request.node)
     sandbox = clouds.staged(name, incidents)
     request.addfinalizer(lambda: clouds.pause(name))
     return sandbox

@@ -119,18 +119,15 @@ def refreshed(browser):
     before = sweep_state(browser)['version']
     button = browser.click('#providers__action_refresh')
     browser.wait(ec.staleness_of(button), timeout=180)
-    published = []
 
-    def swept(driver):
+    def published(driver):
         state = sweep_state(browser)
-        if state['version'] in (None, before) or state['sweeping']:
-            return False
-        published.append(state['version'])
-        return True
-    browser.wait(swept, timeout=180)
+        return (state['version'] not in (None, before) and
+                not state['sweeping'] and state['version'])
+    version = browser.wait(published, timeout=180)
     browser.wait(lambda d: d.execute_script(
         'return $(".orphan-sweep").data("version") === arguments[0];',
-        published[-1]), timeout=180)
+        version), timeout=180)
 
 
 @pytest.fixture(scope='module')
