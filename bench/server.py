@@ -135,14 +135,18 @@ class BenchRunning(up.Running):
                          daemon=True, name='bench-control').start()
 
 
-def build(cells=1, neutron=None, pci=False):
+def build(cells=1, neutron=None, pci=False, cyborg=None):
     """The bench cloud in place of :func:`sandbox.cloud.build`, called as
     ``up`` calls that.  Nova keeps its in-process NeutronFixture: no server
     is booted here, the audit reads the real Neutron itself; no compute
-    service runs, so none reports PCI devices."""
+    service runs, so none reports PCI devices, and none boots a server
+    with Cyborg's accelerators."""
     if pci:
         raise SystemExit('the bench cloud runs no compute service to report '
                          'PCI devices')
+    if cyborg:
+        raise SystemExit('the bench cloud boots no server to hold an '
+                         'accelerator')
     from bench import cloud as bench_cloud
     tc = bench_cloud.BenchCloud('runTest')
     tc.NUMBER_OF_CELLS = cells

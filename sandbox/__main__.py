@@ -27,13 +27,15 @@ def _incidents(value):
 def _incidents_help():
     """From the incident lists, so that a new incident is in the help."""
     named_only = [n for n in incidents_names.OPT_IN
-                  if n not in incidents_names.NEUTRON + incidents_names.PCI]
+                  if n not in incidents_names.NEUTRON + incidents_names.PCI +
+                  incidents_names.CYBORG]
     return ("'all' (%s), 'none' or a comma list of those and of the ones "
             "staged only when named: %s (second_cell needs --cells 2); "
-            "with --neutron, %s; with --pci, %s" % (
+            "with --neutron, %s; with --pci, %s; with --cyborg, %s" % (
                 ', '.join(incidents_names.NAMES), ', '.join(named_only),
                 ', '.join(incidents_names.NEUTRON),
-                ', '.join(incidents_names.PCI)))
+                ', '.join(incidents_names.PCI),
+                ', '.join(incidents_names.CYBORG)))
 
 
 def _common(p):
@@ -47,6 +49,7 @@ def _common(p):
     p.add_argument('--password', default='sandbox-admin',
                    help='the Keystone admin password')
     p.add_argument('--neutron-port', type=int, default=9696)
+    p.add_argument('--cyborg-port', type=int, default=6666)
     p.add_argument('--debug', action='store_true')
 
 
@@ -64,6 +67,10 @@ def main(argv=None):
                     help='run a real Neutron (ML2/OVS, QoS, placement, '
                          'segments) that Nova uses, with an Open vSwitch '
                          'agent and br-phys bandwidth provider per host')
+    up.add_argument('--cyborg', action='store_true',
+                    help="run a real Cyborg (API and conductor) that Nova "
+                         "uses, with its fake driver's FPGA device "
+                         'provider (<host>_FakeDevice) under each host')
     up.add_argument('--pci', action='store_true',
                     help="Nova's FakeDriverWithPciResources with [pci] "
                          'report_in_placement and [filter_scheduler] '
@@ -75,8 +82,8 @@ def main(argv=None):
                                        'plus Horizon')
     _common(demo)
     demo.add_argument('--no-neutron', dest='neutron', action='store_false',
-                      help='without the real Neutron (see up --neutron) '
-                           'and its port incidents')
+                      help='without the real Neutron and Cyborg (see up '
+                           '--neutron, --cyborg) and their incidents')
     demo.add_argument('--cells', type=int, choices=(1, 2), default=1,
                       help='Nova cells; 2 adds host5 in cell2 with the '
                            'second_cell incident, and prints the control '

@@ -272,6 +272,9 @@ class SandboxCloud(nova_test.TestCase):
     Nova's in-process ``NeutronFixture``."""
     PCI = False
     """Computes with PCI devices in Placement (``_report_pci``)."""
+    CYBORG = None
+    """``{url, keystone_url, password}`` of a real Cyborg for Nova, else
+    none (Nova refuses a flavor's ``accel:device_profile``)."""
 
     def runTest(self):  # testtools wants a test method name
         pass
@@ -297,6 +300,8 @@ class SandboxCloud(nova_test.TestCase):
         self.useFixture(nova_fixtures.RealPolicyFixture())
         if self.NEUTRON:
             self._use_real_neutron(**self.NEUTRON)
+        if self.CYBORG:
+            self._use_real_cyborg(**self.CYBORG)
         else:
             self.neutron = self.useFixture(
                 nova_fixtures.NeutronFixture(self))
@@ -363,6 +368,25 @@ class SandboxCloud(nova_test.TestCase):
                    project_domain_name='Default', region_name='RegionOne',
                    endpoint_override=url, group=group)
         self.flags(vif_plugging_is_fatal=False, vif_plugging_timeout=0)
+
+    def _use_real_cyborg(self, url, keystone_url, password):
+        """Nova's ``[cyborg]`` section at the sandbox's Cyborg, and a
+        service token on every call Nova makes for a user, as a deployment
+        sends it: Cyborg binds an ARQ only for a request that carries
+        one."""
+        self.flags(endpoint_override=url, region_name='RegionOne',
+                   group='cyborg')
+        group = 'service_user'
+        for opt in ks_loading.get_auth_plugin_conf_options('password'):
+            try:
+                CONF.register_opt(opt, group=group)
+            except cfg.DuplicateOptError:
+                pass
+        self.flags(send_service_user_token=True, auth_type='password',
+                   auth_url=keystone_url, username='admin',
+                   password=password, project_name='admin',
+                   user_domain_name='Default', project_domain_name='Default',
+                   group=group)
 
     # ----------------------------------------------------------- serving
     def serve(self, nova_port, placement_port, keystone_url, password):
@@ -862,7 +886,7 @@ def _after(delay, fn, *args, **kwargs):
     yield from fn(*args, **kwargs)
 
 
-def build(cells=1, neutron=None, pci=False):
+def build(cells=1, neutron=None, pci=False, cyborg=None):
     """Set up the cloud with ``cells`` Nova cells (and Nova pointed at
     ``neutron``, see ``SandboxCloud.NEUTRON``; with PCI devices in
     Placement, see ``SandboxCloud.PCI``); returns the SandboxCloud (call
@@ -871,5 +895,6 @@ def build(cells=1, neutron=None, pci=False):
     tc.NUMBER_OF_CELLS = cells
     tc.NEUTRON = neutron
     tc.PCI = pci
+    tc.CYBORG = cyborg
     tc.setUp()
     return tc

@@ -12,7 +12,8 @@
 
 """``python -m sandbox demo``: the sandbox with every incident, then Horizon.
 
-With a real Neutron and its port incidents unless ``--no-neutron``; with
+With a real Neutron and Cyborg, and their incidents, unless
+``--no-neutron``; with
 ``--cells 2``, Nova's second cell (host5, the ``second_cell`` incident) and
 the control calls that take it down or slow, to see a partial audit beside
 a healthy cell.
@@ -52,11 +53,11 @@ def horizon_env(sandbox_json):
 
 def up_command(args, state_dir):
     """The ``python -m sandbox up`` the demo runs: every demo incident,
-    Neutron's unless ``--no-neutron``, and with ``--cells 2`` the second
-    cell and its incident."""
+    Neutron's and Cyborg's unless ``--no-neutron``, and with ``--cells 2``
+    the second cell and its incident."""
     incidents = incidents_names.DEMO
     if args.neutron:
-        incidents += incidents_names.NEUTRON
+        incidents += incidents_names.NEUTRON + incidents_names.CYBORG
     if args.cells == 2:
         incidents += ('second_cell',)
     cmd = [sys.executable, '-m', 'sandbox', 'up',
@@ -68,7 +69,8 @@ def up_command(args, state_dir):
            '--control-port', str(args.control_port),
            '--password', args.password]
     if args.neutron:
-        cmd += ['--neutron', '--neutron-port', str(args.neutron_port)]
+        cmd += ['--neutron', '--neutron-port', str(args.neutron_port),
+                '--cyborg', '--cyborg-port', str(args.cyborg_port)]
     if args.cells == 2:
         cmd += ['--cells', '2']
     return cmd

@@ -60,10 +60,11 @@ class Sandbox:
 
     def __init__(self, incidents=(), state_dir=None, timeout=180,
                  python=None, ports=None, keep_state=False, neutron=False,
-                 cells=1, pci=False):
+                 cells=1, pci=False, cyborg=False):
         self.incidents = list(incidents)
         self.neutron = neutron
         self.pci = pci
+        self.cyborg = cyborg
         self.cells = cells
         self.staged = None
         self._tmp = None
@@ -94,6 +95,9 @@ class Sandbox:
             cmd += ['--cells', str(self.cells)]
         if self.pci:
             cmd += ['--pci']
+        if self.cyborg:
+            cmd += ['--cyborg',
+                    '--cyborg-port', str(self.ports.get('cyborg', 0))]
         return cmd
 
     def start(self):

@@ -28,6 +28,7 @@ from nova.scheduler.client import report
 
 from orphan_dashboard.audit import model as verdicts
 from sandbox import cloud as sb_cloud
+from sandbox import cyborg_proc
 from sandbox.incidents_names import NAMES  # noqa: F401
 from sandbox.incidents_names import OPT_IN
 
@@ -51,6 +52,12 @@ provider."""
 PCI_A, PCI_B, PCI_OTU = ('sb-pci-%s' % bus
                          for bus in sorted(sb_cloud.PCI_DEVICES))
 PCI_OTU_CLASS = sb_cloud.PCI_DEVICES[sb_cloud.PCI_OTU_BUS][0]
+ACCEL_FLAVOR = 'sb-fpga'
+ACCEL_FLAVORS = {ACCEL_FLAVOR: ('sb.fpga', 1, 1024, 10)}
+"""The Cyborg cloud's flavor (``up --cyborg``): its ``accel:device_profile``
+names :data:`DEVICE_PROFILE`."""
+DEVICE_PROFILE = 'sb-fpga'
+"""One FPGA of Cyborg's fake driver (``sandbox.cyborg_proc``)."""
 PGPU_NAME = '%s_pci_0000_84_00_0'
 """A physical GPU as Nova's libvirt driver names it: the node, then the
 device's libvirt name (``_ensure_pgpu_providers``)."""
@@ -162,11 +169,13 @@ def _MonkeyPatch(cls, name, func):
 
 
 class Stager:
-    def __init__(self, cloud, api, nics=None):
+    def __init__(self, cloud, api, nics=None, devices=None):
         self.cloud = cloud
         self.api = api
         # host -> its br-phys provider, when the sandbox runs Neutron
         self.nics = nics or {}
+        # host -> its Cyborg device provider, when the sandbox runs Cyborg
+        self.devices = devices or {}
         self.qos = None
         self.race = _PlacementRace(cloud)
         self.manifest = {}
@@ -318,7 +327,8 @@ class Stager:
             'name': name,
             'description': description,
             'flavor': dict(zip(('name', 'vcpus', 'ram', 'disk'),
-                               dict(FLAVORS, **PCI_FLAVORS)[flavor]),
+                               dict(FLAVORS, **PCI_FLAVORS,
+                                    **ACCEL_FLAVORS)[flavor]),
                            id=flavor),
             'servers': servers,
             'migrations': migrations,
@@ -1571,6 +1581,68 @@ class Stager:
                     'update_failed': [line for line in failing
                                       if line.startswith(
                                           'Error updating resources')]})
+
+    def _need_cyborg(self, name):
+        if not self.api.cyborg_url or not self.devices:
+            raise IncidentError('%s needs the sandbox started with --cyborg'
+                                % name)
+        if name in self.manifest:
+            raise IncidentError('%s is already staged' % name)
+        if not self.api.cyborg('GET', '/device_profiles?name=%s'
+                               % DEVICE_PROFILE)['device_profiles']:
+            self.api.cyborg('POST', '/device_profiles', [{
+                'name': DEVICE_PROFILE, 'groups': [{
+                    'resources:FPGA': '1',
+                    'trait:%s' % cyborg_proc.DEVICE_TRAIT: 'required'}]}])
+        existing = {f['id'] for f in self.api.nova(
+            'GET', '/flavors?is_public=None')['flavors']}
+        for fid, (title, vcpus, ram, disk) in ACCEL_FLAVORS.items():
+            if fid in existing:
+                continue
+            self.api.nova('POST', '/flavors', {'flavor': {
+                'id': fid, 'name': title, 'vcpus': vcpus, 'ram': ram,
+                'disk': disk}})
+            self.api.nova('POST', '/flavors/%s/os-extra_specs' % fid, {
+                'extra_specs': {'accel:device_profile': DEVICE_PROFILE}})
+
+    def arqs(self, server):
+        """The ARQs Cyborg holds for ``server``."""
+        return self.api.cyborg('GET', '/accelerator_requests?instance=%s'
+                               % server)['arqs']
+
+    def stage_accelerator_deleted_behind_nova(self):
+        """A server booted through Nova with one of Cyborg's FPGAs (Nova's
+        conductor created its ARQ in Cyborg and bound it, the scheduler
+        allocated the FPGA on host1's device provider), then marked
+        deleted in the cell database by hand: its share of host1 and its
+        FPGA stay held, and Cyborg keeps the ARQ bound to it, which
+        Nova's delete would have deleted (``delete_arqs_if_needed``)."""
+        name = 'accelerator_deleted_behind_nova'
+        self._need_cyborg(name)
+        s = self.boot('accelerator-deleted-behind-nova-vm', ACCEL_FLAVOR,
+                      'host1')
+        if s['status'] != 'ACTIVE':
+            raise IncidentError('%s did not boot: %s'
+                                % (s['name'], s.get('fault')))
+        bound = [a for a in self.arqs(s['id']) if a['state'] == 'Bound']
+        if not bound:
+            raise IncidentError('%s: Cyborg bound no ARQ to %s'
+                                % (name, s['id']))
+        held = self.api.allocations(s['id'])
+        res = self.cloud.soft_delete_behind_nova(s['id'])
+        expected = self._judged(s['id'], 'instance', 'host1',
+                                'deleted_instance')
+        return self._finish(
+            name,
+            "booted on host1 with one of Cyborg's FPGAs (its ARQ bound by "
+            "Nova's conductor, the FPGA allocated on host1's device "
+            "provider), then marked deleted in the cell DB by hand in SQL: "
+            'its share of host1 and the FPGA stay held, and Cyborg keeps '
+            'the ARQ bound to it.',
+            [self._deleted_entry(s)], [], expected,
+            fault="UPDATE instances SET deleted=1 ... (rows=%s)" % res['rows'],
+            flavor=ACCEL_FLAVOR,
+            checks={'held': held, 'arqs': [a['uuid'] for a in bound]})
 
     def _nova_child(self, host, name, resource_class, total, traits):
         """A child of ``host``'s node made through the Placement API as

@@ -23,13 +23,16 @@ PCI = ('pci_deleted_behind_nova', 'pci_moved', 'pci_stale_migration',
        'pci_one_time_use', 'pci_removed_device')
 """Servers holding PCI devices Nova's scheduler allocated in Placement: the
 sandbox started with ``--pci``."""
+CYBORG = ('accelerator_deleted_behind_nova',)
+"""Servers holding an accelerator Cyborg bound: the sandbox started with
+``--cyborg``."""
 OPT_IN = ('second_cell', 'held_children', 'image_pinned', 'volume_pinned',
           'shelved_offloaded', 'vgpu_and_sev_children',
           'stuck_migration', 'reinstalled_host',
-          'buried_in_cell0', 'archived_instances') + NEUTRON + PCI
+          'buried_in_cell0', 'archived_instances') + NEUTRON + PCI + CYBORG
 """Staged only when named, never by ``all``: ``second_cell`` needs the
 sandbox started with ``--cells 2``, the ``NEUTRON`` ones ``--neutron``,
-the ``PCI`` ones ``--pci``;
+the ``PCI`` ones ``--pci``, the ``CYBORG`` ones ``--cyborg``;
 ``held_children`` boots two servers on host2 the ``all`` tests do not
 expect; ``image_pinned`` gives host1 a PCPU inventory its fake driver
 does not report (a later boot there would try to remove it);

@@ -37,13 +37,16 @@ class ApiError(Exception):
 
 class Api:
     """Nova and Placement calls with an explicit microversion each time
-    (and Neutron's, which has none, when the sandbox runs one)."""
+    (and Neutron's, which has none, and Cyborg's, when the sandbox runs
+    them)."""
 
-    def __init__(self, session, nova_url, placement_url, neutron_url=None):
+    def __init__(self, session, nova_url, placement_url, neutron_url=None,
+                 cyborg_url=None):
         self.session = session
         self.nova_url = nova_url.rstrip('/')
         self.placement_url = placement_url.rstrip('/')
         self.neutron_url = neutron_url and neutron_url.rstrip('/')
+        self.cyborg_url = cyborg_url and cyborg_url.rstrip('/')
 
     def _call(self, base, service, method, path, body, mv, ok):
         """``mv=None`` sends no microversion: the service's oldest."""
@@ -94,6 +97,12 @@ class Api:
             again = ok + (404,) if method == 'DELETE' else ok
             resp = self._call(base, 'network', method, path, body, None,
                               again)
+        return resp.json() if resp.content else None
+
+    def cyborg(self, method, path, body=None, ok=(200, 201, 204)):
+        """``path`` under Cyborg's ``/v2``, at its oldest microversion."""
+        resp = self._call(self.cyborg_url, 'accelerator', method, path, body,
+                          None, ok)
         return resp.json() if resp.content else None
 
     def _created(self, base, path, body):

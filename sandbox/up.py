@@ -23,6 +23,7 @@ import threading
 import time
 
 from sandbox import common
+from sandbox import cyborg_proc
 from sandbox import neutron_proc
 
 ADMIN_PASSWORD = 'sandbox-admin'
@@ -67,7 +68,9 @@ class Running:
         self.ready = False
         self.keystone = None
         self.neutron = None
+        self.cyborg = None
         self.nics = {}
+        self.devices = {}
         self.cloud = None
         self.stager = None
         self.control_server = None
@@ -90,6 +93,8 @@ class Running:
                         ('control', a.control_port)]
         if self.with_neutron:
             wanted_ports.append(('neutron', a.neutron_port))
+        if self.with_cyborg:
+            wanted_ports.append(('cyborg', a.cyborg_port))
         for name, wanted in wanted_ports:
             port = common.choose_port(wanted, taken)
             taken.add(port)
@@ -106,10 +111,16 @@ class Running:
         }
         if self.with_neutron:
             self.urls['neutron'] = base % self.ports['neutron']
+        if self.with_cyborg:
+            self.urls['cyborg'] = base % self.ports['cyborg'] + '/v2'
 
     @property
     def with_neutron(self):
         return getattr(self.args, 'neutron', False)
+
+    @property
+    def with_cyborg(self):
+        return getattr(self.args, 'cyborg', False)
 
     def start_keystone(self):
         log = open(os.path.join(self.state_dir, 'keystone.log'), 'w')
@@ -140,6 +151,50 @@ class Running:
             stdout=log, stderr=subprocess.STDOUT,
             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
             preexec_fn=common.die_with_parent)
+
+    def start_cyborg(self):
+        log = open(os.path.join(self.state_dir, 'cyborg.log'), 'w')
+        self.cyborg = subprocess.Popen(
+            [sys.executable, '-m', 'sandbox.cyborg_proc',
+             '--state-dir', self.state_dir,
+             '--port', str(self.ports['cyborg']),
+             '--keystone-url', self.urls['keystone'],
+             '--password', self.password],
+            stdout=log, stderr=subprocess.STDOUT,
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            preexec_fn=common.die_with_parent)
+
+    def cyborg_settings(self):
+        """What Nova's ``[cyborg]`` and ``[service_user]`` sections need
+        (``cloud.build``)."""
+        if not self.with_cyborg:
+            return None
+        return {'url': self.urls['cyborg'],
+                'keystone_url': self.urls['keystone'],
+                'password': self.password}
+
+    def report_devices(self, hosts, timeout=120):
+        """Each host's Cyborg agent report (the Cyborg process's sandbox
+        hook): its conductor puts the host's device provider in Placement
+        before it answers."""
+        import json
+        import urllib.request
+        common.wait_http(self.urls['cyborg'].rsplit('/v2', 1)[0] + '/',
+                         timeout, self.cyborg)
+        for host in hosts:
+            req = urllib.request.Request(
+                self.urls['cyborg'].rsplit('/v2', 1)[0] +
+                '/_sandbox/agents/' + host, data=b'', method='POST')
+            with urllib.request.urlopen(req, timeout=60) as r:
+                json.loads(r.read())
+            found = self.api.placement(
+                'GET', '/resource_providers?name=%s'
+                % (cyborg_proc.DEVICE_NAME % host))['resource_providers']
+            if not found:
+                raise RuntimeError('Cyborg put no device provider for %s'
+                                   % host)
+            self.devices[host] = found[0]['uuid']
+        return self.devices
 
     def neutron_settings(self):
         """What Nova's ``[neutron]`` section needs (``cloud.build``)."""
@@ -213,6 +268,8 @@ class Running:
                     ('placement', 'placement', self.urls['placement'])]
         if self.with_neutron:
             services.append(('network', 'neutron', self.urls['neutron']))
+        if self.with_cyborg:
+            services.append(('accelerator', 'cyborg', self.urls['cyborg']))
         for stype, name, url in services:
             svc = call('POST', '/services', {'service': {
                 'type': stype, 'name': name, 'enabled': True}})['service']
@@ -229,16 +286,17 @@ class Running:
         role = call('GET', '/roles?name=member')['roles'][0]
         call('PUT', '/projects/%s/users/%s/roles/%s'
              % (project['id'], user['id'], role['id']))
-        if self.with_neutron:
+        if self.with_neutron or self.with_cyborg:
             self._grant_service_role(call)
         self.demo_project_id = project['id']
         self.admin_session = sess
 
     @staticmethod
     def _grant_service_role(call):
-        """Nova's Neutron calls run as ``admin``: Neutron wants the
-        ``service`` role for ``binding:profile`` and service tokens, as a
-        deployment's nova service user has it."""
+        """Nova's Neutron and Cyborg calls run as ``admin``: Neutron wants
+        the ``service`` role for ``binding:profile`` and service tokens,
+        Cyborg for binding an ARQ and Nova for Cyborg's events, as a
+        deployment's service users have it."""
         roles = call('GET', '/roles?name=service')['roles']
         role = roles[0] if roles else call('POST', '/roles', {
             'role': {'name': 'service'}})['role']
@@ -263,6 +321,11 @@ class Running:
         """The running Neutron's database (``sandbox.neutron_proc``)."""
         return os.path.join(self.state_dir, 'neutron', 'neutron.db')
 
+    @property
+    def cyborg_db(self):
+        """The running Cyborg's database (``sandbox.cyborg_proc``)."""
+        return os.path.join(self.state_dir, 'cyborg', 'cyborg.db')
+
     def snapshot_dir(self, name):
         return os.path.join(self.state_dir, 'snapshots', name)
 
@@ -277,6 +340,9 @@ class Running:
             if self.with_neutron:
                 common.copy_sqlite(self.neutron_db, os.path.join(
                     self.snapshot_dir(name), 'neutron.sqlite'))
+            if self.with_cyborg:
+                common.copy_sqlite(self.cyborg_db, os.path.join(
+                    self.snapshot_dir(name), 'cyborg.sqlite'))
         self.snapshots[name] = memory
         return {'snapshot': name, 'incidents': sorted(self.stager.manifest)}
 
@@ -290,6 +356,10 @@ class Running:
                 common.copy_sqlite(os.path.join(self.snapshot_dir(name),
                                                 'neutron.sqlite'),
                                    self.neutron_db)
+            if self.with_cyborg:
+                common.copy_sqlite(os.path.join(self.snapshot_dir(name),
+                                                'cyborg.sqlite'),
+                                   self.cyborg_db)
         self.write_config()
         return {'snapshot': name, 'incidents': sorted(self.stager.manifest)}
 
@@ -320,6 +390,10 @@ class Running:
                          'port': self.ports['neutron'],
                          'nics': dict(self.nics)}
                         if self.with_neutron else None),
+            'cyborg': ({'url': self.urls['cyborg'],
+                        'port': self.ports['cyborg'],
+                        'devices': dict(self.devices)}
+                       if self.with_cyborg else None),
             'pci': self.cloud.PCI,
             'image': __import__('sandbox.incidents').incidents.IMAGE,
             'clouds_yaml': os.path.join(self.state_dir, 'clouds.yaml'),
@@ -381,6 +455,8 @@ class Running:
         self.start_keystone()
         if self.with_neutron:
             self.start_neutron()
+        if self.with_cyborg:
+            self.start_cyborg()
 
         import logging
         os.environ.setdefault('OS_NOVA_DISABLE_EVENTLET_PATCHING', '1')
@@ -388,6 +464,7 @@ class Running:
         from sandbox import cloud as sb_cloud
         self.cloud = sb_cloud.build(getattr(self.args, 'cells', 1),
                                     neutron=self.neutron_settings(),
+                                    cyborg=self.cyborg_settings(),
                                     pci=getattr(self.args, 'pci', False))
         handler = logging.FileHandler(os.path.join(self.state_dir,
                                                    'sandbox.log'))
@@ -407,13 +484,17 @@ class Running:
         from sandbox import incidents
         from sandbox import rest
         api = rest.Api(self.admin_session, self.urls['nova'],
-                       self.urls['placement'], self.urls.get('neutron'))
+                       self.urls['placement'], self.urls.get('neutron'),
+                       self.urls.get('cyborg'))
         self.api = api
         t_neutron = None
         if self.with_neutron:
             self.report_agents(sorted(self.cloud.provider_uuids()))
             t_neutron = time.monotonic() - t0
-        self.stager = incidents.Stager(self.cloud, api, nics=self.nics)
+        if self.with_cyborg:
+            self.report_devices(sorted(self.cloud.provider_uuids()))
+        self.stager = incidents.Stager(self.cloud, api, nics=self.nics,
+                                       devices=self.devices)
         self.start_control()
         names = self.args.incidents
         for name in names:
@@ -430,7 +511,8 @@ class Running:
                        time.monotonic() - t0))
         path = os.path.join(self.state_dir, 'sandbox.json')
         _out('SANDBOX READY %s' % path)
-        for k in ('keystone', 'nova', 'placement', 'neutron', 'control'):
+        for k in ('keystone', 'nova', 'placement', 'neutron', 'cyborg',
+                  'control'):
             if k in self.urls:
                 _out('  %-10s %s' % (k, self.urls[k]))
         _out('  clouds.yaml %s (clouds: sandbox, sandbox-member)'
@@ -449,6 +531,10 @@ class Running:
                 common.log('neutron exited (%s); stopping'
                            % self.neutron.returncode)
                 break
+            if self.cyborg is not None and self.cyborg.poll() is not None:
+                common.log('cyborg exited (%s); stopping'
+                           % self.cyborg.returncode)
+                break
 
     def stop(self):
         if self.control_server is not None:
@@ -463,6 +549,8 @@ class Running:
             common.stop_process(self.keystone, 10)
         if self.neutron is not None and self.neutron.poll() is None:
             common.stop_process(self.neutron, 10)
+        if self.cyborg is not None and self.cyborg.poll() is None:
+            common.stop_process(self.cyborg, 10)
 
 
 def main(args):

@@ -28,7 +28,7 @@ import pytest
 TOPOLOGIES = {
     'plain': {},
     'two_cells': {'cells': 2},
-    'neutron': {'neutron': True},
+    'neutron': {'neutron': True, 'cyborg': True},
     'pci': {'pci': True},
 }
 """Topology -> ``sandbox.harness.Sandbox`` options."""

@@ -39,11 +39,12 @@ from orphan_dashboard import conf
 LOG = logging.getLogger(__name__)
 
 Clients = collections.namedtuple('Clients',
-                                 'placement nova identity network',
-                                 defaults=(None, None))
+                                 'placement nova identity network '
+                                 'accelerator',
+                                 defaults=(None, None, None))
 """Adapters; ``identity`` (Keystone's unversioned root) only serves names
-and may be None; ``network`` (Neutron) is None where the catalog has
-none."""
+and may be None; ``network`` (Neutron) and ``accelerator`` (Cyborg) are
+None where the catalog has none."""
 
 USER_AGENT = 'orphan-dashboard'
 DEFAULT_TIMEOUT = conf.API_TIMEOUT.default
@@ -156,11 +157,11 @@ def service_adapter(session, service_type, listing_timeout=None,
 
 class Credentials(collections.namedtuple(
         'Credentials',
-        'token placement compute identity verify network',
-        defaults=(None,))):
+        'token placement compute identity verify network accelerator',
+        defaults=(None, None))):
     """What acting as the Horizon user takes: the token, the endpoints of
-    Placement, Nova, Keystone and Neutron (None where the catalog has
-    none), and how to verify TLS.  Plain data, so a background sweep in a
+    Placement, Nova, Keystone, Neutron and Cyborg (None where the catalog
+    has none), and how to verify TLS.  Plain data, so a background sweep in a
     process of its own can be handed it."""
 
 
@@ -178,7 +179,8 @@ def for_credentials(credentials, timeout, listing_timeout=None,
         for service_type, url in (('placement', credentials.placement),
                                   ('compute', credentials.compute),
                                   ('identity', credentials.identity),
-                                  ('network', credentials.network))))
+                                  ('network', credentials.network),
+                                  ('accelerator', credentials.accelerator))))
 
 
 def for_cloud(cloud=None, timeout=None, listing_timeout=None,
@@ -199,7 +201,7 @@ def for_cloud(cloud=None, timeout=None, listing_timeout=None,
                            service: region.config.get(
                                '%s_endpoint_override' % service)
                            for service in ('placement', 'compute',
-                                           'network')})
+                                           'network', 'accelerator')})
 
 
 def for_session(session, region_name, interface, auth_url, timeout=None,
@@ -222,7 +224,9 @@ def for_session(session, region_name, interface, auth_url, timeout=None,
                    service_adapter(session, 'identity', **dict(
                        kwargs, endpoint_override=keystone_root(auth_url)))
                    if auth_url else None,
-                   service_adapter(session, 'network', **at('network')))
+                   service_adapter(session, 'network', **at('network')),
+                   service_adapter(session, 'accelerator',
+                                   **at('accelerator')))
 
 
 def hold_connections(client, count):

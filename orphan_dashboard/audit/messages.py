@@ -629,6 +629,20 @@ MESSAGES = {
     'service.deleted': N_('compute service %(host)s deleted'),
     'provider.deleted_by_nova': N_('provider %(name)s deleted by Nova'),
 
+    # What a repair leaves in Cyborg (audit/accelerators.py).
+    'accelerator.bound': N_(
+        'Cyborg keeps accelerator requests bound to this server '
+        '(%(requests)s), which Nova deletes when it deletes a server; this '
+        'repair writes nothing to Cyborg: delete them afterwards with '
+        '%(command)s, where SERVICE_TOKEN is a token of a user with the '
+        'service role (Nova\'s service user): Cyborg refuses an admin\'s '
+        'token alone'),
+    'accelerator.request': N_('%(uuid)s (%(state)s, device profile '
+                              '%(profile)s, on %(host)s)'),
+    'accelerator.unread': N_(
+        'Cyborg could not be read: whether it keeps accelerator requests '
+        'bound to this server is unknown'),
+
     # What a repair that makes room acts on (audit/capacity.py).
     'capacity.excess_worse': N_(
         'Placement refuses this write: it leaves %(provider)s holding '

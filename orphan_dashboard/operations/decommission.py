@@ -83,12 +83,15 @@ def preview(clients, name, settings, whole_service=False,
     ``whole_service``, every node of its compute service) takes, read
     now: a :class:`~audit.decommission.Decommission`; ``instance_hints``
     come from a snapshot shown.  A step whose write Placement may refuse
-    for a provider's capacity says so, as a repair's preview does
-    (:func:`repairs.note_capacity`)."""
+    for a provider's capacity says so, and a step that leaves a server's
+    accelerator requests bound in Cyborg names them, as a repair's preview
+    does (:func:`repairs.note_capacity`, :func:`repairs.note_accelerators`).
+    """
     snapshot = read(clients, name, instance_hints)
     plan = decommission.plan(snapshot, name, settings.min_age, whole_service,
                              stuck_after=settings.stuck_after)
     repairs.note_capacity(clients, plan.steps, settings, snapshot.providers)
+    repairs.note_accelerators(clients, plan.steps, settings)
     return plan
 
 

@@ -32,9 +32,13 @@ yet is refused whatever asked for it), each provider journaled whole
 first, children before their parents.
 """
 
+import logging
+
 from keystoneauth1 import exceptions as ks_exc
 
+from orphan_dashboard.api import cyborg
 from orphan_dashboard.api import placement
+from orphan_dashboard.audit import accelerators
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import limits
@@ -50,6 +54,8 @@ from orphan_dashboard.writing import equivalents
 from orphan_dashboard.writing import providers
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
+
+LOG = logging.getLogger(__name__)
 
 Selection = m.Selection
 ProviderPlan = repair.ProviderPlan
@@ -153,7 +159,9 @@ def check_limits(bounds, plans, findings, consumers=None):
 def preview(clients, selections_, settings, instance_hints=(), swept=None):
     """A fresh plan (or the reason there is none) for each selection, a
     consumer's repair once (:func:`once`), with a note where Placement may
-    refuse the write for a provider's capacity (:func:`capacity_notes`).
+    refuse the write for a provider's capacity (:func:`capacity_notes`)
+    and where Cyborg keeps the server's ARQs bound
+    (:func:`note_accelerators`).
 
     ``instance_hints``: servers whose migrations to read as well, from the
     snapshot the operator was shown (never from the request).  ``swept``:
@@ -163,7 +171,36 @@ def preview(clients, selections_, settings, instance_hints=(), swept=None):
     snapshot = swept or _fresh(clients, selections_, instance_hints)
     rows = once(_plan_rows(snapshot, selections_, settings))
     note_capacity(clients, rows, settings, snapshot.providers)
+    note_accelerators(clients, rows, settings)
     return rows
+
+
+def note_accelerators(clients, items, settings):
+    """Each of ``items`` whose write leaves its server's consumer holding
+    nothing (:func:`~.audit.accelerators.asked`) noted with the ARQs Cyborg
+    still keeps bound to that server, read now, or with Cyborg unread;
+    nothing is read where the catalog has no Cyborg."""
+    asked = [item for item in items if accelerators.asked(item.plan)]
+    if not asked or clients.accelerator is None:
+        return
+
+    def read(consumer):
+        try:
+            return cyborg.instance_requests(clients.accelerator, consumer)
+        except (ks_exc.EndpointNotFound, ks_exc.EmptyCatalog):
+            return ()
+        except ks_exc.ClientException as exc:
+            LOG.warning('accelerator requests of %s not read: %s',
+                        consumer, exc)
+            return None
+    found = collect.concurrently(
+        read, sorted({item.plan.consumer for item in asked}),
+        settings.concurrency)
+    for item in asked:
+        consumer = item.plan.consumer
+        arqs = found[consumer]
+        item.notes += accelerators.notes(arqs, cyborg.requests_url(
+            clients.accelerator, consumer) if arqs else None)
 
 
 def note_capacity(clients, items, settings, providers):

@@ -125,11 +125,14 @@ def horizon(sb):
 @pytest.mark.django_db(databases=['default', 'orphan_journal'])
 def test_a_dead_host_with_neutrons_providers_goes_only_with_them_ticked(
         sb, clients, journal_dir, horizon):
-    """host1 dies with Neutron's agent and NIC in its tree: the CLI and
-    the panel refuse naming Neutron and its command, writing nothing; the
-    panel's confirm with both ticked deletes the service and the tree."""
+    """host1 dies with Neutron's agent and NIC and Cyborg's device (its
+    fake driver's, which no trait proves Cyborg's) in its tree: the CLI
+    and the panel refuse naming Neutron and its command, writing nothing;
+    the panel's confirm with the three ticked deletes the service and the
+    tree."""
     host1 = sb.config['hosts']['host1']
     nic = sb.config['neutron']['nics']['host1']
+    device = sb.config['cyborg']['devices']['host1']
     agent = providers(clients)[nic]['parent_provider_uuid']
     assert providers(clients)[agent]['name'] == AGENT % 'host1'
     kill(sb, clients, 'host1')
@@ -152,7 +155,7 @@ def test_a_dead_host_with_neutrons_providers_goes_only_with_them_ticked(
     assert '%s (Neutron)' % (NIC % 'host1') in page
     assert 'openstack network agent delete &lt;agent ID&gt;' in page
     assert preview.context['plan'].foreign_children == {
-        agent: 'neutron', nic: 'neutron'}
+        agent: 'neutron', nic: 'neutron', device: None}
     rows = preview.context['form'].initial['rows']
     unticked = horizon.post(DECOMMISSION, {'rows': rows,
                                            'delete_foreign': [nic]})
@@ -160,13 +163,12 @@ def test_a_dead_host_with_neutrons_providers_goes_only_with_them_ticked(
     assert {host1, agent, nic} <= set(providers(clients))
     assert services(clients, 'host1')
 
-    done = horizon.post(DECOMMISSION, {'rows': rows,
-                                       'delete_foreign': [agent, nic]},
-                        follow=True)
+    done = horizon.post(DECOMMISSION, {
+        'rows': rows, 'delete_foreign': [agent, nic, device]}, follow=True)
     said = [str(message) for message in done.context['messages']]
     assert any('Decommission of host1' in text and 'journaled' in text
                for text in said), said
-    assert not {host1, agent, nic} & set(providers(clients))
+    assert not {host1, agent, nic, device} & set(providers(clients))
     assert services(clients, 'host1') == []
     # Only Placement was written: Neutron still lists the agent.
     agents = sb.admin_session().get(
@@ -207,7 +209,8 @@ def test_blazar_and_pci_children_held_by_servers(sb, clients):
     nic = sb.config['neutron']['nics']['host2']
     assert plan.foreign_children == {
         blazar: 'blazar', nic: 'neutron',
-        providers(clients)[nic]['parent_provider_uuid']: 'neutron'}
+        providers(clients)[nic]['parent_provider_uuid']: 'neutron',
+        sb.config['cyborg']['devices']['host2']: None}
     assert pci in plan.providers and pci not in plan.foreign_children
     said = [str(b) for b in plan.blockers()]
     assert any("blazar_host2 (%s) is Blazar's" % blazar in b and

@@ -175,6 +175,7 @@ def test_a_consumer_chosen_on_two_providers_is_one_row():
     twice = row('other', 'host3-nic', m.DELETE, 'p4')
     with mock.patch.object(repairs, '_fresh'), \
             mock.patch.object(repairs, 'note_capacity'), \
+            mock.patch.object(repairs, 'note_accelerators'), \
             mock.patch.object(repairs, '_plan_rows', return_value=[
                 refused, other, on_nic, healed, twice]) as planned:
         rows = repairs.preview(CLIENTS, ['chosen'], UNPROTECTED, ['vm'])

@@ -39,8 +39,14 @@ def test_the_default_demo_has_one_cell():
     assert '--cells' not in cmd
     assert 'second_cell' not in incidents(cmd)
     assert incidents(cmd) == list(incidents_names.DEMO +
-                                  incidents_names.NEUTRON)
+                                  incidents_names.NEUTRON +
+                                  incidents_names.CYBORG)
     assert demo.cell_controls(args) == []
+    # The sandbox's own parser takes what the demo passes it: Neutron and
+    # Cyborg, which the Cyborg incident needs.
+    with mock.patch('sandbox.up.main', lambda up: up):
+        up = cli.main(cmd[cmd.index('up'):])
+    assert (up.neutron, up.cyborg) == (True, True)
 
 
 def test_two_cells_stage_the_second_cell_and_say_its_controls():

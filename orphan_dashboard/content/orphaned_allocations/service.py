@@ -46,16 +46,18 @@ def credentials_for_request(request):
         verify = False
     elif settings.OPENSTACK_SSL_CACERT:
         verify = settings.OPENSTACK_SSL_CACERT
-    try:
-        network = base.url_for(request, 'network')
-    except exceptions.ServiceCatalogException:
-        network = None
+
+    def optional(service_type):
+        try:
+            return base.url_for(request, service_type)
+        except exceptions.ServiceCatalogException:
+            return None
     return client.Credentials(
         request.user.token.id, base.url_for(request, 'placement'),
         base.url_for(request, 'compute'),
         client.keystone_root(getattr(request.user, 'endpoint', None) or
                              settings.OPENSTACK_KEYSTONE_URL),
-        verify, network)
+        verify, optional('network'), optional('accelerator'))
 
 
 def cloud_for_request(request):
