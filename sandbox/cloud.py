@@ -356,17 +356,9 @@ class SandboxCloud(nova_test.TestCase):
         comes: Nova must not wait for one.
         """
         self.neutron = None
-        group = 'neutron'
-        for opt in ks_loading.get_auth_plugin_conf_options('password'):
-            try:
-                CONF.register_opt(opt, group=group)
-            except cfg.DuplicateOptError:
-                pass
-        self.flags(auth_type='password', auth_url=keystone_url,
-                   username='admin', password=password,
-                   project_name='admin', user_domain_name='Default',
-                   project_domain_name='Default', region_name='RegionOne',
-                   endpoint_override=url, group=group)
+        self._as_admin('neutron', keystone_url, password)
+        self.flags(region_name='RegionOne', endpoint_override=url,
+                   group='neutron')
         self.flags(vif_plugging_is_fatal=False, vif_plugging_timeout=0)
 
     def _use_real_cyborg(self, url, keystone_url, password):
@@ -376,17 +368,20 @@ class SandboxCloud(nova_test.TestCase):
         one."""
         self.flags(endpoint_override=url, region_name='RegionOne',
                    group='cyborg')
-        group = 'service_user'
+        self._as_admin('service_user', keystone_url, password)
+        self.flags(send_service_user_token=True, group='service_user')
+
+    def _as_admin(self, group, keystone_url, password):
+        """Nova's ``[group]`` logs in to the sandbox's Keystone as admin."""
         for opt in ks_loading.get_auth_plugin_conf_options('password'):
             try:
                 CONF.register_opt(opt, group=group)
             except cfg.DuplicateOptError:
                 pass
-        self.flags(send_service_user_token=True, auth_type='password',
-                   auth_url=keystone_url, username='admin',
-                   password=password, project_name='admin',
-                   user_domain_name='Default', project_domain_name='Default',
-                   group=group)
+        self.flags(auth_type='password', auth_url=keystone_url,
+                   username='admin', password=password,
+                   project_name='admin', user_domain_name='Default',
+                   project_domain_name='Default', group=group)
 
     # ----------------------------------------------------------- serving
     def serve(self, nova_port, placement_port, keystone_url, password):

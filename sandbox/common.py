@@ -45,6 +45,19 @@ MAX_SHARE = 100
 past the share a command line takes unattended where none is set."""
 
 
+ADMIN_AUTH = """auth_type = password
+auth_url = {keystone}
+username = admin
+password = {password}
+project_name = admin
+user_domain_name = Default
+project_domain_name = Default
+region_name = RegionOne
+"""
+"""How a service of the sandbox (Neutron, Cyborg) logs in to Keystone,
+Placement and Nova in its configuration file: as the sandbox's admin."""
+
+
 def die_with_parent():
     """preexec_fn: have the kernel SIGTERM this child when its parent dies."""
     try:
@@ -168,6 +181,38 @@ def stop_process(proc, timeout):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def child_arguments():
+    """The arguments ``up`` starts a service's child process with
+    (``up.Running._child``)."""
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument('--state-dir', required=True)
+    p.add_argument('--port', type=int, required=True)
+    p.add_argument('--keystone-url', required=True)
+    p.add_argument('--password', required=True)
+    return p
+
+
+def with_agent_hook(app, report):
+    """A service's WSGI ``app`` plus the sandbox's agent hook: ``POST
+    /_sandbox/agents/<host>`` (loopback, no token) answers ``report(host)``
+    as JSON, what that host's agent would have reported."""
+    prefix = '/_sandbox/agents/'
+
+    def hooked(environ, start_response):
+        path = environ.get('PATH_INFO', '')
+        if not path.startswith(prefix):
+            return app(environ, start_response)
+        if environ['REQUEST_METHOD'] != 'POST':
+            start_response('405 Method Not Allowed', [])
+            return [b'']
+        body = json.dumps(report(path[len(prefix):])).encode()
+        start_response('200 OK', [('Content-Type', 'application/json'),
+                                  ('Content-Length', str(len(body)))])
+        return [body]
+    return hooked
 
 
 def serve_wsgi(app, port, name, path=''):

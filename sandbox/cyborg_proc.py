@@ -26,8 +26,6 @@ would report with Cyborg's fake driver (one FPGA device of
 conductor puts the host's ``<host>_FakeDevice`` provider under its compute
 node.
 """
-import argparse
-import json
 import os
 import shutil
 import sys
@@ -40,16 +38,6 @@ DEVICE_TRAIT = 'CUSTOM_FAKE_DEVICE'
 """The trait Cyborg's fake driver gives its device provider."""
 DEVICE_NAME = '%s_FakeDevice'
 """A host's device provider, as Cyborg's conductor names it."""
-
-AUTH = """auth_type = password
-auth_url = {keystone}
-username = admin
-password = {password}
-project_name = admin
-user_domain_name = Default
-project_domain_name = Default
-region_name = RegionOne
-"""
 
 CONF_TEMPLATE = """[DEFAULT]
 debug = false
@@ -86,7 +74,7 @@ def write_config(cdir, port, keystone_url, password):
     conf = os.path.join(cdir, 'cyborg.conf')
     for name in ('api-paste.ini', 'policy.yaml'):
         shutil.copy(os.path.join(sys.prefix, 'etc', 'cyborg', name), cdir)
-    auth = AUTH.format(keystone=keystone_url, password=password)
+    auth = common.ADMIN_AUTH.format(keystone=keystone_url, password=password)
     with open(conf, 'w') as f:
         f.write(CONF_TEMPLATE.format(dir=cdir, port=port,
                                      keystone=keystone_url, auth=auth))
@@ -152,30 +140,8 @@ def report_agent(host):
     return {'host': host, 'devices': len(devices)}
 
 
-def with_hook(app):
-    """Cyborg's WSGI app plus the sandbox's agent hook."""
-    prefix = '/_sandbox/agents/'
-
-    def hooked(environ, start_response):
-        path = environ.get('PATH_INFO', '')
-        if not path.startswith(prefix):
-            return app(environ, start_response)
-        if environ['REQUEST_METHOD'] != 'POST':
-            start_response('405 Method Not Allowed', [])
-            return [b'']
-        body = json.dumps(report_agent(path[len(prefix):])).encode()
-        start_response('200 OK', [('Content-Type', 'application/json'),
-                                  ('Content-Length', str(len(body)))])
-        return [body]
-    return hooked
-
-
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument('--state-dir', required=True)
-    p.add_argument('--port', type=int, required=True)
-    p.add_argument('--keystone-url', required=True)
-    p.add_argument('--password', required=True)
+    p = common.child_arguments()
     a = p.parse_args()
     cdir = os.path.join(os.path.abspath(a.state_dir), 'cyborg')
     shutil.rmtree(cdir, ignore_errors=True)     # a fresh cloud each time
@@ -189,7 +155,8 @@ def main():
     sys.argv = ['cyborg-api', '--config-file', conf]
     from cyborg.api import wsgi_app
     app = wsgi_app.init_application()
-    common.serve_wsgi(with_hook(app), a.port, 'cyborg')
+    common.serve_wsgi(common.with_agent_hook(app, report_agent), a.port,
+                      'cyborg')
 
 
 if __name__ == '__main__':

@@ -1346,17 +1346,23 @@ class Stager:
                                 % name)
         if name in self.manifest:
             raise IncidentError('%s is already staged' % name)
+        self._flavors_with(PCI_FLAVORS, lambda fid: {
+            'pci_passthrough:alias': '%s:1' % sb_cloud.PCI_DEVICES[
+                fid.rsplit('-', 1)[1]][1]})
+
+    def _flavors_with(self, flavors, extra_specs):
+        """``flavors`` (``{id: (name, vcpus, ram, disk)}``) Nova does not
+        have yet, each created with ``extra_specs(id)``."""
         existing = {f['id'] for f in self.api.nova(
             'GET', '/flavors?is_public=None')['flavors']}
-        for fid, (title, vcpus, ram, disk) in PCI_FLAVORS.items():
+        for fid, (title, vcpus, ram, disk) in flavors.items():
             if fid in existing:
                 continue
             self.api.nova('POST', '/flavors', {'flavor': {
                 'id': fid, 'name': title, 'vcpus': vcpus, 'ram': ram,
                 'disk': disk}})
-            alias = sb_cloud.PCI_DEVICES[fid.rsplit('-', 1)[1]][1]
             self.api.nova('POST', '/flavors/%s/os-extra_specs' % fid, {
-                'extra_specs': {'pci_passthrough:alias': '%s:1' % alias}})
+                'extra_specs': extra_specs(fid)})
 
     def boot_pci(self, name, flavor, host):
         """A server booted through Nova with one PCI device: Nova's
@@ -1594,16 +1600,8 @@ class Stager:
                 'name': DEVICE_PROFILE, 'groups': [{
                     'resources:FPGA': '1',
                     'trait:%s' % cyborg_proc.DEVICE_TRAIT: 'required'}]}])
-        existing = {f['id'] for f in self.api.nova(
-            'GET', '/flavors?is_public=None')['flavors']}
-        for fid, (title, vcpus, ram, disk) in ACCEL_FLAVORS.items():
-            if fid in existing:
-                continue
-            self.api.nova('POST', '/flavors', {'flavor': {
-                'id': fid, 'name': title, 'vcpus': vcpus, 'ram': ram,
-                'disk': disk}})
-            self.api.nova('POST', '/flavors/%s/os-extra_specs' % fid, {
-                'extra_specs': {'accel:device_profile': DEVICE_PROFILE}})
+        self._flavors_with(ACCEL_FLAVORS, lambda fid: {
+            'accel:device_profile': DEVICE_PROFILE})
 
     def arqs(self, server):
         """The ARQs Cyborg holds for ``server``."""

@@ -26,8 +26,6 @@ token) hands the ML2 plugin the state report an Open vSwitch agent on that
 host would send, so the placement plugin creates the host's agent and
 ``br-phys`` providers under its compute node, and ports bind there.
 """
-import argparse
-import json
 import os
 import shutil
 import sys
@@ -42,18 +40,6 @@ BANDWIDTH_KBPS = 10000000
 BANDWIDTH_CLASSES = frozenset({'NET_BW_EGR_KILOBIT_PER_SEC',
                                'NET_BW_IGR_KILOBIT_PER_SEC'})
 """The classes of that inventory, as Neutron's placement plugin names them."""
-
-AUTH = """auth_type = password
-auth_url = {keystone}
-username = admin
-password = {password}
-project_name = admin
-user_domain_name = Default
-project_domain_name = Default
-region_name = RegionOne
-"""
-"""How Neutron logs in to Keystone, Placement and Nova: as the sandbox's
-admin."""
 
 CONF_TEMPLATE = """[DEFAULT]
 debug = false
@@ -100,7 +86,8 @@ def write_config(ndir, port, keystone_url, password):
     shutil.copy(os.path.join(sys.prefix, 'etc', 'neutron', 'api-paste.ini'),
                 ndir)
     with open(conf, 'w') as f:
-        auth = AUTH.format(keystone=keystone_url, password=password)
+        auth = common.ADMIN_AUTH.format(keystone=keystone_url,
+                                        password=password)
         f.write(CONF_TEMPLATE.format(
             dir=ndir, port=port, keystone=keystone_url, auth=auth,
             physnet=PHYSNET))
@@ -171,38 +158,17 @@ def report_agent(host):
     return {'host': host, 'status': status, 'agent_id': agent['id']}
 
 
-def with_hook(app):
-    """Neutron's WSGI app plus the sandbox's agent hook."""
-    prefix = '/_sandbox/agents/'
-
-    def hooked(environ, start_response):
-        path = environ.get('PATH_INFO', '')
-        if not path.startswith(prefix):
-            return app(environ, start_response)
-        if environ['REQUEST_METHOD'] != 'POST':
-            start_response('405 Method Not Allowed', [])
-            return [b'']
-        body = json.dumps(report_agent(path[len(prefix):])).encode()
-        start_response('200 OK', [('Content-Type', 'application/json'),
-                                  ('Content-Length', str(len(body)))])
-        return [body]
-    return hooked
-
-
 def serve(conf, port):
     os.environ['OS_NEUTRON_CONFIG_FILES'] = conf
     os.environ['OS_NEUTRON_CONFIG_DIR'] = os.path.dirname(conf)
     sys.argv = ['neutron-api']       # neutron parses sys.argv
     from neutron.wsgi import api as neutron_wsgi
-    common.serve_wsgi(with_hook(neutron_wsgi.application), port, 'neutron')
+    common.serve_wsgi(common.with_agent_hook(neutron_wsgi.application,
+                                             report_agent), port, 'neutron')
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument('--state-dir', required=True)
-    p.add_argument('--port', type=int, required=True)
-    p.add_argument('--keystone-url', required=True)
-    p.add_argument('--password', required=True)
+    p = common.child_arguments()
     p.add_argument('--database', help='start from a copy of this seeded '
                    'database (the bench\'s cache), not a fresh schema')
     a = p.parse_args()

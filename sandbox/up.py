@@ -139,37 +139,33 @@ class Running:
         return None
 
     def start_neutron(self):
-        log = open(os.path.join(self.state_dir, 'neutron.log'), 'w')
         database = self.neutron_database()
-        self.neutron = subprocess.Popen(
-            [sys.executable, '-m', 'sandbox.neutron_proc',
-             '--state-dir', self.state_dir,
-             '--port', str(self.ports['neutron']),
-             '--keystone-url', self.urls['keystone'],
-             '--password', self.password] +
-            (['--database', database] if database else []),
-            stdout=log, stderr=subprocess.STDOUT,
-            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-            preexec_fn=common.die_with_parent)
+        self.neutron = self._child(
+            'neutron', ['--database', database] if database else [])
 
     def start_cyborg(self):
-        log = open(os.path.join(self.state_dir, 'cyborg.log'), 'w')
-        self.cyborg = subprocess.Popen(
-            [sys.executable, '-m', 'sandbox.cyborg_proc',
+        self.cyborg = self._child('cyborg')
+
+    def _child(self, service, extra=()):
+        """``sandbox.<service>_proc`` started on its port, logging in to
+        the sandbox's Keystone, its output in ``<service>.log``."""
+        log = open(os.path.join(self.state_dir, '%s.log' % service), 'w')
+        return subprocess.Popen(
+            [sys.executable, '-m', 'sandbox.%s_proc' % service,
              '--state-dir', self.state_dir,
-             '--port', str(self.ports['cyborg']),
+             '--port', str(self.ports[service]),
              '--keystone-url', self.urls['keystone'],
-             '--password', self.password],
+             '--password', self.password] + list(extra),
             stdout=log, stderr=subprocess.STDOUT,
             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
             preexec_fn=common.die_with_parent)
 
-    def cyborg_settings(self):
-        """What Nova's ``[cyborg]`` and ``[service_user]`` sections need
-        (``cloud.build``)."""
-        if not self.with_cyborg:
+    def _settings(self, service):
+        """What Nova's section for ``service`` needs to reach it as admin
+        (``cloud.build``), or None where the sandbox runs none."""
+        if service not in self.urls:
             return None
-        return {'url': self.urls['cyborg'],
+        return {'url': self.urls[service],
                 'keystone_url': self.urls['keystone'],
                 'password': self.password}
 
@@ -195,14 +191,6 @@ class Running:
                                    % host)
             self.devices[host] = found[0]['uuid']
         return self.devices
-
-    def neutron_settings(self):
-        """What Nova's ``[neutron]`` section needs (``cloud.build``)."""
-        if not self.with_neutron:
-            return None
-        return {'url': self.urls['neutron'],
-                'keystone_url': self.urls['keystone'],
-                'password': self.password}
 
     def report_agents(self, hosts, timeout=120):
         """Each host's Open vSwitch agent state report (the Neutron
@@ -463,8 +451,8 @@ class Running:
         os.environ['OS_TEST_TIMEOUT'] = '0'
         from sandbox import cloud as sb_cloud
         self.cloud = sb_cloud.build(getattr(self.args, 'cells', 1),
-                                    neutron=self.neutron_settings(),
-                                    cyborg=self.cyborg_settings(),
+                                    neutron=self._settings('neutron'),
+                                    cyborg=self._settings('cyborg'),
                                     pci=getattr(self.args, 'pci', False))
         handler = logging.FileHandler(os.path.join(self.state_dir,
                                                    'sandbox.log'))
