@@ -28,13 +28,13 @@ from tests.browser import apache
 from tests.browser.conftest import Browser
 from tests.browser.conftest import smallest
 from tests.browser.conftest import stage_strangers
-from tests.browser.test_panel import confirm
-from tests.browser.test_panel import held
-from tests.browser.test_panel import row
-from tests.browser.test_panel import row_actions
-from tests.browser.test_panel import verdict_of
+from tests.browser.pages import confirm
+from tests.browser.pages import held
+from tests.browser.pages import INDEX
+from tests.browser.pages import row
+from tests.browser.pages import row_actions
+from tests.browser.pages import verdict_of
 
-INDEX = '/admin/orphaned_allocations/'
 BATCH = 100
 """Rows in the batch: their selections in a URL made a request line past
 Apache's 8190 bytes from about 95 rows."""

@@ -29,16 +29,16 @@ import pytest
 from tests.browser.conftest import Browser
 from tests.browser.conftest import module_name
 from tests.browser.conftest import Site
-from tests.browser.test_panel import confirm
-from tests.browser.test_panel import held
-from tests.browser.test_panel import INDEX
-from tests.browser.test_panel import row
-from tests.browser.test_panel import row_actions
-from tests.browser.test_panel import verdict_of
-from tests.browser.test_pictures import bar_of
-from tests.browser.test_pictures import held_part
-from tests.browser.test_pictures import INDEX_BARS
-from tests.browser.test_pictures import OVERVIEW_BARS
+from tests.browser.pages import bar_of
+from tests.browser.pages import confirm
+from tests.browser.pages import held
+from tests.browser.pages import held_part
+from tests.browser.pages import INDEX
+from tests.browser.pages import INDEX_BARS
+from tests.browser.pages import OVERVIEW_BARS
+from tests.browser.pages import row
+from tests.browser.pages import row_actions
+from tests.browser.pages import verdict_of
 
 pytest.importorskip('neutron')
 

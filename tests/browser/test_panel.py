@@ -24,8 +24,20 @@ import pytest
 from orphan_dashboard.api import placement as api
 from tests.browser.conftest import smallest
 from tests.browser.conftest import stage_strangers
-
-INDEX = '/admin/orphaned_allocations/'
+from tests.browser.pages import cell
+from tests.browser.pages import confirm
+from tests.browser.pages import expected_rows
+from tests.browser.pages import held
+from tests.browser.pages import incident
+from tests.browser.pages import INDEX
+from tests.browser.pages import link
+from tests.browser.pages import listed_providers
+from tests.browser.pages import names
+from tests.browser.pages import refreshed
+from tests.browser.pages import row
+from tests.browser.pages import row_actions
+from tests.browser.pages import tick
+from tests.browser.pages import verdict_of
 
 
 @pytest.fixture(scope='module')
@@ -34,86 +46,6 @@ def placement(site):
     claims."""
     return adapter.Adapter(site.sandbox.admin_session(),
                            service_type='placement', interface='public')
-
-
-def incident(site, name):
-    return site.config['incidents'][name]
-
-
-def expected_rows(site, name, verdict):
-    return [e for e in incident(site, name)['expected']
-            if e['verdict'] == verdict]
-
-
-def held(placement, consumer):
-    """{provider: resources} that Placement holds for ``consumer``."""
-    allocations = api.consumer_allocations(placement, consumer)['allocations']
-    return {rp: a['resources'] for rp, a in allocations.items()}
-
-
-def names(element, uuid):
-    """Whether ``element`` shows ``uuid``: as text, or as the hover title
-    of the name the panel gives it (History names a server it knows)."""
-    return uuid in element.text or bool(element.find_elements(
-        'css selector', '[title="%s"]' % uuid))
-
-
-def row(browser, table, object_id):
-    return browser.find('#%s tr[data-object-id="%s"]' % (table, object_id))
-
-
-def verdict_of(row_element):
-    from selenium.webdriver.common.by import By
-    return row_element.find_element(
-        By.CSS_SELECTOR, '.orphan-verdict').get_attribute('data-verdict')
-
-
-def row_actions(row_element):
-    """The row's action elements by action name."""
-    from selenium.webdriver.common.by import By
-    return {a.get_attribute('id').rsplit('__action_', 1)[1]: a
-            for a in row_element.find_elements(By.CSS_SELECTOR,
-                                               '[id*="__action_"]')}
-
-
-def tick(row_element):
-    from selenium.webdriver.common.by import By
-    # Horizon's themed checkbox: the label is what a user clicks.
-    row_element.find_element(
-        By.CSS_SELECTOR, '.themable-checkbox input.table-row-multi-select + '
-        'label').click()
-
-
-def confirm(browser):
-    """Submit the preview (modal or page) and wait for the page it leads
-    to: a modal's answer is a redirect that Horizon's JavaScript follows."""
-    browser.driver.execute_script('window.orphanPreviewPage = true;')
-    browser.click('form .modal-footer [type="submit"]')
-    browser.wait(lambda d: d.execute_script(
-        'return !window.orphanPreviewPage && '
-        'document.readyState === "complete";'))
-    browser.find('#content_body')
-
-
-def cell(row_element, header):
-    """The cell of ``row_element`` under the column headed ``header``."""
-    from selenium.webdriver.common.by import By
-    table = row_element.find_element(By.XPATH, './ancestor::table')
-    headers = [th.text.strip() for th in table.find_elements(
-        By.CSS_SELECTOR, 'thead tr:last-child th')]
-    assert header in headers, headers
-    return row_element.find_elements(By.XPATH, './td')[
-        headers.index(header)]
-
-
-def link(cell_element):
-    from selenium.webdriver.common.by import By
-    return cell_element.find_element(By.TAG_NAME, 'a').get_attribute('href')
-
-
-def listed_providers(browser):
-    return {r.get_attribute('data-object-id')
-            for r in browser.all('#providers tbody tr[data-object-id]')}
 
 
 def test_admin_opens_the_panel_from_the_menu(site, browser):
@@ -534,7 +466,6 @@ def test_a_batch_is_one_message_and_its_history(site, browser, placement):
     confirm (skipped).  One message counts them all, names the two, and
     leads to History, which lists the batch's writes and the two rows
     that wrote nothing."""
-    from tests.browser.test_pictures import refreshed
     host3 = site.config['hosts']['host3']
     (nic,) = [p['uuid'] for p in placement.get(
         '/resource_providers?name=host3:br-phys',

@@ -19,9 +19,9 @@ hypervisors that could not be judged and the table lists it without
 
 import pytest
 
-from tests.browser.test_panel import incident
-from tests.browser.test_pictures import PROVIDERS
-from tests.browser.test_pictures import refreshed
+from tests.browser.pages import incident
+from tests.browser.pages import PROVIDERS
+from tests.browser.pages import refreshed
 from tests import clouds
 
 pytestmark = pytest.mark.topology('two_cells')

@@ -16,17 +16,17 @@ deleted behind Nova's back is cleaned up, a provider's Overview, and the
 Projects tab.  Stages its own orphan, and takes the documentation's
 screenshots."""
 
-import json
-import re
 import uuid
 
 from keystoneauth1 import adapter
 import pytest
-
-INDEX = '/admin/orphaned_allocations/'
-PROVIDERS = INDEX + '?tab=orphaned_allocations__providers'
-"""The index on its hypervisor table, whichever tab was open last (the
-tabs are sticky)."""
+from tests.browser.pages import bar_of
+from tests.browser.pages import held_memory
+from tests.browser.pages import INDEX
+from tests.browser.pages import INDEX_BARS
+from tests.browser.pages import PROVIDERS
+from tests.browser.pages import refreshed
+from tests.browser.pages import texts
 
 
 @pytest.fixture(scope='module')
@@ -40,94 +40,6 @@ def nova(site):
     return adapter.Adapter(site.sandbox.admin_session(),
                            service_type='compute', interface='public',
                            default_microversion='2.61')
-
-
-def held_memory(text):
-    """What findings hold of MEMORY_MB, as a provider's Overview writes
-    it beside its bar."""
-    return int(re.search(r'MEMORY_MB:?\s+needed [\d,]+ \S held by findings '
-                         r'([\d,]+)', text).group(1).replace(',', ''))
-
-
-INDEX_BARS = '#providers tr[data-object-id="%s"] .orphan-capacity-cell'
-"""A hypervisor's bars on the index, one cell per class."""
-OVERVIEW_BARS = 'table.orphan-capacity tbody tr'
-"""A hypervisor's bars on its Overview, one row per class."""
-
-
-def held_part(browser, bars, resource_class):
-    """The title and the drawn width in pixels of the part that findings
-    hold of one class, in ``bars`` (:data:`INDEX_BARS` of a hypervisor,
-    :data:`OVERVIEW_BARS`), each led by its class, named whole in the
-    label's title on the index (read in one script: a sweep published
-    meanwhile swaps the tables)."""
-    found = bar_of(browser, bars, resource_class)
-    return found['title'], found['drawn']
-
-
-def bar_of(browser, bars, resource_class):
-    """One class's bar in ``bars``, as :func:`held_part` finds it: the
-    held part's ``title`` and ``drawn`` width, and on the index the
-    ``label`` shown, whether it is ``cut`` (wider than its room) and the
-    ``figure`` written after the bar."""
-    found = browser.driver.execute_script(
-        'var bars = document.querySelectorAll(arguments[0]);'
-        'for (var i = 0; i < bars.length; i++) {'
-        '  var label = bars[i].firstElementChild;'
-        '  if (label && (label.getAttribute("title") || '
-        '                label.textContent.trim()) === arguments[1]) {'
-        '    var part = bars[i].querySelector(".progress-bar-danger");'
-        '    var figure = bars[i].querySelector(".orphan-capacity-figure");'
-        '    return {title: part.getAttribute("title"),'
-        '            drawn: part.getBoundingClientRect().width,'
-        '            label: label.textContent.trim(),'
-        '            cut: label.scrollWidth > label.clientWidth,'
-        '            figure: figure && figure.textContent.trim()};'
-        '  }'
-        '}'
-        'return null;', bars, resource_class)
-    assert found, 'no %s bar in %s' % (resource_class, bars)
-    return found
-
-
-def texts(browser, selector):
-    """The text of each element ``selector`` finds, read in one script."""
-    return browser.driver.execute_script(
-        'return Array.prototype.map.call(document.querySelectorAll('
-        'arguments[0]), function (e) { return e.textContent.trim(); });',
-        selector)
-
-
-def sweep_state(browser):
-    return json.loads(browser.driver.execute_script(
-        'var x = new XMLHttpRequest(); x.open("GET", arguments[0], false);'
-        'x.send(); return x.responseText;', INDEX + 'sweep/'))
-
-
-def refreshed(browser):
-    """The index once the operator's Refresh has swept again: its POST
-    answered first (the page it comes back to replaces this one), so the
-    sweep it asked for is running or asked for; then no sweep runs and a
-    newer snapshot is published.  A sweep asked for behind another starts
-    at the first poll after it, which then says it runs, so the wait
-    covers it too and no sweep publishes during the caller's test.  Last,
-    the page shows that snapshot: one rendered before it swaps its tables
-    in at its next poll (``sweep.js``), and an element the caller found
-    before the swap would be gone."""
-    from selenium.webdriver.support import expected_conditions as ec
-    browser.open(PROVIDERS)
-    before = sweep_state(browser)['version']
-    button = browser.click('#providers__action_refresh')
-    browser.wait(ec.staleness_of(button), timeout=180)
-
-    def published(driver):
-        state = sweep_state(browser)
-        return (state['version'] not in (None, before) and
-                not state['sweeping'] and state['version'])
-    version = browser.wait(published, timeout=180)
-    browser.wait(lambda d: d.execute_script(
-        'return $(".orphan-sweep").data("version") === arguments[0];',
-        version), timeout=180)
 
 
 @pytest.fixture(scope='module')

@@ -23,11 +23,11 @@ from orphan_dashboard.api import placement as api
 
 from tests.browser.conftest import smallest
 from tests.browser.conftest import stage_strangers
-from tests.browser.test_panel import incident
-from tests.browser.test_panel import INDEX
-from tests.browser.test_panel import row
-from tests.browser.test_panel import row_actions
-from tests.browser.test_panel import tick
+from tests.browser.pages import incident
+from tests.browser.pages import INDEX
+from tests.browser.pages import row
+from tests.browser.pages import row_actions
+from tests.browser.pages import tick
 
 MID_WORD = """
 // Where a name's text wraps inside a word: a character on a line below

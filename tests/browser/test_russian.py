@@ -13,10 +13,10 @@
 """The panel in Russian, chosen the way an operator chooses it: in
 Horizon's user settings."""
 
-from tests.browser.test_panel import row
-from tests.browser.test_pictures import PROVIDERS
+from tests.browser.pages import INDEX
+from tests.browser.pages import PROVIDERS
+from tests.browser.pages import row
 
-INDEX = '/admin/orphaned_allocations/'
 # Horizon's LANGUAGE_COOKIE_NAME, which its user settings set.
 LANGUAGE_COOKIE = 'horizon_language'
 

@@ -102,6 +102,25 @@ def decommissioned(clients, journal, host):
                               settings)
 
 
+@contextlib.contextmanager
+def over_capacity(clients, provider, resource_class):
+    """``provider``'s ``resource_class`` reserved whole (a capacity of 0),
+    as an operator who reserves a host's memory leaves it; its inventory
+    put back after."""
+    path = '/resource_providers/%s/inventories/%s' % (provider,
+                                                      resource_class)
+    kept = clients.placement.get(path, microversion='1.28').json()
+    clients.placement.put(path, microversion='1.28', json=dict(
+        kept, reserved=kept['total'], allocation_ratio=1.0))
+    try:
+        yield
+    finally:
+        now = clients.placement.get(path, microversion='1.28').json()
+        clients.placement.put(path, microversion='1.28', json=dict(
+            kept, resource_provider_generation=now[
+                'resource_provider_generation']))
+
+
 def young_findings(cloud):
     """A wrong amount and an incomplete consumer staged now, through the
     Placement API: ``(the wrong amount's server, its name, its provider,

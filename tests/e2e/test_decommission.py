@@ -39,6 +39,7 @@ from tests.e2e.conftest import decommissioned
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
+from tests.e2e.conftest import over_capacity
 from tests.integration.fault_proxy import EMPTIED
 from tests.integration.fault_proxy import FaultProxy
 
@@ -117,7 +118,6 @@ def test_a_step_placement_may_refuse_for_capacity_is_noted(
     write onto it (bug 2104040): the decommission's previews, the
     command line's and the panel's, say so on that step, as a repair's
     does."""
-    from tests.e2e.test_trust import over_capacity
 
     retired, on_host4 = leftovers(cloud)
     evacuated = on_host4['evacuated_source']

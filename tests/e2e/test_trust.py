@@ -18,7 +18,6 @@ a provider deletion is previewed, journaled whole and restorable; restore
 says what Nova says of a consumer now.  The journal database rolls back
 after each test; Placement and Nova do not."""
 
-import contextlib
 import json
 import uuid
 
@@ -37,6 +36,7 @@ from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import login
 from tests.e2e.conftest import module_cloud
 from tests.e2e.conftest import orphan_audit
+from tests.e2e.conftest import over_capacity
 from tests.e2e.conftest import owner
 from tests.e2e.conftest import young_findings
 
@@ -113,25 +113,6 @@ def test_a_wrong_amount_is_repaired_from_its_row(cloud, horizon):
     history = horizon.get(tab)
     assert ('<span title="%s">%s</span>' % (server, name)).encode() in \
         history.content
-
-
-@contextlib.contextmanager
-def over_capacity(clients, provider, resource_class):
-    """``provider``'s ``resource_class`` reserved whole (a capacity of 0),
-    as an operator who reserves a host's memory leaves it; its inventory
-    put back after."""
-    path = '/resource_providers/%s/inventories/%s' % (provider,
-                                                      resource_class)
-    kept = clients.placement.get(path, microversion='1.28').json()
-    clients.placement.put(path, microversion='1.28', json=dict(
-        kept, reserved=kept['total'], allocation_ratio=1.0))
-    try:
-        yield
-    finally:
-        now = clients.placement.get(path, microversion='1.28').json()
-        clients.placement.put(path, microversion='1.28', json=dict(
-            kept, resource_provider_generation=now[
-                'resource_provider_generation']))
 
 
 def test_a_write_left_over_capacity_is_previewed_as_placement_takes_it(

@@ -25,8 +25,8 @@ from orphan_dashboard.api import client
 from orphan_dashboard.api import nova
 from orphan_dashboard.api import paging
 from orphan_dashboard import conf
-from tests.unit.test_neutron_read import network_client
-from tests.unit.test_neutron_read import NEUTRON
+from tests.unit.fake_neutron import network_client
+from tests.unit.fake_neutron import NEUTRON
 
 
 NOVA = 'http://nova.test/v2.1'

@@ -20,6 +20,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
+from tests.unit.staged import evacuated
 
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 ALLOCATION = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
@@ -61,17 +62,6 @@ def test_capacity_leaves_out_reserved_then_applies_the_ratio(
 def test_unit_limits(amount, admitted):
     limits = c.Inventory(total=8, min_unit=2, max_unit=4, step_size=2)
     assert limits.admits(amount) is admitted
-
-
-def evacuated():
-    """vm1 lives on host2 and still holds host1 (a done evacuation)."""
-    cloud = Cloud()
-    vm = cloud.server('vm1', 'host2')
-    cloud.allocate(vm, H1)
-    cloud.allocate(vm, H2)
-    cloud.migration('evac', vm, 'done', kind='evacuation', source='host1',
-                    dest='host2')
-    return cloud, vm
 
 
 def test_per_class_numbers_of_a_tree_with_an_orphan():

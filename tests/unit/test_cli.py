@@ -32,7 +32,10 @@ from orphan_dashboard.cli import rendering
 from orphan_dashboard.management.commands import orphan_audit
 from orphan_dashboard.reading import collect
 from orphan_dashboard.writing import write
-from tests.unit.test_limits import leftovers
+from tests.unit.staged import dead_host1
+from tests.unit.staged import H1
+from tests.unit.staged import ironic
+from tests.unit.staged import leftovers
 
 pytestmark = pytest.mark.horizon
 
@@ -331,7 +334,6 @@ def test_decommission_of_one_node_keeps_its_service_unless_asked():
     """A node of an Ironic conductor: the preview names the other nodes
     and keeps the service; --whole-service takes it all, and --apply hands
     the decommission what the preview printed."""
-    from tests.unit.test_decommission import ironic
 
     cloud, (a, b, c) = ironic()
     snapshot = cloud.snapshot()
@@ -471,8 +473,6 @@ def test_the_decommission_preview_names_servers_and_providers():
     name, its providers with the hypervisor's: each uuid beside it."""
     from orphan_dashboard.audit import decommission
     from orphan_dashboard.operations import decommission as decommission_ops
-    from tests.unit.test_decommission import dead_host1
-    from tests.unit.test_decommission import H1
 
     cloud, who = dead_host1()
     snapshot = cloud.snapshot()
@@ -499,8 +499,6 @@ def test_the_decommission_preview_says_what_the_panels_says():
     from orphan_dashboard.operations import decommission as decommission_ops
     from orphan_dashboard.operations import report as report_ops
     from tests.unit.cloud import uid
-    from tests.unit.test_decommission import dead_host1
-    from tests.unit.test_decommission import H1
 
     cloud, who = dead_host1()
     service = uid('host1-service')
@@ -586,8 +584,6 @@ def test_a_command_speaks_the_language_the_environment_asks_for(
     the ids and names as they are."""
     from orphan_dashboard.audit import decommission
     from orphan_dashboard.operations import decommission as decommission_ops
-    from tests.unit.test_decommission import dead_host1
-    from tests.unit.test_decommission import H1
 
     cloud, who = dead_host1()
     plan = decommission.plan(cloud.snapshot(), 'host1', 0)

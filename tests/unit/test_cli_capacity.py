@@ -26,7 +26,7 @@ from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.cli import options
 from orphan_dashboard.reading import collect
 from tests.unit.cloud import uid
-from tests.unit.test_capacity import evacuated
+from tests.unit.staged import evacuated
 
 pytestmark = pytest.mark.horizon
 

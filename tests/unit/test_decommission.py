@@ -28,7 +28,9 @@ from orphan_dashboard.writing import write
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import read_topology
 from tests.unit.cloud import uid
-from tests.unit.test_ownership import cyborg_host3
+from tests.unit.staged import cyborg_host3
+from tests.unit.staged import dead_host1
+from tests.unit.staged import ironic
 
 pytestmark = pytest.mark.horizon
 
@@ -36,27 +38,6 @@ H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
 
 CLIENTS = client.Clients('placement', 'nova')
 UNPROTECTED = conf.RunSettings(min_age=0)
-
-
-def dead_host1():
-    """host1 forced down, holding one leftover of each kind."""
-    cloud = Cloud()
-    cloud.host('host1', state='down', forced_down=True)
-    nic = cloud.child(H1, 'host1:br-phys')
-    evacuated = cloud.server('evacuated', 'host2')
-    cloud.allocate(evacuated, H1)
-    cloud.allocate(evacuated, H2)
-    cloud.migration('evac', evacuated, 'done', kind='evacuation')
-    ghost = cloud.deleted('ghost', H1)
-    owner = cloud.server('owner', 'host3')
-    cloud.allocate(owner, H3)
-    stale = cloud.migration('stale', owner, 'error', source='host1',
-                            dest='host3')
-    cloud.allocate(stale, H1)
-    stranger = uid('stranger')
-    cloud.allocate(stranger, H1)
-    return cloud, dict(evacuated=evacuated, ghost=ghost, stale=stale,
-                       stranger=stranger, nic=nic)
 
 
 def test_every_leftover_gets_the_write_that_clears_it():
@@ -173,23 +154,6 @@ def test_an_unconfirmed_provider_is_never_decommissioned():
     snapshot.hypervisors_listed = False
     [blocker] = decommission.plan(snapshot, 'node9', min_age=0).blockers()
     assert 'node9' in str(blocker) and 'could be' in str(blocker)
-
-
-def ironic():
-    """One compute service, an Ironic conductor, forced down with three
-    nodes (named, as Ironic's are, by their node uuid)."""
-    cloud = Cloud(hosts=())
-    cloud.services['conductor'] = m.Service(
-        'conductor', 'down', forced_down=True, uuid=uid('conductor-svc'))
-    nodes = []
-    for name in ('node-a', 'node-b', 'node-c'):
-        rp = uid(name)
-        cloud.providers[rp] = m.Provider(rp, rp, 1, rp)
-        cloud.hypervisors[rp] = m.Hypervisor(rp, rp, host='conductor',
-                                             state='down')
-        cloud.classes[rp] = ('CUSTOM_BAREMETAL_GOLD',)
-        nodes.append(rp)
-    return cloud, nodes
 
 
 def test_one_node_of_a_multi_node_service_never_takes_the_service():

@@ -231,3 +231,32 @@ def test_a_name_in_several_layers_says_its_side_in_each():
         if SIDES[path.parent.name] not in first_sentence(
             path.read_text(encoding='utf-8'))]
     assert silent == []
+
+
+TESTS = PACKAGE.parent / 'tests'
+
+
+def imported_tests(source, path):
+    """The ``tests.*`` modules ``source`` (of the file at ``path``)
+    imports, also inside functions."""
+    found = set()
+    for node in ast.walk(ast.parse(source, str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.startswith('tests.')}
+
+
+def test_no_test_module_imports_another():
+    """What several test modules share lives in a module of helpers or
+    fixtures (``tests/browser/pages.py``, ``tests/unit/staged.py``, ...),
+    never in a test module: a test module's tests are its own."""
+    wrong = sorted(
+        '%s imports %s' % (path.relative_to(TESTS.parent), name)
+        for path in TESTS.rglob('test_*.py')
+        for name in imported_tests(path.read_text(encoding='utf-8'), path)
+        if name.rsplit('.', 1)[-1].startswith('test_'))
+    assert wrong == []
+    assert imported_tests('from tests.unit.test_x import y\n', 'x') == {
+        'tests.unit.test_x'}

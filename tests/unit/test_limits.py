@@ -22,22 +22,9 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
+from tests.unit.staged import leftovers
 
 H1, H2, H3 = uid('host1'), uid('host2'), uid('host3')
-
-
-def leftovers():
-    """Three servers deleted behind Nova's back, one moved server's
-    leftover and one healthy server: five consumers, four to write."""
-    cloud = Cloud()
-    for name in ('gone1', 'gone2', 'gone3'):
-        cloud.known.add(uid(name))
-        cloud.allocate(uid(name), H1)
-    moved = cloud.server('moved', 'host2')
-    cloud.allocate(moved, H1)
-    cloud.allocate(moved, H2)
-    cloud.allocate(cloud.server('fine', 'host3'), H3)
-    return cloud.snapshot()
 
 
 def cloud_of_leftovers():

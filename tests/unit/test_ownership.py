@@ -23,6 +23,7 @@ from tests.unit.cloud import Cloud
 from tests.unit.cloud import COMPUTE
 from tests.unit.cloud import read_topology
 from tests.unit.cloud import uid
+from tests.unit.staged import cyborg_host3
 
 SEGMENT = 'Neutron segment id 8a6c1d2e-3f4b-4c5d-9e6f-7a8b9c0d1e2f'
 
@@ -253,21 +254,6 @@ def test_a_tree_holding_another_services_child_is_not_offered_a_delete():
     assert report.provider(rp['gone']).foreign_children == (agent,)
     assert not report.provider(rp['gone']).orphaned_provider
     assert report.provider(rp['gone']).needs_attention
-
-
-def cyborg_host3():
-    """host3 dead, holding Cyborg's GPU named as Nova names a PCI device
-    (``OWNER_CYBORG``) beside Nova's own tagged PCI device, and Cyborg's
-    root tagged ``OWNER_CYBORG`` with a compute node's classes."""
-    cloud = Cloud()
-    host3 = cloud.host('host3', state='down', forced_down=True)
-    gpu = cloud.child(host3, 'host3_0000:81:00.0')
-    cloud.tag(gpu, 'OWNER_CYBORG')
-    pci = cloud.child(host3, 'host3_0000:82:00.0')
-    cloud.tag(pci, 'OWNER_NOVA')
-    accel = cloud.foreign('accel-node', COMPUTE)
-    cloud.tag(accel, 'OWNER_CYBORG')
-    return cloud, dict(host3=host3, gpu=gpu, pci=pci, accel=accel)
 
 
 def test_the_sweep_reads_every_owner_trait_and_a_foreign_one_wins():

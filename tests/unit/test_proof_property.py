@@ -45,8 +45,8 @@ from orphan_dashboard.writing import write
 from tests.unit import cloud
 from tests.unit.cloud import LONG_AGO
 from tests.unit.cloud import uid
-from tests.unit.test_property import FLAVORS
-from tests.unit.test_property import snapshots
+from tests.unit.strategies import FLAVORS
+from tests.unit.strategies import snapshots
 
 LIES = ('server_unlisted', 'hypervisor_unlisted', 'page_cut', 'host_hidden',
         'image_unshown', 'resource_request_hidden', 'node_unmapped',

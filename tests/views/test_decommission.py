@@ -32,7 +32,7 @@ from orphan_dashboard.operations import decommission as decommission_ops
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.writing import write
 from tests.unit.cloud import uid
-from tests.unit.test_decommission import ironic
+from tests.unit.staged import ironic
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import GONE

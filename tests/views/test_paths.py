@@ -17,9 +17,6 @@ confirm, the engine's one planning call and the real journal, against an
 in-memory cloud standing in for Nova and Placement (the same paths run
 against the real services in ``tests/e2e``)."""
 
-import copy
-import dataclasses
-import datetime
 import html
 import re
 from unittest import mock
@@ -33,138 +30,17 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.cli import options
 from orphan_dashboard.content.orphaned_allocations import forms
-from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.reading import collect
-from orphan_dashboard.reading import refresh
 from orphan_dashboard.writing import journal
 import pytest
-from tests.unit.cloud import Cloud
-from tests.unit.cloud import NOW
-from tests.unit.cloud import uid
 from tests.views.base import AdminViewTests
 from tests.views.base import batch_message
 from tests.views.base import detail
-from tests.views.base import H1
 from tests.views.base import H2
-from tests.views.base import H3
 from tests.views.base import INDEX
 from tests.views.base import REPAIR
 from tests.views.base import signed_rows
-
-
-def one_of_each():
-    """``{verdict: (consumer, provider)}``, one row of every verdict that
-    offers a repair, on three hosts."""
-    cloud = Cloud()
-    cloud.host('host1', state='down', forced_down=True)
-    rows = {}
-    evacuated = cloud.server('evacuated', 'host2')
-    cloud.allocate(evacuated, H1)
-    cloud.allocate(evacuated, H2)
-    cloud.migration('evac', evacuated, 'done', kind='evacuation')
-    rows[m.EVACUATED_SOURCE] = (evacuated, H1)
-    moved = cloud.server('moved', 'host3')
-    cloud.allocate(moved, H2)
-    cloud.allocate(moved, H3)
-    rows[m.MOVED] = (moved, H2)
-    ghost = cloud.deleted('ghost', H2)
-    rows[m.DELETED_INSTANCE] = (ghost, H2)
-    offloaded = cloud.server('offloaded', None, status='SHELVED_OFFLOADED')
-    cloud.allocate(offloaded, H2)
-    rows[m.SHELVED_OFFLOADED] = (offloaded, H2)
-    owner = cloud.server('owner', 'host3')
-    cloud.allocate(owner, H3)
-    stale = cloud.migration('stale', owner, 'confirmed', source='host2',
-                            dest='host3')
-    cloud.allocate(stale, H2)
-    rows[m.STALE_MIGRATION] = (stale, H2)
-    bare = cloud.server('bare', 'host3')
-    rows[m.MISSING] = (bare, H3)
-    greedy = cloud.server('greedy', 'host3')
-    cloud.allocate(greedy, H3, {'VCPU': 1, 'MEMORY_MB': 4096, 'DISK_GB': 1})
-    rows[m.WRONG_AMOUNT] = (greedy, H3)
-    legacy = cloud.server('legacy', 'host2')
-    cloud.allocate(legacy, H2, owner=(m.INCOMPLETE, m.INCOMPLETE))
-    rows[m.INCOMPLETE_CONSUMER] = (legacy, H2)
-    stranger = uid('stranger')
-    cloud.allocate(stranger, H3)
-    rows[m.UNKNOWN_CONSUMER] = (stranger, H3)
-    crashed = cloud.server('crashed', 'host2')
-    stuck = cloud.migration('stuck', crashed, 'migrating', source='host2',
-                            dest='host3', updated=NOW - datetime.timedelta(
-                                hours=2))
-    cloud.allocate(stuck, H2)
-    cloud.allocate(crashed, H3)
-    rows[m.STUCK_MIGRATION] = (crashed, H3)
-    return cloud.snapshot(), rows
-
-
-class FakeCloud:
-    """Placement's consumers in memory, generation-checked like the real
-    one; Nova as the snapshot says."""
-
-    def __init__(self, snapshot):
-        self.snapshot = snapshot
-
-    def read(self, *args, **kwargs):
-        return copy.deepcopy(self.snapshot)
-
-    def consumer_allocations(self, _client, uuid):
-        consumer = self.snapshot.consumers.get(uuid)
-        if consumer is None:
-            return {'allocations': {}}
-        return {'allocations': {p: {'resources': r}
-                                for p, r in consumer.allocations.items()},
-                'consumer_generation': consumer.generation,
-                'project_id': consumer.project_id,
-                'user_id': consumer.user_id}
-
-    def put_allocations(self, _client, uuid, allocations, generation,
-                        project_id, user_id):
-        consumer = self.snapshot.consumers.get(uuid)
-        if (consumer.generation if consumer else None) != generation:
-            raise ks_exc.Conflict('consumer generation conflict')
-        consumers = dict(self.snapshot.consumers)
-        consumers.pop(uuid, None)
-        if allocations:
-            consumers[uuid] = m.Consumer(
-                uuid, (generation or 0) + 1, copy.deepcopy(allocations),
-                project_id, user_id,
-                consumer.modified if consumer else None)
-        self.snapshot = dataclasses.replace(self.snapshot,
-                                            consumers=consumers)
-
-    def post_allocations(self, _client, consumers):
-        """Every consumer's generation checked first, then all written,
-        as Placement's ``POST /allocations`` does."""
-        for uuid, (_, generation, _, _) in consumers.items():
-            consumer = self.snapshot.consumers.get(uuid)
-            if (consumer.generation if consumer else None) != generation:
-                raise ks_exc.Conflict('consumer generation conflict')
-        for uuid, values in consumers.items():
-            self.put_allocations(_client, uuid, *values)
-
-    def verdicts(self, consumer):
-        return {f.verdict for f in classify.Auditor(
-            self.snapshot, min_age=0).consumer_findings(consumer)}
-
-    def patches(self):
-        return [
-            mock.patch.object(refresh, 'consumer_snapshot', self.read),
-            mock.patch.object(collect, 'full_snapshot', self.read),
-            mock.patch.object(placement, 'consumer_allocations',
-                              self.consumer_allocations),
-            mock.patch.object(placement, 'put_allocations',
-                              self.put_allocations),
-            mock.patch.object(placement, 'post_allocations',
-                              self.post_allocations),
-            mock.patch.object(service, 'report', lambda request, **kw:
-                              classify.audit(self.snapshot, min_age=0)),
-            mock.patch.object(service, '_clients',
-                              return_value=client.Clients(None, None)),
-            mock.patch.object(collect, 'read_capacity',
-                              return_value=({}, {})),
-        ]
+from tests.views.fakes import FakeCloud
+from tests.views.fakes import one_of_each
 
 
 PATHS_ELSEWHERE = {

@@ -26,8 +26,8 @@ from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import REPAIR
 from tests.views.base import signed_rows
-from tests.views.test_paths import FakeCloud
-from tests.views.test_paths import one_of_each
+from tests.views.fakes import FakeCloud
+from tests.views.fakes import one_of_each
 
 PACKAGE = pathlib.Path(placement.__file__).parents[1]
 
