@@ -21,7 +21,9 @@ provider* nor *Decommission*.  The bandwidth a migration left on host3's
 NIC is drawn held by findings, wide enough to see.  The bandwidth the
 deleted port left is released from its row; a port whose binding names no
 provider is healed from its row, the preview showing Neutron's write
-before Placement's."""
+before Placement's.  With the real Cyborg beside it, a server deleted
+behind Nova's back while it held an FPGA is deleted from its row, the
+preview naming the ARQ Cyborg keeps bound to it, which stays."""
 
 from keystoneauth1 import adapter
 import pytest
@@ -60,7 +62,8 @@ def neutron_site(request, static_files):
     sandbox = clouds.staged(request, ('routed_segment',
                                       'port_deleted_in_neutron',
                                       'port_binding_lost',
-                                      'port_migrated_left'))
+                                      'port_migrated_left',
+                                      'accelerator_deleted_behind_nova'))
     site = Site(sandbox, static_files, module_name(request))
     try:
         yield site
@@ -196,4 +199,32 @@ def test_a_port_bound_nowhere_is_healed_neutron_first_from_its_row(
     profile = network.get('/v2.0/ports/%s' % port).json()['port'][
         'binding:profile']
     assert list(profile['allocation'].values()) == [nic]
+    assert browser.console_errors() == []
+
+
+def test_a_deleted_servers_arq_is_named_in_its_preview_and_left_bound(
+        neutron_site, neutron_browser):
+    browser = neutron_browser
+    staged = neutron_site.config['incidents'][
+        'accelerator_deleted_behind_nova']
+    server = staged['servers'][0]['uuid']
+    (arq,) = staged['checks']['arqs']
+    host1 = neutron_site.config['hosts']['host1']
+    placement = service(neutron_site, 'placement')
+    cyborg = service(neutron_site, 'accelerator')
+    browser.open(INDEX + '%s/' % host1)
+    leftover = row(browser, 'allocations', '%s:%s' % (server, host1))
+    assert verdict_of(leftover) == 'deleted_instance'
+    row_actions(leftover)['delete'].click()
+    modal = browser.find('.modal-dialog table.orphan-preview')
+    note = modal.find_element('css selector', '.orphan-note')
+    assert 'Cyborg keeps accelerator requests bound' in note.text
+    assert arq in note.text and 'X-Service-Token' in note.text
+    browser.save('preview-accelerator', readme=True)
+    confirm(browser)
+    assert browser.messages('success'), browser.messages('danger')
+    assert held(placement, server) == {}
+    arqs = cyborg.get('/accelerator_requests',
+                      params={'instance': server}).json()['arqs']
+    assert [(a['uuid'], a['state']) for a in arqs] == [(arq, 'Bound')]
     assert browser.console_errors() == []
