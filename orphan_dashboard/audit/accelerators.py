@@ -21,6 +21,7 @@ the ``service`` role, as Nova's service user is) delete a bound ARQ: an
 admin's token alone gets 403.
 """
 
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 
 BOUND_STATES = frozenset({'Bound', 'BindStarted', 'BindFailed', 'Deleting'})
@@ -28,10 +29,13 @@ BOUND_STATES = frozenset({'Bound', 'BindStarted', 'BindFailed', 'Deleting'})
 
 
 def asked(plan):
-    """Whether a write leaves the server's own consumer holding nothing:
+    """Whether a write leaves a server's own consumer holding nothing:
     only then may Cyborg keep ARQs that nothing in Nova owns (a repair that
-    keeps the server's allocation keeps a live server's ARQs too)."""
-    return plan is not None and not any(plan.after.values())
+    keeps the server's allocation keeps a live server's ARQs too).  A
+    migration's consumer holds no ARQs: Cyborg binds them to the
+    instance."""
+    return (plan is not None and plan.verdict != m.STALE_MIGRATION and
+            not any(plan.after.values()))
 
 
 def notes(arqs, url):

@@ -16,6 +16,7 @@ bound neither hides a note nor invents one."""
 
 import dataclasses
 import types
+from unittest import mock
 
 from keystoneauth1 import exceptions as ks_exc
 import pytest
@@ -46,6 +47,8 @@ def test_only_a_write_that_empties_the_server_asks_cyborg():
     assert accelerators.asked(plan({}))
     assert not accelerators.asked(plan({'host1': {'VCPU': 1}}))
     assert not accelerators.asked(None)
+    assert not accelerators.asked(dataclasses.replace(
+        plan({}), verdict=m.STALE_MIGRATION))
 
 
 def test_a_bound_arq_is_named_with_the_call_nova_would_make():
@@ -129,3 +132,28 @@ def test_no_cyborg_in_the_catalog_is_no_note():
     repairs.note_accelerators(types.SimpleNamespace(accelerator=None),
                               items, SETTINGS)
     assert items[0].notes == ()
+
+
+def test_a_decommissions_step_that_deletes_a_server_names_its_arqs():
+    """host1 dead: the step deleting the server deleted behind Nova's
+    back there says what Cyborg keeps for it; a step that keeps its
+    server's allocation elsewhere, or deletes a migration's, reads
+    nothing."""
+    from orphan_dashboard.operations import decommission
+    from tests.unit.staged import dead_host1
+    from tests.unit.staged import H1
+
+    cloud, who = dead_host1()
+    cyborg = FakeCyborg([arq()])
+    clients = types.SimpleNamespace(accelerator=cyborg)
+    with mock.patch.object(decommission, 'read',
+                           return_value=cloud.snapshot()), \
+            mock.patch.object(repairs, 'note_capacity'):
+        plan = decommission.preview(clients, H1, SETTINGS)
+    noted = {step.plan.consumer: [n.code for n in step.notes]
+             for step in plan.steps if step.plan}
+    assert noted[who['ghost']] == ['accelerator.bound']
+    assert who['stale'] in noted
+    assert noted[who['evacuated']] == []
+    asked = {params['instance'] for _path, params in cyborg.asked}
+    assert who['evacuated'] not in asked and who['stale'] not in asked
