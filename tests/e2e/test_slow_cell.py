@@ -22,10 +22,11 @@ cell (``test_cells.py``, the same incidents)."""
 from django.test.utils import override_settings
 import pytest
 
+from tests.e2e.cells import cell2_warning
+from tests.e2e.cells import healthy_cell_repaired
 from tests.e2e.conftest import audited
 from tests.e2e.conftest import INDEX
 from tests.e2e.conftest import module_cloud
-from tests.e2e import test_cells
 
 pytestmark = [pytest.mark.django_db(databases=['default', 'orphan_journal']),
               pytest.mark.topology('two_cells')]
@@ -56,7 +57,7 @@ def test_the_index_shows_the_slow_cell_and_never_waits_for_it(
         page = audited(horizon, timeout=120)
     failure = page.context.get('sweep_failure')
     assert not failure, failure
-    warning = test_cells.cell2_warning(page, 'slow')
+    warning = cell2_warning(page, 'slow')
     waited = warning[warning.index('answered without'):]
     seconds = int(waited.split(' after ')[1].split(' s')[0])
     assert seconds >= cell2_slow['cell_timeout'], waited
@@ -64,6 +65,6 @@ def test_the_index_shows_the_slow_cell_and_never_waits_for_it(
 
 def test_the_cli_audits_and_repairs_the_healthy_cell_only(cloud, cell2_slow,
                                                           tmp_path):
-    test_cells.healthy_cell_repaired(
+    healthy_cell_repaired(
         cloud, cell2_slow, tmp_path, '--timeout',
         str(cell2_slow['cell_timeout']), waited=cell2_slow['cell_timeout'])

@@ -12,8 +12,9 @@
 
 """Small clouds several unit modules judge (:class:`~tests.unit.cloud.Cloud`
 built): a dead host with one leftover of each kind, an Ironic conductor's
-nodes, a done evacuation's leftover, a batch of leftovers, and Cyborg's
-devices beside Nova's on a dead host."""
+nodes, a done evacuation's leftover, a batch of leftovers, Cyborg's
+devices beside Nova's on a dead host, and a host reinstalled under its old
+name."""
 
 from orphan_dashboard.audit import model as m
 from tests.unit.cloud import Cloud
@@ -99,3 +100,17 @@ def cyborg_host3():
     accel = cloud.foreign('accel-node', COMPUTE)
     cloud.tag(accel, 'OWNER_CYBORG')
     return cloud, dict(host3=host3, gpu=gpu, pci=pci, accel=accel)
+
+
+FQDN = 'host6.example.com'
+
+
+def reinstalled(tagged=True):
+    """host6 reinstalled: its old provider, tagged ``OWNER_NOVA`` unless
+    not ``tagged``, holds a deleted server's leftover."""
+    cloud = Cloud()
+    old, new = cloud.replaced('host6', node=FQDN)
+    if tagged:
+        cloud.tag(old)
+    ghost = cloud.deleted('ghost', old)
+    return cloud, old, new, ghost

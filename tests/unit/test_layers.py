@@ -243,6 +243,8 @@ def imported_tests(source, path):
     for node in ast.walk(ast.parse(source, str(path))):
         if isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
+            found.update('%s.%s' % (node.module, alias.name)
+                         for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return {name for name in found if name.startswith('tests.')}
@@ -256,7 +258,9 @@ def test_no_test_module_imports_another():
         '%s imports %s' % (path.relative_to(TESTS.parent), name)
         for path in TESTS.rglob('test_*.py')
         for name in imported_tests(path.read_text(encoding='utf-8'), path)
-        if name.rsplit('.', 1)[-1].startswith('test_'))
+        if any(part.startswith('test_') for part in name.split('.')))
     assert wrong == []
     assert imported_tests('from tests.unit.test_x import y\n', 'x') == {
-        'tests.unit.test_x'}
+        'tests.unit.test_x', 'tests.unit.test_x.y'}
+    assert 'tests.unit.test_x' in imported_tests(
+        'def f():\n    from tests.unit import test_x\n', 'x')

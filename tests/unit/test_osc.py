@@ -472,7 +472,7 @@ def run_capacity(*argv):
     mocked: ``(exit code, stdout, vm)``."""
     from orphan_dashboard.api import nova
     from orphan_dashboard.reading import collect
-    from tests.unit import test_cli_capacity as cli_capacity
+    from tests.unit import capacity_cli as cli_capacity
 
     found, vm = cli_capacity.snapshot()
     app = mock.Mock(stdout=io.StringIO())
@@ -493,7 +493,7 @@ def run_capacity(*argv):
 def test_capacity_rows_are_orphan_audit_capacitys():
     """One row per hypervisor with its state and the repairs that make
     room, exactly as ``orphan-audit capacity --json`` has them."""
-    from tests.unit import test_cli_capacity as cli_capacity
+    from tests.unit import capacity_cli as cli_capacity
 
     code, out, vm = run_capacity('--flavor', 'm1.small', '--min-age', '0',
                                  '-f', 'json')

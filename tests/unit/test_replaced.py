@@ -21,26 +21,14 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import rendering
-from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
-
-FQDN = 'host6.example.com'
+from tests.unit.staged import FQDN
+from tests.unit.staged import reinstalled
 
 
 def _judged(cloud):
     report = classify.audit(cloud.snapshot(), min_age=0)
     return {(f.consumer, f.provider): f for f in report.findings}, report
-
-
-def reinstalled(tagged=True):
-    """host6 reinstalled: its old provider, tagged ``OWNER_NOVA`` unless
-    not ``tagged``, holds a deleted server's leftover."""
-    cloud = Cloud()
-    old, new = cloud.replaced('host6', node=FQDN)
-    if tagged:
-        cloud.tag(old)
-    ghost = cloud.deleted('ghost', old)
-    return cloud, old, new, ghost
 
 
 def test_a_provider_nova_made_a_new_node_in_place_of_is_replaced():

@@ -10,8 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""A cloud the view tests' paths walk: one finding of each kind, and the
-fake clients that answer for it."""
+"""What several view modules build: a cloud the paths walk (one finding of
+each kind) and the fake clients that answer for it, host1 dead with a
+consumer nobody knows, a journal entry and a provider's delete plan."""
 
 import copy
 import dataclasses
@@ -22,16 +23,20 @@ from keystoneauth1 import exceptions as ks_exc
 from orphan_dashboard.api import client
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import decommission
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh
+from orphan_dashboard.writing import repair
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import NOW
 from tests.unit.cloud import uid
+from tests.views.base import GONE
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import H3
+from tests.views.base import Incidents
 
 
 def one_of_each():
@@ -147,3 +152,45 @@ class FakeCloud:
             mock.patch.object(collect, 'read_capacity',
                               return_value=({}, {})),
         ]
+
+
+STRANGER = uid('stranger-on-host1')
+
+
+def dead_host1(with_stranger=True, with_server=False, servers=1):
+    """host1 of the incidents (forced down, the evacuated leftover), with
+    a consumer nobody knows, or servers still on it."""
+    incidents = Incidents()
+    snapshot = incidents.snapshot
+    if with_stranger:
+        snapshot.consumers[STRANGER] = m.Consumer(
+            STRANGER, 1, {H1: {'VCPU': 2}}, 'p', 'u')
+    for i in range(servers if with_server else 0):
+        name = 'stuck-%d' % i if i else 'stuck'
+        server = m.Server(uid(name), name, 'SHUTOFF', host='host1',
+                          node='host1', project_id='p', user_id='u')
+        snapshot.servers[server.uuid] = server
+    return incidents, decommission.plan(snapshot, H1, min_age=0)
+
+
+HISTORY_TAB = {'tab': 'orphaned_allocations__history'}
+
+
+def entry(id=7, consumer=None, reason='moved', **kwargs):
+    from orphan_dashboard.models import JournalEntry
+    consumer = consumer or uid('vm')
+    return JournalEntry(**{
+        'id': id, 'action': m.TRIM, 'verdict': m.MOVED, 'provider': H1,
+        'consumer': consumer, 'subject': consumer, 'reason': reason,
+        'touched': H1, 'before': {H1: {'VCPU': 1}}, 'after': {},
+        'status': JournalEntry.APPLIED, 'user_name': 'admin',
+        'source': 'panel', 'consumer_project': 'p', 'consumer_user': 'u',
+        **kwargs})
+
+
+def provider_plan(uuid=GONE, name='gone'):
+    record = {'uuid': uuid, 'name': name, 'generation': 3,
+              'parent_provider_uuid': None, 'root_provider_uuid': uuid,
+              'inventories': {'VCPU': {'total': 8}},
+              'traits': ['COMPUTE_STATUS_DISABLED'], 'aggregates': []}
+    return repair.ProviderPlan(m.DELETE_PROVIDER, uuid, name, 3, record)

@@ -43,27 +43,12 @@ from tests.views.base import hidden_ids_removed
 from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import signed_rows
+from tests.views.fakes import dead_host1
+from tests.views.fakes import STRANGER
 
 DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
-STRANGER = uid('stranger-on-host1')
 AGENT = uid('host1:Open vSwitch agent')
 NIC = uid('host1:Open vSwitch agent:br-phys')
-
-
-def dead_host1(with_stranger=True, with_server=False, servers=1):
-    """host1 of the incidents (forced down, the evacuated leftover), with
-    a consumer nobody knows, or servers still on it."""
-    incidents = Incidents()
-    snapshot = incidents.snapshot
-    if with_stranger:
-        snapshot.consumers[STRANGER] = m.Consumer(
-            STRANGER, 1, {H1: {'VCPU': 2}}, 'p', 'u')
-    for i in range(servers if with_server else 0):
-        name = 'stuck-%d' % i if i else 'stuck'
-        server = m.Server(uid(name), name, 'SHUTOFF', host='host1',
-                          node='host1', project_id='p', user_id='u')
-        snapshot.servers[server.uuid] = server
-    return incidents, decommission.plan(snapshot, H1, min_age=0)
 
 
 def with_neutron_agent():

@@ -31,7 +31,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import messages
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import repairs
-from tests.unit import test_replaced
+from tests.unit.staged import reinstalled
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
 from tests.views.base import encoded
@@ -108,7 +108,7 @@ class DetailTests(AdminViewTests):
         """A host reinstalled under its old name: its old provider's page
         says it is replaced, by which node, and what happens once it is
         deleted; a live node's page says nothing of it."""
-        cloud, old, new, _ghost = test_replaced.reinstalled()
+        cloud, old, new, _ghost = reinstalled()
         self.mock_report.return_value = classify.audit(cloud.snapshot(),
                                                        min_age=0)
         res = self.client.get(detail(old))

@@ -40,7 +40,7 @@ from tests.views.base import Incidents
 from tests.views.base import INDEX
 from tests.views.base import REPAIR
 from tests.views.base import RESTORE
-from tests.views import test_decommission
+from tests.views.fakes import dead_host1
 
 DECOMMISSION = reverse('horizon:admin:orphaned_allocations:decommission')
 EXPORTS = [reverse('horizon:admin:orphaned_allocations:%s' % name,
@@ -109,7 +109,7 @@ class FuzzTests(AdminViewTests):
     def setUp(self):
         super().setUp()
         incidents = Incidents()
-        _incidents, decommission = test_decommission.dead_host1()
+        _incidents, decommission = dead_host1()
         patches = [
             mock.patch.object(service, 'report',
                               return_value=incidents.report),

@@ -45,20 +45,8 @@ from tests.views.base import JournalViewTests
 from tests.views.base import RESTORE
 from tests.views.base import signed_rows
 from tests.views.base import uid
-
-HISTORY_TAB = {'tab': 'orphaned_allocations__history'}
-
-
-def entry(id=7, consumer=None, reason='moved', **kwargs):
-    from orphan_dashboard.models import JournalEntry
-    consumer = consumer or uid('vm')
-    return JournalEntry(**{
-        'id': id, 'action': m.TRIM, 'verdict': m.MOVED, 'provider': H1,
-        'consumer': consumer, 'subject': consumer, 'reason': reason,
-        'touched': H1, 'before': {H1: {'VCPU': 1}}, 'after': {},
-        'status': JournalEntry.APPLIED, 'user_name': 'admin',
-        'source': 'panel', 'consumer_project': 'p', 'consumer_user': 'u',
-        **kwargs})
+from tests.views.fakes import entry
+from tests.views.fakes import HISTORY_TAB
 
 
 def host_record(uuid, name):

@@ -47,6 +47,7 @@ from tests.views.base import provider_row
 from tests.views.base import REPAIR
 from tests.views.base import signed_rows
 from tests.views.base import uid
+from tests.views.fakes import provider_plan
 
 
 class IndexTests(AdminViewTests):
@@ -369,14 +370,6 @@ class IndexTests(AdminViewTests):
         self.assertEqual(200, res.status_code)
         self.assertEqual(['Please select a row before taking that action.'],
                          self.messages_seen.texts('info'))
-
-
-def provider_plan(uuid=GONE, name='gone'):
-    record = {'uuid': uuid, 'name': name, 'generation': 3,
-              'parent_provider_uuid': None, 'root_provider_uuid': uuid,
-              'inventories': {'VCPU': {'total': 8}},
-              'traits': ['COMPUTE_STATUS_DISABLED'], 'aggregates': []}
-    return repair.ProviderPlan(m.DELETE_PROVIDER, uuid, name, 3, record)
 
 
 def blocked_tree():

@@ -45,10 +45,13 @@ from tests.views.base import REPAIR
 from tests.views.base import RESTORE
 from tests.views.base import signed_rows
 from tests.views.base import uid
-from tests.views import test_decommission
-from tests.views import test_history
-from tests.views import test_index
-from tests.views import test_paths
+from tests.views.fakes import dead_host1
+from tests.views.fakes import entry
+from tests.views.fakes import FakeCloud
+from tests.views.fakes import HISTORY_TAB
+from tests.views.fakes import one_of_each
+from tests.views.fakes import provider_plan
+from tests.views.fakes import STRANGER
 
 POLICY = 'openstack_auth.policy.check'
 REFUSED = ('You are not allowed to change allocations in Placement: '
@@ -185,12 +188,12 @@ def provider_and_consumer_entries():
               'parent_provider_uuid': None, 'root_provider_uuid': host9,
               'inventories': {'VCPU': {'total': 8}}, 'traits': [],
               'aggregates': []}
-    gone = test_history.entry(
+    gone = entry(
         9, consumer='', kind=JournalEntry.PROVIDER, action=m.DELETE_PROVIDER,
         subject=host9, provider=host9, touched=host9, before=record,
         after=None)
-    trimmed = test_history.entry(8, provider=host9, touched=host9,
-                                 before={host9: {'VCPU': 1}})
+    trimmed = entry(8, provider=host9, touched=host9,
+                    before={host9: {'VCPU': 1}})
     return gone, trimmed
 
 
@@ -241,8 +244,8 @@ class WritePolicyTests(AdminViewTests):
 
     @pytest.mark.error_messages
     def test_repair_preview_and_confirm(self):
-        snapshot, rows = test_paths.one_of_each()
-        cloud = test_paths.FakeCloud(snapshot)
+        snapshot, rows = one_of_each()
+        cloud = FakeCloud(snapshot)
         self.patched(*cloud.patches())
         vm, provider = rows[m.EVACUATED_SOURCE]
         query = {'sel': encoded(vm, provider, m.TRIM)}
@@ -269,7 +272,7 @@ class WritePolicyTests(AdminViewTests):
                                      'preview_restore', 'restore']})
     def test_restore_preview_and_confirm(self):
         self.reported()
-        journaled = test_history.entry()
+        journaled = entry()
         self.mock_journal_entries.return_value = [journaled]
         plan = m.Plan(m.RESTORE, journaled.consumer, H1, m.MOVED, '', None,
                       'p', 'u', {}, {H1: {'VCPU': 1}})
@@ -339,11 +342,11 @@ class WritePolicyTests(AdminViewTests):
         self.mock_history.return_value = ([gone, trimmed], False, False, {
             gone.subject: {9}, trimmed.subject: {8}})
         with with_policy(self):
-            res = self.client.get(INDEX, test_history.HISTORY_TAB)
+            res = self.client.get(INDEX, HISTORY_TAB)
         self.assertContains(res, RESTORE + '?entry=9')
         self.assertContains(res, RESTORE + '?entry=8')
         with with_policy(self, NO_PROVIDER_CREATE):
-            res = self.client.get(INDEX, test_history.HISTORY_TAB)
+            res = self.client.get(INDEX, HISTORY_TAB)
         self.assertNotContains(res, RESTORE + '?entry=9')
         self.assertContains(res, RESTORE + '?entry=8')
 
@@ -352,7 +355,7 @@ class WritePolicyTests(AdminViewTests):
                                      'delete_providers']})
     def test_delete_provider_preview_and_confirm(self):
         self.reported()
-        plan = test_index.provider_plan()
+        plan = provider_plan()
         self.mock_preview_provider_delete.return_value = [repair.Row(
             m.Selection('', GONE, m.DELETE_PROVIDER), plan=plan)]
         query = {'provider': GONE}
@@ -379,7 +382,7 @@ class WritePolicyTests(AdminViewTests):
     @helpers.create_mocks({service: ['report', 'preview_decommission',
                                      'decommission_apply']})
     def test_decommission_needs_all_three_rules(self):
-        incidents, plan = test_decommission.dead_host1()
+        incidents, plan = dead_host1()
         self.mock_report.return_value = incidents.report
         self.mock_preview_decommission.return_value = plan
         query = {'provider': H1}
@@ -403,9 +406,9 @@ class WritePolicyTests(AdminViewTests):
             # The unknown consumer ticked, as the form requires.
             self.assertRedirectsNoFollow(self.client.post(
                 DECOMMISSION, {'rows': signed, 'delete_unknown': [
-                    test_decommission.STRANGER]}), INDEX)
+                    STRANGER]}), INDEX)
         self.mock_decommission_apply.assert_called_once_with(
-            mock.ANY, H1, mock.ANY, {test_decommission.STRANGER},
+            mock.ANY, H1, mock.ANY, {STRANGER},
             bound=plan.binding(), children=set())
 
     @helpers.create_mocks({service: ['report']})
