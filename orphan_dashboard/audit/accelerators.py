@@ -24,8 +24,10 @@ admin's token alone gets 403.
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
 
-BOUND_STATES = frozenset({'Bound', 'BindStarted', 'BindFailed', 'Deleting'})
-"""States in which an ARQ still names its instance."""
+UNBOUND_STATES = frozenset({'Initial', 'Unbound'})
+"""States in which an ARQ names no instance; any other, or none said, is
+one still held for its server (``Bound``, ``BindStarted``, ``BindFailed``,
+``Deleting``)."""
 
 
 def asked(plan):
@@ -45,7 +47,7 @@ def notes(arqs, url):
     unknown."""
     if arqs is None:
         return (reasons.reason('accelerator.unread'),)
-    bound = sorted((a for a in arqs if a.get('state') in BOUND_STATES),
+    bound = sorted((a for a in arqs if a.get('state') not in UNBOUND_STATES),
                    key=lambda a: a.get('uuid') or '')
     if not bound:
         return ()

@@ -189,7 +189,8 @@ def note_accelerators(clients, items, settings):
             return cyborg.instance_requests(clients.accelerator, consumer)
         except (ks_exc.EndpointNotFound, ks_exc.EmptyCatalog):
             return ()
-        except ks_exc.ClientException as exc:
+        except (ks_exc.ClientException, KeyError, TypeError,
+                ValueError) as exc:
             LOG.warning('accelerator requests of %s not read: %s',
                         consumer, exc)
             return None

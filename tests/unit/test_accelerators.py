@@ -66,6 +66,13 @@ def test_nothing_bound_says_nothing(found):
     assert accelerators.notes(found, URL) == ()
 
 
+def test_an_arq_whose_state_cyborg_did_not_say_is_named():
+    unsaid = arq()
+    del unsaid['state']
+    (note,) = accelerators.notes([unsaid], URL)
+    assert '%s (-, device profile sb-fpga' % ARQ in reasons.render(note)
+
+
 def test_cyborg_unread_is_unknown_not_nothing():
     (note,) = accelerators.notes(None, None)
     assert note.code == 'accelerator.unread'
@@ -123,6 +130,16 @@ def test_a_write_that_keeps_the_server_reads_nothing():
 def test_cyborg_down_or_refusing_is_said(fault):
     _cyborg, (note,) = noted(fault)
     assert note.code == 'accelerator.unread'
+
+
+def test_an_answer_without_its_list_is_unread():
+    cyborg = FakeCyborg([])
+    cyborg.get = lambda path, params=None: types.SimpleNamespace(
+        json=lambda: {'error': 'proxy page'})
+    items = [Item(plan({}))]
+    repairs.note_accelerators(types.SimpleNamespace(accelerator=cyborg),
+                              items, SETTINGS)
+    assert [n.code for n in items[0].notes] == ['accelerator.unread']
 
 
 def test_no_cyborg_in_the_catalog_is_no_note():
