@@ -151,6 +151,7 @@ def test_no_cyborg_in_the_catalog_is_no_note():
     assert items[0].notes == ()
 
 
+@pytest.mark.horizon     # the decommission's use case imports the journal
 def test_a_decommissions_step_that_deletes_a_server_names_its_arqs():
     """host1 dead: the step deleting the server deleted behind Nova's
     back there says what Cyborg keeps for it; a step that keeps its
