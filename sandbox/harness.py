@@ -299,9 +299,20 @@ def expand(incidents):
     return incidents_names.parse(incidents)
 
 
+SNAPSHOT_NAME_MAX = 120
+"""Characters of a snapshot's name, which is a folder of the state dir (a
+file name has at most 255 bytes): longer lists of incidents (the demo's)
+are named by a digest of their order."""
+
+
 def snapshot_name(incidents):
     """The snapshot of ``incidents`` staged in this order."""
-    return ','.join(expand(incidents)) or 'none'
+    name = ','.join(expand(incidents)) or 'none'
+    if len(name) <= SNAPSHOT_NAME_MAX:
+        return name
+    import hashlib
+    return 'staged-%d-%s' % (len(expand(incidents)),
+                             hashlib.sha256(name.encode()).hexdigest()[:16])
 
 
 def sandbox_fixture(incidents=(), **kwargs):

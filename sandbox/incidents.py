@@ -1609,16 +1609,17 @@ class Stager:
                                % server)['arqs']
 
     def stage_accelerator_deleted_behind_nova(self):
-        """A server booted through Nova with one of Cyborg's FPGAs (Nova's
+        """A server booted through Nova on host3 (up in the demo, whose
+        ``evacuation`` stops host1) with one of Cyborg's FPGAs (Nova's
         conductor created its ARQ in Cyborg and bound it, the scheduler
-        allocated the FPGA on host1's device provider), then marked
-        deleted in the cell database by hand: its share of host1 and its
+        allocated the FPGA on host3's device provider), then marked
+        deleted in the cell database by hand: its share of host3 and its
         FPGA stay held, and Cyborg keeps the ARQ bound to it, which
         Nova's delete would have deleted (``delete_arqs_if_needed``)."""
         name = 'accelerator_deleted_behind_nova'
         self._need_cyborg(name)
         s = self.boot('accelerator-deleted-behind-nova-vm', ACCEL_FLAVOR,
-                      'host1')
+                      'host3')
         if s['status'] != 'ACTIVE':
             raise IncidentError('%s did not boot: %s'
                                 % (s['name'], s.get('fault')))
@@ -1628,14 +1629,14 @@ class Stager:
                                 % (name, s['id']))
         held = self.api.allocations(s['id'])
         res = self.cloud.soft_delete_behind_nova(s['id'])
-        expected = self._judged(s['id'], 'instance', 'host1',
+        expected = self._judged(s['id'], 'instance', 'host3',
                                 'deleted_instance')
         return self._finish(
             name,
-            "booted on host1 with one of Cyborg's FPGAs (its ARQ bound by "
-            "Nova's conductor, the FPGA allocated on host1's device "
+            "booted on host3 with one of Cyborg's FPGAs (its ARQ bound by "
+            "Nova's conductor, the FPGA allocated on host3's device "
             "provider), then marked deleted in the cell DB by hand in SQL: "
-            'its share of host1 and the FPGA stay held, and Cyborg keeps '
+            'its share of host3 and the FPGA stay held, and Cyborg keeps '
             'the ARQ bound to it.',
             [self._deleted_entry(s)], [], expected,
             fault="UPDATE instances SET deleted=1 ... (rows=%s)" % res['rows'],

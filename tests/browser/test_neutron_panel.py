@@ -209,11 +209,11 @@ def test_a_deleted_servers_arq_is_named_in_its_preview_and_left_bound(
         'accelerator_deleted_behind_nova']
     server = staged['servers'][0]['uuid']
     (arq,) = staged['checks']['arqs']
-    host1 = neutron_site.config['hosts']['host1']
+    host3 = neutron_site.config['hosts']['host3']
     placement = service(neutron_site, 'placement')
     cyborg = service(neutron_site, 'accelerator')
-    browser.open(INDEX + '%s/' % host1)
-    leftover = row(browser, 'allocations', '%s:%s' % (server, host1))
+    browser.open(INDEX + '%s/' % host3)
+    leftover = row(browser, 'allocations', '%s:%s' % (server, host3))
     assert verdict_of(leftover) == 'deleted_instance'
     row_actions(leftover)['delete'].click()
     modal = browser.find('.modal-dialog table.orphan-preview')

@@ -13,8 +13,8 @@
 """What a repair leaves in Cyborg, on the sandbox with a real Cyborg and
 Neutron (the ``neutron`` topology): a server booted through Nova with one
 of Cyborg's FPGAs, then deleted behind Nova's back
-(``accelerator_deleted_behind_nova``).  Its leftovers on host1 and on
-host1's device provider are one delete; the panel's preview and
+(``accelerator_deleted_behind_nova``).  Its leftovers on host3 and on
+host3's device provider are one delete; the panel's preview and
 ``orphan-audit apply`` name the ARQ Cyborg keeps bound to it and the call
 that deletes it.  The repair writes nothing to Cyborg; the call shown,
 run as printed, deletes the ARQ."""
@@ -42,11 +42,11 @@ cloud = module_cloud(INCIDENT)
 
 
 def staged(cloud):
-    """``(server, its ARQ, host1, host1's device provider)``."""
+    """``(server, its ARQ, host3, host3's device provider)``."""
     entry = cloud.incidents[INCIDENT]
     (arq,) = entry['checks']['arqs']
-    return (entry['servers'][0]['uuid'], arq, cloud.config['hosts']['host1'],
-            cloud.config['cyborg']['devices']['host1'])
+    return (entry['servers'][0]['uuid'], arq, cloud.config['hosts']['host3'],
+            cloud.config['cyborg']['devices']['host3'])
 
 
 def arqs(clients, server):
@@ -58,28 +58,28 @@ def arqs(clients, server):
 
 def test_the_panels_preview_names_the_bound_arq_and_its_call(cloud,
                                                              horizon):
-    server, arq, host1, device = staged(cloud)
+    server, arq, host3, device = staged(cloud)
     clients = cloud.clients()
-    assert set(held(clients, server)) == {host1, device}
+    assert set(held(clients, server)) == {host3, device}
     audited(horizon)
     preview = horizon.get(INDEX + 'repair/', {
-        'sel': '%s:%s:%s' % (server, host1, m.DELETE)})
+        'sel': '%s:%s:%s' % (server, host3, m.DELETE)})
     assert preview.status_code == 200
     (row,) = preview.context['rows']
     assert row.plan.after == {}
     page = preview.content.decode()
     assert 'Cyborg keeps accelerator requests bound' in page
-    assert '%s (Bound, device profile sb-fpga, on host1)' % arq in page
+    assert '%s (Bound, device profile sb-fpga, on host3)' % arq in page
     assert 'accelerator_requests?instance=%s' % server in page
     assert arqs(clients, server) == {arq: 'Bound'}
 
 
 def test_orphan_audit_apply_says_it_and_leaves_cyborg_to_the_call(
         cloud, tmp_path):
-    server, arq, host1, device = staged(cloud)
+    server, arq, host3, device = staged(cloud)
     clients = cloud.clients()
     done = orphan_audit(cloud, tmp_path, 'apply', '--min-age', '0',
-                        '--provider', 'host1', '--only', 'deleted_instance')
+                        '--provider', 'host3', '--only', 'deleted_instance')
     assert done.returncode == 4, done.stdout + done.stderr   # applied
     notes = [line for line in done.stdout.splitlines()
              if line.startswith('note: Cyborg keeps')]

@@ -79,3 +79,18 @@ def test_a_port_chosen_for_a_service_is_one_the_kernel_never_gives_out():
     assert low - common.OWN_PORTS <= port < low
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', port))
+
+
+def test_a_long_list_of_incidents_names_a_snapshot_a_folder_can_have():
+    """The demo's incidents, joined, are longer than a file name may be:
+    their snapshot is named by a digest of their order, each order its
+    own."""
+    from sandbox import harness
+    from sandbox import incidents_names
+    every = incidents_names.DEMO + incidents_names.NEUTRON
+    assert len(','.join(every)) > 255
+    name = harness.snapshot_name(every)
+    assert len(name) <= harness.SNAPSHOT_NAME_MAX
+    assert name != harness.snapshot_name(every[::-1])
+    assert harness.snapshot_name(('evacuation', 'healthy')) == \
+        'evacuation,healthy'
