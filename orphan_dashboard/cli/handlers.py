@@ -15,6 +15,7 @@ application layer, print (:mod:`rendering`), return the exit code
 (:mod:`options`)."""
 
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -48,6 +49,13 @@ def setup_django():
         settings.configure(INSTALLED_APPS=['orphan_dashboard'], USE_TZ=True,
                            **journal)
     django.setup()
+
+
+def journal_of(clients):
+    """The journal of what the user behind ``clients`` writes (Django set
+    up for it first)."""
+    setup_django()
+    return journal.Journal.for_clients(clients)
 
 
 def audit(args, clients):
@@ -104,19 +112,12 @@ def cmd_apply(args, clients, out):
     """Every recommended repair (of ``--only``'s verdicts), unless the
     run would go past its limits: then none, and exit 6.  ``--dry-run``
     prints the plans and writes nothing."""
-    bounds = options.limits(args)
-    swept, report = audit(args, clients)
-    selections, hints, decision = repairs.bounded(
-        report, bounds, unknown=args.yes_unknown)
-    rows, outcomes = [], []
-    if selections and not decision.held:
-        rows = repairs.preview(clients, selections, options.settings(args),
-                               hints, swept=swept)
-    if rows and not args.dry_run:
-        setup_django()
-        outcomes = repairs.apply_previewed(
-            clients, journal.Journal.for_clients(clients), rows,
-            options.settings(args), hints, swept=swept)
+    swept = audit(args, clients)
+    report = swept.report
+    rows, outcomes, decision = repairs.run_recommended(
+        clients, swept, options.settings(args), options.limits(args),
+        None if args.dry_run else functools.partial(journal_of, clients),
+        unknown=args.yes_unknown)
     names = rendering.row_names(rows, report.names)
     if args.json:
         owners = report_ops.owners(clients, report.problems)
@@ -284,10 +285,9 @@ def cmd_decommission(args, clients, out):
               file=sys.stderr)
         code = options.ERROR
     elif args.apply:
-        setup_django()
         try:
             outcomes = decommission_ops.apply(
-                clients, journal.Journal.for_clients(clients), args.host,
+                clients, journal_of(clients), args.host,
                 plan.plans(chosen), chosen, options.settings(args),
                 bound=plan.binding(), children=children,
                 bounds=options.limits(args))

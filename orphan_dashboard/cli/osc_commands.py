@@ -26,6 +26,7 @@ plain text, no markup.
 """
 
 import argparse
+import functools
 import sys
 import textwrap
 
@@ -346,19 +347,6 @@ class RepairOrphan(_Orphan, command.Lister):
                         _('none')})
         return repairs.selections(report, chosen, ())
 
-    def every_recommended(self, report, bounds):
-        """``--all``: the recommended repairs of the ``--only`` verdicts,
-        none when the limits hold the run (exit 6, the reason on
-        stderr)."""
-        chosen, hints, decision = repairs.bounded(report, bounds)
-        if decision.held:
-            print(rendering.held_line(decision), file=sys.stderr)
-            self.code = options.HELD
-            return [], ()
-        self.code = options.partial(report, options.FOUND if report.problems
-                                    else options.NOTHING)
-        return chosen, hints
-
     def take_action(self, parsed_args):
         if parsed_args.all and parsed_args.action:
             raise options.BadArguments(_('--action names the repair of '
@@ -369,30 +357,39 @@ class RepairOrphan(_Orphan, command.Lister):
             raise options.BadArguments(_('--only, --max-writes and '
                                          '--max-share bound --all: one '
                                          "consumer's repair is one write"))
-        bounds = options.limits(parsed_args) if parsed_args.all else None
-        swept, report = self.audit(parsed_args)
+        swept = self.audit(parsed_args)
+        report = swept.report
+        settings = options.settings(parsed_args)
+        journal_of = (functools.partial(handlers.journal_of, self.clients)
+                      if parsed_args.yes else None)
+
+        def before_write(rows):
+            _print_preview(rows, rendering.row_names(rows, report.names))
         if parsed_args.all:
-            chosen, hints = self.every_recommended(report, bounds)
+            done = repairs.run_recommended(
+                self.clients, swept, settings, options.limits(parsed_args),
+                journal_of, before_write=before_write)
+            if done.decision.held:
+                print(rendering.held_line(done.decision), file=sys.stderr)
+                self.code = options.HELD
+                return ROW_COLUMNS, []
+            self.code = options.partial(report, options.FOUND if
+                                        report.problems else options.NOTHING)
         else:
             chosen, hints = self.selections(
                 report, parsed_args.consumer.lower(), parsed_args.action)
-        if not chosen:
+            done = repairs.run(self.clients, swept, chosen, hints, settings,
+                               journal_of, before_write)
+        if not done.rows:
             return ROW_COLUMNS, []
-        settings = options.settings(parsed_args)
-        rows = repairs.preview(self.clients, chosen, settings, hints,
-                               swept=swept)
-        names = rendering.row_names(rows, report.names)
+        names = rendering.row_names(done.rows, report.names)
         if not parsed_args.yes:
             self.code = options.partial(report, options.FOUND if any(
-                r.plan for r in rows) else options.NOTHING)
-            return ROW_COLUMNS, preview_rows(rows, names)
-        _print_preview(rows, names)
-        handlers.setup_django()
-        outcomes = repairs.apply_previewed(
-            self.clients, journal.Journal.for_clients(self.clients), rows,
-            settings, hints, swept=swept)
-        self.code = options.partial(report, options.outcome_code(outcomes))
-        return ROW_COLUMNS, outcome_rows(outcomes, names)
+                r.plan for r in done.rows) else options.NOTHING)
+            return ROW_COLUMNS, preview_rows(done.rows, names)
+        self.code = options.partial(report,
+                                    options.outcome_code(done.outcomes))
+        return ROW_COLUMNS, outcome_rows(done.outcomes, names)
 
 
 class RestoreOrphan(_Orphan, command.Lister):
@@ -472,10 +469,9 @@ class DecommissionOrphan(_Orphan, command.Lister):
         rendering.print_decommission(
             plan, chosen, sys.stderr, children,
             report_ops.owners(self.clients, plan.optional))
-        handlers.setup_django()
         try:
             outcomes = ops.apply(
-                self.clients, journal.Journal.for_clients(self.clients),
+                self.clients, handlers.journal_of(self.clients),
                 parsed_args.host, plan.plans(chosen), chosen, settings,
                 bound=plan.binding(), children=children,
                 bounds=options.limits(parsed_args))

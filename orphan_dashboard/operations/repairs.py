@@ -33,6 +33,7 @@ first, children before their parents.
 """
 
 import logging
+import typing
 
 from keystoneauth1 import exceptions as ks_exc
 
@@ -355,6 +356,52 @@ def apply_previewed(clients, journal, rows, settings, instance_hints=(),
                      settings, instance_hints, swept)
     return outcomes + [write.Outcome(r.selection, write.SKIPPED, r.error)
                        for r in rows if r.plan is None]
+
+
+class Run(typing.NamedTuple):
+    """What a run of repairs did: the rows previewed, the outcomes of
+    their writes (none on a dry run), and, for the recommended repairs,
+    the limits' :class:`~.audit.limits.Decision`."""
+    rows: list
+    outcomes: list
+    decision: object = None
+
+
+def run(clients, swept, selections_, instance_hints, settings, journal=None,
+        before_write=None):
+    """The command line's apply sequence: ``selections_`` previewed from
+    ``swept`` (the :class:`~.operations.report.Swept` read after the
+    command started) and, unless ``journal`` is None (a dry run), written
+    as previewed.
+
+    ``journal`` is called for the :class:`~.writing.journal.Journal` only
+    once there are rows to write (it needs Django); ``before_write`` is
+    handed the rows first (``openstack placement orphan`` prints them).
+    """
+    if not selections_:
+        return Run([], [])
+    rows = preview(clients, selections_, settings, instance_hints,
+                   swept=swept.snapshot)
+    outcomes = []
+    if rows and journal is not None:
+        if before_write is not None:
+            before_write(rows)
+        outcomes = apply_previewed(clients, journal(), rows, settings,
+                                   instance_hints, swept=swept.snapshot)
+    return Run(rows, outcomes)
+
+
+def run_recommended(clients, swept, settings, bounds, journal=None,
+                    unknown=False, before_write=None):
+    """Every recommended repair of ``swept``'s report within ``bounds``
+    (:func:`bounded`), through :func:`run`: ``orphan-audit apply`` and
+    ``openstack placement orphan repair --all``.  A run the limits hold
+    previews and writes nothing."""
+    selections_, hints, decision = bounded(swept.report, bounds, unknown)
+    if decision.held:
+        return Run([], [], decision)
+    return run(clients, swept, selections_, hints, settings, journal,
+               before_write)._replace(decision=decision)
 
 
 def preview_provider_delete(clients, roots):

@@ -447,3 +447,91 @@ def test_a_decommission_past_its_writes_limit_writes_nothing():
     assert 'more than the limit of 0' in str(held.value)
     apply.assert_called_once()
     delete.assert_called_once()
+
+
+@pytest.fixture
+def swept_leaks():
+    """The :class:`report.Swept` of :func:`leaky_cloud`, with the preview
+    and the write mocked: yields it and the calls made, in their order."""
+    with mock.patch.object(client, 'validate_token'), \
+            mock.patch.object(collect, 'full_snapshot',
+                              return_value=leaky_cloud().snapshot()):
+        swept = report.swept(CLIENTS, UNPROTECTED)
+    calls = []
+
+    def preview(clients, chosen, settings, hints, swept):
+        calls.append(('preview', [s.consumer for s in chosen], swept))
+        return [repair.Row(s, plan=s) for s in chosen]
+
+    def apply_previewed(clients, journal, rows, settings, hints, swept):
+        calls.append(('write', journal, [r.selection.consumer for r in rows],
+                      swept))
+        return [write.Outcome(r.selection, write.DONE, 'ok') for r in rows]
+
+    with mock.patch.object(repairs, 'preview', side_effect=preview), \
+            mock.patch.object(repairs, 'apply_previewed',
+                              side_effect=apply_previewed):
+        yield swept, calls
+
+
+def test_a_run_past_its_limits_previews_nothing(swept_leaks):
+    from orphan_dashboard.audit import limits
+
+    swept, calls = swept_leaks
+    journal_of = mock.Mock()
+    done = repairs.run_recommended(CLIENTS, swept, UNPROTECTED,
+                                   limits.Limits(max_writes=0), journal_of)
+    assert done.decision.held
+    assert (done.rows, done.outcomes, calls) == ([], [], [])
+    journal_of.assert_not_called()
+
+
+def test_a_dry_run_previews_from_its_sweep_and_asks_for_no_journal(
+        swept_leaks):
+    from orphan_dashboard.audit import limits
+
+    swept, calls = swept_leaks
+    done = repairs.run_recommended(CLIENTS, swept, UNPROTECTED,
+                                   limits.NO_LIMITS)
+    assert not done.decision.held
+    assert calls == [('preview', [uid('gone')], swept.snapshot)]
+    assert [r.selection.consumer for r in done.rows] == [uid('gone')]
+    assert done.outcomes == []
+
+
+def test_a_run_shows_its_rows_then_writes_them_in_one_journal(swept_leaks):
+    """The unknown consumer only with ``unknown``; the rows handed to
+    ``before_write`` before the journal is asked for, and written as
+    previewed, from the same sweep."""
+    from orphan_dashboard.audit import limits
+
+    swept, calls = swept_leaks
+
+    def journal_of():
+        calls.append('journal')
+        return 'journal'
+    done = repairs.run_recommended(
+        CLIENTS, swept, UNPROTECTED, limits.NO_LIMITS, journal_of,
+        unknown=True, before_write=lambda rows: calls.append(
+            ('shown', sorted(r.selection.consumer for r in rows))))
+    wanted = sorted([uid('gone'), uid('stranger')])
+    kind, consumers, snapshot = calls[0]
+    assert (kind, sorted(consumers), snapshot) == ('preview', wanted,
+                                                   swept.snapshot)
+    assert calls[1:3] == [('shown', wanted), 'journal']
+    assert calls[3][:2] == ('write', 'journal')
+    assert sorted(calls[3][2]) == wanted and calls[3][3] is swept.snapshot
+    assert [o.status for o in done.outcomes] == [write.DONE, write.DONE]
+
+
+def test_chosen_rows_run_through_the_same_sequence(swept_leaks):
+    swept, calls = swept_leaks
+    assert repairs.run(CLIENTS, swept, [], (), UNPROTECTED,
+                       lambda: 'journal') == repairs.Run([], [])
+    assert calls == []
+    chosen = [m.Selection(uid('stranger'), uid('host2'), m.DELETE)]
+    done = repairs.run(CLIENTS, swept, chosen, ('vm',), UNPROTECTED,
+                       lambda: 'journal')
+    assert [c[0] for c in calls] == ['preview', 'write']
+    assert done.decision is None
+    assert [o.selection for o in done.outcomes] == chosen
