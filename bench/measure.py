@@ -225,8 +225,8 @@ def findings_load(snapshot, report):
     a process-local cache: no network, the unpickling alone."""
     from django.core.cache.backends import locmem
 
-    from orphan_dashboard.reading import snapshots
-    store = snapshots.Store('bench', cache=locmem.LocMemCache(
+    from orphan_dashboard.sweep import store as stores
+    store = stores.Store('bench', cache=locmem.LocMemCache(
         'bench', {'OPTIONS': {'MAX_ENTRIES': 10 ** 9}}))
     version = store.save(snapshot, report, 0)
     seconds, findings = timed(lambda: store.load_findings(version))

@@ -165,9 +165,9 @@ def sweepers_peak_rss_mb():
     """The largest resident set of the background sweepers this process
     started (the first sweep's and *Refresh*'s), once each has exited and
     been waited for."""
-    from orphan_dashboard.reading import sweeps
+    from orphan_dashboard.sweep import worker
     for thread in threading.enumerate():
-        if thread.name.startswith(sweeps.SWEEPER_THREAD):
+        if thread.name.startswith(worker.SWEEPER_THREAD):
             thread.join(600)
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 

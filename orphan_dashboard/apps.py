@@ -93,13 +93,14 @@ def check_journal_shared(app_configs=None, **kwargs):
 
 
 def check_sweep_python(app_configs=None, **kwargs):
-    """Background sweeps run ``PYTHON -m orphan_dashboard.reading.sweeper``
-    when the cache is shared; under uWSGI, or Apache with an embedded
-    interpreter, this process's executable is the web server."""
-    from orphan_dashboard.reading import snapshots
+    """Background sweeps run in a ``PYTHON`` of their own (the sweeper
+    process, :func:`orphan_dashboard.sweep.worker.main`) when the cache is
+    shared; under uWSGI, or Apache with an embedded interpreter, this
+    process's executable is the web server."""
+    from orphan_dashboard.sweep import store
 
     python = conf.SWEEP_PYTHON.get() or sys.executable
-    if not snapshots.Store('').shared or (
+    if not store.Store('').shared or (
             python and os.access(python, os.X_OK) and
             re.match(r'python', os.path.basename(python))):
         return []

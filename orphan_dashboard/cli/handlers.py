@@ -317,7 +317,9 @@ def cmd_decommission(args, clients, out):
 
 def cmd_refresh(args, clients, out):
     """Renew the snapshot the panel's pages show, in the panel's cache."""
-    from orphan_dashboard.operations import snapshot as snapshot_ops
+    from orphan_dashboard import sweep
+    from orphan_dashboard.sweep import lock
+    from orphan_dashboard.sweep import store as stores
 
     if 'DJANGO_SETTINGS_MODULE' not in os.environ:
         raise options.BadArguments(_(
@@ -325,16 +327,15 @@ def cmd_refresh(args, clients, out):
             "Horizon's settings (manage.py orphan_audit refresh, or "
             'DJANGO_SETTINGS_MODULE set)'))
     settings = options.settings(args)
-    store = snapshot_ops.store(client.cloud_for_clients(clients).key,
-                               settings)
+    store = stores.for_cloud(client.cloud_for_clients(clients).key,
+                             settings)
     client.validate_token(clients)
     progress = progress_bar.for_args(args)
     started = time.monotonic()
-    snapshot = snapshot_ops.refresh(store, clients, args.full, settings,
-                                    progress)
+    snapshot = sweep.refresh(store, clients, args.full, settings, progress)
     if snapshot is None:
         print(_('a sweep is already running (%s): nothing to do') %
-              store.sweeper(), file=out)
+              lock.holder(store), file=out)
         return options.NOTHING
     state = store.state()
     full = snapshot.full_sweep_at == snapshot.taken_at

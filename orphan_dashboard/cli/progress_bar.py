@@ -20,7 +20,8 @@ import time
 
 from orphan_dashboard.cli.i18n import _
 from orphan_dashboard.cli.i18n import N_
-from orphan_dashboard.operations import snapshot
+from orphan_dashboard.reading import progress
+from orphan_dashboard.sweep import status
 
 DELAY = 1.0
 """A sweep shorter than this shows no bar."""
@@ -30,7 +31,7 @@ WIDTH = 20
 """Characters of the bar itself."""
 
 
-class TerminalProgress(snapshot.Progress):
+class TerminalProgress(progress.Progress):
     """A line on stderr, redrawn after a carriage return while the sweep
     runs and erased when it ends; first drawn once the sweep has taken
     :data:`DELAY` seconds (by a clock of its own: Nova's long listing
@@ -63,9 +64,9 @@ class TerminalProgress(snapshot.Progress):
     def line(self):
         """What the bar says now, in the operator's language."""
         with self.lock:
-            bar = snapshot.bar({kind: (self.done.get(kind, 0),
-                                       self.totals.get(kind))
-                                for kind in snapshot.PROGRESS_KINDS})
+            bar = status.bar({kind: (self.done.get(kind, 0),
+                                     self.totals.get(kind))
+                              for kind in progress.KINDS})
         counts = ', '.join('%s %s%s' % (
             _(self.LABELS[kind]), done, '' if total is None else '/%s' % total)
             for kind, (done, total) in bar['read'].items())
@@ -113,5 +114,5 @@ def for_args(args, stream=None):
     stderr is a terminal."""
     stream = stream or sys.stderr
     if getattr(args, 'json', False) or not stream.isatty():
-        return snapshot.NO_PROGRESS
+        return progress.NO_PROGRESS
     return TerminalProgress(stream)

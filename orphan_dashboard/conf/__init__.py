@@ -127,8 +127,8 @@ JOURNAL_DIR = Setting(
     'snippet, or by the app when the settings name no journal.')
 SWEEP_PYTHON = Setting(
     'ORPHAN_AUDIT_SWEEP_PYTHON', None,
-    "The Python that runs background sweeps (python -m "
-    "orphan_dashboard.reading.sweeper) when the cache is shared; default: "
+    "The Python that runs background sweeps (the sweeper process of "
+    "orphan_dashboard.sweep.worker) when the cache is shared; default: "
     "this process's interpreter, which under uWSGI or some mod_wsgi builds is "
     "the web server's binary instead: then name Horizon's Python here.")
 METRIC_FLAVORS = Setting(

@@ -13,7 +13,7 @@
 """The application layer: what the panel and ``orphan-audit`` both do.
 
 Each use case takes what it works with (:class:`~api.client.Clients`,
-a :class:`~writing.journal.Journal`, a :class:`~reading.snapshots.Store`)
+a :class:`~writing.journal.Journal`, a :class:`~sweep.store.Store`)
 and the settings' values as parameters: it reads no settings and knows no
 request, so the panel's ``service`` (a Django request adapter) and the
 CLI's ``commands`` (parsing and rendering) run the same code.  It may

@@ -67,24 +67,24 @@ def find_flavor(listed, wanted):
     raise NoSuchFlavor(wanted)
 
 
-def shown(store_, shown_, known):
+def shown(store, shown_, known):
     """The :class:`~audit.capacity.Capacity` of the report ``shown_``
-    (:func:`operations.snapshot.current`'s), or None before the first
+    (:func:`orphan_dashboard.sweep.current`'s), or None before the first
     sweep or for a snapshot without inventories.  ``known`` is the
     caller's memory of it, per process and cloud."""
     if shown_ is None:
         return None
     key = (shown_.version, shown_.min_age)
-    cached = known.get(store_.base)
+    cached = known.get(store.base)
     if cached is not None and cached[0] == key:
         return cached[1]
     if shown_.audited is not None:
         # Audited here again, with another minimum age.
-        snapshot = store_.load_snapshot(shown_.version)
+        snapshot = store.load_snapshot(shown_.version)
         found = snapshot and capacity.assess(snapshot, shown_.audited)
     else:
-        found = store_.load_capacity(shown_.version)
-    known[store_.base] = (key, found)
+        found = store.load_capacity(shown_.version)
+    known[store.base] = (key, found)
     return found
 
 

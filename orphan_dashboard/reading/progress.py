@@ -20,7 +20,8 @@ providers' allocations read."""
 
 class Progress:
     """What a sweep has read so far, out of what it expects; this one
-    ignores it (see :class:`sweeps.CacheProgress` and the CLI's bar).
+    ignores it (see :class:`~orphan_dashboard.sweep.status.CacheProgress`
+    and the CLI's bar).
     Called from the sweep's threads."""
 
     def total(self, kind, count):

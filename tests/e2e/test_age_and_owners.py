@@ -24,7 +24,7 @@ from orphan_dashboard.api import placement as api
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.cli import options
-from orphan_dashboard.reading import snapshots
+from orphan_dashboard.sweep import store as stores
 from tests.e2e.conftest import audited
 from tests.e2e.conftest import held
 from tests.e2e.conftest import module_cloud
@@ -153,7 +153,7 @@ def refresh(*args):
 def stored_findings():
     """The findings the panel shows: the stored summary's and its trees'
     (what the index, the provider pages and the exports read)."""
-    store = snapshots.Store(client_module.cloud_for_clients(
+    store = stores.Store(client_module.cloud_for_clients(
         client_module.for_cloud('sandbox')).key)
     version = store.state()['version']
     report = store.load_report(version)

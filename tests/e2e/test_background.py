@@ -34,7 +34,10 @@ from orphan_dashboard.api import client as client_module
 from orphan_dashboard.cli import commands as cli
 from orphan_dashboard.cli import options
 from orphan_dashboard.cli import progress_bar
-from orphan_dashboard.reading import snapshots
+from orphan_dashboard.sweep import lock
+from orphan_dashboard.sweep import status
+from orphan_dashboard.sweep import store as stores
+from orphan_dashboard.sweep import worker
 from sandbox import common
 from sandbox import demo
 from tests.e2e.conftest import INDEX
@@ -72,7 +75,7 @@ def store(cloud, memcached):
     from django.core.cache.backends.memcached import PyMemcacheCache
     cache = PyMemcacheCache(memcached, {})
     key = client_module.cloud_for_clients(cloud.clients()).key
-    return snapshots.Store(key, cache=cache)
+    return stores.Store(key, cache=cache)
 
 
 class Horizon:
@@ -141,20 +144,20 @@ def test_cron_fills_the_cache_the_pages_read(env, store, horizons):
     assert refresh.returncode == 0, refresh.stdout + refresh.stderr
     assert 'stored' in refresh.stdout and 'full sweep' in refresh.stdout
     version = store.state()['version']
-    assert version and store.sweeps() == 1
+    assert version and status.sweeps(store) == 1
     for horizon in horizons:
         page = horizon.get(INDEX)
         assert page.status_code == 200
         assert 'Audit snapshot taken' in page.text
         assert 'data-version="%s"' % version in page.text
-    assert store.sweeps() == 1, 'a page swept'
+    assert status.sweeps(store) == 1, 'a page swept'
     again = manage(env, '--os-cloud', 'sandbox', 'refresh')
     assert again.returncode == 0 and 'incremental sweep' in again.stdout
     assert store.state()['version'] != version
 
 
 def test_one_sweep_at_a_time_across_two_horizons(store, horizons):
-    before = store.sweeps()
+    before = status.sweeps(store)
     version = store.state()['version']
     answers = []
     forms = [h.refresh_form() for h in horizons]
@@ -171,9 +174,9 @@ def test_one_sweep_at_a_time_across_two_horizons(store, horizons):
     assert [a.status_code for a in answers] == [302, 302]
     # The lock is taken before the page answers; the sweep runs in a
     # process of its own, started by one of the two.
-    assert store.sweeper() is not None
+    assert lock.holder(store) is not None
     assert len(processes.children({h.proc.pid for h in horizons},
-                                  'orphan_dashboard.reading.sweeper')) == 1
+                                  worker.SWEEPER)) == 1
     deadline = time.monotonic() + 120
     while True:
         state = horizons[1].get(INDEX + 'sweep/').json()
@@ -181,7 +184,7 @@ def test_one_sweep_at_a_time_across_two_horizons(store, horizons):
             break
         assert time.monotonic() < deadline, state
         time.sleep(0.5)
-    assert store.sweeps() == before + 1
+    assert status.sweeps(store) == before + 1
     for horizon in horizons:
         assert 'data-version="%s"' % state['version'] in horizon.get(
             INDEX).text
@@ -191,7 +194,7 @@ def test_a_link_starts_no_sweep(store, horizons):
     """*Refresh* is a POST with the page's CSRF token: the old link, or
     the same POST from another site (no token), starts nothing."""
     horizon = horizons[0]
-    before = store.sweeps()
+    before = status.sweeps(store)
     version = store.state()['version']
     assert horizon.get(INDEX + '?refresh=1').status_code == 200
     form = horizon.refresh_form()
@@ -201,8 +204,8 @@ def test_a_link_starts_no_sweep(store, horizons):
     assert refused.status_code == 302
     assert 'csrf_failure' in refused.headers['Location']
     time.sleep(2)
-    assert store.sweeper() is None
-    assert store.sweeps() == before
+    assert lock.holder(store) is None
+    assert status.sweeps(store) == before
     assert store.state()['version'] == version
 
 

@@ -32,10 +32,10 @@ import pytest
 
 from orphan_dashboard.api import client
 from orphan_dashboard import conf
-from orphan_dashboard.operations import snapshot as snapshot_ops
-from orphan_dashboard.reading import snapshots
-from orphan_dashboard.reading import sweeper
-from orphan_dashboard.reading import sweeps
+from orphan_dashboard.sweep import lock
+from orphan_dashboard.sweep import status
+from orphan_dashboard.sweep import store as stores
+from orphan_dashboard.sweep import worker
 from tests import processes
 
 
@@ -60,54 +60,54 @@ def silent_cloud():
 
 
 def test_only_a_shared_cache_sends_the_sweep_to_another_process(tmp_path):
-    assert snapshots.Store('c', cache=FileBasedCache(
+    assert stores.Store('c', cache=FileBasedCache(
         str(tmp_path), {})).shared
-    assert not snapshots.Store('c', cache=LocMemCache('c', {})).shared
+    assert not stores.Store('c', cache=LocMemCache('c', {})).shared
 
 
 def test_a_pages_sweep_runs_in_a_niced_process_of_its_own(tmp_path,
                                                           silent_cloud):
-    store = snapshots.Store('test-cloud', cache=FileBasedCache(
+    store = stores.Store('test-cloud', cache=FileBasedCache(
         str(tmp_path / 'cache'), {}))
     url = 'http://127.0.0.1:%d' % silent_cloud.getsockname()[1]
     token = 'token-%s' % uuid.uuid4().hex
     credentials = client.Credentials(token, url, url, url, True)
 
-    assert sweeps.start(store, credentials,
+    assert worker.start(store, credentials,
                         conf.RunSettings(api_timeout=120), full=True)
-    owner = store.sweeper()
+    owner = lock.holder(store)
     assert owner, 'the lock is taken before the page returns'
-    assert not sweeps.start(store, credentials, full=True)
+    assert not worker.start(store, credentials, full=True)
 
     connection, _ = silent_cloud.accept()
     with connection:
         request = connection.recv(65536)
         assert ('X-Auth-Token: %s' % token).encode() in request
-        pids = _children('orphan_dashboard.reading.sweeper')
+        pids = _children(worker.SWEEPER)
         assert len(pids) == 1
         pid = pids[0]
-        assert os.getpriority(os.PRIO_PROCESS, pid) == sweeper.NICENESS
-        if os.path.exists(sweeper.AUTOGROUP):
+        assert os.getpriority(os.PRIO_PROCESS, pid) == worker.NICENESS
+        if os.path.exists(worker.AUTOGROUP):
             with open('/proc/%d/autogroup' % pid) as f:
                 assert f.read().split()[-2:] == [
-                    'nice', str(sweeper.NICENESS)], 'its session too'
+                    'nice', str(worker.NICENESS)], 'its session too'
         for part in ('cmdline', 'environ'):
             with open('/proc/%d/%s' % (pid, part), 'rb') as f:
                 assert token.encode() not in f.read()
-        assert store.sweeper() == owner
+        assert lock.holder(store) == owner
         os.kill(pid, signal.SIGKILL)
-        _wait(lambda: store.sweeper() is None)
+        _wait(lambda: lock.holder(store) is None)
     # It could not say why itself: the page says how it ended.
-    failure = store.failure()
+    failure = status.last_failure(store)
     assert (failure['kind'], failure['status'], failure['owner']) == (
-        sweeps.EXITED, -signal.SIGKILL, owner)
-    assert sweeps.start(store, credentials, full=True), \
+        status.EXITED, -signal.SIGKILL, owner)
+    assert worker.start(store, credentials, full=True), \
         'the next page may sweep again'
     connection, _ = silent_cloud.accept()
     connection.close()
-    for pid in _children('orphan_dashboard.reading.sweeper'):
+    for pid in _children(worker.SWEEPER):
         os.kill(pid, signal.SIGKILL)
-    _wait(lambda: store.sweeper() is None)
+    _wait(lambda: lock.holder(store) is None)
 
 
 def test_the_sweeper_imports_nothing_from_horizons_directory(
@@ -122,33 +122,33 @@ def test_the_sweeper_imports_nothing_from_horizons_directory(
     (horizon / 'json.py').write_text(plant)
     (horizon / 'orphan_dashboard' / '__init__.py').write_text(plant)
     monkeypatch.chdir(horizon)
-    store = snapshots.Store('test-cloud', cache=FileBasedCache(
+    store = stores.Store('test-cloud', cache=FileBasedCache(
         str(tmp_path / 'cache'), {}))
     url = 'http://127.0.0.1:%d' % silent_cloud.getsockname()[1]
     token = 'token-%s' % uuid.uuid4().hex
-    assert sweeps.start(store, client.Credentials(token, url, url, url,
+    assert worker.start(store, client.Credentials(token, url, url, url,
                                                   True), full=True)
-    _wait(lambda: imported.exists() or store.sweeper() is None or
+    _wait(lambda: imported.exists() or lock.holder(store) is None or
           select.select([silent_cloud], [], [], 0)[0])
     assert not imported.exists(), 'imported: %s' % imported.read_text()
     connection, _ = silent_cloud.accept()
     with connection:
         assert ('X-Auth-Token: %s' % token).encode() in connection.recv(
             65536), 'the sweeper runs'
-        (pid,) = _children('orphan_dashboard.reading.sweeper')
+        (pid,) = _children(worker.SWEEPER)
         assert os.readlink('/proc/%d/cwd' % pid) == '/'
         os.kill(pid, signal.SIGKILL)
-        _wait(lambda: store.sweeper() is None)
+        _wait(lambda: lock.holder(store) is None)
 
 
 def test_a_sweeper_that_cannot_start_leaves_no_lock(tmp_path, caplog):
-    store = snapshots.Store('test-cloud', cache=FileBasedCache(
+    store = stores.Store('test-cloud', cache=FileBasedCache(
         str(tmp_path / 'cache'), {}))
     credentials = client.Credentials('t', 'http://p', 'http://n',
                                      'http://k', True)
-    assert not sweeps.start(store, credentials,
+    assert not worker.start(store, credentials,
                             python=str(tmp_path / 'no-python'))
-    assert store.sweeper() is None
+    assert lock.holder(store) is None
     assert 'background sweep could not start' in caplog.text
 
 
@@ -164,19 +164,19 @@ def test_a_sweep_that_fails_says_why_and_frees_the_lock(tmp_path,
     monkeypatch.setenv('ORPHAN_TEST_CACHE_DIR', str(tmp_path / 'cache'))
     cache = FileBasedCache(str(tmp_path / 'cache'), {}) if shared else \
         LocMemCache('failing-%s' % uuid.uuid4().hex, {})
-    store = snapshots.Store('test-cloud', cache=cache)
+    store = stores.Store('test-cloud', cache=cache)
     port = silent_cloud.getsockname()[1]
     url = 'http://127.0.0.1:%d' % port
     credentials = client.Credentials('t', url, url, url, True)
-    assert sweeps.start(store, credentials,
+    assert worker.start(store, credentials,
                         conf.RunSettings(api_timeout=1), full=True)
-    _wait(lambda: store.sweeper() is None)
-    failure = store.failure()
-    assert failure['kind'] == sweeps.TIMED_OUT, failure
+    _wait(lambda: lock.holder(store) is None)
+    failure = status.last_failure(store)
+    assert failure['kind'] == status.TIMED_OUT, failure
     assert failure['url'].startswith(url + '/'), failure
     assert failure['timeout'] == 1
     assert time.time() - failure['at'] < 60
-    assert snapshot_ops.sweep_state(store)['failure'] == failure
-    assert sweeps.start(store, credentials, conf.RunSettings(api_timeout=1),
+    assert status.of(store)['failure'] == failure
+    assert worker.start(store, credentials, conf.RunSettings(api_timeout=1),
                         full=True), 'the next page may sweep again'
-    _wait(lambda: store.sweeper() is None)
+    _wait(lambda: lock.holder(store) is None)

@@ -30,7 +30,7 @@ import pytest
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import decommission
 from orphan_dashboard import conf
-from orphan_dashboard.reading import snapshots
+from orphan_dashboard.sweep import store as stores
 from tests.unit.cloud import Cloud
 
 pytestmark = pytest.mark.horizon
@@ -105,7 +105,7 @@ def test_docstrings_hold_no_measurements():
 
 
 def _store(cache):
-    return snapshots.Store('cloud', cache=cache)
+    return stores.Store('cloud', cache=cache)
 
 
 def test_a_loaded_blob_costs_no_collector_pass_while_it_is_made():
@@ -138,7 +138,7 @@ def test_a_store_written_with_another_format_version_is_not_read(
         monkeypatch):
     cache = locmem.LocMemCache('format-version', {})
     snapshot = Cloud().snapshot()
-    monkeypatch.setattr(snapshots, 'FORMAT_VERSION', 'older')
+    monkeypatch.setattr(stores, 'FORMAT_VERSION', 'older')
     old = _store(cache)
     version = old.save(snapshot, classify.audit(snapshot, min_age=600), 600)
     assert old.load_snapshot(version) is not None
@@ -156,11 +156,11 @@ def test_the_format_version_changes_with_a_cached_class():
         namespace.Cached = dataclasses.make_dataclass('Cached', fields)
         return namespace
 
-    one = snapshots.fingerprint([module(('a', int))])
-    assert one == snapshots.fingerprint([module(('a', int))])
-    assert one != snapshots.fingerprint([module(('a', int), ('b', str))])
-    assert one != snapshots.fingerprint([module(('a', str))])
-    assert snapshots.FORMAT_VERSION.startswith('%d.' % snapshots.FORMAT)
+    one = stores.fingerprint([module(('a', int))])
+    assert one == stores.fingerprint([module(('a', int))])
+    assert one != stores.fingerprint([module(('a', int), ('b', str))])
+    assert one != stores.fingerprint([module(('a', str))])
+    assert stores.FORMAT_VERSION.startswith('%d.' % stores.FORMAT)
 
 
 @pytest.mark.django_db(databases=['default', 'orphan_journal'])

@@ -31,6 +31,7 @@ LAYERS = (
     ('settings', ('orphan_dashboard.conf',)),
     ('reading', ('orphan_dashboard.reading',)),
     ('writing', ('orphan_dashboard.writing', 'orphan_dashboard.models')),
+    ('sweep', ('orphan_dashboard.sweep',)),
     ('application', ('orphan_dashboard.operations',)),
     ('panel', ('orphan_dashboard.content', 'orphan_dashboard.templatetags',
                'orphan_dashboard.enabled')),
@@ -46,11 +47,12 @@ MAY_IMPORT = {
     'settings': {'settings'},
     'reading': {'reading', 'services', 'engine', 'settings'},
     'writing': {'writing', 'reading', 'services', 'engine', 'settings'},
-    'application': {'application', 'writing', 'reading', 'services',
-                    'engine', 'settings'},
-    'panel': {'panel', 'application', 'engine', 'settings'},
-    'cli': {'cli', 'application', 'engine', 'settings'},
-    'app': {'app', 'settings', 'reading', 'writing'},
+    'sweep': {'sweep', 'reading', 'services', 'engine', 'settings'},
+    'application': {'application', 'sweep', 'writing', 'reading',
+                    'services', 'engine', 'settings'},
+    'panel': {'panel', 'application', 'sweep', 'engine', 'settings'},
+    'cli': {'cli', 'application', 'sweep', 'engine', 'settings'},
+    'app': {'app', 'settings', 'sweep', 'writing'},
 }
 """Which of our layers each layer may import: only ones below it."""
 
@@ -62,10 +64,12 @@ FOREIGN = ('django', 'horizon', 'openstack_dashboard', 'requests',
 MAY_NOT_IMPORT = {'engine': FOREIGN}
 
 CONNECTIONS = ('orphan_dashboard.api.client',
-               'orphan_dashboard.writing.journal')
+               'orphan_dashboard.writing.journal',
+               'orphan_dashboard.reading.progress')
 """What a front end connects with, below the application layer: the
-clients it builds from its request or its ``clouds.yaml``, and the
-journal that records its user's writes."""
+clients it builds from its request or its ``clouds.yaml``, the journal
+that records its user's writes, and the progress it is told of a read
+(the command line's bar implements it)."""
 
 FRONT_ENDS = ('panel', 'cli')
 
@@ -143,8 +147,8 @@ def test_views_tables_tabs_and_forms_connect_only_through_service():
         wrong += ['%s:%d imports %s' % (module, line, name)
                   for line, name in imported(source)
                   if name.startswith('orphan_dashboard.') and
-                  layer_of(name) not in ('panel', 'application', 'engine',
-                                         'settings')]
+                  layer_of(name) not in ('panel', 'application', 'sweep',
+                                         'engine', 'settings')]
     assert wrong == []
 
 

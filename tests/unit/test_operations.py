@@ -27,9 +27,10 @@ from orphan_dashboard.operations import history
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report
 from orphan_dashboard.operations import restore
-from orphan_dashboard.operations import snapshot
 from orphan_dashboard.reading import collect
-from orphan_dashboard.reading import snapshots
+from orphan_dashboard import sweep
+from orphan_dashboard.sweep import status
+from orphan_dashboard.sweep import store as stores
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import restore as restore_writes
@@ -352,30 +353,35 @@ def test_a_host_nova_migrated_from_is_known():
 
 
 def test_the_store_keeps_a_snapshot_for_two_full_sweep_intervals():
-    assert snapshot.store(
+    assert stores.for_cloud(
         'cloud', conf.RunSettings(full_sweep_interval=900)).timeout == 1800
-    assert snapshots.Store('cloud').timeout == \
-        snapshots.lifetime(conf.FULL_SWEEP.default)
+    assert stores.Store('cloud').timeout == \
+        stores.lifetime(conf.FULL_SWEEP.default)
 
 
 SETTINGS = conf.RunSettings(min_age=60, concurrency=4)
 
 
 def test_written_consumers_are_left_touched_when_rereading_fails():
-    store = mock.Mock()
-    with mock.patch.object(snapshots, 'patch',
-                           side_effect=RuntimeError) as patch:
-        snapshot.note_written(store, CLIENTS, {'c', None}, True, SETTINGS)
-    patch.assert_called_once_with(store, CLIENTS, {'c'}, SETTINGS)
+    store = mock.Mock(**{'state.return_value': {'version': 'v1'}})
+    with mock.patch.object(sweep.rereading, 'reread_consumers',
+                           side_effect=RuntimeError) as reread:
+        sweep.note_written(store, CLIENTS, {'c', None}, True, SETTINGS)
+    store.load_snapshot.assert_called_once_with('v1')
+    reread.assert_called_once_with('placement',
+                                   store.load_snapshot.return_value, {'c'},
+                                   4)
     store.want.assert_called_once_with()
     store.touch.assert_called_once_with({'c'})
+    assert not store.save.called
 
 
 def test_nothing_written_reads_nothing():
     store = mock.Mock()
-    with mock.patch.object(snapshots, 'patch') as patch:
-        snapshot.note_written(store, CLIENTS, {None}, False, SETTINGS)
-    assert not patch.called and not store.want.called
+    with mock.patch.object(sweep.rereading, 'reread_consumers') as reread:
+        sweep.note_written(store, CLIENTS, {None}, False, SETTINGS)
+    assert not reread.called and not store.want.called
+    assert not store.touch.called
 
 
 def test_the_bar_is_filled_to_what_its_text_says():
@@ -383,16 +389,16 @@ def test_the_bar_is_filled_to_what_its_text_says():
     ``total`` and each kind's counts: one set of numbers.  A listing
     longer than the last snapshot's estimate raises its total rather than
     overfilling the bar; an unknown total leaves the bar unmeasured."""
-    bar = snapshot.bar({'providers': (0, 12), 'servers': (70, 60),
-                        'migrations': (5, 5)})
+    bar = status.bar({'providers': (0, 12), 'servers': (70, 60),
+                      'migrations': (5, 5)})
     assert bar['read'] == {'providers': [0, 12], 'servers': [70, 70],
                            'migrations': [5, 5]}
     assert (bar['done'], bar['total']) == (75, 87)
     assert bar['percent'] == 86 == int(100 * bar['done'] / bar['total'])
     assert sum(d for d, _t in bar['read'].values()) == bar['done']
-    unknown = snapshot.bar({'providers': (3, None), 'servers': (1, 2)})
+    unknown = status.bar({'providers': (3, None), 'servers': (1, 2)})
     assert (unknown['total'], unknown['percent']) == (None, None)
-    assert snapshot.bar({'providers': (0, 0)})['percent'] is None
+    assert status.bar({'providers': (0, 0)})['percent'] is None
 
 
 def test_a_decommission_reads_and_writes_ports_as_every_repair_does():

@@ -23,7 +23,7 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.operations import snapshot
+from orphan_dashboard import sweep
 from orphan_dashboard.writing import repair
 from orphan_dashboard.writing import write
 from tests.views.base import AdminViewTests
@@ -214,12 +214,13 @@ class IndexTests(AdminViewTests):
         and over."""
         self.mock_sweep_state.return_value = {'version': 'v9',
                                               'sweeping': False}
-        shown = snapshot.Shown('v7', 600, Incidents().report)
-        with mock.patch.object(snapshot, 'current', return_value=shown):
+        shown = sweep.Current(sweep.Shown('v7', 600, Incidents().report),
+                              None)
+        with mock.patch.object(sweep, 'current', return_value=shown):
             res = self.client.get(INDEX)
         self.assertContains(res, 'data-version="v7"')
         self.assertEqual([], self.messages_seen.texts('error'))
-        with mock.patch.object(snapshot, 'current',
+        with mock.patch.object(sweep, 'current',
                                side_effect=RuntimeError('cache')):
             res = self.client.get(INDEX)
         self.assertContains(res, 'data-version="v9"')

@@ -34,17 +34,18 @@ from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import report as assembly
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.operations import snapshot as operations_snapshot
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading import refresh
-from orphan_dashboard.reading import snapshots
-from orphan_dashboard.reading import sweeps
+from orphan_dashboard.sweep import lock
+from orphan_dashboard.sweep import status
+from orphan_dashboard.sweep import store as stores
+from orphan_dashboard.sweep import worker
 from tests.views.base import H1
 from tests.views.base import H2
 from tests.views.base import H3
 from tests.views.base import Incidents
 
-STORE = snapshots.Store('test-cloud', timeout=3600)
+STORE = stores.Store('test-cloud', timeout=3600)
 
 
 def _now():
@@ -104,7 +105,7 @@ def cloud(settings):
     cache.clear()
 
 
-def read_once_providers_read(timeout=5 * sweeps.PROGRESS_EVERY):
+def read_once_providers_read(timeout=5 * status.PROGRESS_EVERY):
     """The bar's counts once it shows a provider read (or the timeout
     passed): the sweep's thread reports when it gets there."""
     deadline = time.monotonic() + timeout
@@ -168,18 +169,18 @@ def test_one_sweep_at_a_time(cloud, settings):
     cloud['gate'].set()
     wait_idle()
     # Counted once it has ended: a sweep counts itself from its own thread.
-    assert STORE.sweeps() == 2
+    assert status.sweeps(STORE) == 2
     assert len(cloud['collected']) == 2
 
 
 def test_a_killed_sweeper_does_not_wedge_the_sweeps(cloud, monkeypatch):
-    monkeypatch.setattr(snapshots, 'LOCK_TTL', 1)
-    assert STORE.acquire('a worker that was killed')
+    monkeypatch.setattr(lock, 'TTL', 1)
+    assert lock.acquire(STORE, 'a worker that was killed')
     assert service.report(None) is None
-    assert STORE.sweeps() == 0
+    assert status.sweeps(STORE) == 0
     time.sleep(1.5)
     assert first_report(cloud) is not None
-    assert STORE.sweeps() == 1
+    assert status.sweeps(STORE) == 1
 
 
 def test_a_failed_sweep_is_on_the_page_until_one_publishes(cloud, caplog):
@@ -192,7 +193,7 @@ def test_a_failed_sweep_is_on_the_page_until_one_publishes(cloud, caplog):
     assert 'background sweep failed' in caplog.text
     failure = service.sweep_state(None)['failure']
     assert (failure['kind'], failure['url']) == (
-        sweeps.TIMED_OUT, 'http://nova:8774/v2.1/os-hypervisors/detail')
+        status.TIMED_OUT, 'http://nova:8774/v2.1/os-hypervisors/detail')
     assert not service.sweep_state(None)['sweeping']
     cloud['fail'] = None
     assert first_report(cloud).provider(H1).problems
@@ -284,7 +285,7 @@ def test_refresh_behind_a_running_sweep_starts_at_the_next_poll(cloud):
 
 def test_a_refresh_that_could_not_start_raises(cloud):
     first_report(cloud)
-    with mock.patch.object(operations_snapshot, 'start_sweep',
+    with mock.patch.object(worker, 'start',
                            return_value=False):
         with pytest.raises(service.SweepNotStarted):
             service.refresh(None)
@@ -311,14 +312,14 @@ def test_the_bar_shows_reads_done_in_one_burst_while_the_sweep_runs(
 def test_a_closed_progress_writes_nothing_more(monkeypatch):
     """Once the sweep is over, a pending trailing write is dropped: the
     next sweep's bar is its own."""
-    monkeypatch.setattr(sweeps, 'PROGRESS_EVERY', 0.2)
+    monkeypatch.setattr(status, 'PROGRESS_EVERY', 0.2)
     store = mock.Mock()
-    progress = sweeps.CacheProgress(store, 'me', True)
-    assert store.set_progress.call_count == 1
+    progress = status.CacheProgress(store, 'me', True)
+    assert store.cache.set.call_count == 1
     progress.advance('providers')
     progress.close()
     time.sleep(0.4)
-    assert store.set_progress.call_count == 1
+    assert store.cache.set.call_count == 1
 
 
 def test_an_old_snapshot_is_refreshed_from_the_stored_one(cloud, settings):
@@ -372,7 +373,7 @@ def test_the_index_loads_the_summary_a_provider_page_its_tree(cloud):
 
 def test_an_evicted_tree_means_a_full_sweep(cloud):
     first_report(cloud)
-    cache.delete(STORE._key('tree', STORE.state()['version'], H3))
+    cache.delete(STORE.key('tree', STORE.state()['version'], H3))
     assert service.provider_report(None, H3) is None
     wait_idle()
     assert [c['full'] for c in cloud['collected']] == [False, True]
@@ -414,7 +415,7 @@ def test_a_refresh_judges_again_only_what_may_have_changed(cloud, settings):
 def test_a_refresh_judges_everything_again_without_every_tree(
         cloud, settings):
     first_report(cloud)
-    cache.delete(STORE._key('tree', STORE.state()['version'], H3))
+    cache.delete(STORE.key('tree', STORE.state()['version'], H3))
     known, snapshot, version = refreshed(cloud, settings)
     assert known == {}
     published_as_a_whole_audit(snapshot, version)
@@ -478,16 +479,16 @@ def test_a_lost_snapshot_means_a_full_sweep(cloud):
 def test_blobs_are_cut_below_memcacheds_item_limit(monkeypatch):
     """A 10,000-server snapshot compresses to about a megabyte: stored in
     chunks, read back whole; a missing chunk reads as nothing."""
-    monkeypatch.setattr(snapshots, 'CHUNK', 1000)
+    monkeypatch.setattr(stores, 'CHUNK', 1000)
     cache.clear()
     snapshot = Incidents().snapshot
     version = STORE.save(snapshot, classify.audit(snapshot, min_age=600), 600)
-    assert cache.get(STORE._key('snapshot', version)) > 1
+    assert cache.get(STORE.key('snapshot', version)) > 1
     again = STORE.load_snapshot(version)
     assert again.consumers == snapshot.consumers
     assert isinstance(STORE.load_report(version), assembly.Report)
     assert STORE.load_tree(version, H1).provider.uuid == H1
-    cache.delete(STORE._key('snapshot', version, 0))
+    cache.delete(STORE.key('snapshot', version, 0))
     assert STORE.load_snapshot(version) is None
     cache.clear()
 
@@ -497,7 +498,7 @@ def test_a_sweep_keeps_its_lock_while_it_audits_and_publishes(
     """Past its last read a sweep audits and publishes with no progress to
     report (minutes at 100,000 servers): its lock outlives that, so the
     pages still say it runs and no second sweep starts."""
-    monkeypatch.setattr(snapshots, 'LOCK_TTL', 1)
+    monkeypatch.setattr(lock, 'TTL', 1)
     audit = cloud['audits']._mock_wraps
 
     def long_audit(*args, **kwargs):
@@ -508,6 +509,6 @@ def test_a_sweep_keeps_its_lock_while_it_audits_and_publishes(
     time.sleep(2)
     assert service.sweep_state(None)['sweeping']
     assert service.report(None) is None
-    assert STORE.sweeps() == 1
+    assert status.sweeps(STORE) == 1
     assert first_report(cloud) is not None
     assert len(cloud['collected']) == 1

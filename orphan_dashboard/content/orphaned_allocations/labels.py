@@ -27,7 +27,7 @@ from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.audit import reasons
-from orphan_dashboard.operations import snapshot as sweeps
+from orphan_dashboard.sweep import status
 
 VERDICTS = {code: _(kind.title) for code, kind in m.VERDICT_KINDS.items()}
 """The registry's titles (``N_``-marked in :mod:`~audit.model`),
@@ -266,11 +266,11 @@ def snapshot_age(taken_at, now=None):
 
 
 SWEEP_FAILURES = {
-    sweeps.TIMED_OUT: _('%(url)s did not answer within %(timeout)g s '
+    status.TIMED_OUT: _('%(url)s did not answer within %(timeout)g s '
                         '(ORPHAN_AUDIT_API_TIMEOUT).'),
-    sweeps.UNREACHABLE: _('%(url)s could not be reached: %(detail)s'),
-    sweeps.ANSWERED: _('%(url)s answered %(status)s: %(detail)s'),
-    sweeps.EXITED: _('the sweeper process ended with status %(status)s '
+    status.UNREACHABLE: _('%(url)s could not be reached: %(detail)s'),
+    status.ANSWERED: _('%(url)s answered %(status)s: %(detail)s'),
+    status.EXITED: _('the sweeper process ended with status %(status)s '
                      '(killed, or out of memory?); Horizon\'s log may say '
                      'more.'),
 }
@@ -279,15 +279,15 @@ SWEEP_FAILURES = {
 
 def sweep_failure(failure, now=None):
     """Why the last sweep failed and when, in words (a sweep's
-    :func:`sweeps.failure`), or '' when it did not."""
+    :func:`status.failure`), or '' when it did not."""
     if not failure:
         return ''
     when = datetime.datetime.fromtimestamp(failure['at'],
                                            datetime.timezone.utc)
     values = dict(failure, url=failure.get('url') or _('a request'))
     kind = failure['kind']
-    if kind == sweeps.TIMED_OUT and failure.get('timeout') is None:
-        kind = sweeps.FAILED        # the cloud's own timeout, unknown here
+    if kind == status.TIMED_OUT and failure.get('timeout') is None:
+        kind = status.FAILED        # the cloud's own timeout, unknown here
     words = SWEEP_FAILURES.get(kind)
     return _('The last audit failed %(age)s ago: %(why)s') % {
         'age': timesince.timesince(when, now),

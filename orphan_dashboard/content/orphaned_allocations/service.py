@@ -17,8 +17,6 @@ request stops here: :mod:`orphan_dashboard.operations` and everything
 below it, which the CLI calls too, never see one.
 """
 
-import functools
-
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import export
 from orphan_dashboard.audit import limits as bounds
@@ -30,7 +28,11 @@ from orphan_dashboard.operations import history as history_ops
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
 from orphan_dashboard.operations import restore as restore_ops
-from orphan_dashboard.operations import snapshot
+from orphan_dashboard import sweep
+from orphan_dashboard.sweep import lock
+from orphan_dashboard.sweep import status
+from orphan_dashboard.sweep import store as stores
+from orphan_dashboard.sweep import worker
 from orphan_dashboard.writing import journal
 
 
@@ -92,18 +94,18 @@ def _journal(request):
 
 
 def _store(request):
-    return snapshot.store(cloud_for_request(request).key,
-                          conf.run_settings())
+    return stores.for_cloud(cloud_for_request(request).key,
+                            conf.run_settings())
 
 
 _shown = {}
 """Per process and cloud: the report of the version last shown
-(:class:`~operations.snapshot.Shown`)."""
+(:class:`~orphan_dashboard.sweep.Shown`)."""
 
 
 def _sweep(request, store, full=False):
     """Start a background sweep unless one runs (in any process)."""
-    return snapshot.start_sweep(
+    return worker.start(
         store, credentials_for_request(request), conf.run_settings(),
         python=conf.SWEEP_PYTHON.get(), full=full)
 
@@ -112,21 +114,22 @@ CURRENT = '_orphan_dashboard_current'
 """Where a request keeps the snapshot it read (:func:`_current`)."""
 
 
-def _current(request, sweep=True):
+def _current(request, start=True):
     """``(store, Shown)`` of the last snapshot (``Shown`` is None before
     the first sweep of this cloud has finished): see
-    :func:`operations.snapshot.current`.  Read once per request: what a
-    page shows of it (its report, its trees, its capacity, its version)
-    comes from one version, even when a sweep publishes meanwhile.
-    Without ``sweep``, a read that starts no sweep, and is not kept."""
+    :func:`orphan_dashboard.sweep.current`, whose due sweep starts here.
+    Read once per request: what a page shows of it (its report, its
+    trees, its capacity, its version) comes from one version, even when a
+    sweep publishes meanwhile.  Without ``start``, a read that starts no
+    sweep, and is not kept."""
     found = getattr(request, CURRENT, None)
     if found is None:
         store = _store(request)
-        found = store, snapshot.current(
-            store, _shown, conf.run_settings(),
-            functools.partial(_sweep, request, store) if sweep
-            else lambda full: None)
-        if sweep and request is not None:
+        shown, due = sweep.current(store, _shown, conf.run_settings())
+        if start and due:
+            _sweep(request, store, full=due == 'full')
+        found = store, shown
+        if start and request is not None:
             setattr(request, CURRENT, found)
     return found
 
@@ -155,8 +158,10 @@ def provider_report(request, provider_uuid):
     """One provider tree of the same report, with every finding (``ok``
     included), or None where the report has no such provider."""
     store, shown = _current(request)
-    return snapshot.provider_tree(store, shown, provider_uuid,
-                                  functools.partial(_sweep, request, store))
+    tree, lost = sweep.provider_tree(store, shown, provider_uuid)
+    if lost:
+        _sweep(request, store, full=True)
+    return tree
 
 
 class SweepNotStarted(Exception):
@@ -167,14 +172,14 @@ def refresh(request):
     """The operator's *Refresh*: a full sweep, in the background.  True
     when it starts now; False when another sweep runs: the full one is
     asked for, and the first page or poll of the page's bar after that
-    sweep starts it (:func:`operations.snapshot.current`,
+    sweep starts it (:func:`orphan_dashboard.sweep.current`,
     :func:`sweep_state`)."""
     store = _store(request)
-    snapshot.want_full(store)
+    store.want(full=True)
     for _attempt in range(2):      # again if the other ended meanwhile
         if _sweep(request, store, full=True):
             return True
-        if snapshot.sweeping(store):
+        if lock.sweeping(store):
             return False
     raise SweepNotStarted()
 
@@ -182,10 +187,17 @@ def refresh(request):
 def sweep_state(request):
     """What the page's progress bar shows: the snapshot's version and age,
     and the running sweep's progress, if one runs; the sweep a *Refresh*
-    asked for behind another starts here once that one has ended."""
+    asked for behind another starts here once that one has ended
+    (:func:`orphan_dashboard.sweep.status.of`): the state returned
+    already shows it."""
     store = _store(request)
-    return snapshot.sweep_state(store,
-                                functools.partial(_sweep, request, store))
+    state = status.of(store)
+    wanted = state.pop('wanted')
+    if wanted:
+        _sweep(request, store, full=wanted == 'full')
+        state = status.of(store)
+        del state['wanted']
+    return state
 
 
 _names = {}
@@ -200,7 +212,7 @@ def capacity(request):
     version, :func:`_current`), or None (before the first sweep, or a
     snapshot without inventories).  It starts no sweep: :func:`report`
     does, for the same page."""
-    store, shown = _current(request, sweep=False)
+    store, shown = _current(request, start=False)
     return capacity_ops.shown(store, shown, _capacity)
 
 
@@ -245,7 +257,7 @@ def names(request):
     """``{'projects', 'users', 'servers'}``, each ``{id: name}``, as the
     last sweep read them from Keystone and Nova: a page never waits for
     them."""
-    return snapshot.names(_store(request), _names)
+    return sweep.names(_store(request), _names)
 
 
 def findings_export(request, provider_uuid=None):
@@ -276,8 +288,8 @@ def provider_names(request):
 def note_written(request, consumers=(), providers_changed=False):
     """After our own writes: the shown snapshot re-reads the consumers at
     once (a refresh is asked for when providers changed)."""
-    snapshot.note_written(_store(request), _clients(request), consumers,
-                          providers_changed, conf.run_settings())
+    sweep.note_written(_store(request), _clients(request), consumers,
+                       providers_changed, conf.run_settings())
 
 
 def selections(request, chosen, provider_uuids):

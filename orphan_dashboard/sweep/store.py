@@ -10,15 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The store of audit snapshots and their reports in Django's cache (I/O),
-shared by every Horizon process and by ``orphan-audit refresh``, with the
-lock that lets at most one sweep at a time renew them across all of them
-(:mod:`orphan_dashboard.reading.sweeps` runs the sweeps).
+"""The cache entries of one cloud's sweeps (I/O): the audit snapshots and
+their reports in Django's cache, shared by every Horizon process and by
+``orphan-audit refresh``, and the small state entry a page reads first.
 
 Pages only ever read what is stored here; sweeps publish a new version
 when done.  Works with any Django cache; only a shared one (memcached,
-redis) shares snapshots and the sweep lock between processes.  Blobs are
-compressed and cut in chunks below memcached's default 1 MB item limit.
+redis) shares snapshots, and the sweep lock (:mod:`.lock`), between
+processes.  Blobs are compressed and cut in chunks below memcached's
+default 1 MB item limit.
 """
 
 import contextlib
@@ -27,7 +27,6 @@ import datetime
 import gc
 import hashlib
 import pickle
-import threading
 import uuid
 import zlib
 
@@ -38,17 +37,12 @@ from django.core.cache import caches
 from django.core.cache import DEFAULT_CACHE_ALIAS
 
 from orphan_dashboard.audit import capacity
-from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import model
 from orphan_dashboard.audit import reasons
 from orphan_dashboard.audit import report as assembly
 from orphan_dashboard import conf
-from orphan_dashboard.reading import refresh
 
 CHUNK = 900 * 1024
-LOCK_TTL = 120
-"""Seconds a sweep's lock outlives its last sign of life: a killed worker
-blocks sweeps no longer than this."""
 FORMAT = 3
 """Bump when what the cache holds changes in a way :func:`fingerprint`
 cannot see (the fields of the engine's classes it sees itself).  2: the
@@ -102,6 +96,12 @@ def lifetime(full_sweep_interval):
     return 2 * full_sweep_interval
 
 
+def for_cloud(cloud_key, settings):
+    """The cloud's store, keeping what a sweep stored for as long as
+    ``settings`` (:class:`conf.RunSettings`) full sweep interval asks."""
+    return Store(cloud_key, timeout=lifetime(settings.full_sweep_interval))
+
+
 class Store:
     """One cloud's entries in the cache (see the module docstring)."""
 
@@ -120,7 +120,7 @@ class Store:
             else self.cache
         return not isinstance(cache, (locmem.LocMemCache, dummy.DummyCache))
 
-    def _key(self, *parts):
+    def key(self, *parts):
         return ':'.join((self.base,) + tuple(str(p) for p in parts))
 
     # -- what is current --------------------------------------------------
@@ -130,25 +130,25 @@ class Store:
         ``min_age`` of its report, ``counts``, ``wanted`` (a sweep asked
         for: None, 'refresh' or 'full'), ``touched`` (consumers written
         through us since the snapshot was taken)."""
-        return self.cache.get(self._key('state')) or {
+        return self.cache.get(self.key('state')) or {
             'version': None, 'taken_at': None, 'min_age': None, 'counts': {},
             'wanted': None, 'touched': frozenset()}
 
-    def _set_state(self, state):
-        self.cache.set(self._key('state'), state, self.timeout)
+    def set_state(self, state):
+        self.cache.set(self.key('state'), state, self.timeout)
 
     def want(self, full=False):
         """Ask for a sweep (a full one wins over a refresh)."""
         state = self.state()
         if full or state['wanted'] != 'full':
             state['wanted'] = 'full' if full else 'refresh'
-        self._set_state(state)
+        self.set_state(state)
 
     def touch(self, consumers):
         """Consumers written through us: re-read by the next sweep."""
         state = self.state()
         state['touched'] = frozenset(state['touched']) | frozenset(consumers)
-        self._set_state(state)
+        self.set_state(state)
 
     # -- blobs ------------------------------------------------------------
 
@@ -159,9 +159,9 @@ class Store:
         for parts, value in blobs.items():
             data = zlib.compress(pickle.dumps(value, protocol=5), 1)
             chunks = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)]
-            entries.update((self._key(*parts, i), chunk)
+            entries.update((self.key(*parts, i), chunk)
                            for i, chunk in enumerate(chunks))
-            entries[self._key(*parts)] = len(chunks)
+            entries[self.key(*parts)] = len(chunks)
         self.cache.set_many(entries, self.timeout)
 
     def _get(self, *parts):
@@ -170,9 +170,9 @@ class Store:
     def _get_many(self, keys):
         """The values stored under each of ``keys`` (key parts), in two
         round trips; None for each the cache lost a chunk of."""
-        heads = [self._key(*parts) for parts in keys]
+        heads = [self.key(*parts) for parts in keys]
         counts = self.cache.get_many(heads)
-        chunked = [[self._key(*parts, i) for i in range(counts.get(head, 0))]
+        chunked = [[self.key(*parts, i) for i in range(counts.get(head, 0))]
                    for parts, head in zip(keys, heads)]
         chunks = self.cache.get_many([k for each in chunked for k in each])
         values = []
@@ -230,7 +230,7 @@ class Store:
                     'migrations': len(snapshot.migrations),
                     'providers': len(snapshot.providers)},
             touched=frozenset(state['touched']) - frozenset(consumed))
-        self._set_state(state)
+        self.set_state(state)
         return version
 
     def save_names(self, names):
@@ -240,7 +240,7 @@ class Store:
         self._put({('names', version): names})
         state = self.state()
         state['names'] = version
-        self._set_state(state)
+        self.set_state(state)
 
     def names(self):
         """``{'projects', 'users', 'servers'}``, each ``{id: name}``,
@@ -248,83 +248,3 @@ class Store:
         version = self.state().get('names')
         return dict({'projects': {}, 'users': {}, 'servers': {}},
                     **(version and self._get('names', version)) or {})
-
-    # -- one sweep at a time ----------------------------------------------
-
-    def acquire(self, owner):
-        """Take the sweep lock; False if another sweep holds it."""
-        return self.cache.add(self._key('lock'), owner, LOCK_TTL)
-
-    def heartbeat(self, owner):
-        if self.cache.get(self._key('lock')) == owner:
-            self.cache.touch(self._key('lock'), LOCK_TTL)
-
-    @contextlib.contextmanager
-    def held(self, owner):
-        """``owner``'s sweep lock renewed until the block ends, four times
-        a lifetime: past its last read a sweep audits and publishes with
-        nothing to report (minutes on the largest clouds), and a lock let
-        expire meanwhile would tell the pages that no sweep runs and let a
-        second one start."""
-        done = threading.Event()
-
-        def keep():
-            while not done.wait(LOCK_TTL / 4):
-                self.heartbeat(owner)
-        keeper = threading.Thread(target=keep, daemon=True,
-                                  name='orphan-sweep-lock-%s' % owner)
-        keeper.start()
-        try:
-            yield
-        finally:
-            done.set()
-            keeper.join()
-
-    def release(self, owner):
-        if self.cache.get(self._key('lock')) == owner:
-            self.cache.delete(self._key('lock'))
-
-    def sweeper(self):
-        """Who holds the sweep lock, or None."""
-        return self.cache.get(self._key('lock'))
-
-    def count_sweep(self):
-        key = self._key('sweeps')
-        if not self.cache.add(key, 1, None):
-            self.cache.incr(key)
-
-    def sweeps(self):
-        return self.cache.get(self._key('sweeps')) or 0
-
-    def progress(self):
-        return self.cache.get(self._key('progress'))
-
-    def note_failure(self, failure):
-        """Why the last sweep failed (:func:`sweeps.failure`), kept for
-        the pages until a sweep publishes; None: it did not fail."""
-        if failure is None:
-            self.cache.delete(self._key('failure'))
-        else:
-            self.cache.set(self._key('failure'), failure, self.timeout)
-
-    def failure(self):
-        return self.cache.get(self._key('failure'))
-
-    def set_progress(self, progress):
-        self.cache.set(self._key('progress'), progress, LOCK_TTL)
-
-
-def patch(store, clients, consumers, settings):
-    """After our own writes: the stored snapshot with ``consumers`` read
-    again and re-audited, so the next page shows them repaired at once;
-    they stay touched for the next sweep's provider re-reads."""
-    store.touch(consumers)
-    state = store.state()
-    snapshot = store.load_snapshot(state['version'])
-    if snapshot is None:
-        return
-    refresh.reread_consumers(clients.placement, snapshot, consumers,
-                             settings.concurrency)
-    store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age,
-                                        stuck_after=settings.stuck_after),
-               settings.min_age)

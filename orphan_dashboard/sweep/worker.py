@@ -10,15 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Running one sweep (I/O): the sweep that renews the snapshot the cache
-holds (:mod:`orphan_dashboard.reading.snapshots`), under its lock, from
-cron or in the background.
+"""Running one sweep (I/O): the sweep that renews the snapshot its
+:class:`~.store.Store` holds, under the sweep lock (:mod:`.lock`), from
+cron or in the background, and the sweeper process a page starts.
 
 A background sweep started by a page runs in a process of its own
-(:mod:`orphan_dashboard.reading.sweeper`) when the cache is shared: parsing
-thousands of servers holds the interpreter's lock for long stretches,
-which in a thread would stall every page its Horizon process serves
-meanwhile.  With a process-local cache it can only be a thread.
+(:func:`main`) when the cache is shared: parsing thousands of servers
+holds the interpreter's lock for long stretches, which in a thread would
+stall every page its Horizon process serves meanwhile.  With a
+process-local cache it can only be a thread.
 """
 
 import concurrent.futures
@@ -26,15 +26,9 @@ import dataclasses
 import json
 import logging
 import os
-import re
-import socket
 import subprocess
 import sys
 import threading
-import time
-import uuid
-
-from keystoneauth1 import exceptions as ks_exc
 
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import classify
@@ -42,127 +36,18 @@ from orphan_dashboard.audit import refresh as reconsidering
 from orphan_dashboard import conf
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading.progress import NO_PROGRESS
-from orphan_dashboard.reading.progress import Progress
 from orphan_dashboard.reading.progress import Tee
 from orphan_dashboard.reading import refresh
+from orphan_dashboard.sweep import lock
+from orphan_dashboard.sweep import status
+from orphan_dashboard.sweep import store as stores
 
 LOG = logging.getLogger(__name__)
-PROGRESS_EVERY = 0.5
 SWEEPER_THREAD = 'orphan-sweeper-'
 """The name, before its pid, of the thread that waits for a sweeper process."""
-
-
-TIMED_OUT = 'timeout'
-UNREACHABLE = 'unreachable'
-ANSWERED = 'answered'
-EXITED = 'exited'
-FAILED = 'error'
-"""How a sweep failed (:func:`failure`): a request past the API timeout,
-a service that could not be reached, one that answered an error, a
-sweeper process that died, anything else."""
-DETAIL = 300
-"""Characters of an error's own text kept for the page."""
-_URL = re.compile(r'https?://[^\s,]+[^\s,.:]')
-
-
-def _failed(owner, api_timeout, kind, url=None, status=None, detail=''):
-    return {'at': time.time(), 'owner': owner, 'kind': kind, 'url': url,
-            'status': status, 'timeout': api_timeout, 'detail': detail}
-
-
-def failure(exc, owner, api_timeout):
-    """Why ``owner``'s sweep failed with ``exc``, as the pages word it
-    (see ``labels.sweep_failure``): when, how (:data:`FAILED` and its
-    kin), the request that failed where known, its status, the timeout
-    in force and the error's own text."""
-    kind, status = FAILED, None
-    url = getattr(exc, 'url', None)
-    if isinstance(exc, ks_exc.ConnectTimeout):
-        kind = TIMED_OUT
-    elif isinstance(exc, ks_exc.ConnectionError):
-        kind = UNREACHABLE
-    elif isinstance(exc, ks_exc.HttpError):
-        kind, status = ANSWERED, exc.http_status
-    if url is None:
-        # keystoneauth names the URL only in its message.
-        found = _URL.search(' '.join(map(str, (exc,) + exc.args)))
-        url = found and found.group(0)
-    return _failed(owner, api_timeout, kind, url, status,
-                   (str(exc) or type(exc).__name__)[:DETAIL])
-
-
-def exited(owner, api_timeout, code):
-    """A sweeper process that ended with ``code`` before it could say why
-    (killed, out of memory)."""
-    return _failed(owner, api_timeout, EXITED, status=code)
-
-
-def owner_id():
-    """Who sweeps: host, process and a token, for the lock and the page."""
-    return '%s:%d:%s' % (socket.gethostname(), os.getpid(),
-                         uuid.uuid4().hex[:8])
-
-
-class CacheProgress(Progress):
-    """A sweep's progress in the store for the pages to show (at most
-    twice a second).  The last
-    snapshot's ``counts`` stand for the totals until the sweep knows
-    better (a full sweep reads no old snapshot).
-
-    A throttled report is not dropped: it is written when the throttle
-    allows (a trailing write), or reads done in one burst, such as a
-    small cloud's providers, would show as nothing read until the sweep
-    ends.  :meth:`close` stops it once the sweep is over."""
-
-    def __init__(self, store, owner, full, counts=None):
-        self.store, self.owner = store, owner
-        self.lock = threading.Lock()
-        self.state = {'owner': owner, 'full': full,
-                      'started': time.time(), 'done': {},
-                      'totals': dict(counts or {})}
-        self.written = 0.0
-        self.trailing = None
-        self.closed = False
-        self.flush(force=True)
-
-    def total(self, kind, count):
-        with self.lock:
-            self.state['totals'][kind] = count
-        self.flush()
-
-    def advance(self, kind, count=1):
-        with self.lock:
-            done = self.state['done']
-            done[kind] = done.get(kind, 0) + count
-        self.flush()
-
-    def flush(self, force=False):
-        with self.lock:
-            if self.closed:
-                return
-            wait = self.written + PROGRESS_EVERY - time.monotonic()
-            if not force and wait > 0:
-                if self.trailing is None:
-                    self.trailing = threading.Timer(wait, self._trail)
-                    self.trailing.daemon = True
-                    self.trailing.start()
-                return
-            self.written = time.monotonic()
-            self.store.set_progress(dict(
-                self.state, done=dict(self.state['done']),
-                totals=dict(self.state['totals'])))
-
-    def _trail(self):
-        with self.lock:
-            self.trailing = None
-        self.flush(force=True)
-
-    def close(self):
-        with self.lock:
-            self.closed = True
-            if self.trailing is not None:
-                self.trailing.cancel()
-                self.trailing = None
+NICENESS = 10
+"""Pages first: the sweep takes what CPU the Horizon node's pages leave."""
+AUTOGROUP = '/proc/self/autogroup'
 
 
 def sweep(store, clients, settings=conf.RunSettings(), full=False,
@@ -180,7 +65,8 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
     old = None if full else store.load_snapshot(state['version'])
     due = full or refresh.full_sweep_due(old, settings.full_sweep_interval)
     touched = frozenset(state['touched'])
-    shown = CacheProgress(store, owner or owner_id(), due, state['counts'])
+    shown = status.CacheProgress(store, owner or lock.owner_id(), due,
+                                 state['counts'])
     with concurrent.futures.ThreadPoolExecutor(1) as loader:
         # The last findings load while the refresh waits for the cloud.
         last = None if due or state['min_age'] != settings.min_age else \
@@ -203,7 +89,7 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
                                         known=known,
                                         stuck_after=settings.stuck_after),
                settings.min_age, consumed=touched | late)
-    store.note_failure(None)
+    status.note_failure(store, None)
     store.save_names(dict(collect.owner_names(clients.identity),
                           servers=server_names(snapshot)))
     return snapshot
@@ -220,24 +106,25 @@ def locked_sweep(store, clients, owner=None, **kwargs):
     """:func:`sweep` under the lock (taken here unless ``owner`` holds it
     already); None when another sweep runs."""
     if owner is None:
-        owner = owner_id()
-        if not store.acquire(owner):
+        owner = lock.owner_id()
+        if not lock.acquire(store, owner):
             return None
     try:
-        store.count_sweep()
+        status.count_sweep(store)
         state = store.state()
         kwargs['full'] = kwargs.get('full') or state['wanted'] == 'full'
         state['wanted'] = None
-        store._set_state(state)
-        with store.held(owner):
+        store.set_state(state)
+        with lock.held(store, owner):
             return sweep(store, clients, owner=owner, **kwargs)
     except Exception as exc:
         settings = kwargs.get('settings') or conf.RunSettings()
-        store.note_failure(failure(exc, owner, settings.api_timeout))
+        status.note_failure(store, status.failure(exc, owner,
+                                                  settings.api_timeout))
         raise
     finally:
-        store.set_progress(None)
-        store.release(owner)
+        status.set_progress(store, None)
+        lock.release(store, owner)
 
 
 def start(store, credentials, settings=conf.RunSettings(), python=None,
@@ -249,8 +136,8 @@ def start(store, credentials, settings=conf.RunSettings(), python=None,
     (:class:`client.Credentials`) and ``settings`` (its API timeout
     included), in a process of its own run by ``python`` when the cache is
     shared, else in a thread."""
-    owner = owner_id()
-    if not store.acquire(owner):
+    owner = lock.owner_id()
+    if not lock.acquire(store, owner):
         return False
     job = {'cloud': store.cloud_key, 'timeout': store.timeout,
            'owner': owner, 'credentials': credentials._asdict(),
@@ -264,7 +151,7 @@ def start(store, credentials, settings=conf.RunSettings(), python=None,
                              daemon=True).start()
     except Exception:
         LOG.exception('background sweep could not start')
-        store.release(owner)
+        lock.release(store, owner)
         return False
     return True
 
@@ -279,8 +166,9 @@ def run(store, job):
             settings.nova_listing_timeout, settings.nova_cell_timeout)
         client.validate_token(clients)
     except Exception as exc:
-        store.note_failure(failure(exc, job['owner'], settings.api_timeout))
-        store.release(job['owner'])
+        status.note_failure(store, status.failure(exc, job['owner'],
+                                                  settings.api_timeout))
+        lock.release(store, job['owner'])
         raise
     return locked_sweep(store, clients, owner=job['owner'],
                         settings=settings, full=job['full'])
@@ -293,16 +181,16 @@ def _logged(func, *args):
         LOG.exception('background sweep failed')
 
 
-SWEEPER = ('import runpy, sys; sys.path += sys.argv[1:]; '
-           'runpy.run_module("orphan_dashboard.reading.sweeper", '
-           'run_name="__main__")')
-"""The sweeper's module run as ``-m`` would, by an isolated Python (``-I``:
-no current directory, ``PYTHON*`` variable or user site on its path) that
-looks in this process's import path only after its own."""
+SWEEPER = ('import sys; sys.path += sys.argv[1:]; '
+           'from orphan_dashboard.sweep import worker; '
+           'sys.exit(worker.main())')
+"""The sweeper process's program (:func:`main`), run by an isolated Python
+(``-I``: no current directory, ``PYTHON*`` variable or user site on its
+path) that looks in this process's import path only after its own."""
 
 
 def _spawn(store, job, python):
-    """:mod:`orphan_dashboard.reading.sweeper` with this process's settings
+    """The sweeper process (:func:`main`) with this process's settings
     module, in a session of its own (a Horizon worker restarted
     meanwhile does not take it down); the job, token included, goes
     through its stdin, never its command line or environment.  It runs
@@ -323,14 +211,49 @@ def _spawn(store, job, python):
         if proc.returncode:
             LOG.error('background sweep %s exited with %s', job['owner'],
                       proc.returncode)
-            said = store.failure()
+            said = status.last_failure(store)
             if not said or said['owner'] != job['owner']:
                 # Killed, or out of memory: it could not say why itself.
-                store.note_failure(exited(
+                status.note_failure(store, status.exited(
                     job['owner'], job['settings'].get('api_timeout'),
                     proc.returncode))
-            store.release(job['owner'])
+            lock.release(store, job['owner'])
 
     threading.Thread(target=_logged, args=(hand_over,),
                      name=SWEEPER_THREAD + str(proc.pid),
                      daemon=True).start()
+
+
+def lower_priority():
+    """Niceness for the process and for its session's autogroup.
+
+    With Linux's autogroup scheduling a session of its own is a scheduling
+    group of its own, which gets as much CPU as all of Horizon's session:
+    the process's niceness only ranks it within that group.
+    """
+    os.nice(NICENESS)
+    try:
+        with open(AUTOGROUP, 'w') as autogroup:
+            autogroup.write(str(NICENESS))
+    except OSError:
+        pass  # no autogroup scheduling in this kernel
+
+
+def main():
+    """The sweeper process: one background sweep a page asked for
+    (:func:`start`).  It reads the job as JSON on stdin, sets up Django
+    with the settings module of the Horizon process that started it (its
+    cache, its ``ORPHAN_AUDIT_*``) and runs :func:`run` at a lower CPU
+    priority; its log goes where Horizon's goes."""
+    lower_priority()
+    job = json.load(sys.stdin)
+    import django
+    django.setup()
+
+    store = stores.Store(job['cloud'], timeout=job['timeout'])
+    try:
+        run(store, job)
+    except Exception:
+        LOG.exception('background sweep failed')
+        return 1
+    return 0
