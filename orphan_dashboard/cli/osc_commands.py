@@ -335,7 +335,7 @@ class RepairOrphan(_Orphan, command.Lister):
                     _('none')}, file=sys.stderr)
                 self.code = options.partial(report, options.FOUND)
         else:
-            chosen = [repairs.Selection(f.consumer, f.provider, action)
+            chosen = [m.Selection(f.consumer, f.provider, action)
                       for f in problems if action in f.actions]
             if not chosen:
                 raise options.BadArguments(

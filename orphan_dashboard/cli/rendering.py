@@ -15,6 +15,7 @@ script reads, each id with its name beside it."""
 
 import dataclasses
 
+from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import limits
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import reasons
@@ -274,7 +275,7 @@ def print_projects(rows, names, out):
         print('%s %s' % (names.get(row.project) or '-', row.project),
               file=out)
         for rc in sorted(set(row.held) | set(row.usage) | set(row.needed) |
-                         set(row.freed), key=capacity_ops.class_order):
+                         set(row.freed), key=capacity.class_order):
             line = _('%(class)-14s held by findings %(held)-8s '
                      'usage %(usage)-8s needed %(needed)-8s limit '
                      '%(limit)s') % {
@@ -450,8 +451,8 @@ def decommission_names(plan):
 def capacity_json(found):
     """``orphan-audit capacity``'s :class:`~operations.capacity.Answer` as
     JSON: every id, the names beside them."""
-    capacity = found.capacity
-    document = {'held': capacity.held(), 'affected': capacity.affected(),
+    assessed = found.capacity
+    document = {'held': assessed.held(), 'affected': assessed.affected(),
                 'hypervisors': [{
                     'hypervisor': t.name, 'provider': t.root,
                     'classes': [dict(dataclasses.asdict(c), free=c.free)
@@ -468,7 +469,7 @@ def capacity_json(found):
 
 def fit_name(state):
     """A "would it fit?" answer inside a line."""
-    return _(capacity_ops.FIT_KINDS[state].name)
+    return _(capacity.FIT_KINDS[state].name)
 
 
 def repair_line(repair):
@@ -481,12 +482,12 @@ def repair_line(repair):
 
 
 def print_capacity(found, out):
-    capacity = found.capacity
+    assessed = found.capacity
     print(ngettext('held by findings: %(held)s on %(count)d hypervisor',
                    'held by findings: %(held)s on %(count)d hypervisors',
-                   capacity.affected()) % {
-        'held': reasons.format_resources(capacity.held()) or _('nothing'),
-        'count': capacity.affected()}, file=out)
+                   assessed.affected()) % {
+        'held': reasons.format_resources(assessed.held()) or _('nothing'),
+        'count': assessed.affected()}, file=out)
     if found.flavor is not None:
         print(_('flavor %(flavor)s: %(resources)s') % {
             'flavor': found.flavor.name,

@@ -29,8 +29,6 @@ from orphan_dashboard.reading.progress import NO_PROGRESS
 LOG = logging.getLogger(__name__)
 FIT_STATES = tuple(capacity.FIT_KINDS)
 """fits now, fits after the recommended repairs, does not fit."""
-FIT_KINDS = capacity.FIT_KINDS
-class_order = capacity.class_order
 
 
 class NoSuchFlavor(LookupError):

@@ -58,7 +58,6 @@ from orphan_dashboard.writing import write
 
 LOG = logging.getLogger(__name__)
 
-Selection = m.Selection
 ProviderPlan = repair.ProviderPlan
 Outcome = write.Outcome
 DONE = write.DONE

@@ -174,7 +174,7 @@ def test_every_offered_repair_keeps_the_current_nodes_devices_as_read(
                 'devices']}
     gone = {server(incidents, 'pci_deleted_behind_nova'),
             incidents['pci_stale_migration']['migrations'][0]['uuid']}
-    chosen = [repairs.Selection(f.consumer, f.provider, action)
+    chosen = [m.Selection(f.consumer, f.provider, action)
               for f in report.problems if f.consumer in set(kept) | gone
               for action in f.actions]
     assert {s.action for s in chosen} >= {m.TRIM, m.DELETE,

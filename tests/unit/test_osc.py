@@ -171,7 +171,7 @@ def test_repair_without_yes_previews_and_writes_nothing(writes):
     code, out = run(osc_commands.RepairOrphan, GHOST, '-f', 'json')
     assert code == options.FOUND
     (selection,) = preview.call_args.args[1]
-    assert selection == repairs.Selection(GHOST, HOST2, m.DELETE)
+    assert selection == m.Selection(GHOST, HOST2, m.DELETE)
     assert preview.call_args.kwargs == {'swept': SWEPT}
     apply.assert_not_called()
     assert [(r['Action'], r['Status'], r['Journal Entry'])
@@ -210,7 +210,7 @@ def test_restore_without_yes_writes_nothing(writes):
     from orphan_dashboard.operations import restore
 
     entry = mock.Mock(id=3)
-    row = preview_row(repairs.Selection(GHOST, HOST2, m.RESTORE))
+    row = preview_row(m.Selection(GHOST, HOST2, m.RESTORE))
     with mock.patch.object(osc_commands.client, 'cloud_for_clients'), \
             mock.patch.object(history, 'entries_by_id',
                               return_value=[entry]), \
@@ -238,7 +238,7 @@ def test_a_replayed_restore_with_yes_exits_0_saying_nothing_was_left(
     from orphan_dashboard.operations import restore
 
     entry = mock.Mock(id=3)
-    row = repairs.repair.Row(repairs.Selection(GHOST, HOST2, m.RESTORE),
+    row = repairs.repair.Row(m.Selection(GHOST, HOST2, m.RESTORE),
                              error='already restored')
     skipped = write.Outcome(row.selection, repairs.SKIPPED,
                             'already restored')
@@ -325,7 +325,7 @@ def test_decommission_writes_only_with_yes(argv, code, applied):
     from orphan_dashboard.operations import decommission
 
     plan = decommission_plan()
-    done = [write.Outcome(repairs.Selection(GHOST, HOST2, m.DELETE),
+    done = [write.Outcome(m.Selection(GHOST, HOST2, m.DELETE),
                           repairs.DONE, 'deleted', entry_id=8)]
     with mock.patch.object(decommission, 'preview',
                            return_value=plan) as preview, \
@@ -633,8 +633,8 @@ def test_repair_all_previews_every_recommended_repair(writes):
                     '-f', 'json')
     assert code == options.FOUND
     assert preview.call_args.args[1] == [
-        repairs.Selection(GHOST, HOST2, m.DELETE),
-        repairs.Selection(MOVED, HOST1, m.TRIM)]
+        m.Selection(GHOST, HOST2, m.DELETE),
+        m.Selection(MOVED, HOST1, m.TRIM)]
     apply.assert_not_called()
     assert [(r['Consumer'], r['Status']) for r in json.loads(out)] == [
         (GHOST, 'preview'), (MOVED, 'preview')]
@@ -647,7 +647,7 @@ def test_repair_all_of_only_one_verdict_with_yes_writes_those(writes):
                     '-f', 'json')
     assert code == options.APPLIED
     assert [r.selection for r in apply.call_args.args[2]] == [
-        repairs.Selection(MOVED, HOST1, m.TRIM)]
+        m.Selection(MOVED, HOST1, m.TRIM)]
 
 
 @pytest.mark.parametrize('argv', [

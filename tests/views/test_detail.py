@@ -29,8 +29,8 @@ import pytest
 from orphan_dashboard.api import placement
 from orphan_dashboard.audit import classify
 from orphan_dashboard.audit import messages
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import service
-from orphan_dashboard.operations import repairs
 from tests.unit.staged import reinstalled
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
@@ -186,7 +186,7 @@ class DetailTests(AdminViewTests):
         self.assertEqual((REPAIR, detail(H3)), preview_link(res))
         self.client.get(res['location'])
         self.mock_preview.assert_called_once_with(
-            mock.ANY, [repairs.Selection(incidents.stranger, H3, 'delete')],
+            mock.ANY, [m.Selection(incidents.stranger, H3, 'delete')],
             [])
 
     @helpers.create_mocks({service: ['report'],

@@ -32,7 +32,6 @@ from orphan_dashboard.audit import plan as planning
 from orphan_dashboard.content.orphaned_allocations import forms
 from orphan_dashboard.content.orphaned_allocations import labels
 from orphan_dashboard.content.orphaned_allocations import policies
-from orphan_dashboard.operations import repairs
 
 PROSE = ('orphan-prose',)
 """Columns of sentences: wrapped between words (the panel's SCSS), not
@@ -208,8 +207,8 @@ class RepairRow(tables.LinkAction):
         return datum is not None and self.repair in datum.actions
 
     def get_link_url(self, datum):
-        selection = repairs.Selection(datum.consumer, datum.provider,
-                                      self.repair)
+        selection = m.Selection(datum.consumer, datum.provider,
+                                self.repair)
         return panel_url('repair', self.table.request,
                          sel=forms.encode_selection(selection))
 

@@ -77,8 +77,8 @@ def parse_selection(text):
     consumer, provider, action = parts
     if action not in m.ACTIONS:
         raise BadSelection(_('Unknown action "%s".') % action[:40])
-    return repairs.Selection(parse_uuid(consumer), parse_uuid(provider),
-                             action)
+    return m.Selection(parse_uuid(consumer), parse_uuid(provider),
+                       action)
 
 
 def encode_selection(selection):
@@ -393,7 +393,7 @@ class _SignedRowsForm(forms.SelfHandlingForm):
     def report(self, request, outcomes, signed):
         """The batch's one message: its outcomes, then the rows its
         preview could not plan, as skipped."""
-        refused = [repairs.Outcome(repairs.Selection(*row[:3]),
+        refused = [repairs.Outcome(m.Selection(*row[:3]),
                                    repairs.SKIPPED, row[3])
                    for row in _refused(signed)]
         report_outcomes(request, outcomes + refused,

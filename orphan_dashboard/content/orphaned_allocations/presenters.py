@@ -18,7 +18,6 @@ from django.utils.translation import gettext_lazy as _
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import ownership
 from orphan_dashboard.content.orphaned_allocations import labels
-from orphan_dashboard.operations import capacity as capacity_ops
 from orphan_dashboard.operations import decommission as decommission_ops
 from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
@@ -290,7 +289,7 @@ def project_bars(row, names):
     one, else against its usage)."""
     classes = []
     for rc in sorted(set(row.held) | set(row.usage) | set(row.needed) |
-                     set(row.freed), key=capacity_ops.class_order):
+                     set(row.freed), key=capacity.class_order):
         held, usage = row.held.get(rc, 0), row.usage.get(rc, 0)
         limit = row.limits.get(rc)
         whole = max(limit or 0, usage, held)

@@ -227,9 +227,6 @@ def charged_projects(request):
                                  conf.run_settings())
 
 
-CannotJudgeFlavor = server_needs.CannotHeal
-
-
 def flavors(request):
     """Every flavor Nova lists, by name: ``(id, flavor)`` pairs."""
     return capacity_ops.flavors(_clients(request))
@@ -241,7 +238,7 @@ def flavor_fit(request, listed, flavor_id):
     ``flavor``, ``resources``, ``rows`` and ``counts``
     (:func:`operations.capacity.fit`) and the ``taken_at`` of the one
     snapshot they come from, or None before the first sweep.
-    :data:`NoSuchFlavor` for an unknown id, :data:`CannotJudgeFlavor` for
+    :data:`NoSuchFlavor` for an unknown id, ``server_needs.CannotHeal`` for
     a flavor whose request a flavor alone cannot say."""
     flavor = capacity_ops.find_flavor(listed, flavor_id)
     resources = server_needs.resources_from_flavor(flavor.flavor)

@@ -17,7 +17,9 @@ from horizon import messages
 from horizon import tabs
 from horizon.utils import functions as utils
 
+from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import restore as restore_rules
+from orphan_dashboard.audit import server_needs
 from orphan_dashboard.content.orphaned_allocations import actions
 from orphan_dashboard.content.orphaned_allocations import filters
 from orphan_dashboard.content.orphaned_allocations import finding_tables
@@ -29,7 +31,6 @@ from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import provider_tables
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import capacity as capacity_ops
-from orphan_dashboard.operations import repairs
 from orphan_dashboard.operations import report as report_ops
 
 TABLE_TEMPLATE = 'horizon/common/_detail_table.html'
@@ -206,7 +207,7 @@ class CapacityTab(tabs.Tab):
             context['error'] = _('No flavor has the id "%s": choose one of '
                                  'the list.') % context['chosen'][:64]
             return context
-        except service.CannotJudgeFlavor as exc:
+        except server_needs.CannotHeal as exc:
             context['error'] = labels.reason(exc.reason)
             return context
         if fit is not None:
@@ -219,9 +220,9 @@ class CapacityTab(tabs.Tab):
                         capacity_ops.repair_subject(repair))
                     repair['url'] = actions.panel_url(
                         'repair', request, sel=forms.encode_selection(
-                            repairs.Selection(repair['consumer'],
-                                              repair['provider'],
-                                              repair['action'])))
+                            m.Selection(repair['consumer'],
+                                        repair['provider'],
+                                        repair['action'])))
             fit['counts'] = [(labels.fit(state), count)
                              for state, count in fit['counts'].items()]
         context['fit'] = fit
