@@ -12,17 +12,22 @@
 
 """What the orphans cost in capacity, and whether a flavor would fit (use
 case): the same answers for the panel (from the stored snapshot) and the
-CLI (from a cloud read now)."""
+CLI (from a cloud read now), with what a capacity question reads beyond
+the snapshot: Nova's flavors, the projects' Placement usages and
+Keystone's unified limits."""
 
 import dataclasses
 import logging
 import typing
 
+from orphan_dashboard.api import keystone
+from orphan_dashboard.api import nova
+from orphan_dashboard.api import placement
 from orphan_dashboard.audit import capacity
 from orphan_dashboard.audit import classify
+from orphan_dashboard.audit import parse
 from orphan_dashboard.audit import server_needs
 from orphan_dashboard.operations import report as report_ops
-from orphan_dashboard.reading import capacity as capacity_reads
 from orphan_dashboard.reading import collect
 from orphan_dashboard.reading.progress import NO_PROGRESS
 
@@ -52,7 +57,7 @@ class ListedFlavor(typing.NamedTuple):
 def flavors(clients):
     """Every flavor Nova lists (public and private), by name."""
     listed = [ListedFlavor(id_, flavor)
-              for id_, flavor in capacity_reads.flavors(clients.nova)]
+              for id_, flavor in _listed_flavors(clients.nova)]
     return sorted(listed, key=lambda f: (f.name, f.id))
 
 
@@ -203,9 +208,9 @@ def projects(clients, capacity_, settings):
     hold something, worst first, with its Placement usage and limits read
     now."""
     charged = capacity_.charged()
-    usages = capacity_reads.project_usages(clients.placement, charged,
-                                           settings.concurrency)
-    limit = capacity_reads.limits(clients.identity, clients.nova)
+    usages = project_usages(clients.placement, charged,
+                            settings.concurrency)
+    limit = limits(clients.identity, clients.nova)
     return capacity.project_rows(capacity_, usages,
                                  {p: limit(p) for p in charged})
 
@@ -213,3 +218,74 @@ def projects(clients, capacity_, settings):
 def project_names(clients):
     """``{project id: name}`` from Keystone, empty where it will not say."""
     return collect.owner_names(clients.identity)['projects']
+
+
+def _listed_flavors(nova_client):
+    """``[(id, Flavor)]`` of every flavor Nova lists (public and
+    private)."""
+    return [(body['id'], parse.listed_flavor(body))
+            for body in nova.flavor_list(nova_client)]
+
+
+def project_usages(placement_client, projects, concurrency):
+    """``{project: {class: used}}`` from Placement, ``concurrency`` read
+    at a time."""
+    return collect.concurrently(
+        lambda p: placement.project_usages(placement_client, p),
+        projects, concurrency)
+
+
+def compute_scope(catalog, compute_url):
+    """``(service id, region id)`` whose unified limits Nova enforces: the
+    catalog's compute endpoint at ``compute_url`` (the one these clients
+    call), as Nova's ``oslo.limit`` is pointed at its own endpoint; else
+    the only compute service and region the catalog has.  None when the
+    catalog does not tell them apart."""
+    services = [s for s in catalog if s.get('type') == 'compute']
+    wanted = (compute_url or '').rstrip('/')
+    for service in services:
+        for endpoint in service.get('endpoints', ()):
+            if (endpoint.get('url') or '').rstrip('/') == wanted:
+                return service['id'], endpoint.get('region_id')
+    scopes = {(s['id'], e.get('region_id'))
+              for s in services for e in s.get('endpoints', ())}
+    return scopes.pop() if len(scopes) == 1 else None
+
+
+def limits(identity_client, nova_client):
+    """``{project: {class: limit}}`` getter from Keystone's unified limits
+    of this cloud's compute service and region (:func:`compute_scope`),
+    registered limits as every project's default; none where Keystone has
+    none, or will not say (no endpoint, no permission, too old, no compute
+    endpoint it can tell)."""
+    if identity_client is None:
+        return lambda project: {}
+    try:
+        compute_url = nova_client.get_endpoint()
+        scope = compute_scope(keystone.catalog(identity_client),
+                              compute_url)
+        if scope is None:
+            LOG.warning('the catalog names no compute endpoint at %s: '
+                        'no limits are shown', compute_url)
+            return lambda project: {}
+        defaults, per_project = keystone.class_limits(identity_client,
+                                                      *scope)
+    except Exception as exc:
+        LOG.warning('Keystone gave no limits (%s): none are shown', exc)
+        return lambda project: {}
+    if per_project is None:
+        return lambda project: dict(defaults, **_project_limits(
+            identity_client, project, scope))
+    return lambda project: dict(defaults, **per_project.get(project, {}))
+
+
+def _project_limits(identity_client, project, scope):
+    """One project's own limits, asked alone; none where Keystone will
+    not say."""
+    try:
+        return keystone.project_class_limits(identity_client, project,
+                                             *scope)
+    except Exception as exc:
+        LOG.warning('Keystone gave no limits of project %s (%s)', project,
+                    exc)
+        return {}

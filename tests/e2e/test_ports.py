@@ -32,7 +32,6 @@ from orphan_dashboard.operations import repairs  # noqa: E402
 from orphan_dashboard.operations import restore  # noqa: E402
 from orphan_dashboard.reading import collect  # noqa: E402
 from orphan_dashboard.writing import journal as journal_module  # noqa: E402
-from orphan_dashboard.writing import restore as restore_writes  # noqa: E402
 from orphan_dashboard.writing import write  # noqa: E402
 from tests.e2e.conftest import audited  # noqa: E402
 from tests.e2e.conftest import held  # noqa: E402
@@ -313,7 +312,7 @@ def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
     restorable = journal_module.restorable(JOURNAL_CLOUD, [entry.subject])
     (restored,) = restore.restore(
         clients, journal, [entry],
-        {entry.id: restore_writes.preview_restore(
+        {entry.id: restore.preview_restore(
             clients, [entry], restorable)[0][1].plan},
         restorable)
     assert restored.status == write.DONE, restored.message

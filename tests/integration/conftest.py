@@ -130,11 +130,10 @@ def restore_entries(placement, journal, entries):
     from orphan_dashboard.api import client
     from orphan_dashboard.operations import restore
     from orphan_dashboard.writing import journal as journal_module
-    from orphan_dashboard.writing import restore as restore_writes
     restorable = journal_module.restorable(CLOUD,
                                            {e.subject for e in entries})
     clients = client.Clients(placement, None)
-    pairs = restore_writes.preview_restore(clients, entries, restorable)
+    pairs = restore.preview_restore(clients, entries, restorable)
     return [row for _entry, row in pairs], restore.restore(
         clients, journal, entries,
         {entry.id: row.plan for entry, row in pairs if row.plan},

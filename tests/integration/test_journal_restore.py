@@ -26,7 +26,6 @@ from orphan_dashboard.audit import parse
 from orphan_dashboard.operations import history
 from orphan_dashboard.operations import restore as restore_ops
 from orphan_dashboard.writing import journal as journal_module
-from orphan_dashboard.writing import restore as restore_writes
 from orphan_dashboard.writing import write
 from tests.integration.batches import write_plan
 from tests.integration.conftest import CLOUD
@@ -141,7 +140,7 @@ def test_restore_skipped_when_changed_between_preview_and_submit(
         placement, build, journal):
     old, new, consumer, entry = _trimmed(placement, build, journal)
     restorable = journal_module.restorable(CLOUD, [consumer])
-    ((_, row),) = restore_writes.preview_restore(
+    ((_, row),) = restore_ops.preview_restore(
         client.Clients(placement, None), [entry], restorable)
     # Emptied and recreated: same generation (1), different body.
     api.put_allocations(placement, consumer, {}, 2, 'p', 'u')

@@ -26,7 +26,6 @@ import pytest
 from orphan_dashboard.api import client
 from orphan_dashboard.audit import model as m
 from orphan_dashboard.audit import plan as planning
-from orphan_dashboard.writing import restore as restore_writes
 from orphan_dashboard.writing import write
 
 BW = 'NET_BW_EGR_KILOBIT_PER_SEC'
@@ -439,6 +438,7 @@ def test_a_restore_puts_back_the_binding_and_the_allocations_together():
 @pytest.mark.horizon
 def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
     from orphan_dashboard.models import JournalEntry
+    from orphan_dashboard.operations import restore as restore_ops
     entry = JournalEntry(id=12, kind=JournalEntry.ALLOCATIONS, subject='vm',
                          consumer='vm', provider='nic', action=m.HEAL,
                          status=JournalEntry.APPLIED, before=PLAN.before,
@@ -450,7 +450,7 @@ def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
                 raise ks_exc.ConnectFailure('no route to neutron')
             return super().get(path, **kwargs)
 
-    ((_entry, row),) = restore_writes.preview_restore(
+    ((_entry, row),) = restore_ops.preview_restore(
         client.Clients(Down(), None, None, Down()), [entry], {'vm': {12}})
     assert row.plan is None
     # (keystoneauth's own words for the error: Horizon's test setup
@@ -459,6 +459,6 @@ def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
     assert said.startswith('Neutron could not be read (')
     assert said.endswith("the ports' bindings it also wrote cannot be "
                          'checked now')
-    ((_entry, row),) = restore_writes.preview_restore(
+    ((_entry, row),) = restore_ops.preview_restore(
         client.Clients(Down(), None), [entry], {'vm': {12}})
     assert "which is not in this catalog" in str(row.error)

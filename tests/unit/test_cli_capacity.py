@@ -206,13 +206,13 @@ def test_keystone_limits_registered_as_the_default():
 def test_a_listing_keystone_cut_short_is_asked_project_by_project():
     """With ``[DEFAULT] list_limit`` Keystone cuts ``/v3/limits`` and says
     ``truncated``: a project left out of it still gets its own limit."""
-    from orphan_dashboard.reading import capacity as capacity_reads
+    from orphan_dashboard.operations import capacity as capacity_ops
     keystone = Keystone([limit('class:VCPU', 4, project='a'),
                          limit('class:VCPU', 6, project='b'),
                          limit('class:VCPU', 20)], list_limit=1)
     clients = mock.Mock(identity=keystone)
     clients.nova.get_endpoint.return_value = NOVA_URL
-    getter = capacity_reads.limits(clients.identity, clients.nova)
+    getter = capacity_ops.limits(clients.identity, clients.nova)
     assert (getter('a'), getter('b'), getter('c')) == (
         {'VCPU': 4}, {'VCPU': 6}, {'VCPU': 20})
 
@@ -224,11 +224,11 @@ def test_a_listing_keystone_cut_short_is_asked_project_by_project():
     ('http://elsewhere/v2.1', None),
 ])
 def test_the_limits_of_the_compute_endpoint_in_use(url, scope):
-    from orphan_dashboard.reading import capacity as capacity_reads
-    assert capacity_reads.compute_scope(CATALOG, url) == scope
+    from orphan_dashboard.operations import capacity as capacity_ops
+    assert capacity_ops.compute_scope(CATALOG, url) == scope
     only = [dict(CATALOG[0], endpoints=CATALOG[0]['endpoints'][:1])]
-    assert capacity_reads.compute_scope(only, url) == ('nova', 'RegionOne')
-    assert capacity_reads.compute_scope(CATALOG[1:], url) is None
+    assert capacity_ops.compute_scope(only, url) == ('nova', 'RegionOne')
+    assert capacity_ops.compute_scope(CATALOG[1:], url) is None
 
 
 def run_by_project(*argv, identity_client=None):

@@ -220,7 +220,6 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
     from orphan_dashboard.api import nova
     from orphan_dashboard.api import placement
     from orphan_dashboard.operations import decommission as flow
-    from orphan_dashboard.writing import decommission as deletes
 
     cloud, who = dead_host1()
     cloud.services['host1'] = m.Service('host1', 'down', forced_down=True,
@@ -234,7 +233,7 @@ def test_a_provider_added_during_the_repairs_stops_the_deletes():
             for p in shown.plans(chosen)]
     with mock.patch.object(flow, 'preview', return_value=shown), \
             mock.patch.object(flow.repairs, 'apply', return_value=done), \
-            mock.patch.object(deletes, '_held', return_value={}), \
+            mock.patch.object(flow, '_held', return_value={}), \
             mock.patch.object(placement, 'provider_list',
                               return_value=listed), \
             mock.patch.object(nova, 'service_list', return_value=[
@@ -320,7 +319,6 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
     from orphan_dashboard.api import nova
     from orphan_dashboard.api import placement
     from orphan_dashboard.operations import decommission as flow
-    from orphan_dashboard.writing import decommission as deletes
     from orphan_dashboard.writing import providers as provider_writes
 
     cloud = Cloud()
@@ -337,7 +335,7 @@ def test_the_writes_refuse_a_foreign_child_not_ticked():
     def attempt(children):
         with mock.patch.object(flow, 'preview', return_value=shown), \
                 mock.patch.object(flow.repairs, 'apply') as repairs, \
-                mock.patch.object(deletes, '_held', return_value={}), \
+                mock.patch.object(flow, '_held', return_value={}), \
                 mock.patch.object(placement, 'provider_list',
                                   return_value=listed), \
                 mock.patch.object(placement, 'provider_record',
@@ -439,7 +437,7 @@ def test_a_service_delete_whose_answer_was_lost_is_read_back(
     from keystoneauth1 import exceptions as ks_exc
 
     from orphan_dashboard.api import nova
-    from orphan_dashboard.writing import decommission as flow
+    from orphan_dashboard.operations import decommission as flow
 
     monkeypatch.setattr(write, 'SETTLE_WAITS', (0, 0, 0), raising=False)
     service = m.Service('host1', 'down', forced_down=True,

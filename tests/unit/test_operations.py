@@ -33,7 +33,6 @@ from orphan_dashboard.sweep import status
 from orphan_dashboard.sweep import store as stores
 from orphan_dashboard.writing import journal
 from orphan_dashboard.writing import repair
-from orphan_dashboard.writing import restore as restore_writes
 from orphan_dashboard.writing import write
 from tests.unit.cloud import Cloud
 from tests.unit.cloud import uid
@@ -250,9 +249,9 @@ def test_a_restore_preview_carries_what_nova_says_now():
                                                          consumer='c2')]
     rows = [(e, repair.Row(m.Selection(e.consumer, 'rp', 'restore')))
             for e in entries]
-    with mock.patch.object(restore_writes, 'preview_restore',
+    with mock.patch.object(restore, 'preview_restore',
                            return_value=rows) as preview, \
-            mock.patch.object(restore_writes, 'restore_notes',
+            mock.patch.object(restore, 'restore_notes',
                               return_value=({2: ('deleted server',)},
                                             {'c1': 'web-1'})):
         assert restore.preview(CLIENTS, entries, {'x': 1}) is rows
@@ -286,7 +285,7 @@ def test_a_restore_recreates_a_deep_chain_of_providers_parents_first():
     consumer = _Journaled(id=-1, kind='allocations', provider=chain[-1],
                           before={chain[-1]: {'VCPU': 1}})
     entries = providers[::-1][:10] + [consumer] + providers[::-1][10:]
-    ordered = restore_writes._parents_first(entries)
+    ordered = restore._parents_first(entries)
     assert [e.provider for e in ordered[:-1]] == chain
     assert ordered[-1] is consumer
 
@@ -420,7 +419,7 @@ def test_a_decommission_reads_and_writes_ports_as_every_repair_does():
     plan = mock.Mock(consumer='vm')
     with mock.patch.object(decommission, 'preview', return_value=shown), \
             mock.patch.object(repairs, 'apply', return_value=[]) as apply, \
-            mock.patch.object(decommission.deletes, 'delete_all'):
+            mock.patch.object(decommission, 'delete_all'):
         decommission.apply(clients, 'journal', 'host1', [plan], (),
                            UNPROTECTED)
     apply.assert_called_once_with(clients, 'journal', [plan], UNPROTECTED,
@@ -440,7 +439,7 @@ def test_a_decommission_past_its_writes_limit_writes_nothing():
     clients = client.Clients('placement', 'nova', None, 'network')
     with mock.patch.object(decommission, 'preview', return_value=shown), \
             mock.patch.object(repairs, 'apply') as apply, \
-            mock.patch.object(decommission.deletes, 'delete_all') as delete:
+            mock.patch.object(decommission, 'delete_all') as delete:
         with pytest.raises(repairs.Held) as held:
             decommission.apply(clients, 'journal', 'host1', plans, (),
                                UNPROTECTED, bounds=limits.Limits(

@@ -27,7 +27,6 @@ from orphan_dashboard.audit import model as m
 from orphan_dashboard.content.orphaned_allocations import presenters
 from orphan_dashboard.content.orphaned_allocations import service
 from orphan_dashboard.operations import capacity as capacity_ops
-from orphan_dashboard.reading import capacity as capacity_reads
 from tests.unit.cloud import Cloud
 from tests.views.base import AdminViewTests
 from tests.views.base import detail
@@ -437,9 +436,9 @@ class ProjectsTests(AdminViewTests):
         """The Projects tab (its blanks squeezed), Placement giving each
         project ``usage`` and Keystone no limit, nor names."""
         self.mock_names.return_value = {'projects': {}, 'users': {}}
-        with mock.patch.object(capacity_reads.placement, 'project_usages',
+        with mock.patch.object(capacity_ops.placement, 'project_usages',
                                return_value=usage), \
-                mock.patch.object(capacity_reads.keystone, 'class_limits',
+                mock.patch.object(capacity_ops.keystone, 'class_limits',
                                   side_effect=ks_exc.NotFound()):
             res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
         return flat(res)
@@ -451,12 +450,12 @@ class ProjectsTests(AdminViewTests):
         self.mock_names.return_value = {'projects': {'p': 'demo'},
                                         'users': {}}
         usages = {'p': {'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 8}}
-        with mock.patch.object(capacity_reads.placement, 'project_usages',
+        with mock.patch.object(capacity_ops.placement, 'project_usages',
                                side_effect=lambda c, p: usages.get(p, {})), \
-                mock.patch.object(capacity_reads, 'compute_scope',
+                mock.patch.object(capacity_ops, 'compute_scope',
                                   return_value=('nova', 'RegionOne')), \
-                mock.patch.object(capacity_reads.keystone, 'catalog'), \
-                mock.patch.object(capacity_reads.keystone, 'class_limits',
+                mock.patch.object(capacity_ops.keystone, 'catalog'), \
+                mock.patch.object(capacity_ops.keystone, 'class_limits',
                                   return_value=({'VCPU': 16}, {})):
             res = self.client.get(INDEX, {'tab': PROJECTS_TAB})
         text = self.rendered(res, '_projects.html')
