@@ -45,7 +45,7 @@ def restorable(cloud, entries):
 def preview(clients, entries, restorable_):
     """``[(entry, row)]``: a fresh restore plan per entry, with what Nova
     says of its consumer now in the row's notes and its server's name."""
-    rows = preview_restore(clients, entries, restorable_)
+    rows = fresh_plans(clients, entries, restorable_)
     notes, servers = restore_notes(clients, entries)
     for entry, row in rows:
         row.notes = notes.get(entry.id, ())
@@ -60,7 +60,7 @@ def restore(clients, journal_, entries, confirmed, restorable_):
     restore is itself journaled, so it can be undone too.
     """
     outcomes = []
-    for entry, row in preview_restore(clients, entries, restorable_):
+    for entry, row in fresh_plans(clients, entries, restorable_):
         expected = confirmed.get(entry.id)
         if row.error:
             outcomes.append(write.Outcome(row.selection, write.SKIPPED,
@@ -172,7 +172,7 @@ def _journaled_parent(entry):
     return (entry.before or {}).get('parent_provider_uuid')
 
 
-def preview_restore(clients, entries, restorable):
+def fresh_plans(clients, entries, restorable):
     """Restore plans for journal ``entries``, from a fresh read by
     ``clients`` (Placement, and Neutron for the bindings).
 

@@ -312,7 +312,7 @@ def test_placement_s_answer_lost_after_the_heal_keeps_the_binding(cloud):
     restorable = journal_module.restorable(JOURNAL_CLOUD, [entry.subject])
     (restored,) = restore.restore(
         clients, journal, [entry],
-        {entry.id: restore.preview_restore(
+        {entry.id: restore.fresh_plans(
             clients, [entry], restorable)[0][1].plan},
         restorable)
     assert restored.status == write.DONE, restored.message

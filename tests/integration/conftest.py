@@ -133,7 +133,7 @@ def restore_entries(placement, journal, entries):
     restorable = journal_module.restorable(CLOUD,
                                            {e.subject for e in entries})
     clients = client.Clients(placement, None)
-    pairs = restore.preview_restore(clients, entries, restorable)
+    pairs = restore.fresh_plans(clients, entries, restorable)
     return [row for _entry, row in pairs], restore.restore(
         clients, journal, entries,
         {entry.id: row.plan for entry, row in pairs if row.plan},

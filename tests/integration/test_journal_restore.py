@@ -140,7 +140,7 @@ def test_restore_skipped_when_changed_between_preview_and_submit(
         placement, build, journal):
     old, new, consumer, entry = _trimmed(placement, build, journal)
     restorable = journal_module.restorable(CLOUD, [consumer])
-    ((_, row),) = restore_ops.preview_restore(
+    ((_, row),) = restore_ops.fresh_plans(
         client.Clients(placement, None), [entry], restorable)
     # Emptied and recreated: same generation (1), different body.
     api.put_allocations(placement, consumer, {}, 2, 'p', 'u')

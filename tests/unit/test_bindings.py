@@ -450,7 +450,7 @@ def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
                 raise ks_exc.ConnectFailure('no route to neutron')
             return super().get(path, **kwargs)
 
-    ((_entry, row),) = restore_ops.preview_restore(
+    ((_entry, row),) = restore_ops.fresh_plans(
         client.Clients(Down(), None, None, Down()), [entry], {'vm': {12}})
     assert row.plan is None
     # (keystoneauth's own words for the error: Horizon's test setup
@@ -459,6 +459,6 @@ def test_a_restore_whose_neutron_cannot_be_read_is_refused_in_words():
     assert said.startswith('Neutron could not be read (')
     assert said.endswith("the ports' bindings it also wrote cannot be "
                          'checked now')
-    ((_entry, row),) = restore_ops.preview_restore(
+    ((_entry, row),) = restore_ops.fresh_plans(
         client.Clients(Down(), None), [entry], {'vm': {12}})
     assert "which is not in this catalog" in str(row.error)

@@ -249,7 +249,7 @@ def test_a_restore_preview_carries_what_nova_says_now():
                                                          consumer='c2')]
     rows = [(e, repair.Row(m.Selection(e.consumer, 'rp', 'restore')))
             for e in entries]
-    with mock.patch.object(restore, 'preview_restore',
+    with mock.patch.object(restore, 'fresh_plans',
                            return_value=rows) as preview, \
             mock.patch.object(restore, 'restore_notes',
                               return_value=({2: ('deleted server',)},
