@@ -21,6 +21,7 @@ the one sweep at a time, :mod:`.status` what the pages are told of the
 sweeps, and :mod:`.worker` runs one.
 """
 
+import copy
 import logging
 import typing
 
@@ -124,10 +125,12 @@ def names(store, known):
 
 def note_written(store, clients, consumers, providers_changed, settings):
     """After our own writes: the stored snapshot re-reads the consumers at
-    once, re-audited, so the next page shows them repaired (a refresh is
-    asked for when providers changed); they stay touched for the next
-    sweep's provider re-reads.  Best effort: a failure leaves them touched
-    for the next sweep."""
+    once, so the next page shows them repaired (a refresh is asked for
+    when providers changed); they stay touched for the next sweep's
+    provider re-reads.  Only what the writes may have changed is judged
+    again: the others keep the last report's findings
+    (:func:`.worker.reaudit`).  Best effort: a failure leaves them
+    touched for the next sweep."""
     if providers_changed:
         store.want()
     consumers = {c for c in consumers if c}
@@ -135,13 +138,18 @@ def note_written(store, clients, consumers, providers_changed, settings):
         return
     store.touch(consumers)
     try:
-        snapshot = store.load_snapshot(store.state()['version'])
+        state = store.state()
+        snapshot = store.load_snapshot(state['version'])
         if snapshot is None:
             return
-        rereading.reread_consumers(clients.placement, snapshot, consumers,
-                                   settings.concurrency)
-        store.save(snapshot, classify.audit(
-            snapshot, min_age=settings.min_age,
-            stuck_after=settings.stuck_after), settings.min_age)
+        before = copy.copy(snapshot)
+        before.consumers = dict(snapshot.consumers)
+
+        def read():
+            rereading.reread_consumers(clients.placement, snapshot,
+                                       consumers, settings.concurrency)
+            return snapshot
+        store.save(*worker.reaudit(store, state, settings, before, read),
+                   settings.min_age)
     except Exception:
         LOG.exception('re-reading written consumers failed')

@@ -58,19 +58,16 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
     progress goes to the store (for the pages) and to ``progress``.
     Consumers written during the sweep are re-read before it is
     published.  A refresh's report takes the last report's findings on
-    the consumers nothing has changed for (:func:`.audit.refresh.reusable`),
-    judged at the same minimum age: they are loaded from the store while
-    the refresh reads the cloud."""
+    the consumers nothing has changed for (:func:`reaudit`)."""
     state = store.state()
     old = None if full else store.load_snapshot(state['version'])
     due = full or refresh.full_sweep_due(old, settings.full_sweep_interval)
     touched = frozenset(state['touched'])
     shown = status.CacheProgress(store, owner or lock.owner_id(), due,
                                  state['counts'])
-    with concurrent.futures.ThreadPoolExecutor(1) as loader:
-        # The last findings load while the refresh waits for the cloud.
-        last = None if due or state['min_age'] != settings.min_age else \
-            loader.submit(store.load_findings, state['version'])
+    late = set()
+
+    def read():
         try:
             snapshot = refresh.snapshot(
                 clients.placement, clients.nova, cached=old, full=full,
@@ -80,19 +77,36 @@ def sweep(store, clients, settings=conf.RunSettings(), full=False,
                 progress=Tee(shown, progress))
         finally:
             shown.close()
-        late = frozenset(store.state()['touched']) - touched
+        late.update(frozenset(store.state()['touched']) - touched)
         if late:
             refresh.reread_consumers(clients.placement, snapshot, late,
                                      settings.concurrency)
-        known = last and reconsidering.reusable(old, snapshot, last.result)
-    store.save(snapshot, classify.audit(snapshot, min_age=settings.min_age,
-                                        known=known,
-                                        stuck_after=settings.stuck_after),
-               settings.min_age, consumed=touched | late)
+        return snapshot
+    snapshot, report = reaudit(store, state, settings, old, read,
+                               reuse=not due)
+    store.save(snapshot, report, settings.min_age, consumed=touched | late)
     status.note_failure(store, None)
     store.save_names(dict(collect.owner_names(clients.identity),
                           servers=server_names(snapshot)))
     return snapshot
+
+
+def reaudit(store, state, settings, old, read, reuse=True):
+    """``(snapshot, report)``: the snapshot ``read()`` returns (a refresh
+    of ``old``, or a copy of it with some consumers read again) and its
+    report, which takes the last report's findings (of the store's
+    ``state``) on the consumers nothing changed for
+    (:func:`.audit.refresh.reusable`), judged at the same minimum age:
+    they load from the store while ``read`` reads the cloud.  Without
+    ``reuse`` (a full sweep) every consumer is judged again."""
+    with concurrent.futures.ThreadPoolExecutor(1) as loader:
+        last = None if not reuse or state['min_age'] != settings.min_age \
+            else loader.submit(store.load_findings, state['version'])
+        snapshot = read()
+        known = last and reconsidering.reusable(old, snapshot, last.result)
+    return snapshot, classify.audit(snapshot, min_age=settings.min_age,
+                                    known=known,
+                                    stuck_after=settings.stuck_after)
 
 
 def server_names(snapshot):

@@ -362,7 +362,10 @@ SETTINGS = conf.RunSettings(min_age=60, concurrency=4)
 
 
 def test_written_consumers_are_left_touched_when_rereading_fails():
-    store = mock.Mock(**{'state.return_value': {'version': 'v1'}})
+    store = mock.Mock(**{'state.return_value': {'version': 'v1',
+                                                'min_age': 60},
+                         'load_snapshot.return_value': mock.Mock(
+                             consumers={'c': 'held'})})
     with mock.patch.object(sweep.rereading, 'reread_consumers',
                            side_effect=RuntimeError) as reread:
         sweep.note_written(store, CLIENTS, {'c', None}, True, SETTINGS)
@@ -540,3 +543,39 @@ def test_chosen_rows_run_through_the_same_sequence(swept_leaks):
     assert [c[0] for c in calls] == ['preview', 'write']
     assert done.decision is None
     assert [o.selection for o in done.outcomes] == chosen
+
+
+def test_our_writes_are_judged_alone_and_the_rest_keeps_its_findings():
+    """After a confirm the stored snapshot re-reads the written consumers
+    and its report judges only what that may change: the others' findings
+    are the last report's, and the report equals a whole audit's."""
+    from django.core.cache.backends import locmem
+
+    from orphan_dashboard.sweep import worker
+
+    snapshot = leaky_cloud().snapshot()
+    store = stores.Store('cloud', cache=locmem.LocMemCache(
+        'written', {'OPTIONS': {'MAX_ENTRIES': 1000}}))
+    store.save(snapshot, classify.audit(snapshot, min_age=0), 0)
+    emptied = {'allocations': {}, 'consumer_generation': None,
+               'project_id': None, 'user_id': None}
+    with mock.patch.object(sweep.rereading.placement, 'consumer_allocations',
+                           return_value=emptied) as reread, \
+            mock.patch.object(worker.classify, 'audit',
+                              wraps=classify.audit) as audit:
+        sweep.note_written(store, CLIENTS, {uid('gone')}, False, UNPROTECTED)
+    reread.assert_called_once_with('placement', uid('gone'))
+    known = audit.call_args.kwargs['known']
+    assert uid('vm') in known and uid('gone') not in known
+    assert set(known) <= set(snapshot.consumers) - {uid('gone')}
+    state = store.state()
+    assert state['touched'] == {uid('gone')}
+    stored = store.load_snapshot(state['version'])
+    assert uid('gone') not in stored.consumers
+
+    def rows(findings):
+        return sorted((f.consumer, f.provider, f.verdict) for f in findings)
+    assert rows(store.load_findings(state['version'])) == rows(
+        classify.audit(stored, min_age=0).findings)
+    assert uid('gone') not in {f.consumer for f in
+                               store.load_findings(state['version'])}
